@@ -1,0 +1,291 @@
+//! [`FragmentAggregator`]: collects [`StreamFragment`]s back into complete
+//! [`serde_json::Value`]s (RFD 043, phase 1).
+
+use serde_json::{Map, Value};
+
+use super::fragment::{Scalar, StreamFragment};
+use super::pointer::JsonPointer;
+
+/// Rebuilds JSON values from a stream of [`StreamFragment`]s.
+///
+/// [`push`](Self::push) returns the root value when the root's `Done`
+/// arrives. While the root is an object, each top-level entry ("argument") is
+/// available from [`completed_argument`](Self::completed_argument) as soon as
+/// its own `Done` arrives, which is what streaming policy evaluation needs.
+///
+/// Duplicate keys are valid JSON and are kept as serde_json keeps them (the
+/// last value wins, in the first key's position), but every duplicate is
+/// recorded in [`duplicate_keys`](Self::duplicate_keys) so the tool-call
+/// layer can refuse the call (architecture decision 1).
+///
+/// A fragment that does not continue the stream (for example a `Done` for a
+/// value that was never opened) puts the aggregator into a failed state,
+/// reported by [`error`](Self::error); it then ignores further input.
+#[derive(Debug, Default)]
+pub struct FragmentAggregator {
+    /// Values under construction, outermost first.
+    stack: Vec<Node>,
+    /// The top-level key completed by the last push, if any.
+    completed: Option<String>,
+    duplicates: Vec<DuplicateKey>,
+    error: Option<AggregateError>,
+    done: bool,
+    /// Fragments pushed so far, to say which one did not fit.
+    pushed: usize,
+}
+
+/// A key that occurred twice in one object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuplicateKey {
+    /// The repeated key.
+    pub key: String,
+    /// Pointer to the entry, e.g. `/patterns/0/old`.
+    pub pointer: JsonPointer,
+}
+
+/// A fragment that cannot follow the ones before it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("fragment {index} does not continue the value stream: {reason}")]
+pub struct AggregateError {
+    /// Position of the offending fragment, counted from 0.
+    pub index: usize,
+    /// What was wrong with it.
+    pub reason: &'static str,
+}
+
+#[derive(Debug)]
+enum Node {
+    Object {
+        map: Map<String, Value>,
+        /// Key of the entry whose value is the next node, if one is open.
+        open: Option<String>,
+    },
+    Array {
+        items: Vec<Value>,
+        /// Whether the item at `items.len()` is the next node.
+        open: bool,
+    },
+    String(String),
+    /// A scalar or empty value waiting for its `Done`.
+    Complete(Value),
+}
+
+impl FragmentAggregator {
+    /// An empty aggregator.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds one fragment; returns the root value when its `Done` arrives.
+    pub fn push(&mut self, fragment: StreamFragment) -> Option<Value> {
+        self.push_ref(&fragment)
+    }
+
+    /// Like [`push`](Self::push), for a fragment the caller keeps (the
+    /// `EventBuilder` both aggregates fragments and hands them out).
+    pub fn push_ref(&mut self, fragment: &StreamFragment) -> Option<Value> {
+        self.completed = None;
+        self.pushed += 1;
+        if self.error.is_some() {
+            return None;
+        }
+        if self.done {
+            return self.reject("a fragment after the root value was done");
+        }
+        match self.apply(fragment) {
+            Ok(root) => root,
+            Err(reason) => self.reject(reason),
+        }
+    }
+
+    /// The top-level argument whose `Done` was the last fragment pushed, with
+    /// its complete value. `None` after any other fragment.
+    #[must_use]
+    pub fn completed_argument(&self) -> Option<(&str, &Value)> {
+        let key = self.completed.as_deref()?;
+        match self.stack.first() {
+            Some(Node::Object { map, .. }) => map.get_key_value(key).map(|(k, v)| (k.as_str(), v)),
+            _ => None,
+        }
+    }
+
+    /// The top-level arguments completed so far, while the root object is
+    /// still open.
+    #[must_use]
+    pub fn arguments(&self) -> Option<&Map<String, Value>> {
+        match self.stack.first() {
+            Some(Node::Object { map, .. }) => Some(map),
+            _ => None,
+        }
+    }
+
+    /// Every duplicate key seen so far, in order of appearance.
+    #[must_use]
+    pub fn duplicate_keys(&self) -> &[DuplicateKey] {
+        &self.duplicates
+    }
+
+    /// Why the aggregator stopped, if a fragment did not fit.
+    #[must_use]
+    pub fn error(&self) -> Option<&AggregateError> {
+        self.error.as_ref()
+    }
+
+    /// Whether the root value has been returned.
+    #[must_use]
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn reject(&mut self, reason: &'static str) -> Option<Value> {
+        self.error = Some(AggregateError {
+            index: self.pushed - 1,
+            reason,
+        });
+        None
+    }
+
+    fn apply(&mut self, fragment: &StreamFragment) -> Result<Option<Value>, &'static str> {
+        let mut level = 0;
+        let mut fragment = fragment;
+        loop {
+            if level == self.stack.len() {
+                return self.open(fragment).map(|()| None);
+            }
+            let has_child = level + 1 < self.stack.len();
+            match (&mut self.stack[level], fragment) {
+                (Node::Object { open, .. }, StreamFragment::ObjectEntry { key, value }) => {
+                    match open {
+                        Some(open_key) if has_child && open_key == key => {}
+                        None if !has_child => *open = Some(key.clone()),
+                        _ => return Err("an entry for a key that is not the open one"),
+                    }
+                    fragment = value;
+                }
+                (Node::Array { items, open }, StreamFragment::ArrayItem { index, value }) => {
+                    if *index != items.len() {
+                        return Err("an array item out of order");
+                    }
+                    if !*open {
+                        if has_child {
+                            return Err("an array item while another is open");
+                        }
+                        *open = true;
+                    }
+                    fragment = value;
+                }
+                (Node::String(text), StreamFragment::String(more)) if !has_child => {
+                    text.push_str(more);
+                    return Ok(None);
+                }
+                (_, StreamFragment::Done) if !has_child => return Ok(self.close(level)),
+                _ => return Err("a fragment that does not fit the open value"),
+            }
+            level += 1;
+        }
+    }
+
+    /// Starts a new value from its first fragment.
+    fn open(&mut self, fragment: &StreamFragment) -> Result<(), &'static str> {
+        let mut fragment = fragment;
+        loop {
+            let node = match fragment {
+                StreamFragment::ObjectEntry { key, value } => {
+                    self.stack.push(Node::Object {
+                        map: Map::new(),
+                        open: Some(key.clone()),
+                    });
+                    fragment = value;
+                    continue;
+                }
+                StreamFragment::ArrayItem { index, value } => {
+                    if *index != 0 {
+                        return Err("an array whose first item is not item 0");
+                    }
+                    self.stack.push(Node::Array {
+                        items: Vec::new(),
+                        open: true,
+                    });
+                    fragment = value;
+                    continue;
+                }
+                StreamFragment::String(text) => Node::String(text.clone()),
+                StreamFragment::Scalar(scalar) => Node::Complete(scalar_value(scalar)),
+                StreamFragment::Empty(kind) => Node::Complete(kind.value()),
+                StreamFragment::Done => return Err("a Done for a value that never started"),
+            };
+            self.stack.push(node);
+            return Ok(());
+        }
+    }
+
+    /// Closes the value at `level` (the innermost) and stores it in its
+    /// parent; returns the root when `level` is 0.
+    fn close(&mut self, level: usize) -> Option<Value> {
+        let node = self.stack.pop()?;
+        let value = match node {
+            Node::Object { map, .. } => Value::Object(map),
+            Node::Array { items, .. } => Value::Array(items),
+            Node::String(text) => Value::String(text),
+            Node::Complete(value) => value,
+        };
+        if level == 0 {
+            self.done = true;
+            return Some(value);
+        }
+        let pointer = self.duplicate_pointer_prefix(level);
+        match self.stack.last_mut() {
+            Some(Node::Object { map, open }) => {
+                let key = open.take().unwrap_or_default();
+                if level == 1 {
+                    self.completed = Some(key.clone());
+                }
+                if map.insert(key.clone(), value).is_some() {
+                    let mut pointer = pointer.unwrap_or_default();
+                    pointer.push_key(&key);
+                    self.duplicates.push(DuplicateKey { key, pointer });
+                }
+            }
+            Some(Node::Array { items, open }) => {
+                items.push(value);
+                *open = false;
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// The pointer to the object at `level - 1`, but only if that object
+    /// already holds the key being closed (building it is rare, so only a
+    /// duplicate pays for it).
+    fn duplicate_pointer_prefix(&self, level: usize) -> Option<JsonPointer> {
+        let Some(Node::Object {
+            map,
+            open: Some(key),
+        }) = self.stack.get(level - 1)
+        else {
+            return None;
+        };
+        if !map.contains_key(key) {
+            return None;
+        }
+        let mut pointer = JsonPointer::root();
+        for node in &self.stack[..level - 1] {
+            match node {
+                Node::Object { open: Some(key), .. } => pointer.push_key(key),
+                Node::Array { items, .. } => pointer.push_index(items.len()),
+                _ => {}
+            }
+        }
+        Some(pointer)
+    }
+}
+
+fn scalar_value(scalar: &Scalar) -> Value {
+    match scalar {
+        Scalar::Null => Value::Null,
+        Scalar::Bool(b) => Value::Bool(*b),
+        Scalar::Number(n) => Value::Number(n.clone()),
+    }
+}

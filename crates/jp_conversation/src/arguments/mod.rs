@@ -1,0 +1,15 @@
+//! Streaming tool-call arguments (RFD 043): the fragment protocol, the
+//! incremental parser that produces it, and the aggregator that turns it back
+//! into values.
+
+mod aggregator;
+mod error;
+mod fragment;
+mod parser;
+mod pointer;
+
+pub use aggregator::{AggregateError, DuplicateKey, FragmentAggregator};
+pub use error::{ArgParseError, Found, Limit, TruncatedIn};
+pub use fragment::{EmptyKind, Scalar, StreamFragment, ToolCallArgumentProgress};
+pub use parser::{IncrementalArgParser, ParserLimits};
+pub use pointer::JsonPointer;

@@ -1,0 +1,936 @@
+//! [`IncrementalArgParser`]: a push parser that turns JSON text, split into
+//! chunks anywhere, into [`StreamFragment`]s (RFD 043, phase 2).
+//!
+//! The parser is an explicit state machine over bytes. Open arrays and objects
+//! live on a heap-allocated stack bounded by [`ParserLimits::max_depth`], so
+//! input depth never turns into call-stack depth. Its state does not grow with
+//! the length of a string: decoded text is handed out at the end of every
+//! push, and only an escape sequence cut in half (at most a few bytes) is
+//! carried over to the next one.
+
+use super::error::{ArgParseError, Found, Limit, TruncatedIn};
+use super::fragment::{EmptyKind, Scalar, StreamFragment};
+use super::pointer::JsonPointer;
+
+/// Limits that bound the parser's memory and work on hostile input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParserLimits {
+    /// Deepest allowed nesting of arrays and objects (the root container is
+    /// depth 1).
+    pub max_depth: usize,
+    /// Longest allowed object key, in bytes of decoded UTF-8.
+    pub max_key_len: usize,
+    /// Largest allowed input, in bytes over all pushes.
+    pub max_size: usize,
+}
+
+impl ParserLimits {
+    /// Default nesting depth; matches serde_json's own recursion limit.
+    pub const DEFAULT_MAX_DEPTH: usize = 128;
+    /// Default key length: far beyond any parameter name.
+    pub const DEFAULT_MAX_KEY_LEN: usize = 4 * 1024;
+    /// Default input size: room for a large file's content and then some.
+    pub const DEFAULT_MAX_SIZE: usize = 64 * 1024 * 1024;
+}
+
+impl Default for ParserLimits {
+    fn default() -> Self {
+        Self {
+            max_depth: Self::DEFAULT_MAX_DEPTH,
+            max_key_len: Self::DEFAULT_MAX_KEY_LEN,
+            max_size: Self::DEFAULT_MAX_SIZE,
+        }
+    }
+}
+
+/// Parses tool-call argument JSON as it streams in.
+///
+/// Feed it text with [`push`](Self::push) in chunks split anywhere (inside
+/// keys, escapes, numbers, literals) and call [`finish`](Self::finish) when
+/// the input ends. Each call returns the [`StreamFragment`]s that became
+/// known:
+///
+/// - a string value yields at most one `String` fragment per push with the
+///   text decoded in that push, never an empty one;
+/// - a key is reported only once complete, as part of its value's first
+///   fragment;
+/// - a number or literal is reported once the character after it arrives
+///   (`12` then `3` is one `123`); a scalar at the root is reported by
+///   `finish`;
+/// - every value ends with exactly one `Done`, the root's being the last.
+///
+/// ```
+/// use jp_conversation::{IncrementalArgParser, StreamFragment};
+///
+/// let mut parser = IncrementalArgParser::new();
+/// let mut fragments = parser.push(r#"{"path":"src/ma"#).unwrap();
+/// fragments.extend(parser.push(r#"in.rs"}"#).unwrap());
+/// fragments.extend(parser.finish().unwrap());
+///
+/// let chunk = |s: &str| StreamFragment::String(s.into()).in_object("path");
+/// assert_eq!(fragments, vec![
+///     chunk("src/ma"),
+///     chunk("in.rs"),
+///     StreamFragment::Done.in_object("path"),
+///     StreamFragment::Done,
+/// ]);
+/// ```
+#[derive(Debug)]
+pub struct IncrementalArgParser {
+    limits: ParserLimits,
+    /// Open arrays and objects, outermost first.
+    stack: Vec<Frame>,
+    state: State,
+    /// Progress inside an escape sequence of the current string or key.
+    escape: Escape,
+    /// Bytes accepted by earlier pushes.
+    offset: usize,
+    /// Decoded text of the current string value not yet handed out.
+    pending: String,
+    /// Whether the current string value has produced a fragment yet.
+    string_started: bool,
+    /// The object key being read.
+    key: String,
+    /// Source text of the number being read.
+    number: String,
+    /// Offset of the first byte of `number`.
+    number_offset: usize,
+    /// A complete scalar at the root, held back until `finish`.
+    root_scalar: Option<Scalar>,
+    /// Whether any non-whitespace input has arrived.
+    started: bool,
+    failed: Option<ArgParseError>,
+    finished: bool,
+}
+
+#[derive(Debug)]
+struct Frame {
+    /// How many items (arrays) or entries (objects) have begun.
+    count: usize,
+    /// The key of the current entry; `None` for arrays.
+    key: Option<String>,
+}
+
+impl Frame {
+    fn is_object(&self) -> bool {
+        self.key.is_some()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// A value must come: at the root, after `:`, or after `,` in an array.
+    Value,
+    /// Just after `[`: a value or `]`.
+    ValueOrEnd,
+    /// Just after `{`: a key or `}`.
+    KeyOrEnd,
+    /// After `,` in an object: a key.
+    Key,
+    /// Inside an object key.
+    InKey,
+    /// After a key: `:`.
+    Colon,
+    /// Inside a string value.
+    InString,
+    /// Inside a number.
+    Number(NumberState),
+    /// Inside `true`, `false` or `null`; `matched` bytes seen so far.
+    Literal { literal: Literal, matched: u8 },
+    /// After a value inside a container: `,` or the closing bracket.
+    AfterValue,
+    /// The root value is complete; only whitespace may follow.
+    End,
+}
+
+/// The states of the JSON number grammar, named after what was read last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NumberState {
+    Minus,
+    Zero,
+    Integer,
+    Dot,
+    Fraction,
+    Exponent,
+    ExponentSign,
+    ExponentDigits,
+}
+
+impl NumberState {
+    fn is_complete(self) -> bool {
+        matches!(
+            self,
+            Self::Zero | Self::Integer | Self::Fraction | Self::ExponentDigits
+        )
+    }
+
+    /// The state after `byte`, or `None` if `byte` cannot continue the number.
+    fn next(self, byte: u8) -> Option<Self> {
+        Some(match (self, byte) {
+            (Self::Minus, b'0') => Self::Zero,
+            (Self::Minus, b'1'..=b'9') => Self::Integer,
+            (Self::Integer, b'0'..=b'9') => Self::Integer,
+            (Self::Zero | Self::Integer, b'.') => Self::Dot,
+            (Self::Zero | Self::Integer | Self::Fraction, b'e' | b'E') => Self::Exponent,
+            (Self::Dot | Self::Fraction, b'0'..=b'9') => Self::Fraction,
+            (Self::Exponent, b'+' | b'-') => Self::ExponentSign,
+            (Self::Exponent | Self::ExponentSign | Self::ExponentDigits, b'0'..=b'9') => {
+                Self::ExponentDigits
+            }
+            _ => return None,
+        })
+    }
+
+    /// What must follow when the number cannot end here.
+    fn expected(self) -> &'static str {
+        match self {
+            Self::Minus | Self::Dot | Self::Exponent | Self::ExponentSign => "a digit",
+            Self::Zero => "'.', 'e', or the end of the number (no leading zeros)",
+            _ => "a digit or the end of the number",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Literal {
+    True,
+    False,
+    Null,
+}
+
+impl Literal {
+    fn text(self) -> &'static [u8] {
+        match self {
+            Self::True => b"true",
+            Self::False => b"false",
+            Self::Null => b"null",
+        }
+    }
+
+    fn expected(self) -> &'static str {
+        match self {
+            Self::True => "the literal `true`",
+            Self::False => "the literal `false`",
+            Self::Null => "the literal `null`",
+        }
+    }
+
+    fn scalar(self) -> Scalar {
+        match self {
+            Self::True => Scalar::Bool(true),
+            Self::False => Scalar::Bool(false),
+            Self::Null => Scalar::Null,
+        }
+    }
+}
+
+/// Progress through an escape sequence. `\uXXXX` escapes of UTF-16
+/// surrogates must come in high/low pairs; a lone surrogate is an error, as
+/// in serde_json (Rust strings cannot hold one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Escape {
+    None,
+    /// After `\`.
+    Backslash,
+    /// Inside `\uXXXX`: `digits` read so far, their value in `code`;
+    /// `high` holds a preceding high surrogate.
+    Unicode { code: u16, digits: u8, high: Option<u16> },
+    /// After a high surrogate escape: `\` must follow.
+    LowBackslash { high: u16 },
+    /// After a high surrogate escape and `\`: `u` must follow.
+    LowU { high: u16 },
+}
+
+/// Bytes that end a run of plain string content.
+const fn string_specials() -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        table[byte] = true;
+        byte += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+}
+static STRING_SPECIAL: [bool; 256] = string_specials();
+
+fn is_whitespace(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+fn hex_value(byte: u8) -> Option<u16> {
+    match byte {
+        b'0'..=b'9' => Some(u16::from(byte - b'0')),
+        b'a'..=b'f' => Some(u16::from(byte - b'a' + 10)),
+        b'A'..=b'F' => Some(u16::from(byte - b'A' + 10)),
+        _ => None,
+    }
+}
+
+/// What a step of the state machine did with the current byte.
+enum Step {
+    /// The byte was used; move to the next one.
+    Consumed,
+    /// A value ended just before this byte; look at it again in the new state.
+    Reprocess,
+}
+
+impl Default for IncrementalArgParser {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl IncrementalArgParser {
+    /// A parser with the default [`ParserLimits`].
+    #[must_use]
+    pub fn new() -> Self {
+        Self::with_limits(ParserLimits::default())
+    }
+
+    /// A parser with the given limits.
+    #[must_use]
+    pub fn with_limits(limits: ParserLimits) -> Self {
+        Self {
+            limits,
+            stack: Vec::new(),
+            state: State::Value,
+            escape: Escape::None,
+            offset: 0,
+            pending: String::new(),
+            string_started: false,
+            key: String::new(),
+            number: String::new(),
+            number_offset: 0,
+            root_scalar: None,
+            started: false,
+            failed: None,
+            finished: false,
+        }
+    }
+
+    /// The limits this parser enforces.
+    #[must_use]
+    pub fn limits(&self) -> ParserLimits {
+        self.limits
+    }
+
+    /// Bytes accepted so far.
+    #[must_use]
+    pub fn bytes_consumed(&self) -> usize {
+        self.offset
+    }
+
+    /// Whether anything but whitespace has arrived.
+    #[must_use]
+    pub fn has_started(&self) -> bool {
+        self.started
+    }
+
+    /// Feeds the next chunk of JSON text and returns the fragments it
+    /// completed.
+    ///
+    /// # Errors
+    ///
+    /// An [`ArgParseError`] when the text so far is not a prefix of valid JSON
+    /// or exceeds a limit. The parser then stays failed.
+    pub fn push(&mut self, chunk: &str) -> Result<Vec<StreamFragment>, ArgParseError> {
+        self.check_usable()?;
+        let mut out = Vec::new();
+        match self.run(chunk, &mut out) {
+            Ok(()) => {
+                self.offset += chunk.len();
+                Ok(out)
+            }
+            Err(error) => Err(self.fail(error)),
+        }
+    }
+
+    /// Ends the input and returns the last fragments (a root scalar and its
+    /// `Done`, if the root is a scalar).
+    ///
+    /// # Errors
+    ///
+    /// [`ArgParseError::Truncated`] when the input stopped inside a value,
+    /// naming where; the parser's earlier error if it had failed.
+    pub fn finish(&mut self) -> Result<Vec<StreamFragment>, ArgParseError> {
+        self.check_usable()?;
+        let mut out = Vec::new();
+        match self.finish_inner(&mut out) {
+            Ok(()) => {
+                self.finished = true;
+                Ok(out)
+            }
+            Err(error) => Err(self.fail(error)),
+        }
+    }
+
+    fn check_usable(&self) -> Result<(), ArgParseError> {
+        if let Some(error) = &self.failed {
+            return Err(error.clone());
+        }
+        if self.finished {
+            return Err(ArgParseError::AlreadyFinished);
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self, error: ArgParseError) -> ArgParseError {
+        self.failed = Some(error.clone());
+        error
+    }
+
+    fn finish_inner(&mut self, out: &mut Vec<StreamFragment>) -> Result<(), ArgParseError> {
+        match self.state {
+            State::End => {
+                if let Some(scalar) = self.root_scalar.take() {
+                    out.push(StreamFragment::Scalar(scalar));
+                    out.push(StreamFragment::Done);
+                }
+                Ok(())
+            }
+            State::Number(number) if self.stack.is_empty() && number.is_complete() => {
+                let scalar = self.take_number()?;
+                out.push(StreamFragment::Scalar(scalar));
+                out.push(StreamFragment::Done);
+                Ok(())
+            }
+            State::Literal { literal, matched }
+                if self.stack.is_empty() && usize::from(matched) == literal.text().len() =>
+            {
+                out.push(StreamFragment::Scalar(literal.scalar()));
+                out.push(StreamFragment::Done);
+                Ok(())
+            }
+            _ => Err(self.truncated()),
+        }
+    }
+
+    /// Describes where the input stopped.
+    fn truncated(&self) -> ArgParseError {
+        let depth = self.stack.len();
+        let (context, path_depth) = match self.state {
+            State::Value if depth == 0 => (TruncatedIn::NoValue, 0),
+            State::InString => (TruncatedIn::String, depth),
+            State::Number(number) if !number.is_complete() => (TruncatedIn::Number, depth),
+            State::Literal { literal, matched } if usize::from(matched) < literal.text().len() => {
+                (TruncatedIn::Literal, depth)
+            }
+            State::Value if self.stack.last().is_some_and(Frame::is_object) => {
+                (TruncatedIn::BeforeValue, depth)
+            }
+            State::InKey => (TruncatedIn::Key, depth - 1),
+            _ if self.stack.last().is_some_and(Frame::is_object) => {
+                (TruncatedIn::Object, depth - 1)
+            }
+            _ => (TruncatedIn::Array, depth.saturating_sub(1)),
+        };
+        ArgParseError::Truncated {
+            path: self.pointer(path_depth),
+            context,
+        }
+    }
+
+    /// The pointer to the value open inside the outermost `depth` frames.
+    fn pointer(&self, depth: usize) -> JsonPointer {
+        let mut pointer = JsonPointer::root();
+        for frame in &self.stack[..depth] {
+            match &frame.key {
+                Some(key) => pointer.push_key(key),
+                None => pointer.push_index(frame.count.saturating_sub(1)),
+            }
+        }
+        pointer
+    }
+
+    /// Wraps `leaf` in the entries and items of the outermost `depth` frames.
+    fn wrap(&self, leaf: StreamFragment, depth: usize) -> StreamFragment {
+        let mut fragment = leaf;
+        for frame in self.stack[..depth].iter().rev() {
+            fragment = match &frame.key {
+                Some(key) => StreamFragment::ObjectEntry {
+                    key: key.clone(),
+                    value: Box::new(fragment),
+                },
+                None => StreamFragment::ArrayItem {
+                    index: frame.count - 1,
+                    value: Box::new(fragment),
+                },
+            };
+        }
+        fragment
+    }
+
+    /// Emits `leaf` for the value open inside every frame.
+    fn emit(&self, leaf: StreamFragment, out: &mut Vec<StreamFragment>) {
+        out.push(self.wrap(leaf, self.stack.len()));
+    }
+
+    fn invalid(&self, chunk: &str, at: usize, expected: &'static str) -> ArgParseError {
+        let found = chunk[at..].chars().next().map_or(Found::End, Found::Char);
+        ArgParseError::Invalid {
+            offset: self.offset + at,
+            expected,
+            found,
+        }
+    }
+
+    fn run(&mut self, chunk: &str, out: &mut Vec<StreamFragment>) -> Result<(), ArgParseError> {
+        if chunk.len() > self.limits.max_size.saturating_sub(self.offset) {
+            return Err(ArgParseError::LimitExceeded {
+                limit: Limit::Size,
+                max: self.limits.max_size,
+                offset: self.offset + (self.limits.max_size.saturating_sub(self.offset)),
+            });
+        }
+        let bytes = chunk.as_bytes();
+        let mut at = 0;
+        while at < bytes.len() {
+            match self.state {
+                State::InString if self.escape == Escape::None => {
+                    at = self.scan_string(chunk, at, out)?;
+                }
+                State::InKey if self.escape == Escape::None => {
+                    at = self.scan_key(chunk, at)?;
+                }
+                _ => match self.step(chunk, at, out)? {
+                    Step::Consumed => at += 1,
+                    Step::Reprocess => {}
+                },
+            }
+        }
+        if self.state == State::InString && !self.pending.is_empty() {
+            self.emit_pending(out);
+        }
+        Ok(())
+    }
+
+    /// Hands out the decoded text of the current string.
+    fn emit_pending(&mut self, out: &mut Vec<StreamFragment>) {
+        let text = String::from(self.pending.as_str());
+        self.pending.clear();
+        // A provider that sends a huge string in one chunk must not leave
+        // the parser holding that much memory.
+        if self.pending.capacity() > 64 * 1024 {
+            self.pending = String::new();
+        }
+        self.string_started = true;
+        self.emit(StreamFragment::String(text), out);
+    }
+
+    /// Reads plain string content from `at` up to the next special byte;
+    /// returns the position after what it handled.
+    fn scan_string(
+        &mut self,
+        chunk: &str,
+        start: usize,
+        out: &mut Vec<StreamFragment>,
+    ) -> Result<usize, ArgParseError> {
+        let bytes = chunk.as_bytes();
+        let mut at = start;
+        while at < bytes.len() && !STRING_SPECIAL[usize::from(bytes[at])] {
+            at += 1;
+        }
+        // `"`, `\` and control bytes are ASCII, so `at` is a char boundary.
+        self.pending.push_str(&chunk[start..at]);
+        let Some(&byte) = bytes.get(at) else {
+            return Ok(at);
+        };
+        match byte {
+            b'"' => {
+                if !self.pending.is_empty() {
+                    self.emit_pending(out);
+                } else if !self.string_started {
+                    self.emit(StreamFragment::Empty(EmptyKind::String), out);
+                }
+                self.emit(StreamFragment::Done, out);
+                self.end_value();
+            }
+            b'\\' => self.escape = Escape::Backslash,
+            _ => {
+                return Err(self.invalid(
+                    chunk,
+                    at,
+                    "a string character (control characters must be escaped)",
+                ));
+            }
+        }
+        Ok(at + 1)
+    }
+
+    /// Like [`scan_string`](Self::scan_string), for an object key.
+    fn scan_key(&mut self, chunk: &str, start: usize) -> Result<usize, ArgParseError> {
+        let bytes = chunk.as_bytes();
+        let mut at = start;
+        while at < bytes.len() && !STRING_SPECIAL[usize::from(bytes[at])] {
+            at += 1;
+        }
+        self.key.push_str(&chunk[start..at]);
+        self.check_key_len(start)?;
+        let Some(&byte) = bytes.get(at) else {
+            return Ok(at);
+        };
+        match byte {
+            b'"' => {
+                if let Some(frame) = self.stack.last_mut() {
+                    let key = frame.key.get_or_insert_with(String::new);
+                    std::mem::swap(key, &mut self.key);
+                    frame.count += 1;
+                }
+                self.key.clear();
+                self.state = State::Colon;
+            }
+            b'\\' => self.escape = Escape::Backslash,
+            _ => {
+                return Err(self.invalid(
+                    chunk,
+                    at,
+                    "a key character (control characters must be escaped)",
+                ));
+            }
+        }
+        Ok(at + 1)
+    }
+
+    fn check_key_len(&self, at: usize) -> Result<(), ArgParseError> {
+        if self.key.len() > self.limits.max_key_len {
+            return Err(ArgParseError::LimitExceeded {
+                limit: Limit::KeyLength,
+                max: self.limits.max_key_len,
+                offset: self.offset + at,
+            });
+        }
+        Ok(())
+    }
+
+    /// Handles one byte of an escape sequence in the current string or key.
+    fn escape_byte(&mut self, chunk: &str, at: usize) -> Result<(), ArgParseError> {
+        let byte = chunk.as_bytes()[at];
+        let decoded = match self.escape {
+            Escape::None => return Ok(()),
+            Escape::Backslash => match byte {
+                b'"' => '"',
+                b'\\' => '\\',
+                b'/' => '/',
+                b'b' => '\u{8}',
+                b'f' => '\u{c}',
+                b'n' => '\n',
+                b'r' => '\r',
+                b't' => '\t',
+                b'u' => {
+                    self.escape = Escape::Unicode {
+                        code: 0,
+                        digits: 0,
+                        high: None,
+                    };
+                    return Ok(());
+                }
+                _ => {
+                    return Err(self.invalid(
+                        chunk,
+                        at,
+                        "an escape character (one of \" \\ / b f n r t u)",
+                    ));
+                }
+            },
+            Escape::Unicode { code, digits, high } => {
+                let Some(digit) = hex_value(byte) else {
+                    return Err(self.invalid(chunk, at, "a hexadecimal digit"));
+                };
+                let code = code << 4 | digit;
+                if digits < 3 {
+                    self.escape = Escape::Unicode {
+                        code,
+                        digits: digits + 1,
+                        high,
+                    };
+                    return Ok(());
+                }
+                match (high, code) {
+                    (None, 0xD800..=0xDBFF) => {
+                        self.escape = Escape::LowBackslash { high: code };
+                        return Ok(());
+                    }
+                    (None, 0xDC00..=0xDFFF) => {
+                        return Err(self.invalid(
+                            chunk,
+                            at,
+                            "a \\u escape that is not a lone low surrogate",
+                        ));
+                    }
+                    (None, code) => char::from_u32(u32::from(code)).unwrap_or('\u{FFFD}'),
+                    (Some(high), 0xDC00..=0xDFFF) => {
+                        let scalar = 0x10000
+                            + ((u32::from(high) - 0xD800) << 10)
+                            + (u32::from(code) - 0xDC00);
+                        char::from_u32(scalar).unwrap_or('\u{FFFD}')
+                    }
+                    (Some(_), _) => {
+                        return Err(self.invalid(
+                            chunk,
+                            at,
+                            "a low surrogate (\\uDC00 to \\uDFFF) after a high surrogate",
+                        ));
+                    }
+                }
+            }
+            Escape::LowBackslash { high } => {
+                if byte != b'\\' {
+                    return Err(self.invalid(
+                        chunk,
+                        at,
+                        "a \\u escape of a low surrogate after a high surrogate",
+                    ));
+                }
+                self.escape = Escape::LowU { high };
+                return Ok(());
+            }
+            Escape::LowU { high } => {
+                if byte != b'u' {
+                    return Err(self.invalid(
+                        chunk,
+                        at,
+                        "a \\u escape of a low surrogate after a high surrogate",
+                    ));
+                }
+                self.escape = Escape::Unicode {
+                    code: 0,
+                    digits: 0,
+                    high: Some(high),
+                };
+                return Ok(());
+            }
+        };
+        self.escape = Escape::None;
+        if self.state == State::InKey {
+            self.key.push(decoded);
+            self.check_key_len(at)
+        } else {
+            self.pending.push(decoded);
+            Ok(())
+        }
+    }
+
+    /// One byte outside plain string content.
+    fn step(
+        &mut self,
+        chunk: &str,
+        at: usize,
+        out: &mut Vec<StreamFragment>,
+    ) -> Result<Step, ArgParseError> {
+        let byte = chunk.as_bytes()[at];
+        match self.state {
+            State::InString | State::InKey => {
+                self.escape_byte(chunk, at)?;
+            }
+            State::Value | State::ValueOrEnd => {
+                if is_whitespace(byte) {
+                    return Ok(Step::Consumed);
+                }
+                if byte == b']' && self.state == State::ValueOrEnd {
+                    return Ok(self.close_container(false, out));
+                }
+                self.begin_value(chunk, at)?;
+            }
+            State::KeyOrEnd | State::Key => match byte {
+                _ if is_whitespace(byte) => {}
+                b'"' => {
+                    self.state = State::InKey;
+                    self.escape = Escape::None;
+                }
+                b'}' if self.state == State::KeyOrEnd => {
+                    return Ok(self.close_container(true, out));
+                }
+                _ => {
+                    let expected = if self.state == State::KeyOrEnd {
+                        "a string key or '}'"
+                    } else {
+                        "a string key"
+                    };
+                    return Err(self.invalid(chunk, at, expected));
+                }
+            },
+            State::Colon => match byte {
+                _ if is_whitespace(byte) => {}
+                b':' => self.state = State::Value,
+                _ => return Err(self.invalid(chunk, at, "':' after an object key")),
+            },
+            State::Number(number) => {
+                if let Some(next) = number.next(byte) {
+                    self.number.push(char::from(byte));
+                    self.state = State::Number(next);
+                } else if number.is_complete() && self.ends_scalar(byte) {
+                    let scalar = self.take_number()?;
+                    self.end_scalar(scalar, out);
+                    return Ok(Step::Reprocess);
+                } else {
+                    return Err(self.invalid(chunk, at, number.expected()));
+                }
+            }
+            State::Literal { literal, matched } => {
+                let text = literal.text();
+                if let Some(&want) = text.get(usize::from(matched)) {
+                    if byte != want {
+                        return Err(self.invalid(chunk, at, literal.expected()));
+                    }
+                    self.state = State::Literal {
+                        literal,
+                        matched: matched + 1,
+                    };
+                } else if self.ends_scalar(byte) {
+                    self.end_scalar(literal.scalar(), out);
+                    return Ok(Step::Reprocess);
+                } else {
+                    return Err(self.invalid(chunk, at, "a delimiter after the literal"));
+                }
+            }
+            State::AfterValue => {
+                let in_object = self.stack.last().is_some_and(Frame::is_object);
+                match byte {
+                    _ if is_whitespace(byte) => {}
+                    b',' => self.state = if in_object { State::Key } else { State::Value },
+                    b'}' if in_object => return Ok(self.close_container(true, out)),
+                    b']' if !in_object => return Ok(self.close_container(false, out)),
+                    _ => {
+                        let expected = if in_object {
+                            "',' or '}' after an object entry"
+                        } else {
+                            "',' or ']' after an array item"
+                        };
+                        return Err(self.invalid(chunk, at, expected));
+                    }
+                }
+            }
+            State::End => {
+                if !is_whitespace(byte) {
+                    return Err(self.invalid(chunk, at, "the end of the input after the value"));
+                }
+            }
+        }
+        Ok(Step::Consumed)
+    }
+
+    /// Whether `byte` may directly follow a number or literal.
+    fn ends_scalar(&self, byte: u8) -> bool {
+        is_whitespace(byte)
+            || match self.stack.last() {
+                None => false,
+                Some(frame) if frame.is_object() => matches!(byte, b',' | b'}'),
+                Some(_) => matches!(byte, b',' | b']'),
+            }
+    }
+
+    /// Starts the value whose first byte is at `at`.
+    fn begin_value(&mut self, chunk: &str, at: usize) -> Result<(), ArgParseError> {
+        let byte = chunk.as_bytes()[at];
+        let is_start = matches!(byte, b'"' | b'{' | b'[' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n');
+        if !is_start {
+            return Err(self.invalid(chunk, at, "a JSON value"));
+        }
+        self.started = true;
+        if let Some(frame) = self.stack.last_mut()
+            && !frame.is_object()
+        {
+            frame.count += 1;
+        }
+        match byte {
+            b'"' => {
+                self.state = State::InString;
+                self.escape = Escape::None;
+                self.string_started = false;
+            }
+            b'{' | b'[' => {
+                if self.stack.len() >= self.limits.max_depth {
+                    return Err(ArgParseError::LimitExceeded {
+                        limit: Limit::Depth,
+                        max: self.limits.max_depth,
+                        offset: self.offset + at,
+                    });
+                }
+                let is_object = byte == b'{';
+                self.stack.push(Frame {
+                    count: 0,
+                    key: is_object.then(String::new),
+                });
+                self.state = if is_object {
+                    State::KeyOrEnd
+                } else {
+                    State::ValueOrEnd
+                };
+            }
+            b't' | b'f' | b'n' => {
+                let literal = match byte {
+                    b't' => Literal::True,
+                    b'f' => Literal::False,
+                    _ => Literal::Null,
+                };
+                self.state = State::Literal {
+                    literal,
+                    matched: 1,
+                };
+            }
+            _ => {
+                self.number.clear();
+                self.number.push(char::from(byte));
+                self.number_offset = self.offset + at;
+                let state = match byte {
+                    b'-' => NumberState::Minus,
+                    b'0' => NumberState::Zero,
+                    _ => NumberState::Integer,
+                };
+                self.state = State::Number(state);
+            }
+        }
+        Ok(())
+    }
+
+    /// Parses the complete number text with serde_json, so the result is
+    /// exactly what `serde_json::from_str` gives for the whole document.
+    fn take_number(&mut self) -> Result<Scalar, ArgParseError> {
+        match serde_json::from_str::<serde_json::Number>(&self.number) {
+            Ok(number) => Ok(Scalar::Number(number)),
+            Err(_) => Err(ArgParseError::NumberOutOfRange {
+                text: std::mem::take(&mut self.number),
+                offset: self.number_offset,
+            }),
+        }
+    }
+
+    /// A number or literal ended.
+    fn end_scalar(&mut self, scalar: Scalar, out: &mut Vec<StreamFragment>) {
+        if self.stack.is_empty() {
+            self.root_scalar = Some(scalar);
+        } else {
+            self.emit(StreamFragment::Scalar(scalar), out);
+            self.emit(StreamFragment::Done, out);
+        }
+        self.end_value();
+    }
+
+    /// Moves on after a value was closed and its `Done` emitted.
+    fn end_value(&mut self) {
+        self.state = if self.stack.is_empty() {
+            State::End
+        } else {
+            State::AfterValue
+        };
+    }
+
+    /// Closes the innermost container at `at` (`}` if `object`, else `]`).
+    fn close_container(&mut self, object: bool, out: &mut Vec<StreamFragment>) -> Step {
+        if let Some(frame) = self.stack.pop() {
+            if frame.count == 0 {
+                let kind = if object {
+                    EmptyKind::Object
+                } else {
+                    EmptyKind::Array
+                };
+                self.emit(StreamFragment::Empty(kind), out);
+            }
+            self.emit(StreamFragment::Done, out);
+        }
+        self.end_value();
+        Step::Consumed
+    }
+}

@@ -1,0 +1,75 @@
+//! JSON Pointer (RFC 6901) text, used to say where in the arguments something
+//! happened.
+
+use std::fmt;
+
+/// A JSON Pointer such as `/patterns/0/old`, kept as its escaped text.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct JsonPointer(String);
+
+impl JsonPointer {
+    /// The pointer to the root value (the empty string).
+    #[must_use]
+    pub fn root() -> Self {
+        Self(String::new())
+    }
+
+    /// Appends an object key, escaping `~` and `/` as RFC 6901 requires.
+    pub fn push_key(&mut self, key: &str) {
+        self.0.push('/');
+        for c in key.chars() {
+            match c {
+                '~' => self.0.push_str("~0"),
+                '/' => self.0.push_str("~1"),
+                c => self.0.push(c),
+            }
+        }
+    }
+
+    /// Appends an array index.
+    pub fn push_index(&mut self, index: usize) {
+        use fmt::Write as _;
+        // Writing into a String cannot fail.
+        let _ = write!(self.0, "/{index}");
+    }
+
+    /// The escaped pointer text; empty for the root.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether this points at the root value.
+    #[must_use]
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Shows the pointer text, or `(root)` for the empty pointer, which would
+/// otherwise be invisible in a message.
+impl fmt::Display for JsonPointer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_root() {
+            f.write_str("(root)")
+        } else {
+            f.write_str(&self.0)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_tilde_and_slash_in_keys() {
+        let mut pointer = JsonPointer::root();
+        pointer.push_key("a/b");
+        pointer.push_index(3);
+        pointer.push_key("~x");
+        assert_eq!(pointer.as_str(), "/a~1b/3/~0x");
+        assert_eq!(pointer.to_string(), "/a~1b/3/~0x");
+        assert_eq!(JsonPointer::root().to_string(), "(root)");
+    }
+}
