@@ -1,14 +1,20 @@
 //! Conversation events and streaming tool-call arguments for jp.
 //!
-//! The part that exists today is RFD 043: tool-call arguments are parsed
-//! while the provider streams them ([`IncrementalArgParser`]), described as
+//! What exists today is RFD 043: tool-call arguments are parsed while the
+//! provider streams them ([`IncrementalArgParser`]), described as
 //! [`StreamFragment`]s, gathered back into values ([`FragmentAggregator`]),
-//! and wired to provider events by the [`EventBuilder`].
+//! and wired to streamed response parts by the [`EventBuilder`], which
+//! returns [`ToolCallArgumentProgress`] as chunks arrive and a complete
+//! [`ToolCallRequest`] on flush.
 
 mod arguments;
+mod event;
+mod event_builder;
 
 pub use arguments::{
     AggregateError, ArgParseError, DuplicateKey, EmptyKind, Found, FragmentAggregator,
     IncrementalArgParser, JsonPointer, Limit, ParserLimits, Scalar, StreamFragment,
     ToolCallArgumentProgress, TruncatedIn,
 };
+pub use event::{ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest};
+pub use event_builder::{EventBuilder, EventBuilderError};

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use super::pointer::JsonPointer;
+
 /// A non-string, non-compound JSON value.
 ///
 /// Kept apart from [`serde_json::Value`] so that strings, arrays and objects
@@ -142,38 +144,28 @@ impl StreamFragment {
     }
 }
 
-/// Renders a fragment on one line, as the RFD writes them:
-/// `patterns[0].old += "text"`, `path: done`, `(root): done`.
+/// Renders a fragment on one line, addressed by JSON pointer:
+/// `/patterns/0/old += "text"`, `/path: done`, `(root) = 12`.
 impl fmt::Display for StreamFragment {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut pointer = JsonPointer::root();
         let mut fragment = self;
-        let mut wrote_path = false;
         loop {
             match fragment {
                 Self::ObjectEntry { key, value } => {
-                    if wrote_path {
-                        f.write_str(".")?;
-                    }
-                    write!(f, "{key}")?;
-                    wrote_path = true;
+                    pointer.push_key(key);
                     fragment = value;
                 }
                 Self::ArrayItem { index, value } => {
-                    write!(f, "[{index}]")?;
-                    wrote_path = true;
+                    pointer.push_index(*index);
                     fragment = value;
                 }
-                leaf => {
-                    if !wrote_path {
-                        f.write_str("(root)")?;
-                    }
-                    return match leaf {
-                        Self::Scalar(scalar) => write!(f, " = {}", serde_json::Value::from(scalar.clone())),
-                        Self::String(text) => write!(f, " += {text:?}"),
-                        Self::Empty(kind) => write!(f, " = {}", kind.value()),
-                        _ => f.write_str(": done"),
-                    };
+                Self::Scalar(scalar) => {
+                    return write!(f, "{pointer} = {}", serde_json::Value::from(scalar.clone()));
                 }
+                Self::String(text) => return write!(f, "{pointer} += {text:?}"),
+                Self::Empty(kind) => return write!(f, "{pointer} = {}", kind.value()),
+                Self::Done => return write!(f, "{pointer}: done"),
             }
         }
     }

@@ -567,7 +567,13 @@ impl IncrementalArgParser {
             at += 1;
         }
         self.key.push_str(&chunk[start..at]);
-        self.check_key_len(start)?;
+        if let Some(excess) = self.key.len().checked_sub(self.limits.max_key_len)
+            && excess > 0
+        {
+            // The key was within the limit before this run, which was copied
+            // byte for byte, so the first byte over the limit is in the run.
+            return Err(self.key_too_long(at - excess));
+        }
         let Some(&byte) = bytes.get(at) else {
             return Ok(at);
         };
@@ -593,15 +599,12 @@ impl IncrementalArgParser {
         Ok(at + 1)
     }
 
-    fn check_key_len(&self, at: usize) -> Result<(), ArgParseError> {
-        if self.key.len() > self.limits.max_key_len {
-            return Err(ArgParseError::LimitExceeded {
-                limit: Limit::KeyLength,
-                max: self.limits.max_key_len,
-                offset: self.offset + at,
-            });
+    fn key_too_long(&self, at: usize) -> ArgParseError {
+        ArgParseError::LimitExceeded {
+            limit: Limit::KeyLength,
+            max: self.limits.max_key_len,
+            offset: self.offset + at,
         }
-        Ok(())
     }
 
     /// Handles one byte of an escape sequence in the current string or key.
@@ -705,7 +708,10 @@ impl IncrementalArgParser {
         self.escape = Escape::None;
         if self.state == State::InKey {
             self.key.push(decoded);
-            self.check_key_len(at)
+            if self.key.len() > self.limits.max_key_len {
+                return Err(self.key_too_long(at));
+            }
+            Ok(())
         } else {
             self.pending.push(decoded);
             Ok(())
@@ -934,3 +940,7 @@ impl IncrementalArgParser {
         Step::Consumed
     }
 }
+
+#[cfg(test)]
+#[path = "parser_tests.rs"]
+mod tests;

@@ -1,0 +1,112 @@
+//! Streaming response events (the shape RFD 012 describes) and what they
+//! become once complete.
+
+use serde_json::{Map, Value};
+
+use crate::arguments::{AggregateError, ArgParseError, DuplicateKey};
+
+/// One streamed piece of an assistant response, as a provider decoder
+/// produces it. Parts that share an index belong to one response item (a
+/// message, a reasoning block or a tool call); a flush of that index ends
+/// the item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventPart {
+    /// A chunk of assistant text.
+    Message(String),
+    /// A chunk of the model's reasoning.
+    Reasoning(String),
+    /// A piece of a tool call.
+    ToolCall(ToolCallPart),
+}
+
+/// The pieces a tool call streams as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolCallPart {
+    /// The call begins: its id and the tool's name are known.
+    Start {
+        /// The provider's id for the call.
+        id: String,
+        /// The tool's name.
+        name: String,
+    },
+    /// A chunk of the arguments' JSON text, split anywhere. Providers that
+    /// send the arguments whole send one chunk.
+    ArgumentChunk(String),
+}
+
+/// A complete response item, returned when its index is flushed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FlushedEvent {
+    /// The assistant's text.
+    Message(String),
+    /// The model's reasoning.
+    Reasoning(String),
+    /// A tool call with its complete arguments (or why they are unusable).
+    ToolCallRequest(ToolCallRequest),
+}
+
+/// A tool call the model asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallRequest {
+    /// The provider's id for the call.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments. When [`invalid`](Self::invalid) is set this holds only
+    /// the top-level arguments that were complete, for display.
+    pub arguments: Map<String, Value>,
+    /// Why the arguments must not be used, if they must not. A call with
+    /// invalid arguments is never executed.
+    pub invalid: Option<ArgumentsError>,
+}
+
+impl ToolCallRequest {
+    /// The arguments, if they are valid.
+    ///
+    /// # Errors
+    ///
+    /// The reason the call's arguments are unusable.
+    pub fn valid_arguments(&self) -> Result<&Map<String, Value>, &ArgumentsError> {
+        match &self.invalid {
+            Some(error) => Err(error),
+            None => Ok(&self.arguments),
+        }
+    }
+}
+
+/// Why a tool call's arguments cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ArgumentsError {
+    /// The JSON text was invalid, truncated or over a limit.
+    #[error(transparent)]
+    Parse(#[from] ArgParseError),
+
+    /// The JSON was valid but not an object.
+    #[error("tool arguments must be a JSON object, got {0}")]
+    NotAnObject(&'static str),
+
+    /// A key occurred twice in one object (architecture decision 1).
+    #[error(
+        "duplicate key `{}` at {}: arguments with a repeated key are refused because its meaning is ambiguous",
+        .0.key,
+        .0.pointer
+    )]
+    DuplicateKey(DuplicateKey),
+
+    /// The fragment stream did not fit together; a bug in jp, reported rather
+    /// than hidden.
+    #[error("internal error while assembling arguments: {0}")]
+    Assembly(AggregateError),
+}
+
+/// The JSON type name of `value`, for messages.
+pub(crate) fn json_type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -1,0 +1,290 @@
+//! [`EventBuilder`]: turns streamed [`EventPart`]s into complete events,
+//! parsing tool-call arguments as they arrive (RFD 043, phase 3).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::arguments::{
+    ArgParseError, FragmentAggregator, IncrementalArgParser, ParserLimits, StreamFragment,
+    ToolCallArgumentProgress,
+};
+use crate::event::{
+    ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest, json_type_name,
+};
+
+/// Collects the parts of a streamed response, one buffer per index.
+///
+/// Each tool call gets its own [`IncrementalArgParser`] and
+/// [`FragmentAggregator`], so calls whose chunks interleave (parallel tool
+/// calls on OpenAI-compatible providers) never mix. Arguments are never
+/// buffered as text: by the time a call is flushed its value is already
+/// assembled.
+#[derive(Debug, Default)]
+pub struct EventBuilder {
+    limits: ParserLimits,
+    buffers: BTreeMap<usize, Buffer>,
+}
+
+#[derive(Debug)]
+enum Buffer {
+    Message(String),
+    Reasoning(String),
+    ToolCall(Box<ToolCallBuffer>),
+}
+
+impl Buffer {
+    fn kind(&self) -> &'static str {
+        match self {
+            Self::Message(_) => "a message",
+            Self::Reasoning(_) => "reasoning",
+            Self::ToolCall(_) => "a tool call",
+        }
+    }
+}
+
+#[derive(Debug)]
+struct ToolCallBuffer {
+    id: String,
+    name: String,
+    parser: IncrementalArgParser,
+    aggregator: FragmentAggregator,
+    /// The root value, once its `Done` arrived.
+    root: Option<Value>,
+    /// The first thing that went wrong; later chunks are ignored.
+    error: Option<ArgParseError>,
+}
+
+/// A part that does not fit the parts before it at its index: a bug in a
+/// provider decoder, reported instead of guessed around.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EventBuilderError {
+    /// Argument chunks arrived for an index with no tool call started.
+    #[error("argument chunk for index {index}, where no tool call has started")]
+    ChunkWithoutStart {
+        /// The index.
+        index: usize,
+    },
+    /// A part of one kind arrived at an index that holds another kind.
+    #[error("{part} part at index {index}, which already holds {holds}")]
+    KindMismatch {
+        /// The index.
+        index: usize,
+        /// What arrived.
+        part: &'static str,
+        /// What the index holds.
+        holds: &'static str,
+    },
+}
+
+impl EventBuilder {
+    /// A builder whose tool-call parsers use the default limits.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A builder whose tool-call parsers use `limits`.
+    #[must_use]
+    pub fn with_limits(limits: ParserLimits) -> Self {
+        Self {
+            limits,
+            buffers: BTreeMap::new(),
+        }
+    }
+
+    /// Adds a part at `index`; returns the argument progress it produced
+    /// (empty for anything but a tool call's argument chunk).
+    ///
+    /// A chunk that makes the arguments invalid is not an error here: the
+    /// call is flushed as invalid and its remaining chunks are ignored.
+    ///
+    /// # Errors
+    ///
+    /// [`EventBuilderError`] when the part cannot belong at `index`.
+    pub fn handle_part(
+        &mut self,
+        index: usize,
+        part: EventPart,
+    ) -> Result<Vec<ToolCallArgumentProgress>, EventBuilderError> {
+        match part {
+            EventPart::Message(text) => {
+                self.append_text(index, text, "a message", Buffer::Message)?;
+                Ok(Vec::new())
+            }
+            EventPart::Reasoning(text) => {
+                self.append_text(index, text, "reasoning", Buffer::Reasoning)?;
+                Ok(Vec::new())
+            }
+            EventPart::ToolCall(ToolCallPart::Start { id, name }) => {
+                if let Some(existing) = self.buffers.get(&index) {
+                    return Err(EventBuilderError::KindMismatch {
+                        index,
+                        part: "a tool call start",
+                        holds: existing.kind(),
+                    });
+                }
+                let call = ToolCallBuffer {
+                    id,
+                    name,
+                    parser: IncrementalArgParser::with_limits(self.limits),
+                    aggregator: FragmentAggregator::new(),
+                    root: None,
+                    error: None,
+                };
+                self.buffers.insert(index, Buffer::ToolCall(Box::new(call)));
+                Ok(Vec::new())
+            }
+            EventPart::ToolCall(ToolCallPart::ArgumentChunk(chunk)) => match self.buffers.get_mut(&index) {
+                Some(Buffer::ToolCall(call)) => Ok(call.push(&chunk)),
+                Some(other) => Err(EventBuilderError::KindMismatch {
+                    index,
+                    part: "an argument chunk",
+                    holds: other.kind(),
+                }),
+                None => Err(EventBuilderError::ChunkWithoutStart { index }),
+            },
+        }
+    }
+
+    fn append_text(
+        &mut self,
+        index: usize,
+        text: String,
+        part: &'static str,
+        make: fn(String) -> Buffer,
+    ) -> Result<(), EventBuilderError> {
+        match self.buffers.get_mut(&index) {
+            None => {
+                self.buffers.insert(index, make(text));
+                Ok(())
+            }
+            Some(Buffer::Message(buffer)) if part == "a message" => {
+                buffer.push_str(&text);
+                Ok(())
+            }
+            Some(Buffer::Reasoning(buffer)) if part == "reasoning" => {
+                buffer.push_str(&text);
+                Ok(())
+            }
+            Some(other) => Err(EventBuilderError::KindMismatch {
+                index,
+                part,
+                holds: other.kind(),
+            }),
+        }
+    }
+
+    /// Ends the item at `index` and returns it complete; `None` if nothing
+    /// was buffered there.
+    ///
+    /// A tool call's arguments are checked here: truncated or invalid JSON,
+    /// a root that is not an object, and duplicate keys all produce a
+    /// [`ToolCallRequest`] marked [`invalid`](ToolCallRequest::invalid),
+    /// never silently empty arguments. A call that received no argument text
+    /// at all has empty arguments.
+    pub fn handle_flush(&mut self, index: usize) -> Option<FlushedEvent> {
+        Some(match self.buffers.remove(&index)? {
+            Buffer::Message(text) => FlushedEvent::Message(text),
+            Buffer::Reasoning(text) => FlushedEvent::Reasoning(text),
+            Buffer::ToolCall(call) => FlushedEvent::ToolCallRequest(call.finish()),
+        })
+    }
+
+    /// Flushes every index still open, in index order: what a caller does
+    /// when the stream ends early, so nothing received is lost.
+    pub fn flush_all(&mut self) -> Vec<FlushedEvent> {
+        let indexes: Vec<usize> = self.buffers.keys().copied().collect();
+        indexes
+            .into_iter()
+            .filter_map(|index| self.handle_flush(index))
+            .collect()
+    }
+
+    /// Whether any index is still open.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.buffers.is_empty()
+    }
+}
+
+impl ToolCallBuffer {
+    fn push(&mut self, chunk: &str) -> Vec<ToolCallArgumentProgress> {
+        if self.error.is_some() {
+            return Vec::new();
+        }
+        match self.parser.push(chunk) {
+            Ok(fragments) => self.absorb(fragments),
+            Err(error) => {
+                self.error = Some(error);
+                Vec::new()
+            }
+        }
+    }
+
+    fn absorb(&mut self, fragments: Vec<StreamFragment>) -> Vec<ToolCallArgumentProgress> {
+        fragments
+            .into_iter()
+            .map(|fragment| {
+                if let Some(root) = self.aggregator.push_ref(&fragment) {
+                    self.root = Some(root);
+                }
+                ToolCallArgumentProgress {
+                    tool_call_id: self.id.clone(),
+                    tool_name: self.name.clone(),
+                    fragment,
+                }
+            })
+            .collect()
+    }
+
+    fn finish(mut self) -> ToolCallRequest {
+        let invalid = self.check();
+        let arguments = match self.root {
+            Some(Value::Object(map)) => map,
+            _ => self.aggregator.arguments().cloned().unwrap_or_default(),
+        };
+        ToolCallRequest {
+            id: self.id,
+            name: self.name,
+            arguments,
+            invalid,
+        }
+    }
+
+    /// Ends the parse and says what, if anything, makes the arguments
+    /// unusable.
+    fn check(&mut self) -> Option<ArgumentsError> {
+        if let Some(error) = self.error.take() {
+            return Some(error.into());
+        }
+        if !self.parser.has_started() {
+            // No argument text (or only whitespace): a call without
+            // arguments, which providers send for parameterless tools.
+            self.root = Some(Value::Object(Map::new()));
+            return None;
+        }
+        match self.parser.finish() {
+            Ok(fragments) => {
+                self.absorb(fragments);
+            }
+            Err(error) => return Some(error.into()),
+        }
+        if let Some(error) = self.aggregator.error() {
+            return Some(ArgumentsError::Assembly(error.clone()));
+        }
+        if let Some(duplicate) = self.aggregator.duplicate_keys().first() {
+            return Some(ArgumentsError::DuplicateKey(duplicate.clone()));
+        }
+        match &self.root {
+            Some(Value::Object(_)) => None,
+            Some(other) => Some(ArgumentsError::NotAnObject(json_type_name(other))),
+            // The parser finished cleanly, so the aggregator must have
+            // produced the root; if not, that is a bug to report.
+            None => Some(ArgumentsError::Assembly(crate::arguments::AggregateError {
+                index: 0,
+                reason: "the parser finished but no root value was assembled",
+            })),
+        }
+    }
+}

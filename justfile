@@ -1,0 +1,21 @@
+# Common tasks. `just --list` shows them.
+
+# Everything CI checks.
+ci:
+    bash .ci/run
+
+# The whole test suite (the README's test command).
+test:
+    cargo test --workspace
+
+# The argument-parser benchmark table (JP_BENCH_QUICK=1 for a smoke run).
+bench:
+    cargo bench -p jp_conversation
+
+# Fuzz the argument parser against serde_json (needs nightly and cargo-fuzz).
+fuzz seconds="60":
+    cd fuzz && cargo +nightly fuzz run arg_parser -- -max_total_time={{seconds}}
+
+# Install jp from this checkout.
+install:
+    cargo install --locked --path crates/jp_cli
