@@ -1,0 +1,537 @@
+//! Streaming tool-call arguments against a whole-text parse: how much the
+//! incremental parser and aggregator cost over `serde_json::from_str`, and
+//! how much memory they hold, per document and chunk size (RFD 043).
+//!
+//! ```text
+//! cargo bench -p jp_conversation                     # about two minutes
+//! JP_BENCH_QUICK=1 cargo bench -p jp_conversation    # smoke run, seconds
+//! cargo bench -p jp_conversation -- modify           # only matching documents
+//! ```
+//!
+//! Started without `--bench` (as `cargo test --all-targets` does), it only
+//! runs the correctness checks, on smaller documents.
+//!
+//! It prints tables and never fails on a number: targets are printed next to
+//! the measurements and misses are marked. It fails only when a parser gives
+//! a wrong result, which is checked once per measurement outside the clock.
+
+// The counting global allocator implements `GlobalAlloc`, whose methods are
+// `unsafe fn`s that call into `System`; the workspace denies unsafe code, so
+// this benchmark binary (and nothing that ships) allows it.
+#![allow(unsafe_code)]
+
+#[path = "arg_stream/counting_alloc.rs"]
+mod counting_alloc;
+#[path = "arg_stream/documents.rs"]
+mod documents;
+#[path = "arg_stream/partial_json.rs"]
+mod partial_json;
+#[path = "arg_stream/timing.rs"]
+mod timing;
+
+use std::hint::black_box;
+use std::process::ExitCode;
+
+use jp_conversation::{ArgParseError, FragmentAggregator, IncrementalArgParser, StreamFragment};
+use serde_json::Value;
+
+use counting_alloc::{Usage, measure};
+use documents::Document;
+use timing::{Comparison, Settings, compare};
+
+/// Chunk sizes in bytes, each extended to the next char boundary.
+const CHUNK_SIZES: [usize; 4] = [1, 8, 64, 4096];
+
+/// Chunk sizes for the quadratic baseline; 1 byte is only ever estimated.
+const QUADRATIC_CHUNK_SIZES: [usize; 4] = [4096, 64, 8, 1];
+
+/// Largest t(400 KB) / t(200 KB) that still counts as linear growth.
+const GROWTH_TARGET: f64 = 2.2;
+
+/// The issue's targets for R = t(streamed) / t(serde_json).
+fn target(document: &str, chunk: usize) -> Option<f64> {
+    let targets = match document {
+        "create_200k" => [80.0, 12.0, 4.0, 2.0],
+        "modify_200k" => [120.0, 15.0, 5.0, 2.0],
+        _ => return None,
+    };
+    let index = CHUNK_SIZES.iter().position(|&size| size == chunk)?;
+    targets.get(index).copied()
+}
+
+/// The parser and the aggregator, fed in `chunks`: what jp does with a
+/// streamed tool call.
+fn streamed(chunks: &[&str]) -> Result<Option<Value>, ArgParseError> {
+    let mut parser = IncrementalArgParser::new();
+    let mut aggregator = FragmentAggregator::new();
+    let mut root = None;
+    for chunk in chunks {
+        for fragment in parser.push(chunk)? {
+            if let Some(value) = aggregator.push(fragment) {
+                root = Some(value);
+            }
+        }
+    }
+    for fragment in parser.finish()? {
+        if let Some(value) = aggregator.push(fragment) {
+            root = Some(value);
+        }
+    }
+    Ok(root)
+}
+
+/// The parser alone, every fragment dropped as soon as it is seen; returns
+/// whether the stream ended with the root's `Done`.
+fn parser_only(chunks: &[&str]) -> Result<bool, ArgParseError> {
+    let mut parser = IncrementalArgParser::new();
+    let mut last_is_root_done = false;
+    for chunk in chunks {
+        for fragment in parser.push(chunk)? {
+            last_is_root_done = matches!(black_box(fragment), StreamFragment::Done);
+        }
+    }
+    for fragment in parser.finish()? {
+        last_is_root_done = matches!(fragment, StreamFragment::Done);
+    }
+    Ok(last_is_root_done)
+}
+
+/// Splits `text` into chunks of `size` bytes, each extended forward to the
+/// next char boundary.
+fn split(text: &str, size: usize) -> Vec<&str> {
+    let mut chunks = Vec::with_capacity(text.len() / size + 1);
+    let mut start = 0;
+    while start < text.len() {
+        let mut end = (start + size).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        chunks.push(&text[start..end]);
+        start = end;
+    }
+    chunks
+}
+
+/// One document at one chunk size.
+struct Cell {
+    document: &'static str,
+    chunk: usize,
+    outcome: Result<Measured, String>,
+}
+
+struct Measured {
+    timing: Comparison,
+    /// One run of parser and aggregator.
+    streamed: Usage,
+    /// One run of `serde_json::from_str`.
+    serde: Usage,
+    /// One run of the parser alone.
+    parser_only: Usage,
+}
+
+impl Cell {
+    fn measured(&self) -> Option<&Measured> {
+        self.outcome.as_ref().ok()
+    }
+
+    fn ratio(&self) -> Option<f64> {
+        self.measured().map(|measured| measured.timing.ratio())
+    }
+
+    fn misses(&self) -> bool {
+        matches!((self.ratio(), target(self.document, self.chunk)), (Some(r), Some(t)) if r > t)
+    }
+}
+
+fn run_cell(settings: &Settings, document: &Document, chunk: usize) -> Cell {
+    Cell {
+        document: document.name,
+        chunk,
+        outcome: measure_cell(settings, &document.text, chunk),
+    }
+}
+
+fn measure_cell(settings: &Settings, text: &str, chunk: usize) -> Result<Measured, String> {
+    let chunks = split(text, chunk);
+    let (serde, streamed_usage, parser_only_usage) = verify(text, &chunks)?;
+    let timing = compare(
+        settings,
+        || serde_json::from_str::<Value>(black_box(text)),
+        || streamed(black_box(&chunks)),
+    );
+    Ok(Measured {
+        timing,
+        streamed: streamed_usage,
+        serde,
+        parser_only: parser_only_usage,
+    })
+}
+
+/// Checks the results off the clock, once per measurement, so a broken
+/// parser cannot produce a fast number; counts the memory of one run of
+/// serde_json, of parser and aggregator, and of the parser alone.
+fn verify(text: &str, chunks: &[&str]) -> Result<(Usage, Usage, Usage), String> {
+    let (expected, serde) = measure(|| serde_json::from_str::<Value>(text));
+    let expected = expected.map_err(|error| format!("serde_json rejects the document: {error}"))?;
+    let (got, streamed_usage) = measure(|| streamed(chunks));
+    match got {
+        Ok(Some(value)) if value == expected => {}
+        Ok(Some(_)) => return Err("the aggregated value differs from serde_json's".to_owned()),
+        Ok(None) => return Err("the aggregator never returned the root value".to_owned()),
+        Err(error) => return Err(format!("the parser rejects the document: {error}")),
+    }
+    let (alone, parser_only_usage) = measure(|| parser_only(chunks));
+    match alone {
+        Ok(true) => Ok((serde, streamed_usage, parser_only_usage)),
+        Ok(false) => Err("the parser's last fragment is not the root's Done".to_owned()),
+        Err(error) => Err(format!("the parser alone rejects the document: {error}")),
+    }
+}
+
+/// What runs when the binary is not started by `cargo bench` (which passes
+/// `--bench`), e.g. by `cargo test --all-targets`: the checks only, on
+/// documents a tenth of the size, so a debug build finishes in seconds.
+fn check_only() -> ExitCode {
+    let documents = [
+        ("create_20k", documents::create(20_000)),
+        ("modify_20k", documents::modify(20_000)),
+        ("prose_20k", documents::prose(20_000)),
+        ("small", documents::small()),
+    ];
+    let mut failures = 0;
+    for (name, text) in &documents {
+        for chunk in CHUNK_SIZES {
+            if let Err(error) = verify(text, &split(text, chunk)) {
+                println!("{name} at {}: FAILED: {error}", chunk_label(chunk));
+                failures += 1;
+            }
+        }
+    }
+    for text in [documents::create(3_000), documents::modify(3_000)] {
+        if let Err(error) = partial_json::self_check(&text) {
+            println!("the quadratic baseline's prefix closer: FAILED: {error}");
+            failures += 1;
+        }
+    }
+    if failures > 0 {
+        return ExitCode::FAILURE;
+    }
+    println!(
+        "arg_stream: checks passed (no timing without --bench; run `cargo bench -p jp_conversation`)"
+    );
+    ExitCode::SUCCESS
+}
+
+fn main() -> ExitCode {
+    if !std::env::args().any(|arg| arg == "--bench") {
+        return check_only();
+    }
+    let settings = Settings::from_env();
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| !arg.starts_with('-'))
+        .collect();
+    let selected = |name: &str| filters.is_empty() || filters.iter().any(|f| name.contains(f));
+
+    let documents: Vec<Document> = documents::all()
+        .into_iter()
+        .filter(|document| selected(document.name))
+        .collect();
+
+    println!("Streamed tool-call arguments vs serde_json (RFD 043)");
+    println!(
+        "mode: {}; per cell: {:.1} s budget, {}..{} interleaved samples, medians",
+        if settings.quick {
+            "quick (JP_BENCH_QUICK)"
+        } else {
+            "full"
+        },
+        settings.cell_budget.as_secs_f64(),
+        settings.min_samples,
+        settings.max_samples,
+    );
+    println!(
+        "R = t(parser + aggregator, fed in chunks) / t(serde_json::from_str::<Value>, whole text)"
+    );
+    println!(
+        "alloc = bytes requested in one run (realloc counts its new size); peak = highest live heap"
+    );
+    println!(
+        "peak parser = the parser alone, each fragment dropped at once (no aggregator, no value)"
+    );
+    println!();
+    for document in &documents {
+        println!("  {:<12} {:>9} bytes", document.name, document.text.len());
+    }
+    println!();
+
+    print_header();
+    let mut cells = Vec::new();
+    for document in &documents {
+        for chunk in CHUNK_SIZES {
+            let cell = run_cell(&settings, document, chunk);
+            print_row(&cell);
+            cells.push(cell);
+        }
+    }
+
+    print_growth(&cells);
+
+    if let Some(document) = documents.iter().find(|d| d.name == "create_200k") {
+        print_quadratic(&settings, document, &cells);
+    }
+
+    print_summary(&cells)
+}
+
+fn print_header() {
+    println!(
+        "{:<12} {:>5} {:>7} │ {:>9} {:>9} │ {:>6} {:>6} {:<4} │ {:>9} {:>7} {:>9} │ {:>9} {:>9} {:>9}",
+        "document",
+        "chunk",
+        "samples",
+        "serde",
+        "streamed",
+        "R",
+        "target",
+        "",
+        "alloc",
+        "allocs",
+        "alloc",
+        "peak",
+        "peak",
+        "peak",
+    );
+    println!(
+        "{:<12} {:>5} {:>7} │ {:>9} {:>9} │ {:>6} {:>6} {:<4} │ {:>9} {:>7} {:>9} │ {:>9} {:>9} {:>9}",
+        "", "", "", "", "", "", "", "", "streamed", "", "serde", "streamed", "serde", "parser",
+    );
+    println!("{}", "─".repeat(133));
+}
+
+fn print_row(cell: &Cell) {
+    let measured = match &cell.outcome {
+        Ok(measured) => measured,
+        Err(error) => {
+            println!(
+                "{:<12} {:>5} FAILED: {error}",
+                cell.document,
+                chunk_label(cell.chunk)
+            );
+            return;
+        }
+    };
+    let target = target(cell.document, cell.chunk);
+    println!(
+        "{:<12} {:>5} {:>7} │ {:>9} {:>9} │ {:>6.2} {:>6} {:<4} │ {:>9} {:>7} {:>9} │ {:>9} {:>9} {:>9}",
+        cell.document,
+        chunk_label(cell.chunk),
+        measured.timing.samples,
+        time(measured.timing.baseline),
+        time(measured.timing.subject),
+        measured.timing.ratio(),
+        target.map_or_else(|| "-".to_owned(), |t| format!("≤ {t}")),
+        if target.is_none() {
+            ""
+        } else if cell.misses() {
+            "MISS"
+        } else {
+            "ok"
+        },
+        bytes(measured.streamed.bytes),
+        measured.streamed.calls,
+        bytes(measured.serde.bytes),
+        bytes(measured.streamed.peak),
+        bytes(measured.serde.peak),
+        bytes(measured.parser_only.peak),
+    );
+}
+
+/// t(400 KB) / t(200 KB) of the streamed parse; the parser's peak heap at
+/// both sizes, which should not depend on the length of the strings.
+fn print_growth(cells: &[Cell]) {
+    let find = |document: &str, chunk: usize| {
+        cells
+            .iter()
+            .find(|cell| cell.document == document && cell.chunk == chunk)
+            .and_then(Cell::measured)
+    };
+    let mut header_printed = false;
+    for (small, large) in [
+        ("create_200k", "create_400k"),
+        ("modify_200k", "modify_400k"),
+    ] {
+        for chunk in CHUNK_SIZES {
+            let (Some(small_cell), Some(large_cell)) = (find(small, chunk), find(large, chunk))
+            else {
+                continue;
+            };
+            if !header_printed {
+                println!();
+                println!(
+                    "Growth 200 KB → 400 KB (linear: time ratio ≈ 2; parser-only peak constant)"
+                );
+                println!(
+                    "{:<26} {:>5} │ {:>9} {:>9} {:>6} {:>6} {:<4} │ {:>6} │ {:>9} {:>9}",
+                    "documents",
+                    "chunk",
+                    "t 200K",
+                    "t 400K",
+                    "ratio",
+                    "target",
+                    "",
+                    "serde",
+                    "parser",
+                    "parser",
+                );
+                println!(
+                    "{:<26} {:>5} │ {:>9} {:>9} {:>6} {:>6} {:<4} │ {:>6} │ {:>9} {:>9}",
+                    "", "", "", "", "", "", "", "ratio", "peak 200K", "peak 400K",
+                );
+                println!("{}", "─".repeat(108));
+                header_printed = true;
+            }
+            let ratio = large_cell.timing.subject / small_cell.timing.subject;
+            let serde_ratio = large_cell.timing.baseline / small_cell.timing.baseline;
+            let has_target = matches!(chunk, 1 | 64);
+            println!(
+                "{:<26} {:>5} │ {:>9} {:>9} {:>6.2} {:>6} {:<4} │ {:>6.2} │ {:>9} {:>9}",
+                format!("{small} → {large}"),
+                chunk_label(chunk),
+                time(small_cell.timing.subject),
+                time(large_cell.timing.subject),
+                ratio,
+                if has_target {
+                    format!("≤ {GROWTH_TARGET}")
+                } else {
+                    "-".to_owned()
+                },
+                match (has_target, ratio > GROWTH_TARGET) {
+                    (false, _) => "",
+                    (true, false) => "ok",
+                    (true, true) => "MISS",
+                },
+                serde_ratio,
+                bytes(small_cell.parser_only.peak),
+                bytes(large_cell.parser_only.peak),
+            );
+        }
+    }
+}
+
+/// The SDK approach (close and re-parse the whole prefix on every chunk)
+/// against serde_json and against the streamed parse, on `document`.
+fn print_quadratic(settings: &Settings, document: &Document, cells: &[Cell]) {
+    println!();
+    println!(
+        "Quadratic baseline on {}: close and re-parse the whole prefix on every chunk",
+        document.name
+    );
+    let checks = [
+        documents::create(3_000),
+        documents::modify(3_000),
+        documents::small(),
+    ];
+    if let Some(error) = checks
+        .iter()
+        .find_map(|text| partial_json::self_check(text).err())
+    {
+        println!("skipped: the prefix closer is broken: {error}");
+        return;
+    }
+    println!(
+        "budget {:.1} s per chunk size; ~ marks an estimate from a sample of prefixes spread over the stream",
+        settings.quadratic_budget.as_secs_f64()
+    );
+    println!(
+        "{:>5} │ {:>15} │ {:>10} │ {:>11} {:>11}",
+        "chunk", "prefixes parsed", "time", "vs serde", "vs streamed"
+    );
+    println!("{}", "─".repeat(65));
+    for chunk in QUADRATIC_CHUNK_SIZES {
+        let Some(cell) = cells
+            .iter()
+            .find(|cell| cell.document == document.name && cell.chunk == chunk)
+            .and_then(Cell::measured)
+        else {
+            continue;
+        };
+        let ends: Vec<usize> = split(&document.text, chunk)
+            .iter()
+            .scan(0, |end, chunk| {
+                *end += chunk.len();
+                Some(*end)
+            })
+            .collect();
+        let run =
+            match partial_json::run(&document.text, &ends, settings.quadratic_budget, chunk == 1) {
+                Ok(run) => run,
+                Err(error) => {
+                    println!("{:>5} │ failed: {error}", chunk_label(chunk));
+                    continue;
+                }
+            };
+        let mark = if run.estimated { "~" } else { "" };
+        println!(
+            "{:>5} │ {:>15} │ {:>10} │ {:>11} {:>11}",
+            chunk_label(chunk),
+            format!("{}/{}", run.prefixes_run, run.prefixes),
+            format!("{mark}{}", time(run.seconds)),
+            format!("{mark}{:.1}x", run.seconds / cell.timing.baseline),
+            format!("{mark}{:.1}x", run.seconds / cell.timing.subject),
+        );
+    }
+}
+
+fn print_summary(cells: &[Cell]) -> ExitCode {
+    println!();
+    let failures: Vec<&Cell> = cells.iter().filter(|cell| cell.outcome.is_err()).collect();
+    let misses: Vec<String> = cells
+        .iter()
+        .filter(|cell| cell.misses())
+        .map(|cell| format!("{} at {}", cell.document, chunk_label(cell.chunk)))
+        .collect();
+    if misses.is_empty() {
+        println!("R targets: all met");
+    } else {
+        println!("R targets missed: {}", misses.join(", "));
+    }
+    if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        println!(
+            "{} measurement(s) FAILED verification (see above)",
+            failures.len()
+        );
+        ExitCode::FAILURE
+    }
+}
+
+fn chunk_label(chunk: usize) -> String {
+    if chunk >= 1024 && chunk.is_multiple_of(1024) {
+        format!("{}K", chunk / 1024)
+    } else {
+        format!("{chunk}B")
+    }
+}
+
+fn time(seconds: f64) -> String {
+    if seconds >= 1.0 {
+        format!("{seconds:.2} s")
+    } else if seconds >= 1e-3 {
+        format!("{:.2} ms", seconds * 1e3)
+    } else {
+        format!("{:.1} µs", seconds * 1e6)
+    }
+}
+
+fn bytes(count: usize) -> String {
+    let count = count as f64;
+    if count >= 1024.0 * 1024.0 {
+        format!("{:.2} MiB", count / (1024.0 * 1024.0))
+    } else if count >= 1024.0 {
+        format!("{:.1} KiB", count / 1024.0)
+    } else {
+        format!("{count} B")
+    }
+}
