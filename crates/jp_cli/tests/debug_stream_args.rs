@@ -14,7 +14,12 @@ fn jp(args: &[&str], stdin: &str) -> (i32, String, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
     let output = child.wait_with_output().unwrap();
     (
         output.status.code().unwrap(),
@@ -27,7 +32,14 @@ fn jp(args: &[&str], stdin: &str) -> (i32, String, String) {
 fn streams_fragments_then_the_arguments() {
     // Chunks: `{"path":"a` `.rs","cont` `ent":"fn x` `() {}\n"}`.
     let (code, stdout, stderr) = jp(
-        &["debug", "stream-args", "--chunk-size", "10", "--tool", "fs_create_file"],
+        &[
+            "debug",
+            "stream-args",
+            "--chunk-size",
+            "10",
+            "--tool",
+            "fs_create_file",
+        ],
         r#"{"path":"a.rs","content":"fn x() {}\n"}"#,
     );
     assert_eq!(stderr, "");

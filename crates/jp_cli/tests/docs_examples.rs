@@ -60,7 +60,11 @@ fn documented_console_examples_print_what_the_docs_say() {
     }
     files.sort();
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_jp")).parent().unwrap();
-    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let examples: Vec<Example> = files.iter().flat_map(|f| examples_in(f)).collect();
     assert!(examples.len() >= 3, "the docs should hold console examples");
     for example in examples {

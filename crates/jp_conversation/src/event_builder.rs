@@ -135,15 +135,17 @@ impl EventBuilder {
                 self.buffers.insert(index, Buffer::ToolCall(Box::new(call)));
                 Ok(Vec::new())
             }
-            EventPart::ToolCall(ToolCallPart::ArgumentChunk(chunk)) => match self.buffers.get_mut(&index) {
-                Some(Buffer::ToolCall(call)) => Ok(call.push(&chunk)),
-                Some(other) => Err(EventBuilderError::KindMismatch {
-                    index,
-                    part: "an argument chunk",
-                    holds: other.kind(),
-                }),
-                None => Err(EventBuilderError::ChunkWithoutStart { index }),
-            },
+            EventPart::ToolCall(ToolCallPart::ArgumentChunk(chunk)) => {
+                match self.buffers.get_mut(&index) {
+                    Some(Buffer::ToolCall(call)) => Ok(call.push(&chunk)),
+                    Some(other) => Err(EventBuilderError::KindMismatch {
+                        index,
+                        part: "an argument chunk",
+                        holds: other.kind(),
+                    }),
+                    None => Err(EventBuilderError::ChunkWithoutStart { index }),
+                }
+            }
         }
     }
 

@@ -30,7 +30,9 @@ fn flush_call(builder: &mut EventBuilder, index: usize) -> ToolCallRequest {
 /// Streams `arguments` for one call in chunks of `size` characters.
 fn stream_call(arguments: &str, size: usize) -> (ToolCallRequest, Vec<StreamFragment>) {
     let mut builder = EventBuilder::new();
-    builder.handle_part(0, start("call_1", "fs_create_file")).unwrap();
+    builder
+        .handle_part(0, start("call_1", "fs_create_file"))
+        .unwrap();
     let chars: Vec<char> = arguments.chars().collect();
     let mut fragments = Vec::new();
     for piece in chars.chunks(size) {
@@ -46,7 +48,8 @@ fn stream_call(arguments: &str, size: usize) -> (ToolCallRequest, Vec<StreamFrag
 
 #[test]
 fn arguments_arriving_whole_or_in_pieces_give_the_same_call() {
-    let arguments = r#"{"path":"src/main.rs","content":"fn main() {\n    println!(\"h\u00e9\");\n}\n"}"#;
+    let arguments =
+        r#"{"path":"src/main.rs","content":"fn main() {\n    println!(\"h\u00e9\");\n}\n"}"#;
     let (whole, _) = stream_call(arguments, usize::MAX);
     let expected: Value = serde_json::from_str(arguments).unwrap();
     assert_eq!(Value::Object(whole.arguments.clone()), expected);
@@ -61,14 +64,20 @@ fn arguments_arriving_whole_or_in_pieces_give_the_same_call() {
 #[test]
 fn progress_reports_short_arguments_before_the_long_one_ends() {
     let mut builder = EventBuilder::new();
-    builder.handle_part(3, start("toolu_1", "fs_create_file")).unwrap();
+    builder
+        .handle_part(3, start("toolu_1", "fs_create_file"))
+        .unwrap();
     let first = builder
         .handle_part(3, chunk(r#"{"path": "src/x.rs", "content": "line 1\n"#))
         .unwrap();
     let shown: Vec<String> = first.iter().map(|p| p.fragment.to_string()).collect();
     assert_eq!(
         shown,
-        vec![r#"/path += "src/x.rs""#, "/path: done", r#"/content += "line 1\n""#]
+        vec![
+            r#"/path += "src/x.rs""#,
+            "/path: done",
+            r#"/content += "line 1\n""#
+        ]
     );
     let rest = builder.handle_part(3, chunk(r#"line 2"}"#)).unwrap();
     let shown: Vec<String> = rest.iter().map(|p| p.fragment.to_string()).collect();
@@ -158,7 +167,9 @@ fn unusable_arguments_mark_the_call_invalid_with_the_reason() {
 #[test]
 fn a_truncated_call_keeps_the_arguments_that_were_complete() {
     let mut builder = EventBuilder::new();
-    builder.handle_part(0, start("c", "fs_create_file")).unwrap();
+    builder
+        .handle_part(0, start("c", "fs_create_file"))
+        .unwrap();
     builder
         .handle_part(0, chunk(r#"{"path":"src/a.rs","content":"par"#))
         .unwrap();
@@ -189,17 +200,29 @@ fn a_call_without_argument_text_has_empty_arguments() {
             builder.handle_part(0, chunk(text)).unwrap();
         }
         let call = flush_call(&mut builder, 0);
-        assert_eq!(call.valid_arguments(), Ok(&serde_json::Map::new()), "{chunks:?}");
+        assert_eq!(
+            call.valid_arguments(),
+            Ok(&serde_json::Map::new()),
+            "{chunks:?}"
+        );
     }
 }
 
 #[test]
 fn text_and_reasoning_are_collected_per_index() {
     let mut builder = EventBuilder::new();
-    builder.handle_part(0, EventPart::Reasoning("think".into())).unwrap();
-    builder.handle_part(1, EventPart::Message("Hel".into())).unwrap();
-    builder.handle_part(0, EventPart::Reasoning("ing".into())).unwrap();
-    builder.handle_part(1, EventPart::Message("lo".into())).unwrap();
+    builder
+        .handle_part(0, EventPart::Reasoning("think".into()))
+        .unwrap();
+    builder
+        .handle_part(1, EventPart::Message("Hel".into()))
+        .unwrap();
+    builder
+        .handle_part(0, EventPart::Reasoning("ing".into()))
+        .unwrap();
+    builder
+        .handle_part(1, EventPart::Message("lo".into()))
+        .unwrap();
     builder.handle_part(2, start("c", "t")).unwrap();
     builder.handle_part(2, chunk(r#"{"a":"#)).unwrap();
     assert_eq!(
@@ -234,13 +257,18 @@ fn parts_that_do_not_fit_their_index_are_errors() {
         builder.handle_part(4, chunk("{}")),
         Err(EventBuilderError::ChunkWithoutStart { index: 4 })
     );
-    builder.handle_part(0, EventPart::Message("hi".into())).unwrap();
+    builder
+        .handle_part(0, EventPart::Message("hi".into()))
+        .unwrap();
     assert_eq!(
         builder.handle_part(0, chunk("{}")).unwrap_err().to_string(),
         "an argument chunk part at index 0, which already holds a message"
     );
     assert_eq!(
-        builder.handle_part(0, start("c", "t")).unwrap_err().to_string(),
+        builder
+            .handle_part(0, start("c", "t"))
+            .unwrap_err()
+            .to_string(),
         "a tool call start part at index 0, which already holds a message"
     );
     builder.handle_part(1, start("c", "t")).unwrap();
@@ -261,8 +289,9 @@ fn recorded_anthropic_stream_builds_the_recorded_call() {
         env!("CARGO_MANIFEST_DIR"),
         "/../../../shared/fixtures/providers/anthropic_test_tool_call_stream.yml"
     );
-    let recording = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("the provider recordings must be beside the repo ({path}): {e}"));
+    let recording = std::fs::read_to_string(path).unwrap_or_else(|e| {
+        panic!("the provider recordings must be beside the repo ({path}): {e}")
+    });
     let mut builder = EventBuilder::new();
     let mut calls = Vec::new();
     let mut chunks = 0;
@@ -275,7 +304,10 @@ fn recorded_anthropic_stream_builds_the_recorded_call() {
         match event["type"].as_str().unwrap() {
             "content_block_start" if event["content_block"]["type"] == "tool_use" => {
                 let block = &event["content_block"];
-                let part = start(block["id"].as_str().unwrap(), block["name"].as_str().unwrap());
+                let part = start(
+                    block["id"].as_str().unwrap(),
+                    block["name"].as_str().unwrap(),
+                );
                 builder.handle_part(index, part).unwrap();
             }
             "content_block_delta" if event["delta"]["type"] == "input_json_delta" => {
@@ -291,7 +323,10 @@ fn recorded_anthropic_stream_builds_the_recorded_call() {
             _ => {}
         }
     }
-    assert_eq!(chunks, 5, "the recording streams its arguments in five deltas");
+    assert_eq!(
+        chunks, 5,
+        "the recording streams its arguments in five deltas"
+    );
     let arguments: Vec<Value> = calls
         .iter()
         .map(|c| {
@@ -300,8 +335,5 @@ fn recorded_anthropic_stream_builds_the_recorded_call() {
             Value::Object(c.arguments.clone())
         })
         .collect();
-    assert_eq!(
-        arguments,
-        vec![json!({"bar": "foo", "foo": "foo"})]
-    );
+    assert_eq!(arguments, vec![json!({"bar": "foo", "foo": "foo"})]);
 }

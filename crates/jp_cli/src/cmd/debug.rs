@@ -85,7 +85,11 @@ fn stream_args(
     };
     match call.valid_arguments() {
         Ok(arguments) => {
-            writeln!(out, "{tool} arguments: {}", serde_json::to_string(arguments)?)?;
+            writeln!(
+                out,
+                "{tool} arguments: {}",
+                serde_json::to_string(arguments)?
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         Err(error) => {

@@ -273,7 +273,9 @@ impl FragmentAggregator {
         let mut pointer = JsonPointer::root();
         for node in &self.stack[..level - 1] {
             match node {
-                Node::Object { open: Some(key), .. } => pointer.push_key(key),
+                Node::Object {
+                    open: Some(key), ..
+                } => pointer.push_key(key),
                 Node::Array { items, .. } => pointer.push_index(items.len()),
                 _ => {}
             }
@@ -339,7 +341,10 @@ mod tests {
         }
         assert_eq!(aggregator.completed_argument(), None);
         let arguments = aggregator.arguments().unwrap();
-        assert_eq!(serde_json::Value::Object(arguments.clone()), json!({"path": "a.rs"}));
+        assert_eq!(
+            serde_json::Value::Object(arguments.clone()),
+            json!({"path": "a.rs"})
+        );
     }
 
     #[test]
@@ -402,6 +407,9 @@ mod tests {
         assert_eq!(aggregator.push(StreamFragment::Done), None);
         let after_root = aggregator.error().unwrap();
         assert_eq!(after_root.index, 2);
-        assert_eq!(after_root.reason, "a fragment after the root value was done");
+        assert_eq!(
+            after_root.reason,
+            "a fragment after the root value was done"
+        );
     }
 }

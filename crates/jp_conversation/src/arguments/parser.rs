@@ -25,7 +25,8 @@ pub struct ParserLimits {
 }
 
 impl ParserLimits {
-    /// Default nesting depth; matches serde_json's own recursion limit.
+    /// Default nesting depth: 128 nested arrays and objects (serde_json stops
+    /// at 127).
     pub const DEFAULT_MAX_DEPTH: usize = 128;
     /// Default key length: far beyond any parameter name.
     pub const DEFAULT_MAX_KEY_LEN: usize = 4 * 1024;
@@ -234,11 +235,19 @@ enum Escape {
     Backslash,
     /// Inside `\uXXXX`: `digits` read so far, their value in `code`;
     /// `high` holds a preceding high surrogate.
-    Unicode { code: u16, digits: u8, high: Option<u16> },
+    Unicode {
+        code: u16,
+        digits: u8,
+        high: Option<u16>,
+    },
     /// After a high surrogate escape: `\` must follow.
-    LowBackslash { high: u16 },
+    LowBackslash {
+        high: u16,
+    },
     /// After a high surrogate escape and `\`: `u` must follow.
-    LowU { high: u16 },
+    LowU {
+        high: u16,
+    },
 }
 
 /// Bytes that end a run of plain string content.
@@ -830,7 +839,10 @@ impl IncrementalArgParser {
     /// Starts the value whose first byte is at `at`.
     fn begin_value(&mut self, chunk: &str, at: usize) -> Result<(), ArgParseError> {
         let byte = chunk.as_bytes()[at];
-        let is_start = matches!(byte, b'"' | b'{' | b'[' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n');
+        let is_start = matches!(
+            byte,
+            b'"' | b'{' | b'[' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
+        );
         if !is_start {
             return Err(self.invalid(chunk, at, "a JSON value"));
         }

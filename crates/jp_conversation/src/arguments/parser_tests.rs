@@ -111,7 +111,11 @@ fn rfd_example_modify_file() {
 fn rfd_example_scalar_argument() {
     assert_eq!(
         parse_chunks(&[r#"{"dry_run": true}"#]),
-        vec![bool_(true).in_object("dry_run"), DONE.in_object("dry_run"), DONE]
+        vec![
+            bool_(true).in_object("dry_run"),
+            DONE.in_object("dry_run"),
+            DONE
+        ]
     );
 }
 
@@ -153,7 +157,11 @@ fn root_scalars_wait_for_finish() {
     assert_eq!(per_push(&[" true "]), vec![vec![], vec![bool_(true), DONE]]);
     assert_eq!(
         per_push(&["nu", "ll"]),
-        vec![vec![], vec![], vec![StreamFragment::Scalar(Scalar::Null), DONE]]
+        vec![
+            vec![],
+            vec![],
+            vec![StreamFragment::Scalar(Scalar::Null), DONE]
+        ]
     );
     assert_eq!(aggregate(parse_chunks(&["-0"])), json!(-0.0));
     assert_eq!(
@@ -215,7 +223,10 @@ fn empty_values_are_announced() {
     );
     assert_eq!(parse_chunks(&["[ ]"]), vec![empty(EmptyKind::Array), DONE]);
     assert_eq!(parse_chunks(&["{ }"]), vec![empty(EmptyKind::Object), DONE]);
-    assert_eq!(parse_chunks(&["\"\""]), vec![empty(EmptyKind::String), DONE]);
+    assert_eq!(
+        parse_chunks(&["\"\""]),
+        vec![empty(EmptyKind::String), DONE]
+    );
 }
 
 #[test]
@@ -243,7 +254,11 @@ fn nested_arrays_of_objects() {
             DONE.in_array(0),
             num("2").in_array(0).in_object("b").in_array(0).in_array(1),
             DONE.in_array(0).in_object("b").in_array(0).in_array(1),
-            empty(EmptyKind::Object).in_array(1).in_object("b").in_array(0).in_array(1),
+            empty(EmptyKind::Object)
+                .in_array(1)
+                .in_object("b")
+                .in_array(0)
+                .in_array(1),
             DONE.in_array(1).in_object("b").in_array(0).in_array(1),
             DONE.in_object("b").in_array(0).in_array(1),
             DONE.in_array(0).in_array(1),
@@ -376,8 +391,14 @@ fn invalid_input_names_the_byte_and_what_was_expected() {
 #[test]
 fn truncated_input_says_where() {
     let cases = [
-        (r#"{"path":"src/lib.rs","patterns":[{"old":"pub fn"#, "inside a string at /patterns/0/old"),
-        (r#"{"patterns":[{"old":"x"},"#, "inside an array at /patterns"),
+        (
+            r#"{"path":"src/lib.rs","patterns":[{"old":"pub fn"#,
+            "inside a string at /patterns/0/old",
+        ),
+        (
+            r#"{"patterns":[{"old":"x"},"#,
+            "inside an array at /patterns",
+        ),
         (r#"{"a/b":{"#, "inside an object at /a~1b"),
         (r#"{"a":"#, "before a value at /a"),
         (r#"{"ke"#, "inside an object key at (root)"),
