@@ -5,6 +5,7 @@
 mod aggregator;
 mod error;
 mod fragment;
+mod lexical;
 mod parser;
 mod pointer;
 
