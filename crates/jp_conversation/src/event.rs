@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::arguments::{AggregateError, ArgParseError, DuplicateKey};
+use crate::arguments::{AggregateError, ArgParseError, DisplayKey, DuplicateKey};
 
 /// One streamed piece of an assistant response, as a provider decoder
 /// produces it. Parts that share an index belong to one response item (a
@@ -46,31 +46,78 @@ pub enum FlushedEvent {
 }
 
 /// A tool call the model asked for.
+///
+/// The arguments are reachable only through [`arguments`](Self::arguments),
+/// which refuses when they are unusable, so no caller can run a call with
+/// truncated, invalid or ambiguous arguments by forgetting a check.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCallRequest {
     /// The provider's id for the call.
     pub id: String,
     /// The tool's name.
     pub name: String,
-    /// The arguments. When [`invalid`](Self::invalid) is set this holds only
-    /// the top-level arguments that were complete, for display.
-    pub arguments: Map<String, Value>,
-    /// Why the arguments must not be used, if they must not. A call with
-    /// invalid arguments is never executed.
-    pub invalid: Option<ArgumentsError>,
+    arguments: Map<String, Value>,
+    error: Option<ArgumentsError>,
 }
 
 impl ToolCallRequest {
-    /// The arguments, if they are valid.
+    /// A call with valid arguments.
+    #[must_use]
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: Map<String, Value>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+            error: None,
+        }
+    }
+
+    /// A call whose arguments must not be used; `received` is what arrived
+    /// (for display only).
+    #[must_use]
+    pub fn invalid(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        received: Map<String, Value>,
+        error: ArgumentsError,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments: received,
+            error: Some(error),
+        }
+    }
+
+    /// The arguments, if they may be used.
     ///
     /// # Errors
     ///
-    /// The reason the call's arguments are unusable.
-    pub fn valid_arguments(&self) -> Result<&Map<String, Value>, &ArgumentsError> {
-        match &self.invalid {
+    /// Why the call's arguments are unusable.
+    pub fn arguments(&self) -> Result<&Map<String, Value>, &ArgumentsError> {
+        match &self.error {
             Some(error) => Err(error),
             None => Ok(&self.arguments),
         }
+    }
+
+    /// Why the arguments are unusable, if they are.
+    #[must_use]
+    pub fn error(&self) -> Option<&ArgumentsError> {
+        self.error.as_ref()
+    }
+
+    /// What arrived, valid or not: for showing the user what the model sent,
+    /// never for running the tool. For a truncated call these are the
+    /// top-level arguments that were complete; with a duplicate key, the
+    /// last value of the key.
+    #[must_use]
+    pub fn received_arguments(&self) -> &Map<String, Value> {
+        &self.arguments
     }
 }
 
@@ -88,7 +135,7 @@ pub enum ArgumentsError {
     /// A key occurred twice in one object (architecture decision 1).
     #[error(
         "duplicate key `{}` at {}: arguments with a repeated key are refused because its meaning is ambiguous",
-        .0.key,
+        DisplayKey(&.0.key),
         .0.pointer
     )]
     DuplicateKey(DuplicateKey),

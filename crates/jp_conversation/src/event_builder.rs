@@ -28,16 +28,29 @@ pub struct EventBuilder {
 
 #[derive(Debug)]
 enum Buffer {
-    Message(String),
-    Reasoning(String),
+    Text(TextKind, String),
     ToolCall(Box<ToolCallBuffer>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TextKind {
+    Message,
+    Reasoning,
+}
+
+impl TextKind {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Message => "a message",
+            Self::Reasoning => "reasoning",
+        }
+    }
 }
 
 impl Buffer {
     fn kind(&self) -> &'static str {
         match self {
-            Self::Message(_) => "a message",
-            Self::Reasoning(_) => "reasoning",
+            Self::Text(kind, _) => kind.name(),
             Self::ToolCall(_) => "a tool call",
         }
     }
@@ -51,8 +64,6 @@ struct ToolCallBuffer {
     aggregator: FragmentAggregator,
     /// The root value, once its `Done` arrived.
     root: Option<Value>,
-    /// The first thing that went wrong; later chunks are ignored.
-    error: Option<ArgParseError>,
 }
 
 /// A part that does not fit the parts before it at its index: a bug in a
@@ -62,6 +73,12 @@ pub enum EventBuilderError {
     /// Argument chunks arrived for an index with no tool call started.
     #[error("argument chunk for index {index}, where no tool call has started")]
     ChunkWithoutStart {
+        /// The index.
+        index: usize,
+    },
+    /// A tool call started at an index that already holds one.
+    #[error("a second tool call start at index {index}")]
+    DuplicateStart {
         /// The index.
         index: usize,
     },
@@ -109,20 +126,26 @@ impl EventBuilder {
     ) -> Result<Vec<ToolCallArgumentProgress>, EventBuilderError> {
         match part {
             EventPart::Message(text) => {
-                self.append_text(index, text, "a message", Buffer::Message)?;
+                self.append_text(index, TextKind::Message, text)?;
                 Ok(Vec::new())
             }
             EventPart::Reasoning(text) => {
-                self.append_text(index, text, "reasoning", Buffer::Reasoning)?;
+                self.append_text(index, TextKind::Reasoning, text)?;
                 Ok(Vec::new())
             }
             EventPart::ToolCall(ToolCallPart::Start { id, name }) => {
-                if let Some(existing) = self.buffers.get(&index) {
-                    return Err(EventBuilderError::KindMismatch {
-                        index,
-                        part: "a tool call start",
-                        holds: existing.kind(),
-                    });
+                match self.buffers.get(&index) {
+                    None => {}
+                    Some(Buffer::ToolCall(_)) => {
+                        return Err(EventBuilderError::DuplicateStart { index });
+                    }
+                    Some(other) => {
+                        return Err(EventBuilderError::KindMismatch {
+                            index,
+                            part: "a tool call start",
+                            holds: other.kind(),
+                        });
+                    }
                 }
                 let call = ToolCallBuffer {
                     id,
@@ -130,7 +153,6 @@ impl EventBuilder {
                     parser: IncrementalArgParser::with_limits(self.limits),
                     aggregator: FragmentAggregator::new(),
                     root: None,
-                    error: None,
                 };
                 self.buffers.insert(index, Buffer::ToolCall(Box::new(call)));
                 Ok(Vec::new())
@@ -152,28 +174,34 @@ impl EventBuilder {
     fn append_text(
         &mut self,
         index: usize,
+        kind: TextKind,
         text: String,
-        part: &'static str,
-        make: fn(String) -> Buffer,
     ) -> Result<(), EventBuilderError> {
         match self.buffers.get_mut(&index) {
             None => {
-                self.buffers.insert(index, make(text));
+                self.buffers.insert(index, Buffer::Text(kind, text));
                 Ok(())
             }
-            Some(Buffer::Message(buffer)) if part == "a message" => {
-                buffer.push_str(&text);
-                Ok(())
-            }
-            Some(Buffer::Reasoning(buffer)) if part == "reasoning" => {
+            Some(Buffer::Text(held, buffer)) if *held == kind => {
                 buffer.push_str(&text);
                 Ok(())
             }
             Some(other) => Err(EventBuilderError::KindMismatch {
                 index,
-                part,
+                part: kind.name(),
                 holds: other.kind(),
             }),
+        }
+    }
+
+    /// The parse error of the tool call at `index`, as soon as it happens:
+    /// a streaming consumer can stop waiting for a call that will be
+    /// refused.
+    #[must_use]
+    pub fn argument_error(&self, index: usize) -> Option<&ArgParseError> {
+        match self.buffers.get(&index)? {
+            Buffer::ToolCall(call) => call.parser.error(),
+            Buffer::Text(..) => None,
         }
     }
 
@@ -186,21 +214,28 @@ impl EventBuilder {
     /// never silently empty arguments. A call that received no argument text
     /// at all has empty arguments.
     pub fn handle_flush(&mut self, index: usize) -> Option<FlushedEvent> {
-        Some(match self.buffers.remove(&index)? {
-            Buffer::Message(text) => FlushedEvent::Message(text),
-            Buffer::Reasoning(text) => FlushedEvent::Reasoning(text),
-            Buffer::ToolCall(call) => FlushedEvent::ToolCallRequest(call.finish()),
-        })
+        self.flush(index, Ending::Flushed)
     }
 
-    /// Flushes every index still open, in index order: what a caller does
-    /// when the stream ends early, so nothing received is lost.
-    pub fn flush_all(&mut self) -> Vec<FlushedEvent> {
+    /// Ends every index still open, in index order, when the stream stopped
+    /// before the provider flushed them (a dropped connection, a
+    /// cancellation): nothing received is lost, and every tool call among
+    /// them is marked truncated, even one that had no argument text yet,
+    /// because the provider never said its arguments were complete.
+    pub fn interrupt(&mut self) -> Vec<FlushedEvent> {
         let indexes: Vec<usize> = self.buffers.keys().copied().collect();
         indexes
             .into_iter()
-            .filter_map(|index| self.handle_flush(index))
+            .filter_map(|index| self.flush(index, Ending::Interrupted))
             .collect()
+    }
+
+    fn flush(&mut self, index: usize, ending: Ending) -> Option<FlushedEvent> {
+        Some(match self.buffers.remove(&index)? {
+            Buffer::Text(TextKind::Message, text) => FlushedEvent::Message(text),
+            Buffer::Text(TextKind::Reasoning, text) => FlushedEvent::Reasoning(text),
+            Buffer::ToolCall(call) => FlushedEvent::ToolCallRequest(call.finish(ending)),
+        })
     }
 
     /// Whether any index is still open.
@@ -210,17 +245,22 @@ impl EventBuilder {
     }
 }
 
+/// How a buffered item ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// The provider said the item is complete.
+    Flushed,
+    /// The stream stopped first.
+    Interrupted,
+}
+
 impl ToolCallBuffer {
+    /// Feeds a chunk; after a parse error the call is lost and later chunks
+    /// are ignored (the parser keeps its error for the flush).
     fn push(&mut self, chunk: &str) -> Vec<ToolCallArgumentProgress> {
-        if self.error.is_some() {
-            return Vec::new();
-        }
         match self.parser.push(chunk) {
             Ok(fragments) => self.absorb(fragments),
-            Err(error) => {
-                self.error = Some(error);
-                Vec::new()
-            }
+            Err(_) => Vec::new(),
         }
     }
 
@@ -240,29 +280,28 @@ impl ToolCallBuffer {
             .collect()
     }
 
-    fn finish(mut self) -> ToolCallRequest {
-        let invalid = self.check();
-        let arguments = match self.root {
+    fn finish(mut self, ending: Ending) -> ToolCallRequest {
+        let error = self.check(ending);
+        let received = match self.root.take() {
             Some(Value::Object(map)) => map,
             _ => self.aggregator.arguments().cloned().unwrap_or_default(),
         };
-        ToolCallRequest {
-            id: self.id,
-            name: self.name,
-            arguments,
-            invalid,
+        match error {
+            None => ToolCallRequest::new(self.id, self.name, received),
+            Some(error) => ToolCallRequest::invalid(self.id, self.name, received, error),
         }
     }
 
     /// Ends the parse and says what, if anything, makes the arguments
     /// unusable.
-    fn check(&mut self) -> Option<ArgumentsError> {
-        if let Some(error) = self.error.take() {
-            return Some(error.into());
+    fn check(&mut self, ending: Ending) -> Option<ArgumentsError> {
+        if let Some(error) = self.parser.error() {
+            return Some(error.clone().into());
         }
-        if !self.parser.has_started() {
-            // No argument text (or only whitespace): a call without
-            // arguments, which providers send for parameterless tools.
+        if !self.parser.has_started() && ending == Ending::Flushed {
+            // No argument text (or only whitespace) in a call the provider
+            // completed: a call without arguments, which providers send for
+            // parameterless tools.
             self.root = Some(Value::Object(Map::new()));
             return None;
         }

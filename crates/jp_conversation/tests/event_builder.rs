@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use jp_conversation::{
-    ArgumentsError, EventBuilder, EventBuilderError, EventPart, FlushedEvent, StreamFragment,
-    ToolCallPart, ToolCallRequest,
+    ArgParseError, ArgumentsError, EventBuilder, EventBuilderError, EventPart, FlushedEvent,
+    JsonPointer, StreamFragment, ToolCallPart, ToolCallRequest, TruncatedIn,
 };
 use serde_json::{Value, json};
 
@@ -52,8 +52,7 @@ fn arguments_arriving_whole_or_in_pieces_give_the_same_call() {
         r#"{"path":"src/main.rs","content":"fn main() {\n    println!(\"h\u00e9\");\n}\n"}"#;
     let (whole, _) = stream_call(arguments, usize::MAX);
     let expected: Value = serde_json::from_str(arguments).unwrap();
-    assert_eq!(Value::Object(whole.arguments.clone()), expected);
-    assert_eq!(whole.invalid, None);
+    assert_eq!(Value::Object(whole.arguments().unwrap().clone()), expected);
     for size in [1, 2, 3, 7, 64] {
         let (pieces, fragments) = stream_call(arguments, size);
         assert_eq!(pieces, whole, "chunks of {size}");
@@ -87,7 +86,7 @@ fn progress_reports_short_arguments_before_the_long_one_ends() {
     );
     let call = flush_call(&mut builder, 3);
     assert_eq!(
-        Value::Object(call.arguments),
+        Value::Object(call.arguments().unwrap().clone()),
         json!({"path": "src/x.rs", "content": "line 1\nline 2"})
     );
 }
@@ -124,8 +123,14 @@ fn interleaved_parallel_calls_keep_separate_parsers() {
     );
     let second = flush_call(&mut builder, 1);
     let first = flush_call(&mut builder, 0);
-    assert_eq!(Value::Object(first.arguments), json!({"path": "one.rs"}));
-    assert_eq!(Value::Object(second.arguments), json!({"path": "two"}));
+    assert_eq!(
+        Value::Object(first.arguments().unwrap().clone()),
+        json!({"path": "one.rs"})
+    );
+    assert_eq!(
+        Value::Object(second.arguments().unwrap().clone()),
+        json!({"path": "two"})
+    );
     assert!(builder.is_empty());
 }
 
@@ -136,7 +141,7 @@ fn invalid_message(arguments: &[&str]) -> String {
         builder.handle_part(0, chunk(text)).unwrap();
     }
     let call = flush_call(&mut builder, 0);
-    let error = call.valid_arguments().expect_err("arguments were accepted");
+    let error = call.arguments().expect_err("arguments were accepted");
     error.to_string()
 }
 
@@ -158,6 +163,11 @@ fn unusable_arguments_mark_the_call_invalid_with_the_reason() {
         invalid_message(&[r#"{"path":"src/a.rs","#, r#""path":"/etc/passwd"}"#]),
         "duplicate key `path` at /path: arguments with a repeated key are refused because its meaning is ambiguous"
     );
+    // Keys come from the model: control characters never reach the terminal.
+    assert_eq!(
+        invalid_message(&[r#"{"\u001b[2J":1,"\u001b[2J":2}"#]),
+        "duplicate key `\\u{001b}[2J` at /\\u{001b}[2J: arguments with a repeated key are refused because its meaning is ambiguous"
+    );
     assert_eq!(
         invalid_message(&[r#"{"p":[{"x":1,"x":2}]}"#]),
         "duplicate key `x` at /p/0/x: arguments with a repeated key are refused because its meaning is ambiguous"
@@ -174,19 +184,31 @@ fn a_truncated_call_keeps_the_arguments_that_were_complete() {
         .handle_part(0, chunk(r#"{"path":"src/a.rs","content":"par"#))
         .unwrap();
     let call = flush_call(&mut builder, 0);
-    assert_eq!(Value::Object(call.arguments), json!({"path": "src/a.rs"}));
-    assert!(matches!(call.invalid, Some(ArgumentsError::Parse(ref e)) if e.is_truncated()));
+    assert_eq!(
+        Value::Object(call.received_arguments().clone()),
+        json!({"path": "src/a.rs"})
+    );
+    assert!(matches!(call.error(), Some(ArgumentsError::Parse(e)) if e.is_truncated()));
 }
 
 #[test]
 fn chunks_after_an_error_are_ignored() {
     let mut builder = EventBuilder::new();
     builder.handle_part(0, start("c", "t")).unwrap();
+    assert_eq!(builder.argument_error(0), None);
     assert_eq!(builder.handle_part(0, chunk("{]")).unwrap(), vec![]);
+    // A streaming consumer learns at once that this call will be refused.
+    assert_eq!(
+        builder
+            .argument_error(0)
+            .map(ToString::to_string)
+            .as_deref(),
+        Some("invalid JSON at byte 1: expected a string key or '}', found ']'")
+    );
     assert_eq!(builder.handle_part(0, chunk(r#""a":1}"#)).unwrap(), vec![]);
     let call = flush_call(&mut builder, 0);
     assert_eq!(
-        call.invalid.unwrap().to_string(),
+        call.error().unwrap().to_string(),
         "invalid JSON at byte 1: expected a string key or '}', found ']'"
     );
 }
@@ -200,16 +222,12 @@ fn a_call_without_argument_text_has_empty_arguments() {
             builder.handle_part(0, chunk(text)).unwrap();
         }
         let call = flush_call(&mut builder, 0);
-        assert_eq!(
-            call.valid_arguments(),
-            Ok(&serde_json::Map::new()),
-            "{chunks:?}"
-        );
+        assert_eq!(call.arguments(), Ok(&serde_json::Map::new()), "{chunks:?}");
     }
 }
 
 #[test]
-fn text_and_reasoning_are_collected_per_index() {
+fn an_interrupted_stream_keeps_everything_and_trusts_no_open_call() {
     let mut builder = EventBuilder::new();
     builder
         .handle_part(0, EventPart::Reasoning("think".into()))
@@ -225,28 +243,45 @@ fn text_and_reasoning_are_collected_per_index() {
         .unwrap();
     builder.handle_part(2, start("c", "t")).unwrap();
     builder.handle_part(2, chunk(r#"{"a":"#)).unwrap();
+    builder.handle_part(3, start("d", "list_items")).unwrap();
+    builder.handle_part(4, start("e", "t")).unwrap();
+    builder.handle_part(4, chunk(r#"{"done":true}"#)).unwrap();
+    let mut a = JsonPointer::root();
+    a.push_key("a");
     assert_eq!(
-        builder.flush_all(),
+        builder.interrupt(),
         vec![
             FlushedEvent::Reasoning("thinking".into()),
             FlushedEvent::Message("Hello".into()),
-            FlushedEvent::ToolCallRequest(ToolCallRequest {
-                id: "c".into(),
-                name: "t".into(),
-                arguments: serde_json::Map::new(),
-                invalid: Some(ArgumentsError::Parse(
-                    jp_conversation::ArgParseError::Truncated {
-                        path: {
-                            let mut p = jp_conversation::JsonPointer::root();
-                            p.push_key("a");
-                            p
-                        },
-                        context: jp_conversation::TruncatedIn::BeforeValue,
-                    }
-                )),
-            }),
+            FlushedEvent::ToolCallRequest(ToolCallRequest::invalid(
+                "c",
+                "t",
+                serde_json::Map::new(),
+                ArgumentsError::Parse(ArgParseError::Truncated {
+                    path: a,
+                    context: TruncatedIn::BeforeValue,
+                }),
+            )),
+            // The provider never completed this call, so "no arguments" is
+            // not a conclusion jp may draw.
+            FlushedEvent::ToolCallRequest(ToolCallRequest::invalid(
+                "d",
+                "list_items",
+                serde_json::Map::new(),
+                ArgumentsError::Parse(ArgParseError::Truncated {
+                    path: JsonPointer::root(),
+                    context: TruncatedIn::NoValue,
+                }),
+            )),
+            // Complete JSON is self-delimiting: nothing can follow its `}`.
+            FlushedEvent::ToolCallRequest(ToolCallRequest::new(
+                "e",
+                "t",
+                json!({"done": true}).as_object().unwrap().clone(),
+            )),
         ]
     );
+    assert!(builder.is_empty());
     assert_eq!(builder.handle_flush(0), None);
 }
 
@@ -272,6 +307,13 @@ fn parts_that_do_not_fit_their_index_are_errors() {
         "a tool call start part at index 0, which already holds a message"
     );
     builder.handle_part(1, start("c", "t")).unwrap();
+    assert_eq!(
+        builder
+            .handle_part(1, start("c2", "t"))
+            .unwrap_err()
+            .to_string(),
+        "a second tool call start at index 1"
+    );
     assert_eq!(
         builder
             .handle_part(1, EventPart::Reasoning("x".into()))
@@ -331,8 +373,7 @@ fn recorded_anthropic_stream_builds_the_recorded_call() {
         .iter()
         .map(|c| {
             assert_eq!(c.name, "run_me");
-            assert_eq!(c.invalid, None);
-            Value::Object(c.arguments.clone())
+            Value::Object(c.arguments().unwrap().clone())
         })
         .collect();
     assert_eq!(arguments, vec![json!({"bar": "foo", "foo": "foo"})]);

@@ -83,7 +83,7 @@ fn stream_args(
     let Some(FlushedEvent::ToolCallRequest(call)) = builder.handle_flush(0) else {
         return Err("the tool call vanished before its flush".into());
     };
-    match call.valid_arguments() {
+    match call.arguments() {
         Ok(arguments) => {
             writeln!(
                 out,

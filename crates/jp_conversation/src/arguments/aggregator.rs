@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::fragment::{Scalar, StreamFragment};
+use super::fragment::StreamFragment;
 use super::pointer::JsonPointer;
 
 /// Rebuilds JSON values from a stream of [`StreamFragment`]s.
@@ -17,6 +17,9 @@ use super::pointer::JsonPointer;
 /// last value wins, in the first key's position), but every duplicate is
 /// recorded in [`duplicate_keys`](Self::duplicate_keys) so the tool-call
 /// layer can refuse the call (architecture decision 1).
+///
+/// A value returned by `push` is complete, but the text it came from is only
+/// known to be valid once the parser's `finish` succeeds.
 ///
 /// A fragment that does not continue the stream (for example a `Done` for a
 /// value that was never opened) puts the aggregator into a failed state,
@@ -211,7 +214,7 @@ impl FragmentAggregator {
                     continue;
                 }
                 StreamFragment::String(text) => Node::String(text.clone()),
-                StreamFragment::Scalar(scalar) => Node::Complete(scalar_value(scalar)),
+                StreamFragment::Scalar(scalar) => Node::Complete(Value::from(scalar.clone())),
                 StreamFragment::Empty(kind) => Node::Complete(kind.value()),
                 StreamFragment::Done => return Err("a Done for a value that never started"),
             };
@@ -284,14 +287,6 @@ impl FragmentAggregator {
     }
 }
 
-fn scalar_value(scalar: &Scalar) -> Value {
-    match scalar {
-        Scalar::Null => Value::Null,
-        Scalar::Bool(b) => Value::Bool(*b),
-        Scalar::Number(n) => Value::Number(n.clone()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -299,7 +294,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::{EmptyKind, IncrementalArgParser};
+    use crate::{EmptyKind, IncrementalArgParser, Scalar};
 
     fn fragments(text: &str) -> Vec<StreamFragment> {
         let mut parser = IncrementalArgParser::new();

@@ -163,7 +163,11 @@ impl fmt::Display for StreamFragment {
                 Self::Scalar(scalar) => {
                     return write!(f, "{pointer} = {}", serde_json::Value::from(scalar.clone()));
                 }
-                Self::String(text) => return write!(f, "{pointer} += {text:?}"),
+                Self::String(text) => {
+                    // JSON string syntax escapes every control character.
+                    let quoted = serde_json::Value::from(text.as_str());
+                    return write!(f, "{pointer} += {quoted}");
+                }
                 Self::Empty(kind) => return write!(f, "{pointer} = {}", kind.value()),
                 Self::Done => return write!(f, "{pointer}: done"),
             }

@@ -42,12 +42,17 @@ impl NumberState {
         })
     }
 
+    /// Whether `byte` is a digit after a lone leading `0`, which JSON forbids
+    /// (`01`), rather than the start of what follows the number.
+    pub(super) fn is_leading_zero_of(self, byte: u8) -> bool {
+        self == Self::Zero && byte.is_ascii_digit()
+    }
+
     /// What must follow when the number cannot end here.
     pub(super) fn expected(self) -> &'static str {
         match self {
-            Self::Minus | Self::Dot | Self::Exponent | Self::ExponentSign => "a digit",
             Self::Zero => "'.', 'e', or the end of the number (no leading zeros)",
-            _ => "a digit or the end of the number",
+            _ => "a digit",
         }
     }
 }

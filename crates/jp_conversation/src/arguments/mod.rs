@@ -13,4 +13,5 @@ pub use aggregator::{AggregateError, DuplicateKey, FragmentAggregator};
 pub use error::{ArgParseError, Found, Limit, TruncatedIn};
 pub use fragment::{EmptyKind, Scalar, StreamFragment, ToolCallArgumentProgress};
 pub use parser::{IncrementalArgParser, ParserLimits};
+pub(crate) use pointer::DisplayKey;
 pub use pointer::JsonPointer;

@@ -6,7 +6,8 @@
 //! input depth never turns into call-stack depth. Its state does not grow with
 //! the length of a string: decoded text is handed out at the end of every
 //! push, and only an escape sequence cut in half (at most a few bytes) is
-//! carried over to the next one.
+//! carried over to the next one. The one thing held whole is a number's text
+//! (until the number ends), which [`ParserLimits::max_size`] bounds.
 
 use super::error::{ArgParseError, Found, Limit, TruncatedIn};
 use super::fragment::{EmptyKind, Scalar, StreamFragment};
@@ -29,8 +30,9 @@ impl ParserLimits {
     /// Default nesting depth: 128 nested arrays and objects (serde_json stops
     /// at 127).
     pub const DEFAULT_MAX_DEPTH: usize = 128;
-    /// Default key length: far beyond any parameter name.
-    pub const DEFAULT_MAX_KEY_LEN: usize = 4 * 1024;
+    /// Default key length: far beyond any parameter name. Kept small because
+    /// every fragment repeats the keys of its path.
+    pub const DEFAULT_MAX_KEY_LEN: usize = 256;
     /// Default input size: room for a large file's content and then some.
     pub const DEFAULT_MAX_SIZE: usize = 64 * 1024 * 1024;
 }
@@ -60,6 +62,10 @@ impl Default for ParserLimits {
 ///   (`12` then `3` is one `123`); a scalar at the root is reported by
 ///   `finish`;
 /// - every value ends with exactly one `Done`, the root's being the last.
+///
+/// The root's `Done` does not mean the input was accepted: trailing garbage
+/// after the root (`{} x`) is still an error. Only a successful `finish`
+/// says the whole input was valid.
 ///
 /// ```
 /// use jp_conversation::{IncrementalArgParser, StreamFragment};
@@ -145,6 +151,18 @@ enum State {
     End,
 }
 
+/// A number's text for an error message: whole if short, else its start and
+/// its length, so a hostile number cannot bloat every later error.
+fn abbreviate(number: &str) -> String {
+    const SHOWN: usize = 24;
+    if number.len() <= SHOWN {
+        number.to_owned()
+    } else {
+        // Number text is ASCII, so any byte index is a char boundary.
+        format!("{}... ({} characters)", &number[..SHOWN], number.len())
+    }
+}
+
 /// What a step of the state machine did with the current byte.
 enum Step {
     /// The byte was used; move to the next one.
@@ -197,6 +215,12 @@ impl IncrementalArgParser {
     #[must_use]
     pub fn bytes_consumed(&self) -> usize {
         self.offset
+    }
+
+    /// The error the parser failed with, if it failed.
+    #[must_use]
+    pub fn error(&self) -> Option<&ArgParseError> {
+        self.failed.as_ref()
     }
 
     /// Whether anything but whitespace has arrived.
@@ -358,7 +382,7 @@ impl IncrementalArgParser {
             return Err(ArgParseError::LimitExceeded {
                 limit: Limit::Size,
                 max: self.limits.max_size,
-                offset: self.offset + (self.limits.max_size.saturating_sub(self.offset)),
+                offset: self.limits.max_size,
             });
         }
         let bytes = chunk.as_bytes();
@@ -643,7 +667,9 @@ impl IncrementalArgParser {
                 if let Some(next) = number.next(byte) {
                     self.number.push(char::from(byte));
                     self.state = State::Number(next);
-                } else if number.is_complete() && self.ends_scalar(byte) {
+                } else if number.is_complete() && !number.is_leading_zero_of(byte) {
+                    // The number ended just before this byte; whatever the
+                    // byte is, the state after the value judges it.
                     let scalar = self.take_number()?;
                     self.end_scalar(scalar, out);
                     return Ok(Step::Reprocess);
@@ -652,21 +678,17 @@ impl IncrementalArgParser {
                 }
             }
             State::Literal { literal, matched } => {
-                let text = literal.text();
-                if let Some(&want) = text.get(usize::from(matched)) {
-                    if byte != want {
-                        return Err(self.invalid(chunk, at, literal.expected()));
-                    }
-                    self.state = State::Literal {
-                        literal,
-                        matched: matched + 1,
-                    };
-                } else if self.ends_scalar(byte) {
+                let Some(&want) = literal.text().get(usize::from(matched)) else {
                     self.end_scalar(literal.scalar(), out);
                     return Ok(Step::Reprocess);
-                } else {
-                    return Err(self.invalid(chunk, at, "a delimiter after the literal"));
+                };
+                if byte != want {
+                    return Err(self.invalid(chunk, at, literal.expected()));
                 }
+                self.state = State::Literal {
+                    literal,
+                    matched: matched + 1,
+                };
             }
             State::AfterValue => {
                 let in_object = self.stack.last().is_some_and(Frame::is_object);
@@ -692,16 +714,6 @@ impl IncrementalArgParser {
             }
         }
         Ok(Step::Consumed)
-    }
-
-    /// Whether `byte` may directly follow a number or literal.
-    fn ends_scalar(&self, byte: u8) -> bool {
-        is_whitespace(byte)
-            || match self.stack.last() {
-                None => false,
-                Some(frame) if frame.is_object() => matches!(byte, b',' | b'}'),
-                Some(_) => matches!(byte, b',' | b']'),
-            }
     }
 
     /// Starts the value whose first byte is at `at`.
@@ -777,7 +789,7 @@ impl IncrementalArgParser {
         match serde_json::from_str::<serde_json::Number>(&self.number) {
             Ok(number) => Ok(Scalar::Number(number)),
             Err(_) => Err(ArgParseError::NumberOutOfRange {
-                text: std::mem::take(&mut self.number),
+                text: abbreviate(&self.number),
                 offset: self.number_offset,
             }),
         }

@@ -360,7 +360,7 @@ fn invalid_input_names_the_byte_and_what_was_expected() {
     );
     assert_eq!(
         parse_error(&["[tru", "e1]"]).to_string(),
-        "invalid JSON at byte 5: expected a delimiter after the literal, found '1'"
+        "invalid JSON at byte 5: expected ',' or ']' after an array item, found '1'"
     );
     assert_eq!(
         parse_error(&["\"a\tb\""]).to_string(),
@@ -383,8 +383,25 @@ fn invalid_input_names_the_byte_and_what_was_expected() {
         "invalid JSON at byte 3: expected a JSON value, found ']'"
     );
     assert_eq!(
+        parse_error(&["[1", "}"]).to_string(),
+        "invalid JSON at byte 2: expected ',' or ']' after an array item, found '}'"
+    );
+    assert_eq!(
+        parse_error(&["1]"]).to_string(),
+        "invalid JSON at byte 1: expected the end of the input after the value, found ']'"
+    );
+    assert_eq!(
+        parse_error(&["[1.", "]"]).to_string(),
+        "invalid JSON at byte 3: expected a digit, found ']'"
+    );
+    assert_eq!(
         parse_error(&["[1e400]"]).to_string(),
         "number `1e400` at byte 1 is out of range"
+    );
+    let huge = format!("[1{}e400]", "0".repeat(5000));
+    assert_eq!(
+        parse_error(&[&huge]).to_string(),
+        "number `100000000000000000000000... (5005 characters)` at byte 1 is out of range"
     );
 }
 

@@ -47,14 +47,37 @@ impl JsonPointer {
 }
 
 /// Shows the pointer text, or `(root)` for the empty pointer, which would
-/// otherwise be invisible in a message.
+/// otherwise be invisible in a message. Keys come from the model, so control
+/// characters are shown escaped and never reach the terminal raw.
 impl fmt::Display for JsonPointer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_root() {
             f.write_str("(root)")
         } else {
-            f.write_str(&self.0)
+            write_escaped(f, &self.0)
         }
+    }
+}
+
+/// Writes `text` with control characters as `\u{..}` escapes.
+pub(crate) fn write_escaped(f: &mut impl fmt::Write, text: &str) -> fmt::Result {
+    for c in text.chars() {
+        if c.is_control() {
+            write!(f, "\\u{{{:04x}}}", u32::from(c))?;
+        } else {
+            f.write_char(c)?;
+        }
+    }
+    Ok(())
+}
+
+/// A key ready to be shown in a message: control characters escaped.
+#[derive(Debug)]
+pub(crate) struct DisplayKey<'a>(pub &'a str);
+
+impl fmt::Display for DisplayKey<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_escaped(f, self.0)
     }
 }
 
@@ -71,5 +94,8 @@ mod tests {
         assert_eq!(pointer.as_str(), "/a~1b/3/~0x");
         assert_eq!(pointer.to_string(), "/a~1b/3/~0x");
         assert_eq!(JsonPointer::root().to_string(), "(root)");
+        let mut hostile = JsonPointer::root();
+        hostile.push_key("\u{1b}[31mred\u{7}");
+        assert_eq!(hostile.to_string(), "/\\u{001b}[31mred\\u{0007}");
     }
 }
