@@ -1,4 +1,5 @@
 //! jp's typed configuration tree: loading, merging, `--cfg` assignments, tool
-//! definitions and their policies.
-//!
-//! Nothing lives here yet: the config system arrives with the D25 policy work.
+//! definitions and their argument-conditional policies (RFD D25).
+
+pub mod policy;
+pub mod tool;
