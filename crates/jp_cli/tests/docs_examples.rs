@@ -4,6 +4,12 @@
 //!
 //! An example is a `$ ` command line (run by bash, with the `jp` under test
 //! first on `PATH`) followed by the exact standard output.
+//!
+//! Each page runs in its own empty temporary directory, with `HOME` and
+//! `XDG_CONFIG_HOME` inside it, so no user config leaks in. A fenced block
+//! opened as ```` ```toml file=.jp/config.toml ```` writes that file (relative
+//! to the page's directory) before the examples that follow it run, so a page
+//! shows the config it talks about and the test uses exactly that config.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -17,11 +23,35 @@ struct Example {
     stdout: String,
 }
 
-fn examples_in(file: &Path) -> Vec<Example> {
+/// What a page does, in order: write a file, or run an example.
+enum Step {
+    Write { path: String, text: String },
+    Run(Example),
+}
+
+fn steps_in(file: &Path) -> Vec<Step> {
     let text = std::fs::read_to_string(file).unwrap();
-    let mut examples = Vec::new();
+    let mut steps = Vec::new();
     let mut lines = text.lines().enumerate();
     while let Some((_, line)) = lines.next() {
+        if let Some(path) = line.trim().strip_prefix("```").and_then(|info| {
+            info.split_whitespace()
+                .find_map(|w| w.strip_prefix("file="))
+        }) {
+            let mut body = String::new();
+            for (_, line) in lines.by_ref() {
+                if line.trim() == "```" {
+                    break;
+                }
+                body.push_str(line);
+                body.push('\n');
+            }
+            steps.push(Step::Write {
+                path: path.to_owned(),
+                text: body,
+            });
+            continue;
+        }
         if line.trim() != "```console" {
             continue;
         }
@@ -31,7 +61,7 @@ fn examples_in(file: &Path) -> Vec<Example> {
                 break;
             }
             if let Some(command) = line.strip_prefix("$ ") {
-                examples.extend(current.take());
+                steps.extend(current.take().map(Step::Run));
                 current = Some(Example {
                     file: file.to_owned(),
                     line: number + 1,
@@ -43,9 +73,9 @@ fn examples_in(file: &Path) -> Vec<Example> {
                 example.stdout.push('\n');
             }
         }
-        examples.extend(current);
+        steps.extend(current.map(Step::Run));
     }
-    examples
+    steps
 }
 
 #[test]
@@ -65,27 +95,48 @@ fn documented_console_examples_print_what_the_docs_say() {
         bin_dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let examples: Vec<Example> = files.iter().flat_map(|f| examples_in(f)).collect();
-    assert!(examples.len() >= 3, "the docs should hold console examples");
-    for example in examples {
-        // Commands that install or build are shown for people, not run here.
-        if example.command.starts_with("cargo ") {
-            continue;
+    let pages: Vec<(PathBuf, Vec<Step>)> = files.iter().map(|f| (f.clone(), steps_in(f))).collect();
+    let count = pages
+        .iter()
+        .flat_map(|(_, steps)| steps)
+        .filter(|s| matches!(s, Step::Run(_)))
+        .count();
+    assert!(count >= 3, "the docs should hold console examples");
+    for (page, steps) in pages {
+        let dir = tempfile::tempdir().unwrap();
+        for step in steps {
+            let example = match step {
+                Step::Write { path, text } => {
+                    let target = dir.path().join(&path);
+                    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+                    std::fs::write(&target, text).unwrap();
+                    continue;
+                }
+                Step::Run(example) => example,
+            };
+            // Commands that install or build are shown for people, not run here.
+            if example.command.starts_with("cargo ") {
+                continue;
+            }
+            let output = Command::new("bash")
+                .args(["-c", &example.command])
+                .env_clear()
+                .env("PATH", &path)
+                .env("HOME", dir.path())
+                .env("XDG_CONFIG_HOME", dir.path().join(".config"))
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8(output.stdout).unwrap(),
+                example.stdout,
+                "{}:{}: `{}` (stderr: {})",
+                example.file.display(),
+                example.line,
+                example.command,
+                String::from_utf8_lossy(&output.stderr),
+            );
         }
-        let output = Command::new("bash")
-            .args(["-c", &example.command])
-            .env("PATH", &path)
-            .current_dir(&root)
-            .output()
-            .unwrap();
-        assert_eq!(
-            String::from_utf8(output.stdout).unwrap(),
-            example.stdout,
-            "{}:{}: `{}` (stderr: {})",
-            example.file.display(),
-            example.line,
-            example.command,
-            String::from_utf8_lossy(&output.stderr),
-        );
+        let _ = page;
     }
 }

@@ -20,6 +20,21 @@
 //! the tool, the field and the rule index once the tool's parameters are
 //! known, instead of as an opaque parse error.
 
+mod compile;
+mod evaluate;
+pub mod matcher;
+pub mod path;
+pub mod pointer;
+mod shadow;
+#[cfg(test)]
+mod support_tests;
+
+pub use compile::{Compiled, Policy, PolicyIssue, Rule, RuleOrigin};
+pub use evaluate::{Decision, RuleTrace};
+pub use matcher::{Condition, Literal, Matcher};
+pub use path::{PolicyPath, Workspace};
+pub use pointer::Step;
+
 use std::fmt;
 
 use indexmap::IndexMap;
@@ -185,7 +200,7 @@ impl Schematic for RuleSpec {
 /// Schema of the config file (`jp config schema`).
 #[allow(dead_code, reason = "only its schema is used")]
 #[derive(Deserialize, Schematic)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
 struct RuleShape {
     /// A JSON pointer (RFC 6901) to the argument the rule looks at, such as
     /// `/path` or `/patterns/paths`. Where the tool's parameters have an

@@ -1,5 +1,132 @@
 //! Tool configuration: how a tool is run, what it accepts, and its policies.
+//!
+//! Tools live under `conversation.tools.<name>`. The entry named `'*'` holds
+//! defaults for every tool: only `enable`, `policy`, `run`, `result` and
+//! `style` may be set there.
 
+pub mod arguments;
+pub mod effective;
 pub mod parameter;
 
+use indexmap::IndexMap;
+use schematic::{Config, Schematic};
+use serde::{Deserialize, Serialize};
+
+pub use arguments::{ArgumentIssue, check_arguments};
 pub use parameter::{ParamType, ToolParameterConfig, ToolParameters, parameters_json_schema};
+
+use crate::policy::PolicySpec;
+
+/// The name of the `conversation.tools` entry that holds defaults for every
+/// tool.
+pub const DEFAULTS_KEY: &str = "*";
+
+/// One tool: where it comes from, how it is run, its parameters and
+/// policies.
+#[derive(Debug, Clone, Config, serde::Serialize)]
+#[config(rename_all = "snake_case")]
+pub struct ToolConfig {
+    /// Whether the model is offered this tool.
+    #[setting(default = true)]
+    pub enable: bool,
+
+    /// Where the tool comes from: `local` (a program jp runs, speaking JSON
+    /// over stdin/stdout) or `builtin` (part of jp).
+    pub source: ToolSource,
+
+    /// For local tools: the program to run, as a string of words separated
+    /// by spaces (no shell quoting) or as an array of arguments. The request
+    /// goes to its stdin as JSON; it answers with one JSON outcome on stdout.
+    pub command: Option<ToolCommand>,
+
+    /// A one-line description shown to the model.
+    pub summary: Option<String>,
+
+    /// A longer description shown to the model after the summary.
+    pub description: Option<String>,
+
+    /// The tool's arguments, in the order the model sees them.
+    pub parameters: ToolParameters,
+
+    /// Tool-specific options passed to the tool with every call (RFD 042).
+    pub options: IndexMap<String, serde_json::Value>,
+
+    /// How calls of this tool are shown.
+    #[setting(nested)]
+    pub style: ToolStyleConfig,
+
+    /// Argument-conditional policies (RFD D25).
+    #[setting(nested)]
+    pub policy: PolicyConfig,
+
+    /// Deprecated: use `policy.run`. Still read when `policy.run` is unset.
+    pub run: Option<PolicySpec>,
+
+    /// Deprecated: use `policy.result`. Still read when `policy.result` is
+    /// unset.
+    pub result: Option<PolicySpec>,
+}
+
+/// Where a tool comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Schematic)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolSource {
+    /// A program jp runs, speaking JSON over stdin/stdout.
+    #[default]
+    Local,
+    /// Part of jp itself.
+    Builtin,
+}
+
+/// The program that runs a local tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Schematic)]
+#[serde(untagged)]
+pub enum ToolCommand {
+    /// Words separated by spaces: `"python3 tools/lint.py"`.
+    Line(String),
+    /// The program and its arguments: `["python3", "tools/my tool.py"]`.
+    Argv(Vec<String>),
+}
+
+impl ToolCommand {
+    /// The program and its arguments.
+    #[must_use]
+    pub fn argv(&self) -> Vec<String> {
+        match self {
+            Self::Line(line) => line.split_whitespace().map(str::to_owned).collect(),
+            Self::Argv(argv) => argv.clone(),
+        }
+    }
+}
+
+/// `policy`: when jp asks before running a tool, and how results reach the
+/// model (RFD D25).
+#[derive(Debug, Clone, Config, serde::Serialize)]
+#[config(rename_all = "snake_case")]
+pub struct PolicyConfig {
+    /// Whether jp asks before running a call: a mode (`unattended`, `ask`,
+    /// `edit`, `skip`) or an ordered list of rules such as
+    /// `{ arg = "/path", prefix = "src/", mode = "unattended" }`; the first
+    /// matching rule decides, and `ask` applies when none matches. Unset:
+    /// the `'*'` default, else `ask`.
+    pub run: Option<PolicySpec>,
+
+    /// How a call's result reaches the model: a mode or rules, like `run`
+    /// (`unattended` delivers it, `ask` asks first, `edit` opens it in an
+    /// editor, `skip` withholds it). Unset: the `'*'` default, else
+    /// `unattended`.
+    pub result: Option<PolicySpec>,
+}
+
+/// How calls of a tool are shown.
+#[derive(Debug, Clone, Config, serde::Serialize)]
+#[config(rename_all = "snake_case")]
+pub struct ToolStyleConfig {
+    /// Hide this tool's calls from the output (decisions and prompts still
+    /// show).
+    pub hidden: Option<bool>,
+
+    /// The most lines of this tool's result shown inline; overrides
+    /// `style.tool_call.result_lines`.
+    pub result_lines: Option<u32>,
+}

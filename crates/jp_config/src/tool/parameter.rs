@@ -105,7 +105,7 @@ pub struct ToolParameterConfig {
 
     /// For `type = "array"`: the type of every element.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub items: Option<Box<ToolParameterConfig>>,
+    pub items: Option<ParamItems>,
 
     /// For `type = "object"`: the object's members, in order.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
@@ -186,6 +186,38 @@ fn object_schema_into(
         node.insert("required".into(), required.into());
     }
     node.insert("additionalProperties".into(), false.into());
+}
+
+/// The element type of an array parameter: a boxed
+/// [`ToolParameterConfig`] that derefs to it.
+///
+/// It exists because schematic's `Box<T>` schema skips the recursion guard
+/// that named types get, so a plain `Box<Self>` field overflows the stack
+/// when the config schema is generated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ParamItems(pub Box<ToolParameterConfig>);
+
+impl ParamItems {
+    /// Wraps an element description.
+    #[must_use]
+    pub fn new(items: ToolParameterConfig) -> Self {
+        Self(Box::new(items))
+    }
+}
+
+impl std::ops::Deref for ParamItems {
+    type Target = ToolParameterConfig;
+
+    fn deref(&self) -> &ToolParameterConfig {
+        &self.0
+    }
+}
+
+impl Schematic for ParamItems {
+    fn build_schema(schema: schematic::SchemaBuilder) -> schematic::Schema {
+        schema.infer::<ToolParameterConfig>()
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,269 @@
+//! `jp config ...`: show, read, change, check and describe the config.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use jp_config::ConfigPath;
+use jp_config::load::{self, Assignment, Loaded};
+
+use super::ctx::{Ctx, print_load_error};
+use super::{Format, exit};
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Config {
+    /// Show the resolved config and where each value came from.
+    Show {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Print one resolved value (strings bare, everything else as JSON).
+    Get {
+        /// The key, such as `assistant.model.id` or
+        /// `conversation.tools.'*'.policy.run`.
+        key: String,
+    },
+    /// Set a key in a config file, keeping the file's comments and layout.
+    ///
+    /// `KEY=VALUE` sets a string, or the JSON value when the key does not
+    /// take a string (`assistant.model.parameters.max_tokens=4096`);
+    /// `KEY:=JSON` sets exactly that JSON. The change is written only if the
+    /// whole config is still valid with it.
+    Set {
+        /// `KEY=VALUE` or `KEY:=JSON`.
+        assignment: String,
+        /// Change the user config (`$XDG_CONFIG_HOME/jp/config.toml`).
+        #[arg(long, conflicts_with = "workspace")]
+        user: bool,
+        /// Change the workspace config (`.jp/config.toml`); the default.
+        #[arg(long)]
+        workspace: bool,
+    },
+    /// Check every config layer; print one line per problem. Exits 1 if any
+    /// is an error (warnings do not fail).
+    Validate,
+    /// Print the JSON Schema of config files, for editors.
+    Schema,
+}
+
+impl Config {
+    pub fn run(self, ctx: &Ctx) -> Result<ExitCode, Box<dyn std::error::Error>> {
+        match self {
+            Self::Show { format } => with_config(ctx, |loaded| show(loaded, format)),
+            Self::Get { key } => with_config(ctx, |loaded| get(loaded, &key)),
+            Self::Set {
+                assignment,
+                user,
+                workspace: _,
+            } => set(ctx, &assignment, user),
+            Self::Validate => Ok(validate(ctx)),
+            Self::Schema => {
+                println!("{}", jp_config::schema::config_json_schema()?);
+                Ok(ExitCode::SUCCESS)
+            }
+        }
+    }
+}
+
+fn with_config(
+    ctx: &Ctx,
+    f: impl FnOnce(&Loaded) -> Result<ExitCode, Box<dyn std::error::Error>>,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    match ctx.load() {
+        Ok(loaded) => f(&loaded),
+        Err(error) => {
+            print_load_error(&error);
+            Ok(exit::INVALID_CONFIG.into())
+        }
+    }
+}
+
+/// Every leaf of the resolved config: `(key, value)`. Arrays and empty
+/// tables are leaves.
+fn leaves(
+    path: &ConfigPath,
+    value: &serde_json::Value,
+    out: &mut Vec<(ConfigPath, serde_json::Value)>,
+) {
+    match value {
+        serde_json::Value::Object(map) if !map.is_empty() => {
+            for (k, v) in map {
+                leaves(&path.join(k.clone()), v, out);
+            }
+        }
+        _ => out.push((path.clone(), value.clone())),
+    }
+}
+
+fn sources(loaded: &Loaded, key: &ConfigPath) -> Vec<String> {
+    let layers = loaded.sources_of(key);
+    if layers.is_empty() {
+        return vec!["default".into()];
+    }
+    // Appending fields (assistant.instructions) come from every layer that
+    // set them; everything else from the last one.
+    if key.segments() == ["assistant", "instructions"] {
+        layers.iter().map(|l| l.label.clone()).collect()
+    } else {
+        layers
+            .last()
+            .map(|l| vec![l.label.clone()])
+            .unwrap_or_default()
+    }
+}
+
+fn show(loaded: &Loaded, format: Format) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let mut all = Vec::new();
+    leaves(&ConfigPath::root(), &loaded.resolved, &mut all);
+    match format {
+        Format::Text => {
+            for (key, value) in &all {
+                println!(
+                    "{key} = {}  # {}",
+                    serde_json::to_string(value)?,
+                    sources(loaded, key).join(", ")
+                );
+            }
+        }
+        Format::Json => {
+            let sources = all
+                .iter()
+                .map(|(key, _)| (key.to_string(), sources(loaded, key).into()))
+                .collect::<serde_json::Map<_, _>>();
+            let out = serde_json::json!({ "config": loaded.resolved, "sources": sources });
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn get(loaded: &Loaded, key: &str) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let path = ConfigPath::parse(key)?;
+    match path.lookup(&loaded.resolved) {
+        Some(serde_json::Value::String(s)) => println!("{s}"),
+        Some(value) => println!("{}", serde_json::to_string_pretty(value)?),
+        None => {
+            eprintln!("error: no config key `{path}`");
+            return Ok(exit::INVALID_CONFIG.into());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn validate(ctx: &Ctx) -> ExitCode {
+    match load::load(&ctx.load_options()) {
+        Ok(loaded) => {
+            for warning in &loaded.warnings {
+                println!("{warning}");
+            }
+            let layers = loaded
+                .layers
+                .iter()
+                .map(|l| l.label.as_str())
+                .collect::<Vec<_>>()
+                .join(", ");
+            println!("config is valid ({layers})");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            for diagnostic in error.warnings.iter().chain(&error.errors) {
+                println!("{diagnostic}");
+            }
+            exit::INVALID_CONFIG.into()
+        }
+    }
+}
+
+fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let assignment = match Assignment::parse(arg) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(exit::USAGE.into());
+        }
+    };
+    let file = match target_file(ctx, user) {
+        Ok(file) => file,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Ok(exit::USAGE.into());
+        }
+    };
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("cannot read {}: {e}", file.display()).into()),
+    };
+
+    // `KEY=VALUE` is a string unless the key wants another type and the
+    // text is JSON of that type; trying both against the whole config
+    // decides, the same way `--cfg` does.
+    let mut failure = None;
+    for candidate in assignment.candidates() {
+        let new_text = match jp_config::edit::set_key(&text, &assignment.path, &candidate) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {}: {e}", file.display());
+                return Ok(exit::INVALID_CONFIG.into());
+            }
+        };
+        let mut options = ctx.load_options();
+        options.overrides.push((file.clone(), new_text.clone()));
+        match load::load(&options) {
+            Ok(loaded) => {
+                write_atomically(&file, &new_text)?;
+                for warning in &loaded.warnings {
+                    eprintln!("{warning}");
+                }
+                println!(
+                    "{} = {} in {}",
+                    assignment.path,
+                    serde_json::to_string(&candidate)?,
+                    load::display_path(&file, &ctx.cwd)
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            Err(error) => failure = Some(error),
+        }
+    }
+    if let Some(error) = failure {
+        print_load_error(&error);
+        eprintln!(
+            "error: {} is unchanged: the config would not be valid",
+            load::display_path(&file, &ctx.cwd)
+        );
+    }
+    Ok(exit::INVALID_CONFIG.into())
+}
+
+fn target_file(ctx: &Ctx, user: bool) -> Result<PathBuf, String> {
+    if user {
+        return load::user_config_file(&ctx.env).ok_or_else(|| {
+            "cannot find the user config: neither XDG_CONFIG_HOME nor HOME is set".into()
+        });
+    }
+    load::find_workspace_root(&ctx.cwd)
+        .map(|root| load::workspace_config_file(&root))
+        .ok_or_else(|| {
+            "not in a workspace (no .jp directory here or above); run `mkdir .jp` at the project root, or use --user".into()
+        })
+}
+
+/// Writes through a temporary file in the same directory and renames it
+/// over the target, so a crash never leaves a half-written config.
+fn write_atomically(file: &Path, text: &str) -> Result<(), String> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.jp-tmp-{}",
+        file.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("config"),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, file).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot replace {}: {e}", file.display())
+    })
+}

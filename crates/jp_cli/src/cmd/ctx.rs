@@ -1,0 +1,57 @@
+//! What every command that reads config needs: where it runs, the
+//! environment, and the `--cfg` arguments; and loading the config from them.
+
+use std::path::PathBuf;
+
+use jp_config::load::{self, LoadError, LoadOptions, Loaded};
+
+/// The context a command runs in.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    /// The directory jp was started in.
+    pub cwd: PathBuf,
+    /// The process environment.
+    pub env: Vec<(String, String)>,
+    /// `--cfg` arguments, in order.
+    pub assignments: Vec<String>,
+}
+
+impl Ctx {
+    /// The context of this process.
+    pub fn from_process(assignments: Vec<String>) -> Result<Self, String> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?;
+        Ok(Self {
+            cwd,
+            env: std::env::vars().collect(),
+            assignments,
+        })
+    }
+
+    /// The load options for this context.
+    pub fn load_options(&self) -> LoadOptions {
+        LoadOptions {
+            cwd: self.cwd.clone(),
+            user_config: load::user_config_file(&self.env),
+            env: self.env.clone(),
+            assignments: self.assignments.clone(),
+            overrides: Vec::new(),
+        }
+    }
+
+    /// Loads the config, printing its warnings to stderr.
+    pub fn load(&self) -> Result<Loaded, LoadError> {
+        let loaded = load::load(&self.load_options())?;
+        for warning in &loaded.warnings {
+            eprintln!("{warning}");
+        }
+        Ok(loaded)
+    }
+}
+
+/// Prints a failed load to stderr (warnings, then errors).
+pub fn print_load_error(error: &LoadError) {
+    for diagnostic in error.warnings.iter().chain(&error.errors) {
+        eprintln!("{diagnostic}");
+    }
+}

@@ -1,0 +1,216 @@
+//! `jp policy check`: what would the query loop decide for this call, and
+//! why.
+
+use std::process::ExitCode;
+
+use jp_config::load::Loaded;
+use jp_config::policy::PolicyField;
+use jp_config::tool::effective::{PolicyOrigin, effective_policy};
+use jp_config::tool::{DEFAULTS_KEY, check_arguments};
+use jp_conversation::{EventBuilder, EventPart, FlushedEvent, ToolCallPart};
+
+use super::ctx::{Ctx, print_load_error};
+use super::{Format, exit};
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Policy {
+    /// Evaluate a tool's policy against arguments, as the query loop would,
+    /// and explain the decision: the mode, the rule that matched (or the
+    /// implicit fallback), and why each earlier rule did not match.
+    ///
+    /// Exits 0 with a decision, 1 when the config is invalid, 2 when the
+    /// tool is unknown or the arguments do not fit it.
+    Check {
+        /// The tool's name.
+        tool: String,
+        /// The call's arguments, as a JSON object.
+        #[arg(long)]
+        args: String,
+        /// Check `policy.result` (how the result reaches the model) instead
+        /// of `policy.run`.
+        #[arg(long)]
+        result: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+}
+
+impl Policy {
+    pub fn run(self, ctx: &Ctx) -> Result<ExitCode, Box<dyn std::error::Error>> {
+        match self {
+            Self::Check {
+                tool,
+                args,
+                result,
+                format,
+            } => {
+                let loaded = match ctx.load() {
+                    Ok(loaded) => loaded,
+                    Err(error) => {
+                        print_load_error(&error);
+                        return Ok(exit::INVALID_CONFIG.into());
+                    }
+                };
+                let field = if result {
+                    PolicyField::Result
+                } else {
+                    PolicyField::Run
+                };
+                check(ctx, &loaded, &tool, &args, field, format)
+            }
+        }
+    }
+}
+
+/// Parses the arguments the way a streamed tool call is parsed, so what
+/// the query loop would reject (invalid or truncated JSON, a duplicate key,
+/// not an object) is rejected here too.
+fn parse_arguments(tool: &str, text: &str) -> Result<serde_json::Value, String> {
+    let mut builder = EventBuilder::new();
+    let start = EventPart::ToolCall(ToolCallPart::Start {
+        id: "policy-check".into(),
+        name: tool.to_owned(),
+    });
+    builder.handle_part(0, start).map_err(|e| e.to_string())?;
+    builder
+        .handle_part(
+            0,
+            EventPart::ToolCall(ToolCallPart::ArgumentChunk(text.to_owned())),
+        )
+        .map_err(|e| e.to_string())?;
+    let Some(FlushedEvent::ToolCallRequest(call)) = builder.handle_flush(0) else {
+        return Err("no tool call was assembled".into());
+    };
+    match call.arguments() {
+        Ok(map) => Ok(serde_json::Value::Object(map.clone())),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    exit::USAGE.into()
+}
+
+fn check(
+    ctx: &Ctx,
+    loaded: &Loaded,
+    tool: &str,
+    args: &str,
+    field: PolicyField,
+    format: Format,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let tools = &loaded.config.conversation.tools;
+    let known = tools
+        .iter()
+        .filter(|(name, cfg)| {
+            *name != DEFAULTS_KEY && (cfg.command.is_some() || !cfg.parameters.is_empty())
+        })
+        .map(|(name, _)| name.as_str())
+        .collect::<Vec<_>>();
+    if !known.contains(&tool) {
+        let list = if known.is_empty() {
+            "none".to_owned()
+        } else {
+            known.join(", ")
+        };
+        return Ok(usage_error(&format!(
+            "unknown tool `{tool}` (configured tools: {list})"
+        )));
+    }
+    let arguments = match parse_arguments(tool, args) {
+        Ok(a) => a,
+        Err(e) => return Ok(usage_error(&format!("--args: {e}"))),
+    };
+    let Some(cfg) = tools.get(tool) else {
+        return Ok(usage_error(&format!("unknown tool `{tool}`")));
+    };
+    if let Err(issues) = check_arguments(&cfg.parameters, &arguments) {
+        for issue in &issues {
+            eprintln!("error: --args: {issue}");
+        }
+        return Ok(usage_error(&format!(
+            "the arguments do not fit `{tool}`'s parameters"
+        )));
+    }
+    let Some((spec, compiled)) = effective_policy(&loaded.config, tool, field) else {
+        return Ok(usage_error(&format!("unknown tool `{tool}`")));
+    };
+    let Some(policy) = compiled.policy else {
+        // The loader already rejected configs with policy errors.
+        return Err(format!("the {field} policy of `{tool}` does not compile").into());
+    };
+    let root = loaded
+        .workspace_root
+        .clone()
+        .unwrap_or_else(|| ctx.cwd.clone());
+    let decision = policy.evaluate(&arguments, &root);
+
+    let key = spec.origin.key().map(ToString::to_string);
+    let source = spec
+        .origin
+        .key()
+        .and_then(|k| loaded.source_of(k))
+        .map_or_else(|| "default".to_owned(), |layer| layer.label.clone());
+    let describe = |rule: usize| {
+        policy
+            .rules()
+            .iter()
+            .find(|r| r.index == rule)
+            .map_or_else(String::new, jp_config::policy::Rule::describe)
+    };
+    match format {
+        Format::Json => {
+            let trace = decision
+                .trace
+                .iter()
+                .map(|t| {
+                    serde_json::json!({
+                        "rule": t.rule,
+                        "condition": describe(t.rule),
+                        "matched": t.matched,
+                        "reason": t.reason,
+                    })
+                })
+                .collect::<Vec<_>>();
+            let out = serde_json::json!({
+                "tool": tool,
+                "field": field.as_str(),
+                "mode": decision.mode.as_str(),
+                "rule": decision.rule,
+                "reason": decision.reason,
+                "policy": key,
+                "source": source,
+                "trace": trace,
+            });
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        }
+        Format::Text if spec.origin == PolicyOrigin::BuiltIn => {
+            println!("{tool} {field}: {}", decision.mode);
+            println!(
+                "  no {field} is configured for {tool} or '*'; the built-in default is {}",
+                decision.mode
+            );
+        }
+        Format::Text => {
+            println!("{tool} {field}: {}", decision.mode);
+            for t in &decision.trace {
+                let verdict = if t.matched { "matches" } else { "no match" };
+                let condition = describe(t.rule);
+                if condition == t.reason {
+                    println!("  {field}[{}] {condition}: {verdict}", t.rule);
+                } else {
+                    println!("  {field}[{}] {condition}: {verdict}: {}", t.rule, t.reason);
+                }
+            }
+            if decision.rule.is_none() {
+                println!("  {}", decision.reason);
+            }
+            if let Some(key) = &key {
+                println!("  policy: {key} ({source})");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,89 @@
+//! A temporary workspace and a way to run the real `jp` binary in it.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A temporary directory holding a workspace (`project/.jp`) and a user
+/// config directory (`xdg/jp`), isolated from the real user's config.
+pub struct Workspace {
+    dir: tempfile::TempDir,
+}
+
+/// What one run of `jp` did.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Workspace {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("project/.jp")).unwrap();
+        Self { dir }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn project(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    /// Writes a file relative to the temporary directory.
+    pub fn write(&self, rel: &str, text: &str) -> &Self {
+        let path = self.dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+        self
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join(rel)).unwrap()
+    }
+
+    /// Runs `jp args...` in `project/` with a clean environment plus `env`.
+    pub fn jp_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let output = Command::new(env!("CARGO_BIN_EXE_jp"))
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path())
+            .env("XDG_CONFIG_HOME", self.dir.path().join("xdg"))
+            .envs(env.iter().copied())
+            .current_dir(self.project())
+            .output()
+            .unwrap();
+        let clean = |bytes: Vec<u8>| {
+            String::from_utf8(bytes)
+                .unwrap()
+                .replace(&self.dir.path().display().to_string(), "<tmp>")
+        };
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: clean(output.stdout),
+            stderr: clean(output.stderr),
+        }
+    }
+
+    pub fn jp(&self, args: &[&str]) -> Run {
+        self.jp_with_env(args, &[])
+    }
+}
+
+/// The definition of `fs_modify_file` used across tests: a `path` and an
+/// array of patterns, each with `old`, `new` and `paths`.
+pub const FS_MODIFY_FILE: &str = r#"[conversation.tools.fs_modify_file]
+command = "jp-fs modify"
+summary = "Modify a file."
+
+[conversation.tools.fs_modify_file.parameters]
+path = { type = "path", required = true, summary = "The file to modify." }
+patterns = { type = "array", items = { type = "object", properties = { old = { type = "string" }, new = { type = "string" }, paths = { type = "array", items = { type = "path" } } } } }
+replace_using_regex = { type = "boolean" }
+start_line = { type = "integer" }
+"#;

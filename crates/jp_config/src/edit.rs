@@ -1,0 +1,212 @@
+//! Changing one key of a TOML config file while keeping its comments and
+//! layout (`jp config set`).
+
+use toml_edit::{DocumentMut, Item, Table, Value};
+
+use crate::path::ConfigPath;
+
+/// Why a key cannot be set in a file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditError {
+    /// The file is not valid TOML.
+    #[error("the file is not valid TOML: {0}")]
+    Parse(String),
+    /// A key on the way is a value, not a table.
+    #[error("`{key}` is set to a {found}, not a table, so `{target}` cannot be set below it")]
+    NotATable {
+        /// The key in the way.
+        key: String,
+        /// What it is.
+        found: &'static str,
+        /// The key being set.
+        target: String,
+    },
+    /// The value cannot be written in TOML.
+    #[error("{0}")]
+    Value(String),
+    /// The root cannot be set.
+    #[error("a key is needed")]
+    Root,
+}
+
+/// Sets `path` to `value` in the TOML `text` and returns the new text.
+/// Existing comments, order and formatting are kept; a replaced value keeps
+/// the comments around it. Missing tables are created.
+///
+/// # Errors
+///
+/// When the text is not TOML, a key on the way is not a table, or the value
+/// has a `null` (TOML has none).
+pub fn set_key(
+    text: &str,
+    path: &ConfigPath,
+    value: &serde_json::Value,
+) -> Result<String, EditError> {
+    let mut doc: DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| EditError::Parse(e.message().to_owned()))?;
+    let (last, parents) = path.segments().split_last().ok_or(EditError::Root)?;
+    let new_value = to_toml(value)?;
+
+    let mut table: &mut dyn toml_edit::TableLike = doc.as_table_mut();
+    let mut inline = false;
+    let mut walked = ConfigPath::root();
+    for segment in parents {
+        walked = walked.join(segment.clone());
+        let item = table.entry(segment).or_insert_with(|| {
+            if inline {
+                Item::Value(Value::InlineTable(toml_edit::InlineTable::new()))
+            } else {
+                let mut t = Table::new();
+                t.set_implicit(true);
+                Item::Table(t)
+            }
+        });
+        let found = kind(item);
+        inline = matches!(item, Item::Value(_));
+        table = item
+            .as_table_like_mut()
+            .ok_or_else(|| EditError::NotATable {
+                key: walked.to_string(),
+                found,
+                target: path.to_string(),
+            })?;
+    }
+
+    match table.get_mut(last) {
+        Some(Item::Value(existing)) => {
+            let decor = existing.decor().clone();
+            *existing = new_value;
+            *existing.decor_mut() = decor;
+        }
+        Some(item) => *item = Item::Value(new_value),
+        None => {
+            table.insert(last, Item::Value(new_value));
+        }
+    }
+    Ok(doc.to_string())
+}
+
+fn kind(item: &Item) -> &'static str {
+    match item {
+        Item::None => "nothing",
+        Item::Table(_) | Item::Value(Value::InlineTable(_)) => "table",
+        Item::ArrayOfTables(_) => "array of tables",
+        Item::Value(Value::String(_)) => "string",
+        Item::Value(Value::Integer(_)) => "integer",
+        Item::Value(Value::Float(_)) => "float",
+        Item::Value(Value::Boolean(_)) => "boolean",
+        Item::Value(Value::Datetime(_)) => "datetime",
+        Item::Value(Value::Array(_)) => "array",
+    }
+}
+
+fn to_toml(value: &serde_json::Value) -> Result<Value, EditError> {
+    Ok(match value {
+        serde_json::Value::Null => {
+            return Err(EditError::Value(
+                "TOML has no null; set a value or remove the key from the file".into(),
+            ));
+        }
+        serde_json::Value::Bool(b) => Value::from(*b),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => Value::from(i),
+            None => match n.as_f64() {
+                Some(f) if f.is_finite() && n.as_u64().is_none() => Value::from(f),
+                _ => return Err(EditError::Value(format!("{n} does not fit a TOML number"))),
+            },
+        },
+        serde_json::Value::String(s) => Value::from(s.as_str()),
+        serde_json::Value::Array(items) => {
+            let mut array = toml_edit::Array::new();
+            for item in items {
+                array.push(to_toml(item)?);
+            }
+            Value::Array(array)
+        }
+        serde_json::Value::Object(map) => {
+            let mut table = toml_edit::InlineTable::new();
+            for (k, v) in map {
+                table.insert(k, to_toml(v)?);
+            }
+            Value::InlineTable(table)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    fn key(s: &str) -> ConfigPath {
+        ConfigPath::parse(s).unwrap()
+    }
+
+    #[test]
+    fn replaces_a_value_keeping_comments() {
+        let text = "# my config\n[assistant.model]\n# the model\nid = \"a/b\" # trailing\n\n[style]\ncolor = \"auto\"\n";
+        let out = set_key(
+            text,
+            &key("assistant.model.id"),
+            &serde_json::json!("ollama/x"),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "# my config\n[assistant.model]\n# the model\nid = \"ollama/x\" # trailing\n\n[style]\ncolor = \"auto\"\n"
+        );
+    }
+
+    #[test]
+    fn creates_missing_tables() {
+        let out = set_key(
+            "",
+            &key("conversation.tools.fs_read_file.policy.run"),
+            &serde_json::json!("unattended"),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "[conversation.tools.fs_read_file.policy]\nrun = \"unattended\"\n"
+        );
+        let out = set_key(
+            "[style]\ncolor = \"never\"\n",
+            &key("conversation.tools.'*'.policy.run"),
+            &serde_json::json!([{ "arg": "/path", "prefix": "src/", "mode": "unattended" }, { "mode": "ask" }]),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "[style]\ncolor = \"never\"\n\n[conversation.tools.\"*\".policy]\nrun = [{ arg = \"/path\", prefix = \"src/\", mode = \"unattended\" }, { mode = \"ask\" }]\n"
+        );
+    }
+
+    #[test]
+    fn sets_inside_inline_tables_and_refuses_values_in_the_way() {
+        let out = set_key(
+            "assistant = { model = { id = \"a/b\" } }\n",
+            &key("assistant.model.id"),
+            &serde_json::json!("c/d"),
+        )
+        .unwrap();
+        assert_eq!(out, "assistant = { model = { id = \"c/d\" } }\n");
+        assert_eq!(
+            set_key(
+                "[assistant]\nmodel = \"x\"\n",
+                &key("assistant.model.id"),
+                &serde_json::json!("c/d")
+            )
+            .unwrap_err()
+            .to_string(),
+            "`assistant.model` is set to a string, not a table, so `assistant.model.id` cannot be set below it"
+        );
+        assert_eq!(
+            set_key("", &key("a"), &serde_json::Value::Null)
+                .unwrap_err()
+                .to_string(),
+            "TOML has no null; set a value or remove the key from the file"
+        );
+    }
+}

@@ -1,0 +1,576 @@
+//! Loading the config: finding the layers, parsing each, merging them.
+//!
+//! Layers, weakest first:
+//! 1. built-in defaults;
+//! 2. the user config, `$XDG_CONFIG_HOME/jp/config.toml` (or
+//!    `~/.config/jp/config.toml`);
+//! 3. the workspace config, `.jp/config.toml` in the nearest directory at or
+//!    above the current one that has a `.jp` directory;
+//! 4. `JP_CFG_*` environment variables;
+//! 5. `--cfg` arguments, in order.
+//!
+//! A file's `extends` globs name files merged just before it. Every layer is
+//! parsed on its own, so an error names the layer (file and line, variable
+//! or argument) it is in; one bad layer fails the whole load, none is
+//! skipped. Merging is per field, by each field's declared strategy
+//! (schematic's `merge`): most replace, `assistant.instructions` appends.
+
+mod assign;
+mod locate;
+
+use std::path::{Path, PathBuf};
+
+use schematic::{Config as _, PartialConfig as _};
+
+pub use assign::{AssignedValue, Assignment, AssignmentError};
+pub use locate::{line_of_offset, locate_key};
+
+use crate::app::{AppConfig, PartialAppConfig};
+use crate::diagnostic::Diagnostic;
+use crate::path::ConfigPath;
+use crate::validate;
+
+/// The prefix of environment variables that set config keys.
+pub const ENV_PREFIX: &str = "JP_CFG_";
+
+/// The name of the workspace directory that holds `config.toml`.
+pub const WORKSPACE_DIR: &str = ".jp";
+
+/// The most files one load reads through `extends`, against runaway globs.
+const MAX_FILES: usize = 1024;
+
+/// Where to look for config and what to add on top.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// The directory the workspace search starts from.
+    pub cwd: PathBuf,
+    /// The user config file. `None` means no user config (tests); the
+    /// binary passes [`user_config_file`]'s answer.
+    pub user_config: Option<PathBuf>,
+    /// Environment variables; those starting with [`ENV_PREFIX`] are read.
+    pub env: Vec<(String, String)>,
+    /// `--cfg` arguments, in order.
+    pub assignments: Vec<String>,
+    /// File contents to use instead of what is on disk (used to check an
+    /// edit before writing it).
+    pub overrides: Vec<(PathBuf, String)>,
+}
+
+/// One config layer: where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layer {
+    /// A short label: the file's path, `env JP_CFG_X`, `--cfg k=v`, or
+    /// `default`.
+    pub label: String,
+    /// The file, for file layers.
+    pub file: Option<PathBuf>,
+    /// What the layer set, as JSON (used to tell where a value came from).
+    pub raw: serde_json::Value,
+    /// The file's text, for file layers (used to find line numbers).
+    text: Option<String>,
+}
+
+/// A loaded, merged and validated config.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The merged config.
+    pub config: AppConfig,
+    /// The merged config as JSON, for display.
+    pub resolved: serde_json::Value,
+    /// The workspace root (the directory holding `.jp`), if there is one.
+    pub workspace_root: Option<PathBuf>,
+    /// The layers, weakest first (the built-in defaults are layer 0).
+    pub layers: Vec<Layer>,
+    /// Warnings: the config loads, but something deserves attention.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// A config that does not load: every error found, plus the warnings.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}", render(.errors))]
+pub struct LoadError {
+    /// The problems that stop the config from loading.
+    pub errors: Vec<Diagnostic>,
+    /// Warnings found along the way.
+    pub warnings: Vec<Diagnostic>,
+}
+
+fn render(diagnostics: &[Diagnostic]) -> String {
+    diagnostics
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The user config file: `$XDG_CONFIG_HOME/jp/config.toml`, else
+/// `$HOME/.config/jp/config.toml`. `None` when neither variable is set.
+#[must_use]
+pub fn user_config_file(env: &[(String, String)]) -> Option<PathBuf> {
+    let var = |name: &str| {
+        env.iter()
+            .find(|(k, v)| k == name && !v.is_empty())
+            .map(|(_, v)| PathBuf::from(v))
+    };
+    let base = var("XDG_CONFIG_HOME").or_else(|| var("HOME").map(|home| home.join(".config")))?;
+    Some(base.join("jp").join("config.toml"))
+}
+
+/// A path for messages: relative to `cwd` when it is below it, else as is.
+#[must_use]
+pub fn display_path(path: &Path, cwd: &Path) -> String {
+    path.strip_prefix(cwd)
+        .map_or_else(|_| path.display().to_string(), |p| p.display().to_string())
+}
+
+/// The nearest directory at or above `cwd` that has a `.jp` directory.
+#[must_use]
+pub fn find_workspace_root(cwd: &Path) -> Option<PathBuf> {
+    cwd.ancestors()
+        .find(|dir| dir.join(WORKSPACE_DIR).is_dir())
+        .map(Path::to_path_buf)
+}
+
+/// The workspace config file of a workspace root.
+#[must_use]
+pub fn workspace_config_file(root: &Path) -> PathBuf {
+    root.join(WORKSPACE_DIR).join("config.toml")
+}
+
+/// Loads every layer, merges them, and validates the result.
+///
+/// # Errors
+///
+/// Every problem found: unreadable or malformed files, unknown keys, wrong
+/// types, bad assignments, and config that fails validation (see
+/// [`crate::validate`]).
+pub fn load(options: &LoadOptions) -> Result<Loaded, LoadError> {
+    let mut loader = Loader {
+        options,
+        layers: Vec::new(),
+        partials: Vec::new(),
+        errors: Vec::new(),
+        stack: Vec::new(),
+        seen: Vec::new(),
+    };
+    loader.run();
+    let Loader {
+        layers,
+        partials,
+        mut errors,
+        ..
+    } = loader;
+
+    let workspace_root = find_workspace_root(&options.cwd);
+    if !errors.is_empty() {
+        return Err(LoadError {
+            errors,
+            warnings: Vec::new(),
+        });
+    }
+
+    let config = match merge(partials) {
+        Ok(config) => config,
+        Err(message) => {
+            errors.push(Diagnostic::error(None, message));
+            return Err(LoadError {
+                errors,
+                warnings: Vec::new(),
+            });
+        }
+    };
+    let resolved = resolved_json(&config);
+    let mut loaded = Loaded {
+        config,
+        resolved,
+        workspace_root,
+        layers,
+        warnings: Vec::new(),
+    };
+    let (errors, warnings): (Vec<_>, Vec<_>) = validate::validate(&loaded.config)
+        .into_iter()
+        .map(|problem| loaded.place(problem))
+        .partition(Diagnostic::is_error);
+    loaded.warnings = warnings;
+    if errors.is_empty() {
+        Ok(loaded)
+    } else {
+        Err(LoadError {
+            errors,
+            warnings: loaded.warnings,
+        })
+    }
+}
+
+fn merge(partials: Vec<PartialAppConfig>) -> Result<AppConfig, String> {
+    let mut merged = PartialAppConfig::default_values(&())
+        .map_err(|e| format!("built-in defaults: {e}"))?
+        .unwrap_or_default();
+    for partial in partials {
+        merged
+            .merge(&(), partial)
+            .map_err(|e| format!("merging config layers: {e}"))?;
+    }
+    let finalized = merged
+        .finalize(&())
+        .map_err(|e| format!("finalizing config: {e}"))?;
+    Ok(AppConfig::from_partial(finalized))
+}
+
+/// The merged config as JSON (what `jp config show` prints).
+#[must_use]
+pub fn resolved_json(config: &AppConfig) -> serde_json::Value {
+    // Serializing plain config types cannot fail; `Null` is never expected.
+    let mut value = serde_json::to_value(config).unwrap_or(serde_json::Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        map.remove("extends");
+    }
+    value
+}
+
+impl Loaded {
+    /// The layer that last set `path` (or an ancestor of it, such as a whole
+    /// array), if any layer did; `None` means the built-in default.
+    #[must_use]
+    pub fn source_of(&self, path: &ConfigPath) -> Option<&Layer> {
+        self.sources_of(path).last().copied()
+    }
+
+    /// Every layer that set `path` or one of its ancestors, weakest first.
+    #[must_use]
+    pub fn sources_of(&self, path: &ConfigPath) -> Vec<&Layer> {
+        self.layers
+            .iter()
+            .filter(|layer| sets(&layer.raw, path.segments()))
+            .collect()
+    }
+
+    /// Fills in the file and line of a validation problem about a key.
+    fn place(&self, mut problem: validate::Problem) -> Diagnostic {
+        let Some(path) = &problem.path else {
+            return problem.diagnostic;
+        };
+        // The deepest part of the key that some layer sets is where the
+        // problem was written.
+        let located = (0..=path.segments().len()).rev().find_map(|len| {
+            let prefix = ConfigPath::from_segments(path.segments()[..len].iter().cloned());
+            self.source_of(&prefix).map(|layer| (layer, prefix))
+        });
+        if let Some((layer, prefix)) = located {
+            problem.diagnostic.source = Some(layer.label.clone());
+            problem.diagnostic.line = layer
+                .text
+                .as_deref()
+                .and_then(|text| locate_key(text, prefix.segments()));
+        }
+        problem.diagnostic
+    }
+}
+
+/// Whether a layer's raw value sets `path` or an ancestor of it as a value.
+fn sets(raw: &serde_json::Value, segments: &[String]) -> bool {
+    let mut node = raw;
+    for segment in segments {
+        match node {
+            serde_json::Value::Object(map) => match map.get(segment) {
+                Some(next) => node = next,
+                None => return false,
+            },
+            // An array (or scalar) set as a whole covers everything below.
+            _ => return true,
+        }
+    }
+    !matches!(node, serde_json::Value::Object(map) if map.is_empty()) || segments.is_empty()
+}
+
+struct Loader<'a> {
+    options: &'a LoadOptions,
+    layers: Vec<Layer>,
+    partials: Vec<PartialAppConfig>,
+    errors: Vec<Diagnostic>,
+    /// Files being loaded, for cycle detection.
+    stack: Vec<PathBuf>,
+    /// Files loaded so far (canonical), so a file reached twice loads once.
+    seen: Vec<PathBuf>,
+}
+
+impl Loader<'_> {
+    fn run(&mut self) {
+        self.layers.push(Layer {
+            label: "default".into(),
+            file: None,
+            raw: serde_json::Value::Object(serde_json::Map::new()),
+            text: None,
+        });
+        self.partials.push(PartialAppConfig::default());
+
+        if let Some(user) = &self.options.user_config
+            && self.exists(user)
+        {
+            self.file(user);
+        }
+        if let Some(root) = find_workspace_root(&self.options.cwd) {
+            let file = workspace_config_file(&root);
+            if self.exists(&file) {
+                self.file(&file);
+            }
+        }
+
+        let mut env: Vec<_> = self
+            .options
+            .env
+            .iter()
+            .filter(|(k, _)| k.starts_with(ENV_PREFIX))
+            .collect();
+        env.sort();
+        for (name, value) in env {
+            let label = format!("env {name}");
+            match Assignment::from_env(name, value) {
+                Ok(assignment) => self.assignment(label, &assignment),
+                Err(e) => self
+                    .errors
+                    .push(with_source(Diagnostic::error(None, e.to_string()), &label)),
+            }
+        }
+
+        for arg in &self.options.assignments {
+            let label = format!("--cfg {arg}");
+            if let Some(file) = arg.strip_prefix('@') {
+                let path = self.options.cwd.join(file);
+                if self.exists(&path) {
+                    self.file(&path);
+                } else {
+                    self.errors.push(with_source(
+                        Diagnostic::error(None, format!("no such file: {}", path.display())),
+                        &label,
+                    ));
+                }
+                continue;
+            }
+            match Assignment::parse(arg) {
+                Ok(assignment) => self.assignment(label, &assignment),
+                Err(e) => self
+                    .errors
+                    .push(with_source(Diagnostic::error(None, e.to_string()), &label)),
+            }
+        }
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.options.overrides.iter().any(|(p, _)| p == path) || path.is_file()
+    }
+
+    fn read(&self, path: &Path) -> std::io::Result<String> {
+        match self.options.overrides.iter().find(|(p, _)| p == path) {
+            Some((_, text)) => Ok(text.clone()),
+            None => std::fs::read_to_string(path),
+        }
+    }
+
+    fn file(&mut self, path: &Path) {
+        let label = display_path(path, &self.options.cwd);
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if self.stack.contains(&key) {
+            // The file whose `extends` closes the cycle is where to fix it.
+            let label = self
+                .stack
+                .last()
+                .map_or(label, |file| display_path(file, &self.options.cwd));
+            let chain = self
+                .stack
+                .iter()
+                .chain(std::iter::once(&key))
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" -> ");
+            self.errors.push(with_source(
+                Diagnostic::error(Some("extends".into()), format!("extends cycle: {chain}")),
+                &label,
+            ));
+            return;
+        }
+        if self.seen.contains(&key) {
+            return;
+        }
+        if self.seen.len() >= MAX_FILES {
+            self.errors.push(with_source(
+                Diagnostic::error(
+                    Some("extends".into()),
+                    format!("more than {MAX_FILES} config files; is an extends glob too broad?"),
+                ),
+                &label,
+            ));
+            return;
+        }
+        self.seen.push(key.clone());
+
+        let text = match self.read(path) {
+            Ok(text) => text,
+            Err(e) => {
+                self.errors.push(with_source(
+                    Diagnostic::error(None, format!("cannot read: {e}")),
+                    &label,
+                ));
+                return;
+            }
+        };
+        let is_json = path.extension().is_some_and(|e| e == "json");
+        let parsed = if is_json {
+            parse_json_file(&text)
+        } else {
+            parse_toml_file(&text)
+        };
+        let (mut partial, raw) = match parsed {
+            Ok(parsed) => parsed,
+            Err(mut diagnostic) => {
+                diagnostic.source = Some(label);
+                self.errors.push(diagnostic);
+                return;
+            }
+        };
+
+        self.stack.push(key);
+        let extends = partial.extends.take().unwrap_or_default();
+        let base = path.parent().unwrap_or(Path::new("."));
+        for (i, pattern) in extends.iter().enumerate() {
+            match expand(base, pattern) {
+                Ok(files) => {
+                    for file in files {
+                        self.file(&file);
+                    }
+                }
+                Err(message) => {
+                    let mut d = Diagnostic::error(Some(format!("extends[{i}]")), message);
+                    d.source = Some(label.clone());
+                    d.line = locate_key(&text, &["extends".into(), i.to_string()]);
+                    self.errors.push(d);
+                }
+            }
+        }
+        self.stack.pop();
+
+        self.layers.push(Layer {
+            label,
+            file: Some(path.to_path_buf()),
+            raw,
+            text: if is_json { None } else { Some(text) },
+        });
+        self.partials.push(partial);
+    }
+
+    fn assignment(&mut self, label: String, assignment: &Assignment) {
+        match assignment.to_partial() {
+            Ok((partial, raw)) => {
+                self.layers.push(Layer {
+                    label,
+                    file: None,
+                    raw,
+                    text: None,
+                });
+                self.partials.push(partial);
+            }
+            Err(e) => self
+                .errors
+                .push(with_source(Diagnostic::error(None, e.to_string()), &label)),
+        }
+    }
+}
+
+fn with_source(mut diagnostic: Diagnostic, label: &str) -> Diagnostic {
+    diagnostic.source = Some(label.to_owned());
+    diagnostic
+}
+
+/// Parses a TOML config file into its partial config and its raw value.
+///
+/// # Errors
+///
+/// A diagnostic with the line and key of the first problem (no source set).
+pub fn parse_toml_file(text: &str) -> Result<(PartialAppConfig, serde_json::Value), Diagnostic> {
+    let deserializer =
+        toml::de::Deserializer::parse(text).map_err(|e| toml_diagnostic(text, &e, None))?;
+    let partial: PartialAppConfig =
+        serde_path_to_error::deserialize(deserializer).map_err(|e| {
+            let key = path_to_key(e.path());
+            toml_diagnostic(text, e.inner(), key)
+        })?;
+    let raw: serde_json::Value =
+        toml::from_str(text).map_err(|e| toml_diagnostic(text, &e, None))?;
+    Ok((partial, raw))
+}
+
+fn parse_json_file(text: &str) -> Result<(PartialAppConfig, serde_json::Value), Diagnostic> {
+    let raw: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        let mut d = Diagnostic::error(None, e.to_string());
+        d.line = Some(e.line());
+        d
+    })?;
+    let partial = deserialize_value(&raw)?;
+    Ok((partial, raw))
+}
+
+/// Deserializes a partial config from a JSON value, naming the key of the
+/// first problem.
+///
+/// # Errors
+///
+/// A diagnostic naming the key and the problem.
+pub fn deserialize_value(raw: &serde_json::Value) -> Result<PartialAppConfig, Diagnostic> {
+    serde_path_to_error::deserialize(raw)
+        .map_err(|e| Diagnostic::error(path_to_key(e.path()), e.inner().to_string()))
+}
+
+fn toml_diagnostic(text: &str, error: &toml::de::Error, key: Option<String>) -> Diagnostic {
+    let mut diagnostic = Diagnostic::error(key, error.message().trim_end().to_owned());
+    diagnostic.line = error.span().map(|span| line_of_offset(text, span.start));
+    diagnostic
+}
+
+fn path_to_key(path: &serde_path_to_error::Path) -> Option<String> {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for segment in path {
+        match segment {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(&ConfigPath::from_segments([key.as_str()]).to_string());
+            }
+            Segment::Unknown => {}
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Expands one `extends` entry into files, sorted. A pattern without glob
+/// characters must name an existing file.
+fn expand(base: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
+    let joined = base.join(pattern);
+    let is_glob = pattern.contains(['*', '?', '[']);
+    if !is_glob {
+        return if joined.is_file() {
+            Ok(vec![joined])
+        } else {
+            Err(format!("no such file: {}", joined.display()))
+        };
+    }
+    let text = joined.to_str().ok_or_else(|| {
+        format!(
+            "the pattern `{pattern}` is not valid UTF-8 once joined to {}",
+            base.display()
+        )
+    })?;
+    let paths = glob::glob(text).map_err(|e| format!("invalid glob `{pattern}`: {e}"))?;
+    let mut files = Vec::new();
+    for entry in paths {
+        let path =
+            entry.map_err(|e| format!("cannot read {}: {}", e.path().display(), e.error()))?;
+        if path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}

@@ -1,0 +1,181 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use super::*;
+
+#[test]
+fn lexical_normalization() {
+    let cases = [
+        ("src/./lib.rs", "src/lib.rs"),
+        ("src//lib.rs/", "src/lib.rs"),
+        ("./src", "src"),
+        ("src/../.env", ".env"),
+        ("a/b/../../c", "c"),
+        ("..", ".."),
+        ("../a/..", ".."),
+        ("a/../..", ".."),
+        (".", ""),
+        ("/..", "/"),
+        ("/a/../../b", "/b"),
+        ("//etc///hosts", "/etc/hosts"),
+    ];
+    for (input, expected) in cases {
+        assert_eq!(
+            normalize_lexically(Path::new(input)),
+            PathBuf::from(expected),
+            "{input}"
+        );
+    }
+}
+
+#[test]
+fn literals() {
+    assert_eq!(
+        PolicyPath::parse("./src//"),
+        Ok(PolicyPath::Relative("src".into()))
+    );
+    assert_eq!(PolicyPath::parse("."), Ok(PolicyPath::Relative("".into())));
+    assert_eq!(
+        PolicyPath::parse("/etc/./ssh/"),
+        Ok(PolicyPath::Absolute("/etc/ssh".into()))
+    );
+    assert_eq!(PolicyPath::parse(""), Err(PathLiteralError::Empty));
+    assert_eq!(PolicyPath::parse("a\0b"), Err(PathLiteralError::Nul));
+    assert_eq!(
+        PolicyPath::parse("src/../../x"),
+        Err(PathLiteralError::EscapesRoot)
+    );
+    assert_eq!(PolicyPath::Relative("".into()).display(), ".");
+    assert_eq!(PolicyPath::Relative("".into()).display_prefix(), "./");
+    assert_eq!(PolicyPath::Relative("src".into()).display_prefix(), "src/");
+    assert_eq!(PolicyPath::Absolute("/".into()).display_prefix(), "/");
+}
+
+#[test]
+fn literal_prefixes_compare_components() {
+    let src = PolicyPath::Relative("src".into());
+    assert!(src.is_prefix_of(&PolicyPath::Relative("src/a".into())));
+    assert!(src.is_prefix_of(&PolicyPath::Relative("src".into())));
+    assert!(!src.is_prefix_of(&PolicyPath::Relative("src-old".into())));
+    assert!(!src.is_prefix_of(&PolicyPath::Absolute("/src/a".into())));
+    assert!(PolicyPath::Relative("".into()).is_prefix_of(&PolicyPath::Relative(".env".into())));
+}
+
+fn workspace() -> (tempfile::TempDir, Workspace) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src/sub")).unwrap();
+    let ws = Workspace::new(dir.path());
+    (dir, ws)
+}
+
+fn texts(value: &str, ws: &Workspace) -> (String, String) {
+    let forms = resolve_path(value, ws).unwrap();
+    (forms.lexical.text(), forms.resolved.text())
+}
+
+#[test]
+fn values_inside_the_workspace_are_relative() {
+    let (_dir, ws) = workspace();
+    assert_eq!(
+        texts("src/lib.rs", &ws),
+        ("src/lib.rs".into(), "src/lib.rs".into())
+    );
+    assert_eq!(texts("src/../.env", &ws), (".env".into(), ".env".into()));
+    assert_eq!(texts("./", &ws), (".".into(), ".".into()));
+    assert_eq!(texts("", &ws), (".".into(), ".".into()));
+    // A missing directory followed by `..` is resolved lexically.
+    assert_eq!(
+        texts("src/missing/../sub/x", &ws),
+        ("src/sub/x".into(), "src/sub/x".into())
+    );
+    let absolute = format!("{}/src/sub/a.rs", ws.root().display());
+    assert_eq!(
+        texts(&absolute, &ws),
+        ("src/sub/a.rs".into(), "src/sub/a.rs".into())
+    );
+    let forms = resolve_path("src/lib.rs", &ws).unwrap();
+    assert_eq!(forms.lexical.relative(), Some(Path::new("src/lib.rs")));
+    assert_eq!(forms.lexical.absolute(), ws.root().join("src/lib.rs"));
+}
+
+#[test]
+fn values_outside_the_workspace_stay_absolute() {
+    let (_dir, ws) = workspace();
+    let forms = resolve_path("/etc/hosts", &ws).unwrap();
+    assert_eq!(forms.lexical.relative(), None);
+    assert_eq!(forms.lexical.text(), "/etc/hosts");
+    let forms = resolve_path("../outside/x", &ws).unwrap();
+    assert_eq!(forms.lexical.relative(), None);
+    let parent = ws.root().parent().unwrap();
+    assert_eq!(forms.lexical.absolute(), parent.join("outside/x"));
+    // A sibling directory sharing the root's name as a prefix is outside.
+    let sibling = format!("{}-other/x", ws.root().display());
+    assert_eq!(
+        resolve_path(&sibling, &ws).unwrap().lexical.relative(),
+        None
+    );
+}
+
+#[test]
+fn nul_is_not_a_path() {
+    let (_dir, ws) = workspace();
+    assert_eq!(resolve_path("src/a\0b", &ws), Err(NulInPath));
+}
+
+#[test]
+fn a_deep_missing_path_resolves_through_its_existing_ancestor() {
+    let (_dir, ws) = workspace();
+    let deep = format!("src/sub/{}", "d/".repeat(2000));
+    let forms = resolve_path(&deep, &ws).unwrap();
+    assert_eq!(forms.resolved, forms.lexical);
+    assert!(forms.resolved.text().starts_with("src/sub/d/d/"));
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_give_a_second_form() {
+    let (dir, ws) = workspace();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret"), "x").unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("src/link")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("src/sub"), dir.path().join("docs")).unwrap();
+    let outside_real = std::fs::canonicalize(outside.path()).unwrap();
+
+    let forms = resolve_path("src/link/secret", &ws).unwrap();
+    assert_eq!(forms.lexical.text(), "src/link/secret");
+    assert_eq!(forms.resolved.relative(), None);
+    assert_eq!(forms.resolved.absolute(), outside_real.join("secret"));
+
+    // A missing file below the link resolves through it too.
+    let forms = resolve_path("src/link/new/file", &ws).unwrap();
+    assert_eq!(forms.resolved.absolute(), outside_real.join("new/file"));
+
+    // `..` after a link is physical in the resolved form.
+    let forms = resolve_path("src/link/../x", &ws).unwrap();
+    assert_eq!(forms.lexical.text(), "src/x");
+    assert_eq!(
+        forms.resolved.absolute(),
+        outside_real.parent().unwrap().join("x")
+    );
+
+    // A link inside the workspace resolves to a relative form.
+    let forms = resolve_path("docs/a.rs", &ws).unwrap();
+    assert_eq!(forms.lexical.text(), "docs/a.rs");
+    assert_eq!(forms.resolved.text(), "src/sub/a.rs");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_root_is_matched_in_both_forms() {
+    let real = tempfile::tempdir().unwrap();
+    std::fs::create_dir(real.path().join("src")).unwrap();
+    let holder = tempfile::tempdir().unwrap();
+    let link = holder.path().join("ws");
+    std::os::unix::fs::symlink(real.path(), &link).unwrap();
+    let ws = Workspace::new(&link);
+    assert_eq!(ws.root(), link);
+    assert_eq!(
+        ws.resolved_root(),
+        std::fs::canonicalize(real.path()).unwrap()
+    );
+    assert_eq!(texts("src/a", &ws), ("src/a".into(), "src/a".into()));
+}

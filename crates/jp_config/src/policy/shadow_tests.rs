@@ -1,0 +1,347 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::policy::support_tests::{NO_CATCH_ALL, compile, errors, messages};
+
+/// The unreachable-rule errors of two rules followed by a catch-all.
+fn pair(earlier: &str, later: &str) -> Vec<String> {
+    errors(&format!("[{earlier}, {later}, {{ mode = \"ask\" }}]"))
+}
+
+fn unreachable(later: usize, earlier: usize, describe: &str) -> String {
+    format!(
+        "policy.run[{later}]: can never match: policy.run[{earlier}] ({describe}) matches \
+         everything it matches; move it above policy.run[{earlier}] or remove it"
+    )
+}
+
+#[test]
+fn d25_table_prefix_before_longer_prefix() {
+    assert_eq!(
+        pair(
+            r#"{ arg = "/path", prefix = "src/", mode = "ask" }"#,
+            r#"{ arg = "/path", prefix = "src/sensitive/", mode = "ask" }"#
+        ),
+        [unreachable(1, 0, "prefix \"src/\" on /path")]
+    );
+}
+
+#[test]
+fn d25_table_prefix_before_const() {
+    assert_eq!(
+        pair(
+            r#"{ arg = "/path", prefix = "src/", mode = "ask" }"#,
+            r#"{ arg = "/path", const = "src/lib.rs", mode = "edit" }"#
+        ),
+        [unreachable(1, 0, "prefix \"src/\" on /path")]
+    );
+}
+
+#[test]
+fn d25_table_enum_before_const() {
+    assert_eq!(
+        pair(
+            r#"{ arg = "/util", enum = ["jq", "wc"], mode = "ask" }"#,
+            r#"{ arg = "/util", const = "jq", mode = "skip" }"#
+        ),
+        [unreachable(1, 0, "enum [\"jq\", \"wc\"] on /util")]
+    );
+}
+
+#[test]
+fn d25_table_enum_before_subset_enum() {
+    assert_eq!(
+        pair(
+            r#"{ arg = "/util", enum = ["jq", "wc", "date"], mode = "unattended" }"#,
+            r#"{ arg = "/util", enum = ["wc", "jq"], mode = "unattended" }"#
+        ),
+        [unreachable(
+            1,
+            0,
+            "enum [\"jq\", \"wc\", \"date\"] on /util"
+        )]
+    );
+    // Not a subset: no error.
+    assert_eq!(
+        pair(
+            r#"{ arg = "/util", enum = ["jq", "wc"], mode = "ask" }"#,
+            r#"{ arg = "/util", enum = ["jq", "date"], mode = "ask" }"#
+        ),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn d25_table_catch_all_before_any_rule() {
+    assert_eq!(
+        errors(
+            r#"[
+            { arg = "/path", prefix = "src/", mode = "unattended" },
+            { mode = "ask" },
+            { arg = "/path", prefix = "docs/", mode = "unattended" },
+            { mode = "skip" },
+        ]"#
+        ),
+        [
+            unreachable(2, 1, "catch-all"),
+            unreachable(3, 1, "catch-all")
+        ]
+    );
+}
+
+#[test]
+fn prefix_spellings_are_normalized_before_comparing() {
+    assert_eq!(
+        pair(
+            r#"{ arg = "/path", prefix = "./src", mode = "ask" }"#,
+            r#"{ arg = "/path", prefix = "src//lib/", mode = "ask" }"#
+        ),
+        [unreachable(1, 0, "prefix \"./src\" on /path")]
+    );
+    assert_eq!(
+        pair(
+            r#"{ arg = "/path", prefix = "src/", mode = "ask" }"#,
+            r#"{ arg = "/path", prefix = "src", mode = "ask" }"#
+        ),
+        [unreachable(1, 0, "prefix \"src/\" on /path")]
+    );
+    assert_eq!(
+        pair(
+            r#"{ arg = "/path", prefix = "/etc", mode = "ask" }"#,
+            r#"{ arg = "/path", const = "/etc/ssh/../hosts", mode = "ask" }"#
+        ),
+        [unreachable(1, 0, "prefix \"/etc\" on /path")]
+    );
+}
+
+#[test]
+fn path_prefixes_compare_components_and_string_prefixes_bytes() {
+    assert_eq!(
+        pair(
+            r#"{ arg = "/path", prefix = "src", mode = "ask" }"#,
+            r#"{ arg = "/path", prefix = "src-old", mode = "ask" }"#
+        ),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        pair(
+            r#"{ arg = "/name", prefix = "src", mode = "ask" }"#,
+            r#"{ arg = "/name", prefix = "src-old", mode = "ask" }"#
+        ),
+        [unreachable(1, 0, "prefix \"src\" on /name")]
+    );
+    // A relative and an absolute prefix are never compared: the root is not
+    // known when the policy is compiled.
+    assert_eq!(
+        pair(
+            r#"{ arg = "/path", prefix = "src", mode = "ask" }"#,
+            r#"{ arg = "/path", prefix = "/work/src", mode = "ask" }"#
+        ),
+        Vec::<String>::new()
+    );
+    // A longer prefix first is the right order.
+    assert_eq!(
+        pair(
+            r#"{ arg = "/path", prefix = "src/sensitive", mode = "ask" }"#,
+            r#"{ arg = "/path", prefix = "src", mode = "ask" }"#
+        ),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn equal_consts_compare_numerically() {
+    assert_eq!(
+        pair(
+            r#"{ arg = "/start_line", const = 1, mode = "ask" }"#,
+            r#"{ arg = "/start_line", const = 1.0, mode = "skip" }"#
+        ),
+        [unreachable(1, 0, "const 1 on /start_line")]
+    );
+    assert_eq!(
+        pair(
+            r#"{ arg = "/ratio", enum = [1, 2.5], mode = "ask" }"#,
+            r#"{ arg = "/ratio", const = 1.0, mode = "skip" }"#
+        ),
+        [unreachable(1, 0, "enum [1, 2.5] on /ratio")]
+    );
+    assert_eq!(
+        pair(
+            r#"{ arg = "/replace_using_regex", const = true, mode = "ask" }"#,
+            r#"{ arg = "/replace_using_regex", enum = [true], mode = "skip" }"#
+        ),
+        [unreachable(1, 0, "const true on /replace_using_regex")]
+    );
+    assert_eq!(
+        pair(
+            r#"{ arg = "/start_line", const = 1, mode = "ask" }"#,
+            r#"{ arg = "/start_line", const = 2, mode = "skip" }"#
+        ),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn numeric_bounds() {
+    let cases = [
+        // (earlier, later, unreachable?)
+        ("minimum = 10", "minimum = 20", true),
+        ("minimum = 10", "minimum = 10", true),
+        ("minimum = 10", "exclusive_minimum = 10", true),
+        ("exclusive_minimum = 10", "minimum = 11", true),
+        ("exclusive_minimum = 10", "minimum = 10", false),
+        // Not for integers either: no integrality is assumed.
+        ("minimum = 11", "exclusive_minimum = 10", false),
+        ("minimum = 20", "minimum = 10", false),
+        ("maximum = 10", "maximum = 5", true),
+        ("maximum = 10", "exclusive_maximum = 10", true),
+        ("exclusive_maximum = 10", "maximum = 9.5", true),
+        ("exclusive_maximum = 10", "maximum = 10", false),
+        ("minimum = 10", "maximum = 20", false),
+        ("maximum = 20", "minimum = 10", false),
+        ("minimum = 1000", "const = 1200", true),
+        ("minimum = 1000", "enum = [1000, 2000]", true),
+        ("minimum = 1000", "enum = [999, 2000]", false),
+        ("exclusive_minimum = 1000", "const = 1000", false),
+        ("maximum = 1.5", "const = 1", true),
+        ("const = 5", "minimum = 5", false),
+    ];
+    for (earlier, later, shadowed) in cases {
+        let found = pair(
+            &format!(r#"{{ arg = "/start_line", {earlier}, mode = "ask" }}"#),
+            &format!(r#"{{ arg = "/start_line", {later}, mode = "ask" }}"#),
+        );
+        let describe = format!("{} on /start_line", earlier.replace(" = ", " "));
+        let expected = if shadowed {
+            vec![unreachable(1, 0, &describe)]
+        } else {
+            Vec::new()
+        };
+        assert_eq!(found, expected, "{earlier} before {later}");
+    }
+}
+
+#[test]
+fn no_claims_across_arguments_or_for_patterns() {
+    assert_eq!(
+        pair(
+            r#"{ arg = "/util", prefix = "a", mode = "ask" }"#,
+            r#"{ arg = "/name", prefix = "ab", mode = "ask" }"#
+        ),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        pair(
+            r#"{ arg = "/util", pattern = "a", mode = "ask" }"#,
+            r#"{ arg = "/util", pattern = "a", mode = "ask" }"#
+        ),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        pair(
+            r#"{ arg = "/util", pattern = ".", mode = "ask" }"#,
+            r#"{ arg = "/util", const = "jq", mode = "ask" }"#
+        ),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        pair(
+            r#"{ arg = "/util", const = "jq", mode = "ask" }"#,
+            r#"{ arg = "/util", pattern = "^jq$", mode = "ask" }"#
+        ),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn an_unattended_rule_over_an_array_only_warns() {
+    let compiled = compile(
+        r#"[
+        { arg = "/tags", prefix = "safe-", mode = "unattended" },
+        { arg = "/tags", prefix = "safe-x", mode = "ask" },
+        { mode = "skip" },
+    ]"#,
+    );
+    assert!(compiled.errors.is_empty());
+    assert_eq!(
+        messages(&compiled.warnings),
+        [
+            "policy.run[1]: policy.run[0] (prefix \"safe-\" on /tags) comes first and matches every \
+          value this rule matches, but as an \"unattended\" rule it needs every value to match, \
+          so this rule only fires when that fails; move it above policy.run[0] if it should \
+          decide every value it matches"
+        ]
+    );
+}
+
+#[test]
+fn an_unattended_rule_over_a_path_only_warns() {
+    let compiled = compile(
+        r#"[
+        { arg = "/path", prefix = "src/", mode = "unattended" },
+        { arg = "/path", prefix = "src/sensitive/", mode = "ask" },
+        { arg = "/patterns/paths", prefix = "src/", mode = "unattended" },
+        { arg = "/patterns/paths", const = "src/a.rs", mode = "edit" },
+    ]"#,
+    );
+    assert!(compiled.errors.is_empty());
+    assert_eq!(
+        messages(&compiled.warnings),
+        [
+            "policy.run[1]: policy.run[0] (prefix \"src/\" on /path) comes first and matches every \
+             value this rule matches, but as an \"unattended\" rule it needs both the path and its \
+             symlink-resolved form to match, so this rule only fires when that fails; move it \
+             above policy.run[0] if it should decide every value it matches",
+            "policy.run[3]: policy.run[2] (prefix \"src/\" on /patterns/paths) comes first and \
+             matches every value this rule matches, but as an \"unattended\" rule it needs every \
+             value, each with its symlink-resolved form, to match, so this rule only fires when \
+             that fails; move it above policy.run[2] if it should decide every value it matches",
+            NO_CATCH_ALL,
+        ]
+    );
+}
+
+#[test]
+fn quantifiers_only_matter_in_one_direction() {
+    // Earlier unattended, later unattended: the later one needs even more.
+    assert_eq!(
+        pair(
+            r#"{ arg = "/path", prefix = "src/", mode = "unattended" }"#,
+            r#"{ arg = "/path", prefix = "src/a", mode = "unattended" }"#
+        ),
+        [unreachable(1, 0, "prefix \"src/\" on /path")]
+    );
+    // Earlier "any value" rule: one matching value is enough for it.
+    assert_eq!(
+        pair(
+            r#"{ arg = "/patterns/paths", prefix = "src/", mode = "ask" }"#,
+            r#"{ arg = "/patterns/paths", prefix = "src/a", mode = "unattended" }"#
+        ),
+        [unreachable(1, 0, "prefix \"src/\" on /patterns/paths")]
+    );
+    // A single string value has one form and one value.
+    assert_eq!(
+        pair(
+            r#"{ arg = "/util", enum = ["jq", "wc"], mode = "unattended" }"#,
+            r#"{ arg = "/util", const = "jq", mode = "ask" }"#
+        ),
+        [unreachable(1, 0, "enum [\"jq\", \"wc\"] on /util")]
+    );
+}
+
+#[test]
+fn an_error_wins_over_a_warning_for_the_same_rule() {
+    let compiled = compile(
+        r#"[
+        { arg = "/tags", prefix = "a", mode = "unattended" },
+        { arg = "/tags", prefix = "a", mode = "ask" },
+        { arg = "/tags", prefix = "ab", mode = "ask" },
+        { mode = "ask" },
+    ]"#,
+    );
+    assert_eq!(
+        messages(&compiled.errors),
+        [unreachable(2, 1, "prefix \"a\" on /tags")]
+    );
+    assert_eq!(compiled.warnings.len(), 1);
+    assert_eq!(compiled.warnings[0].rule, Some(1));
+}

@@ -1,0 +1,121 @@
+//! `providers`: where jp reaches each LLM provider.
+
+use indexmap::IndexMap;
+use schematic::Config;
+
+/// Provider settings.
+#[derive(Debug, Clone, Config, serde::Serialize)]
+#[config(rename_all = "snake_case")]
+pub struct ProvidersConfig {
+    /// LLM providers.
+    #[setting(nested)]
+    pub llm: LlmProvidersConfig,
+}
+
+/// LLM providers: one table per provider, plus model aliases.
+#[derive(Debug, Clone, Config, serde::Serialize)]
+#[config(rename_all = "snake_case")]
+pub struct LlmProvidersConfig {
+    /// Short names for models: `sonnet = "anthropic/claude-sonnet-4-5"` lets
+    /// `assistant.model.id = "sonnet"`.
+    #[setting(default = default_aliases)]
+    pub aliases: IndexMap<String, String>,
+
+    /// Anthropic's Messages API.
+    #[setting(nested)]
+    pub anthropic: AnthropicConfig,
+
+    /// OpenAI's Chat Completions API.
+    #[setting(nested)]
+    pub openai: OpenaiConfig,
+
+    /// OpenRouter (OpenAI-compatible).
+    #[setting(nested)]
+    pub openrouter: OpenrouterConfig,
+
+    /// A local Ollama server (native `/api/chat`).
+    #[setting(nested)]
+    pub ollama: OllamaConfig,
+
+    /// A local llama.cpp server (OpenAI-compatible).
+    #[setting(nested)]
+    pub llamacpp: LlamacppConfig,
+}
+
+fn default_aliases(_: &()) -> schematic::DefaultValueResult<IndexMap<String, String>> {
+    Ok(Some(
+        [
+            ("haiku", "anthropic/claude-haiku-4-5"),
+            ("sonnet", "anthropic/claude-sonnet-4-5"),
+            ("opus", "anthropic/claude-opus-5"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect(),
+    ))
+}
+
+/// Anthropic's Messages API.
+#[derive(Debug, Clone, Config, serde::Serialize)]
+#[config(rename_all = "snake_case")]
+pub struct AnthropicConfig {
+    /// The API's base URL.
+    #[setting(default = "https://api.anthropic.com")]
+    pub base_url: String,
+
+    /// The environment variable that holds the API key.
+    #[setting(default = "ANTHROPIC_API_KEY")]
+    pub api_key_env: String,
+}
+
+/// OpenAI's Chat Completions API.
+#[derive(Debug, Clone, Config, serde::Serialize)]
+#[config(rename_all = "snake_case")]
+pub struct OpenaiConfig {
+    /// The API's base URL.
+    #[setting(default = "https://api.openai.com/v1")]
+    pub base_url: String,
+
+    /// The environment variable that holds the API key.
+    #[setting(default = "OPENAI_API_KEY")]
+    pub api_key_env: String,
+}
+
+/// OpenRouter (OpenAI-compatible Chat Completions).
+#[derive(Debug, Clone, Config, serde::Serialize)]
+#[config(rename_all = "snake_case")]
+pub struct OpenrouterConfig {
+    /// The API's base URL.
+    #[setting(default = "https://openrouter.ai/api/v1")]
+    pub base_url: String,
+
+    /// The environment variable that holds the API key.
+    #[setting(default = "OPENROUTER_API_KEY")]
+    pub api_key_env: String,
+}
+
+/// A local Ollama server.
+#[derive(Debug, Clone, Config, serde::Serialize)]
+#[config(rename_all = "snake_case")]
+pub struct OllamaConfig {
+    /// The server's base URL.
+    #[setting(default = "http://localhost:11434")]
+    pub base_url: String,
+
+    /// The environment variable that holds an API key, for servers behind a
+    /// proxy that wants one. Unset: no key is sent.
+    pub api_key_env: Option<String>,
+}
+
+/// A local llama.cpp server.
+#[derive(Debug, Clone, Config, serde::Serialize)]
+#[config(rename_all = "snake_case")]
+pub struct LlamacppConfig {
+    /// The server's base URL (OpenAI-compatible, ending in `/v1`).
+    #[setting(default = "http://localhost:8080/v1")]
+    pub base_url: String,
+
+    /// The environment variable that holds an API key, if the server wants
+    /// one. Unset: no key is sent.
+    pub api_key_env: Option<String>,
+}

@@ -1,0 +1,47 @@
+//! `style`: how jp's output looks.
+
+use schematic::{Config, Schematic};
+use serde::{Deserialize, Serialize};
+
+/// Output style.
+#[derive(Debug, Clone, Config, serde::Serialize)]
+#[config(rename_all = "snake_case")]
+pub struct StyleConfig {
+    /// When to use color: `auto` (when writing to a terminal and `NO_COLOR`
+    /// is unset), `always` or `never`.
+    pub color: ColorMode,
+
+    /// Whether to show the model's reasoning, when the provider sends it.
+    #[setting(default = false)]
+    pub show_reasoning: bool,
+
+    /// How tool calls are shown.
+    #[setting(nested)]
+    pub tool_call: ToolCallStyleConfig,
+}
+
+/// When to use color.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Schematic)]
+#[serde(rename_all = "snake_case")]
+pub enum ColorMode {
+    /// Color on a terminal, unless `NO_COLOR` is set.
+    #[default]
+    Auto,
+    /// Always color.
+    Always,
+    /// Never color.
+    Never,
+}
+
+/// How tool calls are shown.
+#[derive(Debug, Clone, Config, serde::Serialize)]
+#[config(rename_all = "snake_case")]
+pub struct ToolCallStyleConfig {
+    /// Show the tool's arguments as they stream in.
+    #[setting(default = true)]
+    pub show_arguments: bool,
+
+    /// The most lines of a tool's result shown inline; 0 hides results.
+    #[setting(default = 10)]
+    pub result_lines: u32,
+}

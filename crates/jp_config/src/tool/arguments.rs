@@ -1,0 +1,270 @@
+//! Checking a tool call's arguments against the tool's parameters.
+//!
+//! The model is told the parameters as a JSON Schema with
+//! `additionalProperties: false`; this checks that it kept to it before the
+//! call is run: every member is a known parameter, required ones are there,
+//! and every value has its parameter's type (a `path` is a string without
+//! NUL, an `integer` a number without a fractional part, `1.0` included)
+//! and, where the parameter has an `enum`, is one of its values. `null` is
+//! not a value of any type. Every problem is reported, each with the JSON
+//! pointer of the value.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use super::{ParamType, ToolParameterConfig, ToolParameters};
+use crate::policy::matcher::{is_integral, json_equal, show};
+use crate::policy::pointer::{encode, quote};
+
+/// One way a call's arguments do not fit the tool's parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgumentIssue {
+    /// The JSON pointer of the offending value (`/patterns/0/old`); empty
+    /// for the arguments as a whole.
+    pub pointer: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl fmt::Display for ArgumentIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.pointer.is_empty() {
+            write!(f, "arguments: {}", self.message)
+        } else {
+            write!(f, "{}: {}", self.pointer, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ArgumentIssue {}
+
+/// Checks `args` against `params`.
+///
+/// # Errors
+///
+/// Every problem found, in document order: arguments that are not an
+/// object, unknown or missing parameters, values of the wrong type or
+/// outside their `enum`.
+pub fn check_arguments(params: &ToolParameters, args: &Value) -> Result<(), Vec<ArgumentIssue>> {
+    let mut issues = Vec::new();
+    let mut at = Vec::new();
+    check_object(params, args, &mut at, &mut issues);
+    if issues.is_empty() {
+        Ok(())
+    } else {
+        Err(issues)
+    }
+}
+
+fn issue(at: &[String], message: String) -> ArgumentIssue {
+    ArgumentIssue {
+        pointer: encode(at),
+        message,
+    }
+}
+
+fn check_object(
+    properties: &ToolParameters,
+    value: &Value,
+    at: &mut Vec<String>,
+    issues: &mut Vec<ArgumentIssue>,
+) {
+    let Value::Object(members) = value else {
+        issues.push(issue(
+            at,
+            format!("expected an object, found {}", show(value)),
+        ));
+        return;
+    };
+    for (name, member) in members {
+        at.push(name.clone());
+        match properties.get(name) {
+            Some(param) => check_value(param, member, at, issues),
+            None => issues.push(issue(at, unknown_member(properties))),
+        }
+        at.pop();
+    }
+    for (name, param) in properties {
+        if param.required && !members.contains_key(name) {
+            at.push(name.clone());
+            issues.push(issue(at, "missing required parameter".to_owned()));
+            at.pop();
+        }
+    }
+}
+
+fn unknown_member(properties: &ToolParameters) -> String {
+    if properties.is_empty() {
+        return "unknown parameter (none are accepted here)".to_owned();
+    }
+    let names = properties
+        .keys()
+        .map(|k| quote(k))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("unknown parameter (expected one of {names})")
+}
+
+fn check_value(
+    param: &ToolParameterConfig,
+    value: &Value,
+    at: &mut Vec<String>,
+    issues: &mut Vec<ArgumentIssue>,
+) {
+    let expected = match (param.kind, value) {
+        (ParamType::String, Value::String(_))
+        | (ParamType::Number, Value::Number(_))
+        | (ParamType::Boolean, Value::Bool(_)) => None,
+        (ParamType::Path, Value::String(s)) if s.contains('\0') => {
+            issues.push(issue(
+                at,
+                "expected a path, found a string containing NUL".to_owned(),
+            ));
+            return;
+        }
+        (ParamType::Path, Value::String(_)) => None,
+        (ParamType::Integer, Value::Number(n)) if is_integral(n) => None,
+        (ParamType::Array, Value::Array(items)) => {
+            if let Some(item) = param.items.as_deref() {
+                for (i, element) in items.iter().enumerate() {
+                    at.push(i.to_string());
+                    check_value(item, element, at, issues);
+                    at.pop();
+                }
+            }
+            None
+        }
+        (ParamType::Object, Value::Object(_)) => {
+            check_object(&param.properties, value, at, issues);
+            None
+        }
+        (ParamType::String, _) => Some("a string"),
+        (ParamType::Path, _) => Some("a path (a string)"),
+        (ParamType::Number, _) => Some("a number"),
+        (ParamType::Integer, _) => Some("an integer"),
+        (ParamType::Boolean, _) => Some("a boolean"),
+        (ParamType::Array, _) => Some("an array"),
+        (ParamType::Object, _) => Some("an object"),
+    };
+    if let Some(expected) = expected {
+        issues.push(issue(
+            at,
+            format!("expected {expected}, found {}", show(value)),
+        ));
+        return;
+    }
+    if let Some(allowed) = &param.enumeration
+        && !allowed.iter().any(|a| json_equal(a, value))
+    {
+        let list = allowed.iter().map(show).collect::<Vec<_>>().join(", ");
+        issues.push(issue(
+            at,
+            format!("expected one of {list}, found {}", show(value)),
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn params(toml_text: &str) -> ToolParameters {
+        toml::from_str(toml_text).unwrap()
+    }
+
+    fn messages(params: &ToolParameters, args: &Value) -> Vec<String> {
+        check_arguments(params, args)
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    fn modify_file() -> ToolParameters {
+        params(
+            r#"
+            path = { type = "path", required = true }
+            mode = { type = "string", enum = ["a", "b"] }
+            count = { type = "integer" }
+            dry = { type = "boolean" }
+            [patterns]
+            type = "array"
+            items = { type = "object", properties = { old = { type = "string", required = true }, paths = { type = "array", items = { type = "path" } } } }
+            "#,
+        )
+    }
+
+    #[test]
+    fn valid_arguments_pass() {
+        let args = json!({
+            "path": "src/lib.rs",
+            "mode": "a",
+            "count": 1.0,
+            "dry": false,
+            "patterns": [{ "old": "x", "paths": ["a", "b"] }],
+        });
+        assert_eq!(check_arguments(&modify_file(), &args), Ok(()));
+    }
+
+    #[test]
+    fn every_problem_is_named_with_its_pointer() {
+        let args = json!({
+            "mode": "c",
+            "count": 1.5,
+            "dry": "no",
+            "extra": 1,
+            "patterns": [{ "old": 3, "paths": ["ok", 7, "a\u{0}b"] }, { "paths": [] }, "x"],
+        });
+        assert_eq!(
+            messages(&modify_file(), &args),
+            [
+                "/mode: expected one of \"a\", \"b\", found \"c\"",
+                "/count: expected an integer, found 1.5",
+                "/dry: expected a boolean, found \"no\"",
+                "/extra: unknown parameter (expected one of \"path\", \"mode\", \"count\", \
+                 \"dry\", \"patterns\")",
+                "/patterns/0/old: expected a string, found 3",
+                "/patterns/0/paths/1: expected a path (a string), found 7",
+                "/patterns/0/paths/2: expected a path, found a string containing NUL",
+                "/patterns/1/old: missing required parameter",
+                "/patterns/2: expected an object, found \"x\"",
+                "/path: missing required parameter",
+            ]
+        );
+    }
+
+    #[test]
+    fn arguments_must_be_an_object_and_null_is_no_value() {
+        assert_eq!(
+            messages(&modify_file(), &json!([1])),
+            ["arguments: expected an object, found [1]"]
+        );
+        assert_eq!(
+            messages(&modify_file(), &json!({ "path": null })),
+            ["/path: expected a path (a string), found null"]
+        );
+    }
+
+    #[test]
+    fn enum_compares_numbers_numerically_and_keys_are_escaped() {
+        let p = params(
+            r#"
+            level = { type = "number", enum = [1, 2.5] }
+            "a/b" = { type = "string" }
+            "#,
+        );
+        assert_eq!(check_arguments(&p, &json!({ "level": 1.0 })), Ok(()));
+        assert_eq!(
+            messages(&p, &json!({ "level": 2, "a/b": 1 })),
+            [
+                "/level: expected one of 1, 2.5, found 2",
+                "/a~1b: expected a string, found 1",
+            ]
+        );
+    }
+}

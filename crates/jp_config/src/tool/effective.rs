@@ -1,0 +1,121 @@
+//! A tool's effective policy: its own `policy.run`, the deprecated top-level
+//! `run`, the `'*'` default, or the built-in default, in that order.
+
+use crate::app::AppConfig;
+use crate::path::ConfigPath;
+use crate::policy::{Compiled, Mode, Policy, PolicyField, PolicySpec, RuleOrigin};
+use crate::tool::{DEFAULTS_KEY, ToolConfig};
+
+/// Where a tool's effective policy is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicyOrigin {
+    /// The tool's own `policy.run`/`policy.result`, or its deprecated
+    /// top-level `run`/`result`; the key says which.
+    Tool(ConfigPath),
+    /// The `'*'` entry's policy; the key says which field.
+    Defaults(ConfigPath),
+    /// Nothing is configured: `run` asks, `result` is delivered.
+    BuiltIn,
+}
+
+impl PolicyOrigin {
+    /// The config key the policy is written at, if any.
+    #[must_use]
+    pub fn key(&self) -> Option<&ConfigPath> {
+        match self {
+            Self::Tool(key) | Self::Defaults(key) => Some(key),
+            Self::BuiltIn => None,
+        }
+    }
+}
+
+/// The policy spec that applies to one field of one tool, before
+/// compilation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EffectiveSpec {
+    /// The spec.
+    pub spec: PolicySpec,
+    /// Where it is written.
+    pub origin: PolicyOrigin,
+    /// The key of an ignored deprecated field (`run` when `policy.run` is
+    /// also set), to warn about.
+    pub shadowed_legacy: Option<ConfigPath>,
+}
+
+/// The built-in mode of a field when nothing is configured: calls are asked
+/// about, results are delivered.
+#[must_use]
+pub const fn built_in_mode(field: PolicyField) -> Mode {
+    match field {
+        PolicyField::Run => Mode::Ask,
+        PolicyField::Result => Mode::Unattended,
+    }
+}
+
+fn tool_key(tool: &str) -> ConfigPath {
+    ConfigPath::from_segments(["conversation", "tools", tool])
+}
+
+/// Picks the spec that applies to `field` of `tool` (not the `'*'` entry).
+#[must_use]
+pub fn effective_spec(config: &AppConfig, tool: &str, field: PolicyField) -> EffectiveSpec {
+    let tools = &config.conversation.tools;
+    let pick =
+        |name: &str, cfg: &ToolConfig| -> Option<(PolicySpec, ConfigPath, Option<ConfigPath>)> {
+            let (policy, legacy) = match field {
+                PolicyField::Run => (&cfg.policy.run, &cfg.run),
+                PolicyField::Result => (&cfg.policy.result, &cfg.result),
+            };
+            let base = tool_key(name);
+            let legacy_key = base.join(field.as_str());
+            match (policy, legacy) {
+                (Some(spec), legacy) => Some((
+                    spec.clone(),
+                    base.join("policy").join(field.as_str()),
+                    legacy.as_ref().map(|_| legacy_key),
+                )),
+                (None, Some(spec)) => Some((spec.clone(), legacy_key, None)),
+                (None, None) => None,
+            }
+        };
+    if let Some((spec, key, shadowed_legacy)) = tools.get(tool).and_then(|cfg| pick(tool, cfg)) {
+        return EffectiveSpec {
+            spec,
+            origin: PolicyOrigin::Tool(key),
+            shadowed_legacy,
+        };
+    }
+    if let Some((spec, key, shadowed_legacy)) = tools
+        .get(DEFAULTS_KEY)
+        .and_then(|cfg| pick(DEFAULTS_KEY, cfg))
+    {
+        return EffectiveSpec {
+            spec,
+            origin: PolicyOrigin::Defaults(key),
+            shadowed_legacy,
+        };
+    }
+    EffectiveSpec {
+        spec: PolicySpec::Mode(built_in_mode(field)),
+        origin: PolicyOrigin::BuiltIn,
+        shadowed_legacy: None,
+    }
+}
+
+/// Compiles the effective policy of `field` for `tool` against the tool's
+/// parameters. `None` when the tool is not configured.
+#[must_use]
+pub fn effective_policy(
+    config: &AppConfig,
+    tool: &str,
+    field: PolicyField,
+) -> Option<(EffectiveSpec, Compiled)> {
+    let cfg = config.conversation.tools.get(tool)?;
+    let spec = effective_spec(config, tool, field);
+    let origin = match spec.origin {
+        PolicyOrigin::Defaults(_) => RuleOrigin::Defaults,
+        PolicyOrigin::Tool(_) | PolicyOrigin::BuiltIn => RuleOrigin::Tool,
+    };
+    let compiled = Policy::compile(&spec.spec, field, origin, &cfg.parameters);
+    Some((spec, compiled))
+}

@@ -1,0 +1,332 @@
+//! Checks on the merged config that types alone cannot express: model ids,
+//! ranges, the `'*'` tool entry, tool definitions, and every tool's
+//! policies (RFD D25, architecture decisions 2-4).
+
+use std::collections::BTreeMap;
+
+use crate::app::AppConfig;
+use crate::diagnostic::{Diagnostic, key_with_indices};
+use crate::path::ConfigPath;
+use crate::policy::{PolicyField, PolicySpec};
+use crate::tool::effective::{PolicyOrigin, effective_policy};
+use crate::tool::{DEFAULTS_KEY, ParamType, ToolConfig, ToolParameterConfig, ToolSource};
+
+/// The providers jp knows, by the name used in model ids.
+pub const PROVIDERS: [&str; 5] = ["anthropic", "openai", "openrouter", "ollama", "llamacpp"];
+
+/// A problem, with the key it is about (the loader adds file and line).
+#[derive(Debug, Clone)]
+pub struct Problem {
+    /// The key, as structural segments (array positions as numbers).
+    pub path: Option<ConfigPath>,
+    /// The problem.
+    pub diagnostic: Diagnostic,
+}
+
+impl Problem {
+    fn error(path: ConfigPath, message: impl Into<String>) -> Self {
+        Self {
+            diagnostic: Diagnostic::error(Some(key_with_indices(&path)), message),
+            path: Some(path),
+        }
+    }
+
+    fn warning(path: ConfigPath, message: impl Into<String>) -> Self {
+        Self {
+            diagnostic: Diagnostic::warning(Some(key_with_indices(&path)), message),
+            path: Some(path),
+        }
+    }
+}
+
+fn key(path: &str) -> ConfigPath {
+    ConfigPath::from_segments(path.split('.'))
+}
+
+/// Every problem in a merged config, errors and warnings.
+#[must_use]
+pub fn validate(config: &AppConfig) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    check_model(config, &mut problems);
+    check_parameters(config, &mut problems);
+    check_providers(config, &mut problems);
+    check_tools(config, &mut problems);
+    // A default rule is checked once per tool; say each thing once.
+    let mut seen = std::collections::HashSet::new();
+    problems.retain(|p| seen.insert(p.diagnostic.clone()));
+    problems
+}
+
+/// Splits `provider/name`, resolving an alias first.
+///
+/// # Errors
+///
+/// A message saying what is wrong with the id.
+pub fn resolve_model_id<'a>(
+    config: &'a AppConfig,
+    id: &'a str,
+) -> Result<(&'a str, &'a str), String> {
+    let target = config
+        .providers
+        .llm
+        .aliases
+        .get(id)
+        .map_or(id, String::as_str);
+    let Some((provider, name)) = target.split_once('/') else {
+        return Err(format!(
+            "`{id}` is neither `provider/name` nor an alias (aliases: {})",
+            list(config.providers.llm.aliases.keys())
+        ));
+    };
+    if !PROVIDERS.contains(&provider) {
+        return Err(format!(
+            "unknown provider `{provider}` in `{target}` (providers: {})",
+            PROVIDERS.join(", ")
+        ));
+    }
+    if name.is_empty() {
+        return Err(format!("`{target}` has no model name after `/`"));
+    }
+    Ok((provider, name))
+}
+
+fn list<'a>(items: impl Iterator<Item = &'a String>) -> String {
+    let items = items.map(String::as_str).collect::<Vec<_>>();
+    if items.is_empty() {
+        "none".into()
+    } else {
+        items.join(", ")
+    }
+}
+
+fn check_model(config: &AppConfig, problems: &mut Vec<Problem>) {
+    if let Err(message) = resolve_model_id(config, &config.assistant.model.id) {
+        problems.push(Problem::error(key("assistant.model.id"), message));
+    }
+    for (alias, target) in &config.providers.llm.aliases {
+        let path = key("providers.llm.aliases").join(alias.clone());
+        if config.providers.llm.aliases.contains_key(target) {
+            problems.push(Problem::error(
+                path,
+                format!("`{target}` is an alias; an alias must name `provider/name`"),
+            ));
+        } else if let Err(message) = resolve_model_id(config, target) {
+            problems.push(Problem::error(path, message));
+        }
+    }
+}
+
+fn check_parameters(config: &AppConfig, problems: &mut Vec<Problem>) {
+    let params = &config.assistant.model.parameters;
+    if params.max_tokens == 0 {
+        problems.push(Problem::error(
+            key("assistant.model.parameters.max_tokens"),
+            "must be at least 1",
+        ));
+    }
+    let mut range = |name: &str, value: Option<f64>, max: f64| {
+        if let Some(v) = value
+            && (!v.is_finite() || !(0.0..=max).contains(&v))
+        {
+            problems.push(Problem::error(
+                key("assistant.model.parameters").join(name),
+                format!("must be a number from 0 to {max}, found {v}"),
+            ));
+        }
+    };
+    range("temperature", params.temperature, 2.0);
+    range("top_p", params.top_p, 1.0);
+}
+
+fn check_providers(config: &AppConfig, problems: &mut Vec<Problem>) {
+    let llm = &config.providers.llm;
+    for (name, url) in [
+        ("anthropic", &llm.anthropic.base_url),
+        ("openai", &llm.openai.base_url),
+        ("openrouter", &llm.openrouter.base_url),
+        ("ollama", &llm.ollama.base_url),
+        ("llamacpp", &llm.llamacpp.base_url),
+    ] {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            problems.push(Problem::error(
+                key("providers.llm").join(name).join("base_url"),
+                format!("`{url}` is not an http:// or https:// URL"),
+            ));
+        }
+    }
+}
+
+/// Whether an entry only carries settings for a tool defined elsewhere
+/// (say, a user-wide policy for a tool some workspaces define).
+fn is_settings_only(cfg: &ToolConfig) -> bool {
+    cfg.source == ToolSource::Local && cfg.command.is_none() && cfg.parameters.is_empty()
+}
+
+fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
+    let tools = &config.conversation.tools;
+    if let Some(defaults) = tools.get(DEFAULTS_KEY) {
+        check_defaults_entry(defaults, problems);
+    }
+
+    // For each default rule: how many tools it applied to.
+    let mut default_rule_uses: BTreeMap<(&'static str, usize), usize> = BTreeMap::new();
+    let mut checked_tools = 0usize;
+
+    for (name, cfg) in tools {
+        if name == DEFAULTS_KEY {
+            continue;
+        }
+        let base = ConfigPath::from_segments(["conversation", "tools", name.as_str()]);
+        if is_settings_only(cfg) {
+            problems.push(Problem::warning(
+                base,
+                "has no `command` or `parameters`, so no tool by this name is defined; its settings are unused",
+            ));
+            continue;
+        }
+        checked_tools += 1;
+        if cfg.source == ToolSource::Local
+            && cfg.command.as_ref().is_none_or(|c| c.argv().is_empty())
+        {
+            problems.push(Problem::error(
+                base.join("command"),
+                "a local tool needs a `command` to run",
+            ));
+        }
+        for (param, p) in &cfg.parameters {
+            check_parameter(&base.join("parameters").join(param.clone()), p, problems);
+        }
+
+        for field in [PolicyField::Run, PolicyField::Result] {
+            let Some((spec, compiled)) = effective_policy(config, name, field) else {
+                continue;
+            };
+            if let Some(legacy) = &spec.shadowed_legacy {
+                problems.push(Problem::warning(
+                    legacy.clone(),
+                    format!(
+                        "deprecated and ignored because `policy.{}` is also set; remove it",
+                        field.as_str()
+                    ),
+                ));
+            }
+            let Some(origin_key) = spec.origin.key().cloned() else {
+                continue;
+            };
+            let for_tool = match spec.origin {
+                PolicyOrigin::Defaults(_) => format!(" (in tool `{name}`)"),
+                _ => String::new(),
+            };
+            let rule_count = match &spec.spec {
+                PolicySpec::Rules(rules) => rules.len(),
+                PolicySpec::Mode(_) => 0,
+            };
+            if matches!(spec.origin, PolicyOrigin::Defaults(_)) {
+                for index in 0..rule_count {
+                    if !compiled.skipped.contains(&index) {
+                        *default_rule_uses
+                            .entry((field.as_str(), index))
+                            .or_default() += 1;
+                    } else {
+                        default_rule_uses
+                            .entry((field.as_str(), index))
+                            .or_default();
+                    }
+                }
+            }
+            for (issues, is_error) in [(&compiled.errors, true), (&compiled.warnings, false)] {
+                for issue in issues {
+                    let path = match issue.rule {
+                        Some(rule) if rule_count > 0 => origin_key.join(rule.to_string()),
+                        _ => origin_key.clone(),
+                    };
+                    let message = format!("{}{for_tool}", issue.message);
+                    problems.push(if is_error {
+                        Problem::error(path, message)
+                    } else {
+                        Problem::warning(path, message)
+                    });
+                }
+            }
+        }
+    }
+
+    if checked_tools > 0 {
+        for ((field, index), uses) in default_rule_uses {
+            if uses == 0 {
+                problems.push(Problem::warning(
+                    ConfigPath::from_segments([
+                        "conversation",
+                        "tools",
+                        DEFAULTS_KEY,
+                        "policy",
+                        field,
+                    ])
+                    .join(index.to_string()),
+                    "its `arg` is a parameter of no configured tool, so it never applies",
+                ));
+            }
+        }
+    }
+}
+
+fn check_defaults_entry(defaults: &ToolConfig, problems: &mut Vec<Problem>) {
+    let base = ConfigPath::from_segments(["conversation", "tools", DEFAULTS_KEY]);
+    let mut not_here = |field: &str| {
+        problems.push(Problem::error(
+            base.join(field),
+            "cannot be set for all tools; `'*'` takes only enable, policy, run, result and style",
+        ));
+    };
+    if defaults.source != ToolSource::Local {
+        not_here("source");
+    }
+    if defaults.command.is_some() {
+        not_here("command");
+    }
+    if defaults.summary.is_some() {
+        not_here("summary");
+    }
+    if defaults.description.is_some() {
+        not_here("description");
+    }
+    if !defaults.parameters.is_empty() {
+        not_here("parameters");
+    }
+    if !defaults.options.is_empty() {
+        not_here("options");
+    }
+}
+
+fn check_parameter(path: &ConfigPath, p: &ToolParameterConfig, problems: &mut Vec<Problem>) {
+    if p.items.is_some() && p.kind != ParamType::Array {
+        problems.push(Problem::error(
+            path.join("items"),
+            format!(
+                "only an array parameter has `items`; this one is {}",
+                p.kind
+            ),
+        ));
+    }
+    if !p.properties.is_empty() && p.kind != ParamType::Object {
+        problems.push(Problem::error(
+            path.join("properties"),
+            format!(
+                "only an object parameter has `properties`; this one is {}",
+                p.kind
+            ),
+        ));
+    }
+    if p.kind == ParamType::Array && p.items.is_none() {
+        problems.push(Problem::error(
+            path.clone(),
+            "an array parameter needs `items` to say what its elements are",
+        ));
+    }
+    if let Some(items) = &p.items {
+        check_parameter(&path.join("items"), items, problems);
+    }
+    for (name, child) in &p.properties {
+        check_parameter(&path.join("properties").join(name.clone()), child, problems);
+    }
+}

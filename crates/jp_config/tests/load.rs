@@ -1,0 +1,285 @@
+//! Loading real files from a temporary workspace: layer order, `extends`,
+//! environment variables, `--cfg`, and errors that name file, line and key.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+
+use jp_config::ConfigPath;
+use jp_config::load::{LoadOptions, Loaded, load};
+
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("project/.jp")).unwrap();
+        std::fs::create_dir_all(dir.path().join("project/src/deep")).unwrap();
+        Self { dir }
+    }
+
+    fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn project(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    fn options(&self) -> LoadOptions {
+        LoadOptions {
+            cwd: self.project().join("src/deep"),
+            user_config: Some(self.dir.path().join("xdg/jp/config.toml")),
+            ..LoadOptions::default()
+        }
+    }
+
+    fn load(&self, options: &LoadOptions) -> Loaded {
+        match load(options) {
+            Ok(loaded) => loaded,
+            Err(e) => panic!("config should load:\n{e}"),
+        }
+    }
+
+    fn errors(&self, options: &LoadOptions) -> Vec<String> {
+        let err = load(options).expect_err("config should not load");
+        let root = format!("{}/", self.dir.path().display());
+        err.errors
+            .iter()
+            .map(|d| d.to_string().replace(&root, ""))
+            .collect()
+    }
+}
+
+fn key(s: &str) -> ConfigPath {
+    ConfigPath::parse(s).unwrap()
+}
+
+fn label<'a>(loaded: &'a Loaded, k: &str) -> &'a str {
+    loaded
+        .source_of(&key(k))
+        .map_or("default", |l| l.label.as_str())
+}
+
+#[test]
+fn layers_apply_weakest_first_and_record_their_source() {
+    let f = Fixture::new();
+    f.write(
+        "xdg/jp/config.toml",
+        "[assistant]\ninstructions = [\"user\"]\n[assistant.model]\nid = \"openai/gpt-5-mini\"\n[assistant.model.parameters]\nmax_tokens = 100\ntemperature = 0.5\n",
+    );
+    f.write(
+        "project/.jp/config.toml",
+        "[assistant]\ninstructions = [\"workspace\"]\n[assistant.model.parameters]\nmax_tokens = 200\n",
+    );
+    let mut options = f.options();
+    options.env = vec![
+        (
+            "JP_CFG_ASSISTANT__MODEL__PARAMETERS__MAX_TOKENS".into(),
+            "300".into(),
+        ),
+        ("UNRELATED".into(), "x".into()),
+    ];
+    options.assignments = vec!["assistant.model.parameters.top_p=0.9".into()];
+    let loaded = f.load(&options);
+    let c = &loaded.config.assistant;
+    assert_eq!(c.model.id, "openai/gpt-5-mini");
+    assert_eq!(c.model.parameters.max_tokens, 300);
+    assert_eq!(c.model.parameters.temperature, Some(0.5));
+    assert_eq!(c.model.parameters.top_p, Some(0.9));
+    // instructions append across layers; scalars replace.
+    assert_eq!(c.instructions, ["user", "workspace"]);
+    assert_eq!(
+        loaded.workspace_root.as_deref(),
+        Some(f.project().as_path())
+    );
+
+    let user = f
+        .dir
+        .path()
+        .join("xdg/jp/config.toml")
+        .display()
+        .to_string();
+    assert_eq!(label(&loaded, "assistant.model.id"), user);
+    assert_eq!(
+        label(&loaded, "assistant.model.parameters.max_tokens"),
+        "env JP_CFG_ASSISTANT__MODEL__PARAMETERS__MAX_TOKENS"
+    );
+    assert_eq!(
+        label(&loaded, "assistant.model.parameters.top_p"),
+        "--cfg assistant.model.parameters.top_p=0.9"
+    );
+    assert_eq!(label(&loaded, "style.color"), "default");
+    let ws = f.project().join(".jp/config.toml").display().to_string();
+    let instruction_sources = loaded
+        .sources_of(&key("assistant.instructions"))
+        .iter()
+        .map(|l| l.label.clone())
+        .collect::<Vec<_>>();
+    assert_eq!(instruction_sources, [user, ws]);
+}
+
+#[test]
+fn extends_globs_load_before_the_file_in_sorted_order() {
+    let f = Fixture::new();
+    f.write(
+        "project/.jp/config.toml",
+        "extends = [\"tools/**/*.toml\"]\n[conversation.tools.b]\nsummary = \"from config.toml\"\n",
+    );
+    f.write(
+        "project/.jp/tools/fs/b.toml",
+        "[conversation.tools.b]\ncommand = \"b-tool\"\nsummary = \"from b.toml\"\n",
+    );
+    f.write(
+        "project/.jp/tools/a.toml",
+        "[conversation.tools.a]\ncommand = [\"a tool\", \"--flag\"]\n",
+    );
+    let loaded = f.load(&f.options());
+    let tools = &loaded.config.conversation.tools;
+    assert_eq!(tools["b"].summary.as_deref(), Some("from config.toml"));
+    assert_eq!(tools["b"].command.as_ref().unwrap().argv(), ["b-tool"]);
+    assert_eq!(
+        tools["a"].command.as_ref().unwrap().argv(),
+        ["a tool", "--flag"]
+    );
+    let labels = loaded
+        .layers
+        .iter()
+        .map(|l| l.label.clone())
+        .collect::<Vec<_>>();
+    let p = |rel: &str| f.project().join(rel).display().to_string();
+    assert_eq!(
+        labels,
+        [
+            "default".into(),
+            p(".jp/tools/a.toml"),
+            p(".jp/tools/fs/b.toml"),
+            p(".jp/config.toml")
+        ]
+    );
+}
+
+#[test]
+fn a_missing_extends_file_and_cycles_are_errors() {
+    let f = Fixture::new();
+    f.write(
+        "project/.jp/config.toml",
+        "extends = [\"other.toml\", \"nope.toml\"]\n",
+    );
+    f.write("project/.jp/other.toml", "extends = [\"config.toml\"]\n");
+    assert_eq!(
+        f.errors(&f.options()),
+        [
+            "error: project/.jp/other.toml: extends: extends cycle: project/.jp/config.toml -> project/.jp/other.toml -> project/.jp/config.toml",
+            "error: project/.jp/config.toml:1: extends[1]: no such file: project/.jp/nope.toml",
+        ]
+    );
+}
+
+#[test]
+fn parse_errors_name_file_line_and_key() {
+    let f = Fixture::new();
+    f.write(
+        "project/.jp/config.toml",
+        "# comment\n[assistant.model]\nid = \"anthropic/x\"\n\n[assistant.model.parameters]\nmax_tokens = \"many\"\n",
+    );
+    assert_eq!(
+        f.errors(&f.options()),
+        [
+            "error: project/.jp/config.toml:6: assistant.model.parameters.max_tokens: invalid type: string \"many\", expected u32"
+        ]
+    );
+
+    f.write("project/.jp/config.toml", "[assistant]\nmodle = 1\n");
+    assert_eq!(
+        f.errors(&f.options()),
+        [
+            "error: project/.jp/config.toml:2: assistant.modle: unknown field `modle`, expected one of `system_prompt`, `instructions`, `model`"
+        ]
+    );
+
+    f.write("project/.jp/config.toml", "[assistant\n");
+    let errors = f.errors(&f.options());
+    assert_eq!(errors.len(), 1);
+    assert!(
+        errors[0].starts_with("error: project/.jp/config.toml:1: "),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn bad_environment_and_cfg_values_name_their_layer() {
+    let f = Fixture::new();
+    let mut options = f.options();
+    options.env = vec![("JP_CFG_STYLE__COLOR".into(), "sometimes".into())];
+    options.assignments = vec![
+        "assistant.model.parameters.max_tokens=-1".into(),
+        "nokey".into(),
+        "@missing.toml".into(),
+    ];
+    let errors = f.errors(&options);
+    assert_eq!(
+        errors,
+        [
+            "error: env JP_CFG_STYLE__COLOR: style.color: unknown variant `sometimes`, expected one of `auto`, `always`, `never`",
+            "error: --cfg assistant.model.parameters.max_tokens=-1: assistant.model.parameters.max_tokens: invalid value: integer `-1`, expected u32",
+            "error: --cfg nokey: expected `key=value`, `key:=json` or `@file`, found `nokey`",
+            "error: --cfg @missing.toml: no such file: project/src/deep/missing.toml",
+        ]
+    );
+}
+
+#[test]
+fn validation_errors_point_at_the_layer_that_wrote_the_key() {
+    let f = Fixture::new();
+    f.write(
+        "project/.jp/config.toml",
+        "[assistant.model]\nid = \"acme/model\"\n\n[assistant.model.parameters]\ntemperature = 3.0\n\n[conversation.tools.'*']\ncommand = \"x\"\n",
+    );
+    assert_eq!(
+        f.errors(&f.options()),
+        [
+            "error: project/.jp/config.toml:2: assistant.model.id: unknown provider `acme` in `acme/model` (providers: anthropic, openai, openrouter, ollama, llamacpp)",
+            "error: project/.jp/config.toml:5: assistant.model.parameters.temperature: must be a number from 0 to 2, found 3",
+            "error: project/.jp/config.toml:8: conversation.tools.'*'.command: cannot be set for all tools; `'*'` takes only enable, policy, run, result and style",
+        ]
+    );
+}
+
+#[test]
+fn aliases_resolve_and_unknown_ids_are_errors() {
+    let f = Fixture::new();
+    let mut options = f.options();
+    options.assignments = vec!["assistant.model.id=haiku".into()];
+    let loaded = f.load(&options);
+    assert_eq!(
+        jp_config::validate::resolve_model_id(&loaded.config, "haiku").unwrap(),
+        ("anthropic", "claude-haiku-4-5")
+    );
+    options.assignments = vec!["assistant.model.id=gpt".into()];
+    assert_eq!(
+        f.errors(&options),
+        [
+            "error: --cfg assistant.model.id=gpt: assistant.model.id: `gpt` is neither `provider/name` nor an alias (aliases: haiku, sonnet, opus)"
+        ]
+    );
+}
+
+#[test]
+fn no_workspace_means_user_config_only() {
+    let f = Fixture::new();
+    f.write("xdg/jp/config.toml", "[style]\ncolor = \"never\"\n");
+    let mut options = f.options();
+    options.cwd = f.dir.path().join("xdg");
+    let loaded = f.load(&options);
+    assert_eq!(loaded.workspace_root, None);
+    assert_eq!(
+        loaded.config.style.color,
+        jp_config::style::ColorMode::Never
+    );
+}
