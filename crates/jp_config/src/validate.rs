@@ -7,9 +7,11 @@ use std::collections::BTreeMap;
 use crate::app::AppConfig;
 use crate::diagnostic::{Diagnostic, key_with_indices};
 use crate::path::ConfigPath;
-use crate::policy::{PolicyField, PolicySpec};
-use crate::tool::effective::{PolicyOrigin, effective_policy};
-use crate::tool::{DEFAULTS_KEY, ParamType, ToolConfig, ToolParameterConfig, ToolSource};
+use crate::policy::{Compiled, Policy, PolicyField, PolicySpec, RuleOrigin};
+use crate::tool::effective::{EffectiveSpec, PolicyOrigin, effective_policy, written_spec};
+use crate::tool::{
+    DEFAULTS_KEY, ParamType, ToolConfig, ToolParameterConfig, ToolParameters, ToolSource,
+};
 
 /// The providers jp knows, by the name used in model ids.
 pub const PROVIDERS: [&str; 5] = ["anthropic", "openai", "openrouter", "ollama", "llamacpp"];
@@ -168,6 +170,40 @@ fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
         check_defaults_entry(defaults, problems);
     }
 
+    // The `'*'` rules on their own (no parameters: every rule with an `arg`
+    // is skipped), so their structural problems are reported once, and even
+    // when no tool is configured. Per-tool checks below add what depends on
+    // each tool's parameters.
+    let mut reported = std::collections::HashSet::new();
+    let mut default_keys = BTreeMap::new();
+    for field in [PolicyField::Run, PolicyField::Result] {
+        let Some(spec) = written_spec(config, DEFAULTS_KEY, field) else {
+            continue;
+        };
+        if let Some(key) = spec.origin.key() {
+            default_keys.insert(field.as_str(), key.clone());
+        }
+        if let Some(legacy) = &spec.shadowed_legacy {
+            problems.push(deprecated(legacy, field));
+        }
+        let compiled = Policy::compile(
+            &spec.spec,
+            field,
+            RuleOrigin::Defaults,
+            &ToolParameters::new(),
+        );
+        for issue in compiled.errors.iter().chain(&compiled.warnings) {
+            reported.insert((field.as_str(), issue.rule, issue.message.clone()));
+        }
+        push_issues(
+            problems,
+            &spec,
+            &compiled,
+            "",
+            &std::collections::HashSet::new(),
+        );
+    }
+
     // For each default rule: how many tools it applied to.
     let mut default_rule_uses: BTreeMap<(&'static str, usize), usize> = BTreeMap::new();
     let mut checked_tools = 0usize;
@@ -201,18 +237,14 @@ fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
             let Some((spec, compiled)) = effective_policy(config, name, field) else {
                 continue;
             };
-            if let Some(legacy) = &spec.shadowed_legacy {
-                problems.push(Problem::warning(
-                    legacy.clone(),
-                    format!(
-                        "deprecated and ignored because `policy.{}` is also set; remove it",
-                        field.as_str()
-                    ),
-                ));
+            if let Some(legacy) = &spec.shadowed_legacy
+                && !matches!(spec.origin, PolicyOrigin::Defaults(_))
+            {
+                problems.push(deprecated(legacy, field));
             }
-            let Some(origin_key) = spec.origin.key().cloned() else {
+            if spec.origin == PolicyOrigin::BuiltIn {
                 continue;
-            };
+            }
             let for_tool = match spec.origin {
                 PolicyOrigin::Defaults(_) => format!(" (in tool `{name}`)"),
                 _ => String::new(),
@@ -234,38 +266,67 @@ fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
                     }
                 }
             }
-            for (issues, is_error) in [(&compiled.errors, true), (&compiled.warnings, false)] {
-                for issue in issues {
-                    let path = match issue.rule {
-                        Some(rule) if rule_count > 0 => origin_key.join(rule.to_string()),
-                        _ => origin_key.clone(),
-                    };
-                    let message = format!("{}{for_tool}", issue.message);
-                    problems.push(if is_error {
-                        Problem::error(path, message)
-                    } else {
-                        Problem::warning(path, message)
-                    });
-                }
-            }
+            let skip = reported
+                .iter()
+                .filter(|(f, _, _)| *f == field.as_str())
+                .map(|(_, rule, message)| (*rule, message.clone()))
+                .collect();
+            push_issues(problems, &spec, &compiled, &for_tool, &skip);
         }
     }
 
     if checked_tools > 0 {
         for ((field, index), uses) in default_rule_uses {
-            if uses == 0 {
+            if let Some(key) = default_keys.get(field)
+                && uses == 0
+            {
                 problems.push(Problem::warning(
-                    ConfigPath::from_segments([
-                        "conversation",
-                        "tools",
-                        DEFAULTS_KEY,
-                        "policy",
-                        field,
-                    ])
-                    .join(index.to_string()),
+                    key.join(index.to_string()),
                     "its `arg` is a parameter of no configured tool, so it never applies",
                 ));
             }
+        }
+    }
+}
+
+fn deprecated(legacy: &ConfigPath, field: PolicyField) -> Problem {
+    Problem::warning(
+        legacy.clone(),
+        format!(
+            "deprecated and ignored because `policy.{}` is also set; remove it",
+            field.as_str()
+        ),
+    )
+}
+
+/// Adds a compiled policy's errors and warnings, keyed at the rule they are
+/// about, except those in `skip` (already reported for `'*'` alone).
+fn push_issues(
+    problems: &mut Vec<Problem>,
+    spec: &EffectiveSpec,
+    compiled: &Compiled,
+    suffix: &str,
+    skip: &std::collections::HashSet<(Option<usize>, String)>,
+) {
+    let Some(origin_key) = spec.origin.key() else {
+        return;
+    };
+    let is_rules = matches!(spec.spec, PolicySpec::Rules(_));
+    for (issues, is_error) in [(&compiled.errors, true), (&compiled.warnings, false)] {
+        for issue in issues {
+            if skip.contains(&(issue.rule, issue.message.clone())) {
+                continue;
+            }
+            let path = match issue.rule {
+                Some(rule) if is_rules => origin_key.join(rule.to_string()),
+                _ => origin_key.clone(),
+            };
+            let message = format!("{}{suffix}", issue.message);
+            problems.push(if is_error {
+                Problem::error(path, message)
+            } else {
+                Problem::warning(path, message)
+            });
         }
     }
 }

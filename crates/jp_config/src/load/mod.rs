@@ -221,11 +221,20 @@ fn merge(partials: Vec<PartialAppConfig>) -> Result<AppConfig, String> {
 #[must_use]
 pub fn resolved_json(config: &AppConfig) -> serde_json::Value {
     // Serializing plain config types cannot fail; `Null` is never expected.
-    let mut value = serde_json::to_value(config).unwrap_or(serde_json::Value::Null);
-    if let Some(map) = value.as_object_mut() {
-        map.remove("extends");
+    let value = serde_json::to_value(config).unwrap_or(serde_json::Value::Null);
+    let serde_json::Value::Object(mut map) = value else {
+        return value;
+    };
+    map.remove("extends");
+    // Sections in the order people look for them (and the docs list them).
+    let mut ordered = serde_json::Map::new();
+    for section in ["assistant", "providers", "conversation", "style"] {
+        if let Some(v) = map.remove(section) {
+            ordered.insert(section.to_owned(), v);
+        }
     }
-    value
+    ordered.extend(map);
+    serde_json::Value::Object(ordered)
 }
 
 impl Loaded {

@@ -4,7 +4,7 @@
 use crate::app::AppConfig;
 use crate::path::ConfigPath;
 use crate::policy::{Compiled, Mode, Policy, PolicyField, PolicySpec, RuleOrigin};
-use crate::tool::{DEFAULTS_KEY, ToolConfig};
+use crate::tool::DEFAULTS_KEY;
 
 /// Where a tool's effective policy is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,50 +56,50 @@ fn tool_key(tool: &str) -> ConfigPath {
     ConfigPath::from_segments(["conversation", "tools", tool])
 }
 
-/// Picks the spec that applies to `field` of `tool` (not the `'*'` entry).
+/// The spec written for `field` in the entry `name` itself (`'*'` or a
+/// tool), without falling back: `policy.<field>`, else the deprecated
+/// top-level `<field>`. The origin is `Defaults` for `'*'`.
+#[must_use]
+pub fn written_spec(config: &AppConfig, name: &str, field: PolicyField) -> Option<EffectiveSpec> {
+    let cfg = config.conversation.tools.get(name)?;
+    let (policy, legacy) = match field {
+        PolicyField::Run => (&cfg.policy.run, &cfg.run),
+        PolicyField::Result => (&cfg.policy.result, &cfg.result),
+    };
+    let base = tool_key(name);
+    let legacy_key = base.join(field.as_str());
+    let (spec, key, shadowed_legacy) = match (policy, legacy) {
+        (Some(spec), legacy) => (
+            spec.clone(),
+            base.join("policy").join(field.as_str()),
+            legacy.as_ref().map(|_| legacy_key),
+        ),
+        (None, Some(spec)) => (spec.clone(), legacy_key, None),
+        (None, None) => return None,
+    };
+    let origin = if name == DEFAULTS_KEY {
+        PolicyOrigin::Defaults(key)
+    } else {
+        PolicyOrigin::Tool(key)
+    };
+    Some(EffectiveSpec {
+        spec,
+        origin,
+        shadowed_legacy,
+    })
+}
+
+/// Picks the spec that applies to `field` of `tool` (not the `'*'` entry):
+/// the tool's own, else the `'*'` entry's, else the built-in mode.
 #[must_use]
 pub fn effective_spec(config: &AppConfig, tool: &str, field: PolicyField) -> EffectiveSpec {
-    let tools = &config.conversation.tools;
-    let pick =
-        |name: &str, cfg: &ToolConfig| -> Option<(PolicySpec, ConfigPath, Option<ConfigPath>)> {
-            let (policy, legacy) = match field {
-                PolicyField::Run => (&cfg.policy.run, &cfg.run),
-                PolicyField::Result => (&cfg.policy.result, &cfg.result),
-            };
-            let base = tool_key(name);
-            let legacy_key = base.join(field.as_str());
-            match (policy, legacy) {
-                (Some(spec), legacy) => Some((
-                    spec.clone(),
-                    base.join("policy").join(field.as_str()),
-                    legacy.as_ref().map(|_| legacy_key),
-                )),
-                (None, Some(spec)) => Some((spec.clone(), legacy_key, None)),
-                (None, None) => None,
-            }
-        };
-    if let Some((spec, key, shadowed_legacy)) = tools.get(tool).and_then(|cfg| pick(tool, cfg)) {
-        return EffectiveSpec {
-            spec,
-            origin: PolicyOrigin::Tool(key),
-            shadowed_legacy,
-        };
-    }
-    if let Some((spec, key, shadowed_legacy)) = tools
-        .get(DEFAULTS_KEY)
-        .and_then(|cfg| pick(DEFAULTS_KEY, cfg))
-    {
-        return EffectiveSpec {
-            spec,
-            origin: PolicyOrigin::Defaults(key),
-            shadowed_legacy,
-        };
-    }
-    EffectiveSpec {
-        spec: PolicySpec::Mode(built_in_mode(field)),
-        origin: PolicyOrigin::BuiltIn,
-        shadowed_legacy: None,
-    }
+    written_spec(config, tool, field)
+        .or_else(|| written_spec(config, DEFAULTS_KEY, field))
+        .unwrap_or_else(|| EffectiveSpec {
+            spec: PolicySpec::Mode(built_in_mode(field)),
+            origin: PolicyOrigin::BuiltIn,
+            shadowed_legacy: None,
+        })
 }
 
 /// Compiles the effective policy of `field` for `tool` against the tool's

@@ -1,0 +1,245 @@
+//! `jp config ...` through the real binary in a temporary workspace.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{FS_MODIFY_FILE, Run, Workspace};
+
+fn ok(stdout: &str) -> Run {
+    Run {
+        code: 0,
+        stdout: stdout.into(),
+        stderr: String::new(),
+    }
+}
+
+#[test]
+fn validate_reports_every_problem_with_file_line_and_key() {
+    let ws = Workspace::new();
+    ws.write("project/.jp/tools/fs.toml", FS_MODIFY_FILE);
+    assert_eq!(
+        ws.jp(&["config", "validate"]),
+        ok("config is valid (default)\n")
+    );
+
+    ws.write(
+        "project/.jp/config.toml",
+        r#"extends = ["tools/*.toml"]
+
+[assistant.model.parameters]
+temperature = 2.5
+
+[conversation.tools.fs_modify_file.policy]
+run = [
+    { arg = "/path", prefix = "src/", mode = "ask" },
+    { arg = "/path", prefix = "./src/sensitive", mode = "skip" },
+    { arg = "/path", pattern = "(?!x)", mode = "ask" },
+    { arg = "/start_line", minimum = nan, mode = "ask" },
+    { mode = "ask" },
+]
+"#,
+    );
+    let run = ws.jp(&["config", "validate"]);
+    assert_eq!(
+        run,
+        Run {
+            code: 1,
+            stdout: "\
+error: .jp/config.toml:4: assistant.model.parameters.temperature: must be a number from 0 to 2, found 2.5
+error: .jp/config.toml:9: conversation.tools.fs_modify_file.policy.run[1]: can never match: policy.run[0] (prefix \"src/\" on /path) matches everything it matches; move it above policy.run[0] or remove it
+error: .jp/config.toml:10: conversation.tools.fs_modify_file.policy.run[2]: \"pattern\" \"(?!x)\" uses look-around ((?=, (?!, (?<= or (?<!), which Rust regex syntax does not support
+error: .jp/config.toml:11: conversation.tools.fs_modify_file.policy.run[3]: \"minimum\" is nan, inf or null; only finite values are allowed
+"
+            .into(),
+            stderr: String::new(),
+        }
+    );
+}
+
+#[test]
+fn validate_passes_with_warnings_and_names_deprecations() {
+    let ws = Workspace::new();
+    ws.write(
+        "project/.jp/config.toml",
+        &format!("{FS_MODIFY_FILE}\n[conversation.tools.fs_modify_file.policy]\nrun = \"ask\"\n")
+            .replacen("summary = ", "run = \"unattended\"\nsummary = ", 1),
+    );
+    assert_eq!(
+        ws.jp(&["config", "validate"]),
+        ok(
+            "warning: .jp/config.toml:3: conversation.tools.fs_modify_file.run: deprecated and ignored because `policy.run` is also set; remove it\nconfig is valid (default, .jp/config.toml)\n"
+        )
+    );
+}
+
+#[test]
+fn show_lists_every_value_with_its_source() {
+    let ws = Workspace::new();
+    ws.write("xdg/jp/config.toml", "[assistant.model]\nid = \"haiku\"\n");
+    ws.write(
+        "project/.jp/config.toml",
+        "[assistant]\ninstructions = [\"Be brief.\"]\n\n[style]\ncolor = \"never\"\n",
+    );
+    let run = ws.jp_with_env(
+        &[
+            "config",
+            "show",
+            "--cfg",
+            "assistant.model.parameters.max_tokens=512",
+        ],
+        &[("JP_CFG_STYLE__SHOW_REASONING", "true")],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stderr, "");
+    insta::assert_snapshot!(run.stdout);
+
+    let run = ws.jp(&["config", "show", "--format", "json"]);
+    let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(out["config"]["assistant"]["model"]["id"], "haiku");
+    assert_eq!(
+        out["sources"]["assistant.model.id"],
+        serde_json::json!(["<tmp>/xdg/jp/config.toml"])
+    );
+    assert_eq!(
+        out["sources"]["style.color"],
+        serde_json::json!([".jp/config.toml"])
+    );
+    assert_eq!(
+        out["sources"]["style.show_reasoning"],
+        serde_json::json!(["default"])
+    );
+}
+
+#[test]
+fn get_prints_strings_bare_and_the_rest_as_json() {
+    let ws = Workspace::new();
+    ws.write(
+        "project/.jp/config.toml",
+        &format!("{FS_MODIFY_FILE}\n[conversation.tools.fs_modify_file.policy]\nrun = [{{ arg = \"/path\", prefix = \"src/\", mode = \"unattended\" }}, {{ mode = \"ask\" }}]\n"),
+    );
+    assert_eq!(
+        ws.jp(&["config", "get", "assistant.model.id"]),
+        ok("anthropic/claude-sonnet-4-5\n")
+    );
+    assert_eq!(
+        ws.jp(&["config", "get", "assistant.model.parameters.max_tokens"]),
+        ok("8192\n")
+    );
+    assert_eq!(
+        ws.jp(&[
+            "config",
+            "get",
+            "conversation.tools.fs_modify_file.policy.run"
+        ]),
+        ok(
+            "[\n  {\n    \"arg\": \"/path\",\n    \"prefix\": \"src/\",\n    \"mode\": \"unattended\"\n  },\n  {\n    \"mode\": \"ask\"\n  }\n]\n"
+        )
+    );
+    let run = ws.jp(&["config", "get", "assistant.modle"]);
+    assert_eq!(
+        (run.code, run.stderr.as_str()),
+        (1, "error: no config key `assistant.modle`\n")
+    );
+}
+
+#[test]
+fn set_edits_the_workspace_file_and_keeps_comments() {
+    let ws = Workspace::new();
+    ws.write(
+        "project/.jp/config.toml",
+        "# Team settings.\n[assistant.model]\n# Our default model.\nid = \"anthropic/claude-sonnet-4-5\" # fast enough\n",
+    );
+    assert_eq!(
+        ws.jp(&["config", "set", "assistant.model.id=ollama/qwen3.5:9b"]),
+        ok("assistant.model.id = \"ollama/qwen3.5:9b\" in .jp/config.toml\n")
+    );
+    assert_eq!(
+        ws.jp(&[
+            "config",
+            "set",
+            "assistant.model.parameters.max_tokens=1024"
+        ]),
+        ok("assistant.model.parameters.max_tokens = 1024 in .jp/config.toml\n")
+    );
+    assert_eq!(
+        ws.read("project/.jp/config.toml"),
+        "# Team settings.\n[assistant.model]\n# Our default model.\nid = \"ollama/qwen3.5:9b\" # fast enough\n\n[assistant.model.parameters]\nmax_tokens = 1024\n"
+    );
+    assert_eq!(
+        ws.jp(&[
+            "config",
+            "set",
+            "conversation.tools.'*'.policy.run:=[{\"mode\":\"ask\"}]"
+        ]),
+        ok("conversation.tools.'*'.policy.run = [{\"mode\":\"ask\"}] in .jp/config.toml\n")
+    );
+    assert_eq!(
+        ws.jp(&["config", "get", "conversation.tools.'*'.policy.run"])
+            .stdout,
+        "[\n  {\n    \"mode\": \"ask\"\n  }\n]\n"
+    );
+}
+
+#[test]
+fn set_refuses_a_change_that_would_break_the_config() {
+    let ws = Workspace::new();
+    let before = "[style]\ncolor = \"never\"\n";
+    ws.write("project/.jp/config.toml", before);
+    let run = ws.jp(&["config", "set", "style.color=sometimes"]);
+    assert_eq!(
+        run,
+        Run {
+            code: 1,
+            stdout: String::new(),
+            stderr: "error: .jp/config.toml:2: style.color: unknown variant `sometimes`, expected one of `auto`, `always`, `never`\nerror: .jp/config.toml is unchanged: the config would not be valid\n".into(),
+        }
+    );
+    let run = ws.jp(&[
+        "config",
+        "set",
+        "conversation.tools.'*'.policy.run:=[{\"mode\":\"ask\"},{\"mode\":\"skip\"}]",
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(ws.read("project/.jp/config.toml"), before);
+}
+
+#[test]
+fn set_user_creates_the_file_and_outside_a_workspace_needs_it() {
+    let ws = Workspace::new();
+    std::fs::remove_dir_all(ws.project().join(".jp")).unwrap();
+    let run = ws.jp(&["config", "set", "style.color=never"]);
+    assert_eq!(
+        run,
+        Run {
+            code: 2,
+            stdout: String::new(),
+            stderr: "error: not in a workspace (no .jp directory here or above); run `mkdir .jp` at the project root, or use --user\n".into(),
+        }
+    );
+    assert_eq!(
+        ws.jp(&["config", "set", "--user", "style.color=never"]),
+        ok("style.color = \"never\" in <tmp>/xdg/jp/config.toml\n")
+    );
+    assert_eq!(
+        ws.read("xdg/jp/config.toml"),
+        "[style]\ncolor = \"never\"\n"
+    );
+}
+
+#[test]
+fn schema_describes_config_files() {
+    let ws = Workspace::new();
+    let run = ws.jp(&["config", "schema"]);
+    assert_eq!(run.code, 0);
+    let schema: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(schema["$schema"], "http://json-schema.org/draft-07/schema#");
+    assert_eq!(
+        schema["definitions"]["Mode"]["enum"],
+        serde_json::json!(["unattended", "ask", "edit", "skip"])
+    );
+    assert_eq!(
+        schema["definitions"]["ToolParameterConfig"]["properties"]["items"]["anyOf"][0]["$ref"],
+        "#/definitions/ToolParameterConfig"
+    );
+}

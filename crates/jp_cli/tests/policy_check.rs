@@ -1,0 +1,340 @@
+//! `jp policy check` through the real binary in a temporary workspace: the
+//! D25 examples and the adversarial cases of architecture decisions 1-4.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{FS_MODIFY_FILE, Run, Workspace};
+
+const D25_RULES: &str = r#"
+[conversation.tools.fs_modify_file.policy]
+run = [
+    { arg = "/path", prefix = "src/sensitive/", mode = "ask" },
+    { arg = "/path", prefix = "src/", mode = "unattended" },
+    { mode = "ask" },
+]
+result = [
+    { arg = "/path", prefix = ".env", mode = "ask" },
+    { mode = "unattended" },
+]
+"#;
+
+fn workspace(policy: &str) -> Workspace {
+    let ws = Workspace::new();
+    ws.write("project/.jp/tools/fs_modify_file.toml", FS_MODIFY_FILE);
+    ws.write(
+        "project/.jp/config.toml",
+        &format!("extends = [\"tools/*.toml\"]\n{policy}"),
+    );
+    ws
+}
+
+fn check(ws: &Workspace, args: &str) -> Run {
+    ws.jp(&["policy", "check", "fs_modify_file", "--args", args])
+}
+
+fn mode_of(ws: &Workspace, args: &str) -> (String, serde_json::Value) {
+    let run = ws.jp(&[
+        "policy",
+        "check",
+        "fs_modify_file",
+        "--args",
+        args,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    (
+        out["mode"].as_str().unwrap().to_owned(),
+        out["rule"].clone(),
+    )
+}
+
+#[test]
+fn d25_first_match_wins_and_explains_earlier_rules() {
+    let ws = workspace(D25_RULES);
+    let run = check(&ws, r#"{"path":"README.md"}"#);
+    assert_eq!(
+        run,
+        Run {
+            code: 0,
+            stdout: "\
+fs_modify_file policy.run: ask
+  policy.run[0] prefix \"src/sensitive/\" on /path: no match: \"README.md\" is not under src/sensitive/
+  policy.run[1] prefix \"src/\" on /path: no match: \"README.md\" is not under src/
+  policy.run[2] catch-all: matches
+  policy: conversation.tools.fs_modify_file.policy.run (.jp/config.toml)
+"
+            .into(),
+            stderr: String::new(),
+        }
+    );
+
+    let run = check(&ws, r#"{"path":"src/lib.rs"}"#);
+    assert_eq!(
+        run.stdout,
+        "\
+fs_modify_file policy.run: unattended
+  policy.run[0] prefix \"src/sensitive/\" on /path: no match: \"src/lib.rs\" is not under src/sensitive/
+  policy.run[1] prefix \"src/\" on /path: matches: \"src/lib.rs\" is under src/
+  policy: conversation.tools.fs_modify_file.policy.run (.jp/config.toml)
+"
+    );
+    assert_eq!(
+        mode_of(&ws, r#"{"path":"src/sensitive/secret.rs"}"#),
+        ("ask".into(), 0.into())
+    );
+}
+
+#[test]
+fn json_output_names_mode_rule_and_trace() {
+    let ws = workspace(D25_RULES);
+    let run = ws.jp(&[
+        "policy",
+        "check",
+        "fs_modify_file",
+        "--args",
+        r#"{"path":"src/lib.rs"}"#,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 0);
+    let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        out,
+        serde_json::json!({
+            "tool": "fs_modify_file",
+            "field": "run",
+            "mode": "unattended",
+            "rule": 1,
+            "reason": "policy.run[1] (prefix \"src/\" on /path) matched: \"src/lib.rs\" is under src/",
+            "policy": "conversation.tools.fs_modify_file.policy.run",
+            "source": ".jp/config.toml",
+            "trace": [
+                { "rule": 0, "condition": "prefix \"src/sensitive/\" on /path", "matched": false,
+                  "reason": "\"src/lib.rs\" is not under src/sensitive/" },
+                { "rule": 1, "condition": "prefix \"src/\" on /path", "matched": true,
+                  "reason": "\"src/lib.rs\" is under src/" },
+            ],
+        })
+    );
+}
+
+#[test]
+fn result_policy_and_implicit_fallback() {
+    let ws = workspace(D25_RULES);
+    let run = ws.jp(&[
+        "policy",
+        "check",
+        "fs_modify_file",
+        "--result",
+        "--args",
+        r#"{"path":".env"}"#,
+    ]);
+    assert_eq!(
+        run.stdout,
+        "\
+fs_modify_file policy.result: ask
+  policy.result[0] prefix \".env\" on /path: matches: \".env\" is under .env/
+  policy: conversation.tools.fs_modify_file.policy.result (.jp/config.toml)
+"
+    );
+
+    // No catch-all: the implicit `ask` applies, and validation warns.
+    let ws = workspace(
+        "[conversation.tools.fs_modify_file.policy]\nrun = [{ arg = \"/path\", prefix = \"src/\", mode = \"unattended\" }]\n",
+    );
+    let run = check(&ws, r#"{"path":"docs/x.md"}"#);
+    assert_eq!(
+        run,
+        Run {
+            code: 0,
+            stdout: "\
+fs_modify_file policy.run: ask
+  policy.run[0] prefix \"src/\" on /path: no match: \"docs/x.md\" is not under src/
+  no rule of policy.run matched, so the implicit fallback \"ask\" applies
+  policy: conversation.tools.fs_modify_file.policy.run (.jp/config.toml)
+"
+            .into(),
+            stderr: "warning: .jp/config.toml:3: conversation.tools.fs_modify_file.policy.run: the last rule is not a catch-all, so a call no rule matches falls back to \"ask\"; end with a rule such as { mode = \"ask\" } to make the fallback explicit\n".into(),
+        }
+    );
+    let (mode, rule) = mode_of(&ws, r#"{"path":"docs/x.md"}"#);
+    assert_eq!((mode.as_str(), rule), ("ask", serde_json::Value::Null));
+}
+
+#[test]
+fn traversal_escapes_and_absolute_paths_never_get_unattended() {
+    let ws = workspace(D25_RULES);
+    let root = ws.project().display().to_string();
+    for (args, mode) in [
+        (r#"{"path":"src/../.env"}"#.to_owned(), "ask"),
+        (r#"{"path":"src\u002f..\u002f.env"}"#.to_owned(), "ask"),
+        (r#"{"path":"src-old/lib.rs"}"#.to_owned(), "ask"),
+        (r#"{"path":"./src//lib.rs"}"#.to_owned(), "unattended"),
+        (r#"{"path":"../outside/src/lib.rs"}"#.to_owned(), "ask"),
+        (format!(r#"{{"path":"{root}/src/lib.rs"}}"#), "unattended"),
+        (r#"{"path":"/etc/passwd"}"#.to_owned(), "ask"),
+    ] {
+        assert_eq!(mode_of(&ws, &args).0, mode, "{args}");
+    }
+}
+
+#[test]
+fn one_bad_element_in_an_array_denies_unattended() {
+    let ws = workspace(
+        r#"
+[conversation.tools.fs_modify_file.policy]
+run = [
+    { arg = "/patterns/paths", prefix = "src/", mode = "unattended" },
+    { mode = "ask" },
+]
+"#,
+    );
+    let all_src =
+        r#"{"path":"src/a.rs","patterns":[{"old":"a","new":"b","paths":["src/a.rs","src/b.rs"]}]}"#;
+    let mixed = r#"{"path":"src/a.rs","patterns":[{"old":"a","new":"b","paths":["src/a.rs"]},{"old":"x","new":"y","paths":["../.ssh/id_rsa"]}]}"#;
+    assert_eq!(mode_of(&ws, all_src), ("unattended".into(), 0.into()));
+    assert_eq!(mode_of(&ws, mixed), ("ask".into(), 1.into()));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_inside_src_pointing_outside_is_not_unattended() {
+    let ws = workspace(D25_RULES);
+    std::fs::create_dir_all(ws.project().join("src")).unwrap();
+    std::fs::create_dir_all(ws.root().join("secrets")).unwrap();
+    std::os::unix::fs::symlink(ws.root().join("secrets"), ws.project().join("src/link")).unwrap();
+    assert_eq!(mode_of(&ws, r#"{"path":"src/link/key.pem"}"#).0, "ask");
+    assert_eq!(mode_of(&ws, r#"{"path":"src/real.rs"}"#).0, "unattended");
+}
+
+#[test]
+fn numbers_compare_numerically() {
+    let ws = workspace(
+        r#"
+[conversation.tools.fs_modify_file.policy]
+run = [
+    { arg = "/start_line", const = 1, mode = "unattended" },
+    { arg = "/start_line", minimum = 1000, mode = "skip" },
+    { mode = "ask" },
+]
+"#,
+    );
+    // Decision 4: `1` equals `1.0` (and JSON Schema counts 1.0 as an integer).
+    assert_eq!(
+        mode_of(&ws, r#"{"path":"a","start_line":1.0}"#),
+        ("unattended".into(), 0.into())
+    );
+    assert_eq!(
+        mode_of(&ws, r#"{"path":"a","start_line":1}"#),
+        ("unattended".into(), 0.into())
+    );
+    assert_eq!(
+        mode_of(&ws, r#"{"path":"a","start_line":999}"#),
+        ("ask".into(), 2.into())
+    );
+    assert_eq!(
+        mode_of(&ws, r#"{"path":"a","start_line":1000}"#),
+        ("skip".into(), 1.into())
+    );
+}
+
+#[test]
+fn unknown_tools_and_unfit_arguments_exit_2() {
+    let ws = workspace(D25_RULES);
+    let run = ws.jp(&["policy", "check", "fs_delete", "--args", "{}"]);
+    assert_eq!(
+        run,
+        Run {
+            code: 2,
+            stdout: String::new(),
+            stderr: "error: unknown tool `fs_delete` (configured tools: fs_modify_file)\n".into(),
+        }
+    );
+    let run = check(&ws, r#"{"path":3}"#);
+    assert_eq!(
+        (run.code, run.stderr.as_str()),
+        (
+            2,
+            "error: --args: /path: expected a path (a string), found 3\nerror: the arguments do not fit `fs_modify_file`'s parameters\n"
+        )
+    );
+    let run = check(&ws, r#"{"path":"src/a.rs","path":".env"}"#);
+    assert_eq!(
+        (run.code, run.stderr.as_str()),
+        (
+            2,
+            "error: --args: duplicate key `path` at /path: arguments with a repeated key are refused because its meaning is ambiguous\n"
+        )
+    );
+    let run = check(&ws, r#"{"path":"src/a.rs""#);
+    assert_eq!(run.code, 2, "{run:?}");
+    let run = check(&ws, r#"{"path":"src/a\u0000.rs"}"#);
+    assert_eq!(run.code, 2, "{run:?}");
+}
+
+#[test]
+fn an_invalid_config_exits_1_and_names_the_rule() {
+    let ws = workspace(
+        r#"
+[conversation.tools.fs_modify_file.policy]
+run = [
+    { arg = "/path", prefx = "src/", mode = "unattended" },
+    { mode = "ask" },
+]
+"#,
+    );
+    let run = check(&ws, r#"{"path":"src/a.rs"}"#);
+    assert_eq!(
+        run,
+        Run {
+            code: 1,
+            stdout: String::new(),
+            stderr: "\
+error: .jp/config.toml:5: conversation.tools.fs_modify_file.policy.run[0]: unknown key \"prefx\" (a rule has arg, mode and one matcher: const, enum, pattern, prefix, minimum, maximum, exclusive_minimum or exclusive_maximum)
+error: .jp/config.toml:5: conversation.tools.fs_modify_file.policy.run[0]: \"arg\" without a matcher (add one of const, enum, pattern, prefix, minimum, maximum, exclusive_minimum or exclusive_maximum)
+"
+            .into(),
+        }
+    );
+}
+
+#[test]
+fn defaults_apply_to_tools_that_have_the_argument() {
+    let ws = workspace(
+        r#"
+[conversation.tools.'*'.policy]
+run = [
+    { arg = "/path", prefix = "src/", mode = "unattended" },
+    { arg = "/command", prefix = "cargo ", mode = "unattended" },
+    { mode = "ask" },
+]
+"#,
+    );
+    let run = ws.jp(&["config", "validate"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (
+            0,
+            "warning: .jp/config.toml:6: conversation.tools.'*'.policy.run[1]: its `arg` is a parameter of no configured tool, so it never applies\nconfig is valid (default, .jp/tools/fs_modify_file.toml, .jp/config.toml)\n"
+        )
+    );
+    let run = ws.jp(&[
+        "policy",
+        "check",
+        "fs_modify_file",
+        "--args",
+        r#"{"path":"src/x.rs"}"#,
+    ]);
+    assert_eq!(
+        run.stdout,
+        "\
+fs_modify_file policy.run: unattended
+  policy.run[0] prefix \"src/\" on /path: matches: \"src/x.rs\" is under src/
+  policy: conversation.tools.'*'.policy.run (.jp/config.toml)
+"
+    );
+}
