@@ -221,7 +221,8 @@ impl PathForm {
 pub struct PathValue {
     /// Joined to the root and normalized lexically.
     pub lexical: PathForm,
-    /// With the symlinks of its longest existing ancestor resolved.
+    /// Resolved the way the file system would: every symlink on the way
+    /// followed (dangling ones too), missing components kept as written.
     pub resolved: PathForm,
 }
 
@@ -247,39 +248,65 @@ pub fn resolve_path(value: &str, workspace: &Workspace) -> Result<PathValue, Nul
     })
 }
 
-/// Canonicalizes the longest existing ancestor of `path` (an absolute path,
-/// `..` not yet applied) and appends the rest, normalized lexically.
-///
-/// Whether a prefix of the components exists is monotonic (a path resolves
-/// only if its parent does), so the longest existing one is found by binary
-/// search: a long model-written path costs a logarithmic number of
-/// `canonicalize` calls.
-fn resolve_physically(path: &Path) -> Option<PathBuf> {
-    let components: Vec<Component<'_>> = path.components().collect();
-    let prefix = |n: usize| components[..n].iter().collect::<PathBuf>();
-    let canonical = |n: usize| std::fs::canonicalize(prefix(n)).ok();
+/// The most symlinks followed while resolving one path (Linux's limit).
+const MAX_SYMLINKS: usize = 40;
 
-    // The first component is the root (or a prefix and the root): it exists.
-    let mut best = canonical(1).map(|p| (1, p))?;
-    let (mut lo, mut hi) = (1, components.len());
-    while lo < hi {
-        let mid = lo + (hi - lo).div_ceil(2);
-        if let Some(found) = canonical(mid) {
-            best = (mid, found);
-            lo = mid;
-        } else {
-            hi = mid - 1;
+/// Resolves `path` (absolute, `..` not yet applied) the way the file system
+/// would, component by component: every existing symlink is followed, also
+/// after a missing directory and a `..` lead back into existing ones, and
+/// a dangling symlink is followed to its (missing) target. Components that
+/// do not exist are kept as written. `None` when symlinks loop.
+fn resolve_physically(path: &Path) -> Option<PathBuf> {
+    use std::collections::VecDeque;
+    use std::ffi::OsString;
+
+    let mut pending: VecDeque<OsString> = VecDeque::new();
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir => out.push(component.as_os_str()),
+            other => pending.push_back(other.as_os_str().to_owned()),
         }
     }
-    if best.0 != lo {
-        best = (lo, canonical(lo)?);
+    let mut links = 0;
+    while let Some(name) = pending.pop_front() {
+        if name == "." {
+            continue;
+        }
+        if name == ".." {
+            // `out` holds no symlinks, so its parent is the physical parent.
+            out.pop();
+            continue;
+        }
+        let next = out.join(&name);
+        match std::fs::symlink_metadata(&next) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                links += 1;
+                if links > MAX_SYMLINKS {
+                    return None;
+                }
+                let target = std::fs::read_link(&next).ok()?;
+                let mut target_parts = Vec::new();
+                for component in target.components() {
+                    match component {
+                        Component::Prefix(_) | Component::RootDir => {
+                            out = PathBuf::new();
+                            out.push(component.as_os_str());
+                        }
+                        other => target_parts.push(other.as_os_str().to_owned()),
+                    }
+                }
+                for part in target_parts.into_iter().rev() {
+                    pending.push_front(part);
+                }
+            }
+            // Existing entries, missing ones, and entries jp may not inspect
+            // (which the tool, running as the same user, cannot traverse
+            // either) are kept as written.
+            _ => out = next,
+        }
     }
-    let (n, base) = best;
-    let mut joined = base;
-    for component in &components[n..] {
-        joined.push(component.as_os_str());
-    }
-    Some(normalize_lexically(&joined))
+    Some(out)
 }
 
 #[cfg(test)]

@@ -157,6 +157,26 @@ fn symlinks_give_a_second_form() {
         outside_real.parent().unwrap().join("x")
     );
 
+    // A `..` after a missing directory leads back to the link, which is
+    // followed (the file system would follow it once `nx` exists).
+    let forms = resolve_path("src/nx/../link/pwned", &ws).unwrap();
+    assert_eq!(forms.lexical.text(), "src/link/pwned");
+    assert_eq!(forms.resolved.absolute(), outside_real.join("pwned"));
+
+    // A dangling link is followed to its missing target.
+    std::os::unix::fs::symlink(
+        outside.path().join("nonexistent"),
+        dir.path().join("src/dangling"),
+    )
+    .unwrap();
+    let forms = resolve_path("src/dangling", &ws).unwrap();
+    assert_eq!(forms.resolved.absolute(), outside_real.join("nonexistent"));
+
+    // A relative link target resolves against the link's directory.
+    std::os::unix::fs::symlink("../..", dir.path().join("src/sub/up")).unwrap();
+    let forms = resolve_path("src/sub/up/x", &ws).unwrap();
+    assert_eq!(forms.resolved.text(), "x");
+
     // A link inside the workspace resolves to a relative form.
     let forms = resolve_path("docs/a.rs", &ws).unwrap();
     assert_eq!(forms.lexical.text(), "docs/a.rs");
