@@ -280,10 +280,27 @@ fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
             if let Some(key) = default_keys.get(field)
                 && uses == 0
             {
-                problems.push(Problem::warning(
-                    key.join(index.to_string()),
-                    "its `arg` is a parameter of no configured tool, so it never applies",
-                ));
+                // A stricter default that applies nowhere is likely a typo in
+                // `arg` that quietly leaves every call to the rules after it.
+                let strict = written_spec(config, DEFAULTS_KEY, PolicyField::Run)
+                    .filter(|_| field == "run")
+                    .or_else(|| {
+                        written_spec(config, DEFAULTS_KEY, PolicyField::Result)
+                            .filter(|_| field == "result")
+                    })
+                    .and_then(|spec| match spec.spec {
+                        PolicySpec::Rules(rules) => rules.get(index).cloned(),
+                        PolicySpec::Mode(_) => None,
+                    })
+                    .and_then(|rule| rule.entries().get("mode").cloned())
+                    .is_some_and(|mode| mode != serde_json::Value::from("unattended"));
+                let message = "its `arg` is a parameter of no configured tool, so it never applies";
+                let path = key.join(index.to_string());
+                problems.push(if strict {
+                    Problem::error(path, format!("{message}; a rule stricter than unattended that applies nowhere is taken for a typo"))
+                } else {
+                    Problem::warning(path, message)
+                });
             }
         }
     }

@@ -207,7 +207,11 @@ fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Box<dyn std::error:
                 return Ok(exit::INVALID_CONFIG.into());
             }
         };
+        // Check the files alone: a value that only passes because an
+        // environment variable or `--cfg` overrides it must not be written.
         let mut options = ctx.load_options();
+        options.env.clear();
+        options.assignments.clear();
         options.overrides.push((file.clone(), new_text.clone()));
         match load::load(&options) {
             Ok(loaded) => {

@@ -23,7 +23,11 @@ impl Ctx {
             .map_err(|e| format!("cannot read the current directory: {e}"))?;
         Ok(Self {
             cwd,
-            env: std::env::vars().collect(),
+            // `vars()` panics on a variable that is not UTF-8; such a
+            // variable can be no config key or path jp reads, so skip it.
+            env: std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+                .collect(),
             assignments,
         })
     }

@@ -129,6 +129,7 @@ impl Assignment {
                 let mut c = vec![serde_json::Value::String(text.clone())];
                 if let Ok(json) = serde_json::from_str::<serde_json::Value>(text)
                     && !json.is_string()
+                    && !json.is_null()
                 {
                     c.push(json);
                 }
@@ -143,6 +144,15 @@ impl Assignment {
     ///
     /// When the key does not exist or the value does not fit it.
     pub fn to_partial(&self) -> Result<(PartialAppConfig, serde_json::Value), AssignmentError> {
+        if self.value == AssignedValue::Json(serde_json::Value::Null) {
+            // A null would deserialize as "not set" and silently do nothing.
+            return Err(AssignmentError::Invalid {
+                key: self.path.to_string(),
+                message:
+                    "null cannot be assigned; to unset a key, remove it from the file that sets it"
+                        .into(),
+            });
+        }
         let mut last = None;
         for candidate in self.candidates() {
             let raw = self.path.wrap(candidate);
@@ -224,6 +234,26 @@ mod tests {
         assert_eq!(
             Assignment::parse("style.color").unwrap_err().to_string(),
             "expected `key=value`, `key:=json` or `@file`, found `style.color`"
+        );
+    }
+
+    #[test]
+    fn null_is_never_a_silent_no_op() {
+        let err = Assignment::parse("style.color:=null")
+            .unwrap()
+            .to_partial()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "style.color: null cannot be assigned; to unset a key, remove it from the file that sets it"
+        );
+        let err = Assignment::parse("style.color=null")
+            .unwrap()
+            .to_partial()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "style.color: unknown variant `null`, expected one of `auto`, `always`, `never`"
         );
     }
 

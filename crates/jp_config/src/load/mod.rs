@@ -150,6 +150,7 @@ pub fn load(options: &LoadOptions) -> Result<Loaded, LoadError> {
         layers: Vec::new(),
         partials: Vec::new(),
         errors: Vec::new(),
+        warnings: Vec::new(),
         stack: Vec::new(),
         seen: Vec::new(),
     };
@@ -158,6 +159,7 @@ pub fn load(options: &LoadOptions) -> Result<Loaded, LoadError> {
         layers,
         partials,
         mut errors,
+        warnings: layer_warnings,
         ..
     } = loader;
 
@@ -165,7 +167,7 @@ pub fn load(options: &LoadOptions) -> Result<Loaded, LoadError> {
     if !errors.is_empty() {
         return Err(LoadError {
             errors,
-            warnings: Vec::new(),
+            warnings: layer_warnings,
         });
     }
 
@@ -191,7 +193,7 @@ pub fn load(options: &LoadOptions) -> Result<Loaded, LoadError> {
         .into_iter()
         .map(|problem| loaded.place(problem))
         .partition(Diagnostic::is_error);
-    loaded.warnings = warnings;
+    loaded.warnings = layer_warnings.into_iter().chain(warnings).collect();
     if errors.is_empty() {
         Ok(loaded)
     } else {
@@ -297,6 +299,7 @@ struct Loader<'a> {
     layers: Vec<Layer>,
     partials: Vec<PartialAppConfig>,
     errors: Vec<Diagnostic>,
+    warnings: Vec<Diagnostic>,
     /// Files being loaded, for cycle detection.
     stack: Vec<PathBuf>,
     /// Files loaded so far (canonical), so a file reached twice loads once.
@@ -458,6 +461,15 @@ impl Loader<'_> {
         }
         self.stack.pop();
 
+        let mut raw = raw;
+        fold_legacy_raw(&mut raw);
+        for (tool, field) in fold_legacy_policies(&mut partial) {
+            let key = ["conversation", "tools", tool.as_str(), field];
+            let mut d = deprecated_legacy(&tool, field);
+            d.source = Some(label.clone());
+            d.line = locate_key(&text, &key.map(str::to_owned));
+            self.warnings.push(d);
+        }
         self.layers.push(Layer {
             label,
             file: Some(path.to_path_buf()),
@@ -469,7 +481,13 @@ impl Loader<'_> {
 
     fn assignment(&mut self, label: String, assignment: &Assignment) {
         match assignment.to_partial() {
-            Ok((partial, raw)) => {
+            Ok((mut partial, mut raw)) => {
+                fold_legacy_raw(&mut raw);
+                for (tool, field) in fold_legacy_policies(&mut partial) {
+                    let mut d = deprecated_legacy(&tool, field);
+                    d.source = Some(label.clone());
+                    self.warnings.push(d);
+                }
                 self.layers.push(Layer {
                     label,
                     file: None,
@@ -483,6 +501,68 @@ impl Loader<'_> {
                 .push(with_source(Diagnostic::error(None, e.to_string()), &label)),
         }
     }
+}
+
+/// Moves each tool's deprecated top-level `run`/`result` into
+/// `policy.run`/`policy.result` within one layer, before layers merge, so
+/// a higher layer's `run` overrides a lower layer's `policy.run` like any
+/// other field. Where a layer sets both, `policy.*` wins; the tools and
+/// fields where that happened are returned, to warn about.
+fn fold_legacy_policies(partial: &mut PartialAppConfig) -> Vec<(String, &'static str)> {
+    let mut both = Vec::new();
+    let Some(tools) = partial.conversation.as_mut().and_then(|c| c.tools.as_mut()) else {
+        return both;
+    };
+    for (name, tool) in tools.iter_mut() {
+        let policy = tool.policy.get_or_insert_with(Default::default);
+        for (legacy, modern, field) in [
+            (&mut tool.run, &mut policy.run, "run"),
+            (&mut tool.result, &mut policy.result, "result"),
+        ] {
+            if let Some(spec) = legacy.take() {
+                if modern.is_some() {
+                    both.push((name.clone(), field));
+                } else {
+                    *modern = Some(spec);
+                }
+            }
+        }
+    }
+    both
+}
+
+/// The same move in a layer's raw value, so `jp config show` and error
+/// locations attribute a folded `run` to the layer that wrote it.
+fn fold_legacy_raw(raw: &mut serde_json::Value) {
+    let Some(tools) = raw
+        .get_mut("conversation")
+        .and_then(|c| c.get_mut("tools"))
+        .and_then(serde_json::Value::as_object_mut)
+    else {
+        return;
+    };
+    for tool in tools.values_mut() {
+        let Some(tool) = tool.as_object_mut() else {
+            continue;
+        };
+        for field in ["run", "result"] {
+            if let Some(spec) = tool.remove(field) {
+                let policy = tool
+                    .entry("policy")
+                    .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+                if let Some(policy) = policy.as_object_mut() {
+                    policy.entry(field).or_insert(spec);
+                }
+            }
+        }
+    }
+}
+
+fn deprecated_legacy(tool: &str, field: &str) -> Diagnostic {
+    Diagnostic::warning(
+        Some(ConfigPath::from_segments(["conversation", "tools", tool, field]).to_string()),
+        format!("deprecated and ignored because `policy.{field}` is also set; remove it"),
+    )
 }
 
 fn with_source(mut diagnostic: Diagnostic, label: &str) -> Diagnostic {

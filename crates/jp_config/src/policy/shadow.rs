@@ -104,9 +104,14 @@ fn relation(earlier: &Rule, later: &Rule) -> Relation {
     if first.tokens() != second.tokens() || !covers(first.matcher(), second.matcher()) {
         return Relation::Unrelated;
     }
+    // Through an array, an `unattended` rule needs every element and a
+    // later rule any one, so the later rule still decides mixed arrays:
+    // only a warning. On a single path the later rule could fire only when
+    // a symlink defeats the earlier one, which is never what an ordering
+    // like `src/` before `src/secret/` means: an error (D25's own example).
     let quantifiers_differ = earlier.mode == Mode::Unattended
         && later.mode != Mode::Unattended
-        && (second.traverses_array() || second.param_type() == ParamType::Path);
+        && second.traverses_array();
     if quantifiers_differ {
         Relation::QuantifierOnly
     } else {

@@ -274,7 +274,7 @@ fn an_unattended_rule_over_an_array_only_warns() {
 }
 
 #[test]
-fn an_unattended_rule_over_a_path_only_warns() {
+fn an_unattended_rule_over_a_single_path_is_an_error_and_over_an_array_a_warning() {
     let compiled = compile(
         r#"[
         { arg = "/path", prefix = "src/", mode = "unattended" },
@@ -283,14 +283,19 @@ fn an_unattended_rule_over_a_path_only_warns() {
         { arg = "/patterns/paths", const = "src/a.rs", mode = "edit" },
     ]"#,
     );
-    assert!(compiled.errors.is_empty());
+    // D25's headline ordering mistake: the later rule could only fire when
+    // a symlink defeats the earlier one, so it is reported as unreachable.
+    assert_eq!(
+        messages(&compiled.errors),
+        [
+            "policy.run[1]: can never match: policy.run[0] (prefix \"src/\" on /path) matches \
+          everything it matches; move it above policy.run[0] or remove it"
+        ]
+    );
+    // Through an array the later rule still decides mixed arrays.
     assert_eq!(
         messages(&compiled.warnings),
         [
-            "policy.run[1]: policy.run[0] (prefix \"src/\" on /path) comes first and matches every \
-             value this rule matches, but as an \"unattended\" rule it needs both the path and its \
-             symlink-resolved form to match, so this rule only fires when that fails; move it \
-             above policy.run[0] if it should decide every value it matches",
             "policy.run[3]: policy.run[2] (prefix \"src/\" on /patterns/paths) comes first and \
              matches every value this rule matches, but as an \"unattended\" rule it needs every \
              value, each with its symlink-resolved form, to match, so this rule only fires when \
