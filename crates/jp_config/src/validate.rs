@@ -293,7 +293,7 @@ fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
                         PolicySpec::Mode(_) => None,
                     })
                     .and_then(|rule| rule.entries().get("mode").cloned())
-                    .is_some_and(|mode| mode != serde_json::Value::from("unattended"));
+                    .is_some_and(|mode| mode != "unattended");
                 let message = "its `arg` is a parameter of no configured tool, so it never applies";
                 let path = key.join(index.to_string());
                 problems.push(if strict {
