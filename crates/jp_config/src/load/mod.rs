@@ -302,7 +302,8 @@ struct Loader<'a> {
     warnings: Vec<Diagnostic>,
     /// Files being loaded, for cycle detection.
     stack: Vec<PathBuf>,
-    /// Files loaded so far (canonical), so a file reached twice loads once.
+    /// Files loaded so far (canonical), to bound runaway globs. A file
+    /// reached twice is loaded at both places in the layer order.
     seen: Vec<PathBuf>,
 }
 
@@ -401,9 +402,6 @@ impl Loader<'_> {
             ));
             return;
         }
-        if self.seen.contains(&key) {
-            return;
-        }
         if self.seen.len() >= MAX_FILES {
             self.errors.push(with_source(
                 Diagnostic::error(
@@ -447,8 +445,12 @@ impl Loader<'_> {
         for (i, pattern) in extends.iter().enumerate() {
             match expand(base, pattern) {
                 Ok(files) => {
+                    // A glob such as `*.toml` next to the file matches the
+                    // file itself; that is not a cycle, just not an extension.
                     for file in files {
-                        self.file(&file);
+                        if std::fs::canonicalize(&file).ok().as_ref() != self.stack.last() {
+                            self.file(&file);
+                        }
                     }
                 }
                 Err(message) => {
