@@ -158,12 +158,6 @@ fn check_providers(config: &AppConfig, problems: &mut Vec<Problem>) {
     }
 }
 
-/// Whether an entry only carries settings for a tool defined elsewhere
-/// (say, a user-wide policy for a tool some workspaces define).
-fn is_settings_only(cfg: &ToolConfig) -> bool {
-    cfg.source == ToolSource::Local && cfg.command.is_none() && cfg.parameters.is_empty()
-}
-
 fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
     let tools = &config.conversation.tools;
     if let Some(defaults) = tools.get(DEFAULTS_KEY) {
@@ -182,9 +176,6 @@ fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
         };
         if let Some(key) = spec.origin.key() {
             default_keys.insert(field.as_str(), key.clone());
-        }
-        if let Some(legacy) = &spec.shadowed_legacy {
-            problems.push(deprecated(legacy, field));
         }
         let compiled = Policy::compile(
             &spec.spec,
@@ -213,7 +204,7 @@ fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
             continue;
         }
         let base = ConfigPath::from_segments(["conversation", "tools", name.as_str()]);
-        if is_settings_only(cfg) {
+        if !cfg.is_defined() {
             problems.push(Problem::warning(
                 base,
                 "has no `command` or `parameters`, so no tool by this name is defined; its settings are unused",
@@ -237,11 +228,6 @@ fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
             let Some((spec, compiled)) = effective_policy(config, name, field) else {
                 continue;
             };
-            if let Some(legacy) = &spec.shadowed_legacy
-                && !matches!(spec.origin, PolicyOrigin::Defaults(_))
-            {
-                problems.push(deprecated(legacy, field));
-            }
             if spec.origin == PolicyOrigin::BuiltIn {
                 continue;
             }
@@ -304,16 +290,6 @@ fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
             }
         }
     }
-}
-
-fn deprecated(legacy: &ConfigPath, field: PolicyField) -> Problem {
-    Problem::warning(
-        legacy.clone(),
-        format!(
-            "deprecated and ignored because `policy.{}` is also set; remove it",
-            field.as_str()
-        ),
-    )
 }
 
 /// Adds a compiled policy's errors and warnings, keyed at the rule they are

@@ -96,20 +96,11 @@ fn leaves(
 }
 
 fn sources(loaded: &Loaded, key: &ConfigPath) -> Vec<String> {
-    let layers = loaded.sources_of(key);
+    let layers = loaded.value_sources(key);
     if layers.is_empty() {
         return vec!["default".into()];
     }
-    // Appending fields (assistant.instructions) come from every layer that
-    // set them; everything else from the last one.
-    if key.segments() == ["assistant", "instructions"] {
-        layers.iter().map(|l| l.label.clone()).collect()
-    } else {
-        layers
-            .last()
-            .map(|l| vec![l.label.clone()])
-            .unwrap_or_default()
-    }
+    layers.iter().map(|l| l.label.clone()).collect()
 }
 
 fn show(loaded: &Loaded, format: Format) -> Result<ExitCode, Box<dyn std::error::Error>> {

@@ -104,9 +104,7 @@ fn check(
     let tools = &loaded.config.conversation.tools;
     let known = tools
         .iter()
-        .filter(|(name, cfg)| {
-            *name != DEFAULTS_KEY && (cfg.command.is_some() || !cfg.parameters.is_empty())
-        })
+        .filter(|(name, cfg)| *name != DEFAULTS_KEY && cfg.is_defined())
         .map(|(name, _)| name.as_str())
         .collect::<Vec<_>>();
     if !known.contains(&tool) {

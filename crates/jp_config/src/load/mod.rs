@@ -36,6 +36,10 @@ pub const ENV_PREFIX: &str = "JP_CFG_";
 /// The name of the workspace directory that holds `config.toml`.
 pub const WORKSPACE_DIR: &str = ".jp";
 
+/// Keys whose lists are concatenated across layers (their schematic merge
+/// is `append_vec`); every other key takes the last layer's value.
+pub const APPEND_KEYS: [&[&str]; 1] = [&["assistant", "instructions"]];
+
 /// The most files one load reads through `extends`, against runaway globs.
 const MAX_FILES: usize = 1024;
 
@@ -245,6 +249,18 @@ impl Loaded {
     #[must_use]
     pub fn source_of(&self, path: &ConfigPath) -> Option<&Layer> {
         self.sources_of(path).last().copied()
+    }
+
+    /// The layers the resolved value at `path` comes from: the last layer
+    /// that set it, or, for fields whose lists append across layers
+    /// ([`APPEND_KEYS`]), every layer that did. Empty for built-in defaults.
+    #[must_use]
+    pub fn value_sources(&self, path: &ConfigPath) -> Vec<&Layer> {
+        let mut layers = self.sources_of(path);
+        if !APPEND_KEYS.iter().any(|key| path.segments() == *key) {
+            layers.drain(..layers.len().saturating_sub(1));
+        }
+        layers
     }
 
     /// Every layer that set `path` or one of its ancestors, weakest first.

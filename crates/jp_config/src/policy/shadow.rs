@@ -55,17 +55,13 @@ pub(crate) fn check(field: PolicyField, rules: &[Rule]) -> (Vec<PolicyIssue>, Ve
                 ),
             });
         } else if let Some(earlier) = warning {
-            let requirement = match (
-                later
-                    .condition
-                    .as_ref()
-                    .is_some_and(Condition::traverses_array),
-                later.condition.as_ref().map(Condition::param_type) == Some(ParamType::Path),
-            ) {
-                (true, true) => "every value, each with its symlink-resolved form,",
-                (false, true) => "both the path and its symlink-resolved form",
-                _ => "every value",
-            };
+            // Only rules through an array get here (see `relation`).
+            let requirement =
+                if later.condition.as_ref().map(Condition::param_type) == Some(ParamType::Path) {
+                    "every value, each with its symlink-resolved form,"
+                } else {
+                    "every value"
+                };
             warnings.push(PolicyIssue {
                 field,
                 rule: Some(later.index),

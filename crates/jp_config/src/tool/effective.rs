@@ -37,9 +37,6 @@ pub struct EffectiveSpec {
     pub spec: PolicySpec,
     /// Where it is written.
     pub origin: PolicyOrigin,
-    /// The key of an ignored deprecated field (`run` when `policy.run` is
-    /// also set), to warn about.
-    pub shadowed_legacy: Option<ConfigPath>,
 }
 
 /// The built-in mode of a field when nothing is configured: calls are asked
@@ -66,15 +63,12 @@ pub fn written_spec(config: &AppConfig, name: &str, field: PolicyField) -> Optio
         PolicyField::Run => (&cfg.policy.run, &cfg.run),
         PolicyField::Result => (&cfg.policy.result, &cfg.result),
     };
+    // The loader folds legacy fields into `policy.*` per layer (and warns
+    // where a layer has both); the fallback serves configs built in code.
     let base = tool_key(name);
-    let legacy_key = base.join(field.as_str());
-    let (spec, key, shadowed_legacy) = match (policy, legacy) {
-        (Some(spec), legacy) => (
-            spec.clone(),
-            base.join("policy").join(field.as_str()),
-            legacy.as_ref().map(|_| legacy_key),
-        ),
-        (None, Some(spec)) => (spec.clone(), legacy_key, None),
+    let (spec, key) = match (policy, legacy) {
+        (Some(spec), _) => (spec.clone(), base.join("policy").join(field.as_str())),
+        (None, Some(spec)) => (spec.clone(), base.join(field.as_str())),
         (None, None) => return None,
     };
     let origin = if name == DEFAULTS_KEY {
@@ -82,11 +76,7 @@ pub fn written_spec(config: &AppConfig, name: &str, field: PolicyField) -> Optio
     } else {
         PolicyOrigin::Tool(key)
     };
-    Some(EffectiveSpec {
-        spec,
-        origin,
-        shadowed_legacy,
-    })
+    Some(EffectiveSpec { spec, origin })
 }
 
 /// Picks the spec that applies to `field` of `tool` (not the `'*'` entry):
@@ -98,7 +88,6 @@ pub fn effective_spec(config: &AppConfig, tool: &str, field: PolicyField) -> Eff
         .unwrap_or_else(|| EffectiveSpec {
             spec: PolicySpec::Mode(built_in_mode(field)),
             origin: PolicyOrigin::BuiltIn,
-            shadowed_legacy: None,
         })
 }
 

@@ -67,6 +67,16 @@ pub struct ToolConfig {
     pub result: Option<PolicySpec>,
 }
 
+impl ToolConfig {
+    /// Whether this entry defines a tool, rather than only carrying settings
+    /// for a tool defined elsewhere (say, a user-wide policy for a tool some
+    /// workspaces define): a local tool needs a `command` or `parameters`.
+    #[must_use]
+    pub fn is_defined(&self) -> bool {
+        self.source != ToolSource::Local || self.command.is_some() || !self.parameters.is_empty()
+    }
+}
+
 /// Where a tool comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Schematic)]
 #[serde(rename_all = "snake_case")]
