@@ -95,14 +95,14 @@ fn documented_console_examples_print_what_the_docs_say() {
         bin_dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let pages: Vec<(PathBuf, Vec<Step>)> = files.iter().map(|f| (f.clone(), steps_in(f))).collect();
+    let pages: Vec<Vec<Step>> = files.iter().map(|f| steps_in(f)).collect();
     let count = pages
         .iter()
-        .flat_map(|(_, steps)| steps)
+        .flatten()
         .filter(|s| matches!(s, Step::Run(_)))
         .count();
     assert!(count >= 3, "the docs should hold console examples");
-    for (page, steps) in pages {
+    for steps in pages {
         let dir = tempfile::tempdir().unwrap();
         for step in steps {
             let example = match step {
@@ -137,6 +137,5 @@ fn documented_console_examples_print_what_the_docs_say() {
                 String::from_utf8_lossy(&output.stderr),
             );
         }
-        let _ = page;
     }
 }
