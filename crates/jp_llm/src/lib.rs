@@ -1,3 +1,24 @@
-//! LLM providers, their wire decoders, and tool execution.
+//! LLM providers, their wire decoders, and local tool execution.
 //!
-//! Nothing lives here yet: providers arrive with `jp query`.
+//! - [`Provider`] streams a response as typed [`StreamEvent`]s; the
+//!   providers are [`anthropic`] (Messages API, SSE), [`openai`]
+//!   (OpenAI-compatible Chat Completions, SSE), [`ollama`] (native
+//!   `/api/chat`, NDJSON) and [`scripted`] (an offline script).
+//! - [`tool`] runs local tools as processes speaking `jp_tool`'s protocol.
+
+pub mod anthropic;
+pub mod error;
+mod http;
+mod ndjson;
+pub mod ollama;
+pub mod openai;
+pub mod provider;
+pub mod scripted;
+mod sse;
+pub mod tool;
+
+pub use error::ProviderError;
+pub use provider::{
+    ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, ToolCall,
+    ToolDefinition, ToolResult, Usage, WireDecoder,
+};

@@ -1,0 +1,1 @@
+//! Local tool execution (being written).
