@@ -1,9 +1,12 @@
 //! The command tree.
 
 mod config;
-mod ctx;
+mod conversation;
+pub(crate) mod ctx;
 mod debug;
-mod policy;
+mod init;
+pub(crate) mod policy;
+mod tool;
 
 use std::process::ExitCode;
 
@@ -16,12 +19,26 @@ pub struct Cli {
     #[arg(long = "cfg", global = true, value_name = "ASSIGNMENT")]
     cfg: Vec<String>,
 
+    /// Log more to stderr: `-v` for info, `-vv` for debug, `-vvv` for
+    /// trace (`RUST_LOG` overrides).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Debug, clap::Subcommand)]
 enum Command {
+    /// Make this directory a jp workspace: `.jp/config.toml` with the
+    /// default tools.
+    Init(init::Init),
+    /// Ask the assistant; continues the active conversation.
+    #[command(visible_alias = "q")]
+    Query(crate::query::Query),
+    /// List, show, switch and remove conversations.
+    #[command(subcommand)]
+    Conversation(conversation::ConversationCmd),
     /// Show, read, change, check and describe jp's config.
     #[command(subcommand)]
     Config(config::Config),
@@ -31,6 +48,9 @@ enum Command {
     /// Tools for looking inside jp's machinery.
     #[command(subcommand)]
     Debug(debug::Debug),
+    /// Run one of jp's default tools: a request on stdin, an outcome on
+    /// stdout (the local tool protocol).
+    Tool(tool::Tool),
 }
 
 /// Output formats of commands that print structured results.
@@ -55,6 +75,10 @@ impl Cli {
     /// Runs the chosen command.
     pub fn run(self) -> Result<ExitCode, Box<dyn std::error::Error>> {
         match self.command {
+            Command::Init(init) => init.run(&ctx::Ctx::from_process(self.cfg)?.cwd),
+            Command::Query(query) => query.run(ctx::Ctx::from_process(self.cfg)?),
+            Command::Conversation(c) => c.run(&ctx::Ctx::from_process(self.cfg)?.cwd),
+            Command::Tool(tool) => Ok(tool.run()),
             Command::Debug(debug) => debug.run(),
             Command::Config(config) => config.run(&ctx::Ctx::from_process(self.cfg)?),
             Command::Policy(policy) => policy.run(&ctx::Ctx::from_process(self.cfg)?),

@@ -1,6 +1,9 @@
 //! `jp`, the command-line LLM assistant for programmers.
 
 mod cmd;
+mod printer;
+mod prompt;
+mod query;
 
 use std::process::ExitCode;
 
@@ -8,11 +11,30 @@ use clap::Parser as _;
 
 fn main() -> ExitCode {
     let cli = cmd::Cli::parse();
+    init_logging(cli.verbose);
     match cli.run() {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error}");
+            errln!("error: {error}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Logs go to stderr, never stdout; `-v` raises the level, `RUST_LOG`
+/// overrides it.
+fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
 }

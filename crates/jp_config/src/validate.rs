@@ -14,7 +14,14 @@ use crate::tool::{
 };
 
 /// The providers jp knows, by the name used in model ids.
-pub const PROVIDERS: [&str; 5] = ["anthropic", "openai", "openrouter", "ollama", "llamacpp"];
+pub const PROVIDERS: [&str; 6] = [
+    "anthropic",
+    "openai",
+    "openrouter",
+    "ollama",
+    "llamacpp",
+    "scripted",
+];
 
 /// A problem, with the key it is about (the loader adds file and line).
 #[derive(Debug, Clone)]
@@ -160,6 +167,17 @@ fn check_providers(config: &AppConfig, problems: &mut Vec<Problem>) {
 
 fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
     let tools = &config.conversation.tools;
+    for (name, tool) in tools {
+        let base = ConfigPath::from_segments(["conversation", "tools", name.as_str()]);
+        for (field, value) in [
+            ("timeout_secs", tool.timeout_secs),
+            ("max_output_bytes", tool.max_output_bytes),
+        ] {
+            if value == Some(0) {
+                problems.push(Problem::error(base.join(field), "must be at least 1"));
+            }
+        }
+    }
     if let Some(defaults) = tools.get(DEFAULTS_KEY) {
         check_defaults_entry(defaults, problems);
     }
@@ -329,7 +347,7 @@ fn check_defaults_entry(defaults: &ToolConfig, problems: &mut Vec<Problem>) {
     let mut not_here = |field: &str| {
         problems.push(Problem::error(
             base.join(field),
-            "cannot be set for all tools; `'*'` takes only enable, policy, run, result and style",
+            "cannot be set for all tools; `'*'` takes only enable, policy, run, result, style, timeout_secs and max_output_bytes",
         ));
     };
     if defaults.source != ToolSource::Local {

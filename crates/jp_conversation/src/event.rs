@@ -121,6 +121,45 @@ impl ToolCallRequest {
     }
 }
 
+/// How a [`ToolCallRequest`] is stored: the arguments received, and the
+/// error's message when they are unusable (read back as
+/// [`ArgumentsError::Recorded`], so a stored invalid call stays invalid).
+#[derive(serde::Deserialize)]
+struct StoredToolCallRequest {
+    id: String,
+    name: String,
+    arguments: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+impl serde::Serialize for ToolCallRequest {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let fields = if self.error.is_some() { 4 } else { 3 };
+        let mut out = serializer.serialize_struct("ToolCallRequest", fields)?;
+        out.serialize_field("id", &self.id)?;
+        out.serialize_field("name", &self.name)?;
+        out.serialize_field("arguments", &self.arguments)?;
+        if let Some(error) = &self.error {
+            out.serialize_field("error", &error.to_string())?;
+        }
+        out.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ToolCallRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let stored = StoredToolCallRequest::deserialize(deserializer)?;
+        Ok(Self {
+            id: stored.id,
+            name: stored.name,
+            arguments: stored.arguments,
+            error: stored.error.map(ArgumentsError::Recorded),
+        })
+    }
+}
+
 /// Why a tool call's arguments cannot be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ArgumentsError {
@@ -144,6 +183,11 @@ pub enum ArgumentsError {
     /// than hidden.
     #[error("internal error while assembling arguments: {0}")]
     Assembly(AggregateError),
+
+    /// An error read back from a stored conversation, where only its
+    /// message is kept.
+    #[error("{0}")]
+    Recorded(String),
 }
 
 /// The JSON type name of `value`, for messages.

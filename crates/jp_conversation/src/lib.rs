@@ -6,10 +6,15 @@
 //! and wired to streamed response parts by the [`EventBuilder`], which
 //! returns [`ToolCallArgumentProgress`] as chunks arrive and a complete
 //! [`ToolCallRequest`] on flush.
+//!
+//! A conversation is a list of [`ConversationEvent`]s, stored atomically
+//! under `.jp/conversations/` by [`Store`].
 
 mod arguments;
+pub mod conversation;
 mod event;
 mod event_builder;
+pub mod store;
 
 pub use arguments::{
     AggregateError, ArgParseError, DuplicateKey, EmptyKind, Found, FragmentAggregator,
@@ -17,4 +22,6 @@ pub use arguments::{
     ToolCallArgumentProgress, TruncatedIn,
 };
 pub use event::{ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest};
+pub use conversation::{ConversationEvent, EventKind, ResponseStatus, ToolCallResponse};
 pub use event_builder::{EventBuilder, EventBuilderError};
+pub use store::{Conversation, ConversationLock, Store, StoreError};

@@ -1,1 +1,411 @@
-//! (being written)
+//! The streaming POST every HTTP provider shares: send the request, retry
+//! rate-limit and overload answers, turn other error statuses into
+//! [`ProviderError::Http`], and pass the body through the provider's
+//! [`WireDecoder`].
+//!
+//! The returned [`EventStream`] owns the HTTP response, so dropping the
+//! stream closes the connection, which is how jp stops a generation (and
+//! its billing) early. Nothing is sent before the stream is first polled,
+//! and a request is never sent again once the body has started: only the
+//! answers that carry no response (429, 503, 529, an `overloaded_error`
+//! body) are retried.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::Value;
+
+use crate::error::ProviderError;
+use crate::provider::{EventStream, StreamEvent, WireDecoder};
+
+/// How a provider retries rate-limit (HTTP 429) and overload (HTTP 503,
+/// HTTP 529, an `overloaded_error` body) answers.
+///
+/// The wait before the second request is `base_delay`, and it doubles for
+/// each request after that, up to `max_delay`. A `retry-after` header (in
+/// seconds) replaces the computed wait, capped at 60 seconds; `0` retries
+/// at once. Each wait is announced as a [`StreamEvent::Notice`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// How many requests to send at most, the first included (`1` never
+    /// retries; `0` is treated as `1`).
+    pub max_attempts: u32,
+    /// The wait before the first retry.
+    pub base_delay: Duration,
+    /// The longest computed wait.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    /// Five requests, waiting 1 s, 2 s, 4 s and 8 s between them (at most
+    /// 30 s).
+    fn default() -> Self {
+        Self {
+            max_attempts: 5,
+            base_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(30),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The computed wait after request number `attempt` (1-based) failed.
+    fn backoff(&self, attempt: u32) -> Duration {
+        let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
+        self.base_delay
+            .checked_mul(factor)
+            .unwrap_or(self.max_delay)
+            .min(self.max_delay)
+    }
+}
+
+/// The longest wait a `retry-after` header can ask for.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// How long to wait for a connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a response may stay silent before jp gives up on it. There is
+/// no limit on the whole response: streams legitimately run for minutes.
+const READ_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The most of an error body jp reads.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// One header of a request.
+#[derive(Clone)]
+pub(crate) struct Header {
+    /// The header's name.
+    pub(crate) name: &'static str,
+    /// Its value.
+    pub(crate) value: String,
+    /// Whether the value is a secret (kept out of debug output).
+    pub(crate) sensitive: bool,
+}
+
+impl std::fmt::Debug for Header {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let value = if self.sensitive {
+            "<redacted>"
+        } else {
+            &self.value
+        };
+        write!(f, "{}: {value}", self.name)
+    }
+}
+
+impl Header {
+    /// A header whose value may be shown.
+    pub(crate) fn plain(name: &'static str, value: impl Into<String>) -> Self {
+        Self {
+            name,
+            value: value.into(),
+            sensitive: false,
+        }
+    }
+
+    /// A header whose value is a secret.
+    pub(crate) fn secret(name: &'static str, value: impl Into<String>) -> Self {
+        Self {
+            name,
+            value: value.into(),
+            sensitive: true,
+        }
+    }
+}
+
+/// A streaming request to send.
+#[derive(Debug, Clone)]
+pub(crate) struct Post {
+    /// The provider's name, for errors.
+    pub(crate) provider: String,
+    /// Where to send it.
+    pub(crate) url: String,
+    /// Headers besides `content-type: application/json`.
+    pub(crate) headers: Vec<Header>,
+    /// The JSON body.
+    pub(crate) body: Value,
+    /// How to retry.
+    pub(crate) retry: RetryPolicy,
+}
+
+/// The HTTP client all providers share (one connection pool).
+fn client() -> Result<reqwest::Client, String> {
+    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .user_agent(concat!("jp/", env!("CARGO_PKG_VERSION")))
+                .connect_timeout(CONNECT_TIMEOUT)
+                .read_timeout(READ_TIMEOUT)
+                .build()
+                .map_err(|error| describe(&error))
+        })
+        .clone()
+}
+
+/// Sends `post` when the stream is first polled and streams the response
+/// through `decoder`.
+pub(crate) fn post_stream(post: Post, mut decoder: Box<dyn WireDecoder>) -> EventStream {
+    Box::pin(async_stream::try_stream! {
+        let client = client().map_err(|message| ProviderError::Connect {
+            provider: post.provider.clone(),
+            url: post.url.clone(),
+            message: format!("cannot set up the HTTP client: {message}"),
+        })?;
+        let body = Bytes::from(post.body.to_string());
+        let max_attempts = post.retry.max_attempts.max(1);
+        let mut attempt = 1;
+        let mut response = loop {
+            let response = send(&client, &post, body.clone()).await?;
+            match check(&post, response).await? {
+                Checked::Streaming(response) => break response,
+                Checked::Retry { reason, retry_after } => {
+                    if attempt >= max_attempts {
+                        Err(ProviderError::RetriesExhausted {
+                            provider: post.provider.clone(),
+                            reason: reason.clone(),
+                            attempts: attempt,
+                        })?;
+                    }
+                    let delay = retry_after.unwrap_or_else(|| post.retry.backoff(attempt));
+                    attempt += 1;
+                    tracing::info!(provider = %post.provider, %reason, ?delay, attempt, "retrying");
+                    yield StreamEvent::Notice(format!(
+                        "{reason}; retrying in {} (attempt {attempt} of {max_attempts})",
+                        format_delay(delay)
+                    ));
+                    tokio::time::sleep(delay).await;
+                }
+            }
+        };
+        loop {
+            match response.chunk().await {
+                Ok(Some(bytes)) => {
+                    for event in decoder.feed(&bytes)? {
+                        yield event;
+                    }
+                    // A decoder that fails after some events of a chunk
+                    // returns the error from its next call: ask for it now,
+                    // not when the next chunk arrives.
+                    for event in decoder.feed(&[])? {
+                        yield event;
+                    }
+                }
+                Ok(None) => {
+                    for event in decoder.finish()? {
+                        yield event;
+                    }
+                    break;
+                }
+                Err(error) => {
+                    // A read error after the format's end marker loses
+                    // nothing; before it, it is the disconnection to report.
+                    match decoder.finish() {
+                        Ok(events) => {
+                            for event in events {
+                                yield event;
+                            }
+                            break;
+                        }
+                        Err(ProviderError::Disconnected { provider, .. }) => {
+                            Err(ProviderError::Disconnected {
+                                provider,
+                                message: format!("error reading the response: {}", describe(&error)),
+                            })?;
+                        }
+                        Err(other) => Err(other)?,
+                    }
+                }
+            }
+        }
+    })
+}
+
+/// Sends the request once.
+async fn send(
+    client: &reqwest::Client,
+    post: &Post,
+    body: Bytes,
+) -> Result<reqwest::Response, ProviderError> {
+    let mut request = client
+        .post(&post.url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json");
+    for header in &post.headers {
+        let mut value = reqwest::header::HeaderValue::from_str(&header.value).map_err(|_| {
+            ProviderError::Config(format!(
+                "{}: the `{}` header's value contains characters HTTP does not allow{}",
+                post.provider,
+                header.name,
+                if header.sensitive { " (check the API key)" } else { "" }
+            ))
+        })?;
+        value.set_sensitive(header.sensitive);
+        request = request.header(header.name, value);
+    }
+    tracing::debug!(provider = %post.provider, url = %post.url, "sending request");
+    request
+        .body(body)
+        .send()
+        .await
+        .map_err(|error| ProviderError::Connect {
+            provider: post.provider.clone(),
+            url: post.url.clone(),
+            message: describe(&error),
+        })
+}
+
+/// What an answer's status means.
+enum Checked {
+    /// A success: its body is the stream.
+    Streaming(reqwest::Response),
+    /// A rate-limit or overload answer, to be retried.
+    Retry {
+        /// What happened, for the notice.
+        reason: String,
+        /// The wait the server asked for.
+        retry_after: Option<Duration>,
+    },
+}
+
+/// Sorts an answer into a stream, a retry, or an error.
+async fn check(post: &Post, mut response: reqwest::Response) -> Result<Checked, ProviderError> {
+    let status = response.status();
+    if status.is_success() {
+        return Ok(Checked::Streaming(response));
+    }
+    let retry_after = retry_after(response.headers());
+    let body = read_error_body(&mut response).await;
+    let error = ErrorBody::parse(&body);
+    tracing::debug!(provider = %post.provider, status = status.as_u16(), %body, "error answer");
+    if let Some(reason) = retry_reason(status.as_u16(), &error) {
+        return Ok(Checked::Retry {
+            reason,
+            retry_after,
+        });
+    }
+    Err(ProviderError::Http {
+        provider: post.provider.clone(),
+        status: status.as_u16(),
+        message: error_message(status, &body, error),
+    })
+}
+
+/// Why a failed request may be retried, worded for a notice.
+fn retry_reason(status: u16, error: &ErrorBody) -> Option<String> {
+    if error.kind.as_deref() == Some("overloaded_error") {
+        return Some(format!("overloaded (HTTP {status})"));
+    }
+    match status {
+        429 => Some(format!("rate limited (HTTP {status})")),
+        503 => Some(format!("unavailable (HTTP {status})")),
+        529 => Some(format!("overloaded (HTTP {status})")),
+        _ => None,
+    }
+}
+
+/// The parts of a JSON error body jp uses.
+#[derive(Debug, Default, PartialEq)]
+struct ErrorBody {
+    /// The error's type (`overloaded_error`), when the body names one.
+    kind: Option<String>,
+    /// The error's message, when the body has one.
+    message: Option<String>,
+}
+
+impl ErrorBody {
+    /// Reads Anthropic (`{"error": {"type", "message"}}`), OpenAI and
+    /// OpenRouter (`{"error": {"message", "type" or "code"}}`) and Ollama
+    /// (`{"error": "..."}`) error bodies.
+    fn parse(body: &str) -> Self {
+        let Ok(value) = serde_json::from_str::<Value>(body) else {
+            return Self::default();
+        };
+        let string = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
+        match value.get("error") {
+            Some(Value::String(message)) => Self {
+                kind: None,
+                message: Some(message.clone()),
+            },
+            Some(error @ Value::Object(_)) => Self {
+                kind: string(error.get("type")),
+                message: string(error.get("message")),
+            },
+            _ => Self {
+                kind: string(value.get("type")),
+                message: string(value.get("message")),
+            },
+        }
+    }
+}
+
+/// The message of an HTTP error: the provider's own, else the body's
+/// start, else the status's reason phrase.
+fn error_message(status: reqwest::StatusCode, body: &str, error: ErrorBody) -> String {
+    if let Some(message) = error.message.filter(|m| !m.trim().is_empty()) {
+        return message;
+    }
+    let body = body.trim();
+    if body.is_empty() {
+        return status
+            .canonical_reason()
+            .unwrap_or("no error message")
+            .to_owned();
+    }
+    match body.char_indices().nth(500) {
+        Some((cut, _)) => format!("{}…", &body[..cut]),
+        None => body.to_owned(),
+    }
+}
+
+/// The wait a `retry-after` header asks for, if it is a number of seconds.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let seconds: f64 = headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    (seconds.is_finite() && seconds >= 0.0)
+        .then(|| Duration::from_secs_f64(seconds.min(MAX_RETRY_AFTER.as_secs_f64())))
+}
+
+/// A wait as a notice shows it: `2s`, `1.5s`, `250ms`.
+fn format_delay(delay: Duration) -> String {
+    if delay.subsec_nanos() == 0 {
+        format!("{}s", delay.as_secs())
+    } else if delay < Duration::from_secs(1) {
+        format!("{}ms", delay.as_millis())
+    } else {
+        format!("{:.1}s", delay.as_secs_f64())
+    }
+}
+
+/// An error and its causes, `: `-separated, without repeats.
+fn describe(error: &dyn std::error::Error) -> String {
+    let mut parts: Vec<String> = vec![error.to_string()];
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !parts.iter().any(|part| part.contains(&text)) {
+            parts.push(text);
+        }
+        source = cause.source();
+    }
+    parts.join(": ")
+}
+
+/// Reads at most [`MAX_ERROR_BODY`] bytes of an error response, as text.
+async fn read_error_body(response: &mut reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while body.len() < MAX_ERROR_BODY {
+        match response.chunk().await {
+            Ok(Some(bytes)) => body.extend_from_slice(&bytes),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    body.truncate(MAX_ERROR_BODY);
+    String::from_utf8_lossy(&body).into_owned()
+}

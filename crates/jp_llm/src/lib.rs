@@ -7,16 +7,19 @@
 //! - [`tool`] runs local tools as processes speaking `jp_tool`'s protocol.
 
 pub mod anthropic;
+mod connect;
 pub mod error;
 mod http;
 mod ndjson;
 pub mod ollama;
 pub mod openai;
 pub mod provider;
+pub mod request;
 pub mod scripted;
 mod sse;
 pub mod tool;
 
+pub use connect::connect;
 pub use error::ProviderError;
 pub use provider::{
     ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, ToolCall,

@@ -1,1 +1,441 @@
-//! (being written)
+//! Ollama's native chat API (`POST /api/chat`), streamed as
+//! newline-delimited JSON.
+//!
+//! [`Ollama`] posts to `{base_url}/api/chat`; [`request_body`] builds the
+//! JSON it sends and [`Decoder`] reads the lines that come back.
+//!
+//! Indexes: the assistant text is index 0, reasoning (`thinking`) is index
+//! 1, and the tool calls get 2, 3, ... in the order they arrive.
+
+use jp_conversation::{EventPart, ToolCallPart};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::anthropic::trim_base_url;
+use crate::error::ProviderError;
+pub use crate::http::RetryPolicy;
+use crate::http::{Header, Post, post_stream};
+use crate::ndjson::NdjsonSplitter;
+use crate::provider::{
+    ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, Usage, WireDecoder,
+};
+use crate::sse::{Latch, excerpt};
+
+/// The provider's name, in model ids and messages.
+const NAME: &str = "ollama";
+
+/// The index of the assistant text.
+const TEXT_INDEX: usize = 0;
+/// The index of the reasoning.
+const REASONING_INDEX: usize = 1;
+/// The index of the first tool call.
+const FIRST_TOOL_INDEX: usize = 2;
+
+/// Ollama's native chat API.
+#[derive(Clone)]
+pub struct Ollama {
+    base_url: String,
+    api_key: Option<String>,
+    retry: RetryPolicy,
+}
+
+impl std::fmt::Debug for Ollama {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ollama")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("retry", &self.retry)
+            .finish()
+    }
+}
+
+impl Ollama {
+    /// A provider that posts to `{base_url}/api/chat` (`base_url` is
+    /// `http://localhost:11434` for a local Ollama; a trailing `/` is
+    /// ignored), with `Authorization: Bearer {api_key}` when a key is given
+    /// (Ollama's cloud, or a proxy that wants one).
+    pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
+        Self {
+            base_url: trim_base_url(base_url.into()),
+            api_key,
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    /// The same provider, retrying rate-limit and overload answers as
+    /// `retry` says.
+    #[must_use]
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+}
+
+impl Provider for Ollama {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn stream(&self, request: ChatRequest) -> EventStream {
+        let headers = self
+            .api_key
+            .iter()
+            .filter(|key| !key.is_empty())
+            .map(|key| Header::secret("authorization", format!("Bearer {key}")))
+            .collect();
+        let post = Post {
+            provider: NAME.to_owned(),
+            url: format!("{}/api/chat", self.base_url),
+            headers,
+            body: request_body(&request),
+            retry: self.retry,
+        };
+        post_stream(post, Box::new(Decoder::new()))
+    }
+}
+
+/// The JSON body of a streaming `/api/chat` request.
+///
+/// The system prompt is a `system` message; an assistant response is one
+/// `assistant` message with its calls as `tool_calls` (arguments as a JSON
+/// object, ids kept); each tool result is a `tool` message carrying the
+/// call's `tool_call_id` and, when the call is found in the history, the
+/// `tool_name` Ollama's templates use. An assistant response with neither
+/// text nor tool calls is left out. Sampling settings and the token limit
+/// (`num_predict`) go in `options`.
+///
+/// The model's earlier reasoning is not sent back: Ollama's chat templates
+/// drop the thinking of earlier turns anyway.
+#[must_use]
+pub fn request_body(request: &ChatRequest) -> Value {
+    let mut messages = Vec::new();
+    if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for (position, message) in request.messages.iter().enumerate() {
+        match message {
+            Message::User(text) => messages.push(json!({"role": "user", "content": text})),
+            Message::Assistant {
+                reasoning: _,
+                text,
+                tool_calls,
+            } => {
+                if text.is_empty() && tool_calls.is_empty() {
+                    continue;
+                }
+                let mut entry = Map::new();
+                entry.insert("role".into(), json!("assistant"));
+                entry.insert("content".into(), json!(text));
+                if !tool_calls.is_empty() {
+                    let calls = tool_calls
+                        .iter()
+                        .map(|call| {
+                            json!({
+                                "id": call.id,
+                                "function": {"name": call.name, "arguments": call.arguments},
+                            })
+                        })
+                        .collect();
+                    entry.insert("tool_calls".into(), Value::Array(calls));
+                }
+                messages.push(Value::Object(entry));
+            }
+            Message::ToolResults(results) => {
+                for result in results {
+                    let mut entry = Map::new();
+                    entry.insert("role".into(), json!("tool"));
+                    entry.insert("content".into(), json!(result.content));
+                    if let Some(name) = tool_name(&request.messages[..position], &result.id) {
+                        entry.insert("tool_name".into(), json!(name));
+                    }
+                    entry.insert("tool_call_id".into(), json!(result.id));
+                    messages.push(Value::Object(entry));
+                }
+            }
+        }
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model));
+    body.insert("messages".into(), Value::Array(messages));
+    if !request.tools.is_empty() {
+        let tools = request
+            .tools
+            .iter()
+            .map(|tool| {
+                let mut function = Map::new();
+                function.insert("name".into(), json!(tool.name));
+                if let Some(description) = &tool.description {
+                    function.insert("description".into(), json!(description));
+                }
+                function.insert("parameters".into(), tool.parameters.clone());
+                json!({"type": "function", "function": function})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    let mut options = Map::new();
+    options.insert("num_predict".into(), json!(request.max_tokens));
+    if let Some(temperature) = request.temperature {
+        options.insert("temperature".into(), json!(temperature));
+    }
+    if let Some(top_p) = request.top_p {
+        options.insert("top_p".into(), json!(top_p));
+    }
+    body.insert("options".into(), Value::Object(options));
+    body.insert("stream".into(), json!(true));
+    Value::Object(body)
+}
+
+/// The name of the tool call `id` in the latest assistant message of
+/// `history` that made it.
+fn tool_name<'a>(history: &'a [Message], id: &str) -> Option<&'a str> {
+    history.iter().rev().find_map(|message| match message {
+        Message::Assistant { tool_calls, .. } => tool_calls
+            .iter()
+            .find(|call| call.id == id)
+            .map(|call| call.name.as_str()),
+        _ => None,
+    })
+}
+
+/// Decodes an `/api/chat` NDJSON stream.
+///
+/// `message.content` streams as [`EventPart::Message`] at index 0 and
+/// `message.thinking` as [`EventPart::Reasoning`] at index 1. Each of
+/// `message.tool_calls` arrives whole, so it gets the next index from 2 on
+/// and is sent at once as [`ToolCallPart::Start`] (its `id`, or `call_{n}`
+/// for the n-th call if Ollama sends none), one
+/// [`ToolCallPart::ArgumentChunk`] with the arguments as JSON text, and its
+/// flush.
+///
+/// The line with `done: true` ends the stream: it flushes the text and the
+/// reasoning, reports [`Usage`] (`prompt_eval_count`, `eval_count`) and
+/// [`StreamEvent::Finished`] (`stop` → `EndTurn`, `length` → `MaxTokens`,
+/// anything else → `Other`; Ollama says `stop` on tool calls too, and the
+/// calls are what count). An `{"error": ...}` line is
+/// [`ProviderError::Api`]. A final line without its newline is read; a
+/// body that ends before `done: true` is [`ProviderError::Disconnected`].
+///
+/// An error found after some events of the same bytes is returned by the
+/// next call (`feed` of any bytes, even none, or `finish`), so no event
+/// before it is lost.
+#[derive(Debug, Default)]
+pub struct Decoder {
+    lines: NdjsonSplitter,
+    latch: Latch,
+    text_open: bool,
+    reasoning_open: bool,
+    tool_calls: usize,
+    done: bool,
+}
+
+#[derive(Deserialize)]
+struct Line {
+    #[serde(default)]
+    message: Option<WireMessage>,
+    #[serde(default)]
+    done: bool,
+    #[serde(default)]
+    done_reason: Option<String>,
+    #[serde(default)]
+    prompt_eval_count: Option<u64>,
+    #[serde(default)]
+    eval_count: Option<u64>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct WireMessage {
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    thinking: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<WireToolCall>>,
+}
+
+#[derive(Deserialize)]
+struct WireToolCall {
+    #[serde(default)]
+    id: Option<String>,
+    function: WireFunction,
+}
+
+#[derive(Deserialize)]
+struct WireFunction {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Value>,
+}
+
+impl Decoder {
+    /// A decoder for one response.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn decode(&mut self, bytes: &[u8], out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        self.lines.push(bytes);
+        loop {
+            let line = match self.lines.next_line() {
+                None => return Ok(()),
+                Some(Ok((number, line))) => parse(line, number),
+                Some(Err(error)) => Err(decode_error(error.to_string())),
+            };
+            self.handle(line?, out)?;
+        }
+    }
+
+    fn handle(&mut self, line: Line, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        if self.done {
+            return Ok(());
+        }
+        if let Some(error) = line.error.filter(|error| !error.is_null()) {
+            let message = match error {
+                Value::String(message) => message,
+                other => other
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| other.to_string(), str::to_owned),
+            };
+            return Err(ProviderError::Api {
+                provider: NAME.to_owned(),
+                kind: "error".to_owned(),
+                message,
+            });
+        }
+        if let Some(message) = line.message {
+            if let Some(thinking) = message.thinking.filter(|text| !text.is_empty()) {
+                self.reasoning_open = true;
+                out.push(StreamEvent::Part {
+                    index: REASONING_INDEX,
+                    part: EventPart::Reasoning(thinking),
+                });
+            }
+            if let Some(content) = message.content.filter(|text| !text.is_empty()) {
+                self.text_open = true;
+                out.push(StreamEvent::Part {
+                    index: TEXT_INDEX,
+                    part: EventPart::Message(content),
+                });
+            }
+            for call in message.tool_calls.unwrap_or_default() {
+                self.tool_call(call, out);
+            }
+        }
+        if line.done {
+            if std::mem::take(&mut self.text_open) {
+                out.push(StreamEvent::Flush { index: TEXT_INDEX });
+            }
+            if std::mem::take(&mut self.reasoning_open) {
+                out.push(StreamEvent::Flush {
+                    index: REASONING_INDEX,
+                });
+            }
+            if line.prompt_eval_count.is_some() || line.eval_count.is_some() {
+                out.push(StreamEvent::Usage(Usage {
+                    input_tokens: line.prompt_eval_count,
+                    output_tokens: line.eval_count,
+                    cache_read_tokens: None,
+                }));
+            }
+            if let Some(reason) = line.done_reason {
+                out.push(StreamEvent::Finished(match reason.as_str() {
+                    "stop" => FinishReason::EndTurn,
+                    "length" => FinishReason::MaxTokens,
+                    _ => FinishReason::Other(reason),
+                }));
+            }
+            self.done = true;
+        }
+        Ok(())
+    }
+
+    fn tool_call(&mut self, call: WireToolCall, out: &mut Vec<StreamEvent>) {
+        let index = FIRST_TOOL_INDEX + self.tool_calls;
+        let id = call
+            .id
+            .filter(|id| !id.is_empty())
+            .unwrap_or_else(|| format!("call_{}", self.tool_calls));
+        self.tool_calls += 1;
+        out.push(StreamEvent::Part {
+            index,
+            part: EventPart::ToolCall(ToolCallPart::Start {
+                id,
+                name: call.function.name,
+            }),
+        });
+        let arguments = match call.function.arguments {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) => Some(text),
+            Some(value) => Some(value.to_string()),
+        };
+        if let Some(arguments) = arguments.filter(|text| !text.is_empty()) {
+            out.push(StreamEvent::Part {
+                index,
+                part: EventPart::ToolCall(ToolCallPart::ArgumentChunk(arguments)),
+            });
+        }
+        out.push(StreamEvent::Flush { index });
+    }
+}
+
+/// Parses one line; the error names the line and shows its start.
+fn parse(line: &str, number: usize) -> Result<Line, ProviderError> {
+    serde_json::from_str(line).map_err(|error| {
+        decode_error(format!("line {number}: {error}: {}", excerpt(line)))
+    })
+}
+
+fn decode_error(message: String) -> ProviderError {
+    ProviderError::Decode {
+        provider: NAME.to_owned(),
+        message,
+    }
+}
+
+fn disconnected(message: &str) -> ProviderError {
+    ProviderError::Disconnected {
+        provider: NAME.to_owned(),
+        message: message.to_owned(),
+    }
+}
+
+impl WireDecoder for Decoder {
+    fn feed(&mut self, bytes: &[u8]) -> Result<Vec<StreamEvent>, ProviderError> {
+        let mut latch = std::mem::take(&mut self.latch);
+        let result = latch.run(|out| self.decode(bytes, out));
+        self.latch = latch;
+        result
+    }
+
+    fn finish(&mut self) -> Result<Vec<StreamEvent>, ProviderError> {
+        let mut latch = std::mem::take(&mut self.latch);
+        let result = latch.run(|out| {
+            let rest = match self.lines.finish() {
+                Ok(rest) => rest,
+                Err(error) => return Err(decode_error(error.to_string())),
+            };
+            if let Some((number, rest)) = rest {
+                if self.done {
+                    return Ok(());
+                }
+                // A last line without its newline counts if it is whole;
+                // a cut one is the connection dropping mid-line.
+                let Ok(line) = parse(rest, number) else {
+                    return Err(disconnected("the response ended in the middle of a line"));
+                };
+                self.handle(line, out)?;
+            }
+            if self.done {
+                Ok(())
+            } else {
+                Err(disconnected("the response ended before its `done: true` line"))
+            }
+        });
+        self.latch = latch;
+        result
+    }
+}

@@ -66,7 +66,7 @@ impl Policy {
 /// Parses the arguments the way a streamed tool call is parsed, so what
 /// the query loop would reject (invalid or truncated JSON, a duplicate key,
 /// not an object) is rejected here too.
-fn parse_arguments(tool: &str, text: &str) -> Result<serde_json::Value, String> {
+pub(crate) fn parse_arguments(tool: &str, text: &str) -> Result<serde_json::Value, String> {
     let mut builder = EventBuilder::new();
     let start = EventPart::ToolCall(ToolCallPart::Start {
         id: "policy-check".into(),

@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod providers;
+
 /// A temporary directory holding a workspace (`project/.jp`) and a user
 /// config directory (`xdg/jp`), isolated from the real user's config.
 pub struct Workspace {

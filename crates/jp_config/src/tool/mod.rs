@@ -51,6 +51,15 @@ pub struct ToolConfig {
     /// Tool-specific options passed to the tool with every call (RFD 042).
     pub options: IndexMap<String, serde_json::Value>,
 
+    /// How long one run of a local tool may take, in seconds, before jp
+    /// stops it and tells the model it timed out. Unset: the `'*'` default,
+    /// else 60.
+    pub timeout_secs: Option<u64>,
+
+    /// The most bytes a local tool may write to stdout; more is an error.
+    /// Unset: the `'*'` default, else 1048576 (1 MiB).
+    pub max_output_bytes: Option<u64>,
+
     /// How calls of this tool are shown.
     #[setting(nested)]
     pub style: ToolStyleConfig,
@@ -75,6 +84,31 @@ impl ToolConfig {
     pub fn is_defined(&self) -> bool {
         self.source != ToolSource::Local || self.command.is_some() || !self.parameters.is_empty()
     }
+}
+
+/// The default for [`ToolConfig::timeout_secs`].
+pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+
+/// The default for [`ToolConfig::max_output_bytes`].
+pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 1024 * 1024;
+
+/// How long a run of `tool` may take and how much it may print: the tool's
+/// own setting, else the `'*'` entry's, else the defaults.
+#[must_use]
+pub fn run_limits(
+    tools: &IndexMap<String, ToolConfig>,
+    tool: &str,
+) -> (std::time::Duration, u64) {
+    let pick = |get: fn(&ToolConfig) -> Option<u64>| {
+        tools
+            .get(tool)
+            .and_then(get)
+            .or_else(|| tools.get(DEFAULTS_KEY).and_then(get))
+    };
+    (
+        std::time::Duration::from_secs(pick(|t| t.timeout_secs).unwrap_or(DEFAULT_TIMEOUT_SECS)),
+        pick(|t| t.max_output_bytes).unwrap_or(DEFAULT_MAX_OUTPUT_BYTES),
+    )
 }
 
 /// Where a tool comes from.

@@ -1,0 +1,151 @@
+//! `jp conversation`: list, show, switch and remove conversations.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use jp_conversation::conversation::format_utc;
+use jp_conversation::{Conversation, EventKind, Store, StoreError};
+
+use super::{Format, exit};
+use crate::query::tools::cut;
+use crate::{errln, outln};
+
+/// `jp conversation`.
+#[derive(Debug, clap::Subcommand)]
+pub enum ConversationCmd {
+    /// List the workspace's conversations, oldest first; `*` marks the
+    /// active one.
+    Ls,
+    /// Print a conversation (the active one by default).
+    Show {
+        /// The conversation's id.
+        id: Option<String>,
+        /// Output format (`json` prints the stored events).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Make a conversation the active one, which `jp query` continues.
+    Use {
+        /// The conversation's id.
+        id: String,
+    },
+    /// Delete a conversation.
+    Rm {
+        /// The conversation's id.
+        id: String,
+    },
+}
+
+impl ConversationCmd {
+    /// Runs the command in the workspace around `cwd`.
+    pub fn run(self, cwd: &Path) -> Result<ExitCode, Box<dyn std::error::Error>> {
+        let Some(root) = jp_config::load::find_workspace_root(cwd) else {
+            errln!(
+                "error: no jp workspace here or above {}; run `jp init` to create one",
+                cwd.display()
+            );
+            return Ok(exit::USAGE.into());
+        };
+        let store = Store::new(&root);
+        let result = match self {
+            Self::Ls => ls(&store),
+            Self::Show { id, format } => show(&store, id, format),
+            Self::Use { id } => store.set_active(&id).map(|()| {
+                outln!("active conversation: {id}");
+            }),
+            Self::Rm { id } => store.remove(&id).map(|()| {
+                outln!("removed conversation {id}");
+            }),
+        };
+        match result {
+            Ok(()) => Ok(ExitCode::SUCCESS),
+            Err(error @ (StoreError::NotFound(_) | StoreError::BadId(_))) => {
+                errln!("error: {error}");
+                Ok(exit::USAGE.into())
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+}
+
+fn ls(store: &Store) -> Result<(), StoreError> {
+    let active = store.active();
+    let ids = store.ids()?;
+    if ids.is_empty() {
+        outln!("no conversations yet; `jp query MESSAGE` starts one");
+        return Ok(());
+    }
+    for id in ids {
+        let marker = if active.as_deref() == Some(id.as_str()) {
+            "*"
+        } else {
+            " "
+        };
+        match store.load(&id) {
+            Ok(c) => {
+                let turns = c
+                    .events
+                    .iter()
+                    .filter(|e| matches!(e.kind, EventKind::ChatRequest { .. }))
+                    .count();
+                outln!(
+                    "{marker} {id}  {}  {turns} {}  {}",
+                    format_utc(c.last_activity_ms()),
+                    if turns == 1 { "turn " } else { "turns" },
+                    c.title.as_deref().unwrap_or("(untitled)")
+                );
+            }
+            Err(error) => outln!("{marker} {id}  unreadable: {error}"),
+        }
+    }
+    Ok(())
+}
+
+fn show(store: &Store, id: Option<String>, format: Format) -> Result<(), StoreError> {
+    let id = match id.or_else(|| store.active()) {
+        Some(id) => id,
+        None => return Err(StoreError::NotFound("(active)".into())),
+    };
+    let conversation = store.load(&id)?;
+    match format {
+        Format::Json => outln!(
+            "{}",
+            serde_json::to_string_pretty(&conversation).unwrap_or_default()
+        ),
+        Format::Text => print_text(&conversation),
+    }
+    Ok(())
+}
+
+fn print_text(c: &Conversation) {
+    outln!(
+        "conversation {} · {}",
+        c.id,
+        c.title.as_deref().unwrap_or("(untitled)")
+    );
+    for event in &c.events {
+        match &event.kind {
+            EventKind::TurnStart => outln!("\n── turn · {} ──", format_utc(event.at_ms)),
+            EventKind::ChatRequest { content } => outln!("you: {content}"),
+            EventKind::AssistantMessage { content } => outln!("assistant: {}", content.trim_end()),
+            EventKind::AssistantReasoning { content } => {
+                outln!("reasoning: {}", cut(content.trim_end(), 200));
+            }
+            EventKind::ToolCallRequest(call) => {
+                let args = serde_json::Value::Object(call.received_arguments().clone());
+                let invalid = call
+                    .error()
+                    .map(|e| format!(" [unusable: {e}]"))
+                    .unwrap_or_default();
+                outln!("tool call {} {}({}){invalid}", call.id, call.name, cut(&args.to_string(), 200));
+            }
+            EventKind::ToolCallResponse(response) => outln!(
+                "tool result {} [{}]: {}",
+                response.id,
+                response.status.as_str(),
+                cut(response.content.lines().next().unwrap_or(""), 200)
+            ),
+        }
+    }
+}
+

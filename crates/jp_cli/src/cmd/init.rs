@@ -1,0 +1,103 @@
+//! `jp init`: make the current directory a jp workspace.
+
+use std::io::IsTerminal as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use super::exit;
+use crate::prompt::{Prompter as _, TerminalPrompter};
+use crate::{errln, outln};
+
+/// The model `jp init` writes when nobody chooses one.
+const DEFAULT_MODEL: &str = "anthropic/claude-sonnet-4-5";
+
+/// `jp init`.
+#[derive(Debug, clap::Args)]
+pub struct Init {
+    /// Ask nothing; use the defaults.
+    #[arg(long, short = 'y')]
+    yes: bool,
+}
+
+impl Init {
+    /// Writes `.jp/config.toml` (model and the default tools) and
+    /// `.jp/.gitignore`.
+    pub fn run(self, cwd: &Path) -> Result<ExitCode, Box<dyn std::error::Error>> {
+        let dir = cwd.join(".jp");
+        let config = dir.join("config.toml");
+        if config.exists() {
+            errln!(
+                "error: {} already exists; jp init leaves an existing workspace alone",
+                config.display()
+            );
+            return Ok(exit::USAGE.into());
+        }
+        let model = if self.yes || !std::io::stdin().is_terminal() {
+            DEFAULT_MODEL.to_owned()
+        } else {
+            ask_model()
+        };
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        write_new(&config, &config_text(&model))?;
+        let ignore = dir.join(".gitignore");
+        if !ignore.exists() {
+            write_new(
+                &ignore,
+                "# Local state of jp: which conversation is active, and write locks.\nconversations/active\nconversations/*/lock\n",
+            )?;
+        }
+        outln!("Initialized a jp workspace in {}", dir.display());
+        outln!("  model: {model} (change it with `jp config set --workspace assistant.model.id PROVIDER/NAME`)");
+        outln!("  tools: {}", jp_tools::NAMES.join(", "));
+        outln!("Try it offline: jp query --model scripted/demo \"add a hello() to src/lib.rs\"");
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+fn ask_model() -> String {
+    let Some(mut terminal) = TerminalPrompter::open() else {
+        return DEFAULT_MODEL.to_owned();
+    };
+    let question = jp_tool::Question {
+        id: "model".into(),
+        text: format!("Model for this workspace (provider/name or alias) [{DEFAULT_MODEL}]:"),
+        answer: jp_tool::AnswerKind::Text,
+        default: Some(DEFAULT_MODEL.into()),
+    };
+    match terminal.ask(&question) {
+        Ok(serde_json::Value::String(model)) if !model.trim().is_empty() => {
+            model.trim().to_owned()
+        }
+        _ => DEFAULT_MODEL.to_owned(),
+    }
+}
+
+/// The workspace config `jp init` writes.
+fn config_text(model: &str) -> String {
+    let model = toml_edit::Value::from(model);
+    format!(
+        "# jp workspace config. `jp config show` prints every setting; docs/config.md\n\
+         # explains them.\n\n\
+         [assistant.model]\n\
+         # `provider/name` or an alias (haiku, sonnet, opus). `scripted/demo` plays\n\
+         # an offline demo session.\n\
+         id = {model}\n\n\
+         # The default tools. Each runs as a process speaking JSON over\n\
+         # stdin/stdout; `jp` in a command means this jp binary.\n\
+         {}",
+        jp_tools::DEFAULT_TOOLS_TOML
+    )
+}
+
+/// Writes a file that must not exist yet.
+fn write_new(path: &Path, text: &str) -> Result<(), String> {
+    use std::io::Write as _;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    file.write_all(text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}

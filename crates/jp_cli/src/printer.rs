@@ -1,0 +1,315 @@
+//! All output goes through here: the assistant's content to stdout; chrome
+//! (headers, tool calls, decisions, progress) and diagnostics to stderr.
+//!
+//! So `jp q ... > answer.md` keeps only the answer. A closed stdout or
+//! stderr (`jp ... | head -1`) is not an error: output to it stops, the work
+//! goes on, and nothing panics. Colour is used only when the stream is a
+//! terminal, `NO_COLOR` is unset and `style.color` allows it.
+
+use std::io::{self, IsTerminal as _, Write};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Which stream a piece of output belongs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    /// The assistant's content (stdout).
+    Content,
+    /// Everything else (stderr).
+    Chrome,
+}
+
+/// How text is styled, when colour is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Headers and rules.
+    Header,
+    /// Quieter text: reasoning, progress.
+    Dim,
+    /// Something that went well.
+    Good,
+    /// A refusal or a warning.
+    Warn,
+    /// An error.
+    Bad,
+}
+
+impl Style {
+    fn code(self) -> &'static str {
+        match self {
+            Self::Header => "1",
+            Self::Dim => "2",
+            Self::Good => "32",
+            Self::Warn => "33",
+            Self::Bad => "31",
+        }
+    }
+}
+
+struct Sink {
+    writer: Box<dyn Write + Send>,
+    closed: bool,
+    color: bool,
+    /// Whether this stream is a terminal.
+    terminal: bool,
+    /// Whether the last byte written ended a line (for tidy chrome after
+    /// streamed content).
+    at_line_start: bool,
+}
+
+impl Sink {
+    fn write(&mut self, text: &str) {
+        if self.closed || text.is_empty() {
+            return;
+        }
+        let result = self
+            .writer
+            .write_all(text.as_bytes())
+            .and_then(|()| self.writer.flush());
+        match result {
+            Ok(()) => self.at_line_start = text.ends_with('\n'),
+            // A reader that went away (`| head`) or any other failure:
+            // stop writing to this stream rather than fail the work.
+            Err(_) => self.closed = true,
+        }
+    }
+}
+
+/// The printer. Cheap to clone; clones share the streams.
+#[derive(Clone)]
+pub struct Printer {
+    content: Arc<Mutex<Sink>>,
+    chrome: Arc<Mutex<Sink>>,
+}
+
+impl std::fmt::Debug for Printer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Printer")
+    }
+}
+
+/// Whether colour may be used, from the `style.color` setting and the
+/// environment.
+#[must_use]
+pub fn color_allowed(setting: jp_config::style::ColorMode, is_terminal: bool) -> bool {
+    use jp_config::style::ColorMode;
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    match setting {
+        ColorMode::Always => true,
+        ColorMode::Never => false,
+        ColorMode::Auto => is_terminal && !no_color,
+    }
+}
+
+impl Printer {
+    /// The process's stdout and stderr, coloured per `color`.
+    #[must_use]
+    pub fn stdio(color: jp_config::style::ColorMode) -> Self {
+        let (out_tty, err_tty) = (io::stdout().is_terminal(), io::stderr().is_terminal());
+        let mut printer = Self::new(
+            Box::new(io::stdout()),
+            color_allowed(color, out_tty),
+            Box::new(io::stderr()),
+            color_allowed(color, err_tty),
+        );
+        printer.set_terminals(out_tty, err_tty);
+        printer
+    }
+
+    /// Says which streams are terminals (layout, not colour, depends on
+    /// it).
+    pub fn set_terminals(&mut self, content: bool, chrome: bool) {
+        self.sink(Channel::Content).terminal = content;
+        self.sink(Channel::Chrome).terminal = chrome;
+    }
+
+    /// A printer over any two writers.
+    #[must_use]
+    pub fn new(
+        content: Box<dyn Write + Send>,
+        content_color: bool,
+        chrome: Box<dyn Write + Send>,
+        chrome_color: bool,
+    ) -> Self {
+        let sink = |writer, color| {
+            Arc::new(Mutex::new(Sink {
+                writer,
+                closed: false,
+                color,
+                terminal: false,
+                at_line_start: true,
+            }))
+        };
+        Self {
+            content: sink(content, content_color),
+            chrome: sink(chrome, chrome_color),
+        }
+    }
+
+    fn sink(&self, channel: Channel) -> MutexGuard<'_, Sink> {
+        let sink = match channel {
+            Channel::Content => &self.content,
+            Channel::Chrome => &self.chrome,
+        };
+        // A panic while printing cannot leave a sink inconsistent in a way
+        // that matters; keep printing.
+        sink.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Writes `text` as is.
+    pub fn write(&self, channel: Channel, text: &str) {
+        self.sink(channel).write(text);
+    }
+
+
+    /// Writes a chrome line styled with `style`, starting on a fresh line
+    /// if streamed content left the terminal mid-line.
+    pub fn chrome_line(&self, style: Style, text: &str) {
+        // When both streams are terminals (the same one, in practice),
+        // content that ended mid-line would glue to the chrome; start
+        // afresh. A redirected stdout keeps its bytes untouched.
+        let (content_mid_line, content_tty) = {
+            let content = self.sink(Channel::Content);
+            (!content.at_line_start, content.terminal)
+        };
+        let mut sink = self.sink(Channel::Chrome);
+        if content_mid_line && content_tty && sink.terminal {
+            sink.write("\n");
+            drop(sink);
+            self.sink(Channel::Content).at_line_start = true;
+            sink = self.sink(Channel::Chrome);
+        }
+        let styled = paint(sink.color, style, text);
+        sink.write(&styled);
+        sink.write("\n");
+    }
+
+    /// `text` in `style` if the chrome stream is coloured.
+    #[must_use]
+    pub fn paint(&self, style: Style, text: &str) -> String {
+        paint(self.sink(Channel::Chrome).color, style, text)
+    }
+
+    /// Ends streamed content with a newline if it did not end with one.
+    pub fn finish_content(&self) {
+        let mut sink = self.sink(Channel::Content);
+        if !sink.at_line_start {
+            sink.write("\n");
+        }
+    }
+}
+
+fn paint(color: bool, style: Style, text: &str) -> String {
+    if color {
+        format!("\x1b[{}m{text}\x1b[0m", style.code())
+    } else {
+        text.to_owned()
+    }
+}
+
+/// Prints a line to stdout; a closed stdout is ignored (see the module
+/// docs). For commands that print results rather than stream a turn.
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::printer::stdout_line(&format!($($arg)*))
+    };
+}
+
+/// Prints a line to stderr; a closed stderr is ignored.
+#[macro_export]
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::printer::stderr_line(&format!($($arg)*))
+    };
+}
+
+/// Writes `text` and a newline to stdout, ignoring a closed pipe.
+pub fn stdout_line(text: &str) {
+    let mut out = io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+}
+
+/// Writes `text` and a newline to stderr, ignoring a closed pipe.
+pub fn stderr_line(text: &str) {
+    let mut err = io::stderr().lock();
+    let _ = writeln!(err, "{text}");
+}
+
+/// An in-memory writer for tests: what was written, shared.
+#[cfg(test)]
+#[derive(Debug, Clone, Default)]
+pub struct Captured(Arc<Mutex<Vec<u8>>>);
+
+#[cfg(test)]
+impl Captured {
+    /// Everything written, as text.
+    #[must_use]
+    pub fn text(&self) -> String {
+        let bytes = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+#[cfg(test)]
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Closed;
+    impl Write for Closed {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn content_and_chrome_go_to_their_streams() {
+        let (out, err) = (Captured::default(), Captured::default());
+        let mut printer = Printer::new(Box::new(out.clone()), false, Box::new(err.clone()), false);
+        printer.write(Channel::Content, "Hello");
+        printer.chrome_line(Style::Good, "not a terminal: no newline added");
+        printer.set_terminals(true, true);
+        printer.chrome_line(Style::Good, "tool ran");
+        printer.finish_content();
+        assert_eq!(out.text(), "Hello");
+        assert_eq!(err.text(), "not a terminal: no newline added\n\ntool ran\n");
+    }
+
+    #[test]
+    fn colour_only_when_asked() {
+        let err = Captured::default();
+        let printer = Printer::new(Box::new(Captured::default()), true, Box::new(err.clone()), true);
+        printer.chrome_line(Style::Bad, "no");
+        assert_eq!(err.text(), "\x1b[31mno\x1b[0m\n");
+    }
+
+    #[test]
+    fn a_closed_stream_is_not_an_error() {
+        let err = Captured::default();
+        let printer = Printer::new(Box::new(Closed), false, Box::new(err.clone()), false);
+        printer.write(Channel::Content, "lost");
+        printer.write(Channel::Content, "lost again");
+        printer.chrome_line(Style::Dim, "still here");
+        assert_eq!(err.text(), "still here\n");
+    }
+}

@@ -1,0 +1,432 @@
+//! `jp query`: one turn of a conversation.
+//!
+//! This module is the thin async shell around two pure parts: the
+//! [`turn::TurnCoordinator`] says what to do next, the
+//! [`tools::ToolCoordinator`] decides and runs tool calls. The shell does
+//! the I/O: it streams from the provider, prints, prompts, runs tools and
+//! saves the conversation after every recorded event.
+
+pub mod tools;
+pub mod turn;
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+
+use futures_util::StreamExt as _;
+use jp_config::AppConfig;
+use jp_config::validate::resolve_model_id;
+use jp_conversation::{
+    Conversation, ConversationEvent, ConversationLock, EventKind, ResponseStatus, Store,
+    ToolCallRequest, ToolCallResponse,
+};
+use jp_llm::{ChatRequest, Provider};
+use tokio_util::sync::CancellationToken;
+
+use crate::cmd::ctx::{Ctx, print_load_error};
+use crate::cmd::exit;
+use crate::printer::{Channel, Printer, Style};
+use crate::prompt::{NoPrompter, Prompter, TerminalPrompter};
+use tools::{LocalExecutor, ToolCoordinator, ToolExecutor, Verdict, cut, short_arguments};
+use turn::{Action, Input, TurnCoordinator, TurnEnd};
+
+/// The most requests one turn may send before jp stops it: a guard against
+/// a model that calls tools forever.
+pub const MAX_CYCLES: usize = 50;
+
+/// Exit code of a turn the user interrupted (as for SIGINT).
+const INTERRUPTED: u8 = 130;
+
+/// `jp query`.
+#[derive(Debug, clap::Args)]
+pub struct Query {
+    /// Start a new conversation instead of continuing the active one.
+    #[arg(long)]
+    new: bool,
+
+    /// The model, as `PROVIDER/NAME` or an alias (overrides
+    /// `assistant.model.id`).
+    #[arg(long, value_name = "PROVIDER/NAME")]
+    model: Option<String>,
+
+    /// Never prompt: calls and results whose policy asks are declined
+    /// (this is also what happens without a terminal).
+    #[arg(long)]
+    non_interactive: bool,
+
+    /// The message for the assistant.
+    #[arg(required = true, num_args = 1.., value_name = "MESSAGE")]
+    message: Vec<String>,
+}
+
+impl Query {
+    /// Runs the turn.
+    pub fn run(self, mut ctx: Ctx) -> Result<ExitCode, Box<dyn std::error::Error>> {
+        if let Some(model) = &self.model {
+            ctx.assignments.push(format!("assistant.model.id={model}"));
+        }
+        let loaded = match ctx.load() {
+            Ok(loaded) => loaded,
+            Err(error) => {
+                print_load_error(&error);
+                return Ok(exit::INVALID_CONFIG.into());
+            }
+        };
+        let config = loaded.config;
+        let Some(root) = loaded.workspace_root else {
+            crate::errln!(
+                "error: no jp workspace here or above {}; run `jp init` to create one",
+                ctx.cwd.display()
+            );
+            return Ok(exit::USAGE.into());
+        };
+        let (provider_name, model) = resolve_model_id(&config, &config.assistant.model.id)
+            .map_err(|e| format!("assistant.model.id: {e}"))?;
+        let (provider_name, model) = (provider_name.to_owned(), model.to_owned());
+        let env: HashMap<String, String> = ctx.env.iter().cloned().collect();
+        let provider = jp_llm::connect(
+            &config,
+            &provider_name,
+            &model,
+            &|var| env.get(var).cloned(),
+            &root,
+        )?;
+
+        let store = Store::new(&root);
+        let (mut conversation, lock) = open_conversation(&store, self.new)?;
+        let printer = Printer::stdio(config.style.color);
+        let mut prompter: Box<dyn Prompter> = if self.non_interactive {
+            Box::new(NoPrompter)
+        } else {
+            TerminalPrompter::open().map_or_else(
+                || Box::new(NoPrompter) as Box<dyn Prompter>,
+                |t| Box::new(t) as Box<dyn Prompter>,
+            )
+        };
+
+        let message = self.message.join(" ");
+        if conversation.title.is_none() {
+            conversation.title = Some(cut(message.lines().next().unwrap_or(""), 60));
+        }
+        let mut session = Session {
+            config: &config,
+            provider: provider.as_ref(),
+            model: model.clone(),
+            printer: printer.clone(),
+            conversation,
+            lock,
+        };
+        session.record(EventKind::TurnStart)?;
+        session.record(EventKind::ChatRequest { content: message })?;
+
+        printer.chrome_line(
+            Style::Header,
+            &format!("── jp ({provider_name}/{model}) · conversation {} ──", session.conversation.id),
+        );
+
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        let self_exe = std::env::current_exe().ok();
+        let end = runtime.block_on(async {
+            let mut tools = ToolCoordinator::new(&config, &root, self_exe);
+            session
+                .run_turn(&mut tools, &LocalExecutor, prompter.as_mut())
+                .await
+        })?;
+        printer.finish_content();
+        Ok(match end {
+            TurnEnd::Completed => ExitCode::SUCCESS,
+            TurnEnd::MaxTokens => {
+                printer.chrome_line(
+                    Style::Warn,
+                    "note: the response was cut off at assistant.model.parameters.max_tokens",
+                );
+                ExitCode::SUCCESS
+            }
+            TurnEnd::Interrupted => {
+                printer.chrome_line(Style::Warn, "interrupted; the conversation keeps what arrived");
+                ExitCode::from(INTERRUPTED)
+            }
+            TurnEnd::Failed(message) => {
+                printer.chrome_line(Style::Bad, &format!("error: {message}"));
+                printer.chrome_line(
+                    Style::Dim,
+                    &format!(
+                        "the conversation keeps what arrived; `jp query` continues it (conversation {})",
+                        session.conversation.id
+                    ),
+                );
+                ExitCode::FAILURE
+            }
+            TurnEnd::CycleLimit(n) => {
+                printer.chrome_line(
+                    Style::Bad,
+                    &format!("error: stopped after {n} responses in one turn; the model kept calling tools"),
+                );
+                ExitCode::FAILURE
+            }
+        })
+    }
+}
+
+/// The active conversation (locked), or a new one made active.
+fn open_conversation(
+    store: &Store,
+    new: bool,
+) -> Result<(Conversation, ConversationLock), Box<dyn std::error::Error>> {
+    if !new && let Some(id) = store.active() {
+        let lock = store.lock(&id)?;
+        let conversation = store.load(&id)?;
+        return Ok((conversation, lock));
+    }
+    let (conversation, lock) = store.create()?;
+    store.set_active(&conversation.id)?;
+    Ok((conversation, lock))
+}
+
+/// One turn's I/O.
+struct Session<'a> {
+    config: &'a AppConfig,
+    provider: &'a dyn Provider,
+    model: String,
+    printer: Printer,
+    conversation: Conversation,
+    lock: ConversationLock,
+}
+
+impl Session<'_> {
+    /// Appends `kind` to the conversation and saves it.
+    fn record(&mut self, kind: EventKind) -> Result<(), jp_conversation::StoreError> {
+        self.conversation.events.push(ConversationEvent::now(kind));
+        self.lock.save(&self.conversation)
+    }
+
+    fn request(&self) -> ChatRequest {
+        let assistant = &self.config.assistant;
+        let mut system = assistant.system_prompt.clone().unwrap_or_default();
+        for instruction in &assistant.instructions {
+            if !system.is_empty() {
+                system.push_str("\n\n");
+            }
+            system.push_str(instruction);
+        }
+        ChatRequest {
+            model: self.model.clone(),
+            system: (!system.is_empty()).then_some(system),
+            messages: jp_llm::request::messages(&self.conversation.events),
+            tools: jp_llm::request::tool_definitions(self.config),
+            max_tokens: assistant.model.parameters.max_tokens,
+            temperature: assistant.model.parameters.temperature,
+            top_p: assistant.model.parameters.top_p,
+        }
+    }
+
+    async fn run_turn<E: ToolExecutor>(
+        &mut self,
+        tools: &mut ToolCoordinator<'_>,
+        executor: &E,
+        prompter: &mut dyn Prompter,
+    ) -> Result<TurnEnd, Box<dyn std::error::Error>> {
+        let mut turn = TurnCoordinator::new(MAX_CYCLES);
+        let mut queue: std::collections::VecDeque<Action> = turn.start().into();
+        let mut verdicts: HashMap<String, Verdict> = HashMap::new();
+        let cancel = CancellationToken::new();
+        while let Some(action) = queue.pop_front() {
+            match action {
+                Action::Request { cycle } => {
+                    tracing::debug!(cycle, "requesting a response");
+                    let inputs = self.stream_response(&mut turn, &mut verdicts, tools, prompter);
+                    queue.extend(inputs.await?);
+                }
+                Action::RunTools(calls) => {
+                    for call in calls {
+                        let response = match verdicts.remove(&call.id) {
+                            Some(Verdict::Run { arguments, .. }) => {
+                                let ran = tools
+                                    .run(&call, arguments, executor, prompter, &cancel)
+                                    .await;
+                                self.show_result(&call, &ran.response, ran.note.as_deref());
+                                if !ran.stderr.is_empty() {
+                                    tracing::info!(tool = %call.name, stderr = %ran.stderr, "tool stderr");
+                                }
+                                ran.response
+                            }
+                            Some(Verdict::NotRun { response, .. }) => response,
+                            None => ToolCallResponse {
+                                id: call.id.clone(),
+                                status: ResponseStatus::Refused,
+                                content: "The call was not run: jp made no decision for it.".into(),
+                            },
+                        };
+                        self.record(EventKind::ToolCallResponse(response))?;
+                    }
+                    queue.extend(turn.handle(Input::ToolsDone));
+                }
+                Action::Finish(end) => return Ok(end),
+                other => self.perform(other, &mut verdicts, tools, prompter)?,
+            }
+        }
+        Ok(TurnEnd::Completed)
+    }
+
+    /// Streams one response into the turn; returns the actions left for
+    /// after the stream (running tools, the next request, the end).
+    async fn stream_response(
+        &mut self,
+        turn: &mut TurnCoordinator,
+        verdicts: &mut HashMap<String, Verdict>,
+        tools: &mut ToolCoordinator<'_>,
+        prompter: &mut dyn Prompter,
+    ) -> Result<Vec<Action>, Box<dyn std::error::Error>> {
+        let mut stream = self.provider.stream(self.request());
+        let mut after = Vec::new();
+        let ctrl_c = tokio::signal::ctrl_c();
+        tokio::pin!(ctrl_c);
+        loop {
+            let input = tokio::select! {
+                item = stream.next() => match item {
+                    Some(Ok(event)) => Input::Event(event),
+                    Some(Err(error)) => Input::StreamFailed(error),
+                    None => Input::StreamEnded,
+                },
+                // Leaving the loop drops the stream, which closes the
+                // connection: that stops generation and billing.
+                _ = &mut ctrl_c => Input::Interrupted,
+            };
+            let ends = !matches!(input, Input::Event(_));
+            for action in turn.handle(input) {
+                match action {
+                    Action::RunTools(_) | Action::Request { .. } | Action::Finish(_) => {
+                        after.push(action);
+                    }
+                    other => self.perform(other, verdicts, tools, prompter)?,
+                }
+            }
+            if ends {
+                // The next response, or the chrome after this one, starts on
+                // a line of its own.
+                self.printer.finish_content();
+                return Ok(after);
+            }
+        }
+    }
+
+    /// Carries out an action that needs no waiting.
+    fn perform(
+        &mut self,
+        action: Action,
+        verdicts: &mut HashMap<String, Verdict>,
+        tools: &mut ToolCoordinator<'_>,
+        prompter: &mut dyn Prompter,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        match action {
+            Action::Text(text) => self.printer.write(Channel::Content, &text),
+            Action::Reasoning(text) => {
+                if self.config.style.show_reasoning {
+                    let dim = self.printer.paint(Style::Dim, &text);
+                    self.printer.write(Channel::Chrome, &dim);
+                }
+            }
+            Action::Notice(text) => self.printer.chrome_line(Style::Warn, &text),
+            Action::ToolCallStarted { id, name } => {
+                tracing::debug!(%id, %name, "tool call started");
+            }
+            Action::ArgumentProgress(progress) => {
+                tracing::trace!(?progress, "argument progress");
+            }
+            Action::Record(kind) => self.record(kind)?,
+            Action::Decide(call) => {
+                let verdict = tools.decide(&call, prompter);
+                self.show_verdict(&call, &verdict);
+                verdicts.insert(call.id.clone(), verdict);
+            }
+            Action::Request { .. } | Action::RunTools(_) | Action::Finish(_) => {}
+        }
+        Ok(())
+    }
+
+    fn hidden(&self, tool: &str) -> bool {
+        self.config
+            .conversation
+            .tools
+            .get(tool)
+            .and_then(|t| t.style.hidden)
+            .unwrap_or(false)
+    }
+
+    fn show_verdict(&self, call: &ToolCallRequest, verdict: &Verdict) {
+        let args = short_arguments(call.received_arguments(), 100);
+        if !self.hidden(&call.name) || matches!(verdict, Verdict::NotRun { .. }) {
+            self.printer
+                .chrome_line(Style::Header, &format!("Calling tool {}({args})", call.name));
+        }
+        match verdict {
+            Verdict::Run {
+                mode,
+                reason,
+                approved,
+                ..
+            } => {
+                if !self.hidden(&call.name) {
+                    let how = if *approved {
+                        format!("approved ({mode}: {reason})")
+                    } else {
+                        format!("{mode} ({reason})")
+                    };
+                    self.printer.chrome_line(Style::Dim, &format!("  {how}"));
+                }
+            }
+            Verdict::NotRun { note, .. } => {
+                self.printer.chrome_line(Style::Warn, &format!("  {note}"));
+            }
+        }
+    }
+
+    fn show_result(&self, call: &ToolCallRequest, response: &ToolCallResponse, note: Option<&str>) {
+        if let Some(note) = note {
+            self.printer.chrome_line(Style::Warn, &format!("  {note}"));
+        }
+        if self.hidden(&call.name) {
+            return;
+        }
+        let max = self
+            .config
+            .conversation
+            .tools
+            .get(&call.name)
+            .and_then(|t| t.style.result_lines)
+            .unwrap_or(self.config.style.tool_call.result_lines) as usize;
+        let style = if response.is_error() {
+            Style::Bad
+        } else {
+            Style::Good
+        };
+        let lines: Vec<&str> = response.content.lines().collect();
+        let status = response.status.as_str();
+        if max == 0 || lines.is_empty() {
+            self.printer
+                .chrome_line(style, &format!("  {}: {status}", call.name));
+            return;
+        }
+        if lines.len() == 1 {
+            self.printer.chrome_line(
+                style,
+                &format!("  {} {status}: {}", call.name, cut(lines[0], 200)),
+            );
+            return;
+        }
+        self.printer
+            .chrome_line(style, &format!("  {} {status}:", call.name));
+        for line in lines.iter().take(max) {
+            self.printer
+                .chrome_line(Style::Dim, &format!("    {}", cut(line, 200)));
+        }
+        if lines.len() > max {
+            self.printer.chrome_line(
+                Style::Dim,
+                &format!("    … {} more lines", lines.len() - max),
+            );
+        }
+    }
+}

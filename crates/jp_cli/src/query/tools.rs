@@ -1,0 +1,512 @@
+//! The [`ToolCoordinator`]: whether a tool call may run (RFD D25
+//! `policy.run`), running it, and how its result reaches the model
+//! (`policy.result`).
+//!
+//! A call is decided once its arguments are complete (at Flush; RFD D26
+//! will decide earlier). In order, a call is refused when the tool is
+//! unknown or disabled, when its arguments are unusable (truncated or
+//! invalid JSON, a duplicate key: architecture decisions 1 and 7), or when
+//! they do not fit the tool's parameters; otherwise `policy.run` decides:
+//! `unattended` runs, `ask` and `edit` prompt (and are declined when no
+//! prompt is possible, decision 6), `skip` answers "skipped" without
+//! running. Every call gets exactly one [`ToolCallResponse`].
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+
+use jp_config::AppConfig;
+use jp_config::policy::{Decision, Mode, Policy, PolicyField, Workspace};
+use jp_config::tool::effective::effective_policy;
+use jp_config::tool::{DEFAULTS_KEY, ToolConfig, ToolSource, check_arguments, run_limits};
+use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
+use jp_llm::tool::{ToolLimits, ToolRun};
+use jp_tool::{Action, Context, Outcome, Request, ToolInfo};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::prompt::{PromptError, Prompter};
+
+/// How many times a tool may ask for input in one call.
+const MAX_QUESTIONS: usize = 8;
+
+/// Runs a local tool process. The production executor is
+/// [`LocalExecutor`]; tests substitute their own.
+pub trait ToolExecutor {
+    /// Runs `argv` with `request` on stdin.
+    fn run(
+        &self,
+        argv: &[String],
+        request: &Request,
+        limits: &ToolLimits,
+        cancel: &CancellationToken,
+    ) -> impl Future<Output = ToolRun>;
+}
+
+/// Runs tools as real processes (`jp_llm::tool::run_local`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LocalExecutor;
+
+impl ToolExecutor for LocalExecutor {
+    fn run(
+        &self,
+        argv: &[String],
+        request: &Request,
+        limits: &ToolLimits,
+        cancel: &CancellationToken,
+    ) -> impl Future<Output = ToolRun> {
+        jp_llm::tool::run_local(argv, request, limits, cancel)
+    }
+}
+
+/// What was decided about a call before running it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Run it, with these (possibly user-edited) arguments.
+    Run {
+        /// The arguments the tool gets.
+        arguments: Map<String, Value>,
+        /// The `policy.run` decision.
+        mode: Mode,
+        /// Why, in the user's terms.
+        reason: String,
+        /// Whether the user approved it at a prompt.
+        approved: bool,
+    },
+    /// Not run; `response` answers the model, `note` tells the user.
+    NotRun {
+        /// The answer for the model.
+        response: ToolCallResponse,
+        /// What the user sees.
+        note: String,
+    },
+}
+
+/// A call that ran: its response and what to show the user.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ran {
+    /// The answer for the model.
+    pub response: ToolCallResponse,
+    /// The tool's stderr, for diagnostics.
+    pub stderr: String,
+    /// What happened to the result, when it did not simply go to the model.
+    pub note: Option<String>,
+}
+
+/// Decides and runs tool calls for one query.
+pub struct ToolCoordinator<'a> {
+    config: &'a AppConfig,
+    workspace: Workspace,
+    root: PathBuf,
+    self_exe: Option<PathBuf>,
+    policies: HashMap<(String, PolicyField), Option<Policy>>,
+}
+
+impl<'a> ToolCoordinator<'a> {
+    /// A coordinator for `config`, in the workspace at `root`. A tool
+    /// command whose program is `jp` runs `self_exe` (this jp).
+    #[must_use]
+    pub fn new(config: &'a AppConfig, root: &Path, self_exe: Option<PathBuf>) -> Self {
+        Self {
+            config,
+            workspace: Workspace::new(root),
+            root: root.to_path_buf(),
+            self_exe,
+            policies: HashMap::new(),
+        }
+    }
+
+    fn tool(&self, name: &str) -> Option<&'a ToolConfig> {
+        let tool = self.config.conversation.tools.get(name)?;
+        (name != DEFAULTS_KEY && tool.enable && tool.is_defined()).then_some(tool)
+    }
+
+    fn policy(&mut self, tool: &str, field: PolicyField) -> Option<&Policy> {
+        let config = self.config;
+        self.policies
+            .entry((tool.to_owned(), field))
+            .or_insert_with(|| effective_policy(config, tool, field).and_then(|(_, c)| c.policy))
+            .as_ref()
+    }
+
+    fn evaluate(&mut self, tool: &str, field: PolicyField, args: &Value) -> Result<Decision, String> {
+        let workspace = self.workspace.clone();
+        let policy = self.policy(tool, field).ok_or_else(|| {
+            // The loader refuses configs whose policies do not compile, so
+            // this is a bug; fail closed.
+            format!("the {field} policy of `{tool}` is unusable")
+        })?;
+        Ok(policy.evaluate_in(args, &workspace))
+    }
+
+    /// Decides whether `call` may run, prompting through `prompter` when
+    /// the policy asks.
+    pub fn decide(&mut self, call: &ToolCallRequest, prompter: &mut dyn Prompter) -> Verdict {
+        let name = call.name.as_str();
+        let not_run = |status, content: String, note: String| Verdict::NotRun {
+            response: ToolCallResponse {
+                id: call.id.clone(),
+                status,
+                content,
+            },
+            note,
+        };
+        let Some(tool) = self.tool(name) else {
+            let available = self.available_tools();
+            return not_run(
+                ResponseStatus::Refused,
+                format!("There is no tool named `{name}`. Available tools: {available}."),
+                format!("{name}: refused: no such tool is configured"),
+            );
+        };
+        let arguments = match call.arguments() {
+            Ok(arguments) => arguments.clone(),
+            Err(error) => {
+                return not_run(
+                    ResponseStatus::Refused,
+                    format!("The call was not run because its arguments are unusable: {error}."),
+                    format!("{name}: refused: {error}"),
+                );
+            }
+        };
+        let value = Value::Object(arguments);
+        if let Err(issues) = check_arguments(&tool.parameters, &value) {
+            let list = issues
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ");
+            return not_run(
+                ResponseStatus::Refused,
+                format!("The call was not run because its arguments do not fit the tool's parameters: {list}."),
+                format!("{name}: refused: the arguments do not fit its parameters: {list}"),
+            );
+        }
+        let decision = match self.evaluate(name, PolicyField::Run, &value) {
+            Ok(decision) => decision,
+            Err(error) => {
+                return not_run(
+                    ResponseStatus::Refused,
+                    "The call was not run because jp could not evaluate its policy.".into(),
+                    format!("{name}: refused: {error}"),
+                );
+            }
+        };
+        let Value::Object(arguments) = value else {
+            unreachable!("built from a map above");
+        };
+        let why = rule_words(&decision);
+        match decision.mode {
+            Mode::Unattended => Verdict::Run {
+                arguments,
+                mode: Mode::Unattended,
+                reason: why,
+                approved: false,
+            },
+            Mode::Skip => not_run(
+                ResponseStatus::Skipped,
+                "This call was skipped by the user's policy; it was not run.".into(),
+                format!("{name}: skipped ({why})"),
+            ),
+            mode @ (Mode::Ask | Mode::Edit) => {
+                self.prompt_run(call, arguments, mode, &why, prompter)
+            }
+        }
+    }
+
+    fn prompt_run(
+        &self,
+        call: &ToolCallRequest,
+        arguments: Map<String, Value>,
+        mode: Mode,
+        why: &str,
+        prompter: &mut dyn Prompter,
+    ) -> Verdict {
+        let name = call.name.as_str();
+        let declined = |content: &str, note: String| Verdict::NotRun {
+            response: ToolCallResponse {
+                id: call.id.clone(),
+                status: ResponseStatus::Declined,
+                content: content.to_owned(),
+            },
+            note,
+        };
+        if !prompter.available() {
+            return declined(
+                "The call was not run: the user's policy requires confirmation and no one could confirm it (jp is running without a terminal).",
+                format!(
+                    "{name}: declined: policy.run is {mode} ({why}) and no terminal is available; allow it with `--cfg 'conversation.tools.{name}.policy.run=unattended'` or run jp in a terminal"
+                ),
+            );
+        }
+        let arguments = if mode == Mode::Edit {
+            let text = serde_json::to_string_pretty(&arguments).unwrap_or_default();
+            match prompter.edit(&text).map_err(|e| e.to_string()).and_then(|edited| {
+                crate::cmd::policy::parse_arguments(name, &edited)
+            }) {
+                Ok(edited) if check_arguments(&self_params(self.config, name), &edited).is_ok() => {
+                    let Value::Object(edited) = edited else {
+                        unreachable!("checked to be an object");
+                    };
+                    edited
+                }
+                Ok(_) => {
+                    return declined(
+                        "The user's edit of the arguments does not fit the tool's parameters; the call was not run.",
+                        format!("{name}: not run: the edited arguments do not fit its parameters"),
+                    );
+                }
+                Err(error) => {
+                    return declined(
+                        "The user's edit of the arguments was unusable; the call was not run.",
+                        format!("{name}: not run: the edited arguments are unusable: {error}"),
+                    );
+                }
+            }
+        } else {
+            arguments
+        };
+        let question = format!("Run {name}({})?", short_arguments(&arguments, 120));
+        match prompter.confirm(&question) {
+            Ok(true) => Verdict::Run {
+                arguments,
+                mode,
+                reason: why.to_owned(),
+                approved: true,
+            },
+            Ok(false) => declined(
+                "The user declined this call; it was not run.",
+                format!("{name}: declined by you"),
+            ),
+            Err(error) => declined(
+                "The call was not run: the user could not be asked.",
+                format!("{name}: declined: {error}"),
+            ),
+        }
+    }
+
+    /// Runs an approved call and applies `policy.result` to its outcome.
+    pub async fn run<E: ToolExecutor>(
+        &mut self,
+        call: &ToolCallRequest,
+        arguments: Map<String, Value>,
+        executor: &E,
+        prompter: &mut dyn Prompter,
+        cancel: &CancellationToken,
+    ) -> Ran {
+        let name = call.name.clone();
+        let respond = |status, content: String| ToolCallResponse {
+            id: call.id.clone(),
+            status,
+            content,
+        };
+        let Some(tool) = self.tool(&name) else {
+            // `decide` refused it already; never run an unknown tool.
+            return Ran {
+                response: respond(ResponseStatus::Refused, format!("There is no tool named `{name}`.")),
+                stderr: String::new(),
+                note: None,
+            };
+        };
+        let argv = match (tool.source, &tool.command) {
+            (ToolSource::Builtin, _) => {
+                return Ran {
+                    response: respond(
+                        ResponseStatus::Error,
+                        format!("`{name}` is configured as a builtin tool, and this jp has no builtin tool by that name."),
+                    ),
+                    stderr: String::new(),
+                    note: None,
+                };
+            }
+            (ToolSource::Local, command) => {
+                let mut argv = command.as_ref().map(|c| c.argv()).unwrap_or_default();
+                if argv.first().is_some_and(|p| p == "jp")
+                    && let Some(exe) = &self.self_exe
+                {
+                    argv[0] = exe.to_string_lossy().into_owned();
+                }
+                argv
+            }
+        };
+        let (timeout, max_output) = run_limits(&self.config.conversation.tools, &name);
+        let limits = ToolLimits {
+            timeout,
+            max_output_bytes: usize::try_from(max_output).unwrap_or(usize::MAX),
+        };
+        let mut request = Request {
+            tool: ToolInfo {
+                name: name.clone(),
+                arguments: arguments.clone(),
+                answers: Map::new(),
+                options: tool.options.clone().into_iter().collect(),
+            },
+            context: Context {
+                root: self.root.clone(),
+                action: Action::Run,
+            },
+        };
+        let mut stderr = String::new();
+        let mut questions = 0;
+        let (status, content) = loop {
+            let run = executor.run(&argv, &request, &limits, cancel).await;
+            if !run.stderr.is_empty() {
+                stderr.push_str(&run.stderr);
+            }
+            match run.outcome {
+                Outcome::Success { content } => break (ResponseStatus::Success, content),
+                Outcome::Error { message, .. } => break (ResponseStatus::Error, message),
+                Outcome::NeedsInput { question } => {
+                    questions += 1;
+                    if questions > MAX_QUESTIONS {
+                        break (
+                            ResponseStatus::Error,
+                            format!("The tool asked more than {MAX_QUESTIONS} questions; jp stopped it."),
+                        );
+                    }
+                    match prompter.ask(&question) {
+                        Ok(answer) => {
+                            request.tool.answers.insert(question.id.clone(), answer);
+                        }
+                        Err(PromptError::Unavailable) => {
+                            break (
+                                ResponseStatus::Error,
+                                format!(
+                                    "The tool needs an answer to \"{}\" and no one could answer it (jp is running without a terminal); it did not finish.",
+                                    question.text
+                                ),
+                            );
+                        }
+                        Err(error) => {
+                            break (
+                                ResponseStatus::Error,
+                                format!("The tool needs an answer to \"{}\" and the user could not be asked ({error}); it did not finish.", question.text),
+                            );
+                        }
+                    }
+                }
+            }
+        };
+        let (response, note) =
+            self.deliver(call, &name, &Value::Object(arguments), status, content, prompter);
+        Ran {
+            response,
+            stderr,
+            note,
+        }
+    }
+
+    /// Applies `policy.result`: deliver, ask, edit or withhold.
+    fn deliver(
+        &mut self,
+        call: &ToolCallRequest,
+        name: &str,
+        arguments: &Value,
+        status: ResponseStatus,
+        content: String,
+        prompter: &mut dyn Prompter,
+    ) -> (ToolCallResponse, Option<String>) {
+        let respond = |status, content| ToolCallResponse {
+            id: call.id.clone(),
+            status,
+            content,
+        };
+        let withheld = |note: String| {
+            (
+                respond(
+                    ResponseStatus::Withheld,
+                    "The tool ran, but the user's policy withholds its result from you.".into(),
+                ),
+                Some(note),
+            )
+        };
+        let decision = match self.evaluate(name, PolicyField::Result, arguments) {
+            Ok(decision) => decision,
+            Err(error) => return withheld(format!("{name}: result withheld: {error}")),
+        };
+        let why = rule_words(&decision);
+        match decision.mode {
+            Mode::Unattended => (respond(status, content), None),
+            Mode::Skip => withheld(format!("{name}: result withheld ({why})")),
+            mode @ (Mode::Ask | Mode::Edit) => {
+                if !prompter.available() {
+                    return withheld(format!(
+                        "{name}: result withheld: policy.result is {mode} ({why}) and no terminal is available; allow it with `--cfg 'conversation.tools.{name}.policy.result=unattended'`"
+                    ));
+                }
+                let content = if mode == Mode::Edit {
+                    match prompter.edit(&content) {
+                        Ok(edited) => edited,
+                        Err(error) => return withheld(format!("{name}: result withheld: {error}")),
+                    }
+                } else {
+                    content
+                };
+                match prompter.confirm(&format!("Send the result of {name} to the model?")) {
+                    Ok(true) => (respond(status, content), None),
+                    Ok(false) => withheld(format!("{name}: result withheld by you")),
+                    Err(error) => withheld(format!("{name}: result withheld: {error}")),
+                }
+            }
+        }
+    }
+
+    fn available_tools(&self) -> String {
+        let names = self
+            .config
+            .conversation
+            .tools
+            .iter()
+            .filter(|(name, tool)| *name != DEFAULTS_KEY && tool.enable && tool.is_defined())
+            .map(|(name, _)| name.as_str())
+            .collect::<Vec<_>>();
+        if names.is_empty() {
+            "none".into()
+        } else {
+            names.join(", ")
+        }
+    }
+}
+
+fn self_params(config: &AppConfig, name: &str) -> jp_config::tool::ToolParameters {
+    config
+        .conversation
+        .tools
+        .get(name)
+        .map(|t| t.parameters.clone())
+        .unwrap_or_default()
+}
+
+/// Why the policy decided as it did; the evaluator's reason names the
+/// rule that matched (or the fallback).
+fn rule_words(decision: &Decision) -> String {
+    decision.reason.clone()
+}
+
+/// `path: "src/lib.rs", content: "fn…"`: arguments on one line, each value
+/// cut to a few characters, the whole at most `max` characters.
+#[must_use]
+pub fn short_arguments(arguments: &Map<String, Value>, max: usize) -> String {
+    let mut out = String::new();
+    for (i, (key, value)) in arguments.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let text = value.to_string();
+        out.push_str(key);
+        out.push_str(": ");
+        out.push_str(&cut(&text, 40));
+    }
+    cut(&out, max)
+}
+
+/// `text` cut to `max` characters, with `…` when cut.
+#[must_use]
+pub fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}

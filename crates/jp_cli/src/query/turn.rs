@@ -1,0 +1,486 @@
+//! The [`TurnCoordinator`]: the pure state machine of one turn.
+//!
+//! A turn is: stream a response; when its tool calls are complete, have
+//! them decided and run; send the results; stream the next response; until
+//! the model stops calling tools. The coordinator does no I/O. The shell
+//! feeds it [`Input`]s (stream events, the stream's end, the tools' end)
+//! and carries out the [`Action`]s it returns, in order: print, record in
+//! the conversation, decide a call, run the calls, request the next
+//! response, finish.
+
+use jp_conversation::{
+    EventBuilder, EventKind, FlushedEvent, ResponseStatus, ToolCallArgumentProgress,
+    ToolCallRequest, ToolCallResponse,
+};
+use jp_llm::{FinishReason, ProviderError, StreamEvent};
+
+/// What the shell tells the coordinator.
+#[derive(Debug)]
+pub enum Input {
+    /// The next event of the response stream.
+    Event(StreamEvent),
+    /// The stream ended normally.
+    StreamEnded,
+    /// The stream failed; what arrived before stays.
+    StreamFailed(ProviderError),
+    /// The user interrupted the response (Ctrl-C); what arrived stays.
+    Interrupted,
+    /// Every call of the last response has its response recorded.
+    ToolsDone,
+}
+
+/// What the coordinator asks the shell to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Send the next request (the conversation holds everything to send).
+    Request {
+        /// The response's number in this turn, from 1.
+        cycle: usize,
+    },
+    /// Print assistant text as it streams.
+    Text(String),
+    /// Print reasoning as it streams.
+    Reasoning(String),
+    /// Tell the user something that is not part of the response.
+    Notice(String),
+    /// A tool call began streaming.
+    ToolCallStarted {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+    },
+    /// A piece of a call's arguments arrived.
+    ArgumentProgress(ToolCallArgumentProgress),
+    /// Append this event to the conversation and save it.
+    Record(EventKind),
+    /// A call is complete: decide whether it may run (the shell records the
+    /// decision and, for a call that will not run, its response).
+    Decide(ToolCallRequest),
+    /// The response ended with these calls: run the approved ones, record
+    /// every call's response, then send [`Input::ToolsDone`].
+    RunTools(Vec<ToolCallRequest>),
+    /// The turn is over.
+    Finish(TurnEnd),
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnEnd {
+    /// The model finished its answer.
+    Completed,
+    /// The last response hit the token limit.
+    MaxTokens,
+    /// The provider failed; the conversation keeps what arrived.
+    Failed(String),
+    /// The user interrupted the turn; the conversation keeps what arrived.
+    Interrupted,
+    /// The model kept calling tools past the cycle limit.
+    CycleLimit(usize),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    Streaming,
+    RunningTools,
+    Done,
+}
+
+/// The turn's state machine.
+#[derive(Debug)]
+pub struct TurnCoordinator {
+    phase: Phase,
+    builder: EventBuilder,
+    cycle: usize,
+    max_cycles: usize,
+    calls: Vec<ToolCallRequest>,
+    finish: Option<FinishReason>,
+}
+
+impl TurnCoordinator {
+    /// A turn that sends at most `max_cycles` requests.
+    #[must_use]
+    pub fn new(max_cycles: usize) -> Self {
+        Self {
+            phase: Phase::Idle,
+            builder: EventBuilder::new(),
+            cycle: 0,
+            max_cycles: max_cycles.max(1),
+            calls: Vec::new(),
+            finish: None,
+        }
+    }
+
+    /// Starts the turn: the first request.
+    pub fn start(&mut self) -> Vec<Action> {
+        debug_assert_eq!(self.phase, Phase::Idle);
+        self.next_request()
+    }
+
+    fn next_request(&mut self) -> Vec<Action> {
+        if self.cycle >= self.max_cycles {
+            self.phase = Phase::Done;
+            return vec![Action::Finish(TurnEnd::CycleLimit(self.max_cycles))];
+        }
+        self.cycle += 1;
+        self.phase = Phase::Streaming;
+        self.builder = EventBuilder::new();
+        self.calls.clear();
+        self.finish = None;
+        vec![Action::Request { cycle: self.cycle }]
+    }
+
+    /// Whether the turn is over.
+    #[must_use]
+    #[cfg(test)]
+    pub fn is_done(&self) -> bool {
+        self.phase == Phase::Done
+    }
+
+    /// Feeds one input; returns what to do, in order.
+    pub fn handle(&mut self, input: Input) -> Vec<Action> {
+        match (self.phase, input) {
+            (Phase::Streaming, Input::Event(event)) => self.on_event(event),
+            (Phase::Streaming, Input::StreamEnded) => self.on_end(None),
+            (Phase::Streaming, Input::StreamFailed(error)) => {
+                self.on_end(Some(TurnEnd::Failed(error.to_string())))
+            }
+            (Phase::Streaming, Input::Interrupted) => self.on_end(Some(TurnEnd::Interrupted)),
+            (Phase::RunningTools, Input::ToolsDone) => self.next_request(),
+            // Anything else is a shell bug; ignoring it keeps the turn
+            // consistent.
+            (_, input) => {
+                tracing::warn!(?input, phase = ?self.phase, "turn input out of order, ignored");
+                Vec::new()
+            }
+        }
+    }
+
+    fn on_event(&mut self, event: StreamEvent) -> Vec<Action> {
+        match event {
+            StreamEvent::Part { index, part } => {
+                let mut actions = Vec::new();
+                match &part {
+                    jp_conversation::EventPart::Message(text) => {
+                        actions.push(Action::Text(text.clone()));
+                    }
+                    jp_conversation::EventPart::Reasoning(text) => {
+                        actions.push(Action::Reasoning(text.clone()));
+                    }
+                    jp_conversation::EventPart::ToolCall(jp_conversation::ToolCallPart::Start {
+                        id,
+                        name,
+                    }) => actions.push(Action::ToolCallStarted {
+                        id: id.clone(),
+                        name: name.clone(),
+                    }),
+                    jp_conversation::EventPart::ToolCall(_) => {}
+                }
+                match self.builder.handle_part(index, part) {
+                    Ok(progress) => {
+                        actions.extend(progress.into_iter().map(Action::ArgumentProgress));
+                    }
+                    Err(error) => actions.push(Action::Notice(format!(
+                        "ignored a malformed part of the response: {error}"
+                    ))),
+                }
+                actions
+            }
+            StreamEvent::Flush { index } => self
+                .builder
+                .handle_flush(index)
+                .map(|flushed| self.flushed(flushed))
+                .unwrap_or_default(),
+            StreamEvent::Finished(reason) => {
+                self.finish = Some(reason);
+                Vec::new()
+            }
+            StreamEvent::Usage(usage) => {
+                tracing::debug!(?usage, "usage");
+                Vec::new()
+            }
+            StreamEvent::Notice(text) => vec![Action::Notice(text)],
+        }
+    }
+
+    fn flushed(&mut self, flushed: FlushedEvent) -> Vec<Action> {
+        match flushed {
+            FlushedEvent::Message(content) if content.is_empty() => Vec::new(),
+            FlushedEvent::Message(content) => {
+                vec![Action::Record(EventKind::AssistantMessage { content })]
+            }
+            FlushedEvent::Reasoning(content) if content.is_empty() => Vec::new(),
+            FlushedEvent::Reasoning(content) => {
+                vec![Action::Record(EventKind::AssistantReasoning { content })]
+            }
+            FlushedEvent::ToolCallRequest(call) => {
+                self.calls.push(call.clone());
+                vec![
+                    Action::Record(EventKind::ToolCallRequest(call.clone())),
+                    Action::Decide(call),
+                ]
+            }
+        }
+    }
+
+    /// The stream ended; `failure` is how the turn ends if it did not end
+    /// well.
+    fn on_end(&mut self, failure: Option<TurnEnd>) -> Vec<Action> {
+        // Whatever the provider left open: text is kept; calls come back
+        // marked truncated, so they are refused, never run.
+        let mut actions = Vec::new();
+        for flushed in self.builder.interrupt() {
+            actions.extend(self.flushed(flushed));
+        }
+        if let Some(failure) = failure {
+            // A failed response never runs its calls; each gets an
+            // "interrupted" response so the conversation stays valid.
+            actions.retain(|a| !matches!(a, Action::Decide(_)));
+            for call in self.calls.drain(..) {
+                actions.push(Action::Record(EventKind::ToolCallResponse(
+                    ToolCallResponse {
+                        id: call.id,
+                        status: ResponseStatus::Interrupted,
+                        content: "The call was not run: the response failed before it ended."
+                            .into(),
+                    },
+                )));
+            }
+            self.phase = Phase::Done;
+            actions.push(Action::Finish(failure));
+            return actions;
+        }
+        if !self.calls.is_empty() {
+            // Tool-call parts are authoritative, whatever the finish reason.
+            self.phase = Phase::RunningTools;
+            actions.push(Action::RunTools(self.calls.clone()));
+            return actions;
+        }
+        self.phase = Phase::Done;
+        actions.push(Action::Finish(match self.finish {
+            Some(FinishReason::MaxTokens) => TurnEnd::MaxTokens,
+            _ => TurnEnd::Completed,
+        }));
+        actions
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use jp_conversation::{EventPart, ToolCallPart};
+
+    use super::*;
+
+    fn part(index: usize, part: EventPart) -> Input {
+        Input::Event(StreamEvent::Part { index, part })
+    }
+
+    fn flush(index: usize) -> Input {
+        Input::Event(StreamEvent::Flush { index })
+    }
+
+    fn start(id: &str) -> EventPart {
+        EventPart::ToolCall(ToolCallPart::Start {
+            id: id.into(),
+            name: "t".into(),
+        })
+    }
+
+    fn chunk(text: &str) -> EventPart {
+        EventPart::ToolCall(ToolCallPart::ArgumentChunk(text.into()))
+    }
+
+    fn run(turn: &mut TurnCoordinator, inputs: Vec<Input>) -> Vec<Action> {
+        inputs.into_iter().flat_map(|i| turn.handle(i)).collect()
+    }
+
+    fn kinds(actions: &[Action]) -> Vec<&'static str> {
+        actions
+            .iter()
+            .map(|a| match a {
+                Action::Request { .. } => "request",
+                Action::Text(_) => "text",
+                Action::Reasoning(_) => "reasoning",
+                Action::Notice(_) => "notice",
+                Action::ToolCallStarted { .. } => "started",
+                Action::ArgumentProgress(_) => "progress",
+                Action::Record(EventKind::AssistantMessage { .. }) => "record message",
+                Action::Record(EventKind::ToolCallRequest(_)) => "record call",
+                Action::Record(EventKind::ToolCallResponse(_)) => "record response",
+                Action::Record(_) => "record",
+                Action::Decide(_) => "decide",
+                Action::RunTools(_) => "run tools",
+                Action::Finish(_) => "finish",
+            })
+            .collect()
+    }
+
+    #[test]
+    fn text_only_turn() {
+        let mut turn = TurnCoordinator::new(8);
+        assert_eq!(turn.start(), vec![Action::Request { cycle: 1 }]);
+        let actions = run(
+            &mut turn,
+            vec![
+                part(0, EventPart::Message("Hel".into())),
+                part(0, EventPart::Message("lo".into())),
+                flush(0),
+                Input::Event(StreamEvent::Finished(FinishReason::EndTurn)),
+                Input::StreamEnded,
+            ],
+        );
+        assert_eq!(
+            actions,
+            vec![
+                Action::Text("Hel".into()),
+                Action::Text("lo".into()),
+                Action::Record(EventKind::AssistantMessage {
+                    content: "Hello".into()
+                }),
+                Action::Finish(TurnEnd::Completed),
+            ]
+        );
+        assert!(turn.is_done());
+    }
+
+    #[test]
+    fn tool_calls_then_follow_up() {
+        let mut turn = TurnCoordinator::new(8);
+        turn.start();
+        let actions = run(
+            &mut turn,
+            vec![
+                part(1, start("a")),
+                part(1, chunk(r#"{"x":"#)),
+                part(2, start("b")),
+                part(2, chunk("{}")),
+                part(1, chunk("1}")),
+                flush(2),
+                flush(1),
+                // `stop` on a tool call: the calls still run.
+                Input::Event(StreamEvent::Finished(FinishReason::EndTurn)),
+                Input::StreamEnded,
+            ],
+        );
+        assert_eq!(
+            kinds(&actions),
+            [
+                "started",
+                "progress",
+                "progress",
+                "started",
+                "progress",
+                "progress",
+                "progress",
+                "progress",
+                "record call",
+                "decide",
+                "record call",
+                "decide",
+                "run tools"
+            ]
+        );
+        let Some(Action::RunTools(calls)) = actions.last() else {
+            panic!()
+        };
+        assert_eq!(
+            calls.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
+            ["b", "a"]
+        );
+        assert_eq!(
+            turn.handle(Input::ToolsDone),
+            vec![Action::Request { cycle: 2 }]
+        );
+        let end = run(
+            &mut turn,
+            vec![
+                part(0, EventPart::Message("ok".into())),
+                flush(0),
+                Input::StreamEnded,
+            ],
+        );
+        assert_eq!(kinds(&end), ["text", "record message", "finish"]);
+    }
+
+    #[test]
+    fn a_call_cut_off_by_max_tokens_is_decided_as_truncated() {
+        let mut turn = TurnCoordinator::new(8);
+        turn.start();
+        let actions = run(
+            &mut turn,
+            vec![
+                part(0, start("a")),
+                part(0, chunk(r#"{"path": "sr"#)),
+                Input::Event(StreamEvent::Finished(FinishReason::MaxTokens)),
+                Input::StreamEnded,
+            ],
+        );
+        let decided = actions
+            .iter()
+            .find_map(|a| match a {
+                Action::Decide(call) => Some(call.clone()),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(
+            decided.arguments().unwrap_err().to_string(),
+            "truncated: the input ended inside a string (at /path)"
+        );
+        assert_eq!(kinds(&actions).last(), Some(&"run tools"));
+    }
+
+    #[test]
+    fn a_failed_stream_keeps_text_and_answers_every_call() {
+        let mut turn = TurnCoordinator::new(8);
+        turn.start();
+        let actions = run(
+            &mut turn,
+            vec![
+                part(0, EventPart::Message("partial".into())),
+                part(1, start("a")),
+                part(1, chunk("{}")),
+                flush(1),
+                Input::StreamFailed(ProviderError::Disconnected {
+                    provider: "anthropic".into(),
+                    message: "reset".into(),
+                }),
+            ],
+        );
+        assert_eq!(
+            kinds(&actions),
+            [
+                "text",
+                "started",
+                "progress",
+                "record call",
+                "decide",
+                "record message",
+                "record response",
+                "finish"
+            ]
+        );
+        assert_eq!(
+            actions.last(),
+            Some(&Action::Finish(TurnEnd::Failed(
+                "anthropic: the connection dropped mid-response: reset".into()
+            )))
+        );
+    }
+
+    #[test]
+    fn the_cycle_limit_ends_the_turn() {
+        let mut turn = TurnCoordinator::new(1);
+        turn.start();
+        run(
+            &mut turn,
+            vec![part(0, start("a")), flush(0), Input::StreamEnded],
+        );
+        assert_eq!(
+            turn.handle(Input::ToolsDone),
+            vec![Action::Finish(TurnEnd::CycleLimit(1))]
+        );
+    }
+}

@@ -1,0 +1,605 @@
+//! `jp query` end to end: the real binary against a local server that
+//! replays provider bytes (recorded ones from `shared/fixtures/providers`,
+//! and scenario bodies in each wire format), with real tool processes in a
+//! temporary workspace.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::providers::{Item, anthropic, ollama, openai};
+use common::{Run, Workspace};
+use jp_test_server::{Fault, Reply, Split, TestServer, load_fixtures, shared_fixture};
+use serde_json::{Value, json};
+
+const KEY: (&str, &str) = ("ANTHROPIC_API_KEY", "test-key");
+
+/// A workspace made by `jp init --yes`.
+fn initialized() -> Workspace {
+    let ws = Workspace::new();
+    let run = ws.jp(&["init", "--yes"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    ws
+}
+
+/// `jp query` against `server` as provider `provider`, with `extra`
+/// arguments before the message.
+fn query(
+    ws: &Workspace,
+    server: &TestServer,
+    model: &str,
+    extra: &[&str],
+    message: &str,
+) -> Run {
+    let provider = model.split('/').next().unwrap();
+    let base = match provider {
+        "openrouter" => format!("{}/api/v1", server.url()),
+        "llamacpp" | "openai" => format!("{}/v1", server.url()),
+        _ => server.url(),
+    };
+    let base_cfg = format!("providers.llm.{provider}.base_url={base}");
+    let mut args = vec!["query", "--model", model, "--cfg", &base_cfg];
+    args.extend_from_slice(extra);
+    args.push(message);
+    ws.jp_with_env(
+        &args,
+        &[KEY, ("OPENROUTER_API_KEY", "test-key"), ("OPENAI_API_KEY", "test-key")],
+    )
+}
+
+/// Stderr with the conversation id replaced, for exact comparison.
+fn chrome(run: &Run) -> String {
+    let re = regex::Regex::new(r"conversation \d+").unwrap();
+    re.replace_all(&run.stderr, "conversation <id>").into_owned()
+}
+
+/// The conversation as stored, through `jp conversation show --format json`.
+fn stored(ws: &Workspace) -> Value {
+    let run = ws.jp(&["conversation", "show", "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
+/// The `type` of every stored event.
+fn event_types(conversation: &Value) -> Vec<String> {
+    conversation["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The stored tool responses as (status, content).
+fn responses(conversation: &Value) -> Vec<(String, String)> {
+    conversation["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "tool_call_response")
+        .map(|e| {
+            (
+                e["status"].as_str().unwrap().to_owned(),
+                e["content"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn anthropic_tool_call_creates_a_file() {
+    let ws = initialized();
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[
+                Item::Text("I'll create it."),
+                Item::Tool(
+                    "toolu_1",
+                    "fs_create_file",
+                    r#"{"path": "src/hello.rs", "content": "pub fn hello() -> &'static str {\n    \"héllo\"\n}\n"}"#,
+                ),
+            ],
+            "tool_use",
+            false,
+        ))
+        .split(Split::Every(1)),
+        Reply::sse(anthropic(&[Item::Text("Created `src/hello.rs`.")], "end_turn", false))
+            .split(Split::Random { seed: 7, max: 13 }),
+    ]);
+    let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "add hello");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "I'll create it.\nCreated `src/hello.rs`.\n");
+    assert_eq!(
+        chrome(&run),
+        "── jp (anthropic/claude-haiku-4-5) · conversation <id> ──\n\
+         Calling tool fs_create_file(path: \"src/hello.rs\", content: \"pub fn hello() -> &'static str {\\n    …)\n  \
+         unattended (policy.run[2] (prefix \"src/\" on /path) matched: \"src/hello.rs\" is under src/)\n  \
+         fs_create_file success: created src/hello.rs (3 lines)\n"
+    );
+    assert_eq!(
+        ws.read("project/src/hello.rs"),
+        "pub fn hello() -> &'static str {\n    \"héllo\"\n}\n"
+    );
+
+    let requests = server.wait_for(2, Duration::from_secs(5));
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].path, "/v1/messages");
+    assert_eq!(requests[0].header("x-api-key"), Some("test-key"));
+    let first = requests[0].json();
+    assert_eq!(first["model"], "claude-haiku-4-5");
+    assert_eq!(first["stream"], true);
+    let names: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["fs_read_file", "fs_list_files", "fs_create_file", "fs_modify_file", "fs_delete_file"]
+    );
+    let create_schema = &first["tools"][2]["input_schema"];
+    assert_eq!(create_schema["additionalProperties"], false);
+    assert_eq!(
+        create_schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["path", "content"]
+    );
+    let second = requests[1].json();
+    assert_eq!(
+        second["messages"][2],
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "created src/hello.rs (3 lines)", "is_error": false}]})
+    );
+
+    let conversation = stored(&ws);
+    assert_eq!(
+        event_types(&conversation),
+        [
+            "turn_start",
+            "chat_request",
+            "assistant_message",
+            "tool_call_request",
+            "tool_call_response",
+            "assistant_message"
+        ]
+    );
+}
+
+#[test]
+fn recorded_anthropic_round_trip() {
+    let ws = initialized();
+    ws.write(
+        "project/.jp/run_me.sh",
+        "#!/bin/sh\ncat > \"$(dirname \"$0\")/request.json\"\nprintf '{\"type\":\"success\",\"content\":\"working!\"}'\n",
+    );
+    ws.write(
+        "project/.jp/tools.toml",
+        "[conversation.tools.run_me]\ncommand = [\"sh\", \".jp/run_me.sh\"]\npolicy.run = \"unattended\"\n[conversation.tools.run_me.parameters]\nfoo = { type = \"string\" }\nbar = { type = \"string\" }\n",
+    );
+    let exchanges = load_fixtures(shared_fixture("anthropic_test_tool_call_stream.yml")).unwrap();
+    let server = TestServer::start(
+        exchanges
+            .iter()
+            .map(|e| e.reply().split(Split::Random { seed: 3, max: 5 }))
+            .collect(),
+    );
+    let run = query(
+        &ws,
+        &server,
+        "anthropic/claude-haiku-4-5",
+        &["--cfg", "@.jp/tools.toml"],
+        "Please run the tool, providing whatever arguments you want.",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let request: Value = serde_json::from_str(&ws.read("project/.jp/request.json")).unwrap();
+    assert_eq!(request["tool"]["name"], "run_me");
+    assert_eq!(request["tool"]["arguments"], json!({"bar": "foo", "foo": "foo"}));
+    assert_eq!(request["context"]["action"], "run");
+    let requests = server.wait_for(2, Duration::from_secs(5));
+    assert!(requests.iter().all(|r| r.path_mismatch.is_none()));
+    assert_eq!(
+        requests[1].json()["messages"][2]["content"][0],
+        json!({"type": "tool_result", "tool_use_id": "toolu_0113bSV1GiCA46VddyWm86oR", "content": "working!", "is_error": false})
+    );
+    assert!(run.stdout.ends_with("returned the output: \"working!\"\n"), "{}", run.stdout);
+}
+
+#[test]
+fn recorded_openrouter_parallel_calls_both_run() {
+    let ws = initialized();
+    ws.write(
+        "project/.jp/tools.toml",
+        "[conversation.tools.list_items]\ncommand = [\"sh\", \"-c\", \"cat >/dev/null; echo '{\\\"type\\\":\\\"success\\\",\\\"content\\\":\\\"listed\\\"}'\"]\npolicy.run = \"unattended\"\n\
+         [conversation.tools.search_items]\ncommand = [\"sh\", \"-c\", \"cat >/dev/null; echo '{\\\"type\\\":\\\"success\\\",\\\"content\\\":\\\"searched\\\"}'\"]\npolicy.run = \"unattended\"\n",
+    );
+    let exchanges = load_fixtures(shared_fixture(
+        "openrouter_test_anthropic_opus_5_parallel_tool_round_trip.yml",
+    ))
+    .unwrap();
+    let server = TestServer::start(
+        exchanges
+            .iter()
+            .map(|e| e.reply().split(Split::Every(3)))
+            .collect(),
+    );
+    let run = query(
+        &ws,
+        &server,
+        "openrouter/anthropic/claude-opus-5",
+        &["--cfg", "@.jp/tools.toml"],
+        "Call both list_items and search_items in parallel.",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.wait_for(2, Duration::from_secs(5));
+    assert_eq!(requests[0].path, "/api/v1/chat/completions");
+    assert_eq!(requests[0].header("authorization"), Some("Bearer test-key"));
+    let messages = requests[1].json()["messages"].clone();
+    let results: Vec<(String, String)> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap().to_owned(),
+                m["content"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let calls = &messages[1]["tool_calls"];
+    assert_eq!(calls.as_array().unwrap().len(), 2);
+    assert_eq!(
+        results,
+        [
+            (calls[0]["id"].as_str().unwrap().to_owned(), "listed".to_owned()),
+            (calls[1]["id"].as_str().unwrap().to_owned(), "searched".to_owned()),
+        ]
+    );
+    assert!(
+        run.stdout
+            .starts_with("I'll call both tools in parallel now.\nBoth tools have been called in parallel"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn recorded_ollama_round_trip() {
+    let ws = initialized();
+    ws.write(
+        "project/.jp/tools.toml",
+        "[conversation.tools.run_me]\ncommand = [\"sh\", \"-c\", \"cat >/dev/null; echo '{\\\"type\\\":\\\"success\\\",\\\"content\\\":\\\"working!\\\"}'\"]\npolicy.run = \"unattended\"\n[conversation.tools.run_me.parameters]\nfoo = { type = \"string\" }\nbar = { type = \"string\" }\n",
+    );
+    let exchanges = load_fixtures(shared_fixture("ollama_test_tool_call_stream.yml")).unwrap();
+    let server = TestServer::start(
+        exchanges
+            .iter()
+            .map(|e| e.reply().split(Split::Every(2)))
+            .collect(),
+    );
+    let run = query(
+        &ws,
+        &server,
+        "ollama/qwen3.5:9b",
+        &["--cfg", "@.jp/tools.toml"],
+        "Please run the tool, providing whatever arguments you want.",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.wait_for(2, Duration::from_secs(5));
+    assert_eq!(requests[0].path, "/api/chat");
+    let messages = requests[1].json()["messages"].clone();
+    assert_eq!(messages[2]["role"], "tool");
+    assert_eq!(messages[2]["content"], "working!");
+    assert!(run.stdout.starts_with("The tool ran successfully! It output: `working!`."), "{}", run.stdout);
+}
+
+#[test]
+fn openai_and_ollama_formats_create_files_too() {
+    for (model, first, second) in [
+        (
+            "llamacpp/qwen",
+            Reply::sse(openai(
+                &[Item::Tool("call_1", "fs_create_file", r#"{"path":"src/a.rs","content":"// a\n"}"#)],
+                // `stop` on a tool call: the call still runs.
+                "stop",
+            )),
+            Reply::sse(openai(&[Item::Text("Done.")], "stop")),
+        ),
+        (
+            "ollama/qwen3.5:9b",
+            Reply::ndjson(ollama(&[Item::Tool(
+                "call_1",
+                "fs_create_file",
+                r#"{"path":"src/a.rs","content":"// a\n"}"#,
+            )])),
+            Reply::ndjson(ollama(&[Item::Text("Done.")])),
+        ),
+    ] {
+        let ws = initialized();
+        let server = TestServer::start(vec![first.split(Split::Every(1)), second]);
+        let run = query(&ws, &server, model, &[], "make a");
+        assert_eq!(run.code, 0, "{model}: {run:?}");
+        assert_eq!(run.stdout, "Done.\n", "{model}");
+        assert_eq!(ws.read("project/src/a.rs"), "// a\n", "{model}");
+        assert_eq!(
+            responses(&stored(&ws)),
+            [("success".to_owned(), "created src/a.rs (1 line)".to_owned())],
+            "{model}"
+        );
+    }
+}
+
+#[test]
+fn a_call_whose_policy_asks_is_declined_without_a_terminal() {
+    let ws = initialized();
+    ws.write("project/src/lib.rs", "pub fn main() {}\n");
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool(
+                "toolu_1",
+                "fs_modify_file",
+                r#"{"path": "src/lib.rs", "patterns": [{"old": "main", "new": "hello"}]}"#,
+            )],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(&[Item::Text("Understood.")], "end_turn", false)),
+    ]);
+    let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "rename main");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        chrome(&run),
+        "── jp (anthropic/claude-haiku-4-5) · conversation <id> ──\n\
+         Calling tool fs_modify_file(path: \"src/lib.rs\", patterns: [{\"old\":\"main\",\"new\":\"hello\"}])\n  \
+         fs_modify_file: declined: policy.run is ask (policy.run is \"ask\") and no terminal is available; allow it with `--cfg 'conversation.tools.fs_modify_file.policy.run=unattended'` or run jp in a terminal\n"
+    );
+    assert_eq!(ws.read("project/src/lib.rs"), "pub fn main() {}\n");
+    let requests = server.wait_for(2, Duration::from_secs(5));
+    let result = &requests[1].json()["messages"][2]["content"][0];
+    assert_eq!(result["is_error"], true);
+    assert_eq!(
+        result["content"],
+        "The call was not run: the user's policy requires confirmation and no one could confirm it (jp is running without a terminal)."
+    );
+}
+
+#[test]
+fn skip_answers_skipped_and_never_runs() {
+    let ws = initialized();
+    ws.write("project/src/old.rs", "x\n");
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool("toolu_1", "fs_delete_file", r#"{"path": "src/old.rs"}"#)],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(&[Item::Text("Skipped, then.")], "end_turn", false)),
+    ]);
+    let run = query(
+        &ws,
+        &server,
+        "anthropic/claude-haiku-4-5",
+        &["--cfg", "conversation.tools.fs_delete_file.policy.run=skip"],
+        "delete old.rs",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(ws.read("project/src/old.rs"), "x\n");
+    assert_eq!(
+        responses(&stored(&ws)),
+        [(
+            "skipped".to_owned(),
+            "This call was skipped by the user's policy; it was not run.".to_owned()
+        )]
+    );
+}
+
+#[test]
+fn a_crashing_tool_becomes_an_error_result_and_jp_goes_on() {
+    let ws = initialized();
+    ws.write(
+        "project/.jp/tools.toml",
+        "[conversation.tools.crash]\ncommand = [\"sh\", \"-c\", \"echo dying >&2; kill -9 $$\"]\npolicy.run = \"unattended\"\n",
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(&[Item::Tool("toolu_1", "crash", "{}")], "tool_use", false)),
+        Reply::sse(anthropic(&[Item::Text("It crashed.")], "end_turn", false)),
+    ]);
+    let run = query(
+        &ws,
+        &server,
+        "anthropic/claude-haiku-4-5",
+        &["--cfg", "@.jp/tools.toml"],
+        "crash",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "It crashed.\n");
+    let stored = responses(&stored(&ws));
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].0, "error");
+    assert!(stored[0].1.contains("signal 9"), "{}", stored[0].1);
+    assert!(stored[0].1.contains("dying"), "{}", stored[0].1);
+}
+
+#[test]
+fn a_provider_error_mid_stream_keeps_the_conversation_readable() {
+    let ws = initialized();
+    let body = anthropic(
+        &[
+            Item::Text("Part one, then the line drops."),
+            Item::Tool("toolu_1", "fs_create_file", r#"{"path": "src/x.rs", "content": "x"}"#),
+        ],
+        "tool_use",
+        false,
+    );
+    // Cut inside the tool call's arguments.
+    let cut = body.find("partial_json\":\"{").unwrap() + 40;
+    let server = TestServer::start(vec![
+        Reply::sse(body).split(Split::Every(16)).fault(Fault::DisconnectAfter(cut)),
+    ]);
+    let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "go");
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.stdout, "Part one, then the line drops.\n");
+    let stderr = chrome(&run);
+    assert!(
+        stderr.contains("error: anthropic: the connection dropped mid-response"),
+        "{stderr}"
+    );
+    assert!(!ws.project().join("src/x.rs").exists());
+    let conversation = stored(&ws);
+    assert_eq!(
+        event_types(&conversation),
+        [
+            "turn_start",
+            "chat_request",
+            "assistant_message",
+            "tool_call_request",
+            "tool_call_response"
+        ]
+    );
+    assert_eq!(conversation["events"][2]["content"], "Part one, then the line drops.");
+    assert_eq!(responses(&conversation)[0].0, "interrupted");
+    assert_eq!(server.requests().len(), 1, "no automatic re-POST");
+}
+
+#[test]
+fn a_second_query_continues_the_conversation() {
+    let ws = initialized();
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(&[Item::Text("First answer.")], "end_turn", false)),
+        Reply::sse(anthropic(&[Item::Text("Second answer.")], "end_turn", false)),
+    ]);
+    let first = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "one");
+    assert_eq!(first.code, 0, "{first:?}");
+    let second = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "two");
+    assert_eq!(second.code, 0, "{second:?}");
+    let requests = server.wait_for(2, Duration::from_secs(5));
+    assert_eq!(
+        requests[1].json()["messages"],
+        json!([
+            {"role": "user", "content": [{"type": "text", "text": "one"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "First answer."}]},
+            {"role": "user", "content": [{"type": "text", "text": "two"}]},
+        ])
+    );
+    let ls = ws.jp(&["conversation", "ls"]);
+    assert_eq!(ls.stdout.lines().count(), 1, "{ls:?}");
+    assert!(ls.stdout.starts_with("* "), "{ls:?}");
+    assert!(ls.stdout.ends_with("2 turns  one\n"), "{ls:?}");
+
+    // `--new` starts another one.
+    let server = TestServer::start(vec![Reply::sse(anthropic(
+        &[Item::Text("Fresh.")],
+        "end_turn",
+        false,
+    ))]);
+    let third = query(&ws, &server, "anthropic/claude-haiku-4-5", &["--new"], "three");
+    assert_eq!(third.code, 0, "{third:?}");
+    assert_eq!(
+        server.wait_for(1, Duration::from_secs(5))[0].json()["messages"],
+        json!([{"role": "user", "content": [{"type": "text", "text": "three"}]}])
+    );
+    assert_eq!(ws.jp(&["conversation", "ls"]).stdout.lines().count(), 2);
+}
+
+#[test]
+fn rate_limits_are_retried_with_a_notice() {
+    let ws = initialized();
+    let server = TestServer::start(vec![
+        Reply::status(
+            429,
+            "application/json",
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#,
+        )
+        .header("retry-after", "0"),
+        Reply::sse(anthropic(&[Item::Text("Made it.")], "end_turn", false)),
+    ]);
+    let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "hi");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "Made it.\n");
+    assert_eq!(server.requests().len(), 2);
+    assert!(chrome(&run).contains("HTTP 429"), "{}", run.stderr);
+}
+
+#[test]
+fn an_http_error_is_reported_clearly() {
+    let ws = initialized();
+    let server = TestServer::start(vec![Reply::status(
+        400,
+        "application/json",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large"}}"#,
+    )]);
+    let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "hi");
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        chrome(&run).contains("error: anthropic: HTTP 400: max_tokens: too large\n"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(event_types(&stored(&ws)), ["turn_start", "chat_request"]);
+}
+
+#[test]
+fn a_missing_api_key_fails_fast_naming_the_variable() {
+    let ws = initialized();
+    let run = ws.jp(&["query", "--model", "anthropic/claude-haiku-4-5", "hi"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "error: anthropic: the API key is missing: set the environment variable `ANTHROPIC_API_KEY`\n"
+    );
+}
+
+#[test]
+fn truncated_and_duplicate_key_arguments_are_refused() {
+    let ws = initialized();
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[
+                Item::Tool("toolu_1", "fs_create_file", r#"{"path": "src/a.rs", "path": "../evil", "content": ""}"#),
+                Item::Tool("toolu_2", "fs_create_file", r#"{"path": "src/b.rs", "content": "cut of"#),
+            ],
+            "max_tokens",
+            true,
+        )),
+        Reply::sse(anthropic(&[Item::Text("Sorry.")], "end_turn", false)),
+    ]);
+    let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "go");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!ws.project().join("src").exists());
+    assert_eq!(
+        responses(&stored(&ws)),
+        [
+            (
+                "refused".to_owned(),
+                "The call was not run because its arguments are unusable: duplicate key `path` at /path: arguments with a repeated key are refused because its meaning is ambiguous.".to_owned()
+            ),
+            (
+                "refused".to_owned(),
+                "The call was not run because its arguments are unusable: arguments are truncated: input ended inside a string at /content.".to_owned()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn the_offline_demo_runs_a_real_session() {
+    let ws = initialized();
+    let run = ws.jp(&["query", "--model", "scripted/demo", "add a hello() to src/lib.rs"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "I'll look at what is in the workspace first.\n\
+         There is no `src/lib.rs` yet, so I'll create it with a `hello()` function.\n\
+         Done: `hello()` now lives in `src/lib.rs` and returns `\"Hello, world!\"`.\n"
+    );
+    assert_eq!(
+        ws.read("project/src/lib.rs"),
+        "/// Greets whoever calls it.\npub fn hello() -> &'static str {\n    \"Hello, world!\"\n}\n"
+    );
+    insta::assert_snapshot!(chrome(&run));
+}

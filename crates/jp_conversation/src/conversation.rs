@@ -1,0 +1,207 @@
+//! A conversation: the ordered events that are its source of truth.
+//!
+//! Everything jp sends a provider, and everything it shows in
+//! `jp conversation show`, is derived from these events. They are stored as
+//! they are (see [`crate::store`]), so a later jp can replay them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::ToolCallRequest;
+
+/// One event of a conversation, with when it happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConversationEvent {
+    /// Milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+impl ConversationEvent {
+    /// An event that happens now.
+    #[must_use]
+    pub fn now(kind: EventKind) -> Self {
+        Self {
+            at_ms: now_ms(),
+            kind,
+        }
+    }
+}
+
+/// What happened in a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    /// A `jp query` began a turn: the user's message follows.
+    TurnStart,
+    /// What the user wrote.
+    ChatRequest {
+        /// The message.
+        content: String,
+    },
+    /// Text the assistant wrote.
+    AssistantMessage {
+        /// The text.
+        content: String,
+    },
+    /// Reasoning the assistant showed.
+    AssistantReasoning {
+        /// The reasoning.
+        content: String,
+    },
+    /// A tool call the assistant asked for (arguments may be unusable, see
+    /// [`ToolCallRequest::arguments`]).
+    ToolCallRequest(ToolCallRequest),
+    /// The answer to a tool call, as given to the model.
+    ToolCallResponse(ToolCallResponse),
+}
+
+/// The answer to one tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallResponse {
+    /// The id of the call this answers.
+    pub id: String,
+    /// What happened to the call.
+    pub status: ResponseStatus,
+    /// The text the model receives.
+    pub content: String,
+}
+
+impl ToolCallResponse {
+    /// Whether the model is told the call failed.
+    #[must_use]
+    pub fn is_error(&self) -> bool {
+        self.status != ResponseStatus::Success
+    }
+}
+
+/// What happened to a tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseStatus {
+    /// The tool ran and succeeded.
+    Success,
+    /// The tool ran and failed (or could not be run: a crash, a timeout).
+    Error,
+    /// jp refused the call before running it: unknown tool, unusable or
+    /// ill-typed arguments.
+    Refused,
+    /// The user, or a policy that asks with no terminal to ask on, declined
+    /// the call; it was not run.
+    Declined,
+    /// The policy skips this call; it was not run.
+    Skipped,
+    /// The call ran, but its result was withheld from the model.
+    Withheld,
+    /// The response was cut off before the call was complete, or the turn
+    /// ended before it ran.
+    Interrupted,
+}
+
+impl ResponseStatus {
+    /// The word shown to users.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Success => "success",
+            Self::Error => "error",
+            Self::Refused => "refused",
+            Self::Declined => "declined",
+            Self::Skipped => "skipped",
+            Self::Withheld => "withheld",
+            Self::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch (0 if the clock is before it).
+#[must_use]
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// `at_ms` as `YYYY-MM-DD HH:MM` in UTC.
+#[must_use]
+pub fn format_utc(at_ms: u64) -> String {
+    let secs = at_ms / 1000;
+    let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX);
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}", rem / 3600, rem % 3600 / 60)
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard
+/// Hinnant's well-known algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
+    let m = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::ArgumentsError;
+
+    #[test]
+    fn dates() {
+        assert_eq!(format_utc(0), "1970-01-01 00:00");
+        assert_eq!(format_utc(951_782_400_000), "2000-02-29 00:00");
+        assert_eq!(format_utc(1_795_350_600_000), "2026-11-22 12:30");
+    }
+
+    #[test]
+    fn wire_shape() {
+        let mut args = serde_json::Map::new();
+        args.insert("path".into(), json!("a.rs"));
+        let event = ConversationEvent {
+            at_ms: 5,
+            kind: EventKind::ToolCallRequest(ToolCallRequest::new("c1", "fs_read_file", args)),
+        };
+        let value = serde_json::to_value(&event).unwrap();
+        assert_eq!(
+            value,
+            json!({"at_ms": 5, "type": "tool_call_request", "id": "c1", "name": "fs_read_file", "arguments": {"path": "a.rs"}})
+        );
+        assert_eq!(
+            serde_json::from_value::<ConversationEvent>(value).unwrap(),
+            event
+        );
+    }
+
+    #[test]
+    fn an_invalid_call_stays_invalid_when_read_back() {
+        let call = ToolCallRequest::invalid(
+            "c1",
+            "x",
+            serde_json::Map::new(),
+            ArgumentsError::NotAnObject("an array"),
+        );
+        let text = serde_json::to_string(&EventKind::ToolCallRequest(call)).unwrap();
+        assert_eq!(
+            text,
+            r#"{"type":"tool_call_request","id":"c1","name":"x","arguments":{},"error":"tool arguments must be a JSON object, got an array"}"#
+        );
+        let EventKind::ToolCallRequest(back) = serde_json::from_str(&text).unwrap() else {
+            panic!("not a tool call request");
+        };
+        assert_eq!(
+            back.arguments().unwrap_err().to_string(),
+            "tool arguments must be a JSON object, got an array"
+        );
+    }
+}

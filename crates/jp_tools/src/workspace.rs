@@ -1,0 +1,322 @@
+//! Keeping every path a tool touches inside the workspace.
+//!
+//! A path from the model is refused when it contains NUL, is empty, is an
+//! absolute path outside the workspace, climbs above the root with `..`, or
+//! reaches outside the workspace through a symbolic link. The last check
+//! resolves the deepest part of the path that exists (every symlink on it)
+//! and requires the result to stay under the canonical root; the part that
+//! does not exist yet cannot hold a symlink.
+//!
+//! The check and the later file operation are separate system calls, so a
+//! process that swaps a directory for a symlink between them could still
+//! redirect the operation. The tools defend against a model writing
+//! surprising paths, not against a hostile process already running in the
+//! workspace.
+
+use std::path::{Component, Path, PathBuf};
+
+/// The workspace root a tool works in.
+#[derive(Debug, Clone)]
+pub(crate) struct Workspace {
+    /// The root as jp sent it (lexically normalized), to accept absolute
+    /// paths written against it.
+    given: PathBuf,
+    /// The root with every symlink resolved.
+    root: PathBuf,
+}
+
+/// A path inside the workspace, checked.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    /// The path relative to the root, normalized (empty for the root).
+    pub rel: PathBuf,
+    /// The root joined with `rel`.
+    pub abs: PathBuf,
+    /// `rel` for messages: `src/lib.rs`, or `.` for the root.
+    pub shown: String,
+}
+
+impl Workspace {
+    /// The workspace at `root`, which must be an absolute path to an
+    /// existing directory.
+    pub(crate) fn open(root: &Path) -> Result<Self, String> {
+        if !root.is_absolute() {
+            return Err(format!(
+                "the workspace root `{}` is not an absolute path",
+                root.display()
+            ));
+        }
+        let canonical = root
+            .canonicalize()
+            .map_err(|e| format!("cannot open the workspace root `{}`: {e}", root.display()))?;
+        if !canonical.is_dir() {
+            return Err(format!(
+                "the workspace root `{}` is not a directory",
+                root.display()
+            ));
+        }
+        Ok(Self {
+            given: normalize_absolute(root),
+            root: canonical,
+        })
+    }
+
+    /// The root with every symlink resolved.
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Checks `raw`, a path the model wrote, and places it in the
+    /// workspace.
+    ///
+    /// # Errors
+    ///
+    /// A message saying which path was refused and why.
+    pub(crate) fn resolve(&self, raw: &str) -> Result<Target, String> {
+        if raw.contains('\0') {
+            return Err(format!(
+                "refused the path {raw:?}: a path cannot contain a NUL byte"
+            ));
+        }
+        if raw.is_empty() {
+            return Err(
+                "refused an empty path: name a file relative to the workspace root".to_owned(),
+            );
+        }
+        let path = Path::new(raw);
+        let relative = if path.is_absolute() {
+            let path = normalize_absolute(path);
+            match path
+                .strip_prefix(&self.root)
+                .or_else(|_| path.strip_prefix(&self.given))
+            {
+                Ok(rel) => rel.to_path_buf(),
+                Err(_) => {
+                    return Err(format!(
+                        "refused `{raw}`: it is an absolute path outside the workspace; use a path relative to the workspace root"
+                    ));
+                }
+            }
+        } else {
+            path.to_path_buf()
+        };
+
+        let mut rel = PathBuf::new();
+        for component in relative.components() {
+            match component {
+                Component::Normal(part) => rel.push(part),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if !rel.pop() {
+                        return Err(format!(
+                            "refused `{raw}`: it leads outside the workspace (`..` goes above the workspace root)"
+                        ));
+                    }
+                }
+                Component::RootDir | Component::Prefix(_) => {
+                    return Err(format!(
+                        "refused `{raw}`: it is not a path inside the workspace"
+                    ));
+                }
+            }
+        }
+
+        let abs = self.root.join(&rel);
+        self.check_links(raw, &abs)?;
+        Ok(Target {
+            shown: show(&rel),
+            rel,
+            abs,
+        })
+    }
+
+    /// Resolves the deepest existing part of `abs` and checks that it stays
+    /// under the root.
+    fn check_links(&self, raw: &str, abs: &Path) -> Result<(), String> {
+        // `abs` is under the root, which exists, so this finds something.
+        let existing = abs
+            .ancestors()
+            .find(|p| std::fs::symlink_metadata(p).is_ok())
+            .unwrap_or(&self.root);
+        let shown_existing = show(existing.strip_prefix(&self.root).unwrap_or(existing));
+        let resolved = existing.canonicalize().map_err(|e| {
+            format!(
+                "refused `{raw}`: `{shown_existing}` cannot be resolved ({e}); it may be a symbolic link to something that does not exist"
+            )
+        })?;
+        if resolved.starts_with(&self.root) {
+            Ok(())
+        } else {
+            Err(format!(
+                "refused `{raw}`: `{shown_existing}` leads to `{}` through a symbolic link, outside the workspace",
+                resolved.display()
+            ))
+        }
+    }
+}
+
+/// `rel` with `/` between components, or `.` when it is empty.
+pub(crate) fn show(rel: &Path) -> String {
+    let parts: Vec<_> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect();
+    if parts.is_empty() {
+        ".".to_owned()
+    } else {
+        parts.join("/")
+    }
+}
+
+/// An absolute path with `.` and `..` removed lexically.
+fn normalize_absolute(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    fn workspace() -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        let ws = Workspace::open(dir.path()).unwrap();
+        (dir, ws)
+    }
+
+    fn rel(ws: &Workspace, raw: &str) -> String {
+        ws.resolve(raw).unwrap().shown
+    }
+
+    #[test]
+    fn relative_paths_are_normalized() {
+        let (_dir, ws) = workspace();
+        assert_eq!(rel(&ws, "src/lib.rs"), "src/lib.rs");
+        assert_eq!(rel(&ws, "./src//lib.rs"), "src/lib.rs");
+        assert_eq!(rel(&ws, "src/../README.md"), "README.md");
+        assert_eq!(rel(&ws, "src/new/deeper/x.rs"), "src/new/deeper/x.rs");
+        assert_eq!(rel(&ws, "."), ".");
+        let target = ws.resolve("src/lib.rs").unwrap();
+        assert_eq!(target.abs, ws.root().join("src/lib.rs"));
+    }
+
+    #[test]
+    fn absolute_paths_inside_the_root_become_relative() {
+        let (dir, ws) = workspace();
+        let given = format!("{}/src/lib.rs", dir.path().display());
+        assert_eq!(rel(&ws, &given), "src/lib.rs");
+        let canonical = format!("{}/src/../Cargo.toml", ws.root().display());
+        assert_eq!(rel(&ws, &canonical), "Cargo.toml");
+    }
+
+    #[test]
+    fn escapes_are_refused() {
+        let (_dir, ws) = workspace();
+        assert_eq!(
+            ws.resolve("../x").unwrap_err(),
+            "refused `../x`: it leads outside the workspace (`..` goes above the workspace root)"
+        );
+        assert_eq!(
+            ws.resolve("src/../../x").unwrap_err(),
+            "refused `src/../../x`: it leads outside the workspace (`..` goes above the workspace root)"
+        );
+        assert_eq!(
+            ws.resolve("/etc/passwd").unwrap_err(),
+            "refused `/etc/passwd`: it is an absolute path outside the workspace; use a path relative to the workspace root"
+        );
+        assert_eq!(
+            ws.resolve("src/a\0b").unwrap_err(),
+            "refused the path \"src/a\\0b\": a path cannot contain a NUL byte"
+        );
+        assert_eq!(
+            ws.resolve("").unwrap_err(),
+            "refused an empty path: name a file relative to the workspace root"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_out_of_the_workspace_are_refused() {
+        let (dir, ws) = workspace();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "s").unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("src/out")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret"),
+            dir.path().join("secret-link"),
+        )
+        .unwrap();
+        let out = outside.path().canonicalize().unwrap();
+        assert_eq!(
+            ws.resolve("src/out/secret").unwrap_err(),
+            format!(
+                "refused `src/out/secret`: `src/out/secret` leads to `{}/secret` through a symbolic link, outside the workspace",
+                out.display()
+            )
+        );
+        // Through a symlinked directory, even to a file that does not exist.
+        assert_eq!(
+            ws.resolve("src/out/new/file.rs").unwrap_err(),
+            format!(
+                "refused `src/out/new/file.rs`: `src/out` leads to `{}` through a symbolic link, outside the workspace",
+                out.display()
+            )
+        );
+        assert_eq!(
+            ws.resolve("secret-link").unwrap_err(),
+            format!(
+                "refused `secret-link`: `secret-link` leads to `{}/secret` through a symbolic link, outside the workspace",
+                out.display()
+            )
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_inside_the_workspace_are_followed() {
+        let (dir, ws) = workspace();
+        std::fs::write(dir.path().join("src/lib.rs"), "").unwrap();
+        std::os::unix::fs::symlink("src", dir.path().join("code")).unwrap();
+        assert_eq!(rel(&ws, "code/lib.rs"), "code/lib.rs");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_broken_symlink_is_refused() {
+        let (dir, ws) = workspace();
+        std::os::unix::fs::symlink("/nonexistent/jp-target", dir.path().join("dangling")).unwrap();
+        assert_eq!(
+            ws.resolve("dangling/x").unwrap_err(),
+            "refused `dangling/x`: `dangling` cannot be resolved (No such file or directory (os error 2)); it may be a symbolic link to something that does not exist"
+        );
+    }
+
+    #[test]
+    fn the_root_must_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("gone");
+        assert_eq!(
+            Workspace::open(&missing).unwrap_err(),
+            format!(
+                "cannot open the workspace root `{}`: No such file or directory (os error 2)",
+                missing.display()
+            )
+        );
+        assert_eq!(
+            Workspace::open(Path::new("relative")).unwrap_err(),
+            "the workspace root `relative` is not an absolute path"
+        );
+    }
+}

@@ -1,0 +1,180 @@
+//! `DEFAULT_TOOLS_TOML` is what `jp init` writes into `.jp/config.toml`:
+//! it must load through jp's config loader as that file, cleanly, with the
+//! parameters and policies meant.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+
+use jp_config::load::{LoadOptions, Loaded, load};
+use jp_config::policy::{Mode, PolicyField};
+use jp_config::tool::effective::effective_policy;
+use jp_config::tool::{ParamType, ToolCommand, ToolParameters};
+use jp_tools::{DEFAULT_TOOLS_TOML, NAMES};
+
+/// Loads a workspace whose `.jp/config.toml` is `DEFAULT_TOOLS_TOML`.
+fn load_defaults(project: &Path) -> Loaded {
+    std::fs::create_dir_all(project.join(".jp")).unwrap();
+    std::fs::write(project.join(".jp/config.toml"), DEFAULT_TOOLS_TOML).unwrap();
+    let options = LoadOptions {
+        cwd: project.to_path_buf(),
+        user_config: None,
+        ..LoadOptions::default()
+    };
+    match load(&options) {
+        Ok(loaded) => loaded,
+        Err(e) => panic!("the default tools should load:\n{e}"),
+    }
+}
+
+fn names(parameters: &ToolParameters) -> Vec<&str> {
+    parameters.keys().map(String::as_str).collect()
+}
+
+#[test]
+fn loads_without_errors_or_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let loaded = load_defaults(dir.path());
+    let warnings: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(warnings, Vec::<String>::new());
+
+    let tools = &loaded.config.conversation.tools;
+    let configured: Vec<&str> = tools.keys().map(String::as_str).collect();
+    assert_eq!(configured, NAMES);
+    for name in NAMES {
+        let tool = &tools[name];
+        assert_eq!(
+            tool.command,
+            Some(ToolCommand::Argv(vec![
+                "jp".into(),
+                "tool".into(),
+                name.into()
+            ])),
+            "{name}"
+        );
+        assert!(tool.enable, "{name}");
+        assert!(
+            tool.summary.as_deref().is_some_and(|s| !s.is_empty()),
+            "{name}"
+        );
+        assert!(
+            tool.description.as_deref().is_some_and(|s| !s.is_empty()),
+            "{name}"
+        );
+        for field in [PolicyField::Run, PolicyField::Result] {
+            let (_, compiled) = effective_policy(&loaded.config, name, field).unwrap();
+            assert_eq!(compiled.errors, [], "{name} {field:?}");
+            assert_eq!(compiled.warnings, [], "{name} {field:?}");
+        }
+    }
+}
+
+#[test]
+fn parameters_are_in_the_intended_order_and_types() {
+    let dir = tempfile::tempdir().unwrap();
+    let loaded = load_defaults(dir.path());
+    let tools = &loaded.config.conversation.tools;
+    let params = |name: &str| &tools[name].parameters;
+
+    assert_eq!(names(params("fs_read_file")), ["path"]);
+    assert_eq!(names(params("fs_list_files")), ["prefixes", "extensions"]);
+    assert_eq!(names(params("fs_create_file")), ["path", "content"]);
+    assert_eq!(names(params("fs_modify_file")), ["path", "patterns"]);
+    assert_eq!(names(params("fs_delete_file")), ["path"]);
+
+    for name in [
+        "fs_read_file",
+        "fs_create_file",
+        "fs_modify_file",
+        "fs_delete_file",
+    ] {
+        let path = &params(name)["path"];
+        assert_eq!(path.kind, ParamType::Path, "{name}");
+        assert!(path.required, "{name}");
+    }
+    let prefixes = &params("fs_list_files")["prefixes"];
+    assert_eq!(prefixes.kind, ParamType::Array);
+    assert!(!prefixes.required);
+    assert_eq!(prefixes.items.as_ref().unwrap().kind, ParamType::Path);
+
+    let patterns = &params("fs_modify_file")["patterns"];
+    assert!(patterns.required);
+    let item = patterns.items.as_ref().unwrap();
+    assert_eq!(item.kind, ParamType::Object);
+    assert_eq!(names(&item.properties), ["old", "new"]);
+    assert!(
+        item.properties
+            .values()
+            .all(|p| p.kind == ParamType::String && p.required)
+    );
+
+    // What the model sees for fs_modify_file.
+    assert_eq!(
+        jp_config::tool::parameters_json_schema(params("fs_modify_file")),
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "path": {
+                    "type": "string",
+                    "description": "The file to change, relative to the workspace root."
+                },
+                "patterns": {
+                    "type": "array",
+                    "description": "The replacements, applied in order.",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "old": {
+                                "type": "string",
+                                "description": "The exact text to replace; it must occur exactly once."
+                            },
+                            "new": { "type": "string", "description": "The text that replaces it." }
+                        },
+                        "required": ["old", "new"],
+                        "additionalProperties": false
+                    }
+                }
+            },
+            "required": ["path", "patterns"],
+            "additionalProperties": false
+        })
+    );
+}
+
+#[test]
+fn run_policies_decide_as_intended() {
+    let dir = tempfile::tempdir().unwrap();
+    let loaded = load_defaults(dir.path());
+    let decide = |tool: &str, args: serde_json::Value| {
+        let (_, compiled) = effective_policy(&loaded.config, tool, PolicyField::Run).unwrap();
+        compiled.policy.unwrap().evaluate(&args, dir.path()).mode
+    };
+    let path = |p: &str| serde_json::json!({ "path": p, "content": "" });
+
+    assert_eq!(decide("fs_read_file", path("anything")), Mode::Unattended);
+    assert_eq!(
+        decide("fs_list_files", serde_json::json!({})),
+        Mode::Unattended
+    );
+    assert_eq!(
+        decide("fs_create_file", path("src/new.rs")),
+        Mode::Unattended
+    );
+    assert_eq!(
+        decide("fs_create_file", path("./src/a/b.rs")),
+        Mode::Unattended
+    );
+    assert_eq!(decide("fs_create_file", path("src-old/x.rs")), Mode::Ask);
+    assert_eq!(
+        decide("fs_create_file", path("src/../.jp/config.toml")),
+        Mode::Ask
+    );
+    assert_eq!(
+        decide("fs_create_file", path(".git/hooks/pre-commit")),
+        Mode::Ask
+    );
+    assert_eq!(decide("fs_create_file", path("README.md")), Mode::Ask);
+    assert_eq!(decide("fs_create_file", path("../src/x.rs")), Mode::Ask);
+    assert_eq!(decide("fs_modify_file", path("src/lib.rs")), Mode::Ask);
+    assert_eq!(decide("fs_delete_file", path("src/lib.rs")), Mode::Ask);
+}
