@@ -10,83 +10,9 @@ mod common;
 use std::time::Duration;
 
 use common::providers::{Item, anthropic, ollama, openai};
-use common::{Run, Workspace};
+use common::query::{chrome, event_types, initialized, query, responses, stored};
 use jp_test_server::{Fault, Reply, Split, TestServer, load_fixtures, shared_fixture};
 use serde_json::{Value, json};
-
-const KEY: (&str, &str) = ("ANTHROPIC_API_KEY", "test-key");
-
-/// A workspace made by `jp init --yes`.
-fn initialized() -> Workspace {
-    let ws = Workspace::new();
-    let run = ws.jp(&["init", "--yes"]);
-    assert_eq!(run.code, 0, "{run:?}");
-    ws
-}
-
-/// `jp query` against `server` as provider `provider`, with `extra`
-/// arguments before the message.
-fn query(
-    ws: &Workspace,
-    server: &TestServer,
-    model: &str,
-    extra: &[&str],
-    message: &str,
-) -> Run {
-    let provider = model.split('/').next().unwrap();
-    let base = match provider {
-        "openrouter" => format!("{}/api/v1", server.url()),
-        "llamacpp" | "openai" => format!("{}/v1", server.url()),
-        _ => server.url(),
-    };
-    let base_cfg = format!("providers.llm.{provider}.base_url={base}");
-    let mut args = vec!["query", "--model", model, "--cfg", &base_cfg];
-    args.extend_from_slice(extra);
-    args.push(message);
-    ws.jp_with_env(
-        &args,
-        &[KEY, ("OPENROUTER_API_KEY", "test-key"), ("OPENAI_API_KEY", "test-key")],
-    )
-}
-
-/// Stderr with the conversation id replaced, for exact comparison.
-fn chrome(run: &Run) -> String {
-    let re = regex::Regex::new(r"conversation \d+").unwrap();
-    re.replace_all(&run.stderr, "conversation <id>").into_owned()
-}
-
-/// The conversation as stored, through `jp conversation show --format json`.
-fn stored(ws: &Workspace) -> Value {
-    let run = ws.jp(&["conversation", "show", "--format", "json"]);
-    assert_eq!(run.code, 0, "{run:?}");
-    serde_json::from_str(&run.stdout).unwrap()
-}
-
-/// The `type` of every stored event.
-fn event_types(conversation: &Value) -> Vec<String> {
-    conversation["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["type"].as_str().unwrap().to_owned())
-        .collect()
-}
-
-/// The stored tool responses as (status, content).
-fn responses(conversation: &Value) -> Vec<(String, String)> {
-    conversation["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["type"] == "tool_call_response")
-        .map(|e| {
-            (
-                e["status"].as_str().unwrap().to_owned(),
-                e["content"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
-}
 
 #[test]
 fn anthropic_tool_call_creates_a_file() {

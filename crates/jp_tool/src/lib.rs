@@ -165,7 +165,9 @@ impl Request {
     pub fn string_argument(&self, name: &str) -> Result<&str, Outcome> {
         match self.argument(name) {
             Some(Value::String(s)) => Ok(s),
-            Some(_) => Err(Outcome::error(format!("argument `{name}` must be a string"))),
+            Some(_) => Err(Outcome::error(format!(
+                "argument `{name}` must be a string"
+            ))),
             None => Err(Outcome::error(format!("missing argument `{name}`"))),
         }
     }

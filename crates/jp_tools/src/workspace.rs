@@ -37,18 +37,14 @@ pub(crate) struct Target {
 }
 
 impl Workspace {
-    /// The workspace at `root`, which must be an absolute path to an
-    /// existing directory.
+    /// The workspace at `root`, an existing directory. jp always sends an
+    /// absolute root; a relative one (a request written by hand) is taken
+    /// from the current directory.
     pub(crate) fn open(root: &Path) -> Result<Self, String> {
-        if !root.is_absolute() {
-            return Err(format!(
-                "the workspace root `{}` is not an absolute path",
-                root.display()
-            ));
-        }
-        let canonical = root
-            .canonicalize()
-            .map_err(|e| format!("cannot open the workspace root `{}`: {e}", root.display()))?;
+        let cannot_open =
+            |e: std::io::Error| format!("cannot open the workspace root `{}`: {e}", root.display());
+        let given = std::path::absolute(root).map_err(cannot_open)?;
+        let canonical = root.canonicalize().map_err(cannot_open)?;
         if !canonical.is_dir() {
             return Err(format!(
                 "the workspace root `{}` is not a directory",
@@ -56,7 +52,7 @@ impl Workspace {
             ));
         }
         Ok(Self {
-            given: normalize_absolute(root),
+            given: normalize_absolute(&given),
             root: canonical,
         })
     }
@@ -314,9 +310,17 @@ mod tests {
                 missing.display()
             )
         );
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
         assert_eq!(
-            Workspace::open(Path::new("relative")).unwrap_err(),
-            "the workspace root `relative` is not an absolute path"
+            Workspace::open(&file).unwrap_err(),
+            format!("the workspace root `{}` is not a directory", file.display())
+        );
+        // A relative root is taken from the current directory.
+        let here = Workspace::open(Path::new(".")).unwrap();
+        assert_eq!(
+            here.root(),
+            std::env::current_dir().unwrap().canonicalize().unwrap()
         );
     }
 }

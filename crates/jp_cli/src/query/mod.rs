@@ -185,6 +185,25 @@ fn open_conversation(
     Ok((conversation, lock))
 }
 
+/// A token cancelled by the first Ctrl-C: it stops the stream (closing the
+/// connection) or the running tool, and the turn ends keeping what it has.
+/// A second Ctrl-C exits at once.
+fn interrupt_on_ctrl_c() -> CancellationToken {
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+        cancel.cancel();
+        if tokio::signal::ctrl_c().await.is_ok() {
+            crate::errln!("interrupted twice; exiting");
+            std::process::exit(i32::from(INTERRUPTED));
+        }
+    });
+    token
+}
+
 /// One turn's I/O.
 struct Session<'a> {
     config: &'a AppConfig,
@@ -231,17 +250,27 @@ impl Session<'_> {
         let mut turn = TurnCoordinator::new(MAX_CYCLES);
         let mut queue: std::collections::VecDeque<Action> = turn.start().into();
         let mut verdicts: HashMap<String, Verdict> = HashMap::new();
-        let cancel = CancellationToken::new();
+        let cancel = interrupt_on_ctrl_c();
         while let Some(action) = queue.pop_front() {
             match action {
                 Action::Request { cycle } => {
                     tracing::debug!(cycle, "requesting a response");
-                    let inputs = self.stream_response(&mut turn, &mut verdicts, tools, prompter);
+                    let inputs =
+                        self.stream_response(&mut turn, &mut verdicts, tools, prompter, &cancel);
                     queue.extend(inputs.await?);
                 }
                 Action::RunTools(calls) => {
                     for call in calls {
                         let response = match verdicts.remove(&call.id) {
+                            // Interrupted: the calls not yet run never run.
+                            Some(Verdict::Run { .. }) if cancel.is_cancelled() => {
+                                ToolCallResponse {
+                                    id: call.id.clone(),
+                                    status: ResponseStatus::Interrupted,
+                                    content: "The call was not run: the user interrupted the turn."
+                                        .into(),
+                                }
+                            }
                             Some(Verdict::Run { arguments, .. }) => {
                                 let ran = tools
                                     .run(&call, arguments, executor, prompter, &cancel)
@@ -261,6 +290,9 @@ impl Session<'_> {
                         };
                         self.record(EventKind::ToolCallResponse(response))?;
                     }
+                    if cancel.is_cancelled() {
+                        return Ok(TurnEnd::Interrupted);
+                    }
                     queue.extend(turn.handle(Input::ToolsDone));
                 }
                 Action::Finish(end) => return Ok(end),
@@ -278,11 +310,10 @@ impl Session<'_> {
         verdicts: &mut HashMap<String, Verdict>,
         tools: &mut ToolCoordinator<'_>,
         prompter: &mut dyn Prompter,
+        cancel: &CancellationToken,
     ) -> Result<Vec<Action>, Box<dyn std::error::Error>> {
         let mut stream = self.provider.stream(self.request());
         let mut after = Vec::new();
-        let ctrl_c = tokio::signal::ctrl_c();
-        tokio::pin!(ctrl_c);
         loop {
             let input = tokio::select! {
                 item = stream.next() => match item {
@@ -292,7 +323,7 @@ impl Session<'_> {
                 },
                 // Leaving the loop drops the stream, which closes the
                 // connection: that stops generation and billing.
-                _ = &mut ctrl_c => Input::Interrupted,
+                () = cancel.cancelled() => Input::Interrupted,
             };
             let ends = !matches!(input, Input::Event(_));
             for action in turn.handle(input) {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub mod providers;
+pub mod query;
 
 /// A temporary directory holding a workspace (`project/.jp`) and a user
 /// config directory (`xdg/jp`), isolated from the real user's config.
@@ -48,18 +49,30 @@ impl Workspace {
         std::fs::read_to_string(self.dir.path().join(rel)).unwrap()
     }
 
-    /// Runs `jp args...` in `project/` with a clean environment plus `env`.
-    pub fn jp_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let output = Command::new(env!("CARGO_BIN_EXE_jp"))
+    /// The command `jp args...` in `project/` with a clean environment plus
+    /// `env`, not started.
+    pub fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_jp"));
+        command
             .args(args)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.dir.path())
             .env("XDG_CONFIG_HOME", self.dir.path().join("xdg"))
             .envs(env.iter().copied())
-            .current_dir(self.project())
-            .output()
-            .unwrap();
+            .current_dir(self.project());
+        command
+    }
+
+    /// Runs `jp args...` in `project/` with a clean environment plus `env`.
+    pub fn jp_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let output = self.command(args, env).output().unwrap();
+        self.run_of(output)
+    }
+
+    /// The [`Run`] of a finished process, with the temp dir shown as
+    /// `<tmp>`.
+    pub fn run_of(&self, output: std::process::Output) -> Run {
         let clean = |bytes: Vec<u8>| {
             String::from_utf8(bytes)
                 .unwrap()

@@ -1,0 +1,101 @@
+//! Running `jp query` against a [`TestServer`] and reading what it stored.
+
+#![allow(dead_code)]
+
+use jp_test_server::TestServer;
+use serde_json::Value;
+
+use super::{Run, Workspace};
+
+pub const KEY: (&str, &str) = ("ANTHROPIC_API_KEY", "test-key");
+
+/// A workspace made by `jp init --yes`.
+pub fn initialized() -> Workspace {
+    let ws = Workspace::new();
+    let run = ws.jp(&["init", "--yes"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    ws
+}
+
+/// `jp query` against `server` as provider `provider`, with `extra`
+/// arguments before the message.
+pub fn query(
+    ws: &Workspace,
+    server: &TestServer,
+    model: &str,
+    extra: &[&str],
+    message: &str,
+) -> Run {
+    let output = query_command(ws, server, model, extra, message)
+        .output()
+        .unwrap();
+    ws.run_of(output)
+}
+
+/// The command [`query`] runs, not started.
+pub fn query_command(
+    ws: &Workspace,
+    server: &TestServer,
+    model: &str,
+    extra: &[&str],
+    message: &str,
+) -> std::process::Command {
+    let provider = model.split('/').next().unwrap();
+    let base = match provider {
+        "openrouter" => format!("{}/api/v1", server.url()),
+        "llamacpp" | "openai" => format!("{}/v1", server.url()),
+        _ => server.url(),
+    };
+    let base_cfg = format!("providers.llm.{provider}.base_url={base}");
+    let mut args = vec!["query", "--model", model, "--cfg", &base_cfg];
+    args.extend_from_slice(extra);
+    args.push(message);
+    ws.command(&args, &ENV)
+}
+
+/// API keys for every provider.
+pub const ENV: [(&str, &str); 3] = [
+    KEY,
+    ("OPENROUTER_API_KEY", "test-key"),
+    ("OPENAI_API_KEY", "test-key"),
+];
+
+/// Stderr with the conversation id replaced, for exact comparison.
+pub fn chrome(run: &Run) -> String {
+    let re = regex::Regex::new(r"conversation \d+").unwrap();
+    re.replace_all(&run.stderr, "conversation <id>").into_owned()
+}
+
+/// The conversation as stored, through `jp conversation show --format json`.
+pub fn stored(ws: &Workspace) -> Value {
+    let run = ws.jp(&["conversation", "show", "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
+/// The `type` of every stored event.
+pub fn event_types(conversation: &Value) -> Vec<String> {
+    conversation["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The stored tool responses as (status, content).
+pub fn responses(conversation: &Value) -> Vec<(String, String)> {
+    conversation["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "tool_call_response")
+        .map(|e| {
+            (
+                e["status"].as_str().unwrap().to_owned(),
+                e["content"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
