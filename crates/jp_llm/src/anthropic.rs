@@ -319,9 +319,15 @@ enum WireBlock {
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum WireDelta {
-    TextDelta { text: String },
-    InputJsonDelta { partial_json: String },
-    ThinkingDelta { thinking: String },
+    TextDelta {
+        text: String,
+    },
+    InputJsonDelta {
+        partial_json: String,
+    },
+    ThinkingDelta {
+        thinking: String,
+    },
     #[serde(other)]
     Other,
 }
@@ -356,7 +362,11 @@ impl Decoder {
         Ok(())
     }
 
-    fn handle(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+    fn handle(
+        &mut self,
+        event: &SseEvent,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
         if self.stopped {
             return Ok(());
         }
@@ -442,9 +452,8 @@ impl Decoder {
         match content_block {
             WireBlock::Text { text } => {
                 block.kind = BlockKind::Text;
-                block.produced = push_part(out, index, !text.is_empty(), || {
-                    EventPart::Message(text)
-                });
+                block.produced =
+                    push_part(out, index, !text.is_empty(), || EventPart::Message(text));
             }
             WireBlock::Thinking { thinking } => {
                 block.kind = BlockKind::Thinking;
@@ -594,7 +603,6 @@ impl WireDecoder for Decoder {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -701,10 +709,7 @@ mod tests {
         ]);
         let events = decode_ok(body);
         assert_eq!(events, expected);
-        assert_eq!(
-            build(&events),
-            vec![FlushedEvent::Message(texts.concat())]
-        );
+        assert_eq!(build(&events), vec![FlushedEvent::Message(texts.concat())]);
     }
 
     #[test]
@@ -1006,7 +1011,10 @@ mod tests {
         let FlushedEvent::ToolCallRequest(call) = &flushed[1] else {
             panic!("not a tool call: {flushed:?}");
         };
-        assert_eq!((call.id.as_str(), call.name.as_str()), ("toolu_9", "fs_create_file"));
+        assert_eq!(
+            (call.id.as_str(), call.name.as_str()),
+            ("toolu_9", "fs_create_file")
+        );
         assert_eq!(
             call.arguments().unwrap_err().to_string(),
             "arguments are truncated: input ended inside a string at /content"
@@ -1020,9 +1028,13 @@ mod tests {
     #[test]
     fn a_body_without_message_stop_is_a_disconnection() {
         let body = &fixture_bodies(TOOL_CALL)[0];
-        let cut = body.len() - "event: message_stop\ndata: {\"type\":\"message_stop\"               }\n\n".len();
+        let cut = body.len()
+            - "event: message_stop\ndata: {\"type\":\"message_stop\"               }\n\n".len();
         let (events, error) = decode(Decoder::new, &body[..cut]);
-        assert_eq!(events.last(), Some(&StreamEvent::Finished(FinishReason::ToolUse)));
+        assert_eq!(
+            events.last(),
+            Some(&StreamEvent::Finished(FinishReason::ToolUse))
+        );
         assert_eq!(
             error.unwrap().to_string(),
             "anthropic: the connection dropped mid-response: \

@@ -145,12 +145,12 @@ mod tests {
 
     use super::*;
 
+    /// Numbered lines and the remainder.
+    type Split = (Vec<(usize, String)>, Option<String>);
+
     /// The lines of `input` fed in pieces of `size` bytes, with their line
     /// numbers, then the remainder.
-    fn split_in(
-        input: &[u8],
-        size: usize,
-    ) -> Result<(Vec<(usize, String)>, Option<String>), NdjsonError> {
+    fn split_in(input: &[u8], size: usize) -> Result<Split, NdjsonError> {
         let mut splitter = NdjsonSplitter::new();
         let mut lines = Vec::new();
         for piece in input.chunks(size.max(1)) {
@@ -164,7 +164,7 @@ mod tests {
         Ok((lines, rest))
     }
 
-    fn split(input: &[u8]) -> Result<(Vec<(usize, String)>, Option<String>), NdjsonError> {
+    fn split(input: &[u8]) -> Result<Split, NdjsonError> {
         let whole = split_in(input, input.len());
         for size in 1..input.len() {
             assert_eq!(split_in(input, size), whole, "pieces of {size} bytes");
@@ -198,7 +198,9 @@ mod tests {
     #[test]
     fn invalid_utf8_names_the_line() {
         assert_eq!(
-            split(b"{}\n{\"x\":\"\xc3\x28\"}\n").unwrap_err().to_string(),
+            split(b"{}\n{\"x\":\"\xc3\x28\"}\n")
+                .unwrap_err()
+                .to_string(),
             "line 2 is not valid UTF-8 (invalid utf-8 sequence of 1 bytes from index 6): \
              {\"x\":\"\u{fffd}(\"}"
         );

@@ -384,9 +384,8 @@ impl Decoder {
 
 /// Parses one line; the error names the line and shows its start.
 fn parse(line: &str, number: usize) -> Result<Line, ProviderError> {
-    serde_json::from_str(line).map_err(|error| {
-        decode_error(format!("line {number}: {error}: {}", excerpt(line)))
-    })
+    serde_json::from_str(line)
+        .map_err(|error| decode_error(format!("line {number}: {error}: {}", excerpt(line))))
 }
 
 fn decode_error(message: String) -> ProviderError {
@@ -432,7 +431,9 @@ impl WireDecoder for Decoder {
             if self.done {
                 Ok(())
             } else {
-                Err(disconnected("the response ended before its `done: true` line"))
+                Err(disconnected(
+                    "the response ended before its `done: true` line",
+                ))
             }
         });
         self.latch = latch;
@@ -525,9 +526,34 @@ mod tests {
     #[test]
     fn recorded_answer() {
         let texts = [
-            "The", " tool", " ran", " successfully", "!", " It", " output", ":", " `", "working",
-            "!", "`.", " \n\nIs", " there", " a", " specific", " task", " or", " calculation",
-            " you", "'d", " like", " me", " to", " try", " next", "?", " \u{1f60a}",
+            "The",
+            " tool",
+            " ran",
+            " successfully",
+            "!",
+            " It",
+            " output",
+            ":",
+            " `",
+            "working",
+            "!",
+            "`.",
+            " \n\nIs",
+            " there",
+            " a",
+            " specific",
+            " task",
+            " or",
+            " calculation",
+            " you",
+            "'d",
+            " like",
+            " me",
+            " to",
+            " try",
+            " next",
+            "?",
+            " \u{1f60a}",
         ];
         let mut expected = parts(0, &texts, EventPart::Message);
         expected.extend([
@@ -617,10 +643,18 @@ mod tests {
         let body = &fixture_bodies(TOOL_CALL)[1];
         let text = std::str::from_utf8(body).unwrap();
         // Cut after a whole line, and in the middle of the next one.
-        let whole_lines = text.find(r#"{"model":"qwen3.5:9b","created_at":"2026-03-06T14:53:00.151291Z""#).unwrap();
+        let whole_lines = text
+            .find(r#"{"model":"qwen3.5:9b","created_at":"2026-03-06T14:53:00.151291Z""#)
+            .unwrap();
         for (cut, message) in [
-            (whole_lines, "the response ended before its `done: true` line"),
-            (whole_lines + 20, "the response ended in the middle of a line"),
+            (
+                whole_lines,
+                "the response ended before its `done: true` line",
+            ),
+            (
+                whole_lines + 20,
+                "the response ended in the middle of a line",
+            ),
         ] {
             let (events, error) = decode(Decoder::new, &body[..cut]);
             assert_eq!(events, vec![part(0, EventPart::Message("The".into()))]);

@@ -361,7 +361,11 @@ impl Decoder {
         Ok(())
     }
 
-    fn handle(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+    fn handle(
+        &mut self,
+        event: &SseEvent,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
         if self.done {
             return Ok(());
         }
@@ -389,12 +393,12 @@ impl Decoder {
             if let Some(delta) = choice.delta {
                 self.delta(event, delta, out)?;
             }
-            if let Some(reason) = choice.finish_reason {
-                if !self.finished {
-                    self.flush_all(event, out)?;
-                    self.finished = true;
-                    out.push(StreamEvent::Finished(finish_reason(reason)));
-                }
+            if let Some(reason) = choice.finish_reason
+                && !self.finished
+            {
+                self.flush_all(event, out)?;
+                self.finished = true;
+                out.push(StreamEvent::Finished(finish_reason(reason)));
             }
         }
         if let Some(usage) = chunk.usage {
@@ -518,7 +522,11 @@ impl Decoder {
     }
 
     /// Flushes every index that got a part, in index order.
-    fn flush_all(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+    fn flush_all(
+        &mut self,
+        event: &SseEvent,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
         if std::mem::take(&mut self.text_open) {
             out.push(StreamEvent::Flush { index: TEXT_INDEX });
         }
@@ -736,8 +744,19 @@ mod tests {
     fn recorded_llamacpp_tool_call_in_pieces() {
         let id = "XQaGnE82XyTYGBNOz5nJ4UCK5rTKyxJ3";
         let arguments = [
-            "{", "\"foo\":\"", "test", "\"", ",\"bar\":\"", "[\\\"", "foo", "\\\",", " \\\"",
-            "bar", "\\\"]", "\"", "}",
+            "{",
+            "\"foo\":\"",
+            "test",
+            "\"",
+            ",\"bar\":\"",
+            "[\\\"",
+            "foo",
+            "\\\",",
+            " \\\"",
+            "bar",
+            "\\\"]",
+            "\"",
+            "}",
         ];
         let mut expected = vec![start(2, id, "run_me")];
         expected.extend(arguments.iter().map(|piece| chunk(2, piece)));
@@ -746,7 +765,11 @@ mod tests {
         assert_eq!(events, expected);
         assert_eq!(
             build(&events),
-            vec![call(id, "run_me", json!({"foo": "test", "bar": "[\"foo\", \"bar\"]"}))]
+            vec![call(
+                id,
+                "run_me",
+                json!({"foo": "test", "bar": "[\"foo\", \"bar\"]"})
+            )]
         );
         // The next recorded request sends the same call back.
         let sent = &fixture_requests(LLAMACPP)[1]["messages"][1]["tool_calls"][0];
@@ -757,12 +780,62 @@ mod tests {
     #[test]
     fn recorded_llamacpp_answer() {
         let texts = [
-            "Great", "!", " The", " tool", " ran", " successfully", " with", " the", " arguments",
-            " `", "foo", ":", " \"", "test", "\"`", " and", " `", "bar", ":", " [\"", "foo", "\",",
-            " \"", "bar", "\"]", "`.", " The", " output", " was", ":", " `", "working", "!", "`.",
-            "\n\nLet", " me", " know", " if", " you", "'d", " like", " to", " try", " it", " with",
-            " different", " arguments", " or", " if", " you", " need", " help", " with",
-            " anything", " else", "!",
+            "Great",
+            "!",
+            " The",
+            " tool",
+            " ran",
+            " successfully",
+            " with",
+            " the",
+            " arguments",
+            " `",
+            "foo",
+            ":",
+            " \"",
+            "test",
+            "\"`",
+            " and",
+            " `",
+            "bar",
+            ":",
+            " [\"",
+            "foo",
+            "\",",
+            " \"",
+            "bar",
+            "\"]",
+            "`.",
+            " The",
+            " output",
+            " was",
+            ":",
+            " `",
+            "working",
+            "!",
+            "`.",
+            "\n\nLet",
+            " me",
+            " know",
+            " if",
+            " you",
+            "'d",
+            " like",
+            " to",
+            " try",
+            " it",
+            " with",
+            " different",
+            " arguments",
+            " or",
+            " if",
+            " you",
+            " need",
+            " help",
+            " with",
+            " anything",
+            " else",
+            "!",
         ];
         let mut expected = parts(0, &texts, EventPart::Message);
         expected.extend([flush(0), StreamEvent::Finished(FinishReason::EndTurn)]);
@@ -1015,7 +1088,9 @@ mod tests {
     fn a_body_without_finish_or_done_is_a_disconnection() {
         let body = &fixture_bodies(LLAMACPP)[0];
         let text = std::str::from_utf8(body).unwrap();
-        let cut = text.find("data: {\"choices\":[{\"finish_reason\":\"tool_calls\"").unwrap();
+        let cut = text
+            .find("data: {\"choices\":[{\"finish_reason\":\"tool_calls\"")
+            .unwrap();
         let (events, error) = decode(|| Decoder::for_provider("llamacpp"), &body[..cut]);
         assert_eq!(events.len(), 14);
         assert_eq!(
@@ -1027,7 +1102,10 @@ mod tests {
         let cut = text.find("data: [DONE]").unwrap();
         let (events, error) = decode(|| Decoder::for_provider("llamacpp"), &body[..cut]);
         assert_eq!(error, None);
-        assert_eq!(events.last(), Some(&StreamEvent::Finished(FinishReason::ToolUse)));
+        assert_eq!(
+            events.last(),
+            Some(&StreamEvent::Finished(FinishReason::ToolUse))
+        );
     }
 
     #[test]
@@ -1051,7 +1129,11 @@ mod tests {
 
     #[test]
     fn provider_basics() {
-        let provider = OpenAiCompatible::new("openrouter", "https://openrouter.ai/api/v1/", Some("k".into()));
+        let provider = OpenAiCompatible::new(
+            "openrouter",
+            "https://openrouter.ai/api/v1/",
+            Some("k".into()),
+        );
         assert_eq!(provider.name(), "openrouter");
         assert_eq!(
             format!("{provider:?}"),

@@ -376,7 +376,11 @@ pub(crate) mod test_support {
     ) -> (Vec<StreamEvent>, Option<ProviderError>) {
         let whole = decode_in(&make, body, SPLITS[0]);
         for sizes in &SPLITS[1..] {
-            assert_eq!(decode_in(&make, body, sizes), whole, "split into pieces of {sizes:?}");
+            assert_eq!(
+                decode_in(&make, body, sizes),
+                whole,
+                "split into pieces of {sizes:?}"
+            );
         }
         whole
     }
@@ -491,17 +495,18 @@ mod tests {
         let input = b"data: a\r\n\r\ndata: b\r\rdata: c\n\n";
         assert_eq!(
             decode(input).unwrap(),
-            vec![event(None, "a", 1), event(None, "b", 3), event(None, "c", 5)]
+            vec![
+                event(None, "a", 1),
+                event(None, "b", 3),
+                event(None, "c", 5)
+            ]
         );
     }
 
     #[test]
     fn data_lines_join_and_only_one_space_is_stripped() {
         let input = b"data: one\ndata:  two\ndata\nid: 7\nretry: 10\nfoo: bar\n\n";
-        assert_eq!(
-            decode(input).unwrap(),
-            vec![event(None, "one\n two\n", 1)]
-        );
+        assert_eq!(decode(input).unwrap(), vec![event(None, "one\n two\n", 1)]);
     }
 
     #[test]
@@ -529,7 +534,10 @@ mod tests {
 
     #[test]
     fn an_unfinished_event_is_not_dispatched() {
-        assert_eq!(decode(b"data: a\n\ndata: b\n").unwrap(), vec![event(None, "a", 1)]);
+        assert_eq!(
+            decode(b"data: a\n\ndata: b\n").unwrap(),
+            vec![event(None, "a", 1)]
+        );
         assert_eq!(decode(b"data: a").unwrap(), vec![]);
     }
 

@@ -1,7 +1,8 @@
 //! `fs_list_files {prefixes?, extensions?}`: the workspace's files.
 //!
 //! The walk honours `.gitignore` (also outside a git repository), `.ignore`
-//! and git's exclude files, includes hidden files, and never enters `.git`.
+//! and git's exclude files, includes hidden files, and never enters `.git`
+//! or jp's conversation store (`.jp/conversations`).
 //! Symbolic links are listed, not followed.
 
 use std::collections::BTreeSet;
@@ -74,6 +75,10 @@ fn walk(root: &Path, prefixes: Vec<PathBuf>) -> (BTreeSet<String>, usize) {
             let Ok(rel) = entry.path().strip_prefix(&root) else {
                 return false;
             };
+            // jp's own conversation store is not part of the project.
+            if rel == Path::new(".jp/conversations") {
+                return false;
+            }
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             prefixes.is_empty()
                 || prefixes
@@ -137,6 +142,7 @@ mod tests {
         f.write(".git/HEAD", "ref: refs/heads/main\n");
         f.write(".git/config", "");
         f.write(".gitignore", "/target/\n*.log\n");
+        f.write(".jp/conversations/1/conversation.json", "{}");
         f.write("target/debug/app", "");
         f.write("src/trace.log", "");
         f

@@ -83,8 +83,6 @@ fn config_text(model: &str) -> String {
          # `provider/name` or an alias (haiku, sonnet, opus). `scripted/demo` plays\n\
          # an offline demo session.\n\
          id = {model}\n\n\
-         # The default tools. Each runs as a process speaking JSON over\n\
-         # stdin/stdout; `jp` in a command means this jp binary.\n\
          {}",
         jp_tools::DEFAULT_TOOLS_TOML
     )

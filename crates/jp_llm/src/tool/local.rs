@@ -570,21 +570,21 @@ impl Drop for GroupGuard {
     }
 }
 
-/// Sends SIGKILL to process group `pgid`.
-///
-/// The workspace forbids `unsafe` and jp_llm has no binding of `kill(2)`,
-/// so this asks the shell's `kill` builtin; the tool process itself is
-/// killed directly as well, so a missing shell only leaves its children.
+/// Sends SIGKILL to process group `pgid` (the tool and every process it
+/// started).
 #[cfg(unix)]
 fn kill_process_group(pgid: u32) {
-    let status = std::process::Command::new("sh")
-        .args(["-c", "kill -s KILL -- \"-$1\" 2>/dev/null", "sh"])
-        .arg(pgid.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    if let Err(e) = status {
+    let group = i32::try_from(pgid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw);
+    let Some(group) = group else {
+        tracing::warn!("cannot kill process group {pgid}: not a process id");
+        return;
+    };
+    // ESRCH (the group is already gone) is the common, harmless case.
+    if let Err(e) = rustix::process::kill_process_group(group, rustix::process::Signal::KILL)
+        && e != rustix::io::Errno::SRCH
+    {
         tracing::warn!("cannot kill process group {pgid}: {e}");
     }
 }

@@ -1,0 +1,577 @@
+//! The HTTP providers against a local server replaying recorded provider
+//! bytes: what they send, what they make of the answer, and how they
+//! behave when it goes wrong (rate limits, error statuses, dropped
+//! connections, cancellation).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt as _;
+use jp_conversation::{EventPart, ToolCallPart};
+use jp_llm::anthropic::{Anthropic, RetryPolicy};
+use jp_llm::ollama::Ollama;
+use jp_llm::openai::OpenAiCompatible;
+use jp_llm::{
+    ChatRequest, EventStream, FinishReason, Message, Provider, ProviderError, StreamEvent,
+    ToolDefinition, Usage,
+};
+use jp_test_server::{
+    Fault, Fixture, RecordedRequest, Reply, Split, TestServer, load_fixtures, shared_fixture,
+};
+use serde_json::json;
+
+const ANTHROPIC: &str = "anthropic_test_tool_call_stream.yml";
+const OPENROUTER: &str = "openrouter_test_anthropic_opus_5_parallel_tool_round_trip.yml";
+const LLAMACPP: &str = "llamacpp_test_tool_call_stream.yml";
+const OLLAMA: &str = "ollama_test_tool_call_stream.yml";
+
+fn fixture(name: &str, exchange: usize) -> Fixture {
+    load_fixtures(shared_fixture(name))
+        .unwrap()
+        .remove(exchange)
+}
+
+fn request() -> ChatRequest {
+    ChatRequest {
+        model: "test-model".into(),
+        system: Some("You are terse.".into()),
+        messages: vec![Message::User(
+            "Please run the tool, providing whatever arguments you want.".into(),
+        )],
+        tools: vec![ToolDefinition {
+            name: "run_me".into(),
+            description: Some("Runs.".into()),
+            parameters: json!({
+                "type": "object",
+                "properties": {"foo": {"type": "string"}, "bar": {"type": "string"}},
+                "additionalProperties": false,
+            }),
+        }],
+        max_tokens: 1000,
+        temperature: None,
+        top_p: None,
+    }
+}
+
+/// Retries without real waiting.
+fn fast_retry() -> RetryPolicy {
+    RetryPolicy {
+        max_attempts: 5,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(5),
+    }
+}
+
+/// Every event up to the end of the stream or its first error.
+async fn collect(mut stream: EventStream) -> (Vec<StreamEvent>, Option<ProviderError>) {
+    let mut events = Vec::new();
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(event) => events.push(event),
+            Err(error) => return (events, Some(error)),
+        }
+    }
+    (events, None)
+}
+
+/// The requests once `n` exchanges have ended, without blocking the
+/// runtime (the HTTP client's connection tasks run on it).
+async fn ended_requests(server: &TestServer, n: usize) -> Vec<RecordedRequest> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let requests = server.requests();
+        if requests.iter().filter(|r| r.ended_at.is_some()).count() >= n
+            || Instant::now() > deadline
+        {
+            return requests;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+fn part(index: usize, part: EventPart) -> StreamEvent {
+    StreamEvent::Part { index, part }
+}
+
+fn start(index: usize, id: &str, name: &str) -> StreamEvent {
+    part(
+        index,
+        EventPart::ToolCall(ToolCallPart::Start {
+            id: id.into(),
+            name: name.into(),
+        }),
+    )
+}
+
+fn chunk(index: usize, text: &str) -> StreamEvent {
+    part(
+        index,
+        EventPart::ToolCall(ToolCallPart::ArgumentChunk(text.into())),
+    )
+}
+
+fn usage(input: u64, output: u64, cached: Option<u64>) -> StreamEvent {
+    StreamEvent::Usage(Usage {
+        input_tokens: Some(input),
+        output_tokens: Some(output),
+        cache_read_tokens: cached,
+    })
+}
+
+/// The recorded Anthropic tool call, decoded.
+fn anthropic_tool_call_events() -> Vec<StreamEvent> {
+    let id = "toolu_0113bSV1GiCA46VddyWm86oR";
+    vec![
+        usage(599, 26, Some(0)),
+        start(0, id, "run_me"),
+        chunk(0, "{\"bar\": "),
+        chunk(0, "\"foo\""),
+        chunk(0, ", \"foo"),
+        chunk(0, "\": \"foo\"}"),
+        StreamEvent::Flush { index: 0 },
+        usage(599, 71, Some(0)),
+        StreamEvent::Finished(FinishReason::ToolUse),
+    ]
+}
+
+fn headers_without_host(request: &RecordedRequest) -> Vec<(String, String)> {
+    request
+        .headers
+        .iter()
+        .filter(|(name, _)| name != "host")
+        .cloned()
+        .collect()
+}
+
+fn user_agent() -> (String, String) {
+    (
+        "user-agent".into(),
+        format!("jp/{}", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+#[tokio::test]
+async fn anthropic_replays_a_recorded_tool_call_split_at_every_byte() {
+    let recorded = fixture(ANTHROPIC, 0);
+    let server = TestServer::start(vec![recorded.reply().split(Split::Every(1))]);
+    let provider = Anthropic::new(format!("{}/", server.url()), "sk-ant-test");
+    assert_eq!(provider.name(), "anthropic");
+
+    let (events, error) = collect(provider.stream(request())).await;
+    assert_eq!(error, None);
+    assert_eq!(events, anthropic_tool_call_events());
+
+    let requests = ended_requests(&server, 1).await;
+    assert_eq!(requests.len(), 1);
+    let sent = &requests[0];
+    assert_eq!(
+        (sent.method.as_str(), sent.path.as_str()),
+        ("POST", "/v1/messages")
+    );
+    assert_eq!(sent.path_mismatch, None);
+    let length = sent.body.len().to_string();
+    assert_eq!(
+        headers_without_host(sent),
+        vec![
+            ("content-type".into(), "application/json".into()),
+            ("x-api-key".into(), "sk-ant-test".into()),
+            ("anthropic-version".into(), "2023-06-01".into()),
+            ("accept".into(), "*/*".into()),
+            user_agent(),
+            ("content-length".into(), length),
+        ]
+    );
+    assert_eq!(sent.json(), jp_llm::anthropic::request_body(&request()));
+}
+
+#[tokio::test]
+async fn openrouter_replays_recorded_parallel_tool_calls_split_at_every_byte() {
+    let recorded = fixture(OPENROUTER, 0);
+    let server = TestServer::start(vec![recorded.reply().split(Split::Every(1))]);
+    let provider = OpenAiCompatible::new(
+        "openrouter",
+        format!("{}/api/v1", server.url()),
+        Some("or-key".into()),
+    );
+    assert_eq!(provider.name(), "openrouter");
+
+    let (events, error) = collect(provider.stream(request())).await;
+    assert_eq!(error, None);
+    let list = "toolu_01TVUg5BitZKezwKEnwpHQby";
+    let search = "toolu_01HWdXMAbtonx7U5f8wrXi6e";
+    assert_eq!(
+        events,
+        vec![
+            part(0, EventPart::Message("I".into())),
+            part(
+                0,
+                EventPart::Message("'ll call both tools in parallel now.".into())
+            ),
+            start(2, list, "list_items"),
+            chunk(2, "{}"),
+            start(3, search, "search_items"),
+            chunk(3, "{}"),
+            StreamEvent::Flush { index: 0 },
+            StreamEvent::Flush { index: 2 },
+            StreamEvent::Flush { index: 3 },
+            StreamEvent::Finished(FinishReason::ToolUse),
+            usage(425, 63, Some(0)),
+        ]
+    );
+
+    let requests = ended_requests(&server, 1).await;
+    let sent = &requests[0];
+    assert_eq!(sent.path, "/api/v1/chat/completions");
+    assert_eq!(sent.path_mismatch, None);
+    assert_eq!(sent.header("authorization"), Some("Bearer or-key"));
+    assert_eq!(sent.header("content-type"), Some("application/json"));
+    assert_eq!(sent.json(), jp_llm::openai::request_body(&request()));
+}
+
+#[tokio::test]
+async fn llamacpp_replays_a_recorded_tool_call_without_a_key() {
+    let recorded = fixture(LLAMACPP, 0);
+    let server = TestServer::start(vec![recorded.reply().split(Split::Every(1))]);
+    let provider = OpenAiCompatible::new("llamacpp", format!("{}/v1", server.url()), None);
+
+    let (events, error) = collect(provider.stream(request())).await;
+    assert_eq!(error, None);
+    let id = "XQaGnE82XyTYGBNOz5nJ4UCK5rTKyxJ3";
+    let mut expected = vec![start(2, id, "run_me")];
+    for piece in [
+        "{",
+        "\"foo\":\"",
+        "test",
+        "\"",
+        ",\"bar\":\"",
+        "[\\\"",
+        "foo",
+        "\\\",",
+        " \\\"",
+        "bar",
+        "\\\"]",
+        "\"",
+        "}",
+    ] {
+        expected.push(chunk(2, piece));
+    }
+    expected.extend([
+        StreamEvent::Flush { index: 2 },
+        StreamEvent::Finished(FinishReason::ToolUse),
+    ]);
+    assert_eq!(events, expected);
+
+    let requests = ended_requests(&server, 1).await;
+    let sent = &requests[0];
+    assert_eq!(sent.path, "/v1/chat/completions");
+    assert_eq!(sent.path_mismatch, None);
+    assert_eq!(sent.header("authorization"), None);
+    assert_eq!(sent.json(), jp_llm::openai::request_body(&request()));
+}
+
+#[tokio::test]
+async fn ollama_replays_a_recorded_tool_call_split_at_every_byte() {
+    let recorded = fixture(OLLAMA, 0);
+    let server = TestServer::start(vec![recorded.reply().split(Split::Every(1))]);
+    let provider = Ollama::new(server.url(), Some("ollama-key".into()));
+    assert_eq!(provider.name(), "ollama");
+
+    let (events, error) = collect(provider.stream(request())).await;
+    assert_eq!(error, None);
+    assert_eq!(
+        events,
+        vec![
+            start(2, "call_7bvei3gw", "run_me"),
+            chunk(2, "{}"),
+            StreamEvent::Flush { index: 2 },
+            StreamEvent::Usage(Usage {
+                input_tokens: Some(253),
+                output_tokens: Some(15),
+                cache_read_tokens: None,
+            }),
+            StreamEvent::Finished(FinishReason::EndTurn),
+        ]
+    );
+
+    let requests = ended_requests(&server, 1).await;
+    let sent = &requests[0];
+    assert_eq!(sent.path, "/api/chat");
+    assert_eq!(sent.path_mismatch, None);
+    assert_eq!(sent.header("authorization"), Some("Bearer ollama-key"));
+    assert_eq!(sent.json(), jp_llm::ollama::request_body(&request()));
+}
+
+#[tokio::test]
+async fn ollama_answer_with_multibyte_text_split_at_every_byte() {
+    let recorded = fixture(OLLAMA, 1);
+    let server = TestServer::start(vec![recorded.reply().split(Split::Every(1))]);
+    let provider = Ollama::new(server.url(), None);
+    let (events, error) = collect(provider.stream(request())).await;
+    assert_eq!(error, None);
+    let text: String = events
+        .iter()
+        .filter_map(|event| match event {
+            StreamEvent::Part {
+                index: 0,
+                part: EventPart::Message(text),
+            } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        text,
+        "The tool ran successfully! It output: `working!`. \n\nIs there a specific task or \
+         calculation you'd like me to try next? \u{1f60a}"
+    );
+    assert_eq!(
+        events[events.len() - 3..],
+        [
+            StreamEvent::Flush { index: 0 },
+            StreamEvent::Usage(Usage {
+                input_tokens: Some(53),
+                output_tokens: Some(31),
+                cache_read_tokens: None,
+            }),
+            StreamEvent::Finished(FinishReason::EndTurn),
+        ]
+    );
+    assert_eq!(events.len(), 28 + 3);
+}
+
+#[tokio::test]
+async fn nothing_is_sent_before_the_stream_is_polled() {
+    let server = TestServer::start(vec![fixture(ANTHROPIC, 0).reply()]);
+    let provider = Anthropic::new(server.url(), "k");
+    let stream = provider.stream(request());
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(server.requests().len(), 0);
+    let (events, error) = collect(stream).await;
+    assert_eq!((events, error), (anthropic_tool_call_events(), None));
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_429_with_retry_after_zero_is_retried_once_with_a_notice() {
+    let server = TestServer::start(vec![
+        Reply::status(
+            429,
+            "application/json",
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#,
+        )
+        .header("retry-after", "0"),
+        fixture(ANTHROPIC, 0).reply(),
+    ]);
+    // The default policy would wait a second; `retry-after: 0` says not to.
+    let provider = Anthropic::new(server.url(), "k");
+    let started = Instant::now();
+    let (events, error) = collect(provider.stream(request())).await;
+    assert!(
+        started.elapsed() < Duration::from_millis(900),
+        "waited {:?}",
+        started.elapsed()
+    );
+    assert_eq!(error, None);
+    let mut expected = vec![StreamEvent::Notice(
+        "rate limited (HTTP 429); retrying in 0s (attempt 2 of 5)".into(),
+    )];
+    expected.extend(anthropic_tool_call_events());
+    assert_eq!(events, expected);
+    let requests = ended_requests(&server, 2).await;
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].body, requests[1].body);
+}
+
+#[tokio::test]
+async fn overload_answers_back_off_and_then_give_up() {
+    let overloaded =
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+    let server = TestServer::start(vec![
+        Reply::status(529, "application/json", overloaded),
+        Reply::status(500, "application/json", overloaded),
+        Reply::status(503, "text/plain", "busy"),
+    ]);
+    let provider = Anthropic::new(server.url(), "k").with_retry(RetryPolicy {
+        max_attempts: 3,
+        base_delay: Duration::from_millis(2),
+        max_delay: Duration::from_millis(3),
+    });
+    let (events, error) = collect(provider.stream(request())).await;
+    assert_eq!(
+        events,
+        vec![
+            StreamEvent::Notice("overloaded (HTTP 529); retrying in 2ms (attempt 2 of 3)".into()),
+            StreamEvent::Notice("overloaded (HTTP 500); retrying in 3ms (attempt 3 of 3)".into()),
+        ]
+    );
+    let error = error.unwrap();
+    assert_eq!(
+        error,
+        ProviderError::RetriesExhausted {
+            provider: "anthropic".into(),
+            reason: "unavailable (HTTP 503)".into(),
+            attempts: 3,
+        }
+    );
+    assert_eq!(
+        error.to_string(),
+        "anthropic: still unavailable (HTTP 503) after 3 attempts; try again later"
+    );
+    assert_eq!(ended_requests(&server, 3).await.len(), 3);
+}
+
+#[tokio::test]
+async fn error_statuses_carry_the_providers_message() {
+    let cases: Vec<(
+        Box<dyn Fn(String) -> Box<dyn Provider>>,
+        Reply,
+        ProviderError,
+    )> = vec![
+        (
+            Box::new(|url| Box::new(Anthropic::new(url, "k"))),
+            Reply::status(
+                500,
+                "application/json",
+                r#"{"type":"error","error":{"type":"api_error","message":"Internal server error"}}"#,
+            ),
+            ProviderError::Http {
+                provider: "anthropic".into(),
+                status: 500,
+                message: "Internal server error".into(),
+            },
+        ),
+        (
+            Box::new(|url| Box::new(OpenAiCompatible::new("openai", url, Some("k".into())))),
+            Reply::status(
+                401,
+                "application/json",
+                r#"{"error":{"message":"Incorrect API key provided: sk-...","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#,
+            ),
+            ProviderError::Http {
+                provider: "openai".into(),
+                status: 401,
+                message: "Incorrect API key provided: sk-...".into(),
+            },
+        ),
+        (
+            Box::new(|url| Box::new(Ollama::new(url, None))),
+            Reply::status(
+                404,
+                "application/json",
+                r#"{"error":"model \"test-model\" not found, try pulling it first"}"#,
+            ),
+            ProviderError::Http {
+                provider: "ollama".into(),
+                status: 404,
+                message: "model \"test-model\" not found, try pulling it first".into(),
+            },
+        ),
+        (
+            Box::new(|url| Box::new(OpenAiCompatible::new("llamacpp", url, None))),
+            Reply::status(502, "text/html", "<html><body>Bad Gateway</body></html>\n"),
+            ProviderError::Http {
+                provider: "llamacpp".into(),
+                status: 502,
+                message: "<html><body>Bad Gateway</body></html>".into(),
+            },
+        ),
+    ];
+    for (make, reply, expected) in cases {
+        let server = TestServer::start(vec![reply]);
+        let provider = make(server.url()).into();
+        let provider: Box<dyn Provider> = provider;
+        let (events, error) = collect(provider.stream(request())).await;
+        assert_eq!((events, error), (vec![], Some(expected)));
+        assert_eq!(ended_requests(&server, 1).await.len(), 1, "no retry");
+    }
+}
+
+#[tokio::test]
+async fn a_dropped_connection_mid_stream_keeps_the_events_before_it() {
+    let recorded = fixture(ANTHROPIC, 0);
+    let body = std::str::from_utf8(&recorded.body).unwrap();
+    // Cut inside the last argument delta's event.
+    let cut = body
+        .find("\"partial_json\":\"\\\": \\\"foo\\\"}\"")
+        .unwrap();
+    let server = TestServer::start(vec![
+        recorded
+            .reply()
+            .split(Split::Every(16))
+            .fault(Fault::DisconnectAfter(cut)),
+    ]);
+    let provider = Anthropic::new(server.url(), "k").with_retry(fast_retry());
+    let (events, error) = collect(provider.stream(request())).await;
+    assert_eq!(events, anthropic_tool_call_events()[..5]);
+    assert_eq!(
+        error,
+        Some(ProviderError::Disconnected {
+            provider: "anthropic".into(),
+            message: "error reading the response: error decoding response body: \
+                      request or response body error: error reading a body from connection: \
+                      unexpected EOF during chunk size line"
+                .into(),
+        })
+    );
+    // Never re-sent after the body started.
+    assert_eq!(ended_requests(&server, 1).await.len(), 1);
+}
+
+#[tokio::test]
+async fn dropping_the_stream_closes_the_connection() {
+    let recorded = fixture(OPENROUTER, 1);
+    let server = TestServer::start(vec![
+        recorded
+            .reply()
+            .split(Split::Every(64))
+            .pace(Duration::from_millis(20)),
+    ]);
+    let provider = OpenAiCompatible::new("openrouter", format!("{}/api/v1", server.url()), None);
+    let mut stream = provider.stream(request());
+    let first = stream.next().await;
+    assert_eq!(
+        first,
+        Some(Ok(part(0, EventPart::Message("Both tools have".into()))))
+    );
+    drop(stream);
+    let requests = ended_requests(&server, 1).await;
+    assert_eq!(requests.len(), 1);
+    assert!(
+        requests[0].client_disconnected,
+        "the server saw no disconnect: {requests:?}"
+    );
+    assert!(
+        requests[0].body_bytes_sent < recorded.body.len(),
+        "the whole body was sent: {} bytes",
+        requests[0].body_bytes_sent
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_a_connect_error_naming_the_url() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let provider = Ollama::new(format!("http://127.0.0.1:{port}"), None);
+    let (events, error) = collect(provider.stream(request())).await;
+    assert_eq!(events, vec![]);
+    match error {
+        Some(ProviderError::Connect {
+            provider,
+            url,
+            message,
+        }) => {
+            assert_eq!(provider, "ollama");
+            assert_eq!(url, format!("http://127.0.0.1:{port}/api/chat"));
+            assert_eq!(
+                message,
+                format!(
+                    "error sending request for url (http://127.0.0.1:{port}/api/chat): \
+                     client error (Connect): tcp connect error: Connection refused (os error 111)"
+                )
+            );
+        }
+        other => panic!("not a connect error: {other:?}"),
+    }
+}
