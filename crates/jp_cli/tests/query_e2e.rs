@@ -10,7 +10,7 @@ mod common;
 use std::time::Duration;
 
 use common::providers::{Item, anthropic, ollama, openai};
-use common::query::{chrome, event_types, initialized, query, responses, stored};
+use common::query::{event_types, initialized, query, responses, stored};
 use jp_test_server::{Fault, Reply, Split, TestServer, load_fixtures, shared_fixture};
 use serde_json::{Value, json};
 
@@ -38,8 +38,8 @@ fn anthropic_tool_call_creates_a_file() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.stdout, "I'll create it.\nCreated `src/hello.rs`.\n");
     assert_eq!(
-        chrome(&run),
-        "── jp (anthropic/claude-haiku-4-5) · conversation <id> ──\n\
+        run.stderr,
+        "── jp (anthropic/claude-haiku-4-5) ──\n\
          Calling tool fs_create_file(path: \"src/hello.rs\", content: \"pub fn hello() -> &'static str {\\n    …)\n  \
          unattended (policy.run[2] (prefix \"src/\" on /path) matched: \"src/hello.rs\" is under src/)\n  \
          fs_create_file success: created src/hello.rs (3 lines)\n"
@@ -279,8 +279,8 @@ fn a_call_whose_policy_asks_is_declined_without_a_terminal() {
     let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "rename main");
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
-        chrome(&run),
-        "── jp (anthropic/claude-haiku-4-5) · conversation <id> ──\n\
+        run.stderr,
+        "── jp (anthropic/claude-haiku-4-5) ──\n\
          Calling tool fs_modify_file(path: \"src/lib.rs\", patterns: [{\"old\":\"main\",\"new\":\"hello\"}])\n  \
          fs_modify_file: declined: policy.run is ask (policy.run is \"ask\") and no terminal is available; allow it with `--cfg 'conversation.tools.fs_modify_file.policy.run=unattended'` or run jp in a terminal\n"
     );
@@ -370,7 +370,7 @@ fn a_provider_error_mid_stream_keeps_the_conversation_readable() {
     let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "go");
     assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(run.stdout, "Part one, then the line drops.\n");
-    let stderr = chrome(&run);
+    let stderr = run.stderr;
     assert!(
         stderr.contains("error: anthropic: the connection dropped mid-response"),
         "{stderr}"
@@ -448,7 +448,7 @@ fn rate_limits_are_retried_with_a_notice() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.stdout, "Made it.\n");
     assert_eq!(server.requests().len(), 2);
-    assert!(chrome(&run).contains("HTTP 429"), "{}", run.stderr);
+    assert!(run.stderr.contains("HTTP 429"), "{}", run.stderr);
 }
 
 #[test]
@@ -462,7 +462,7 @@ fn an_http_error_is_reported_clearly() {
     let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "hi");
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
-        chrome(&run).contains("error: anthropic: HTTP 400: max_tokens: too large\n"),
+        run.stderr.contains("error: anthropic: HTTP 400: max_tokens: too large\n"),
         "{}",
         run.stderr
     );
@@ -527,5 +527,5 @@ fn the_offline_demo_runs_a_real_session() {
         ws.read("project/src/lib.rs"),
         "/// Greets whoever calls it.\npub fn hello() -> &'static str {\n    \"Hello, world!\"\n}\n"
     );
-    insta::assert_snapshot!(chrome(&run));
+    insta::assert_snapshot!(run.stderr);
 }

@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::ProviderError;
 pub use crate::http::RetryPolicy;
-use crate::http::{Header, Post, post_stream};
+use crate::http::{Header, Post, post_stream, trim_base_url};
 use crate::provider::{
     ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, Usage, WireDecoder,
 };
@@ -84,14 +84,6 @@ impl Provider for Anthropic {
         };
         post_stream(post, Box::new(Decoder::new()))
     }
-}
-
-/// `base_url` without trailing slashes.
-pub(crate) fn trim_base_url(mut base_url: String) -> String {
-    while base_url.ends_with('/') {
-        base_url.pop();
-    }
-    base_url
 }
 
 /// The JSON body of a streaming Messages request.

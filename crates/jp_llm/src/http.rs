@@ -130,6 +130,14 @@ pub(crate) struct Post {
     pub(crate) retry: RetryPolicy,
 }
 
+/// `base_url` without trailing slashes.
+pub(crate) fn trim_base_url(mut base_url: String) -> String {
+    while base_url.ends_with('/') {
+        base_url.pop();
+    }
+    base_url
+}
+
 /// The HTTP client all providers share (one connection pool).
 fn client() -> Result<reqwest::Client, String> {
     static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
@@ -139,6 +147,9 @@ fn client() -> Result<reqwest::Client, String> {
                 .user_agent(concat!("jp/", env!("CARGO_PKG_VERSION")))
                 .connect_timeout(CONNECT_TIMEOUT)
                 .read_timeout(READ_TIMEOUT)
+                // A redirect would turn the POST into a GET and drop the
+                // body; report it instead (see `check`).
+                .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .map_err(|error| describe(&error))
         })
@@ -171,7 +182,9 @@ pub(crate) fn post_stream(post: Post, mut decoder: Box<dyn WireDecoder>) -> Even
                     }
                     let delay = retry_after.unwrap_or_else(|| post.retry.backoff(attempt));
                     attempt += 1;
-                    tracing::info!(provider = %post.provider, %reason, ?delay, attempt, "retrying");
+                    tracing::debug!(
+                        provider = %post.provider, %reason, ?delay, attempt, "retrying"
+                    );
                     yield StreamEvent::Notice(format!(
                         "{reason}; retrying in {} (attempt {attempt} of {max_attempts})",
                         format_delay(delay)
@@ -212,7 +225,10 @@ pub(crate) fn post_stream(post: Post, mut decoder: Box<dyn WireDecoder>) -> Even
                         Err(ProviderError::Disconnected { provider, .. }) => {
                             Err(ProviderError::Disconnected {
                                 provider,
-                                message: format!("error reading the response: {}", describe(&error)),
+                                message: format!(
+                                    "error reading the response: {}",
+                                    describe(cause_of(&error))
+                                ),
                             })?;
                         }
                         Err(other) => Err(other)?,
@@ -256,7 +272,7 @@ async fn send(
         .map_err(|error| ProviderError::Connect {
             provider: post.provider.clone(),
             url: post.url.clone(),
-            message: describe(&error),
+            message: describe(cause_of(&error)),
         })
 }
 
@@ -280,6 +296,11 @@ async fn check(post: &Post, mut response: reqwest::Response) -> Result<Checked, 
         return Ok(Checked::Streaming(response));
     }
     let retry_after = retry_after(response.headers());
+    let location = response
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
     let body = read_error_body(&mut response).await;
     let error = ErrorBody::parse(&body);
     tracing::debug!(provider = %post.provider, status = status.as_u16(), %body, "error answer");
@@ -289,10 +310,17 @@ async fn check(post: &Post, mut response: reqwest::Response) -> Result<Checked, 
             retry_after,
         });
     }
+    let message = match location {
+        Some(location) if status.is_redirection() => format!(
+            "{} redirects to {location}; set the provider's base URL to where it points",
+            post.url
+        ),
+        _ => error_message(status, &body, error),
+    };
     Err(ProviderError::Http {
         provider: post.provider.clone(),
         status: status.as_u16(),
-        message: error_message(status, &body, error),
+        message,
     })
 }
 
@@ -385,6 +413,13 @@ fn format_delay(delay: Duration) -> String {
     } else {
         format!("{:.1}s", delay.as_secs_f64())
     }
+}
+
+/// What went wrong under a reqwest error: its source, whose chain says
+/// more than reqwest's own "error sending request for url (...)" (the URL is
+/// in the message already).
+fn cause_of(error: &reqwest::Error) -> &(dyn std::error::Error + 'static) {
+    std::error::Error::source(error).unwrap_or(error)
 }
 
 /// An error and its causes, `: `-separated, without repeats.

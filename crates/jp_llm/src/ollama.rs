@@ -11,10 +11,9 @@ use jp_conversation::{EventPart, ToolCallPart};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::anthropic::trim_base_url;
 use crate::error::ProviderError;
 pub use crate::http::RetryPolicy;
-use crate::http::{Header, Post, post_stream};
+use crate::http::{Header, Post, post_stream, trim_base_url};
 use crate::ndjson::NdjsonSplitter;
 use crate::provider::{
     ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, Usage, WireDecoder,

@@ -47,7 +47,7 @@ impl Init {
                 "# Local state of jp: which conversation is active, and write locks.\nconversations/active\nconversations/*/lock\n",
             )?;
         }
-        outln!("Initialized a jp workspace in {}", dir.display());
+        outln!("Initialized a jp workspace: .jp/config.toml");
         outln!("  model: {model} (change it with `jp config set --workspace assistant.model.id PROVIDER/NAME`)");
         outln!("  tools: {}", jp_tools::NAMES.join(", "));
         outln!("Try it offline: jp query --model scripted/demo \"add a hello() to src/lib.rs\"");

@@ -115,12 +115,13 @@ impl Query {
             conversation,
             lock,
         };
+        tracing::info!(conversation = %session.conversation.id, "turn starts");
         session.record(EventKind::TurnStart)?;
         session.record(EventKind::ChatRequest { content: message })?;
 
         printer.chrome_line(
             Style::Header,
-            &format!("── jp ({provider_name}/{model}) · conversation {} ──", session.conversation.id),
+            &format!("── jp ({provider_name}/{model}) ──"),
         );
 
         let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -60,12 +60,6 @@ pub const ENV: [(&str, &str); 3] = [
     ("OPENAI_API_KEY", "test-key"),
 ];
 
-/// Stderr with the conversation id replaced, for exact comparison.
-pub fn chrome(run: &Run) -> String {
-    let re = regex::Regex::new(r"conversation \d+").unwrap();
-    re.replace_all(&run.stderr, "conversation <id>").into_owned()
-}
-
 /// The conversation as stored, through `jp conversation show --format json`.
 pub fn stored(ws: &Workspace) -> Value {
     let run = ws.jp(&["conversation", "show", "--format", "json"]);
