@@ -152,14 +152,14 @@ impl Printer {
         };
         // A panic while printing cannot leave a sink inconsistent in a way
         // that matters; keep printing.
-        sink.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        sink.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Writes `text` as is.
     pub fn write(&self, channel: Channel, text: &str) {
         self.sink(channel).write(text);
     }
-
 
     /// Writes a chrome line styled with `style`, starting on a fresh line
     /// if streamed content left the terminal mid-line.
@@ -298,7 +298,12 @@ mod tests {
     #[test]
     fn colour_only_when_asked() {
         let err = Captured::default();
-        let printer = Printer::new(Box::new(Captured::default()), true, Box::new(err.clone()), true);
+        let printer = Printer::new(
+            Box::new(Captured::default()),
+            true,
+            Box::new(err.clone()),
+            true,
+        );
         printer.chrome_line(Style::Bad, "no");
         assert_eq!(err.text(), "\x1b[31mno\x1b[0m\n");
     }

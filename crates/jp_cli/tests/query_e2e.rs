@@ -64,7 +64,13 @@ fn anthropic_tool_call_creates_a_file() {
         .collect();
     assert_eq!(
         names,
-        ["fs_read_file", "fs_list_files", "fs_create_file", "fs_modify_file", "fs_delete_file"]
+        [
+            "fs_read_file",
+            "fs_list_files",
+            "fs_create_file",
+            "fs_modify_file",
+            "fs_delete_file"
+        ]
     );
     let create_schema = &first["tools"][2]["input_schema"];
     assert_eq!(create_schema["additionalProperties"], false);
@@ -124,7 +130,10 @@ fn recorded_anthropic_round_trip() {
     assert_eq!(run.code, 0, "{run:?}");
     let request: Value = serde_json::from_str(&ws.read("project/.jp/request.json")).unwrap();
     assert_eq!(request["tool"]["name"], "run_me");
-    assert_eq!(request["tool"]["arguments"], json!({"bar": "foo", "foo": "foo"}));
+    assert_eq!(
+        request["tool"]["arguments"],
+        json!({"bar": "foo", "foo": "foo"})
+    );
     assert_eq!(request["context"]["action"], "run");
     let requests = server.wait_for(2, Duration::from_secs(5));
     assert!(requests.iter().all(|r| r.path_mismatch.is_none()));
@@ -132,7 +141,11 @@ fn recorded_anthropic_round_trip() {
         requests[1].json()["messages"][2]["content"][0],
         json!({"type": "tool_result", "tool_use_id": "toolu_0113bSV1GiCA46VddyWm86oR", "content": "working!", "is_error": false})
     );
-    assert!(run.stdout.ends_with("returned the output: \"working!\"\n"), "{}", run.stdout);
+    assert!(
+        run.stdout.ends_with("returned the output: \"working!\"\n"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
@@ -182,13 +195,20 @@ fn recorded_openrouter_parallel_calls_both_run() {
     assert_eq!(
         results,
         [
-            (calls[0]["id"].as_str().unwrap().to_owned(), "listed".to_owned()),
-            (calls[1]["id"].as_str().unwrap().to_owned(), "searched".to_owned()),
+            (
+                calls[0]["id"].as_str().unwrap().to_owned(),
+                "listed".to_owned()
+            ),
+            (
+                calls[1]["id"].as_str().unwrap().to_owned(),
+                "searched".to_owned()
+            ),
         ]
     );
     assert!(
-        run.stdout
-            .starts_with("I'll call both tools in parallel now.\nBoth tools have been called in parallel"),
+        run.stdout.starts_with(
+            "I'll call both tools in parallel now.\nBoth tools have been called in parallel"
+        ),
         "{}",
         run.stdout
     );
@@ -221,7 +241,12 @@ fn recorded_ollama_round_trip() {
     let messages = requests[1].json()["messages"].clone();
     assert_eq!(messages[2]["role"], "tool");
     assert_eq!(messages[2]["content"], "working!");
-    assert!(run.stdout.starts_with("The tool ran successfully! It output: `working!`."), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .starts_with("The tool ran successfully! It output: `working!`."),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
@@ -230,7 +255,11 @@ fn openai_and_ollama_formats_create_files_too() {
         (
             "llamacpp/qwen",
             Reply::sse(openai(
-                &[Item::Tool("call_1", "fs_create_file", r#"{"path":"src/a.rs","content":"// a\n"}"#)],
+                &[Item::Tool(
+                    "call_1",
+                    "fs_create_file",
+                    r#"{"path":"src/a.rs","content":"// a\n"}"#,
+                )],
                 // `stop` on a tool call: the call still runs.
                 "stop",
             )),
@@ -276,7 +305,13 @@ fn a_call_whose_policy_asks_is_declined_without_a_terminal() {
         )),
         Reply::sse(anthropic(&[Item::Text("Understood.")], "end_turn", false)),
     ]);
-    let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "rename main");
+    let run = query(
+        &ws,
+        &server,
+        "anthropic/claude-haiku-4-5",
+        &[],
+        "rename main",
+    );
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
         run.stderr,
@@ -300,11 +335,19 @@ fn skip_answers_skipped_and_never_runs() {
     ws.write("project/src/old.rs", "x\n");
     let server = TestServer::start(vec![
         Reply::sse(anthropic(
-            &[Item::Tool("toolu_1", "fs_delete_file", r#"{"path": "src/old.rs"}"#)],
+            &[Item::Tool(
+                "toolu_1",
+                "fs_delete_file",
+                r#"{"path": "src/old.rs"}"#,
+            )],
             "tool_use",
             false,
         )),
-        Reply::sse(anthropic(&[Item::Text("Skipped, then.")], "end_turn", false)),
+        Reply::sse(anthropic(
+            &[Item::Text("Skipped, then.")],
+            "end_turn",
+            false,
+        )),
     ]);
     let run = query(
         &ws,
@@ -332,7 +375,11 @@ fn a_crashing_tool_becomes_an_error_result_and_jp_goes_on() {
         "[conversation.tools.crash]\ncommand = [\"sh\", \"-c\", \"echo dying >&2; kill -9 $$\"]\npolicy.run = \"unattended\"\n",
     );
     let server = TestServer::start(vec![
-        Reply::sse(anthropic(&[Item::Tool("toolu_1", "crash", "{}")], "tool_use", false)),
+        Reply::sse(anthropic(
+            &[Item::Tool("toolu_1", "crash", "{}")],
+            "tool_use",
+            false,
+        )),
         Reply::sse(anthropic(&[Item::Text("It crashed.")], "end_turn", false)),
     ]);
     let run = query(
@@ -357,7 +404,11 @@ fn a_provider_error_mid_stream_keeps_the_conversation_readable() {
     let body = anthropic(
         &[
             Item::Text("Part one, then the line drops."),
-            Item::Tool("toolu_1", "fs_create_file", r#"{"path": "src/x.rs", "content": "x"}"#),
+            Item::Tool(
+                "toolu_1",
+                "fs_create_file",
+                r#"{"path": "src/x.rs", "content": "x"}"#,
+            ),
         ],
         "tool_use",
         false,
@@ -365,7 +416,9 @@ fn a_provider_error_mid_stream_keeps_the_conversation_readable() {
     // Cut inside the tool call's arguments.
     let cut = body.find("partial_json\":\"{").unwrap() + 40;
     let server = TestServer::start(vec![
-        Reply::sse(body).split(Split::Every(16)).fault(Fault::DisconnectAfter(cut)),
+        Reply::sse(body)
+            .split(Split::Every(16))
+            .fault(Fault::DisconnectAfter(cut)),
     ]);
     let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "go");
     assert_eq!(run.code, 1, "{run:?}");
@@ -387,7 +440,10 @@ fn a_provider_error_mid_stream_keeps_the_conversation_readable() {
             "tool_call_response"
         ]
     );
-    assert_eq!(conversation["events"][2]["content"], "Part one, then the line drops.");
+    assert_eq!(
+        conversation["events"][2]["content"],
+        "Part one, then the line drops."
+    );
     assert_eq!(responses(&conversation)[0].0, "interrupted");
     assert_eq!(server.requests().len(), 1, "no automatic re-POST");
 }
@@ -397,7 +453,11 @@ fn a_second_query_continues_the_conversation() {
     let ws = initialized();
     let server = TestServer::start(vec![
         Reply::sse(anthropic(&[Item::Text("First answer.")], "end_turn", false)),
-        Reply::sse(anthropic(&[Item::Text("Second answer.")], "end_turn", false)),
+        Reply::sse(anthropic(
+            &[Item::Text("Second answer.")],
+            "end_turn",
+            false,
+        )),
     ]);
     let first = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "one");
     assert_eq!(first.code, 0, "{first:?}");
@@ -423,7 +483,13 @@ fn a_second_query_continues_the_conversation() {
         "end_turn",
         false,
     ))]);
-    let third = query(&ws, &server, "anthropic/claude-haiku-4-5", &["--new"], "three");
+    let third = query(
+        &ws,
+        &server,
+        "anthropic/claude-haiku-4-5",
+        &["--new"],
+        "three",
+    );
     assert_eq!(third.code, 0, "{third:?}");
     assert_eq!(
         server.wait_for(1, Duration::from_secs(5))[0].json()["messages"],
@@ -462,7 +528,8 @@ fn an_http_error_is_reported_clearly() {
     let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "hi");
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
-        run.stderr.contains("error: anthropic: HTTP 400: max_tokens: too large\n"),
+        run.stderr
+            .contains("error: anthropic: HTTP 400: max_tokens: too large\n"),
         "{}",
         run.stderr
     );
@@ -486,8 +553,16 @@ fn truncated_and_duplicate_key_arguments_are_refused() {
     let server = TestServer::start(vec![
         Reply::sse(anthropic(
             &[
-                Item::Tool("toolu_1", "fs_create_file", r#"{"path": "src/a.rs", "path": "../evil", "content": ""}"#),
-                Item::Tool("toolu_2", "fs_create_file", r#"{"path": "src/b.rs", "content": "cut of"#),
+                Item::Tool(
+                    "toolu_1",
+                    "fs_create_file",
+                    r#"{"path": "src/a.rs", "path": "../evil", "content": ""}"#,
+                ),
+                Item::Tool(
+                    "toolu_2",
+                    "fs_create_file",
+                    r#"{"path": "src/b.rs", "content": "cut of"#,
+                ),
             ],
             "max_tokens",
             true,
@@ -515,7 +590,12 @@ fn truncated_and_duplicate_key_arguments_are_refused() {
 #[test]
 fn the_offline_demo_runs_a_real_session() {
     let ws = initialized();
-    let run = ws.jp(&["query", "--model", "scripted/demo", "add a hello() to src/lib.rs"]);
+    let run = ws.jp(&[
+        "query",
+        "--model",
+        "scripted/demo",
+        "add a hello() to src/lib.rs",
+    ]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
         run.stdout,

@@ -36,7 +36,11 @@ fn signal(child: &std::process::Child, name: &str) {
 #[test]
 fn a_second_process_cannot_write_the_same_conversation_and_ctrl_c_closes_the_stream() {
     let ws = initialized();
-    let body = anthropic(&[Item::Text("Thinking about it... and more")], "end_turn", false);
+    let body = anthropic(
+        &[Item::Text("Thinking about it... and more")],
+        "end_turn",
+        false,
+    );
     // Stall just before the event carrying "and mor" (text streams in
     // 7-character pieces).
     let piece = body.find("\"and mor\"").unwrap();
@@ -95,7 +99,11 @@ fn a_kill_during_a_tool_run_leaves_a_readable_conversation() {
         "[conversation.tools.slow]\ncommand = [\"sh\", \"-c\", \"touch .jp/started; sleep 10\"]\npolicy.run = \"unattended\"\n",
     );
     let server = TestServer::start(vec![
-        Reply::sse(anthropic(&[Item::Tool("toolu_1", "slow", "{}")], "tool_use", false)),
+        Reply::sse(anthropic(
+            &[Item::Tool("toolu_1", "slow", "{}")],
+            "tool_use",
+            false,
+        )),
         Reply::sse(anthropic(&[Item::Text("Recovered.")], "end_turn", false)),
     ]);
     let mut child = query_command(&ws, &server, MODEL, &["--cfg", "@.jp/tools.toml"], "go")
@@ -136,7 +144,10 @@ fn a_question_without_a_terminal_and_a_withheld_result() {
     );
     let server = TestServer::start(vec![
         Reply::sse(anthropic(
-            &[Item::Tool("toolu_1", "asker", "{}"), Item::Tool("toolu_2", "secret", "{}")],
+            &[
+                Item::Tool("toolu_1", "asker", "{}"),
+                Item::Tool("toolu_2", "secret", "{}"),
+            ],
             "tool_use",
             false,
         )),
@@ -213,7 +224,10 @@ fn ctrl_c_during_a_tool_run_stops_the_tool_and_ends_the_turn() {
          [conversation.tools.never]\ncommand = [\"sh\", \"-c\", \"touch .jp/never-ran\"]\npolicy.run = \"unattended\"\n",
     );
     let server = TestServer::start(vec![Reply::sse(anthropic(
-        &[Item::Tool("toolu_1", "slow", "{}"), Item::Tool("toolu_2", "never", "{}")],
+        &[
+            Item::Tool("toolu_1", "slow", "{}"),
+            Item::Tool("toolu_2", "never", "{}"),
+        ],
         "tool_use",
         false,
     ))]);

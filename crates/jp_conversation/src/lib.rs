@@ -21,7 +21,7 @@ pub use arguments::{
     IncrementalArgParser, JsonPointer, Limit, ParserLimits, Scalar, StreamFragment,
     ToolCallArgumentProgress, TruncatedIn,
 };
-pub use event::{ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest};
 pub use conversation::{ConversationEvent, EventKind, ResponseStatus, ToolCallResponse};
+pub use event::{ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest};
 pub use event_builder::{EventBuilder, EventBuilderError};
 pub use store::{Conversation, ConversationLock, Store, StoreError};

@@ -64,9 +64,7 @@ pub fn connect(
         )),
         "scripted" => Box::new(crate::scripted::Scripted::open(model, workspace_root)?),
         other => {
-            return Err(ProviderError::Config(format!(
-                "unknown provider `{other}`"
-            )));
+            return Err(ProviderError::Config(format!("unknown provider `{other}`")));
         }
     })
 }

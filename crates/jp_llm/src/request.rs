@@ -1,4 +1,4 @@
-//! Building a [`ChatRequest`]: the conversation's events become provider
+//! Building a [`ChatRequest`](crate::ChatRequest): the conversation's events become provider
 //! messages, and the configured tools become tool definitions.
 
 use jp_config::AppConfig;

@@ -168,7 +168,11 @@ impl Script {
         }
         for (i, response) in script.responses.iter().enumerate() {
             for (j, part) in response.parts.iter().enumerate() {
-                let kinds = [part.text.is_some(), part.reasoning.is_some(), part.tool.is_some()];
+                let kinds = [
+                    part.text.is_some(),
+                    part.reasoning.is_some(),
+                    part.tool.is_some(),
+                ];
                 if kinds.iter().filter(|k| **k).count() != 1 {
                     return Err(format!(
                         "script {origin}: responses[{i}].parts[{j}] needs exactly one of `text`, `reasoning` and `tool`"
@@ -227,8 +231,8 @@ impl Scripted {
                 path.display()
             ))
         })?;
-        let script = Script::parse(&text, &path.display().to_string())
-            .map_err(ProviderError::Config)?;
+        let script =
+            Script::parse(&text, &path.display().to_string()).map_err(ProviderError::Config)?;
         let dir = path.parent().unwrap_or(workspace_root).to_path_buf();
         Self::from_script(script, name, &dir)
     }
@@ -434,10 +438,7 @@ mod tests {
         let provider = Scripted::open("demo", Path::new("/nonexistent")).unwrap();
         for turn in 0..3 {
             let events = collect(&provider, turn);
-            assert!(matches!(
-                events.last(),
-                Some(Ok(StreamEvent::Finished(_)))
-            ));
+            assert!(matches!(events.last(), Some(Ok(StreamEvent::Finished(_)))));
         }
         let beyond = collect(&provider, 3);
         assert_eq!(
@@ -531,7 +532,11 @@ mod tests {
             .into_iter()
             .map(Result::unwrap)
             .collect();
-        assert!(!events.iter().any(|e| matches!(e, StreamEvent::Flush { .. })));
+        assert!(
+            !events
+                .iter()
+                .any(|e| matches!(e, StreamEvent::Flush { .. }))
+        );
         assert_eq!(
             events.last(),
             Some(&StreamEvent::Finished(FinishReason::MaxTokens))
@@ -545,8 +550,11 @@ mod tests {
             "script s.toml: unknown field `txt`, expected one of `text`, `reasoning`, `tool`, `id`, `arguments`"
         );
         assert_eq!(
-            Script::parse("[[responses]]\nparts = [{ text = \"x\", tool = \"t\" }]", "s.toml")
-                .unwrap_err(),
+            Script::parse(
+                "[[responses]]\nparts = [{ text = \"x\", tool = \"t\" }]",
+                "s.toml"
+            )
+            .unwrap_err(),
             "script s.toml: responses[0].parts[0] needs exactly one of `text`, `reasoning` and `tool`"
         );
         assert_eq!(

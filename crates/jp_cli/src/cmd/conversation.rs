@@ -137,7 +137,12 @@ fn print_text(c: &Conversation) {
                     .error()
                     .map(|e| format!(" [unusable: {e}]"))
                     .unwrap_or_default();
-                outln!("tool call {} {}({}){invalid}", call.id, call.name, cut(&args.to_string(), 200));
+                outln!(
+                    "tool call {} {}({}){invalid}",
+                    call.id,
+                    call.name,
+                    cut(&args.to_string(), 200)
+                );
             }
             EventKind::ToolCallResponse(response) => outln!(
                 "tool result {} [{}]: {}",
@@ -148,4 +153,3 @@ fn print_text(c: &Conversation) {
         }
     }
 }
-

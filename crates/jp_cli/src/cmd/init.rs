@@ -48,7 +48,9 @@ impl Init {
             )?;
         }
         outln!("Initialized a jp workspace: .jp/config.toml");
-        outln!("  model: {model} (change it with `jp config set --workspace assistant.model.id PROVIDER/NAME`)");
+        outln!(
+            "  model: {model} (change it with `jp config set --workspace assistant.model.id PROVIDER/NAME`)"
+        );
         outln!("  tools: {}", jp_tools::NAMES.join(", "));
         outln!("Try it offline: jp query --model scripted/demo \"add a hello() to src/lib.rs\"");
         Ok(ExitCode::SUCCESS)
@@ -66,9 +68,7 @@ fn ask_model() -> String {
         default: Some(DEFAULT_MODEL.into()),
     };
     match terminal.ask(&question) {
-        Ok(serde_json::Value::String(model)) if !model.trim().is_empty() => {
-            model.trim().to_owned()
-        }
+        Ok(serde_json::Value::String(model)) if !model.trim().is_empty() => model.trim().to_owned(),
         _ => DEFAULT_MODEL.to_owned(),
     }
 }

@@ -146,7 +146,10 @@ impl Query {
                 ExitCode::SUCCESS
             }
             TurnEnd::Interrupted => {
-                printer.chrome_line(Style::Warn, "interrupted; the conversation keeps what arrived");
+                printer.chrome_line(
+                    Style::Warn,
+                    "interrupted; the conversation keeps what arrived",
+                );
                 ExitCode::from(INTERRUPTED)
             }
             TurnEnd::Failed(message) => {
@@ -390,8 +393,10 @@ impl Session<'_> {
     fn show_verdict(&self, call: &ToolCallRequest, verdict: &Verdict) {
         let args = short_arguments(call.received_arguments(), 100);
         if !self.hidden(&call.name) || matches!(verdict, Verdict::NotRun { .. }) {
-            self.printer
-                .chrome_line(Style::Header, &format!("Calling tool {}({args})", call.name));
+            self.printer.chrome_line(
+                Style::Header,
+                &format!("Calling tool {}({args})", call.name),
+            );
         }
         match verdict {
             Verdict::Run {

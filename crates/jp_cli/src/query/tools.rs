@@ -129,7 +129,12 @@ impl<'a> ToolCoordinator<'a> {
             .as_ref()
     }
 
-    fn evaluate(&mut self, tool: &str, field: PolicyField, args: &Value) -> Result<Decision, String> {
+    fn evaluate(
+        &mut self,
+        tool: &str,
+        field: PolicyField,
+        args: &Value,
+    ) -> Result<Decision, String> {
         let workspace = self.workspace.clone();
         let policy = self.policy(tool, field).ok_or_else(|| {
             // The loader refuses configs whose policies do not compile, so
@@ -169,7 +174,7 @@ impl<'a> ToolCoordinator<'a> {
                 );
             }
         };
-        let value = Value::Object(arguments);
+        let value = Value::Object(arguments.clone());
         if let Err(issues) = check_arguments(&tool.parameters, &value) {
             let list = issues
                 .iter()
@@ -178,7 +183,9 @@ impl<'a> ToolCoordinator<'a> {
                 .join("; ");
             return not_run(
                 ResponseStatus::Refused,
-                format!("The call was not run because its arguments do not fit the tool's parameters: {list}."),
+                format!(
+                    "The call was not run because its arguments do not fit the tool's parameters: {list}."
+                ),
                 format!("{name}: refused: the arguments do not fit its parameters: {list}"),
             );
         }
@@ -191,9 +198,6 @@ impl<'a> ToolCoordinator<'a> {
                     format!("{name}: refused: {error}"),
                 );
             }
-        };
-        let Value::Object(arguments) = value else {
-            unreachable!("built from a map above");
         };
         let why = rule_words(&decision);
         match decision.mode {
@@ -241,13 +245,18 @@ impl<'a> ToolCoordinator<'a> {
         }
         let arguments = if mode == Mode::Edit {
             let text = serde_json::to_string_pretty(&arguments).unwrap_or_default();
-            match prompter.edit(&text).map_err(|e| e.to_string()).and_then(|edited| {
-                crate::cmd::policy::parse_arguments(name, &edited)
-            }) {
-                Ok(edited) if check_arguments(&self_params(self.config, name), &edited).is_ok() => {
-                    let Value::Object(edited) = edited else {
-                        unreachable!("checked to be an object");
-                    };
+            match prompter
+                .edit(&text)
+                .map_err(|e| e.to_string())
+                .and_then(|edited| crate::cmd::policy::parse_arguments(name, &edited))
+            {
+                Ok(Value::Object(edited))
+                    if check_arguments(
+                        &self_params(self.config, name),
+                        &Value::Object(edited.clone()),
+                    )
+                    .is_ok() =>
+                {
                     edited
                 }
                 Ok(_) => {
@@ -303,7 +312,10 @@ impl<'a> ToolCoordinator<'a> {
         let Some(tool) = self.tool(&name) else {
             // `decide` refused it already; never run an unknown tool.
             return Ran {
-                response: respond(ResponseStatus::Refused, format!("There is no tool named `{name}`.")),
+                response: respond(
+                    ResponseStatus::Refused,
+                    format!("There is no tool named `{name}`."),
+                ),
                 stderr: String::new(),
                 note: None,
             };
@@ -313,7 +325,9 @@ impl<'a> ToolCoordinator<'a> {
                 return Ran {
                     response: respond(
                         ResponseStatus::Error,
-                        format!("`{name}` is configured as a builtin tool, and this jp has no builtin tool by that name."),
+                        format!(
+                            "`{name}` is configured as a builtin tool, and this jp has no builtin tool by that name."
+                        ),
                     ),
                     stderr: String::new(),
                     note: None,
@@ -361,7 +375,9 @@ impl<'a> ToolCoordinator<'a> {
                     if questions > MAX_QUESTIONS {
                         break (
                             ResponseStatus::Error,
-                            format!("The tool asked more than {MAX_QUESTIONS} questions; jp stopped it."),
+                            format!(
+                                "The tool asked more than {MAX_QUESTIONS} questions; jp stopped it."
+                            ),
                         );
                     }
                     match prompter.ask(&question) {
@@ -380,15 +396,24 @@ impl<'a> ToolCoordinator<'a> {
                         Err(error) => {
                             break (
                                 ResponseStatus::Error,
-                                format!("The tool needs an answer to \"{}\" and the user could not be asked ({error}); it did not finish.", question.text),
+                                format!(
+                                    "The tool needs an answer to \"{}\" and the user could not be asked ({error}); it did not finish.",
+                                    question.text
+                                ),
                             );
                         }
                     }
                 }
             }
         };
-        let (response, note) =
-            self.deliver(call, &name, &Value::Object(arguments), status, content, prompter);
+        let (response, note) = self.deliver(
+            call,
+            &name,
+            &Value::Object(arguments),
+            status,
+            content,
+            prompter,
+        );
         Ran {
             response,
             stderr,

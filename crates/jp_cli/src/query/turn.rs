@@ -168,10 +168,9 @@ impl TurnCoordinator {
                     jp_conversation::EventPart::Reasoning(text) => {
                         actions.push(Action::Reasoning(text.clone()));
                     }
-                    jp_conversation::EventPart::ToolCall(jp_conversation::ToolCallPart::Start {
-                        id,
-                        name,
-                    }) => actions.push(Action::ToolCallStarted {
+                    jp_conversation::EventPart::ToolCall(
+                        jp_conversation::ToolCallPart::Start { id, name },
+                    ) => actions.push(Action::ToolCallStarted {
                         id: id.clone(),
                         name: name.clone(),
                     }),

@@ -109,7 +109,12 @@ pub fn anthropic(items: &[Item<'_>], stop_reason: &str, cut: bool) -> String {
         &json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null}, "usage": {"output_tokens": 42}}),
         0,
     );
-    sse(&mut out, "message_stop", &json!({"type": "message_stop"}), 15);
+    sse(
+        &mut out,
+        "message_stop",
+        &json!({"type": "message_stop"}),
+        15,
+    );
     out
 }
 

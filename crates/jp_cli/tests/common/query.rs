@@ -92,4 +92,3 @@ pub fn responses(conversation: &Value) -> Vec<(String, String)> {
         })
         .collect()
 }
-

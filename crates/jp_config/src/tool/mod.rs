@@ -95,10 +95,7 @@ pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 1024 * 1024;
 /// How long a run of `tool` may take and how much it may print: the tool's
 /// own setting, else the `'*'` entry's, else the defaults.
 #[must_use]
-pub fn run_limits(
-    tools: &IndexMap<String, ToolConfig>,
-    tool: &str,
-) -> (std::time::Duration, u64) {
+pub fn run_limits(tools: &IndexMap<String, ToolConfig>, tool: &str) -> (std::time::Duration, u64) {
     let pick = |get: fn(&ToolConfig) -> Option<u64>| {
         tools
             .get(tool)
