@@ -1,0 +1,166 @@
+//! `jp query` in a real terminal (tmux): a call whose policy asks is put to
+//! the user, and the answer decides.
+//!
+//! tmux is not part of the Rust toolchain, so without it these tests say so
+//! and pass, unless `JP_REQUIRE_TMUX` is set (CI sets it and installs tmux).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::Workspace;
+use common::providers::{Item, anthropic};
+use common::query::{initialized, responses, stored};
+use jp_test_server::{Reply, TestServer};
+
+/// A tmux server of our own, killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(ws: &Workspace, command: &str) -> Option<Self> {
+        let available = Command::new("tmux").arg("-V").output().is_ok();
+        if !available {
+            assert!(
+                std::env::var_os("JP_REQUIRE_TMUX").is_none(),
+                "tmux is required (JP_REQUIRE_TMUX is set) but not installed"
+            );
+            eprintln!("tmux is not installed: skipping the terminal test");
+            return None;
+        }
+        let socket = format!("jp-test-{}-{}", std::process::id(), rand_suffix());
+        let status = Command::new("tmux")
+            .args(["-L", &socket, "new-session", "-d", "-x", "200", "-y", "50"])
+            .arg("-c")
+            .arg(ws.project())
+            .arg(command)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        Some(Self { socket })
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-J"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn wait_for(&self, text: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited for {text:?}; the screen shows:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn send(&self, keys: &[&str]) {
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys"])
+            .args(keys)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
+/// The shell command running `jp query` in the terminal, with a clean
+/// environment, then holding the pane open to show the exit code.
+fn query_line(ws: &Workspace, server: &TestServer, message: &str) -> String {
+    format!(
+        "env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' TERM=xterm ANTHROPIC_API_KEY=test-key \
+         '{jp}' query --model anthropic/claude-haiku-4-5 --cfg providers.llm.anthropic.base_url={url} '{message}'; \
+         echo EXIT=$?; sleep 60",
+        path = std::env::var("PATH").unwrap_or_default(),
+        home = ws.root().display(),
+        jp = env!("CARGO_BIN_EXE_jp"),
+        url = server.url(),
+    )
+}
+
+fn modify_call() -> Reply {
+    Reply::sse(anthropic(
+        &[Item::Tool(
+            "toolu_1",
+            "fs_modify_file",
+            r#"{"path": "src/lib.rs", "patterns": [{"old": "main", "new": "hello"}]}"#,
+        )],
+        "tool_use",
+        false,
+    ))
+}
+
+#[test]
+fn an_asking_policy_prompts_in_the_terminal_and_yes_runs_the_call() {
+    let ws = initialized();
+    ws.write("project/src/lib.rs", "pub fn main() {}\n");
+    let server = TestServer::start(vec![
+        modify_call(),
+        Reply::sse(anthropic(&[Item::Text("Renamed.")], "end_turn", false)),
+    ]);
+    let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "rename main")) else {
+        return;
+    };
+    tmux.wait_for("Run fs_modify_file(path: \"src/lib.rs\", patterns: [{\"old\":\"main\",\"new\":\"hello\"}])? [y,n]");
+    tmux.send(&["y", "Enter"]);
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(screen.contains("Renamed."), "{screen}");
+    assert_eq!(ws.read("project/src/lib.rs"), "pub fn hello() {}\n");
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("success".to_owned(), "1 change in src/lib.rs".to_owned())]
+    );
+}
+
+#[test]
+fn no_at_the_prompt_declines_the_call() {
+    let ws = initialized();
+    ws.write("project/src/lib.rs", "pub fn main() {}\n");
+    let server = TestServer::start(vec![
+        modify_call(),
+        Reply::sse(anthropic(&[Item::Text("Left alone.")], "end_turn", false)),
+    ]);
+    let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "rename main")) else {
+        return;
+    };
+    tmux.wait_for("[y,n]");
+    tmux.send(&["n", "Enter"]);
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert_eq!(ws.read("project/src/lib.rs"), "pub fn main() {}\n");
+    assert_eq!(
+        responses(&stored(&ws)),
+        [(
+            "declined".to_owned(),
+            "The user declined this call; it was not run.".to_owned()
+        )]
+    );
+}
