@@ -82,7 +82,7 @@ impl Provider for Anthropic {
             body: request_body(&request),
             retry: self.retry,
         };
-        post_stream(post, Box::new(Decoder::new()))
+        post_stream(post, || Box::new(Decoder::new()))
     }
 }
 

@@ -6,12 +6,17 @@
 //! The returned [`EventStream`] owns the HTTP response, so dropping the
 //! stream closes the connection, which is how jp stops a generation (and
 //! its billing) early. Nothing is sent before the stream is first polled,
-//! and a request is never sent again once the body has started: only the
-//! answers that carry no response (429, 503, 529, an `overloaded_error`
-//! body) are retried.
+//! and a request is never sent again once content has been received: only
+//! answers that carry no response are retried. Those are the error
+//! statuses 429, 503 and 529, an `overloaded_error` error body, and a
+//! success whose stream reports `overloaded_error` or `rate_limit_error`
+//! before any content (Anthropic answers 200 and then sends such an
+//! `error` event when it is busy). To tell that last case apart, the events
+//! of a response that precede its first content ([`Holdback`]) are held
+//! back, so a retried response leaves nothing behind.
 
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -19,13 +24,22 @@ use serde_json::Value;
 use crate::error::ProviderError;
 use crate::provider::{EventStream, StreamEvent, WireDecoder};
 
-/// How a provider retries rate-limit (HTTP 429) and overload (HTTP 503,
-/// HTTP 529, an `overloaded_error` body) answers.
+/// How a provider retries rate-limit (HTTP 429, a `rate_limit_error` event
+/// before any content) and overload (HTTP 503, HTTP 529, an
+/// `overloaded_error` body or event) answers. All of them count against
+/// the same `max_attempts`.
 ///
 /// The wait before the second request is `base_delay`, and it doubles for
-/// each request after that, up to `max_delay`. A `retry-after` header (in
-/// seconds) replaces the computed wait, capped at 60 seconds; `0` retries
-/// at once. Each wait is announced as a [`StreamEvent::Notice`].
+/// each request after that, up to `max_delay`. Up to 20% is then added at
+/// random ("jitter"), so that clients turned away at the same moment do not
+/// all come back at the same moment; the result is rounded down to what the
+/// notice shows (whole milliseconds under a second, tenths of a second
+/// above), but never below the computed wait. Waits under 5 ms are
+/// therefore never lengthened, which keeps tests that use tiny delays exact.
+///
+/// A `retry-after` header (in seconds) replaces the computed wait, without
+/// jitter (the server chose it), capped at 60 seconds; `0` retries at once.
+/// Each wait is announced as a [`StreamEvent::Notice`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
     /// How many requests to send at most, the first included (`1` never
@@ -33,13 +47,13 @@ pub struct RetryPolicy {
     pub max_attempts: u32,
     /// The wait before the first retry.
     pub base_delay: Duration,
-    /// The longest computed wait.
+    /// The longest computed wait, before jitter.
     pub max_delay: Duration,
 }
 
 impl Default for RetryPolicy {
-    /// Five requests, waiting 1 s, 2 s, 4 s and 8 s between them (at most
-    /// 30 s).
+    /// Five requests, waiting 1 s, 2 s, 4 s and 8 s (plus jitter) between
+    /// them (at most 30 s before jitter).
     fn default() -> Self {
         Self {
             max_attempts: 5,
@@ -58,6 +72,52 @@ impl RetryPolicy {
             .unwrap_or(self.max_delay)
             .min(self.max_delay)
     }
+
+    /// The wait after request number `attempt` (1-based) failed: the
+    /// computed backoff with jitter drawn from `entropy`.
+    fn jittered_backoff(&self, attempt: u32, entropy: u64) -> Duration {
+        with_jitter(self.backoff(attempt), entropy)
+    }
+}
+
+/// The most jitter adds to a computed wait, in thousandths of it (20%).
+const MAX_JITTER_PER_MILLE: u32 = 200;
+
+/// `delay` plus a share of up to [`MAX_JITTER_PER_MILLE`] of it picked by
+/// `entropy`, rounded down to the precision of [`format_delay`] but never
+/// below `delay`.
+fn with_jitter(delay: Duration, entropy: u64) -> Duration {
+    // `entropy`'s own low bits may be constant (clocks with microsecond
+    // resolution report nanoseconds ending in 000): mix every bit in.
+    let mixed = splitmix64(entropy);
+    let per_mille = u32::try_from(mixed % u64::from(MAX_JITTER_PER_MILLE)).unwrap_or(0);
+    let extra = delay
+        .checked_mul(per_mille)
+        .map_or(Duration::ZERO, |scaled| scaled / 1000);
+    let total = delay.saturating_add(extra);
+    let rounded = if total < Duration::from_secs(1) {
+        Duration::from_millis(u64::from(total.subsec_millis()))
+    } else {
+        Duration::new(total.as_secs(), total.subsec_millis() / 100 * 100_000_000)
+    };
+    rounded.max(delay)
+}
+
+/// A well-spread 64-bit value from `seed` (the splitmix64 finaliser).
+fn splitmix64(seed: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Entropy for jitter, without a random-number dependency: the clock's
+/// sub-second nanoseconds. Two clients turned away together still differ in
+/// when they got the answer, which is all jitter needs.
+fn clock_entropy() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |since| u64::from(since.subsec_nanos()))
 }
 
 /// The longest wait a `retry-after` header can ask for.
@@ -157,8 +217,11 @@ fn client() -> Result<reqwest::Client, String> {
 }
 
 /// Sends `post` when the stream is first polled and streams the response
-/// through `decoder`.
-pub(crate) fn post_stream(post: Post, mut decoder: Box<dyn WireDecoder>) -> EventStream {
+/// through a decoder from `new_decoder` (a fresh one for each response).
+pub(crate) fn post_stream(
+    post: Post,
+    new_decoder: impl Fn() -> Box<dyn WireDecoder> + Send + 'static,
+) -> EventStream {
     Box::pin(async_stream::try_stream! {
         let client = client().map_err(|message| ProviderError::Connect {
             provider: post.provider.clone(),
@@ -168,75 +231,175 @@ pub(crate) fn post_stream(post: Post, mut decoder: Box<dyn WireDecoder>) -> Even
         let body = Bytes::from(post.body.to_string());
         let max_attempts = post.retry.max_attempts.max(1);
         let mut attempt = 1;
-        let mut response = loop {
-            let response = send(&client, &post, body.clone()).await?;
-            match check(&post, response).await? {
-                Checked::Streaming(response) => break response,
-                Checked::Retry { reason, retry_after } => {
-                    if attempt >= max_attempts {
-                        Err(ProviderError::RetriesExhausted {
-                            provider: post.provider.clone(),
-                            reason: reason.clone(),
-                            attempts: attempt,
-                        })?;
-                    }
-                    let delay = retry_after.unwrap_or_else(|| post.retry.backoff(attempt));
-                    attempt += 1;
-                    tracing::debug!(
-                        provider = %post.provider, %reason, ?delay, attempt, "retrying"
-                    );
-                    yield StreamEvent::Notice(format!(
-                        "{reason}; retrying in {} (attempt {attempt} of {max_attempts})",
-                        format_delay(delay)
-                    ));
-                    tokio::time::sleep(delay).await;
-                }
-            }
-        };
         loop {
-            match response.chunk().await {
-                Ok(Some(bytes)) => {
-                    for event in decoder.feed(&bytes)? {
-                        yield event;
-                    }
-                    // A decoder that fails after some events of a chunk
-                    // returns the error from its next call: ask for it now,
-                    // not when the next chunk arrives.
-                    for event in decoder.feed(&[])? {
-                        yield event;
-                    }
-                }
-                Ok(None) => {
-                    for event in decoder.finish()? {
-                        yield event;
-                    }
-                    break;
-                }
-                Err(error) => {
-                    // A read error after the format's end marker loses
-                    // nothing; before it, it is the disconnection to report.
-                    match decoder.finish() {
-                        Ok(events) => {
-                            for event in events {
+            let response = send(&client, &post, body.clone()).await?;
+            let (reason, retry_after) = match check(&post, response).await? {
+                Checked::Retry { reason, retry_after } => (reason, retry_after),
+                Checked::Streaming(mut response) => {
+                    let mut decoder = new_decoder();
+                    let mut holdback = Holdback::default();
+                    let reason = loop {
+                        let chunk = response.chunk().await;
+                        let mut events = Vec::new();
+                        let step = decode_chunk(decoder.as_mut(), chunk, &mut events);
+                        for event in events {
+                            for event in holdback.accept(event) {
                                 yield event;
                             }
-                            break;
                         }
-                        Err(ProviderError::Disconnected { provider, .. }) => {
-                            Err(ProviderError::Disconnected {
-                                provider,
-                                message: format!(
-                                    "error reading the response: {}",
-                                    describe(cause_of(&error))
-                                ),
-                            })?;
+                        match step {
+                            Step::More => {}
+                            Step::End => {
+                                for event in holdback.release() {
+                                    yield event;
+                                }
+                                return;
+                            }
+                            Step::Failed(error) => {
+                                if let Some(reason) = holdback.retry_reason(&error) {
+                                    break reason;
+                                }
+                                for event in holdback.release() {
+                                    yield event;
+                                }
+                                Err(error)?;
+                            }
                         }
-                        Err(other) => Err(other)?,
-                    }
+                    };
+                    // Close this response before waiting: the events it
+                    // produced are dropped with it.
+                    drop(response);
+                    (reason, None)
                 }
+            };
+            if attempt >= max_attempts {
+                Err(ProviderError::RetriesExhausted {
+                    provider: post.provider.clone(),
+                    reason: reason.clone(),
+                    attempts: attempt,
+                })?;
             }
+            let delay = retry_after
+                .unwrap_or_else(|| post.retry.jittered_backoff(attempt, clock_entropy()));
+            attempt += 1;
+            tracing::debug!(provider = %post.provider, %reason, ?delay, attempt, "retrying");
+            yield StreamEvent::Notice(format!(
+                "{reason}; retrying in {} (attempt {attempt} of {max_attempts})",
+                format_delay(delay)
+            ));
+            tokio::time::sleep(delay).await;
         }
     })
+}
+
+/// Where a response stands after one read from its body.
+#[derive(Debug, PartialEq)]
+enum Step {
+    /// More of the body may come.
+    More,
+    /// The body ended and is complete.
+    End,
+    /// The body cannot be read further.
+    Failed(ProviderError),
+}
+
+/// Passes the outcome of one read from the body through `decoder`, adding
+/// the events it produced to `events` (also when it then fails).
+fn decode_chunk(
+    decoder: &mut dyn WireDecoder,
+    chunk: Result<Option<Bytes>, reqwest::Error>,
+    events: &mut Vec<StreamEvent>,
+) -> Step {
+    let decoded = match chunk {
+        Ok(Some(bytes)) => {
+            // A decoder that fails after some events of a chunk returns the
+            // error from its next call: ask for it now, not when the next
+            // chunk arrives.
+            for input in [&bytes[..], &[]] {
+                match decoder.feed(input) {
+                    Ok(more) => events.extend(more),
+                    Err(error) => return Step::Failed(error),
+                }
+            }
+            return Step::More;
+        }
+        Ok(None) => decoder.finish(),
+        // A read error after the format's end marker loses nothing; before
+        // it, it is the disconnection to report.
+        Err(error) => decoder.finish().map_err(|finished| match finished {
+            ProviderError::Disconnected { provider, .. } => ProviderError::Disconnected {
+                provider,
+                message: format!("error reading the response: {}", describe(cause_of(&error))),
+            },
+            other => other,
+        }),
+    };
+    match decoded {
+        Ok(more) => {
+            events.extend(more);
+            Step::End
+        }
+        Err(error) => Step::Failed(error),
+    }
+}
+
+/// Holds back the events of a response that come before its content.
+///
+/// Until the first [`StreamEvent::Part`], [`StreamEvent::Flush`] or
+/// [`StreamEvent::Finished`], a response has said nothing the user sees:
+/// its other events (the usage of `message_start`) wait here. An overload
+/// or rate-limit error event in that window means the response never
+/// started, so the request is sent again and the held events are dropped
+/// with the response; after it, the response has started and any error is
+/// final.
+#[derive(Debug, Default)]
+struct Holdback {
+    /// Whether content was passed on.
+    started: bool,
+    /// The events waiting for content.
+    held: Vec<StreamEvent>,
+}
+
+impl Holdback {
+    /// The events to pass on now that `event` was decoded.
+    fn accept(&mut self, event: StreamEvent) -> Vec<StreamEvent> {
+        if !self.started {
+            let content = matches!(
+                event,
+                StreamEvent::Part { .. } | StreamEvent::Flush { .. } | StreamEvent::Finished(_)
+            );
+            if !content {
+                self.held.push(event);
+                return Vec::new();
+            }
+            self.started = true;
+        }
+        let mut ready = std::mem::take(&mut self.held);
+        ready.push(event);
+        ready
+    }
+
+    /// The held events, for a response that ended or failed for good.
+    fn release(&mut self) -> Vec<StreamEvent> {
+        std::mem::take(&mut self.held)
+    }
+
+    /// Why the request may be sent again after `error`, worded for a
+    /// notice: an overload or rate-limit error event before any content.
+    fn retry_reason(&self, error: &ProviderError) -> Option<String> {
+        if self.started {
+            return None;
+        }
+        match error {
+            ProviderError::Api { kind, .. } if kind == "overloaded_error" => {
+                Some(format!("overloaded ({kind})"))
+            }
+            ProviderError::Api { kind, .. } if kind == "rate_limit_error" => {
+                Some(format!("rate limited ({kind})"))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Sends the request once.

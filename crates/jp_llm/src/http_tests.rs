@@ -1,13 +1,27 @@
-//! Tests of the retry policy, error-body parsing and error messages of the
-//! shared streaming POST (the HTTP exchanges themselves are tested in
+//! Tests of the retry policy and its jitter, the holding back of events
+//! before content, error-body parsing and error messages of the shared
+//! streaming POST (the HTTP exchanges themselves are tested in
 //! `tests/providers.rs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::collections::BTreeSet;
+
+use jp_conversation::EventPart;
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderValue, RETRY_AFTER};
 
 use super::*;
+use crate::provider::Usage;
+
+/// Every wait `with_jitter` gives `delay` over many entropies, including
+/// nanosecond counts of a clock with microsecond resolution.
+fn jittered(delay: Duration) -> BTreeSet<Duration> {
+    (0..5000u64)
+        .chain((0..5000).map(|micros| micros * 1000))
+        .map(|entropy| with_jitter(delay, entropy))
+        .collect()
+}
 
 #[test]
 fn backoff_doubles_up_to_the_maximum() {
@@ -27,6 +41,166 @@ fn backoff_doubles_up_to_the_maximum() {
         ]
     );
     assert_eq!(policy.backoff(u32::MAX), secs(30));
+}
+
+#[test]
+fn jitter_adds_up_to_a_fifth_rounded_to_what_the_notice_shows() {
+    let ms = Duration::from_millis;
+    // Tenths of a second above a second, 0 to 20% (exclusive) extra.
+    let one_second = jittered(Duration::from_secs(1));
+    assert_eq!(one_second, BTreeSet::from([ms(1000), ms(1100)]));
+    let thirty = jittered(Duration::from_secs(30));
+    assert_eq!(thirty.first(), Some(&ms(30_000)));
+    assert_eq!(thirty.last(), Some(&ms(35_900)));
+    assert_eq!(thirty.len(), 60, "every tenth from 30.0 s to 35.9 s");
+    assert!(thirty.iter().all(|wait| wait.subsec_millis() % 100 == 0));
+    // Whole milliseconds below a second.
+    let quarter = jittered(ms(250));
+    assert_eq!(quarter.first(), Some(&ms(250)));
+    assert_eq!(quarter.last(), Some(&ms(299)));
+    assert_eq!(quarter.len(), 50);
+    // The retry-after-free waits of the HTTP tests stay exact.
+    for short in [Duration::ZERO, ms(1), ms(2), ms(3), ms(4), ms(5)] {
+        assert_eq!(jittered(short), BTreeSet::from([short]), "{short:?}");
+    }
+    // Rounding never shortens the computed wait.
+    assert_eq!(
+        jittered(Duration::from_micros(1500)),
+        BTreeSet::from([Duration::from_micros(1500)])
+    );
+    // No overflow at the extremes.
+    assert_eq!(with_jitter(Duration::MAX, u64::MAX), Duration::MAX);
+}
+
+#[test]
+fn jitter_is_a_function_of_the_entropy() {
+    let policy = RetryPolicy::default();
+    for entropy in [0, 1, 999_999_999, u64::MAX] {
+        assert_eq!(
+            policy.jittered_backoff(3, entropy),
+            policy.jittered_backoff(3, entropy)
+        );
+        let wait = policy.jittered_backoff(3, entropy);
+        assert!(
+            (Duration::from_secs(4)..Duration::from_millis(4800)).contains(&wait),
+            "{wait:?}"
+        );
+    }
+}
+
+fn usage() -> StreamEvent {
+    StreamEvent::Usage(Usage {
+        input_tokens: Some(7),
+        output_tokens: Some(1),
+        cache_read_tokens: None,
+    })
+}
+
+fn text(text: &str) -> StreamEvent {
+    StreamEvent::Part {
+        index: 0,
+        part: EventPart::Message(text.into()),
+    }
+}
+
+fn api(kind: &str) -> ProviderError {
+    ProviderError::Api {
+        provider: "anthropic".into(),
+        kind: kind.into(),
+        message: "m".into(),
+    }
+}
+
+#[test]
+fn holdback_keeps_events_until_content_then_passes_everything() {
+    let mut holdback = Holdback::default();
+    assert_eq!(holdback.accept(usage()), vec![]);
+    assert_eq!(holdback.accept(StreamEvent::Notice("n".into())), vec![]);
+    assert_eq!(
+        holdback.accept(text("Hi")),
+        vec![usage(), StreamEvent::Notice("n".into()), text("Hi")]
+    );
+    assert_eq!(holdback.accept(usage()), vec![usage()]);
+    assert_eq!(holdback.release(), vec![]);
+
+    for content in [
+        StreamEvent::Flush { index: 0 },
+        StreamEvent::Finished(crate::provider::FinishReason::EndTurn),
+    ] {
+        let mut holdback = Holdback::default();
+        assert_eq!(holdback.accept(usage()), vec![]);
+        assert_eq!(holdback.accept(content.clone()), vec![usage(), content]);
+    }
+
+    let mut holdback = Holdback::default();
+    assert_eq!(holdback.accept(usage()), vec![]);
+    assert_eq!(holdback.release(), vec![usage()]);
+    assert_eq!(holdback.release(), vec![]);
+}
+
+#[test]
+fn only_overload_and_rate_limit_events_before_content_are_retried() {
+    let holdback = Holdback::default();
+    assert_eq!(
+        holdback.retry_reason(&api("overloaded_error")).as_deref(),
+        Some("overloaded (overloaded_error)")
+    );
+    assert_eq!(
+        holdback.retry_reason(&api("rate_limit_error")).as_deref(),
+        Some("rate limited (rate_limit_error)")
+    );
+    assert_eq!(holdback.retry_reason(&api("api_error")), None);
+    assert_eq!(
+        holdback.retry_reason(&ProviderError::Disconnected {
+            provider: "anthropic".into(),
+            message: "gone".into(),
+        }),
+        None
+    );
+    let mut started = Holdback::default();
+    let _ = started.accept(text("Hi"));
+    assert_eq!(started.retry_reason(&api("overloaded_error")), None);
+    assert_eq!(started.retry_reason(&api("rate_limit_error")), None);
+}
+
+#[test]
+fn a_chunk_keeps_the_events_before_an_error_in_it() {
+    let body = b"event: message_start\n\
+                 data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":7,\"output_tokens\":1}}}\n\n\
+                 event: error\n\
+                 data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"m\"}}\n\n";
+    let mut decoder = crate::anthropic::Decoder::new();
+    let mut events = Vec::new();
+    let step = decode_chunk(
+        &mut decoder,
+        Ok(Some(Bytes::from_static(body))),
+        &mut events,
+    );
+    assert_eq!(
+        (events, step),
+        (vec![usage()], Step::Failed(api("overloaded_error")))
+    );
+
+    // The body ends after the first event.
+    let cut = body.windows(12).position(|w| w == b"event: error").unwrap();
+    let mut decoder = crate::anthropic::Decoder::new();
+    let mut events = Vec::new();
+    assert_eq!(
+        decode_chunk(
+            &mut decoder,
+            Ok(Some(Bytes::copy_from_slice(&body[..cut]))),
+            &mut events
+        ),
+        Step::More
+    );
+    assert_eq!(
+        decode_chunk(&mut decoder, Ok(None), &mut events),
+        Step::Failed(ProviderError::Disconnected {
+            provider: "anthropic".into(),
+            message: "the response ended before its `message_stop` event".into(),
+        })
+    );
+    assert_eq!(events, vec![usage()]);
 }
 
 #[test]

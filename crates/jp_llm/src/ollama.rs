@@ -89,7 +89,7 @@ impl Provider for Ollama {
             body: request_body(&request),
             retry: self.retry,
         };
-        post_stream(post, Box::new(Decoder::new()))
+        post_stream(post, || Box::new(Decoder::new()))
     }
 }
 

@@ -4,7 +4,8 @@
 //!
 //! [`OpenAiCompatible`] posts to `{base_url}/chat/completions`;
 //! [`request_body`] builds the JSON it sends and [`Decoder`] reads the
-//! chunks that come back.
+//! chunks that come back. The servers differ in one field of the request:
+//! see [`token_limit_field`].
 //!
 //! Indexes: the assistant text is index 0, reasoning is index 1, and the
 //! tool call the provider numbers `k` (its `tool_calls[].index`) is index
@@ -23,6 +24,9 @@ use crate::provider::{
     ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, Usage, WireDecoder,
 };
 use crate::sse::{Latch, SseDecoder, SseEvent, excerpt};
+
+/// The name of OpenAI's own API among the compatible providers.
+const OPENAI: &str = "openai";
 
 /// The index of the assistant text.
 const TEXT_INDEX: usize = 0;
@@ -56,7 +60,8 @@ impl OpenAiCompatible {
     /// posts to `{base_url}/chat/completions`, where `base_url` already
     /// holds the API's version (`https://api.openai.com/v1`,
     /// `https://openrouter.ai/api/v1`; a trailing `/` is ignored), with
-    /// `Authorization: Bearer {api_key}` when a key is given.
+    /// `Authorization: Bearer {api_key}` when a key is given. The name also
+    /// picks the token-limit field (see [`token_limit_field`]).
     pub fn new(
         name: impl Into<String>,
         base_url: impl Into<String>,
@@ -95,10 +100,11 @@ impl Provider for OpenAiCompatible {
             provider: self.name.clone(),
             url: format!("{}/chat/completions", self.base_url),
             headers,
-            body: request_body(&request),
+            body: request_body(&self.name, &request),
             retry: self.retry,
         };
-        post_stream(post, Box::new(Decoder::for_provider(self.name.clone())))
+        let name = self.name.clone();
+        post_stream(post, move || Box::new(Decoder::for_provider(name.clone())))
     }
 }
 
@@ -115,10 +121,11 @@ impl Provider for OpenAiCompatible {
 /// standard place for it, and the servers that accept one drop it from
 /// earlier turns anyway.
 ///
-/// Usage is asked for with `stream_options.include_usage`; the limit is
-/// sent as `max_tokens`, which every compatible server reads.
+/// Usage is asked for with `stream_options.include_usage`; the token limit
+/// goes in the field [`token_limit_field`] names for `provider` (the
+/// provider's name, as given to [`OpenAiCompatible::new`]).
 #[must_use]
-pub fn request_body(request: &ChatRequest) -> Value {
+pub fn request_body(provider: &str, request: &ChatRequest) -> Value {
     let mut messages = Vec::new();
     if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
         messages.push(json!({"role": "system", "content": system}));
@@ -145,7 +152,10 @@ pub fn request_body(request: &ChatRequest) -> Value {
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
-    body.insert("max_tokens".into(), json!(request.max_tokens));
+    body.insert(
+        token_limit_field(provider).into(),
+        json!(request.max_tokens),
+    );
     if let Some(temperature) = request.temperature {
         body.insert("temperature".into(), json!(temperature));
     }
@@ -155,6 +165,22 @@ pub fn request_body(request: &ChatRequest) -> Value {
     body.insert("stream".into(), json!(true));
     body.insert("stream_options".into(), json!({"include_usage": true}));
     Value::Object(body)
+}
+
+/// The request field that carries the token limit for `provider`.
+///
+/// OpenAI's own API (the provider named `openai`) wants
+/// `max_completion_tokens`: it deprecated `max_tokens` and refuses it for
+/// its reasoning models. Every other compatible server (OpenRouter,
+/// llama.cpp, vLLM) reads `max_tokens`, and not all of them read the newer
+/// name.
+#[must_use]
+pub fn token_limit_field(provider: &str) -> &'static str {
+    if provider == OPENAI {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    }
 }
 
 fn push_message(messages: &mut Vec<Value>, message: &Message) {
@@ -331,7 +357,7 @@ impl Decoder {
     /// A decoder for one response, naming the provider `openai` in errors.
     #[must_use]
     pub fn new() -> Self {
-        Self::for_provider("openai")
+        Self::for_provider(OPENAI)
     }
 
     /// A decoder for one response, naming the provider `provider` in

@@ -261,7 +261,7 @@ fn the_request_sends_the_recorded_llamacpp_history() {
     };
     let recorded = fixture_requests(LLAMACPP)[1]["messages"].clone();
     assert_eq!(
-        request_body(&request),
+        request_body("llamacpp", &request),
         json!({
             "model": "qwen3.5:9b",
             "messages": recorded,
@@ -273,7 +273,7 @@ fn the_request_sends_the_recorded_llamacpp_history() {
 }
 
 #[test]
-fn request_body_with_everything() {
+fn request_body_for_openai_with_everything() {
     let request = ChatRequest {
         model: "gpt-5".into(),
         system: Some("Be brief.".into()),
@@ -310,7 +310,7 @@ fn request_body_with_everything() {
         top_p: Some(1.0),
     };
     assert_eq!(
-        request_body(&request).to_string(),
+        request_body("openai", &request).to_string(),
         json!({
             "model": "gpt-5",
             "messages": [
@@ -331,7 +331,7 @@ fn request_body_with_everything() {
                 "description": "Create a file.",
                 "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
             }}],
-            "max_tokens": 1024,
+            "max_completion_tokens": 1024,
             "temperature": 0.25,
             "top_p": 1.0,
             "stream": true,
@@ -339,6 +339,49 @@ fn request_body_with_everything() {
         })
         .to_string()
     );
+}
+
+/// OpenAI's own API gets `max_completion_tokens`; every other compatible
+/// server gets `max_tokens`.
+#[test]
+fn the_token_limit_field_depends_on_the_provider() {
+    let request = ChatRequest {
+        model: "m".into(),
+        system: None,
+        messages: vec![Message::User("Hi".into())],
+        tools: vec![],
+        max_tokens: 2048,
+        temperature: None,
+        top_p: None,
+    };
+    assert_eq!(
+        request_body("openai", &request).to_string(),
+        json!({
+            "model": "m",
+            "messages": [{"role": "user", "content": "Hi"}],
+            "max_completion_tokens": 2048,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        })
+        .to_string()
+    );
+    // Names are matched exactly, as model ids spell them.
+    for provider in ["openrouter", "llamacpp", "vllm", "OpenAI"] {
+        assert_eq!(
+            request_body(provider, &request).to_string(),
+            json!({
+                "model": "m",
+                "messages": [{"role": "user", "content": "Hi"}],
+                "max_tokens": 2048,
+                "stream": true,
+                "stream_options": {"include_usage": true},
+            })
+            .to_string(),
+            "{provider}"
+        );
+    }
+    assert_eq!(token_limit_field("openai"), "max_completion_tokens");
+    assert_eq!(token_limit_field("openrouter"), "max_tokens");
 }
 
 #[test]

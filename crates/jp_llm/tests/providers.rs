@@ -54,7 +54,8 @@ fn request() -> ChatRequest {
     }
 }
 
-/// Retries without real waiting.
+/// Retries without real waiting. Waits this short get no jitter (it is
+/// rounded away; see `RetryPolicy`), so notices are exact.
 fn fast_retry() -> RetryPolicy {
     RetryPolicy {
         max_attempts: 5,
@@ -226,7 +227,12 @@ async fn openrouter_replays_recorded_parallel_tool_calls_split_at_every_byte() {
     assert_eq!(sent.path_mismatch, None);
     assert_eq!(sent.header("authorization"), Some("Bearer or-key"));
     assert_eq!(sent.header("content-type"), Some("application/json"));
-    assert_eq!(sent.json(), jp_llm::openai::request_body(&request()));
+    assert_eq!(
+        sent.json(),
+        jp_llm::openai::request_body("openrouter", &request())
+    );
+    assert_eq!(sent.json()["max_tokens"], json!(1000));
+    assert_eq!(sent.json().get("max_completion_tokens"), None);
 }
 
 #[tokio::test]
@@ -267,7 +273,53 @@ async fn llamacpp_replays_a_recorded_tool_call_without_a_key() {
     assert_eq!(sent.path, "/v1/chat/completions");
     assert_eq!(sent.path_mismatch, None);
     assert_eq!(sent.header("authorization"), None);
-    assert_eq!(sent.json(), jp_llm::openai::request_body(&request()));
+    assert_eq!(
+        sent.json(),
+        jp_llm::openai::request_body("llamacpp", &request())
+    );
+    assert_eq!(sent.json()["max_tokens"], json!(1000));
+}
+
+#[tokio::test]
+async fn openai_sends_the_token_limit_as_max_completion_tokens() {
+    // A recorded Chat Completions answer, served where OpenAI serves it.
+    let server = TestServer::start(vec![
+        fixture(OPENROUTER, 1)
+            .reply()
+            .expect_path("/v1/chat/completions"),
+    ]);
+    let provider =
+        OpenAiCompatible::new("openai", format!("{}/v1", server.url()), Some("sk".into()));
+    let (events, error) = collect(provider.stream(request())).await;
+    assert_eq!(error, None);
+    assert_eq!(events.last(), Some(&usage(164, 110, Some(0))));
+
+    let requests = ended_requests(&server, 1).await;
+    let sent = &requests[0];
+    assert_eq!(sent.path, "/v1/chat/completions");
+    assert_eq!(sent.path_mismatch, None);
+    assert_eq!(
+        sent.json(),
+        json!({
+            "model": "test-model",
+            "messages": [
+                {"role": "system", "content": "You are terse."},
+                {"role": "user", "content": "Please run the tool, providing whatever arguments you want."},
+            ],
+            "tools": [{"type": "function", "function": {
+                "name": "run_me",
+                "description": "Runs.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"foo": {"type": "string"}, "bar": {"type": "string"}},
+                    "additionalProperties": false,
+                },
+            }}],
+            "max_completion_tokens": 1000,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        })
+    );
 }
 
 #[tokio::test]
@@ -420,6 +472,116 @@ async fn overload_answers_back_off_and_then_give_up() {
     assert_eq!(ended_requests(&server, 3).await.len(), 3);
 }
 
+/// An Anthropic body of `data` events, each named by its type.
+fn anthropic_sse(events: &[&str]) -> String {
+    events
+        .iter()
+        .map(|data| {
+            let kind = serde_json::from_str::<serde_json::Value>(data).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            format!("event: {kind}\ndata: {data}\n\n")
+        })
+        .collect()
+}
+
+const MESSAGE_START: &str = r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"test-model","usage":{"input_tokens":7,"output_tokens":1}}}"#;
+const PING: &str = r#"{"type":"ping"}"#;
+const OVERLOADED_EVENT: &str =
+    r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+
+#[tokio::test]
+async fn an_overloaded_error_event_before_any_content_is_retried() {
+    let overloaded = anthropic_sse(&[MESSAGE_START, PING, OVERLOADED_EVENT]);
+    let server = TestServer::start(vec![
+        Reply::sse(overloaded).split(Split::Every(1)),
+        fixture(ANTHROPIC, 0).reply(),
+    ]);
+    let provider = Anthropic::new(server.url(), "k").with_retry(fast_retry());
+    let (events, error) = collect(provider.stream(request())).await;
+    assert_eq!(error, None);
+    // The first response's usage (7 in, 1 out) is dropped with it.
+    let mut expected = vec![StreamEvent::Notice(
+        "overloaded (overloaded_error); retrying in 1ms (attempt 2 of 5)".into(),
+    )];
+    expected.extend(anthropic_tool_call_events());
+    assert_eq!(events, expected);
+    let requests = ended_requests(&server, 2).await;
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].body, requests[1].body);
+}
+
+#[tokio::test]
+async fn an_overloaded_error_event_after_text_is_final() {
+    let body = anthropic_sse(&[
+        MESSAGE_START,
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        PING,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"lo"}}"#,
+        OVERLOADED_EVENT,
+    ]);
+    let server = TestServer::start(vec![
+        Reply::sse(body).split(Split::Every(7)),
+        fixture(ANTHROPIC, 0).reply(),
+    ]);
+    let provider = Anthropic::new(server.url(), "k").with_retry(fast_retry());
+    let (events, error) = collect(provider.stream(request())).await;
+    assert_eq!(
+        events,
+        vec![
+            StreamEvent::Usage(Usage {
+                input_tokens: Some(7),
+                output_tokens: Some(1),
+                cache_read_tokens: None,
+            }),
+            part(0, EventPart::Message("Hel".into())),
+            part(0, EventPart::Message("lo".into())),
+        ]
+    );
+    assert_eq!(
+        error,
+        Some(ProviderError::Api {
+            provider: "anthropic".into(),
+            kind: "overloaded_error".into(),
+            message: "Overloaded".into(),
+        })
+    );
+    // The stream has ended: nothing more will be sent.
+    assert_eq!(ended_requests(&server, 1).await.len(), 1);
+}
+
+#[tokio::test]
+async fn rate_limit_error_events_share_the_attempt_budget_with_statuses() {
+    let rate_limited = anthropic_sse(&[
+        MESSAGE_START,
+        r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#,
+    ]);
+    let server = TestServer::start(vec![
+        Reply::status(529, "application/json", OVERLOADED_EVENT),
+        Reply::sse(rate_limited),
+        fixture(ANTHROPIC, 0).reply(),
+    ]);
+    let provider = Anthropic::new(server.url(), "k").with_retry(RetryPolicy {
+        max_attempts: 2,
+        ..fast_retry()
+    });
+    let (events, error) = collect(provider.stream(request())).await;
+    assert_eq!(
+        events,
+        vec![StreamEvent::Notice(
+            "overloaded (HTTP 529); retrying in 1ms (attempt 2 of 2)".into()
+        )]
+    );
+    let error = error.unwrap();
+    assert_eq!(
+        error.to_string(),
+        "anthropic: still rate limited (rate_limit_error) after 2 attempts; try again later"
+    );
+    assert_eq!(ended_requests(&server, 2).await.len(), 2);
+}
+
 /// Builds a provider for a server's URL.
 type MakeProvider = Box<dyn Fn(String) -> Box<dyn Provider>>;
 
@@ -526,14 +688,21 @@ async fn a_dropped_connection_mid_stream_keeps_the_events_before_it() {
     let provider = Anthropic::new(server.url(), "k").with_retry(fast_retry());
     let (events, error) = collect(provider.stream(request())).await;
     assert_eq!(events, anthropic_tool_call_events()[..5]);
+    // What hyper says about the truncated body varies with its version and
+    // the platform; jp's part of the message does not.
+    let Some(ProviderError::Disconnected { provider, message }) = error.clone() else {
+        panic!("not a disconnection: {error:?}");
+    };
+    assert_eq!(provider, "anthropic");
+    let cause = message
+        .strip_prefix("error reading the response: ")
+        .unwrap_or_else(|| panic!("unexpected message: {message:?}"));
+    assert_ne!(cause.trim(), "", "no cause in {message:?}");
     assert_eq!(
-        error,
-        Some(ProviderError::Disconnected {
-            provider: "anthropic".into(),
-            message: "error reading the response: request or response body error: \
-                      error reading a body from connection: unexpected EOF during chunk size line"
-                .into(),
-        })
+        error.unwrap().to_string(),
+        format!(
+            "anthropic: the connection dropped mid-response: error reading the response: {cause}"
+        )
     );
     // Never re-sent after the body started.
     assert_eq!(ended_requests(&server, 1).await.len(), 1);
@@ -578,21 +747,25 @@ async fn an_unreachable_server_is_a_connect_error_naming_the_url() {
     let provider = Ollama::new(format!("http://127.0.0.1:{port}"), None);
     let (events, error) = collect(provider.stream(request())).await;
     assert_eq!(events, vec![]);
+    // The OS's words for the refusal vary by platform (and language); jp's
+    // part of the message does not.
     let error = error.unwrap();
+    let url = format!("http://127.0.0.1:{port}/api/chat");
+    let ProviderError::Connect { message, .. } = &error else {
+        panic!("not a connect error: {error:?}");
+    };
+    let message = message.clone();
+    assert_ne!(message.trim(), "", "no cause in {error:?}");
     assert_eq!(
         error,
         ProviderError::Connect {
             provider: "ollama".into(),
-            url: format!("http://127.0.0.1:{port}/api/chat"),
-            message: "client error (Connect): tcp connect error: Connection refused (os error 111)"
-                .into(),
+            url: url.clone(),
+            message: message.clone(),
         }
     );
     assert_eq!(
         error.to_string(),
-        format!(
-            "ollama: cannot reach http://127.0.0.1:{port}/api/chat: client error (Connect): \
-             tcp connect error: Connection refused (os error 111)"
-        )
+        format!("ollama: cannot reach {url}: {message}")
     );
 }
