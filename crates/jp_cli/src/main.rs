@@ -35,6 +35,10 @@ fn init_logging(verbose: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        )
         .with_target(false)
         .try_init();
 }

@@ -161,8 +161,17 @@ impl Printer {
         self.sink(channel).write(text);
     }
 
+    /// Writes chrome text (no newline) styled with `style`, its control
+    /// characters made visible.
+    pub fn chrome_text(&self, style: Style, text: &str) {
+        let mut sink = self.sink(Channel::Chrome);
+        let styled = paint(sink.color, style, &sanitize(text));
+        sink.write(&styled);
+    }
+
     /// Writes a chrome line styled with `style`, starting on a fresh line
-    /// if streamed content left the terminal mid-line.
+    /// if streamed content left the terminal mid-line. Control characters
+    /// in `text` are made visible (see [`sanitize`]).
     pub fn chrome_line(&self, style: Style, text: &str) {
         // When both streams are terminals (the same one, in practice),
         // content that ended mid-line would glue to the chrome; start
@@ -178,15 +187,9 @@ impl Printer {
             self.sink(Channel::Content).at_line_start = true;
             sink = self.sink(Channel::Chrome);
         }
-        let styled = paint(sink.color, style, text);
+        let styled = paint(sink.color, style, &sanitize(text));
         sink.write(&styled);
         sink.write("\n");
-    }
-
-    /// `text` in `style` if the chrome stream is coloured.
-    #[must_use]
-    pub fn paint(&self, style: Style, text: &str) -> String {
-        paint(self.sink(Channel::Chrome).color, style, text)
     }
 
     /// Ends streamed content with a newline if it did not end with one.
@@ -196,6 +199,31 @@ impl Printer {
             sink.write("\n");
         }
     }
+}
+
+/// `text` with terminal control characters made visible: C0 controls
+/// (except newline and tab), DEL, C1 controls and bidirectional overrides
+/// become `\u{..}` escapes. Chrome shows text from the model and from tools
+/// (names, arguments, results, questions); raw, an escape sequence in it
+/// could clear the screen, retitle the window or forge an "approved" line.
+#[must_use]
+pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn paint(color: bool, style: Style, text: &str) -> String {
@@ -306,6 +334,24 @@ mod tests {
         );
         printer.chrome_line(Style::Bad, "no");
         assert_eq!(err.text(), "\x1b[31mno\x1b[0m\n");
+    }
+
+    #[test]
+    fn control_characters_are_made_visible() {
+        assert_eq!(sanitize("plain\ttext"), "plain\ttext");
+        assert_eq!(
+            sanitize("a\u{1b}[2J b\u{7}c\u{9b}d\u{202e}e\r"),
+            "a\\u{1b}[2J b\\u{7}c\\u{9b}d\\u{202e}e\\u{d}"
+        );
+        let err = Captured::default();
+        let printer = Printer::new(
+            Box::new(Captured::default()),
+            false,
+            Box::new(err.clone()),
+            false,
+        );
+        printer.chrome_line(Style::Good, "x\u{1b}]0;pwned\u{7}");
+        assert_eq!(err.text(), "x\\u{1b}]0;pwned\\u{7}\n");
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! Asking the user: a [`Prompter`] on the terminal, or none at all.
 //!
-//! Prompts go to the terminal itself (`/dev/tty`), never to stdout or
-//! stdin, so `jp q ... > answer.md` and piped input still allow them. When
-//! no prompt is possible (`--non-interactive`, no terminal), architecture
-//! decision 6 applies: whatever would ask is declined, never auto-approved.
+//! Prompts go to the terminal itself (`/dev/tty`), never to stdout, so
+//! `jp q ... > answer.md` still allows them. They need stdin to be that
+//! terminal: with piped input (`... | jp q`), `--non-interactive` or no
+//! terminal at all, architecture decision 6 applies: whatever would ask is
+//! declined, never auto-approved.
 
 use std::io::{BufRead as _, BufReader, IsTerminal as _, Write as _};
 
@@ -97,7 +98,8 @@ impl TerminalPrompter {
 
     fn read_line(&mut self, prompt: &str) -> Result<String, PromptError> {
         let fail = |e: std::io::Error| PromptError::Terminal(e.to_string());
-        write!(self.output, "{prompt}").map_err(fail)?;
+        // Questions carry text from tools and the model: no raw escapes.
+        write!(self.output, "{}", crate::printer::sanitize(prompt)).map_err(fail)?;
         self.output.flush().map_err(fail)?;
         let mut line = String::new();
         let n = self.input.read_line(&mut line).map_err(fail)?;

@@ -243,3 +243,34 @@ fn schema_describes_config_files() {
         "#/definitions/ToolParameterConfig"
     );
 }
+
+#[test]
+fn validate_checks_tool_names_and_limits() {
+    let ws = Workspace::new();
+    ws.write(
+        "project/.jp/config.toml",
+        r#"[conversation.tools."bad name!"]
+command = "true"
+
+[conversation.tools.slow]
+command = "sleep 1"
+timeout_secs = 0
+
+[conversation.tools.'*']
+max_output_bytes = 0
+"#,
+    );
+    assert_eq!(
+        ws.jp(&["config", "validate"]),
+        Run {
+            code: 1,
+            stdout: "\
+error: .jp/config.toml:1: conversation.tools.'bad name!': a tool name may hold only letters, digits, `_` and `-`, at most 64 of them (providers refuse other names)
+error: .jp/config.toml:6: conversation.tools.slow.timeout_secs: must be at least 1
+error: .jp/config.toml:9: conversation.tools.'*'.max_output_bytes: must be at least 1
+"
+            .into(),
+            stderr: String::new(),
+        }
+    );
+}

@@ -10,7 +10,7 @@ mod common;
 use std::time::Duration;
 
 use common::providers::{Item, anthropic, ollama, openai};
-use common::query::{event_types, initialized, query, responses, stored};
+use common::query::{event_types, hide_ids, initialized, query, responses, stored};
 use jp_test_server::{Fault, Reply, Split, TestServer, load_fixtures, shared_fixture};
 use serde_json::{Value, json};
 
@@ -394,8 +394,10 @@ fn a_crashing_tool_becomes_an_error_result_and_jp_goes_on() {
     let stored = responses(&stored(&ws));
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0].0, "error");
-    assert!(stored[0].1.contains("signal 9"), "{}", stored[0].1);
-    assert!(stored[0].1.contains("dying"), "{}", stored[0].1);
+    assert_eq!(
+        stored[0].1,
+        "tool `crash` was killed by signal 9 (SIGKILL); its stderr ends with:\ndying"
+    );
 }
 
 #[test]
@@ -423,10 +425,20 @@ fn a_provider_error_mid_stream_keeps_the_conversation_readable() {
     let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "go");
     assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(run.stdout, "Part one, then the line drops.\n");
-    let stderr = run.stderr;
+    // The cause comes from the HTTP stack; jp's own words are exact.
+    let stderr = hide_ids(&run.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 3, "{stderr}");
+    assert_eq!(lines[0], "── jp (anthropic/claude-haiku-4-5) ──");
     assert!(
-        stderr.contains("error: anthropic: the connection dropped mid-response"),
+        lines[1].starts_with(
+            "error: anthropic: the connection dropped mid-response: error reading the response: "
+        ),
         "{stderr}"
+    );
+    assert_eq!(
+        lines[2],
+        "the conversation keeps what arrived; `jp query` continues it (conversation <id>)"
     );
     assert!(!ws.project().join("src/x.rs").exists());
     let conversation = stored(&ws);
@@ -514,7 +526,11 @@ fn rate_limits_are_retried_with_a_notice() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.stdout, "Made it.\n");
     assert_eq!(server.requests().len(), 2);
-    assert!(run.stderr.contains("HTTP 429"), "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "── jp (anthropic/claude-haiku-4-5) ──\n\
+         rate limited (HTTP 429); retrying in 0s (attempt 2 of 5)\n"
+    );
 }
 
 #[test]
@@ -527,11 +543,11 @@ fn an_http_error_is_reported_clearly() {
     )]);
     let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "hi");
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stderr
-            .contains("error: anthropic: HTTP 400: max_tokens: too large\n"),
-        "{}",
-        run.stderr
+    assert_eq!(
+        hide_ids(&run.stderr),
+        "── jp (anthropic/claude-haiku-4-5) ──\n\
+         error: anthropic: HTTP 400: max_tokens: too large\n\
+         the conversation keeps what arrived; `jp query` continues it (conversation <id>)\n"
     );
     assert_eq!(event_types(&stored(&ws)), ["turn_start", "chat_request"]);
 }
@@ -608,4 +624,136 @@ fn the_offline_demo_runs_a_real_session() {
         "/// Greets whoever calls it.\npub fn hello() -> &'static str {\n    \"Hello, world!\"\n}\n"
     );
     insta::assert_snapshot!(run.stderr);
+}
+
+#[test]
+fn a_repeated_call_id_never_borrows_another_calls_verdict() {
+    let ws = initialized();
+    ws.write("project/precious.txt", "keep me\n");
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[
+                Item::Tool("dup", "fs_delete_file", r#"{"path": "precious.txt"}"#),
+                Item::Tool("dup", "fs_read_file", r#"{"path": "precious.txt"}"#),
+            ],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(&[Item::Text("Fine.")], "end_turn", false)),
+    ]);
+    let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "go");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(ws.read("project/precious.txt"), "keep me\n");
+    assert_eq!(
+        responses(&stored(&ws)),
+        [
+            (
+                "declined".to_owned(),
+                "The call was not run: the user's policy requires confirmation and no one could confirm it (jp is running without a terminal).".to_owned()
+            ),
+            (
+                "refused".to_owned(),
+                "The call was not run because its arguments are unusable: the call reused the id `dup` of another call; it is refused because its result could be taken for the other call's.".to_owned()
+            ),
+        ]
+    );
+    // Every result the provider gets names exactly one call.
+    let sent = server.wait_for(2, Duration::from_secs(5))[1].json();
+    let ids = |role_index: usize, key: &str| -> Vec<String> {
+        sent["messages"][role_index]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b[key].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(ids(1, "id"), ["dup", "dup~2"]);
+    assert_eq!(ids(2, "tool_use_id"), ["dup", "dup~2"]);
+}
+
+#[test]
+fn a_dropped_connection_ends_the_turn_in_every_format() {
+    for (model, reply, text) in [
+        (
+            "llamacpp/qwen",
+            Reply::sse(openai(
+                &[Item::Text("Partial answer that never ends")],
+                "stop",
+            )),
+            "Partial answer that never ends",
+        ),
+        (
+            "ollama/qwen3.5:9b",
+            Reply::ndjson(ollama(&[Item::Text("Partial answer that never ends")])),
+            "Partial answer that never ends",
+        ),
+    ] {
+        let ws = initialized();
+        // Cut at the start of the line that would end the response.
+        let body = String::from_utf8(reply.body.clone()).unwrap();
+        let end_marker = body
+            .find("\"finish_reason\":\"stop\"")
+            .or_else(|| body.find("\"done\":true"))
+            .unwrap();
+        let cut = body[..end_marker].rfind('\n').unwrap() + 1;
+        let server = TestServer::start(vec![
+            reply
+                .split(Split::Every(5))
+                .fault(Fault::DisconnectAfter(cut)),
+        ]);
+        let run = query(&ws, &server, model, &[], "go");
+        assert_eq!(run.code, 1, "{model}: {run:?}");
+        assert_eq!(run.stdout, format!("{text}\n"), "{model}");
+        let provider = model.split('/').next().unwrap();
+        let stderr = hide_ids(&run.stderr);
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines[0], format!("── jp ({model}) ──"), "{model}");
+        assert!(
+            lines[1].starts_with(&format!(
+                "error: {provider}: the connection dropped mid-response: "
+            )),
+            "{model}: {stderr}"
+        );
+        let conversation = stored(&ws);
+        assert_eq!(
+            event_types(&conversation),
+            ["turn_start", "chat_request", "assistant_message"],
+            "{model}"
+        );
+        assert_eq!(conversation["events"][2]["content"], text, "{model}");
+    }
+}
+
+#[test]
+fn a_server_error_is_reported_and_not_retried() {
+    let ws = initialized();
+    let server = TestServer::start(vec![Reply::status(
+        500,
+        "application/json",
+        r#"{"error":{"message":"internal failure","type":"server_error"}}"#,
+    )]);
+    let run = query(&ws, &server, "openrouter/some/model", &[], "hi");
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        hide_ids(&run.stderr),
+        "── jp (openrouter/some/model) ──\n\
+         error: openrouter: HTTP 500: internal failure\n\
+         the conversation keeps what arrived; `jp query` continues it (conversation <id>)\n"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn an_empty_message_is_a_usage_error() {
+    let ws = initialized();
+    let run = ws.jp(&["query", "--model", "scripted/demo", "  "]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "error: the message is empty; say what you want the assistant to do\n"
+    );
+    assert_eq!(
+        ws.jp(&["conversation", "ls"]).stdout,
+        "no conversations yet; `jp query MESSAGE` starts one\n"
+    );
 }

@@ -249,7 +249,13 @@ fn ctrl_c_during_a_tool_run_stops_the_tool_and_ends_the_turn() {
     assert!(!ws.project().join(".jp/never-ran").exists());
     let stored = responses(&stored(&ws));
     assert_eq!(stored.len(), 2, "{stored:?}");
-    assert_eq!(stored[0].0, "error");
+    assert_eq!(
+        stored[0],
+        (
+            "interrupted".to_owned(),
+            "tool `slow` was cancelled; it was stopped".to_owned()
+        )
+    );
     assert_eq!(
         stored[1],
         (
@@ -258,4 +264,51 @@ fn ctrl_c_during_a_tool_run_stops_the_tool_and_ends_the_turn() {
         )
     );
     assert_eq!(server.requests().len(), 1, "no request after the interrupt");
+}
+
+#[test]
+fn sigterm_during_a_tool_run_stops_the_tool_too() {
+    let ws = initialized();
+    ws.write(
+        "project/.jp/tools.toml",
+        "[conversation.tools.slow]\ncommand = [\"sh\", \"-c\", \"echo $$ > .jp/pid; exec sleep 20\"]\npolicy.run = \"unattended\"\n",
+    );
+    let server = TestServer::start(vec![Reply::sse(anthropic(
+        &[Item::Tool("toolu_1", "slow", "{}")],
+        "tool_use",
+        false,
+    ))]);
+    let child = query_command(&ws, &server, MODEL, &["--cfg", "@.jp/tools.toml"], "go")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid_file = ws.project().join(".jp/pid");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let pid = loop {
+        if let Ok(text) = std::fs::read_to_string(&pid_file)
+            && text.ends_with('\n')
+        {
+            break text.trim().to_owned();
+        }
+        assert!(Instant::now() < deadline, "the tool never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    signal(&child, "TERM");
+    let run = ws.run_of(child.wait_with_output().unwrap());
+    assert_eq!(run.code, 130, "{run:?}");
+    // The tool's process is gone (it was killed, not left to run on).
+    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while proc_dir.exists() {
+        assert!(Instant::now() < deadline, "the tool {pid} still runs");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        responses(&stored(&ws)),
+        [(
+            "interrupted".to_owned(),
+            "tool `slow` was cancelled; it was stopped".to_owned()
+        )]
+    );
 }

@@ -164,3 +164,47 @@ fn no_at_the_prompt_declines_the_call() {
         )]
     );
 }
+
+#[test]
+fn a_result_policy_that_asks_shows_the_result_before_asking() {
+    let ws = initialized();
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{}\n[conversation.tools.secret]\ncommand = [\"sh\", \"-c\", \"cat >/dev/null; echo '{{\\\"type\\\":\\\"success\\\",\\\"content\\\":\\\"SECRET=hunter2\\\"}}'\"]\npolicy.run = \"unattended\"\npolicy.result = \"ask\"\n",
+            ws.read("project/.jp/config.toml")
+        ),
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool("toolu_1", "secret", "{}")],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(
+            &[Item::Text("Nothing to see.")],
+            "end_turn",
+            false,
+        )),
+    ]);
+    let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "read the secret")) else {
+        return;
+    };
+    let screen = tmux.wait_for("Send the result of secret to the model? [y,n]");
+    // The user sees what they are deciding about before the question.
+    let shown = screen.find("SECRET=hunter2").expect("the result is shown");
+    let asked = screen.find("Send the result of secret").unwrap();
+    assert!(shown < asked, "{screen}");
+    tmux.send(&["n", "Enter"]);
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert_eq!(
+        responses(&stored(&ws)),
+        [(
+            "withheld".to_owned(),
+            "The tool ran, but the user's policy withholds its result from you.".to_owned()
+        )]
+    );
+    let sent = server.wait_for(2, Duration::from_secs(5))[1].json();
+    assert!(!sent.to_string().contains("hunter2"), "{sent}");
+}

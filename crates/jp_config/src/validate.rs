@@ -169,6 +169,17 @@ fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
     let tools = &config.conversation.tools;
     for (name, tool) in tools {
         let base = ConfigPath::from_segments(["conversation", "tools", name.as_str()]);
+        let valid_name = name.len() <= 64
+            && !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if name != DEFAULTS_KEY && !valid_name {
+            problems.push(Problem::error(
+                base.clone(),
+                "a tool name may hold only letters, digits, `_` and `-`, at most 64 of them (providers refuse other names)",
+            ));
+        }
         for (field, value) in [
             ("timeout_secs", tool.timeout_secs),
             ("max_output_bytes", tool.max_output_bytes),

@@ -184,6 +184,14 @@ pub enum ArgumentsError {
     #[error("internal error while assembling arguments: {0}")]
     Assembly(AggregateError),
 
+    /// The call reused the id of another call in the conversation. jp gives
+    /// it a fresh id (so every result still names exactly one call) and
+    /// refuses it, because whose result is whose would be ambiguous.
+    #[error(
+        "the call reused the id `{0}` of another call; it is refused because its result could be taken for the other call's"
+    )]
+    DuplicateId(String),
+
     /// An error read back from a stored conversation, where only its
     /// message is kept.
     #[error("{0}")]

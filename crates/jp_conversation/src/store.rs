@@ -239,6 +239,15 @@ impl Store {
                 path: path.clone(),
                 message: e.to_string(),
             })?;
+        if conversation.id != id {
+            return Err(StoreError::Corrupt {
+                path,
+                message: format!(
+                    "it says its id is `{}`, but it is stored as `{id}`",
+                    conversation.id
+                ),
+            });
+        }
         if conversation.version != FORMAT_VERSION {
             return Err(StoreError::Corrupt {
                 path,
@@ -310,6 +319,10 @@ impl Store {
         // Move it out of sight first, so a reader never sees half a
         // directory, then delete.
         let trash = self.root.join(format!(".removing-{id}"));
+        // A removal that crashed half-way left this behind; finish it.
+        if trash.exists() {
+            fs::remove_dir_all(&trash).map_err(io_error("cannot remove", &trash))?;
+        }
         fs::rename(&dir, &trash).map_err(io_error("cannot remove", &dir))?;
         drop(lock);
         fs::remove_dir_all(&trash).map_err(io_error("cannot remove", &trash))?;
@@ -502,6 +515,36 @@ mod tests {
         c.events.push(event("two"));
         assert!(lock.save(&c).is_err());
         assert_eq!(store.load(&c.id).unwrap().events.len(), 1);
+    }
+
+    #[test]
+    fn a_file_must_carry_its_own_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let (mut c, lock) = store.create().unwrap();
+        let real = c.id.clone();
+        c.id = "elsewhere".into();
+        lock.save(&c).unwrap();
+        let path = store.root().join(&real).join(FILE_NAME);
+        assert_eq!(
+            store.load(&real).unwrap_err().to_string(),
+            format!(
+                "{} is not a readable conversation: it says its id is `elsewhere`, but it is stored as `{real}`",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_half_finished_removal_does_not_block_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        let (c, lock) = store.create().unwrap();
+        drop(lock);
+        fs::create_dir_all(store.root().join(format!(".removing-{}", c.id)).join("x")).unwrap();
+        store.remove(&c.id).unwrap();
+        assert!(!store.root().join(format!(".removing-{}", c.id)).exists());
+        assert_eq!(store.ids().unwrap(), Vec::<String>::new());
     }
 
     #[test]

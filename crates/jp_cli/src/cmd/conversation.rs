@@ -7,8 +7,17 @@ use jp_conversation::conversation::format_utc;
 use jp_conversation::{Conversation, EventKind, Store, StoreError};
 
 use super::{Format, exit};
+use crate::printer::sanitize;
 use crate::query::tools::cut;
 use crate::{errln, outln};
+
+/// Prints a display line: stored text comes from models and tools, so its
+/// control characters are made visible.
+macro_rules! showln {
+    ($($arg:tt)*) => {
+        outln!("{}", sanitize(&format!($($arg)*)))
+    };
+}
 
 /// `jp conversation`.
 #[derive(Debug, clap::Subcommand)]
@@ -88,14 +97,14 @@ fn ls(store: &Store) -> Result<(), StoreError> {
                     .iter()
                     .filter(|e| matches!(e.kind, EventKind::ChatRequest { .. }))
                     .count();
-                outln!(
+                showln!(
                     "{marker} {id}  {}  {turns} {}  {}",
                     format_utc(c.last_activity_ms()),
                     if turns == 1 { "turn " } else { "turns" },
                     c.title.as_deref().unwrap_or("(untitled)")
                 );
             }
-            Err(error) => outln!("{marker} {id}  unreadable: {error}"),
+            Err(error) => showln!("{marker} {id}  unreadable: {error}"),
         }
     }
     Ok(())
@@ -118,18 +127,18 @@ fn show(store: &Store, id: Option<String>, format: Format) -> Result<(), StoreEr
 }
 
 fn print_text(c: &Conversation) {
-    outln!(
+    showln!(
         "conversation {} · {}",
         c.id,
         c.title.as_deref().unwrap_or("(untitled)")
     );
     for event in &c.events {
         match &event.kind {
-            EventKind::TurnStart => outln!("\n── turn · {} ──", format_utc(event.at_ms)),
-            EventKind::ChatRequest { content } => outln!("you: {content}"),
-            EventKind::AssistantMessage { content } => outln!("assistant: {}", content.trim_end()),
+            EventKind::TurnStart => showln!("\n── turn · {} ──", format_utc(event.at_ms)),
+            EventKind::ChatRequest { content } => showln!("you: {content}"),
+            EventKind::AssistantMessage { content } => showln!("assistant: {}", content.trim_end()),
             EventKind::AssistantReasoning { content } => {
-                outln!("reasoning: {}", cut(content.trim_end(), 200));
+                showln!("reasoning: {}", cut(content.trim_end(), 200));
             }
             EventKind::ToolCallRequest(call) => {
                 let args = serde_json::Value::Object(call.received_arguments().clone());
@@ -137,14 +146,14 @@ fn print_text(c: &Conversation) {
                     .error()
                     .map(|e| format!(" [unusable: {e}]"))
                     .unwrap_or_default();
-                outln!(
+                showln!(
                     "tool call {} {}({}){invalid}",
                     call.id,
                     call.name,
                     cut(&args.to_string(), 200)
                 );
             }
-            EventKind::ToolCallResponse(response) => outln!(
+            EventKind::ToolCallResponse(response) => showln!(
                 "tool result {} [{}]: {}",
                 response.id,
                 response.status.as_str(),

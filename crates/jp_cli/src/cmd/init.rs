@@ -44,7 +44,7 @@ impl Init {
         if !ignore.exists() {
             write_new(
                 &ignore,
-                "# Local state of jp: which conversation is active, and write locks.\nconversations/active\nconversations/*/lock\n",
+                "# Local state of jp: which conversation is active, write locks, and\n# temporary files a crash may leave.\nconversations/active\nconversations/*/lock\nconversations/*/.*.tmp\nconversations/.removing-*\n",
             )?;
         }
         outln!("Initialized a jp workspace: .jp/config.toml");

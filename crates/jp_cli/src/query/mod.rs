@@ -64,6 +64,11 @@ impl Query {
         if let Some(model) = &self.model {
             ctx.assignments.push(format!("assistant.model.id={model}"));
         }
+        let message = self.message.join(" ");
+        if message.trim().is_empty() {
+            crate::errln!("error: the message is empty; say what you want the assistant to do");
+            return Ok(exit::USAGE.into());
+        }
         let loaded = match ctx.load() {
             Ok(loaded) => loaded,
             Err(error) => {
@@ -103,7 +108,6 @@ impl Query {
             )
         };
 
-        let message = self.message.join(" ");
         if conversation.title.is_none() {
             conversation.title = Some(cut(message.lines().next().unwrap_or(""), 60));
         }
@@ -130,7 +134,7 @@ impl Query {
             .build()?;
         let self_exe = std::env::current_exe().ok();
         let end = runtime.block_on(async {
-            let mut tools = ToolCoordinator::new(&config, &root, self_exe);
+            let mut tools = ToolCoordinator::new(&config, &root, self_exe, printer.clone());
             session
                 .run_turn(&mut tools, &LocalExecutor, prompter.as_mut())
                 .await
@@ -181,7 +185,11 @@ fn open_conversation(
 ) -> Result<(Conversation, ConversationLock), Box<dyn std::error::Error>> {
     if !new && let Some(id) = store.active() {
         let lock = store.lock(&id)?;
-        let conversation = store.load(&id)?;
+        let conversation = store.load(&id).map_err(|e| {
+            format!(
+                "{e}\n(`jp query --new` starts a new conversation; the old one is left as it is)"
+            )
+        })?;
         return Ok((conversation, lock));
     }
     let (conversation, lock) = store.create()?;
@@ -189,23 +197,69 @@ fn open_conversation(
     Ok((conversation, lock))
 }
 
-/// A token cancelled by the first Ctrl-C: it stops the stream (closing the
-/// connection) or the running tool, and the turn ends keeping what it has.
-/// A second Ctrl-C exits at once.
-fn interrupt_on_ctrl_c() -> CancellationToken {
+/// A token cancelled by the first Ctrl-C (or SIGTERM, or SIGHUP when the
+/// terminal closes): it stops the stream (closing the connection) or the
+/// running tool and its process group, and the turn ends keeping what it
+/// has. A second signal exits at once.
+fn interrupt_on_signals() -> CancellationToken {
     let token = CancellationToken::new();
     let cancel = token.clone();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_err() {
-            return;
-        }
+        let mut signals = Signals::new();
+        signals.next().await;
         cancel.cancel();
-        if tokio::signal::ctrl_c().await.is_ok() {
-            crate::errln!("interrupted twice; exiting");
-            std::process::exit(i32::from(INTERRUPTED));
-        }
+        signals.next().await;
+        crate::errln!("interrupted twice; exiting");
+        std::process::exit(i32::from(INTERRUPTED));
     });
     token
+}
+
+/// The signals that interrupt a turn.
+struct Signals {
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    hup: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn new() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Self {
+                term: signal(SignalKind::terminate()).ok(),
+                hup: signal(SignalKind::hangup()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        Self {}
+    }
+
+    /// Waits for the next interrupting signal.
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        {
+            async fn recv(signal: &mut Option<tokio::signal::unix::Signal>) {
+                match signal {
+                    Some(signal) => {
+                        signal.recv().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            }
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                () = recv(&mut self.term) => {}
+                () = recv(&mut self.hup) => {}
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
 }
 
 /// One turn's I/O.
@@ -251,10 +305,22 @@ impl Session<'_> {
         executor: &E,
         prompter: &mut dyn Prompter,
     ) -> Result<TurnEnd, Box<dyn std::error::Error>> {
-        let mut turn = TurnCoordinator::new(MAX_CYCLES);
+        let seen_ids = self
+            .conversation
+            .events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::ToolCallRequest(call) => Some(call.id.clone()),
+                _ => None,
+            })
+            .collect();
+        let mut turn = TurnCoordinator::new(MAX_CYCLES, seen_ids);
         let mut queue: std::collections::VecDeque<Action> = turn.start().into();
-        let mut verdicts: HashMap<String, Verdict> = HashMap::new();
-        let cancel = interrupt_on_ctrl_c();
+        // Verdicts in the order the calls were decided, which is the order
+        // `RunTools` lists them in: never matched by id, which a provider
+        // could repeat.
+        let mut verdicts: Vec<Verdict> = Vec::new();
+        let cancel = interrupt_on_signals();
         while let Some(action) = queue.pop_front() {
             match action {
                 Action::Request { cycle } => {
@@ -264,8 +330,17 @@ impl Session<'_> {
                     queue.extend(inputs.await?);
                 }
                 Action::RunTools(calls) => {
+                    let decided = std::mem::take(&mut verdicts);
+                    if decided.len() != calls.len() {
+                        tracing::error!(
+                            calls = calls.len(),
+                            verdicts = decided.len(),
+                            "verdicts out of step"
+                        );
+                    }
+                    let mut decided = decided.into_iter();
                     for call in calls {
-                        let response = match verdicts.remove(&call.id) {
+                        let response = match decided.next() {
                             // Interrupted: the calls not yet run never run.
                             Some(Verdict::Run { .. }) if cancel.is_cancelled() => {
                                 ToolCallResponse {
@@ -275,9 +350,14 @@ impl Session<'_> {
                                         .into(),
                                 }
                             }
-                            Some(Verdict::Run { arguments, .. }) => {
+                            Some(Verdict::Run {
+                                arguments,
+                                tool,
+                                edited,
+                                ..
+                            }) if tool == call.name => {
                                 let ran = tools
-                                    .run(&call, arguments, executor, prompter, &cancel)
+                                    .run(&call, arguments, edited, executor, prompter, &cancel)
                                     .await;
                                 self.show_result(&call, &ran.response, ran.note.as_deref());
                                 if !ran.stderr.is_empty() {
@@ -286,12 +366,23 @@ impl Session<'_> {
                                 ran.response
                             }
                             Some(Verdict::NotRun { response, .. }) => response,
-                            None => ToolCallResponse {
+                            // A verdict for another tool, or none: fail closed.
+                            Some(Verdict::Run { .. }) | None => ToolCallResponse {
                                 id: call.id.clone(),
                                 status: ResponseStatus::Refused,
                                 content: "The call was not run: jp made no decision for it.".into(),
                             },
                         };
+                        let response =
+                            if cancel.is_cancelled() && response.status == ResponseStatus::Error {
+                                // Stopped by the user, not failed on its own.
+                                ToolCallResponse {
+                                    status: ResponseStatus::Interrupted,
+                                    ..response
+                                }
+                            } else {
+                                response
+                            };
                         self.record(EventKind::ToolCallResponse(response))?;
                     }
                     if cancel.is_cancelled() {
@@ -311,7 +402,7 @@ impl Session<'_> {
     async fn stream_response(
         &mut self,
         turn: &mut TurnCoordinator,
-        verdicts: &mut HashMap<String, Verdict>,
+        verdicts: &mut Vec<Verdict>,
         tools: &mut ToolCoordinator<'_>,
         prompter: &mut dyn Prompter,
         cancel: &CancellationToken,
@@ -320,15 +411,17 @@ impl Session<'_> {
         let mut after = Vec::new();
         loop {
             let input = tokio::select! {
+                // An interrupt wins over events already waiting.
+                biased;
+                () = cancel.cancelled() => Input::Interrupted,
                 item = stream.next() => match item {
                     Some(Ok(event)) => Input::Event(event),
                     Some(Err(error)) => Input::StreamFailed(error),
                     None => Input::StreamEnded,
                 },
-                // Leaving the loop drops the stream, which closes the
-                // connection: that stops generation and billing.
-                () = cancel.cancelled() => Input::Interrupted,
             };
+            // On an interrupt, leaving this loop drops the stream, which
+            // closes the connection: that stops generation and billing.
             let ends = !matches!(input, Input::Event(_));
             for action in turn.handle(input) {
                 match action {
@@ -351,7 +444,7 @@ impl Session<'_> {
     fn perform(
         &mut self,
         action: Action,
-        verdicts: &mut HashMap<String, Verdict>,
+        verdicts: &mut Vec<Verdict>,
         tools: &mut ToolCoordinator<'_>,
         prompter: &mut dyn Prompter,
     ) -> Result<(), Box<dyn std::error::Error>> {
@@ -359,8 +452,7 @@ impl Session<'_> {
             Action::Text(text) => self.printer.write(Channel::Content, &text),
             Action::Reasoning(text) => {
                 if self.config.style.show_reasoning {
-                    let dim = self.printer.paint(Style::Dim, &text);
-                    self.printer.write(Channel::Chrome, &dim);
+                    self.printer.chrome_text(Style::Dim, &text);
                 }
             }
             Action::Notice(text) => self.printer.chrome_line(Style::Warn, &text),
@@ -372,9 +464,10 @@ impl Session<'_> {
             }
             Action::Record(kind) => self.record(kind)?,
             Action::Decide(call) => {
+                self.show_call(&call);
                 let verdict = tools.decide(&call, prompter);
                 self.show_verdict(&call, &verdict);
-                verdicts.insert(call.id.clone(), verdict);
+                verdicts.push(verdict);
             }
             Action::Request { .. } | Action::RunTools(_) | Action::Finish(_) => {}
         }
@@ -390,14 +483,20 @@ impl Session<'_> {
             .unwrap_or(false)
     }
 
-    fn show_verdict(&self, call: &ToolCallRequest, verdict: &Verdict) {
-        let args = short_arguments(call.received_arguments(), 100);
-        if !self.hidden(&call.name) || matches!(verdict, Verdict::NotRun { .. }) {
-            self.printer.chrome_line(
-                Style::Header,
-                &format!("Calling tool {}({args})", call.name),
-            );
+    /// The call, before it is decided (so a prompt follows it).
+    fn show_call(&self, call: &ToolCallRequest) {
+        self.printer.finish_content();
+        if self.hidden(&call.name) {
+            return;
         }
+        let args = short_arguments(call.received_arguments(), 100);
+        self.printer.chrome_line(
+            Style::Header,
+            &format!("Calling tool {}({args})", call.name),
+        );
+    }
+
+    fn show_verdict(&self, call: &ToolCallRequest, verdict: &Verdict) {
         match verdict {
             Verdict::Run {
                 mode,

@@ -25,6 +25,7 @@ use jp_tool::{Action, Context, Outcome, Request, ToolInfo};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::printer::{Printer, Style};
 use crate::prompt::{PromptError, Prompter};
 
 /// How many times a tool may ask for input in one call.
@@ -64,8 +65,12 @@ impl ToolExecutor for LocalExecutor {
 pub enum Verdict {
     /// Run it, with these (possibly user-edited) arguments.
     Run {
+        /// The tool this verdict is for.
+        tool: String,
         /// The arguments the tool gets.
         arguments: Map<String, Value>,
+        /// Whether the user edited them.
+        edited: bool,
         /// The `policy.run` decision.
         mode: Mode,
         /// Why, in the user's terms.
@@ -100,19 +105,27 @@ pub struct ToolCoordinator<'a> {
     root: PathBuf,
     self_exe: Option<PathBuf>,
     policies: HashMap<(String, PolicyField), Option<Policy>>,
+    /// Where what the user must see before a prompt is shown.
+    printer: Printer,
 }
 
 impl<'a> ToolCoordinator<'a> {
     /// A coordinator for `config`, in the workspace at `root`. A tool
     /// command whose program is `jp` runs `self_exe` (this jp).
     #[must_use]
-    pub fn new(config: &'a AppConfig, root: &Path, self_exe: Option<PathBuf>) -> Self {
+    pub fn new(
+        config: &'a AppConfig,
+        root: &Path,
+        self_exe: Option<PathBuf>,
+        printer: Printer,
+    ) -> Self {
         Self {
             config,
             workspace: Workspace::new(root),
             root: root.to_path_buf(),
             self_exe,
             policies: HashMap::new(),
+            printer,
         }
     }
 
@@ -202,7 +215,9 @@ impl<'a> ToolCoordinator<'a> {
         let why = rule_words(&decision);
         match decision.mode {
             Mode::Unattended => Verdict::Run {
+                tool: name.to_owned(),
                 arguments,
+                edited: false,
                 mode: Mode::Unattended,
                 reason: why,
                 approved: false,
@@ -243,7 +258,8 @@ impl<'a> ToolCoordinator<'a> {
                 ),
             );
         }
-        let arguments = if mode == Mode::Edit {
+        let edited = mode == Mode::Edit;
+        let arguments = if edited {
             let text = serde_json::to_string_pretty(&arguments).unwrap_or_default();
             match prompter
                 .edit(&text)
@@ -275,10 +291,22 @@ impl<'a> ToolCoordinator<'a> {
         } else {
             arguments
         };
+        // The user approves what they can see: every argument, in full.
+        self.printer.finish_content();
+        self.printer
+            .chrome_line(Style::Header, &format!("{name} would run with:"));
+        for line in serde_json::to_string_pretty(&arguments)
+            .unwrap_or_default()
+            .lines()
+        {
+            self.printer.chrome_line(Style::Dim, &format!("  {line}"));
+        }
         let question = format!("Run {name}({})?", short_arguments(&arguments, 120));
         match prompter.confirm(&question) {
             Ok(true) => Verdict::Run {
+                tool: name.to_owned(),
                 arguments,
+                edited,
                 mode,
                 reason: why.to_owned(),
                 approved: true,
@@ -299,6 +327,7 @@ impl<'a> ToolCoordinator<'a> {
         &mut self,
         call: &ToolCallRequest,
         arguments: Map<String, Value>,
+        edited: bool,
         executor: &E,
         prompter: &mut dyn Prompter,
         cancel: &CancellationToken,
@@ -406,6 +435,14 @@ impl<'a> ToolCoordinator<'a> {
                 }
             }
         };
+        let content = if edited {
+            format!(
+                "(The user edited the arguments before the call ran; it ran with {}.)\n{content}",
+                Value::Object(arguments.clone())
+            )
+        } else {
+            content
+        };
         let (response, note) = self.deliver(
             call,
             &name,
@@ -465,6 +502,13 @@ impl<'a> ToolCoordinator<'a> {
                         Err(error) => return withheld(format!("{name}: result withheld: {error}")),
                     }
                 } else {
+                    // The user decides on what they can see: the whole result.
+                    self.printer.finish_content();
+                    self.printer
+                        .chrome_line(Style::Header, &format!("{name} returned:"));
+                    for line in content.lines() {
+                        self.printer.chrome_line(Style::Dim, &format!("  {line}"));
+                    }
                     content
                 };
                 match prompter.confirm(&format!("Send the result of {name} to the model?")) {

@@ -8,9 +8,11 @@
 //! the conversation, decide a call, run the calls, request the next
 //! response, finish.
 
+use std::collections::HashSet;
+
 use jp_conversation::{
-    EventBuilder, EventKind, FlushedEvent, ResponseStatus, ToolCallArgumentProgress,
-    ToolCallRequest, ToolCallResponse,
+    ArgumentsError, EventBuilder, EventKind, FlushedEvent, ResponseStatus,
+    ToolCallArgumentProgress, ToolCallRequest, ToolCallResponse,
 };
 use jp_llm::{FinishReason, ProviderError, StreamEvent};
 
@@ -96,12 +98,15 @@ pub struct TurnCoordinator {
     max_cycles: usize,
     calls: Vec<ToolCallRequest>,
     finish: Option<FinishReason>,
+    /// Every tool-call id in the conversation so far.
+    seen_ids: HashSet<String>,
 }
 
 impl TurnCoordinator {
-    /// A turn that sends at most `max_cycles` requests.
+    /// A turn that sends at most `max_cycles` requests, in a conversation
+    /// whose earlier tool calls have `seen_ids`.
     #[must_use]
-    pub fn new(max_cycles: usize) -> Self {
+    pub fn new(max_cycles: usize, seen_ids: HashSet<String>) -> Self {
         Self {
             phase: Phase::Idle,
             builder: EventBuilder::new(),
@@ -109,6 +114,7 @@ impl TurnCoordinator {
             max_cycles: max_cycles.max(1),
             calls: Vec::new(),
             finish: None,
+            seen_ids,
         }
     }
 
@@ -214,6 +220,7 @@ impl TurnCoordinator {
                 vec![Action::Record(EventKind::AssistantReasoning { content })]
             }
             FlushedEvent::ToolCallRequest(call) => {
+                let call = self.unique(call);
                 self.calls.push(call.clone());
                 vec![
                     Action::Record(EventKind::ToolCallRequest(call.clone())),
@@ -221,6 +228,27 @@ impl TurnCoordinator {
                 ]
             }
         }
+    }
+
+    /// `call`, or, when its id is taken, the call under a fresh id and
+    /// refused (decision 1's spirit: ambiguity fails closed). Calls and
+    /// results are matched by id, so a repeated id could hand one call's
+    /// verdict or result to another.
+    fn unique(&mut self, call: ToolCallRequest) -> ToolCallRequest {
+        if self.seen_ids.insert(call.id.clone()) {
+            return call;
+        }
+        let fresh = (2..)
+            .map(|n| format!("{}~{n}", call.id))
+            .find(|id| !self.seen_ids.contains(id))
+            .unwrap_or_default();
+        self.seen_ids.insert(fresh.clone());
+        ToolCallRequest::invalid(
+            fresh,
+            call.name.clone(),
+            call.received_arguments().clone(),
+            ArgumentsError::DuplicateId(call.id),
+        )
     }
 
     /// The stream ended; `failure` is how the turn ends if it did not end
@@ -326,7 +354,7 @@ mod tests {
 
     #[test]
     fn text_only_turn() {
-        let mut turn = TurnCoordinator::new(8);
+        let mut turn = TurnCoordinator::new(8, HashSet::new());
         assert_eq!(turn.start(), vec![Action::Request { cycle: 1 }]);
         let actions = run(
             &mut turn,
@@ -354,7 +382,7 @@ mod tests {
 
     #[test]
     fn tool_calls_then_follow_up() {
-        let mut turn = TurnCoordinator::new(8);
+        let mut turn = TurnCoordinator::new(8, HashSet::new());
         turn.start();
         let actions = run(
             &mut turn,
@@ -417,7 +445,7 @@ mod tests {
 
     #[test]
     fn a_call_cut_off_by_max_tokens_is_decided_as_truncated() {
-        let mut turn = TurnCoordinator::new(8);
+        let mut turn = TurnCoordinator::new(8, HashSet::new());
         turn.start();
         let actions = run(
             &mut turn,
@@ -444,7 +472,7 @@ mod tests {
 
     #[test]
     fn a_failed_stream_keeps_text_and_answers_every_call() {
-        let mut turn = TurnCoordinator::new(8);
+        let mut turn = TurnCoordinator::new(8, HashSet::new());
         turn.start();
         let actions = run(
             &mut turn,
@@ -480,8 +508,49 @@ mod tests {
     }
 
     #[test]
+    fn a_repeated_call_id_is_renamed_and_refused() {
+        let mut turn = TurnCoordinator::new(8, HashSet::from(["old".to_owned()]));
+        turn.start();
+        let actions = run(
+            &mut turn,
+            vec![
+                part(0, start("dup")),
+                part(0, chunk("{}")),
+                part(1, start("dup")),
+                part(1, chunk("{}")),
+                part(2, start("old")),
+                part(2, chunk("{}")),
+                flush(0),
+                flush(1),
+                flush(2),
+                Input::StreamEnded,
+            ],
+        );
+        let Some(Action::RunTools(calls)) = actions.last() else {
+            panic!("{actions:?}")
+        };
+        let summary: Vec<(&str, Option<String>)> = calls
+            .iter()
+            .map(|c| (c.id.as_str(), c.error().map(ToString::to_string)))
+            .collect();
+        let refused = |id: &str| {
+            Some(format!(
+                "the call reused the id `{id}` of another call; it is refused because its result could be taken for the other call's"
+            ))
+        };
+        assert_eq!(
+            summary,
+            [
+                ("dup", None),
+                ("dup~2", refused("dup")),
+                ("old~2", refused("old"))
+            ]
+        );
+    }
+
+    #[test]
     fn the_cycle_limit_ends_the_turn() {
-        let mut turn = TurnCoordinator::new(1);
+        let mut turn = TurnCoordinator::new(1, HashSet::new());
         turn.start();
         run(
             &mut turn,

@@ -60,6 +60,12 @@ pub const ENV: [(&str, &str); 3] = [
     ("OPENAI_API_KEY", "test-key"),
 ];
 
+/// `text` with conversation ids replaced by `<id>`.
+pub fn hide_ids(text: &str) -> String {
+    let re = regex::Regex::new(r"conversation \d+").unwrap();
+    re.replace_all(text, "conversation <id>").into_owned()
+}
+
 /// The conversation as stored, through `jp conversation show --format json`.
 pub fn stored(ws: &Workspace) -> Value {
     let run = ws.jp(&["conversation", "show", "--format", "json"]);
