@@ -208,3 +208,51 @@ fn a_result_policy_that_asks_shows_the_result_before_asking() {
     let sent = server.wait_for(2, Duration::from_secs(5))[1].json();
     assert!(!sent.to_string().contains("hunter2"), "{sent}");
 }
+
+#[test]
+fn an_edit_policy_runs_the_call_with_the_users_edit() {
+    let ws = initialized();
+    // The "editor" changes the content the model proposed.
+    ws.write(
+        "project/.jp/editor.sh",
+        "#!/bin/sh\nsed -i 's/from the model/from the user/' \"$1\"\n",
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool(
+                "toolu_1",
+                "fs_create_file",
+                r#"{"path": "notes.txt", "content": "from the model\n"}"#,
+            )],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(&[Item::Text("Noted.")], "end_turn", false)),
+    ]);
+    let line = query_line(&ws, &server, "write a note").replace(
+        "TERM=xterm",
+        &format!(
+            "TERM=xterm EDITOR='sh {}'",
+            ws.project().join(".jp/editor.sh").display()
+        ),
+    );
+    let line = line.replace(
+        " query ",
+        " query --cfg conversation.tools.fs_create_file.policy.run=edit ",
+    );
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    tmux.wait_for("Run fs_create_file(path: \"notes.txt\", content: \"from the user\\n\")? [y,n]");
+    tmux.send(&["y", "Enter"]);
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert_eq!(ws.read("project/notes.txt"), "from the user\n");
+    assert_eq!(
+        responses(&stored(&ws)),
+        [(
+            "success".to_owned(),
+            "(The user edited the arguments before the call ran; it ran with {\"path\":\"notes.txt\",\"content\":\"from the user\\n\"}.)\ncreated notes.txt (1 line)".to_owned()
+        )]
+    );
+}
