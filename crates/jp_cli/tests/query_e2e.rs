@@ -10,9 +10,14 @@ mod common;
 use std::time::Duration;
 
 use common::providers::{Item, anthropic, ollama, openai};
-use common::query::{event_types, hide_ids, initialized, query, responses, stored};
-use jp_test_server::{Fault, Reply, Split, TestServer, load_fixtures, shared_fixture};
+use common::query::{
+    echo_tool, event_types, hide_ids, initialized, query, replay, responses, stored,
+};
+use jp_test_server::{Fault, Reply, Split, TestServer};
 use serde_json::{Value, json};
+
+/// The parameters of the recordings' `run_me` tool.
+const RUN_ME_PARAMETERS: &str = "[conversation.tools.run_me.parameters]\nfoo = { type = \"string\" }\nbar = { type = \"string\" }\n";
 
 #[test]
 fn anthropic_tool_call_creates_a_file() {
@@ -111,14 +116,13 @@ fn recorded_anthropic_round_trip() {
     );
     ws.write(
         "project/.jp/tools.toml",
-        "[conversation.tools.run_me]\ncommand = [\"sh\", \".jp/run_me.sh\"]\npolicy.run = \"unattended\"\n[conversation.tools.run_me.parameters]\nfoo = { type = \"string\" }\nbar = { type = \"string\" }\n",
+        &format!(
+            "[conversation.tools.run_me]\ncommand = [\"sh\", \".jp/run_me.sh\"]\npolicy.run = \"unattended\"\n{RUN_ME_PARAMETERS}"
+        ),
     );
-    let exchanges = load_fixtures(shared_fixture("anthropic_test_tool_call_stream.yml")).unwrap();
-    let server = TestServer::start(
-        exchanges
-            .iter()
-            .map(|e| e.reply().split(Split::Random { seed: 3, max: 5 }))
-            .collect(),
+    let server = replay(
+        "anthropic_test_tool_call_stream.yml",
+        &Split::Random { seed: 3, max: 5 },
     );
     let run = query(
         &ws,
@@ -153,18 +157,11 @@ fn recorded_openrouter_parallel_calls_both_run() {
     let ws = initialized();
     ws.write(
         "project/.jp/tools.toml",
-        "[conversation.tools.list_items]\ncommand = [\"sh\", \"-c\", \"cat >/dev/null; echo '{\\\"type\\\":\\\"success\\\",\\\"content\\\":\\\"listed\\\"}'\"]\npolicy.run = \"unattended\"\n\
-         [conversation.tools.search_items]\ncommand = [\"sh\", \"-c\", \"cat >/dev/null; echo '{\\\"type\\\":\\\"success\\\",\\\"content\\\":\\\"searched\\\"}'\"]\npolicy.run = \"unattended\"\n",
+        &(echo_tool("list_items", "listed") + &echo_tool("search_items", "searched")),
     );
-    let exchanges = load_fixtures(shared_fixture(
+    let server = replay(
         "openrouter_test_anthropic_opus_5_parallel_tool_round_trip.yml",
-    ))
-    .unwrap();
-    let server = TestServer::start(
-        exchanges
-            .iter()
-            .map(|e| e.reply().split(Split::Every(3)))
-            .collect(),
+        &Split::Every(3),
     );
     let run = query(
         &ws,
@@ -219,15 +216,9 @@ fn recorded_ollama_round_trip() {
     let ws = initialized();
     ws.write(
         "project/.jp/tools.toml",
-        "[conversation.tools.run_me]\ncommand = [\"sh\", \"-c\", \"cat >/dev/null; echo '{\\\"type\\\":\\\"success\\\",\\\"content\\\":\\\"working!\\\"}'\"]\npolicy.run = \"unattended\"\n[conversation.tools.run_me.parameters]\nfoo = { type = \"string\" }\nbar = { type = \"string\" }\n",
+        &(echo_tool("run_me", "working!") + RUN_ME_PARAMETERS),
     );
-    let exchanges = load_fixtures(shared_fixture("ollama_test_tool_call_stream.yml")).unwrap();
-    let server = TestServer::start(
-        exchanges
-            .iter()
-            .map(|e| e.reply().split(Split::Every(2)))
-            .collect(),
-    );
+    let server = replay("ollama_test_tool_call_stream.yml", &Split::Every(2));
     let run = query(
         &ws,
         &server,

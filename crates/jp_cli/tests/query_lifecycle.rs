@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::providers::{Item, anthropic};
-use common::query::{initialized, query, query_command, responses, stored};
+use common::query::{echo_tool, initialized, query, query_command, responses, stored};
 use jp_test_server::{Fault, Reply, TestServer};
 use serde_json::json;
 
@@ -139,8 +139,11 @@ fn a_question_without_a_terminal_and_a_withheld_result() {
     let ws = initialized();
     ws.write(
         "project/.jp/tools.toml",
-        "[conversation.tools.asker]\ncommand = [\"sh\", \"-c\", \"cat >/dev/null; echo '{\\\"type\\\":\\\"needs_input\\\",\\\"question\\\":{\\\"id\\\":\\\"ok\\\",\\\"text\\\":\\\"Overwrite?\\\"}}'\"]\npolicy.run = \"unattended\"\n\
-         [conversation.tools.secret]\ncommand = [\"sh\", \"-c\", \"cat >/dev/null; echo '{\\\"type\\\":\\\"success\\\",\\\"content\\\":\\\"s3cret\\\"}'\"]\npolicy.run = \"unattended\"\npolicy.result = \"skip\"\n",
+        &format!(
+            "[conversation.tools.asker]\ncommand = [\"sh\", \"-c\", \"cat >/dev/null; echo '{{\\\"type\\\":\\\"needs_input\\\",\\\"question\\\":{{\\\"id\\\":\\\"ok\\\",\\\"text\\\":\\\"Overwrite?\\\"}}}}'\"]\npolicy.run = \"unattended\"\n\
+             {}policy.result = \"skip\"\n",
+            echo_tool("secret", "s3cret")
+        ),
     );
     let server = TestServer::start(vec![
         Reply::sse(anthropic(

@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use jp_test_server::TestServer;
+use jp_test_server::{Split, TestServer, load_fixtures, shared_fixture};
 use serde_json::Value;
 
 use super::{Run, Workspace};
@@ -97,4 +97,32 @@ pub fn responses(conversation: &Value) -> Vec<(String, String)> {
             )
         })
         .collect()
+}
+
+/// The config of a local tool `name` that reads its request and answers
+/// `content`, unattended.
+pub fn echo_tool(name: &str, content: &str) -> String {
+    let outcome = serde_json::json!({"type": "success", "content": content}).to_string();
+    let script = format!("cat >/dev/null; echo '{outcome}'");
+    format!(
+        "[conversation.tools.{name}]\ncommand = [\"sh\", \"-c\", {}]\npolicy.run = \"unattended\"\n",
+        toml_string(&script)
+    )
+}
+
+/// `text` as a TOML basic string.
+fn toml_string(text: &str) -> String {
+    serde_json::Value::String(text.to_owned()).to_string()
+}
+
+/// A server replaying every exchange of the recording `file` (in
+/// `shared/fixtures/providers`), each body cut by `split`.
+pub fn replay(file: &str, split: &Split) -> TestServer {
+    let exchanges = load_fixtures(shared_fixture(file)).unwrap();
+    TestServer::start(
+        exchanges
+            .iter()
+            .map(|e| e.reply().split(split.clone()))
+            .collect(),
+    )
 }
