@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::ProviderError;
 pub use crate::http::RetryPolicy;
-use crate::http::{Header, Post, post_stream, trim_base_url};
+use crate::http::{Header, Post, Secret, post_stream, trim_base_url};
 use crate::provider::{
     ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, Usage, WireDecoder,
 };
@@ -28,21 +28,11 @@ const NAME: &str = "anthropic";
 const API_VERSION: &str = "2023-06-01";
 
 /// The Anthropic Messages API.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Anthropic {
     base_url: String,
-    api_key: String,
+    api_key: Secret,
     retry: RetryPolicy,
-}
-
-impl std::fmt::Debug for Anthropic {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Anthropic")
-            .field("base_url", &self.base_url)
-            .field("api_key", &"<redacted>")
-            .field("retry", &self.retry)
-            .finish()
-    }
 }
 
 impl Anthropic {
@@ -52,7 +42,7 @@ impl Anthropic {
     pub fn new(base_url: impl Into<String>, api_key: impl Into<String>) -> Self {
         Self {
             base_url: trim_base_url(base_url.into()),
-            api_key: api_key.into(),
+            api_key: Secret::new(api_key),
             retry: RetryPolicy::default(),
         }
     }
@@ -76,7 +66,7 @@ impl Provider for Anthropic {
             provider: NAME.to_owned(),
             url: format!("{}/v1/messages", self.base_url),
             headers: vec![
-                Header::secret("x-api-key", self.api_key.clone()),
+                Header::secret("x-api-key", self.api_key.expose()),
                 Header::plain("anthropic-version", API_VERSION),
             ],
             body: request_body(&request),

@@ -175,6 +175,38 @@ impl Header {
     }
 }
 
+/// An API key. Its debug output never shows it, so a provider holding one
+/// can derive `Debug`.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Secret(String);
+
+impl Secret {
+    /// Wraps a key.
+    pub(crate) fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    /// The key itself, for the request header.
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("\"<redacted>\"")
+    }
+}
+
+/// `Authorization: Bearer {key}` when there is a non-empty key, else no
+/// header (the OpenAI-compatible and Ollama APIs).
+pub(crate) fn bearer(key: Option<&Secret>) -> Vec<Header> {
+    key.filter(|key| !key.expose().is_empty())
+        .map(|key| Header::secret("authorization", format!("Bearer {}", key.expose())))
+        .into_iter()
+        .collect()
+}
+
 /// A streaming request to send.
 #[derive(Debug, Clone)]
 pub(crate) struct Post {

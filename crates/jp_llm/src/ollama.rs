@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::ProviderError;
 pub use crate::http::RetryPolicy;
-use crate::http::{Header, Post, post_stream, trim_base_url};
+use crate::http::{Post, Secret, bearer, post_stream, trim_base_url};
 use crate::ndjson::NdjsonSplitter;
 use crate::provider::{
     ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, Usage, WireDecoder,
@@ -31,21 +31,11 @@ const REASONING_INDEX: usize = 1;
 const FIRST_TOOL_INDEX: usize = 2;
 
 /// Ollama's native chat API.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Ollama {
     base_url: String,
-    api_key: Option<String>,
+    api_key: Option<Secret>,
     retry: RetryPolicy,
-}
-
-impl std::fmt::Debug for Ollama {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ollama")
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("retry", &self.retry)
-            .finish()
-    }
 }
 
 impl Ollama {
@@ -56,7 +46,7 @@ impl Ollama {
     pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
         Self {
             base_url: trim_base_url(base_url.into()),
-            api_key,
+            api_key: api_key.map(Secret::new),
             retry: RetryPolicy::default(),
         }
     }
@@ -76,16 +66,10 @@ impl Provider for Ollama {
     }
 
     fn stream(&self, request: ChatRequest) -> EventStream {
-        let headers = self
-            .api_key
-            .iter()
-            .filter(|key| !key.is_empty())
-            .map(|key| Header::secret("authorization", format!("Bearer {key}")))
-            .collect();
         let post = Post {
             provider: NAME.to_owned(),
             url: format!("{}/api/chat", self.base_url),
-            headers,
+            headers: bearer(self.api_key.as_ref()),
             body: request_body(&request),
             retry: self.retry,
         };

@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::ProviderError;
 pub use crate::http::RetryPolicy;
-use crate::http::{Header, Post, post_stream, trim_base_url};
+use crate::http::{Post, Secret, bearer, post_stream, trim_base_url};
 use crate::provider::{
     ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, Usage, WireDecoder,
 };
@@ -36,23 +36,12 @@ const REASONING_INDEX: usize = 1;
 const FIRST_TOOL_INDEX: usize = 2;
 
 /// An OpenAI-compatible Chat Completions API.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct OpenAiCompatible {
     name: String,
     base_url: String,
-    api_key: Option<String>,
+    api_key: Option<Secret>,
     retry: RetryPolicy,
-}
-
-impl std::fmt::Debug for OpenAiCompatible {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiCompatible")
-            .field("name", &self.name)
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("retry", &self.retry)
-            .finish()
-    }
 }
 
 impl OpenAiCompatible {
@@ -70,7 +59,7 @@ impl OpenAiCompatible {
         Self {
             name: name.into(),
             base_url: trim_base_url(base_url.into()),
-            api_key,
+            api_key: api_key.map(Secret::new),
             retry: RetryPolicy::default(),
         }
     }
@@ -90,16 +79,10 @@ impl Provider for OpenAiCompatible {
     }
 
     fn stream(&self, request: ChatRequest) -> EventStream {
-        let headers = self
-            .api_key
-            .iter()
-            .filter(|key| !key.is_empty())
-            .map(|key| Header::secret("authorization", format!("Bearer {key}")))
-            .collect();
         let post = Post {
             provider: self.name.clone(),
             url: format!("{}/chat/completions", self.base_url),
-            headers,
+            headers: bearer(self.api_key.as_ref()),
             body: request_body(&self.name, &request),
             retry: self.retry,
         };
