@@ -226,6 +226,17 @@ pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// `text` cut to `max` characters, with `…` when cut.
+#[must_use]
+pub fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
 fn paint(color: bool, style: Style, text: &str) -> String {
     if color {
         format!("\x1b[{}m{text}\x1b[0m", style.code())

@@ -2,7 +2,7 @@
 //! messages, and the configured tools become tool definitions.
 
 use jp_config::AppConfig;
-use jp_config::tool::{DEFAULTS_KEY, parameters_json_schema};
+use jp_config::tool::{offered, parameters_json_schema};
 use jp_conversation::{ConversationEvent, EventKind};
 
 use crate::provider::{Message, ToolCall, ToolDefinition, ToolResult};
@@ -114,11 +114,7 @@ impl Builder {
 /// `'*'` defaults, in config order, with its parameters as JSON Schema.
 #[must_use]
 pub fn tool_definitions(config: &AppConfig) -> Vec<ToolDefinition> {
-    config
-        .conversation
-        .tools
-        .iter()
-        .filter(|(name, tool)| name.as_str() != DEFAULTS_KEY && tool.enable && tool.is_defined())
+    offered(&config.conversation.tools)
         .map(|(name, tool)| ToolDefinition {
             name: name.clone(),
             description: match (&tool.summary, &tool.description) {

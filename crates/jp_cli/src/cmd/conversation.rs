@@ -7,8 +7,7 @@ use jp_conversation::conversation::format_utc;
 use jp_conversation::{Conversation, EventKind, Store, StoreError};
 
 use super::{Format, exit};
-use crate::printer::sanitize;
-use crate::query::tools::cut;
+use crate::printer::{cut, sanitize};
 use crate::{errln, outln};
 
 /// Prints a display line: stored text comes from models and tools, so its
@@ -49,11 +48,7 @@ impl ConversationCmd {
     /// Runs the command in the workspace around `cwd`.
     pub fn run(self, cwd: &Path) -> Result<ExitCode, Box<dyn std::error::Error>> {
         let Some(root) = jp_config::load::find_workspace_root(cwd) else {
-            errln!(
-                "error: no jp workspace here or above {}; run `jp init` to create one",
-                cwd.display()
-            );
-            return Ok(exit::USAGE.into());
+            return Ok(super::ctx::no_workspace(cwd));
         };
         let store = Store::new(&root);
         let result = match self {

@@ -59,3 +59,12 @@ pub fn print_load_error(error: &LoadError) {
         eprintln!("{diagnostic}");
     }
 }
+
+/// Says there is no workspace around `cwd`; the exit code for it.
+pub fn no_workspace(cwd: &std::path::Path) -> std::process::ExitCode {
+    crate::errln!(
+        "error: no jp workspace here or above {}; run `jp init` to create one",
+        cwd.display()
+    );
+    super::exit::USAGE.into()
+}

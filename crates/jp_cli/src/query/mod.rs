@@ -22,11 +22,11 @@ use jp_conversation::{
 use jp_llm::{ChatRequest, Provider};
 use tokio_util::sync::CancellationToken;
 
-use crate::cmd::ctx::{Ctx, print_load_error};
+use crate::cmd::ctx::{Ctx, no_workspace, print_load_error};
 use crate::cmd::exit;
-use crate::printer::{Channel, Printer, Style};
+use crate::printer::{Channel, Printer, Style, cut};
 use crate::prompt::{NoPrompter, Prompter, TerminalPrompter};
-use tools::{LocalExecutor, ToolCoordinator, ToolExecutor, Verdict, cut, short_arguments};
+use tools::{LocalExecutor, ToolCoordinator, ToolExecutor, Verdict, short_arguments};
 use turn::{Action, Input, TurnCoordinator, TurnEnd};
 
 /// The most requests one turn may send before jp stops it: a guard against
@@ -78,11 +78,7 @@ impl Query {
         };
         let config = loaded.config;
         let Some(root) = loaded.workspace_root else {
-            crate::errln!(
-                "error: no jp workspace here or above {}; run `jp init` to create one",
-                ctx.cwd.display()
-            );
-            return Ok(exit::USAGE.into());
+            return Ok(no_workspace(&ctx.cwd));
         };
         let (provider_name, model) = resolve_model_id(&config, &config.assistant.model.id)
             .map_err(|e| format!("assistant.model.id: {e}"))?;

@@ -18,14 +18,14 @@ use std::path::{Path, PathBuf};
 use jp_config::AppConfig;
 use jp_config::policy::{Decision, Mode, Policy, PolicyField, Workspace};
 use jp_config::tool::effective::effective_policy;
-use jp_config::tool::{DEFAULTS_KEY, ToolConfig, ToolSource, check_arguments, run_limits};
+use jp_config::tool::{ToolConfig, ToolSource, check_arguments, offered, run_limits};
 use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
 use jp_llm::tool::{ToolLimits, ToolRun};
 use jp_tool::{Action, Context, Outcome, Request, ToolInfo};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::printer::{Printer, Style};
+use crate::printer::{Printer, Style, cut};
 use crate::prompt::{PromptError, Prompter};
 
 /// How many times a tool may ask for input in one call.
@@ -130,8 +130,9 @@ impl<'a> ToolCoordinator<'a> {
     }
 
     fn tool(&self, name: &str) -> Option<&'a ToolConfig> {
-        let tool = self.config.conversation.tools.get(name)?;
-        (name != DEFAULTS_KEY && tool.enable && tool.is_defined()).then_some(tool)
+        offered(&self.config.conversation.tools)
+            .find(|(offered, _)| offered.as_str() == name)
+            .map(|(_, tool)| tool)
     }
 
     fn policy(&mut self, tool: &str, field: PolicyField) -> Option<&Policy> {
@@ -212,7 +213,7 @@ impl<'a> ToolCoordinator<'a> {
                 );
             }
         };
-        let why = rule_words(&decision);
+        let why = decision.reason.clone();
         match decision.mode {
             Mode::Unattended => Verdict::Run {
                 tool: name.to_owned(),
@@ -267,11 +268,9 @@ impl<'a> ToolCoordinator<'a> {
                 .and_then(|edited| crate::cmd::policy::parse_arguments(name, &edited))
             {
                 Ok(Value::Object(edited))
-                    if check_arguments(
-                        &self_params(self.config, name),
-                        &Value::Object(edited.clone()),
-                    )
-                    .is_ok() =>
+                    if self.tool(name).is_some_and(|tool| {
+                        check_arguments(&tool.parameters, &Value::Object(edited.clone())).is_ok()
+                    }) =>
                 {
                     edited
                 }
@@ -486,7 +485,7 @@ impl<'a> ToolCoordinator<'a> {
             Ok(decision) => decision,
             Err(error) => return withheld(format!("{name}: result withheld: {error}")),
         };
-        let why = rule_words(&decision);
+        let why = decision.reason.clone();
         match decision.mode {
             Mode::Unattended => (respond(status, content), None),
             Mode::Skip => withheld(format!("{name}: result withheld ({why})")),
@@ -521,12 +520,7 @@ impl<'a> ToolCoordinator<'a> {
     }
 
     fn available_tools(&self) -> String {
-        let names = self
-            .config
-            .conversation
-            .tools
-            .iter()
-            .filter(|(name, tool)| *name != DEFAULTS_KEY && tool.enable && tool.is_defined())
+        let names = offered(&self.config.conversation.tools)
             .map(|(name, _)| name.as_str())
             .collect::<Vec<_>>();
         if names.is_empty() {
@@ -535,21 +529,6 @@ impl<'a> ToolCoordinator<'a> {
             names.join(", ")
         }
     }
-}
-
-fn self_params(config: &AppConfig, name: &str) -> jp_config::tool::ToolParameters {
-    config
-        .conversation
-        .tools
-        .get(name)
-        .map(|t| t.parameters.clone())
-        .unwrap_or_default()
-}
-
-/// Why the policy decided as it did; the evaluator's reason names the
-/// rule that matched (or the fallback).
-fn rule_words(decision: &Decision) -> String {
-    decision.reason.clone()
 }
 
 /// `path: "src/lib.rs", content: "fn…"`: arguments on one line, each value
@@ -567,15 +546,4 @@ pub fn short_arguments(arguments: &Map<String, Value>, max: usize) -> String {
         out.push_str(&cut(&text, 40));
     }
     cut(&out, max)
-}
-
-/// `text` cut to `max` characters, with `…` when cut.
-#[must_use]
-pub fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
 }

@@ -86,6 +86,16 @@ impl ToolConfig {
     }
 }
 
+/// The tools offered to the model: every enabled, defined entry except the
+/// `'*'` defaults, in config order.
+pub fn offered(
+    tools: &IndexMap<String, ToolConfig>,
+) -> impl Iterator<Item = (&String, &ToolConfig)> {
+    tools
+        .iter()
+        .filter(|(name, tool)| name.as_str() != DEFAULTS_KEY && tool.enable && tool.is_defined())
+}
+
 /// The default for [`ToolConfig::timeout_secs`].
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
 
