@@ -218,11 +218,11 @@ impl Scripted {
     /// When the file cannot be read or is not a script.
     pub fn open(name: &str, workspace_root: &Path) -> Result<Self, ProviderError> {
         if name == "demo" {
-            return Self::from_script(
+            return Ok(Self::from_script(
                 Script::parse(DEMO_SCRIPT, "demo").map_err(ProviderError::Config)?,
                 name,
                 workspace_root,
-            );
+            ));
         }
         let path = workspace_root.join(name);
         let text = std::fs::read_to_string(&path).map_err(|e| {
@@ -234,20 +234,17 @@ impl Scripted {
         let script =
             Script::parse(&text, &path.display().to_string()).map_err(ProviderError::Config)?;
         let dir = path.parent().unwrap_or(workspace_root).to_path_buf();
-        Self::from_script(script, name, &dir)
+        Ok(Self::from_script(script, name, &dir))
     }
 
     /// A provider playing `script`; replay files resolve against `dir`.
-    ///
-    /// # Errors
-    ///
-    /// Never today; kept fallible for scripts checked at construction.
-    pub fn from_script(script: Script, name: &str, dir: &Path) -> Result<Self, ProviderError> {
-        Ok(Self {
+    #[must_use]
+    pub fn from_script(script: Script, name: &str, dir: &Path) -> Self {
+        Self {
             script,
             name: name.to_owned(),
             dir: dir.to_path_buf(),
-        })
+        }
     }
 }
 
@@ -464,7 +461,7 @@ mod tests {
             "inline",
         )
         .unwrap();
-        let provider = Scripted::from_script(script, "inline", Path::new(".")).unwrap();
+        let provider = Scripted::from_script(script, "inline", Path::new("."));
         let events: Vec<StreamEvent> = collect(&provider, 0)
             .into_iter()
             .map(Result::unwrap)
@@ -527,7 +524,7 @@ mod tests {
             "inline",
         )
         .unwrap();
-        let provider = Scripted::from_script(script, "inline", Path::new(".")).unwrap();
+        let provider = Scripted::from_script(script, "inline", Path::new("."));
         let events: Vec<StreamEvent> = collect(&provider, 0)
             .into_iter()
             .map(Result::unwrap)
