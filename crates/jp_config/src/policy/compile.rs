@@ -173,13 +173,19 @@ impl Policy {
             }
         }
 
+        warnings.extend(
+            rules
+                .iter()
+                .filter_map(|rule| confinement_warning(field, rule)),
+        );
         let (shadow_errors, shadow_warnings) = shadow::check(field, &rules);
         errors.extend(shadow_errors);
         warnings.extend(shadow_warnings);
         errors.sort_by_key(|issue| issue.rule);
         warnings.sort_by_key(|issue| issue.rule);
 
-        let ends_with_catch_all = specs.last().is_some_and(is_catch_all_spec);
+        // A catch-all before the end is reported by the shadow check.
+        let ends_with_catch_all = specs.iter().any(is_catch_all_spec);
         if specs.is_empty() {
             warnings.push(PolicyIssue {
                 field,
@@ -253,6 +259,26 @@ impl Policy {
             Some(_) => None,
         }
     }
+}
+
+/// An `unattended` `pattern` on a path says what a name looks like, not
+/// where the file is; it approves only paths inside the workspace
+/// (architecture decision 3), which the user should know when reading it.
+fn confinement_warning(field: PolicyField, rule: &Rule) -> Option<PolicyIssue> {
+    let condition = rule.condition.as_ref()?;
+    let applies = rule.mode == Mode::Unattended
+        && condition.param_type() == ParamType::Path
+        && matches!(condition.matcher(), Matcher::Pattern(_));
+    applies.then(|| PolicyIssue {
+        field,
+        rule: Some(rule.index),
+        message: "an \"unattended\" pattern on a path only approves paths inside the \
+                  workspace (both as written and with symlinks resolved): a matching path \
+                  outside it, such as ../x or /tmp/x, falls through to the next rule; use \
+                  prefix to say where, or an absolute prefix or const to approve a place \
+                  outside the workspace"
+            .to_owned(),
+    })
 }
 
 fn is_catch_all_spec(spec: &RuleSpec) -> bool {

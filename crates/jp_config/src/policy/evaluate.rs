@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::Mode;
 use super::compile::{Policy, Rule};
-use super::matcher::{Condition, Verdict, show};
-use super::path::Workspace;
+use super::matcher::{Condition, Matcher, Verdict, show};
+use super::path::{PathValue, Workspace};
 use super::pointer::{Found, encode, walk};
 
 /// What a policy decided for one call, and why.
@@ -188,6 +188,7 @@ fn explain(
         Verdict::Tested {
             lexical,
             resolved,
+            confined,
             path: Some(forms),
         } => {
             let raw = match found {
@@ -203,41 +204,92 @@ fn explain(
             } else {
                 format!("{label} (normalized: {lexical_text})")
             };
-            if forms.resolved == forms.lexical {
-                return format!("{label} {}", matcher.phrase(*lexical));
-            }
-            let resolved_text = forms.resolved.text();
-            match (mode == Mode::Unattended, satisfied) {
-                // Both forms matched.
-                (true, true) => format!(
-                    "{label} {} (resolved: {resolved_text})",
-                    matcher.phrase(true)
-                ),
-                // One of the forms did not match.
-                (true, false) if *lexical => format!(
-                    "{label} {}, but resolves to {resolved_text}, which {}",
-                    matcher.phrase(true),
-                    matcher.phrase(false)
-                ),
-                (true, false) => format!(
-                    "{label} {} (resolved: {resolved_text})",
-                    matcher.phrase(false)
-                ),
-                // Either form matched.
-                (false, true) if *lexical => format!(
-                    "{label} {} (resolved: {resolved_text})",
-                    matcher.phrase(true)
-                ),
-                (false, true) => format!(
-                    "{label} resolves to {resolved_text}, which {}",
-                    matcher.phrase(*resolved)
-                ),
-                (false, false) => format!(
-                    "{label} {} (resolved: {resolved_text})",
-                    matcher.phrase(false)
-                ),
-            }
+            explain_path(&label, matcher, forms, *lexical, *resolved, *confined, mode)
         }
+    }
+}
+
+/// Why a path value did or did not satisfy a rule with `mode`, given how
+/// each of its forms fared ([`Verdict::Tested`]).
+fn explain_path(
+    label: &str,
+    matcher: &Matcher,
+    forms: &PathValue,
+    lexical: bool,
+    resolved: Option<bool>,
+    confined: bool,
+    mode: Mode,
+) -> String {
+    let unattended = mode == Mode::Unattended;
+    let resolved_form = match &forms.resolved {
+        Ok(form) => form,
+        Err(why) if unattended && lexical => {
+            return format!(
+                "{label} {}, but cannot be resolved: {why}",
+                matcher.phrase(true)
+            );
+        }
+        Err(why) => {
+            return format!(
+                "{label} {} (cannot be resolved: {why})",
+                matcher.phrase(lexical)
+            );
+        }
+    };
+    // Some exactly when the path was resolved.
+    let resolved = resolved == Some(true);
+    let same = *resolved_form == forms.lexical;
+    let resolved_text = resolved_form.text();
+    if unattended && lexical && resolved && !confined {
+        return if same {
+            format!(
+                "{label} {}, but is outside the workspace",
+                matcher.phrase(true)
+            )
+        } else {
+            format!(
+                "{label} {}, but resolves to {resolved_text}, outside the workspace",
+                matcher.phrase(true)
+            )
+        };
+    }
+    if same {
+        return format!("{label} {}", matcher.phrase(lexical));
+    }
+    let satisfied = if unattended {
+        lexical && resolved
+    } else {
+        lexical || resolved
+    };
+    match (unattended, satisfied) {
+        // Both forms matched.
+        (true, true) => format!(
+            "{label} {} (resolved: {resolved_text})",
+            matcher.phrase(true)
+        ),
+        // One of the forms did not match.
+        (true, false) if lexical => format!(
+            "{label} {}, but resolves to {resolved_text}, which {}",
+            matcher.phrase(true),
+            matcher.phrase(false)
+        ),
+        (true, false) => format!(
+            "{label} {} (resolved: {resolved_text})",
+            matcher.phrase(false)
+        ),
+        // Either form matched.
+        (false, true) if lexical => format!(
+            "{label} {} (resolved: {resolved_text})",
+            matcher.phrase(true)
+        ),
+        (false, true) => format!(
+            "{label} resolves to {resolved_text}, which {}",
+            matcher.phrase(resolved)
+        ),
+        (false, false) => format!(
+            "{label} {} (resolved: {resolved_text})",
+            matcher.phrase(false)
+        ),
     }
 }
 

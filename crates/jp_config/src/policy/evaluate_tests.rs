@@ -698,3 +698,129 @@ mod properties {
         }
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn an_unresolvable_path_never_runs_unattended() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join("src")).unwrap();
+    symlink("b", root.join("src/a")).unwrap();
+    symlink("a", root.join("src/b")).unwrap();
+
+    let d = policy(SRC_THEN_ASK).evaluate(&json!({ "path": "src/a/x.rs" }), root);
+    assert_eq!((d.mode, d.rule), (Mode::Ask, Some(1)));
+    assert_eq!(
+        trace(&d),
+        [
+            (
+                0,
+                false,
+                "\"src/a/x.rs\" is under src/, but cannot be resolved: symbolic links loop at \
+                 src/a"
+            ),
+            (1, true, "catch-all"),
+        ]
+    );
+
+    // Any other rule still matches on the lexical form.
+    let d = policy(
+        r#"[
+        { arg = "/path", prefix = "src/", mode = "edit" },
+        { mode = "unattended" },
+    ]"#,
+    )
+    .evaluate(&json!({ "path": "src/a/x.rs" }), root);
+    assert_eq!((d.mode, d.rule), (Mode::Edit, Some(0)));
+    assert_eq!(
+        d.trace[0].reason,
+        "\"src/a/x.rs\" is under src/ (cannot be resolved: symbolic links loop at src/a)"
+    );
+    // And does not match when the lexical form does not.
+    let d = policy(
+        r#"[
+        { arg = "/path", prefix = "docs/", mode = "skip" },
+        { mode = "ask" },
+    ]"#,
+    )
+    .evaluate(&json!({ "path": "src/a/x.rs" }), root);
+    assert_eq!(
+        d.trace[0],
+        RuleTrace {
+            rule: 0,
+            matched: false,
+            reason: "\"src/a/x.rs\" is not under docs/ (cannot be resolved: symbolic links loop \
+                     at src/a)"
+                .into()
+        }
+    );
+}
+
+#[test]
+fn an_unattended_pattern_approves_only_paths_inside_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let rs = policy(
+        r#"[
+        { arg = "/path", pattern = "\\.rs$", mode = "unattended" },
+        { mode = "ask" },
+    ]"#,
+    );
+    let d = rs.evaluate(&json!({ "path": "src/lib.rs" }), root);
+    assert_eq!((d.mode, d.rule), (Mode::Unattended, Some(0)));
+
+    let d = rs.evaluate(&json!({ "path": "../../etc/x.rs" }), root);
+    assert_eq!((d.mode, d.rule), (Mode::Ask, Some(1)));
+    let outside = root.parent().unwrap().parent().unwrap().join("etc/x.rs");
+    assert_eq!(
+        d.trace[0].reason,
+        format!(
+            "\"../../etc/x.rs\" (normalized: {}) matches pattern \"\\\\.rs$\", but is outside \
+             the workspace",
+            outside.display()
+        )
+    );
+    let d = rs.evaluate(&json!({ "path": "/etc/x.rs" }), root);
+    assert_eq!((d.mode, d.rule), (Mode::Ask, Some(1)));
+
+    // A rule that is not unattended matches outside paths as before.
+    let ask_rs = policy(
+        r#"[
+        { arg = "/path", pattern = "\\.rs$", mode = "ask" },
+        { mode = "unattended" },
+    ]"#,
+    );
+    let d = ask_rs.evaluate(&json!({ "path": "/etc/x.rs" }), root);
+    assert_eq!((d.mode, d.rule), (Mode::Ask, Some(0)));
+}
+
+#[test]
+fn an_unattended_rule_that_names_an_absolute_location_approves_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let tmp = policy(
+        r#"[
+        { arg = "/path", prefix = "/tmp/jp-scratch", mode = "unattended" },
+        { arg = "/path", const = "/etc/jp.conf", mode = "unattended" },
+        { arg = "/path", enum = ["README.md", "/var/jp.log"], mode = "unattended" },
+        { mode = "ask" },
+    ]"#,
+    );
+    for (path, rule) in [
+        ("/tmp/jp-scratch/a", 0),
+        ("/etc/jp.conf", 1),
+        ("/var/jp.log", 2),
+        ("README.md", 2),
+    ] {
+        assert_eq!(
+            decide_in(&tmp, &json!({ "path": path }), root),
+            (Mode::Unattended, Some(rule)),
+            "{path}"
+        );
+    }
+    assert_eq!(
+        decide_in(&tmp, &json!({ "path": "/tmp/other" }), root),
+        (Mode::Ask, Some(3))
+    );
+}

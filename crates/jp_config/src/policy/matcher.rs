@@ -131,6 +131,20 @@ impl Matcher {
         format!("{} {what}", if positive { yes } else { no })
     }
 
+    /// Whether the matcher names an absolute path itself (an absolute
+    /// `prefix`, `const` or `enum` member on a `path` parameter). Only such
+    /// a matcher lets an `unattended` rule approve a path outside the
+    /// workspace: `pattern = "\\.rs$"` says nothing about where a file is.
+    #[must_use]
+    pub fn names_absolute_location(&self) -> bool {
+        let absolute = |lit: &Literal| matches!(lit, Literal::Path(PolicyPath::Absolute(_)));
+        match self {
+            Self::Const(lit) | Self::Prefix(lit) => absolute(lit),
+            Self::Enum(lits) => lits.iter().any(absolute),
+            _ => false,
+        }
+    }
+
     fn test(&self, subject: &Subject<'_>) -> bool {
         match self {
             Self::Const(lit) => literal_matches(lit, subject),
@@ -196,27 +210,38 @@ pub(crate) enum Verdict {
     /// Not a value of the parameter's type (or not a path): never satisfies
     /// an `unattended` rule, always satisfies any other rule.
     Invalid(String),
-    /// Tested. For non-path parameters both flags are the same.
+    /// Tested. For non-path parameters `lexical` and `resolved` are the
+    /// same and `confined` is true.
     Tested {
+        /// Whether the value (a path's lexical form) matches.
         lexical: bool,
-        resolved: bool,
+        /// Whether a path's resolved form matches; `None` when the path
+        /// cannot be resolved.
+        resolved: Option<bool>,
+        /// Whether an `unattended` rule may approve the value at all: a path
+        /// must have both forms inside the workspace, unless the matcher
+        /// names an absolute location itself.
+        confined: bool,
         path: Option<Box<PathValue>>,
     },
 }
 
 impl Verdict {
     /// Whether the value satisfies a rule with this mode (the dual path
-    /// rule and fail-closed typing).
+    /// rule, confinement and fail-closed typing).
     pub(crate) fn satisfies(&self, mode: Mode) -> bool {
         match self {
             Self::Invalid(_) => mode != Mode::Unattended,
             Self::Tested {
-                lexical, resolved, ..
+                lexical,
+                resolved,
+                confined,
+                ..
             } => {
                 if mode == Mode::Unattended {
-                    *lexical && *resolved
+                    *lexical && *resolved == Some(true) && *confined
                 } else {
-                    *lexical || *resolved
+                    *lexical || *resolved == Some(true)
                 }
             }
         }
@@ -317,7 +342,8 @@ impl Condition {
         let wrong = |expected: &str| Verdict::Invalid(format!("is not {expected}"));
         let plain = |ok: bool| Verdict::Tested {
             lexical: ok,
-            resolved: ok,
+            resolved: Some(ok),
+            confined: true,
             path: None,
         };
         match (self.param_type, value) {
@@ -330,7 +356,12 @@ impl Condition {
                 Err(_) => Verdict::Invalid("contains NUL, which no path can hold".to_owned()),
                 Ok(forms) => Verdict::Tested {
                     lexical: self.matcher.test(&Subject::Path(&forms.lexical)),
-                    resolved: self.matcher.test(&Subject::Path(&forms.resolved)),
+                    resolved: forms
+                        .resolved
+                        .as_ref()
+                        .ok()
+                        .map(|resolved| self.matcher.test(&Subject::Path(resolved))),
+                    confined: forms.is_inside() || self.matcher.names_absolute_location(),
                     path: Some(Box::new(forms)),
                 },
             },

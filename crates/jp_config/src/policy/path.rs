@@ -9,11 +9,18 @@
 //!   path inside the root becomes relative); a path that escapes the root
 //!   keeps its absolute form and never matches a relative `prefix` or
 //!   `const`;
-//! - symlinks are resolved as well: the longest existing ancestor is
-//!   canonicalized and the rest appended, giving a second, *resolved* form.
-//!   A rule whose mode is `unattended` needs both forms to match; any other
-//!   rule matches if either does, so a link inside `src/` that points
-//!   elsewhere is never let through on the strength of its name alone.
+//! - symlinks are resolved as well, component by component the way the
+//!   file system would (dangling links and links after a missing
+//!   directory included), giving a second, *resolved* form. A rule whose
+//!   mode is `unattended` needs both forms to match; any other rule matches
+//!   if either does, so a link inside `src/` that points elsewhere is never
+//!   let through on the strength of its name alone;
+//! - a path that cannot be resolved (a symlink loop, more than
+//!   [`MAX_SYMLINKS`] links, a component jp may not inspect) has no
+//!   resolved form ([`Unresolvable`]): no `unattended` rule matches it, and
+//!   other rules match on the lexical form alone. The kernel stops after 40
+//!   links, but a tool that resolves paths itself may not, so the lexical
+//!   form alone proves nothing about where the tool will write.
 //!
 //! Rule literals (`prefix`, `const` and `enum` on a `path` parameter) are
 //! normalized the same way when the policy is compiled, so `./src`, `src`,
@@ -223,7 +230,58 @@ pub struct PathValue {
     pub lexical: PathForm,
     /// Resolved the way the file system would: every symlink on the way
     /// followed (dangling ones too), missing components kept as written.
-    pub resolved: PathForm,
+    /// An error when that cannot be done (architecture decision 3: a form
+    /// that cannot be computed matches no `unattended` rule).
+    pub resolved: Result<PathForm, Unresolvable>,
+}
+
+impl PathValue {
+    /// Whether both forms are inside the workspace root (the root itself
+    /// included). An unresolvable path is not.
+    #[must_use]
+    pub fn is_inside(&self) -> bool {
+        self.lexical.relative.is_some()
+            && self
+                .resolved
+                .as_ref()
+                .is_ok_and(|resolved| resolved.relative.is_some())
+    }
+}
+
+/// Why a path argument has no resolved form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unresolvable {
+    /// Following symbolic links comes back to a link already followed with
+    /// the same rest of the path still to go: the links form a loop.
+    Loop {
+        /// The link at which the loop closed, as [`PathForm::text`] shows it.
+        link: String,
+    },
+    /// More than [`MAX_SYMLINKS`] symbolic links would have to be followed.
+    /// The kernel gives up at that point (`ELOOP`) but a tool that resolves
+    /// paths itself may not, so no form can be trusted.
+    TooManyLinks,
+    /// A component could not be inspected (permission denied, a name too
+    /// long, not a directory, ...).
+    Inaccessible {
+        /// The component, as [`PathForm::text`] shows it.
+        at: String,
+        /// The system's reason.
+        reason: String,
+    },
+}
+
+impl std::fmt::Display for Unresolvable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Loop { link } => write!(f, "symbolic links loop at {link}"),
+            Self::TooManyLinks => write!(
+                f,
+                "more than {MAX_SYMLINKS} symbolic links would have to be followed"
+            ),
+            Self::Inaccessible { at, reason } => write!(f, "{at} cannot be inspected: {reason}"),
+        }
+    }
 }
 
 /// Why a path argument is not a path.
@@ -240,24 +298,52 @@ pub fn resolve_path(value: &str, workspace: &Workspace) -> Result<PathValue, Nul
         return Err(NulInPath);
     }
     let lexical = normalize_lexically(&workspace.lexical.join(value));
-    let resolved =
-        resolve_physically(&workspace.resolved.join(value)).unwrap_or_else(|| lexical.clone());
+    let show = |path: PathBuf| PathForm::new(path, &workspace.resolved).text();
+    let resolved = match resolve_physically(&workspace.resolved.join(value)) {
+        Ok(path) => Ok(PathForm::new(path, &workspace.resolved)),
+        Err(Failure::Loop(link)) => Err(Unresolvable::Loop { link: show(link) }),
+        Err(Failure::TooManyLinks) => Err(Unresolvable::TooManyLinks),
+        Err(Failure::Inaccessible(at, error)) => Err(Unresolvable::Inaccessible {
+            at: show(at),
+            reason: io_reason(&error),
+        }),
+    };
     Ok(PathValue {
         lexical: PathForm::new(lexical, &workspace.lexical),
-        resolved: PathForm::new(resolved, &workspace.resolved),
+        resolved,
+    })
+}
+
+/// An I/O error as a short lowercase phrase, without the `(os error N)`
+/// suffix: `permission denied`, `file name too long`.
+fn io_reason(error: &std::io::Error) -> String {
+    let text = error.to_string();
+    let text = text
+        .split_once(" (os error")
+        .map_or(text.as_str(), |(reason, _)| reason);
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_lowercase().chain(chars).collect()
     })
 }
 
 /// The most symlinks followed while resolving one path (Linux's limit).
-const MAX_SYMLINKS: usize = 40;
+pub const MAX_SYMLINKS: usize = 40;
+
+enum Failure {
+    Loop(PathBuf),
+    TooManyLinks,
+    Inaccessible(PathBuf, std::io::Error),
+}
 
 /// Resolves `path` (absolute, `..` not yet applied) the way the file system
 /// would, component by component: every existing symlink is followed, also
 /// after a missing directory and a `..` lead back into existing ones, and
 /// a dangling symlink is followed to its (missing) target. Components that
-/// do not exist are kept as written. `None` when symlinks loop.
-fn resolve_physically(path: &Path) -> Option<PathBuf> {
-    use std::collections::VecDeque;
+/// do not exist are kept as written. Anything else fails: a loop, more than
+/// [`MAX_SYMLINKS`] links, or a component that cannot be inspected.
+fn resolve_physically(path: &Path) -> Result<PathBuf, Failure> {
+    use std::collections::{HashSet, VecDeque};
     use std::ffi::OsString;
 
     let mut pending: VecDeque<OsString> = VecDeque::new();
@@ -268,7 +354,9 @@ fn resolve_physically(path: &Path) -> Option<PathBuf> {
             other => pending.push_back(other.as_os_str().to_owned()),
         }
     }
-    let mut links = 0;
+    // Each link followed, with what was left to resolve after it: meeting
+    // one again means the walk would repeat itself forever.
+    let mut followed: HashSet<(PathBuf, VecDeque<OsString>)> = HashSet::new();
     while let Some(name) = pending.pop_front() {
         if name == "." {
             continue;
@@ -281,11 +369,14 @@ fn resolve_physically(path: &Path) -> Option<PathBuf> {
         let next = out.join(&name);
         match std::fs::symlink_metadata(&next) {
             Ok(meta) if meta.file_type().is_symlink() => {
-                links += 1;
-                if links > MAX_SYMLINKS {
-                    return None;
+                if !followed.insert((next.clone(), pending.clone())) {
+                    return Err(Failure::Loop(next));
                 }
-                let target = std::fs::read_link(&next).ok()?;
+                if followed.len() > MAX_SYMLINKS {
+                    return Err(Failure::TooManyLinks);
+                }
+                let target = std::fs::read_link(&next)
+                    .map_err(|e| Failure::Inaccessible(next.clone(), e))?;
                 let mut target_parts = Vec::new();
                 for component in target.components() {
                     match component {
@@ -300,13 +391,15 @@ fn resolve_physically(path: &Path) -> Option<PathBuf> {
                     pending.push_front(part);
                 }
             }
-            // Existing entries, missing ones, and entries jp may not inspect
-            // (which the tool, running as the same user, cannot traverse
-            // either) are kept as written.
-            _ => out = next,
+            Ok(_) => out = next,
+            // A missing entry is kept as written: the tool would create it.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => out = next,
+            // An entry jp cannot inspect (permission denied, a name too
+            // long, a file used as a directory) may hide a link: fail closed.
+            Err(e) => return Err(Failure::Inaccessible(next, e)),
         }
     }
-    Some(out)
+    Ok(out)
 }
 
 #[cfg(test)]

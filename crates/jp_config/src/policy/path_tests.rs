@@ -69,7 +69,10 @@ fn workspace() -> (tempfile::TempDir, Workspace) {
 
 fn texts(value: &str, ws: &Workspace) -> (String, String) {
     let forms = resolve_path(value, ws).unwrap();
-    (forms.lexical.text(), forms.resolved.text())
+    (
+        forms.lexical.text(),
+        forms.resolved.as_ref().unwrap().text(),
+    )
 }
 
 #[test]
@@ -126,8 +129,15 @@ fn a_deep_missing_path_resolves_through_its_existing_ancestor() {
     let (_dir, ws) = workspace();
     let deep = format!("src/sub/{}", "d/".repeat(2000));
     let forms = resolve_path(&deep, &ws).unwrap();
-    assert_eq!(forms.resolved, forms.lexical);
-    assert!(forms.resolved.text().starts_with("src/sub/d/d/"));
+    assert_eq!(forms.resolved.as_ref().unwrap(), &forms.lexical);
+    assert!(
+        forms
+            .resolved
+            .as_ref()
+            .unwrap()
+            .text()
+            .starts_with("src/sub/d/d/")
+    );
 }
 
 #[cfg(unix)]
@@ -142,18 +152,24 @@ fn symlinks_give_a_second_form() {
 
     let forms = resolve_path("src/link/secret", &ws).unwrap();
     assert_eq!(forms.lexical.text(), "src/link/secret");
-    assert_eq!(forms.resolved.relative(), None);
-    assert_eq!(forms.resolved.absolute(), outside_real.join("secret"));
+    assert_eq!(forms.resolved.as_ref().unwrap().relative(), None);
+    assert_eq!(
+        forms.resolved.as_ref().unwrap().absolute(),
+        outside_real.join("secret")
+    );
 
     // A missing file below the link resolves through it too.
     let forms = resolve_path("src/link/new/file", &ws).unwrap();
-    assert_eq!(forms.resolved.absolute(), outside_real.join("new/file"));
+    assert_eq!(
+        forms.resolved.as_ref().unwrap().absolute(),
+        outside_real.join("new/file")
+    );
 
     // `..` after a link is physical in the resolved form.
     let forms = resolve_path("src/link/../x", &ws).unwrap();
     assert_eq!(forms.lexical.text(), "src/x");
     assert_eq!(
-        forms.resolved.absolute(),
+        forms.resolved.as_ref().unwrap().absolute(),
         outside_real.parent().unwrap().join("x")
     );
 
@@ -161,7 +177,10 @@ fn symlinks_give_a_second_form() {
     // followed (the file system would follow it once `nx` exists).
     let forms = resolve_path("src/nx/../link/pwned", &ws).unwrap();
     assert_eq!(forms.lexical.text(), "src/link/pwned");
-    assert_eq!(forms.resolved.absolute(), outside_real.join("pwned"));
+    assert_eq!(
+        forms.resolved.as_ref().unwrap().absolute(),
+        outside_real.join("pwned")
+    );
 
     // A dangling link is followed to its missing target.
     std::os::unix::fs::symlink(
@@ -170,17 +189,20 @@ fn symlinks_give_a_second_form() {
     )
     .unwrap();
     let forms = resolve_path("src/dangling", &ws).unwrap();
-    assert_eq!(forms.resolved.absolute(), outside_real.join("nonexistent"));
+    assert_eq!(
+        forms.resolved.as_ref().unwrap().absolute(),
+        outside_real.join("nonexistent")
+    );
 
     // A relative link target resolves against the link's directory.
     std::os::unix::fs::symlink("../..", dir.path().join("src/sub/up")).unwrap();
     let forms = resolve_path("src/sub/up/x", &ws).unwrap();
-    assert_eq!(forms.resolved.text(), "x");
+    assert_eq!(forms.resolved.as_ref().unwrap().text(), "x");
 
     // A link inside the workspace resolves to a relative form.
     let forms = resolve_path("docs/a.rs", &ws).unwrap();
     assert_eq!(forms.lexical.text(), "docs/a.rs");
-    assert_eq!(forms.resolved.text(), "src/sub/a.rs");
+    assert_eq!(forms.resolved.as_ref().unwrap().text(), "src/sub/a.rs");
 }
 
 #[cfg(unix)]
@@ -198,4 +220,112 @@ fn a_symlinked_root_is_matched_in_both_forms() {
         std::fs::canonicalize(real.path()).unwrap()
     );
     assert_eq!(texts("src/a", &ws), ("src/a".into(), "src/a".into()));
+}
+
+/// `chains/nN/c0 -> c1 -> ... -> cN -> target`: N + 1 links, reached from
+/// `src/chN` (one more).
+#[cfg(unix)]
+fn chain(root: &Path, n: usize, target: &Path) {
+    use std::os::unix::fs::symlink;
+    let dir = root.join(format!("chains/n{n}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..n {
+        symlink(format!("c{}", i + 1), dir.join(format!("c{i}"))).unwrap();
+    }
+    symlink(target, dir.join(format!("c{n}"))).unwrap();
+    symlink(
+        format!("../chains/n{n}/c0"),
+        root.join(format!("src/ch{n}")),
+    )
+    .unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_chain_longer_than_the_kernel_follows_is_unresolvable() {
+    let (dir, ws) = workspace();
+    let outside = tempfile::tempdir().unwrap();
+    chain(dir.path(), 45, outside.path());
+    let forms = resolve_path("src/ch45/pwned.txt", &ws).unwrap();
+    assert_eq!(forms.lexical.text(), "src/ch45/pwned.txt");
+    assert_eq!(forms.resolved, Err(Unresolvable::TooManyLinks));
+    assert!(!forms.is_inside());
+    assert_eq!(
+        Unresolvable::TooManyLinks.to_string(),
+        "more than 40 symbolic links would have to be followed"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_chain_of_forty_links_that_stays_inside_resolves() {
+    let (dir, ws) = workspace();
+    // src/ch38 -> c0 -> ... -> c38 -> src/sub: 40 links in all.
+    chain(dir.path(), 38, &dir.path().join("src/sub"));
+    let forms = resolve_path("src/ch38/a.rs", &ws).unwrap();
+    assert_eq!(forms.resolved.as_ref().unwrap().text(), "src/sub/a.rs");
+    assert!(forms.is_inside());
+    // One more is too many.
+    chain(dir.path(), 39, &dir.path().join("src/sub"));
+    let forms = resolve_path("src/ch39/a.rs", &ws).unwrap();
+    assert_eq!(forms.resolved, Err(Unresolvable::TooManyLinks));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_loop_is_unresolvable_and_named() {
+    use std::os::unix::fs::symlink;
+    let (dir, ws) = workspace();
+    symlink("b", dir.path().join("src/a")).unwrap();
+    symlink("a", dir.path().join("src/b")).unwrap();
+    let forms = resolve_path("src/a/x.rs", &ws).unwrap();
+    assert_eq!(
+        forms.resolved,
+        Err(Unresolvable::Loop {
+            link: "src/a".into()
+        })
+    );
+    assert_eq!(
+        forms.resolved.unwrap_err().to_string(),
+        "symbolic links loop at src/a"
+    );
+    // A link to itself.
+    symlink("self", dir.path().join("src/self")).unwrap();
+    let forms = resolve_path("src/self", &ws).unwrap();
+    assert_eq!(
+        forms.resolved,
+        Err(Unresolvable::Loop {
+            link: "src/self".into()
+        })
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_link_reached_twice_on_the_way_is_not_a_loop() {
+    use std::os::unix::fs::symlink;
+    let (dir, ws) = workspace();
+    symlink("sub", dir.path().join("src/s")).unwrap();
+    let forms = resolve_path("src/s/../s/../s/x", &ws).unwrap();
+    assert_eq!(forms.resolved.as_ref().unwrap().text(), "src/sub/x");
+}
+
+#[test]
+fn a_component_that_cannot_be_inspected_is_unresolvable() {
+    let (dir, ws) = workspace();
+    let long = "n".repeat(300);
+    let forms = resolve_path(&format!("src/{long}/x"), &ws).unwrap();
+    assert_eq!(
+        forms.resolved,
+        Err(Unresolvable::Inaccessible {
+            at: format!("src/{long}"),
+            reason: "file name too long".into()
+        })
+    );
+    std::fs::write(dir.path().join("src/file"), "x").unwrap();
+    let forms = resolve_path("src/file/x", &ws).unwrap();
+    assert_eq!(
+        forms.resolved.unwrap_err().to_string(),
+        "src/file/x cannot be inspected: not a directory"
+    );
 }

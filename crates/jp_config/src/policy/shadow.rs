@@ -27,6 +27,21 @@ use crate::tool::ParamType;
 pub(crate) fn check(field: PolicyField, rules: &[Rule]) -> (Vec<PolicyIssue>, Vec<PolicyIssue>) {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
+    // Everything after the first catch-all is unreachable: one issue for
+    // all of it, on the catch-all, instead of one per rule.
+    let reachable = match rules.iter().position(Rule::is_catch_all) {
+        Some(k) if k + 1 < rules.len() => {
+            let (issue, is_error) = after_catch_all(field, &rules[k], &rules[k + 1..]);
+            if is_error {
+                errors.push(issue);
+            } else {
+                warnings.push(issue);
+            }
+            &rules[..=k]
+        }
+        _ => rules,
+    };
+    let rules = reachable;
     for (j, later) in rules.iter().enumerate() {
         let mut warning = None;
         let mut error = None;
@@ -78,6 +93,47 @@ pub(crate) fn check(field: PolicyField, rules: &[Rule]) -> (Vec<PolicyIssue>, Ve
         }
     }
     (errors, warnings)
+}
+
+/// The issue for the rules after a catch-all: an error when one of them
+/// is stricter than the catch-all (a restriction the user wrote would be
+/// ignored), a warning when they are merely dead.
+fn after_catch_all(field: PolicyField, catch_all: &Rule, after: &[Rule]) -> (PolicyIssue, bool) {
+    let names = after
+        .iter()
+        .map(|r| format!("{field}[{}]", r.index))
+        .collect::<Vec<_>>();
+    let names = match names.as_slice() {
+        [one] => format!("{one} comes after it and can never match"),
+        [init @ .., last] => format!(
+            "{} and {last} come after it and can never match",
+            init.join(", ")
+        ),
+        [] => String::new(),
+    };
+    let stricter = after
+        .iter()
+        .filter(|r| r.mode > catch_all.mode)
+        .map(|r| format!("{field}[{}] ({})", r.index, r.mode))
+        .collect::<Vec<_>>();
+    let mut message = format!(
+        "this rule is a catch-all ({}), so {names}; move the catch-all to the end or remove \
+         the rules after it",
+        catch_all.mode
+    );
+    if !stricter.is_empty() {
+        message.push_str(&format!(
+            " ({} would be stricter than \"{}\", so this is an error)",
+            stricter.join(", "),
+            catch_all.mode
+        ));
+    }
+    let issue = PolicyIssue {
+        field,
+        rule: Some(catch_all.index),
+        message,
+    };
+    (issue, !stricter.is_empty())
 }
 
 enum Relation {

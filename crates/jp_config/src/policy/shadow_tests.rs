@@ -72,18 +72,44 @@ fn d25_table_enum_before_subset_enum() {
 
 #[test]
 fn d25_table_catch_all_before_any_rule() {
-    assert_eq!(
-        errors(
-            r#"[
+    // One issue, on the catch-all, naming every rule after it; an error
+    // because a rule after it is stricter than the catch-all.
+    let text = r#"[
             { arg = "/path", prefix = "src/", mode = "unattended" },
             { mode = "ask" },
             { arg = "/path", prefix = "docs/", mode = "unattended" },
             { mode = "skip" },
-        ]"#
-        ),
+        ]"#;
+    assert_eq!(
+        errors(text),
         [
-            unreachable(2, 1, "catch-all"),
-            unreachable(3, 1, "catch-all")
+            "policy.run[1]: this rule is a catch-all (ask), so policy.run[2] and policy.run[3] \
+             come after it and can never match; move the catch-all to the end or remove the \
+             rules after it (policy.run[3] (skip) would be stricter than \"ask\", so this is an \
+             error)"
+        ]
+    );
+    assert_eq!(messages(&compile(text).warnings), Vec::<String>::new());
+}
+
+#[test]
+fn a_catch_all_first_before_laxer_rules_is_one_warning() {
+    let compiled = compile(
+        r#"[
+            { mode = "ask" },
+            { arg = "/path", prefix = "src/", mode = "unattended" },
+            { arg = "/path", prefix = "docs/", mode = "ask" },
+            { arg = "/path", prefix = "x/", mode = "unattended" },
+        ]"#,
+    );
+    assert!(compiled.policy.is_some());
+    assert_eq!(messages(&compiled.errors), Vec::<String>::new());
+    assert_eq!(
+        messages(&compiled.warnings),
+        [
+            "policy.run[0]: this rule is a catch-all (ask), so policy.run[1], policy.run[2] and \
+             policy.run[3] come after it and can never match; move the catch-all to the end or \
+             remove the rules after it"
         ]
     );
 }
