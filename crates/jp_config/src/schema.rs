@@ -28,6 +28,23 @@ pub fn config_json_schema() -> Result<String, String> {
         .map_err(|e| format!("rendering the config schema: {e}"))
 }
 
+/// The JSON Schema of a config file as a value, built once.
+///
+/// # Errors
+///
+/// As [`config_json_schema`].
+pub(crate) fn config_schema() -> Result<&'static serde_json::Value, String> {
+    static SCHEMA: std::sync::OnceLock<Result<serde_json::Value, String>> =
+        std::sync::OnceLock::new();
+    SCHEMA
+        .get_or_init(|| {
+            let text = config_json_schema()?;
+            serde_json::from_str(&text).map_err(|e| format!("the config schema is not JSON: {e}"))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]

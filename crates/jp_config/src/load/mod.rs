@@ -16,6 +16,7 @@
 //! (schematic's `merge`): most replace, `assistant.instructions` appends.
 
 mod assign;
+mod explain;
 mod locate;
 
 use std::path::{Path, PathBuf};
@@ -459,12 +460,26 @@ impl Loader<'_> {
         let extends = partial.extends.take().unwrap_or_default();
         let base = path.parent().unwrap_or(Path::new("."));
         for (i, pattern) in extends.iter().enumerate() {
+            let own = self.stack.last().cloned();
+            let is_itself = |file: &Path| std::fs::canonicalize(file).ok() == own;
             match expand(base, pattern) {
+                // A name without glob characters that is the file itself.
+                Ok(files) if !is_glob(pattern) && files.iter().any(|f| is_itself(f)) => {
+                    let mut d = Diagnostic::error(
+                        Some(format!("extends[{i}]")),
+                        format!(
+                            "`{pattern}` is this file itself; a file cannot extend itself                              (remove the entry)"
+                        ),
+                    );
+                    d.source = Some(label.clone());
+                    d.line = locate_key(&text, &["extends".into(), i.to_string()]);
+                    self.errors.push(d);
+                }
                 Ok(files) => {
                     // A glob such as `*.toml` next to the file matches the
                     // file itself; that is not a cycle, just not an extension.
                     for file in files {
-                        if std::fs::canonicalize(&file).ok().as_ref() != self.stack.last() {
+                        if !is_itself(&file) {
                             self.file(&file);
                         }
                     }
@@ -596,13 +611,14 @@ fn with_source(mut diagnostic: Diagnostic, label: &str) -> Diagnostic {
 pub fn parse_toml_file(text: &str) -> Result<(PartialAppConfig, serde_json::Value), Diagnostic> {
     let deserializer =
         toml::de::Deserializer::parse(text).map_err(|e| toml_diagnostic(text, &e, None))?;
-    let partial: PartialAppConfig =
-        serde_path_to_error::deserialize(deserializer).map_err(|e| {
-            let key = path_to_key(e.path());
-            toml_diagnostic(text, e.inner(), key)
-        })?;
     let raw: serde_json::Value =
         toml::from_str(text).map_err(|e| toml_diagnostic(text, &e, None))?;
+    let partial: PartialAppConfig =
+        serde_path_to_error::deserialize(deserializer).map_err(|e| {
+            let mut diagnostic = toml_diagnostic(text, e.inner(), path_to_key(e.path()));
+            diagnostic.message = explain_mismatch(e.path(), &diagnostic.message, &raw);
+            diagnostic
+        })?;
     Ok((partial, raw))
 }
 
@@ -623,14 +639,46 @@ fn parse_json_file(text: &str) -> Result<(PartialAppConfig, serde_json::Value), 
 ///
 /// A diagnostic naming the key and the problem.
 pub fn deserialize_value(raw: &serde_json::Value) -> Result<PartialAppConfig, Diagnostic> {
-    serde_path_to_error::deserialize(raw)
-        .map_err(|e| Diagnostic::error(path_to_key(e.path()), e.inner().to_string()))
+    serde_path_to_error::deserialize(raw).map_err(|e| {
+        let message = explain_mismatch(e.path(), &e.inner().to_string(), raw);
+        Diagnostic::error(path_to_key(e.path()), message)
+    })
 }
 
 fn toml_diagnostic(text: &str, error: &toml::de::Error, key: Option<String>) -> Diagnostic {
-    let mut diagnostic = Diagnostic::error(key, error.message().trim_end().to_owned());
+    let message = error.message().trim_end();
+    let message = match error.span() {
+        Some(span) if message == "duplicate key" => explain::duplicate_key(text, span),
+        _ => message.to_owned(),
+    };
+    let mut diagnostic = Diagnostic::error(key, message);
     diagnostic.line = error.span().map(|span| line_of_offset(text, span.start));
     diagnostic
+}
+
+/// [`explain::type_mismatch`] for the key at `path` of the layer `raw`.
+fn explain_mismatch(
+    path: &serde_path_to_error::Path,
+    message: &str,
+    raw: &serde_json::Value,
+) -> String {
+    use serde_path_to_error::Segment;
+    let mut segments = Vec::new();
+    let mut found = Some(raw);
+    for segment in path {
+        match segment {
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                found = found.and_then(|v| v.get(key));
+                segments.push(key.clone());
+            }
+            Segment::Seq { index } => {
+                found = found.and_then(|v| v.get(index));
+                segments.push(index.to_string());
+            }
+            Segment::Unknown => found = None,
+        }
+    }
+    explain::type_mismatch(&segments, message, found)
 }
 
 fn path_to_key(path: &serde_path_to_error::Path) -> Option<String> {
@@ -651,12 +699,16 @@ fn path_to_key(path: &serde_path_to_error::Path) -> Option<String> {
     (!out.is_empty()).then_some(out)
 }
 
+/// Whether an `extends` entry is a glob rather than a file name.
+fn is_glob(pattern: &str) -> bool {
+    pattern.contains(['*', '?', '['])
+}
+
 /// Expands one `extends` entry into files, sorted. A pattern without glob
 /// characters must name an existing file.
 fn expand(base: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
     let joined = base.join(pattern);
-    let is_glob = pattern.contains(['*', '?', '[']);
-    if !is_glob {
+    if !is_glob(pattern) {
         return if joined.is_file() {
             Ok(vec![joined])
         } else {
