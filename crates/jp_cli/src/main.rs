@@ -22,8 +22,11 @@ fn main() -> ExitCode {
 }
 
 /// Logs go to stderr, never stdout; `-v` raises the level, `RUST_LOG`
-/// overrides it.
+/// overrides it. Field values (a tool's stderr, a provider's error body,
+/// names the model wrote) are escaped like chrome, so an escape sequence in
+/// them cannot reach the terminal.
 fn init_logging(verbose: u8) {
+    use tracing_subscriber::field::MakeExt as _;
     let level = match verbose {
         0 => "warn",
         1 => "info",
@@ -34,6 +37,18 @@ fn init_logging(verbose: u8) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .fmt_fields(
+            tracing_subscriber::fmt::format::debug_fn(|writer, field, value| {
+                let text = format!("{value:?}");
+                let text = printer::sanitize(&text);
+                if field.name() == "message" {
+                    write!(writer, "{text}")
+                } else {
+                    write!(writer, "{}={text}", field.name())
+                }
+            })
+            .delimited(" "),
+        )
         .with_writer(std::io::stderr)
         .with_ansi(
             std::io::IsTerminal::is_terminal(&std::io::stderr())

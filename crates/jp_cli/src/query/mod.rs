@@ -26,7 +26,7 @@ use crate::cmd::ctx::{Ctx, no_workspace, print_load_error};
 use crate::cmd::exit;
 use crate::printer::{Channel, Printer, Style, cut};
 use crate::prompt::{NoPrompter, Prompter, TerminalPrompter};
-use tools::{LocalExecutor, ToolCoordinator, ToolExecutor, Verdict, short_arguments};
+use tools::{LocalExecutor, ToolCoordinator, ToolExecutor, Verdict, received_arguments_line};
 use turn::{Action, Input, TurnCoordinator, TurnEnd};
 
 /// The most requests one turn may send before jp stops it: a guard against
@@ -357,7 +357,7 @@ impl Session<'_> {
                                     .await;
                                 self.show_result(&call, &ran.response, ran.note.as_deref());
                                 if !ran.stderr.is_empty() {
-                                    tracing::info!(tool = %call.name, stderr = %ran.stderr, "tool stderr");
+                                    tracing::info!(tool = %call.name, stderr = %ran.stderr.trim_end(), "tool stderr");
                                 }
                                 ran.response
                             }
@@ -485,7 +485,7 @@ impl Session<'_> {
         if self.hidden(&call.name) {
             return;
         }
-        let args = short_arguments(call.received_arguments(), 100);
+        let args = received_arguments_line(call, 100);
         self.printer.chrome_line(
             Style::Header,
             &format!("Calling tool {}({args})", call.name),
