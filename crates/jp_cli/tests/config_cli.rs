@@ -274,3 +274,82 @@ error: .jp/config.toml:9: conversation.tools.'*'.max_output_bytes: must be at le
         }
     );
 }
+
+/// Each message names the key and what it takes, in the user's terms.
+#[test]
+fn config_mistakes_get_messages_in_the_users_terms() {
+    let ws = Workspace::new();
+    let validate = |text: &str| {
+        ws.write("project/.jp/config.toml", text);
+        let run = ws.jp(&["config", "validate"]);
+        (run.code, run.stdout + &run.stderr)
+    };
+    let save = "[conversation.tools.save]\ncommand = [\"true\"]\nparameters.path = { type = \"path\", required = true }\n";
+
+    assert_eq!(
+        validate(&format!("{save}policy = \"unattended\"\n")),
+        (
+            1,
+            "error: .jp/config.toml:4: conversation.tools.save.policy: expected a table with the \
+             keys `result`, `run`, found the string \"unattended\"; a tool's policy has two \
+             parts: write `policy.run = \"unattended\"` for running the tool, `policy.result = \
+             \"unattended\"` for its result\n"
+                .into()
+        )
+    );
+    assert_eq!(
+        validate("[style]\ncolor = 5\n"),
+        (
+            1,
+            "error: .jp/config.toml:2: style.color: expected one of `auto`, `always`, `never`, \
+             found the number 5\n"
+                .into()
+        )
+    );
+    assert_eq!(
+        validate("[assistant]\nsystem_prompt = \"a\"\n\n[assistant]\nsystem_prompt = \"b\"\n"),
+        (
+            1,
+            "error: .jp/config.toml:4: the table [assistant] is written twice (first at line 1); \
+             merge the two into one\n"
+                .into()
+        )
+    );
+    assert_eq!(
+        validate("extends = [\"config.toml\"]\n"),
+        (
+            1,
+            "error: .jp/config.toml:1: extends[0]: `config.toml` is this file itself; a file \
+             cannot extend itself (remove the entry)\n"
+                .into()
+        )
+    );
+    assert_eq!(
+        validate(&format!(
+            "{save}policy.run = [{{ mode = \"ask\" }}, {{ arg = \"/path\", prefix = \"src/\", mode = \"unattended\" }}]\n"
+        )),
+        (
+            0,
+            "warning: .jp/config.toml:4: conversation.tools.save.policy.run[0]: this rule is a \
+             catch-all (ask), so policy.run[1] comes after it and can never match; move the \
+             catch-all to the end or remove the rules after it\nconfig is valid (default, \
+             .jp/config.toml)\n"
+                .into()
+        )
+    );
+    assert_eq!(
+        validate(&format!(
+            "{save}policy.run = [{{ arg = \"/path\", pattern = '\\.rs$', mode = \"unattended\" }}, {{ mode = \"ask\" }}]\n"
+        )),
+        (
+            0,
+            "warning: .jp/config.toml:4: conversation.tools.save.policy.run[0]: an \"unattended\" \
+             pattern on a path only approves paths inside the workspace (both as written and \
+             with symlinks resolved): a matching path outside it, such as ../x or /tmp/x, falls \
+             through to the next rule; use prefix to say where, or an absolute prefix or const \
+             to approve a place outside the workspace\nconfig is valid (default, \
+             .jp/config.toml)\n"
+                .into()
+        )
+    );
+}

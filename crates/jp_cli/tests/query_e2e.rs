@@ -579,6 +579,15 @@ fn truncated_and_duplicate_key_arguments_are_refused() {
     let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "go");
     assert_eq!(run.code, 0, "{run:?}");
     assert!(!ws.project().join("src").exists());
+    // The line shows both values of the repeated key, not just the last.
+    assert_eq!(
+        run.stderr,
+        "── jp (anthropic/claude-haiku-4-5) ──\n\
+         Calling tool fs_create_file(path: \"src/a.rs\" or \"../evil\" (duplicate key), content: \"\")\n  \
+         fs_create_file: refused: duplicate key `path` at /path: arguments with a repeated key are refused because its meaning is ambiguous\n\
+         Calling tool fs_create_file(path: \"src/b.rs\")\n  \
+         fs_create_file: refused: arguments are truncated: input ended inside a string at /content\n"
+    );
     assert_eq!(
         responses(&stored(&ws)),
         [
@@ -746,5 +755,45 @@ fn an_empty_message_is_a_usage_error() {
     assert_eq!(
         ws.jp(&["conversation", "ls"]).stdout,
         "no conversations yet; `jp query MESSAGE` starts one\n"
+    );
+}
+
+#[test]
+fn a_tools_stderr_is_escaped_in_logs() {
+    let ws = initialized();
+    // The tool's log sets the window title and conceals what follows.
+    ws.write(
+        "project/.jp/loud.sh",
+        "cat >/dev/null\nprintf '\\033]0;pwned\\007\\033[8mhidden\\n' >&2\nprintf '{\"type\":\"success\",\"content\":\"ok\"}'\n",
+    );
+    ws.write(
+        "project/.jp/tools.toml",
+        "[conversation.tools.loud]\ncommand = [\"sh\", \".jp/loud.sh\"]\npolicy.run = \"unattended\"\n",
+    );
+    ws.write(
+        "project/.jp/script.toml",
+        "[[responses]]\nparts = [{ tool = \"loud\", arguments = {} }]\n[[responses]]\nparts = [{ text = \"done\" }]\n",
+    );
+    let run = ws.jp(&[
+        "-v",
+        "query",
+        "--model",
+        "scripted/.jp/script.toml",
+        "--cfg",
+        "@.jp/tools.toml",
+        "go",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let times = regex::Regex::new(r"(?m)^\S+Z +").unwrap();
+    let ids = regex::Regex::new(r"conversation=\d+").unwrap();
+    let stderr = times.replace_all(&run.stderr, "");
+    assert_eq!(
+        ids.replace_all(&stderr, "conversation=<id>"),
+        "INFO turn starts conversation=<id>\n\
+         ── jp (scripted/.jp/script.toml) ──\n\
+         Calling tool loud()\n  \
+         unattended (policy.run is \"unattended\")\n  \
+         loud success: ok\n\
+         INFO tool stderr tool=loud stderr=\\u{1b}]0;pwned\\u{7}\\u{1b}[8mhidden\n"
     );
 }

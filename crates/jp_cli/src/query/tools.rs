@@ -19,7 +19,7 @@ use jp_config::AppConfig;
 use jp_config::policy::{Decision, Mode, Policy, PolicyField, Workspace};
 use jp_config::tool::effective::effective_policy;
 use jp_config::tool::{ToolConfig, ToolSource, check_arguments, offered, run_limits};
-use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
+use jp_conversation::{ArgumentsError, ResponseStatus, ToolCallRequest, ToolCallResponse};
 use jp_llm::tool::{ToolLimits, ToolRun};
 use jp_tool::{Action, Context, Outcome, Request, ToolInfo};
 use serde_json::{Map, Value};
@@ -535,15 +535,103 @@ impl<'a> ToolCoordinator<'a> {
 /// cut to a few characters, the whole at most `max` characters.
 #[must_use]
 pub fn short_arguments(arguments: &Map<String, Value>, max: usize) -> String {
+    arguments_line(arguments, None, max)
+}
+
+/// [`short_arguments`] of what a call received. When a key was repeated
+/// (a call that is refused, architecture decision 1), the argument holding
+/// it shows both values, so the line never suggests the call said one
+/// thing: `path: "src/a.rs" or "/etc/passwd" (duplicate key)`.
+#[must_use]
+pub fn received_arguments_line(call: &ToolCallRequest, max: usize) -> String {
+    let received = call.received_arguments();
+    let Some(ArgumentsError::DuplicateKey(duplicate)) = call.error() else {
+        return arguments_line(received, None, max);
+    };
+    let pointer = duplicate.pointer.as_str();
+    let (top, rest) = match pointer.strip_prefix('/').map(|p| p.split_once('/')) {
+        Some(Some((top, rest))) => (top.replace("~1", "/").replace("~0", "~"), Some(rest)),
+        _ => (duplicate.key.clone(), None),
+    };
+    let later = match rest {
+        None => received.get(&top),
+        Some(rest) => received
+            .get(&top)
+            .and_then(|value| value.pointer(&format!("/{rest}"))),
+    };
+    let later = later.map_or_else(|| "?".to_owned(), |v| cut(&v.to_string(), 40));
+    let both = format!("{} or {later}", cut(&duplicate.earlier.to_string(), 40));
+    let shown = match rest {
+        None => format!("{both} (duplicate key)"),
+        Some(_) => format!("<duplicate key at {pointer}: {both}>"),
+    };
+    arguments_line(received, Some((&top, &shown)), max)
+}
+
+/// The arguments on one line, with the value of one key replaced by text.
+fn arguments_line(
+    arguments: &Map<String, Value>,
+    replace: Option<(&str, &str)>,
+    max: usize,
+) -> String {
     let mut out = String::new();
     for (i, (key, value)) in arguments.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        let text = value.to_string();
         out.push_str(key);
         out.push_str(": ");
-        out.push_str(&cut(&text, 40));
+        match replace {
+            Some((replaced, text)) if replaced == key => out.push_str(text),
+            _ => out.push_str(&cut(&value.to_string(), 40)),
+        }
     }
     cut(&out, max)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use jp_conversation::{EventBuilder, EventPart, FlushedEvent, ToolCallPart};
+
+    use super::*;
+
+    fn call(arguments: &str) -> ToolCallRequest {
+        let mut builder = EventBuilder::new();
+        let start = ToolCallPart::Start {
+            id: "1".into(),
+            name: "t".into(),
+        };
+        builder.handle_part(0, EventPart::ToolCall(start)).unwrap();
+        let chunk = ToolCallPart::ArgumentChunk(arguments.into());
+        builder.handle_part(0, EventPart::ToolCall(chunk)).unwrap();
+        let Some(FlushedEvent::ToolCallRequest(call)) = builder.handle_flush(0) else {
+            panic!("no call")
+        };
+        call
+    }
+
+    #[test]
+    fn a_repeated_key_shows_both_values() {
+        assert_eq!(
+            received_arguments_line(&call(r#"{"path": "a", "path": "/etc/x", "n": 1}"#), 200),
+            r#"path: "a" or "/etc/x" (duplicate key), n: 1"#
+        );
+        assert_eq!(
+            received_arguments_line(
+                &call(r#"{"path": "p", "patterns": [{"old": "x", "old": "y", "new": ""}]}"#),
+                200
+            ),
+            r#"path: "p", patterns: <duplicate key at /patterns/0/old: "x" or "y">"#
+        );
+        assert_eq!(
+            received_arguments_line(&call(r#"{"a/b": 1, "a/b": 2}"#), 200),
+            r#"a/b: 1 or 2 (duplicate key)"#
+        );
+        assert_eq!(
+            received_arguments_line(&call(r#"{"path": "a"}"#), 200),
+            r#"path: "a""#
+        );
+    }
 }

@@ -468,7 +468,8 @@ impl Loader<'_> {
                     let mut d = Diagnostic::error(
                         Some(format!("extends[{i}]")),
                         format!(
-                            "`{pattern}` is this file itself; a file cannot extend itself                              (remove the entry)"
+                            "`{pattern}` is this file itself; a file cannot extend itself \
+                             (remove the entry)"
                         ),
                     );
                     d.source = Some(label.clone());

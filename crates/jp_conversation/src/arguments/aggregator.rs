@@ -44,6 +44,9 @@ pub struct DuplicateKey {
     pub key: String,
     /// Pointer to the entry, e.g. `/patterns/0/old`.
     pub pointer: JsonPointer,
+    /// The value the repeated key had before (the aggregated arguments keep
+    /// the later one), so the user can be shown both.
+    pub earlier: Box<Value>,
 }
 
 /// A fragment that cannot follow the ones before it.
@@ -244,10 +247,14 @@ impl FragmentAggregator {
                 if level == 1 {
                     self.completed = Some(key.clone());
                 }
-                if map.insert(key.clone(), value).is_some() {
+                if let Some(earlier) = map.insert(key.clone(), value) {
                     let mut pointer = pointer.unwrap_or_default();
                     pointer.push_key(&key);
-                    self.duplicates.push(DuplicateKey { key, pointer });
+                    self.duplicates.push(DuplicateKey {
+                        key,
+                        pointer,
+                        earlier: Box::new(earlier),
+                    });
                 }
             }
             Some(Node::Array { items, open }) => {
