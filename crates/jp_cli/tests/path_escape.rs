@@ -1,0 +1,187 @@
+//! A path that cannot be resolved never runs unattended (issue 9,
+//! architecture decision 3), through the real binary: `jp policy check`
+//! explains it, and `jp query` against the test server does not let a
+//! tool that resolves paths itself write outside the workspace.
+//!
+//! The tool is a Python script because Python's `os.path.realpath` follows
+//! symlinks with no 40-link limit: exactly the tool the attack needs.
+
+#![cfg(unix)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::os::unix::fs::symlink;
+use std::path::Path;
+
+use common::providers::{Item, anthropic};
+use common::query::{initialized, query, responses, stored};
+use common::{Run, Workspace};
+use jp_test_server::{Reply, Split, TestServer};
+
+/// `save`: writes `content` to `path`, resolving the path itself.
+const SAVE_TOOL: &str = r#"
+[conversation.tools.save]
+command = ["python3", ".jp/save.py"]
+summary = "Save a file."
+parameters.path = { type = "path", required = true }
+parameters.content = { type = "string", required = true }
+policy.run = [{ arg = "/path", prefix = "src/", mode = "unattended" }, { mode = "ask" }]
+"#;
+
+const SAVE_PY: &str = r#"import json, os, sys
+request = json.load(sys.stdin)
+args = request["tool"]["arguments"]
+root = request["context"]["root"]
+target = os.path.realpath(os.path.join(root, args["path"]))
+os.makedirs(os.path.dirname(target), exist_ok=True)
+with open(target, "w") as f:
+    f.write(args["content"])
+print(json.dumps({"type": "success", "content": "wrote " + os.path.relpath(target, root)}))
+"#;
+
+fn workspace() -> Workspace {
+    let ws = initialized();
+    ws.write("project/.jp/save.py", SAVE_PY);
+    ws.write("project/.jp/save.toml", SAVE_TOOL);
+    let config = ws.read("project/.jp/config.toml");
+    ws.write(
+        "project/.jp/config.toml",
+        &format!("extends = [\"save.toml\"]\n{config}"),
+    );
+    std::fs::create_dir_all(ws.project().join("src/sub")).unwrap();
+    ws
+}
+
+/// `chains/nN/c0 -> c1 -> ... -> cN -> target`, reached from `src/chN`:
+/// N + 2 links in all.
+fn chain(root: &Path, n: usize, target: &Path) {
+    let dir = root.join(format!("chains/n{n}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..n {
+        symlink(format!("c{}", i + 1), dir.join(format!("c{i}"))).unwrap();
+    }
+    symlink(target, dir.join(format!("c{n}"))).unwrap();
+    symlink(
+        format!("../chains/n{n}/c0"),
+        root.join(format!("src/ch{n}")),
+    )
+    .unwrap();
+}
+
+fn check(ws: &Workspace, path: &str) -> Run {
+    let args = serde_json::json!({ "path": path, "content": "x" }).to_string();
+    ws.jp(&["policy", "check", "save", "--args", &args])
+}
+
+/// One `save` call to `path`, then a closing text.
+fn save_call(path: &str) -> TestServer {
+    let args = serde_json::json!({ "path": path, "content": "pwned" }).to_string();
+    TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool("toolu_1", "save", &args)],
+            "tool_use",
+            false,
+        ))
+        .split(Split::Random { seed: 9, max: 11 }),
+        Reply::sse(anthropic(&[Item::Text("ok")], "end_turn", false)),
+    ])
+}
+
+fn policy_check_output(mode: &str, first: &str) -> Run {
+    Run {
+        code: 0,
+        stdout: format!(
+            "save policy.run: {mode}\n  policy.run[0] prefix \"src/\" on /path: {first}\n{}  \
+             policy: conversation.tools.save.policy.run (.jp/save.toml)\n",
+            if mode == "ask" {
+                "  policy.run[1] catch-all: matches\n"
+            } else {
+                ""
+            }
+        ),
+        stderr: String::new(),
+    }
+}
+
+#[test]
+fn a_chain_longer_than_forty_links_asks_and_nothing_is_written_outside() {
+    let ws = workspace();
+    let outside = tempfile::tempdir().unwrap();
+    chain(&ws.project(), 45, outside.path());
+
+    assert_eq!(
+        check(&ws, "src/ch45/pwned.txt"),
+        policy_check_output(
+            "ask",
+            "no match: \"src/ch45/pwned.txt\" is under src/, but cannot be resolved: more than \
+             40 symbolic links would have to be followed"
+        )
+    );
+
+    let server = save_call("src/ch45/pwned.txt");
+    let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "save it");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        responses(&stored(&ws)),
+        [(
+            "declined".to_owned(),
+            "The call was not run: the user's policy requires confirmation and no one could \
+             confirm it (jp is running without a terminal)."
+                .to_owned()
+        )]
+    );
+    assert_eq!(
+        run.stderr,
+        "── jp (anthropic/claude-haiku-4-5) ──\n\
+         Calling tool save(path: \"src/ch45/pwned.txt\", content: \"pwned\")\n  \
+         save: declined: policy.run is ask (policy.run[1] (catch-all) matched) and no terminal \
+         is available; allow it with `--cfg 'conversation.tools.save.policy.run=unattended'` or \
+         run jp in a terminal\n"
+    );
+    assert!(!outside.path().join("pwned.txt").exists());
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_symlink_loop_asks_and_nothing_is_written() {
+    let ws = workspace();
+    symlink("b", ws.project().join("src/a")).unwrap();
+    symlink("a", ws.project().join("src/b")).unwrap();
+
+    assert_eq!(
+        check(&ws, "src/a/pwned.txt"),
+        policy_check_output(
+            "ask",
+            "no match: \"src/a/pwned.txt\" is under src/, but cannot be resolved: symbolic links \
+             loop at src/a"
+        )
+    );
+    let server = save_call("src/a/pwned.txt");
+    let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "save it");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(responses(&stored(&ws))[0].0, "declined");
+}
+
+#[test]
+fn a_chain_of_forty_links_that_stays_inside_runs_unattended() {
+    let ws = workspace();
+    // src/ch38 -> c0 -> ... -> c38 -> src/sub: 40 links.
+    chain(&ws.project(), 38, &ws.project().join("src/sub"));
+
+    assert_eq!(
+        check(&ws, "src/ch38/a.rs"),
+        policy_check_output(
+            "unattended",
+            "matches: \"src/ch38/a.rs\" is under src/ (resolved: src/sub/a.rs)"
+        )
+    );
+    let server = save_call("src/ch38/a.rs");
+    let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "save it");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("success".to_owned(), "wrote src/sub/a.rs".to_owned())]
+    );
+    assert_eq!(ws.read("project/src/sub/a.rs"), "pwned");
+}
