@@ -12,6 +12,7 @@ use clap::Parser as _;
 fn main() -> ExitCode {
     let cli = cmd::Cli::parse();
     init_logging(cli.verbose);
+    prompt::install_panic_restore();
     match cli.run() {
         Ok(code) => code,
         Err(error) => {

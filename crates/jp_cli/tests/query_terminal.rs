@@ -128,8 +128,8 @@ fn an_asking_policy_prompts_in_the_terminal_and_yes_runs_the_call() {
     let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "rename main")) else {
         return;
     };
-    tmux.wait_for("Run fs_modify_file(path: \"src/lib.rs\", patterns: [{\"old\":\"main\",\"new\":\"hello\"}])? [y,n]");
-    tmux.send(&["y", "Enter"]);
+    tmux.wait_for("Run fs_modify_file(path: \"src/lib.rs\", patterns: [{\"old\":\"main\",\"new\":\"hello\"}])? [y,n,e,v,?]");
+    tmux.send(&["y"]);
     let screen = tmux.wait_for("EXIT=");
     assert!(screen.contains("EXIT=0"), "{screen}");
     assert!(screen.contains("Renamed."), "{screen}");
@@ -151,8 +151,8 @@ fn no_at_the_prompt_declines_the_call() {
     let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "rename main")) else {
         return;
     };
-    tmux.wait_for("[y,n]");
-    tmux.send(&["n", "Enter"]);
+    tmux.wait_for("[y,n,e,v,?]");
+    tmux.send(&["n"]);
     let screen = tmux.wait_for("EXIT=");
     assert!(screen.contains("EXIT=0"), "{screen}");
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn main() {}\n");
@@ -190,12 +190,12 @@ fn a_result_policy_that_asks_shows_the_result_before_asking() {
     let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "read the secret")) else {
         return;
     };
-    let screen = tmux.wait_for("Send the result of secret to the model? [y,n]");
+    let screen = tmux.wait_for("Send the result of secret to the model? [y,n,?]");
     // The user sees what they are deciding about before the question.
     let shown = screen.find("SECRET=hunter2").expect("the result is shown");
     let asked = screen.find("Send the result of secret").unwrap();
     assert!(shown < asked, "{screen}");
-    tmux.send(&["n", "Enter"]);
+    tmux.send(&["n"]);
     let screen = tmux.wait_for("EXIT=");
     assert!(screen.contains("EXIT=0"), "{screen}");
     assert_eq!(
@@ -243,8 +243,10 @@ fn an_edit_policy_runs_the_call_with_the_users_edit() {
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
-    tmux.wait_for("Run fs_create_file(path: \"notes.txt\", content: \"from the user\\n\")? [y,n]");
-    tmux.send(&["y", "Enter"]);
+    tmux.wait_for(
+        "Run fs_create_file(path: \"notes.txt\", content: \"from the user\\n\")? [y,n,e,v,?]",
+    );
+    tmux.send(&["y"]);
     let screen = tmux.wait_for("EXIT=");
     assert!(screen.contains("EXIT=0"), "{screen}");
     assert_eq!(ws.read("project/notes.txt"), "from the user\n");
@@ -255,4 +257,106 @@ fn an_edit_policy_runs_the_call_with_the_users_edit() {
             "(The user edited the arguments before the call ran; it ran with {\"path\":\"notes.txt\",\"content\":\"from the user\\n\"}.)\ncreated notes.txt (1 line)".to_owned()
         )]
     );
+}
+
+/// The query line, then the terminal's `icanon` and `echo` flags as `stty`
+/// reports them after jp exits.
+fn with_stty(line: &str) -> String {
+    line.replace(
+        "echo EXIT=$?;",
+        "echo EXIT=$?; echo STTY $(stty -a | tr ' ;' '\\n\\n' | grep -xE -- '-?(icanon|echo)');",
+    )
+}
+
+#[test]
+fn ctrl_c_at_the_prompt_interrupts_and_restores_the_terminal() {
+    let ws = initialized();
+    ws.write("project/src/lib.rs", "pub fn main() {}\n");
+    let server = TestServer::start(vec![modify_call()]);
+    let line = with_stty(&query_line(&ws, &server, "rename main"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    tmux.wait_for("[y,n,e,v,?]");
+    tmux.send(&["C-c"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("[y,n,e,v,?] ^C\n"), "{screen}");
+    assert!(screen.contains("EXIT=130"), "{screen}");
+    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    assert_eq!(ws.read("project/src/lib.rs"), "pub fn main() {}\n");
+    assert_eq!(
+        responses(&stored(&ws)),
+        [(
+            "interrupted".to_owned(),
+            "The call was not run: the user interrupted the turn.".to_owned()
+        )]
+    );
+}
+
+#[test]
+fn help_then_edit_at_the_prompt_runs_the_edited_call_and_a_bad_edit_never_runs() {
+    let ws = initialized();
+    // The first edit breaks the schema (an unknown key); the second fixes
+    // the content.
+    ws.write(
+        "project/.jp/editor.sh",
+        "#!/bin/sh\nn=$(cat \"$0.count\" 2>/dev/null || echo 0); echo $((n+1)) > \"$0.count\"\n\
+         if [ \"$n\" = 0 ]; then sed -i 's/\"path\"/\"nope\"/' \"$1\"; else sed -i 's/\"nope\"/\"path\"/; s/from the model/from the user/' \"$1\"; fi\n",
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool(
+                "toolu_1",
+                "fs_create_file",
+                r#"{"path": "notes.txt", "content": "from the model\n"}"#,
+            )],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(&[Item::Text("Noted.")], "end_turn", false)),
+    ]);
+    let line = query_line(&ws, &server, "write a note")
+        .replace(
+            "TERM=xterm",
+            &format!(
+                "TERM=xterm EDITOR='sh {}'",
+                ws.project().join(".jp/editor.sh").display()
+            ),
+        )
+        .replace(
+            " query ",
+            " query --cfg conversation.tools.fs_create_file.policy.run=ask ",
+        );
+    let line = with_stty(&line);
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    tmux.wait_for("[y,n,e,v,?]");
+    tmux.send(&["?"]);
+    let screen = tmux.wait_for("show this help");
+    assert!(
+        screen.contains(
+            "[y,n,e,v,?] ?\n  y  run the call\n  n  decline it (the model is told)\n  e  edit the \
+             arguments in $VISUAL or $EDITOR first\n  v  view the arguments in full again\n  ?  \
+             show this help\n"
+        ),
+        "{screen}"
+    );
+    tmux.send(&["e"]);
+    let screen = tmux.wait_for("Edit them again? [e,n,?]");
+    assert!(
+        screen.contains(
+            "fs_create_file: the edited arguments cannot run: /nope: unknown parameter (expected \
+             one of \"path\", \"content\"); /path: missing required parameter\nEdit them again? \
+             [e,n,?] "
+        ),
+        "{screen}"
+    );
+    tmux.send(&["e"]);
+    tmux.wait_for("content: \"from the user\\n\")? [y,n,e,v,?]");
+    tmux.send(&["y"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    assert_eq!(ws.read("project/notes.txt"), "from the user\n");
 }

@@ -205,6 +205,7 @@ fn interrupt_on_signals() -> CancellationToken {
         signals.next().await;
         cancel.cancel();
         signals.next().await;
+        crate::prompt::restore_terminal();
         crate::errln!("interrupted twice; exiting");
         std::process::exit(i32::from(INTERRUPTED));
     });
@@ -317,6 +318,7 @@ impl Session<'_> {
         // could repeat.
         let mut verdicts: Vec<Verdict> = Vec::new();
         let cancel = interrupt_on_signals();
+        prompter.bind_interrupt(cancel.clone());
         while let Some(action) = queue.pop_front() {
             match action {
                 Action::Request { cycle } => {

@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::printer::{Printer, Style, cut};
-use crate::prompt::{PromptError, Prompter};
+use crate::prompt::{Choice, PromptError, Prompter};
 
 /// How many times a tool may ask for input in one call.
 const MAX_QUESTIONS: usize = 8;
@@ -235,7 +235,7 @@ impl<'a> ToolCoordinator<'a> {
     }
 
     fn prompt_run(
-        &self,
+        &mut self,
         call: &ToolCallRequest,
         arguments: Map<String, Value>,
         mode: Mode,
@@ -243,14 +243,16 @@ impl<'a> ToolCoordinator<'a> {
         prompter: &mut dyn Prompter,
     ) -> Verdict {
         let name = call.name.as_str();
-        let declined = |content: &str, note: String| Verdict::NotRun {
+        let not_run = |status, content: &str, note: String| Verdict::NotRun {
             response: ToolCallResponse {
                 id: call.id.clone(),
-                status: ResponseStatus::Declined,
+                status,
                 content: content.to_owned(),
             },
             note,
         };
+        let declined =
+            |content: &str, note: String| not_run(ResponseStatus::Declined, content, note);
         if !prompter.available() {
             return declined(
                 "The call was not run: the user's policy requires confirmation and no one could confirm it (jp is running without a terminal).",
@@ -259,66 +261,146 @@ impl<'a> ToolCoordinator<'a> {
                 ),
             );
         }
-        let edited = mode == Mode::Edit;
-        let arguments = if edited {
-            let text = serde_json::to_string_pretty(&arguments).unwrap_or_default();
-            match prompter
-                .edit(&text)
-                .map_err(|e| e.to_string())
-                .and_then(|edited| crate::cmd::policy::parse_arguments(name, &edited))
-            {
-                Ok(Value::Object(edited))
-                    if self.tool(name).is_some_and(|tool| {
-                        check_arguments(&tool.parameters, &Value::Object(edited.clone())).is_ok()
-                    }) =>
-                {
-                    edited
+        let mut arguments = arguments;
+        let mut edited = false;
+        // `edit` opens the editor first; `e` at the prompt does too.
+        let mut edit_now = mode == Mode::Edit;
+        loop {
+            if edit_now {
+                edit_now = false;
+                match self.edit_arguments(name, &arguments, prompter) {
+                    Edit::Done(new) => {
+                        arguments = new;
+                        edited = true;
+                    }
+                    Edit::Skip(reason) => {
+                        return not_run(
+                            ResponseStatus::Skipped,
+                            "The user's edit of the arguments is skipped by the user's policy; the call was not run.",
+                            format!(
+                                "{name}: skipped: the edited arguments are skipped by the policy ({reason})"
+                            ),
+                        );
+                    }
+                    Edit::Cancelled(note) => {
+                        return declined(
+                            "The user's edit of the arguments was unusable; the call was not run.",
+                            format!("{name}: not run: {note}"),
+                        );
+                    }
+                    Edit::Interrupted => return interrupted(call),
                 }
+            }
+            // The user approves what they can see: every argument, in full.
+            self.show_arguments(name, &arguments);
+            let question = format!("Run {name}({})?", short_arguments(&arguments, 120));
+            match prompter.choose(&question, &RUN_CHOICES) {
+                Ok('y') => {
+                    return Verdict::Run {
+                        tool: name.to_owned(),
+                        arguments,
+                        edited,
+                        mode,
+                        reason: why.to_owned(),
+                        approved: true,
+                    };
+                }
+                Ok('e') => edit_now = true,
+                // `v` shows the arguments again, in full.
+                Ok('v') => {}
                 Ok(_) => {
                     return declined(
-                        "The user's edit of the arguments does not fit the tool's parameters; the call was not run.",
-                        format!("{name}: not run: the edited arguments do not fit its parameters"),
+                        "The user declined this call; it was not run.",
+                        format!("{name}: declined by you"),
                     );
                 }
+                Err(PromptError::Interrupted) => return interrupted(call),
                 Err(error) => {
                     return declined(
-                        "The user's edit of the arguments was unusable; the call was not run.",
-                        format!("{name}: not run: the edited arguments are unusable: {error}"),
+                        "The call was not run: the user could not be asked.",
+                        format!("{name}: declined: {error}"),
                     );
                 }
             }
-        } else {
-            arguments
-        };
-        // The user approves what they can see: every argument, in full.
+        }
+    }
+
+    fn show_arguments(&self, name: &str, arguments: &Map<String, Value>) {
         self.printer.finish_content();
         self.printer
             .chrome_line(Style::Header, &format!("{name} would run with:"));
-        for line in serde_json::to_string_pretty(&arguments)
+        for line in serde_json::to_string_pretty(arguments)
             .unwrap_or_default()
             .lines()
         {
             self.printer.chrome_line(Style::Dim, &format!("  {line}"));
         }
-        let question = format!("Run {name}({})?", short_arguments(&arguments, 120));
-        match prompter.confirm(&question) {
-            Ok(true) => Verdict::Run {
-                tool: name.to_owned(),
-                arguments,
-                edited,
-                mode,
-                reason: why.to_owned(),
-                approved: true,
-            },
-            Ok(false) => declined(
-                "The user declined this call; it was not run.",
-                format!("{name}: declined by you"),
-            ),
-            Err(error) => declined(
-                "The call was not run: the user could not be asked.",
-                format!("{name}: declined: {error}"),
-            ),
+    }
+
+    /// Lets the user edit the arguments until they are usable, fit the
+    /// tool's parameters and are not skipped by its policy, or the user
+    /// gives up. An edit that does not fit never runs: the user is told why
+    /// and may edit again (`e`) or cancel (`n`).
+    fn edit_arguments(
+        &mut self,
+        name: &str,
+        arguments: &Map<String, Value>,
+        prompter: &mut dyn Prompter,
+    ) -> Edit {
+        let mut text = serde_json::to_string_pretty(arguments).unwrap_or_default();
+        loop {
+            let problem = match prompter.edit(&text) {
+                Err(PromptError::Interrupted) => return Edit::Interrupted,
+                Err(error) => return Edit::Cancelled(format!("the editor failed: {error}")),
+                Ok(edited) => {
+                    let checked = crate::cmd::policy::parse_arguments(name, &edited)
+                        .and_then(|value| self.fits(name, value));
+                    text = edited;
+                    match checked {
+                        Ok(new) => {
+                            let value = Value::Object(new.clone());
+                            match self.evaluate(name, PolicyField::Run, &value) {
+                                Ok(decision) if decision.mode == Mode::Skip => {
+                                    return Edit::Skip(decision.reason);
+                                }
+                                Ok(_) => return Edit::Done(new),
+                                Err(error) => return Edit::Cancelled(error),
+                            }
+                        }
+                        Err(problem) => problem,
+                    }
+                }
+            };
+            self.printer.chrome_line(
+                Style::Warn,
+                &format!("{name}: the edited arguments cannot run: {problem}"),
+            );
+            match prompter.choose("Edit them again?", &RETRY_CHOICES) {
+                Ok('e') => {}
+                Err(PromptError::Interrupted) => return Edit::Interrupted,
+                Ok(_) | Err(_) => {
+                    return Edit::Cancelled(format!("the edited arguments cannot run: {problem}"));
+                }
+            }
         }
+    }
+
+    /// `value` as arguments that fit the tool's parameters.
+    fn fits(&self, name: &str, value: Value) -> Result<Map<String, Value>, String> {
+        let Value::Object(map) = value else {
+            return Err("the arguments are not an object".into());
+        };
+        let tool = self
+            .tool(name)
+            .ok_or_else(|| format!("no tool named `{name}`"))?;
+        check_arguments(&tool.parameters, &Value::Object(map.clone())).map_err(|issues| {
+            issues
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        })?;
+        Ok(map)
     }
 
     /// Runs an approved call and applies `policy.result` to its outcome.
@@ -531,6 +613,63 @@ impl<'a> ToolCoordinator<'a> {
     }
 }
 
+/// The answers to "Run this call?".
+const RUN_CHOICES: [Choice; 4] = [
+    Choice {
+        key: 'y',
+        help: "run the call",
+    },
+    Choice {
+        key: 'n',
+        help: "decline it (the model is told)",
+    },
+    Choice {
+        key: 'e',
+        help: "edit the arguments in $VISUAL or $EDITOR first",
+    },
+    Choice {
+        key: 'v',
+        help: "view the arguments in full again",
+    },
+];
+
+/// The answers after an edit that cannot run.
+const RETRY_CHOICES: [Choice; 2] = [
+    Choice {
+        key: 'e',
+        help: "edit again",
+    },
+    Choice {
+        key: 'n',
+        help: "cancel: the call does not run",
+    },
+];
+
+/// How editing a call's arguments ended.
+enum Edit {
+    /// Usable arguments that fit and that the policy does not skip.
+    Done(Map<String, Value>),
+    /// The policy skips the edited arguments (the reason).
+    Skip(String),
+    /// The user gave up, or the editor failed (why).
+    Cancelled(String),
+    /// Ctrl+C.
+    Interrupted,
+}
+
+/// The verdict for a call whose prompt was interrupted: not run, and the
+/// turn ends.
+fn interrupted(call: &ToolCallRequest) -> Verdict {
+    Verdict::NotRun {
+        response: ToolCallResponse {
+            id: call.id.clone(),
+            status: ResponseStatus::Interrupted,
+            content: "The call was not run: the user interrupted the turn.".into(),
+        },
+        note: format!("{}: interrupted", call.name),
+    }
+}
+
 /// `path: "src/lib.rs", content: "fn…"`: arguments on one line, each value
 /// cut to a few characters, the whole at most `max` characters.
 #[must_use]
@@ -632,6 +771,142 @@ mod tests {
         assert_eq!(
             received_arguments_line(&call(r#"{"path": "a"}"#), 200),
             r#"path: "a""#
+        );
+    }
+}
+
+/// The run prompt with a scripted prompter: what the user's keys and edits
+/// do to a call that asks.
+#[cfg(test)]
+mod prompt_tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use std::collections::VecDeque;
+
+    use jp_config::load::{LoadOptions, load};
+
+    use super::*;
+    use crate::prompt::ScriptedPrompter;
+
+    const CONFIG: &str = r#"
+[conversation.tools.save]
+command = ["true"]
+parameters.path = { type = "path", required = true }
+policy.run = [{ arg = "/path", prefix = "secret/", mode = "skip" }, { mode = "ask" }]
+"#;
+
+    fn config() -> (tempfile::TempDir, AppConfig) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".jp")).unwrap();
+        std::fs::write(dir.path().join(".jp/config.toml"), CONFIG).unwrap();
+        let loaded = load(&LoadOptions {
+            cwd: dir.path().to_path_buf(),
+            ..LoadOptions::default()
+        })
+        .unwrap();
+        (dir, loaded.config)
+    }
+
+    /// The verdict for `save(path)` with these keys and edits, and the
+    /// questions asked.
+    fn decide(keys: &[Option<char>], edits: &[&str]) -> (Verdict, Vec<String>) {
+        let (dir, config) = config();
+        let printer = Printer::new(
+            Box::new(std::io::sink()),
+            false,
+            Box::new(std::io::sink()),
+            false,
+        );
+        let mut tools = ToolCoordinator::new(&config, dir.path(), None, printer);
+        let mut prompter = ScriptedPrompter {
+            keys: keys.iter().copied().collect(),
+            edits: edits
+                .iter()
+                .map(|e| (*e).to_owned())
+                .collect::<VecDeque<_>>(),
+            asked: Vec::new(),
+        };
+        let mut arguments = Map::new();
+        arguments.insert("path".into(), Value::from("a.txt"));
+        let call = ToolCallRequest::new("1", "save", arguments);
+        let verdict = tools.decide(&call, &mut prompter);
+        (verdict, prompter.asked)
+    }
+
+    fn outcome(verdict: &Verdict) -> (String, String) {
+        match verdict {
+            Verdict::Run { arguments, .. } => {
+                ("run".into(), Value::Object(arguments.clone()).to_string())
+            }
+            Verdict::NotRun { response, .. } => {
+                (format!("{:?}", response.status), response.content.clone())
+            }
+        }
+    }
+
+    const RUN: &str = "Run save(path: \"a.txt\")? [y,n,e,v]";
+
+    #[test]
+    fn y_runs_n_declines_and_v_asks_again() {
+        let (verdict, asked) = decide(&[Some('v'), Some('y')], &[]);
+        assert_eq!(
+            outcome(&verdict),
+            ("run".into(), r#"{"path":"a.txt"}"#.into())
+        );
+        assert_eq!(asked, [RUN, RUN]);
+        let (verdict, _) = decide(&[Some('n')], &[]);
+        assert_eq!(
+            outcome(&verdict),
+            (
+                "Declined".into(),
+                "The user declined this call; it was not run.".into()
+            )
+        );
+    }
+
+    #[test]
+    fn an_edit_is_what_runs_and_is_checked_again() {
+        let (verdict, asked) = decide(&[Some('e'), Some('y')], &[r#"{"path": "b.txt"}"#]);
+        assert_eq!(
+            outcome(&verdict),
+            ("run".into(), r#"{"path":"b.txt"}"#.into())
+        );
+        assert!(matches!(verdict, Verdict::Run { edited: true, .. }));
+        assert_eq!(asked, [RUN, "Run save(path: \"b.txt\")? [y,n,e,v]"]);
+
+        // An edit that breaks the schema never runs: edit again or cancel.
+        let (verdict, asked) = decide(&[Some('e'), Some('n')], &[r#"{"nope": 1}"#]);
+        assert_eq!(
+            outcome(&verdict),
+            (
+                "Declined".into(),
+                "The user's edit of the arguments was unusable; the call was not run.".into()
+            )
+        );
+        assert_eq!(asked, [RUN, "Edit them again? [e,n]"]);
+        let (verdict, _) = decide(
+            &[Some('e'), Some('e'), Some('y')],
+            &["{not json", r#"{"path": "c.txt"}"#],
+        );
+        assert_eq!(
+            outcome(&verdict),
+            ("run".into(), r#"{"path":"c.txt"}"#.into())
+        );
+
+        // An edit the policy skips is not run.
+        let (verdict, _) = decide(&[Some('e')], &[r#"{"path": "secret/k"}"#]);
+        assert_eq!(outcome(&verdict).0, "Skipped");
+    }
+
+    #[test]
+    fn ctrl_c_at_the_prompt_interrupts() {
+        let (verdict, _) = decide(&[None], &[]);
+        assert_eq!(
+            outcome(&verdict),
+            (
+                "Interrupted".into(),
+                "The call was not run: the user interrupted the turn.".into()
+            )
         );
     }
 }

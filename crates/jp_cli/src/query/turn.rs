@@ -264,13 +264,17 @@ impl TurnCoordinator {
             // A failed response never runs its calls; each gets an
             // "interrupted" response so the conversation stays valid.
             actions.retain(|a| !matches!(a, Action::Decide(_)));
+            let content = if failure == TurnEnd::Interrupted {
+                "The call was not run: the user interrupted the turn."
+            } else {
+                "The call was not run: the response failed before it ended."
+            };
             for call in self.calls.drain(..) {
                 actions.push(Action::Record(EventKind::ToolCallResponse(
                     ToolCallResponse {
                         id: call.id,
                         status: ResponseStatus::Interrupted,
-                        content: "The call was not run: the response failed before it ended."
-                            .into(),
+                        content: content.into(),
                     },
                 )));
             }

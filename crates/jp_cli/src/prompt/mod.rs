@@ -1,0 +1,198 @@
+//! Asking the user: a [`Prompter`] on the terminal, or none at all.
+//!
+//! Prompts go to the terminal itself (`/dev/tty`), never to stdout, so
+//! `jp q ... > answer.md` still allows them. They need stdin to be that
+//! terminal: with piped input (`... | jp q`), `--non-interactive` or no
+//! terminal at all, architecture decision 6 applies: whatever would ask is
+//! declined, never auto-approved.
+//!
+//! Choices are one key, no Enter ([`Prompter::choose`]). Ctrl+C at a
+//! prompt interrupts the turn like Ctrl+C anywhere else
+//! ([`PromptError::Interrupted`]), and an interrupt from a signal while a
+//! prompt waits ends the prompt the same way.
+
+mod terminal;
+
+use jp_tool::Question;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use terminal::{TerminalPrompter, install_panic_restore, restore_terminal};
+
+/// Why a prompt got no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PromptError {
+    /// No terminal to ask on.
+    #[error("no terminal is available")]
+    Unavailable,
+    /// The user pressed Ctrl+C, or the turn was interrupted by a signal.
+    #[error("interrupted")]
+    Interrupted,
+    /// The terminal closed or failed.
+    #[error("the terminal failed: {0}")]
+    Terminal(String),
+}
+
+/// One answer of a one-key question: its key and what it does, for the
+/// `?` help.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Choice {
+    /// The key (lowercase).
+    pub key: char,
+    /// What it does: `run the call`.
+    pub help: &'static str,
+}
+
+/// `y`/`n` for a plain yes-or-no question.
+pub const YES_NO: [Choice; 2] = [
+    Choice {
+        key: 'y',
+        help: "yes",
+    },
+    Choice {
+        key: 'n',
+        help: "no",
+    },
+];
+
+/// A way to ask the user.
+pub trait Prompter {
+    /// Whether prompts can be answered at all.
+    fn available(&self) -> bool;
+
+    /// Ctrl+C at a prompt cancels `cancel` (the turn's interrupt), and a
+    /// prompt that is waiting ends when it is cancelled from elsewhere.
+    fn bind_interrupt(&mut self, cancel: CancellationToken) {
+        let _ = cancel;
+    }
+
+    /// Asks `question` with one-key `choices` (shown as `[y,n,e,?]`; `?`
+    /// is always offered and shows each choice's help); returns the key.
+    ///
+    /// # Errors
+    ///
+    /// [`PromptError`] when it cannot be asked or answered.
+    fn choose(&mut self, question: &str, choices: &[Choice]) -> Result<char, PromptError>;
+
+    /// Asks a yes/no question.
+    ///
+    /// # Errors
+    ///
+    /// [`PromptError`] when it cannot be asked or answered.
+    fn confirm(&mut self, question: &str) -> Result<bool, PromptError> {
+        Ok(self.choose(question, &YES_NO)? == 'y')
+    }
+
+    /// Asks a tool's question; the answer is the JSON value the tool gets.
+    ///
+    /// # Errors
+    ///
+    /// [`PromptError`] when it cannot be asked or answered.
+    fn ask(&mut self, question: &Question) -> Result<Value, PromptError>;
+
+    /// Lets the user edit `text` in their editor; returns the edited text.
+    ///
+    /// # Errors
+    ///
+    /// [`PromptError`] when no editor can run.
+    fn edit(&mut self, text: &str) -> Result<String, PromptError>;
+}
+
+/// No terminal: every prompt is unavailable.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoPrompter;
+
+impl Prompter for NoPrompter {
+    fn available(&self) -> bool {
+        false
+    }
+
+    fn choose(&mut self, _: &str, _: &[Choice]) -> Result<char, PromptError> {
+        Err(PromptError::Unavailable)
+    }
+
+    fn ask(&mut self, _: &Question) -> Result<Value, PromptError> {
+        Err(PromptError::Unavailable)
+    }
+
+    fn edit(&mut self, _: &str) -> Result<String, PromptError> {
+        Err(PromptError::Unavailable)
+    }
+}
+
+/// Runs `$VISUAL`, `$EDITOR` or `vi` on a temporary copy of `text` and
+/// returns what the user saved.
+///
+/// # Errors
+///
+/// When the file cannot be written or read, or the editor cannot run or
+/// fails.
+pub fn edit_in_editor(text: &str) -> Result<String, PromptError> {
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".into());
+    let fail = |e: std::io::Error| PromptError::Terminal(e.to_string());
+    let file = tempfile::Builder::new()
+        .prefix("jp-edit-")
+        .suffix(".json")
+        .tempfile()
+        .map_err(fail)?;
+    std::fs::write(file.path(), text).map_err(fail)?;
+    let mut words = editor.split_whitespace();
+    let program = words.next().unwrap_or("vi");
+    let status = std::process::Command::new(program)
+        .args(words)
+        .arg(file.path())
+        .status()
+        .map_err(|e| PromptError::Terminal(format!("cannot run the editor `{editor}`: {e}")))?;
+    if !status.success() {
+        return Err(PromptError::Terminal(format!(
+            "the editor `{editor}` exited with {status}"
+        )));
+    }
+    std::fs::read_to_string(file.path()).map_err(fail)
+}
+
+/// A prompter that answers from a script, for tests of the code that asks.
+#[cfg(test)]
+#[derive(Debug, Default)]
+pub struct ScriptedPrompter {
+    /// Keys [`Prompter::choose`] returns, in order; `None` is Ctrl+C.
+    pub keys: std::collections::VecDeque<Option<char>>,
+    /// Texts [`Prompter::edit`] returns, in order.
+    pub edits: std::collections::VecDeque<String>,
+    /// Every question asked, with its keys: `Run x? [y,n,e,v]`.
+    pub asked: Vec<String>,
+}
+
+#[cfg(test)]
+impl Prompter for ScriptedPrompter {
+    fn available(&self) -> bool {
+        true
+    }
+
+    fn choose(&mut self, question: &str, choices: &[Choice]) -> Result<char, PromptError> {
+        let keys = choices
+            .iter()
+            .map(|c| c.key.to_string())
+            .collect::<Vec<_>>();
+        self.asked.push(format!("{question} [{}]", keys.join(",")));
+        match self.keys.pop_front() {
+            Some(Some(key)) if choices.iter().any(|c| c.key == key) => Ok(key),
+            Some(Some(key)) => Err(PromptError::Terminal(format!("{key} is not offered"))),
+            Some(None) => Err(PromptError::Interrupted),
+            None => Err(PromptError::Terminal("the script has no more keys".into())),
+        }
+    }
+
+    fn ask(&mut self, question: &Question) -> Result<Value, PromptError> {
+        self.asked.push(question.text.clone());
+        Err(PromptError::Terminal("no scripted answer".into()))
+    }
+
+    fn edit(&mut self, _: &str) -> Result<String, PromptError> {
+        self.edits
+            .pop_front()
+            .ok_or_else(|| PromptError::Terminal("the script has no more edits".into()))
+    }
+}

@@ -1,0 +1,286 @@
+//! The [`TerminalPrompter`]: one-key answers read in raw mode on the
+//! controlling terminal.
+//!
+//! Raw mode is on only while a key is awaited, behind a guard that turns it
+//! off on every way out (an answer, an error, an interrupt, unwinding); a
+//! panic hook and [`restore_terminal`] cover the ways out that skip
+//! destructors (`process::exit`, a panic that aborts).
+
+use std::io::{IsTerminal as _, Write as _};
+use std::time::Duration;
+
+use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use jp_tool::{AnswerKind, Question};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::{Choice, PromptError, Prompter, edit_in_editor};
+use crate::printer::sanitize;
+
+/// How often a waiting prompt checks whether the turn was interrupted.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Prompts on the controlling terminal.
+pub struct TerminalPrompter {
+    output: std::fs::File,
+    cancel: Option<CancellationToken>,
+}
+
+/// Raw mode while it lives.
+struct RawMode;
+
+impl RawMode {
+    fn enable() -> Result<Self, PromptError> {
+        crossterm::terminal::enable_raw_mode().map_err(terminal_error)?;
+        Ok(Self)
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        let _ = crossterm::terminal::disable_raw_mode();
+    }
+}
+
+fn terminal_error(e: std::io::Error) -> PromptError {
+    PromptError::Terminal(e.to_string())
+}
+
+/// Leaves raw mode if a prompt left it on; for exits that skip destructors.
+pub fn restore_terminal() {
+    if crossterm::terminal::is_raw_mode_enabled().unwrap_or(false) {
+        let _ = crossterm::terminal::disable_raw_mode();
+    }
+}
+
+/// Restores the terminal before a panic is reported.
+pub fn install_panic_restore() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        previous(info);
+    }));
+}
+
+/// A key as the prompts see it.
+enum Key {
+    Char(char),
+    Enter,
+    Backspace,
+    /// Ctrl+U: clear the line.
+    Clear,
+    Interrupt,
+    Other,
+}
+
+impl Key {
+    fn of(event: KeyEvent) -> Self {
+        let control = event.modifiers.contains(KeyModifiers::CONTROL);
+        match event.code {
+            KeyCode::Char('c' | 'd') if control => Self::Interrupt,
+            KeyCode::Char('u') if control => Self::Clear,
+            KeyCode::Char(c) if !control => Self::Char(c),
+            KeyCode::Enter => Self::Enter,
+            KeyCode::Backspace => Self::Backspace,
+            _ => Self::Other,
+        }
+    }
+}
+
+impl TerminalPrompter {
+    /// The terminal, if jp has one: stdin is a terminal and `/dev/tty`
+    /// opens.
+    #[must_use]
+    pub fn open() -> Option<Self> {
+        if !std::io::stdin().is_terminal() {
+            return None;
+        }
+        let output = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/tty")
+            .ok()?;
+        Some(Self {
+            output,
+            cancel: None,
+        })
+    }
+
+    /// Writes `text` to the terminal; `\n` becomes `\r\n`, which raw mode
+    /// needs and cooked mode does not mind.
+    fn write(&mut self, text: &str) -> Result<(), PromptError> {
+        let text = text.replace('\n', "\r\n");
+        self.output
+            .write_all(text.as_bytes())
+            .and_then(|()| self.output.flush())
+            .map_err(terminal_error)
+    }
+
+    /// Ends the prompt as interrupted, and the turn with it.
+    fn interrupted(&mut self) -> PromptError {
+        let _ = self.write("^C\n");
+        if let Some(cancel) = &self.cancel {
+            cancel.cancel();
+        }
+        PromptError::Interrupted
+    }
+
+    /// Waits for one key press in raw mode; `raw` is on while it waits.
+    fn key(&mut self) -> Result<Key, PromptError> {
+        let _raw = RawMode::enable()?;
+        loop {
+            if self
+                .cancel
+                .as_ref()
+                .is_some_and(CancellationToken::is_cancelled)
+            {
+                return Err(PromptError::Interrupted);
+            }
+            if !event::poll(POLL).map_err(terminal_error)? {
+                continue;
+            }
+            if let Event::Key(key) = event::read().map_err(terminal_error)?
+                && key.kind != KeyEventKind::Release
+            {
+                return Ok(Key::of(key));
+            }
+        }
+    }
+
+    /// One key among `keys`, or Enter for `default`.
+    fn one_key(
+        &mut self,
+        prompt: &str,
+        choices: &[Choice],
+        default: Option<char>,
+    ) -> Result<char, PromptError> {
+        let offered = choices
+            .iter()
+            .map(|c| {
+                if Some(c.key) == default {
+                    c.key.to_ascii_uppercase().to_string()
+                } else {
+                    c.key.to_string()
+                }
+            })
+            .collect::<Vec<_>>();
+        let line = format!("{} [{},?] ", sanitize(prompt), offered.join(","));
+        self.write(&line)?;
+        loop {
+            match self.key()? {
+                Key::Interrupt => return Err(self.interrupted()),
+                Key::Enter if default.is_some() => {
+                    let key = default.unwrap_or('n');
+                    self.write(&format!("{key}\n"))?;
+                    return Ok(key);
+                }
+                Key::Char('?') => {
+                    let mut help = String::from("?\n");
+                    for choice in choices {
+                        help.push_str(&format!("  {}  {}\n", choice.key, choice.help));
+                    }
+                    help.push_str("  ?  show this help\n");
+                    self.write(&help)?;
+                    self.write(&line)?;
+                }
+                Key::Char(c) => {
+                    let c = c.to_ascii_lowercase();
+                    if choices.iter().any(|choice| choice.key == c) {
+                        self.write(&format!("{c}\n"))?;
+                        return Ok(c);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A line of text, edited with Backspace and Ctrl+U, ended by Enter.
+    fn line(&mut self, prompt: &str) -> Result<String, PromptError> {
+        self.write(&format!("{} ", sanitize(prompt)))?;
+        let mut text = String::new();
+        loop {
+            match self.key()? {
+                Key::Interrupt => return Err(self.interrupted()),
+                Key::Enter => {
+                    self.write("\n")?;
+                    return Ok(text);
+                }
+                Key::Backspace if text.pop().is_some() => self.write("\u{8} \u{8}")?,
+                Key::Clear => {
+                    let n = text.chars().count();
+                    text.clear();
+                    self.write(&"\u{8} \u{8}".repeat(n))?;
+                }
+                Key::Char(c) if !c.is_control() => {
+                    text.push(c);
+                    self.write(&c.to_string())?;
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+impl Prompter for TerminalPrompter {
+    fn available(&self) -> bool {
+        true
+    }
+
+    fn bind_interrupt(&mut self, cancel: CancellationToken) {
+        self.cancel = Some(cancel);
+    }
+
+    fn choose(&mut self, question: &str, choices: &[Choice]) -> Result<char, PromptError> {
+        self.one_key(question, choices, None)
+    }
+
+    fn ask(&mut self, question: &Question) -> Result<Value, PromptError> {
+        match &question.answer {
+            AnswerKind::Boolean => {
+                let default = question
+                    .default
+                    .as_ref()
+                    .and_then(Value::as_bool)
+                    .map(|b| if b { 'y' } else { 'n' });
+                let key = self.one_key(&question.text, &super::YES_NO, default)?;
+                Ok(Value::Bool(key == 'y'))
+            }
+            AnswerKind::Text => {
+                let answer = self.line(&question.text)?;
+                match &question.default {
+                    Some(default) if answer.is_empty() => Ok(default.clone()),
+                    _ => Ok(Value::String(answer)),
+                }
+            }
+            AnswerKind::Select { options } => {
+                let mut list = String::new();
+                for (i, option) in options.iter().enumerate() {
+                    list.push_str(&format!("  {}) {}\n", i + 1, sanitize(option)));
+                }
+                self.write(&format!("{}\n{list}", sanitize(&question.text)))?;
+                loop {
+                    let answer = self.line(&format!("choose 1-{}:", options.len()))?;
+                    if answer.is_empty()
+                        && let Some(default) = &question.default
+                    {
+                        return Ok(default.clone());
+                    }
+                    let picked = answer
+                        .trim()
+                        .parse::<usize>()
+                        .ok()
+                        .and_then(|n| n.checked_sub(1))
+                        .and_then(|i| options.get(i))
+                        .or_else(|| options.iter().find(|o| **o == answer));
+                    if let Some(option) = picked {
+                        return Ok(Value::String(option.clone()));
+                    }
+                }
+            }
+        }
+    }
+
+    fn edit(&mut self, text: &str) -> Result<String, PromptError> {
+        edit_in_editor(text)
+    }
+}
