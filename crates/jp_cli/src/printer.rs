@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Which stream a piece of output belongs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
 pub enum Channel {
     /// The assistant's content (stdout).
     Content,
@@ -74,11 +75,121 @@ impl Sink {
     }
 }
 
+/// The most output held back while an editor owns the terminal; what is
+/// beyond it is counted and said, not shown.
+const MAX_HELD: usize = 4 * 1024 * 1024;
+
+/// A prompt on the terminal, and what output does around it.
+///
+/// While a prompt line is on screen, output to a terminal stream is
+/// line-buffered and printed above it: the prompt line is cleared, whole
+/// lines are written, and the prompt is drawn again below them. While an
+/// editor owns the terminal, output to terminal streams is held and
+/// written when it closes. Redirected streams are never touched.
+#[derive(Default)]
+struct Overlay {
+    /// The terminal the prompt is drawn on.
+    tty: Option<Box<dyn Write + Send>>,
+    /// The prompt line on screen (question and typed answer).
+    prompt: Option<String>,
+    /// Whether an editor owns the terminal.
+    hold: bool,
+    /// Output held while `hold`, in order.
+    held: Vec<(Channel, String)>,
+    held_bytes: usize,
+    held_dropped: usize,
+    /// The unfinished last line of each terminal stream, while a prompt
+    /// shows (content, chrome).
+    partial: [String; 2],
+}
+
+impl Overlay {
+    fn active(&self) -> bool {
+        self.hold || self.prompt.is_some()
+    }
+
+    fn draw(&mut self, text: &str) {
+        if let Some(tty) = &mut self.tty {
+            let _ = tty.write_all(text.as_bytes()).and_then(|()| tty.flush());
+        }
+    }
+}
+
+/// Erases the line the cursor is on and returns to its start.
+const CLEAR_LINE: &str = "\r\x1b[2K";
+
+struct Inner {
+    content: Sink,
+    chrome: Sink,
+    overlay: Overlay,
+}
+
+impl Inner {
+    fn sink(&mut self, channel: Channel) -> &mut Sink {
+        match channel {
+            Channel::Content => &mut self.content,
+            Channel::Chrome => &mut self.chrome,
+        }
+    }
+
+    /// Writes `text` to `channel`, around a prompt or editor if one owns
+    /// the terminal.
+    fn emit(&mut self, channel: Channel, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if !self.sink(channel).terminal || !self.overlay.active() {
+            self.sink(channel).write(text);
+            return;
+        }
+        if self.overlay.hold {
+            let overlay = &mut self.overlay;
+            if overlay.held_bytes + text.len() > MAX_HELD {
+                overlay.held_dropped += text.len();
+            } else {
+                overlay.held_bytes += text.len();
+                overlay.held.push((channel, text.to_owned()));
+            }
+            return;
+        }
+        let slot = channel as usize;
+        self.overlay.partial[slot].push_str(text);
+        let Some(end) = self.overlay.partial[slot].rfind('\n') else {
+            return;
+        };
+        let lines: String = self.overlay.partial[slot].drain(..=end).collect();
+        self.overlay.draw(CLEAR_LINE);
+        // Raw mode (a prompt waiting for a key) does not turn `\n` into a
+        // new line at column 0; `\r\n` does that in either mode.
+        self.sink(channel).write(&lines.replace('\n', "\r\n"));
+        let prompt = self.overlay.prompt.clone().unwrap_or_default();
+        self.overlay.draw(&prompt);
+    }
+
+    /// Writes what a prompt or editor held back.
+    fn flush_overlay(&mut self) {
+        for (channel, text) in std::mem::take(&mut self.overlay.held) {
+            self.sink(channel).write(&text);
+        }
+        self.overlay.held_bytes = 0;
+        let dropped = std::mem::take(&mut self.overlay.held_dropped);
+        if dropped > 0 {
+            let note = format!(
+                "… {dropped} bytes of output arrived while the editor was open and are not shown\n"
+            );
+            self.chrome.write(&note);
+        }
+        for channel in [Channel::Content, Channel::Chrome] {
+            let partial = std::mem::take(&mut self.overlay.partial[channel as usize]);
+            self.sink(channel).write(&partial);
+        }
+    }
+}
+
 /// The printer. Cheap to clone; clones share the streams.
 #[derive(Clone)]
 pub struct Printer {
-    content: Arc<Mutex<Sink>>,
-    chrome: Arc<Mutex<Sink>>,
+    inner: Arc<Mutex<Inner>>,
 }
 
 impl std::fmt::Debug for Printer {
@@ -105,7 +216,7 @@ impl Printer {
     #[must_use]
     pub fn stdio(color: jp_config::style::ColorMode) -> Self {
         let (out_tty, err_tty) = (io::stdout().is_terminal(), io::stderr().is_terminal());
-        let mut printer = Self::new(
+        let printer = Self::new(
             Box::new(io::stdout()),
             color_allowed(color, out_tty),
             Box::new(io::stderr()),
@@ -117,9 +228,10 @@ impl Printer {
 
     /// Says which streams are terminals (layout, not colour, depends on
     /// it).
-    pub fn set_terminals(&mut self, content: bool, chrome: bool) {
-        self.sink(Channel::Content).terminal = content;
-        self.sink(Channel::Chrome).terminal = chrome;
+    pub fn set_terminals(&self, content: bool, chrome: bool) {
+        let mut inner = self.lock();
+        inner.content.terminal = content;
+        inner.chrome.terminal = chrome;
     }
 
     /// A printer over any two writers.
@@ -130,74 +242,146 @@ impl Printer {
         chrome: Box<dyn Write + Send>,
         chrome_color: bool,
     ) -> Self {
-        let sink = |writer, color| {
-            Arc::new(Mutex::new(Sink {
-                writer,
-                closed: false,
-                color,
-                terminal: false,
-                at_line_start: true,
-            }))
+        let sink = |writer, color| Sink {
+            writer,
+            closed: false,
+            color,
+            terminal: false,
+            at_line_start: true,
         };
         Self {
-            content: sink(content, content_color),
-            chrome: sink(chrome, chrome_color),
+            inner: Arc::new(Mutex::new(Inner {
+                content: sink(content, content_color),
+                chrome: sink(chrome, chrome_color),
+                overlay: Overlay::default(),
+            })),
         }
     }
 
-    fn sink(&self, channel: Channel) -> MutexGuard<'_, Sink> {
-        let sink = match channel {
-            Channel::Content => &self.content,
-            Channel::Chrome => &self.chrome,
-        };
-        // A panic while printing cannot leave a sink inconsistent in a way
-        // that matters; keep printing.
-        sink.lock()
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while printing cannot leave the streams inconsistent in a
+        // way that matters; keep printing.
+        self.inner
+            .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Writes `text` as is.
+    /// Writes `text` as is; assistant content on a terminal has its control
+    /// characters made visible (see [`sanitize`]), redirected content is
+    /// written byte for byte.
     pub fn write(&self, channel: Channel, text: &str) {
-        self.sink(channel).write(text);
+        let mut inner = self.lock();
+        if channel == Channel::Content && inner.content.terminal {
+            inner.emit(channel, &sanitize(text));
+        } else {
+            inner.emit(channel, text);
+        }
     }
 
     /// Writes chrome text (no newline) styled with `style`, its control
     /// characters made visible.
     pub fn chrome_text(&self, style: Style, text: &str) {
-        let mut sink = self.sink(Channel::Chrome);
-        let styled = paint(sink.color, style, &sanitize(text));
-        sink.write(&styled);
+        let mut inner = self.lock();
+        let styled = paint(inner.chrome.color, style, &sanitize(text));
+        inner.emit(Channel::Chrome, &styled);
     }
 
     /// Writes a chrome line styled with `style`, starting on a fresh line
     /// if streamed content left the terminal mid-line. Control characters
     /// in `text` are made visible (see [`sanitize`]).
     pub fn chrome_line(&self, style: Style, text: &str) {
+        let mut inner = self.lock();
         // When both streams are terminals (the same one, in practice),
         // content that ended mid-line would glue to the chrome; start
         // afresh. A redirected stdout keeps its bytes untouched.
-        let (content_mid_line, content_tty) = {
-            let content = self.sink(Channel::Content);
-            (!content.at_line_start, content.terminal)
-        };
-        let mut sink = self.sink(Channel::Chrome);
-        if content_mid_line && content_tty && sink.terminal {
-            sink.write("\n");
-            drop(sink);
-            self.sink(Channel::Content).at_line_start = true;
-            sink = self.sink(Channel::Chrome);
+        if !inner.content.at_line_start
+            && inner.content.terminal
+            && inner.chrome.terminal
+            && !inner.overlay.active()
+        {
+            inner.chrome.write("\n");
+            inner.content.at_line_start = true;
         }
-        let styled = paint(sink.color, style, &sanitize(text));
-        sink.write(&styled);
-        sink.write("\n");
+        let mut styled = paint(inner.chrome.color, style, &sanitize(text));
+        styled.push('\n');
+        inner.emit(Channel::Chrome, &styled);
     }
 
     /// Ends streamed content with a newline if it did not end with one.
     pub fn finish_content(&self) {
-        let mut sink = self.sink(Channel::Content);
-        if !sink.at_line_start {
-            sink.write("\n");
+        let mut inner = self.lock();
+        if inner.overlay.active() {
+            if !inner.overlay.partial[Channel::Content as usize].is_empty() {
+                inner.emit(Channel::Content, "\n");
+            }
+        } else if !inner.content.at_line_start {
+            inner.content.write("\n");
         }
+    }
+
+    /// Sets the terminal prompts are drawn on.
+    pub fn set_prompt_terminal(&self, tty: Box<dyn Write + Send>) {
+        self.lock().overlay.tty = Some(tty);
+    }
+
+    /// Draws `line` as the prompt line, replacing the one on screen; from
+    /// now until [`Printer::end_prompt`], output prints above it.
+    pub fn show_prompt(&self, line: &str) {
+        let mut inner = self.lock();
+        if inner.overlay.prompt.is_none() {
+            // The prompt starts on a line of its own.
+            if !inner.content.at_line_start && inner.content.terminal {
+                inner.content.write("\r\n");
+            }
+            if !inner.chrome.at_line_start && inner.chrome.terminal {
+                inner.chrome.write("\r\n");
+            }
+        }
+        let line = sanitize(line).into_owned();
+        inner.overlay.draw(&format!("{CLEAR_LINE}{line}"));
+        inner.overlay.prompt = Some(line);
+    }
+
+    /// Prints `text` (whole lines) above the prompt line: help, a list of
+    /// options.
+    pub fn above_prompt(&self, text: &str) {
+        let mut inner = self.lock();
+        let prompt = inner.overlay.prompt.clone().unwrap_or_default();
+        let text = sanitize(text).replace('\n', "\r\n");
+        inner.overlay.draw(&format!("{CLEAR_LINE}{text}{prompt}"));
+    }
+
+    /// Leaves the prompt line on screen followed by `answer` and a new
+    /// line, and writes what was held back while it showed.
+    pub fn end_prompt(&self, answer: &str) {
+        let mut inner = self.lock();
+        if let Some(prompt) = inner.overlay.prompt.take() {
+            let answer = sanitize(answer);
+            inner
+                .overlay
+                .draw(&format!("{CLEAR_LINE}{prompt}{answer}\r\n"));
+        }
+        if !inner.overlay.hold {
+            inner.flush_overlay();
+        }
+    }
+
+    /// Holds output to terminal streams while `f` (an editor) owns the
+    /// terminal, then writes it.
+    pub fn holding<T>(&self, f: impl FnOnce() -> T) -> T {
+        self.lock().overlay.hold = true;
+        struct Release<'a>(&'a Printer);
+        impl Drop for Release<'_> {
+            fn drop(&mut self) {
+                let mut inner = self.0.lock();
+                inner.overlay.hold = false;
+                if inner.overlay.prompt.is_none() {
+                    inner.flush_overlay();
+                }
+            }
+        }
+        let _release = Release(self);
+        f()
     }
 }
 
@@ -324,7 +508,7 @@ mod tests {
     #[test]
     fn content_and_chrome_go_to_their_streams() {
         let (out, err) = (Captured::default(), Captured::default());
-        let mut printer = Printer::new(Box::new(out.clone()), false, Box::new(err.clone()), false);
+        let printer = Printer::new(Box::new(out.clone()), false, Box::new(err.clone()), false);
         printer.write(Channel::Content, "Hello");
         printer.chrome_line(Style::Good, "not a terminal: no newline added");
         printer.set_terminals(true, true);

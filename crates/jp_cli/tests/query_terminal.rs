@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use common::Workspace;
 use common::providers::{Item, anthropic};
 use common::query::{initialized, responses, stored};
-use jp_test_server::{Reply, TestServer};
+use jp_test_server::{Reply, Split, TestServer};
 
 /// A tmux server of our own, killed on drop.
 struct Tmux {
@@ -359,4 +359,68 @@ fn help_then_edit_at_the_prompt_runs_the_edited_call_and_a_bad_edit_never_runs()
     assert!(screen.contains("EXIT=0"), "{screen}");
     assert!(screen.contains("STTY icanon echo"), "{screen}");
     assert_eq!(ws.read("project/notes.txt"), "from the user\n");
+}
+
+#[test]
+fn the_stream_keeps_arriving_and_showing_while_a_prompt_waits() {
+    let ws = initialized();
+    ws.write("project/src/lib.rs", "pub fn main() {}\n");
+    let content: String = (1..=300).map(|n| format!("// line {n}\n")).collect();
+    let create = serde_json::json!({"path": "src/big.rs", "content": content}).to_string();
+    let body = anthropic(
+        &[
+            Item::Text("Renaming, and adding a file."),
+            Item::Tool(
+                "toolu_1",
+                "fs_modify_file",
+                r#"{"path": "src/lib.rs", "patterns": [{"old": "main", "new": "hello"}]}"#,
+            ),
+            Item::Tool("toolu_2", "fs_create_file", &create),
+        ],
+        "tool_use",
+        false,
+    );
+    let total = body.len();
+    let server = TestServer::start(vec![
+        // Paced, so most of the second call arrives after the first one's
+        // prompt is up.
+        Reply::sse(body)
+            .split(Split::Every(200))
+            .pace(Duration::from_millis(3)),
+        Reply::sse(anthropic(&[Item::Text("Both done.")], "end_turn", false)),
+    ]);
+    let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "rename and add")) else {
+        return;
+    };
+    tmux.wait_for("[y,n,e,v,?]");
+    // Unanswered, the prompt does not stop the stream: the whole response
+    // is read, and the second call is shown and decided above the prompt.
+    let screen = tmux.wait_for("  unattended (policy.run[2]");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.requests()[0].body_bytes_sent < total {
+        assert!(Instant::now() < deadline, "the response was not read");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(
+        lines
+            .last()
+            .unwrap()
+            .starts_with("Run fs_modify_file(path: \"src/lib.rs\""),
+        "the prompt stays on the last line:\n{screen}"
+    );
+    assert!(
+        screen.contains("Calling tool fs_create_file(path: \"src/big.rs\""),
+        "{screen}"
+    );
+    assert!(
+        !ws.project().join("src/big.rs").exists(),
+        "nothing runs before the answer"
+    );
+    tmux.send(&["y"]);
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(screen.contains("Both done."), "{screen}");
+    assert_eq!(ws.read("project/src/lib.rs"), "pub fn hello() {}\n");
+    assert_eq!(ws.read("project/src/big.rs"), content);
 }

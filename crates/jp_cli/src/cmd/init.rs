@@ -58,7 +58,8 @@ impl Init {
 }
 
 fn ask_model() -> String {
-    let Some(mut terminal) = TerminalPrompter::open() else {
+    let printer = crate::printer::Printer::stdio(jp_config::style::ColorMode::Auto);
+    let Some(mut terminal) = TerminalPrompter::open(&printer) else {
         return DEFAULT_MODEL.to_owned();
     };
     let question = jp_tool::Question {
@@ -67,7 +68,7 @@ fn ask_model() -> String {
         answer: jp_tool::AnswerKind::Text,
         default: Some(DEFAULT_MODEL.into()),
     };
-    match terminal.ask(&question) {
+    match terminal.ask(&question, &tokio_util::sync::CancellationToken::new()) {
         Ok(serde_json::Value::String(model)) if !model.trim().is_empty() => model.trim().to_owned(),
         _ => DEFAULT_MODEL.to_owned(),
     }

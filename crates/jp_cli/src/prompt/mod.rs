@@ -10,13 +10,20 @@
 //! prompt interrupts the turn like Ctrl+C anywhere else
 //! ([`PromptError::Interrupted`]), and an interrupt from a signal while a
 //! prompt waits ends the prompt the same way.
+//!
+//! A prompt never stops the turn: [`Prompts`] runs each one on a blocking
+//! thread, one at a time in call order, while the turn keeps reading and
+//! showing the provider stream; the printer draws that output above the
+//! waiting prompt line.
 
+mod queue;
 mod terminal;
 
 use jp_tool::Question;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use queue::{PromptTurn, Prompts, Ticket};
 pub use terminal::{TerminalPrompter, install_panic_restore, restore_terminal};
 
 /// Why a prompt got no answer.
@@ -55,13 +62,17 @@ pub const YES_NO: [Choice; 2] = [
     },
 ];
 
-/// A way to ask the user.
-pub trait Prompter {
+/// A way to ask the user: the terminal work of one prompt, done on a
+/// blocking thread. The turn asks through [`Prompts`], which queues prompts
+/// and keeps the turn running while one waits.
+///
+/// `stop` ends a waiting prompt with [`PromptError::Interrupted`]: the
+/// turn was interrupted, or the answer is no longer needed.
+pub trait Prompter: Send {
     /// Whether prompts can be answered at all.
     fn available(&self) -> bool;
 
-    /// Ctrl+C at a prompt cancels `cancel` (the turn's interrupt), and a
-    /// prompt that is waiting ends when it is cancelled from elsewhere.
+    /// Ctrl+C at a prompt cancels `cancel` (the turn's interrupt).
     fn bind_interrupt(&mut self, cancel: CancellationToken) {
         let _ = cancel;
     }
@@ -72,23 +83,19 @@ pub trait Prompter {
     /// # Errors
     ///
     /// [`PromptError`] when it cannot be asked or answered.
-    fn choose(&mut self, question: &str, choices: &[Choice]) -> Result<char, PromptError>;
-
-    /// Asks a yes/no question.
-    ///
-    /// # Errors
-    ///
-    /// [`PromptError`] when it cannot be asked or answered.
-    fn confirm(&mut self, question: &str) -> Result<bool, PromptError> {
-        Ok(self.choose(question, &YES_NO)? == 'y')
-    }
+    fn choose(
+        &mut self,
+        question: &str,
+        choices: &[Choice],
+        stop: &CancellationToken,
+    ) -> Result<char, PromptError>;
 
     /// Asks a tool's question; the answer is the JSON value the tool gets.
     ///
     /// # Errors
     ///
     /// [`PromptError`] when it cannot be asked or answered.
-    fn ask(&mut self, question: &Question) -> Result<Value, PromptError>;
+    fn ask(&mut self, question: &Question, stop: &CancellationToken) -> Result<Value, PromptError>;
 
     /// Lets the user edit `text` in their editor; returns the edited text.
     ///
@@ -107,11 +114,16 @@ impl Prompter for NoPrompter {
         false
     }
 
-    fn choose(&mut self, _: &str, _: &[Choice]) -> Result<char, PromptError> {
+    fn choose(
+        &mut self,
+        _: &str,
+        _: &[Choice],
+        _: &CancellationToken,
+    ) -> Result<char, PromptError> {
         Err(PromptError::Unavailable)
     }
 
-    fn ask(&mut self, _: &Question) -> Result<Value, PromptError> {
+    fn ask(&mut self, _: &Question, _: &CancellationToken) -> Result<Value, PromptError> {
         Err(PromptError::Unavailable)
     }
 
@@ -161,8 +173,11 @@ pub struct ScriptedPrompter {
     pub keys: std::collections::VecDeque<Option<char>>,
     /// Texts [`Prompter::edit`] returns, in order.
     pub edits: std::collections::VecDeque<String>,
-    /// Every question asked, with its keys: `Run x? [y,n,e,v]`.
-    pub asked: Vec<String>,
+    /// Answers [`Prompter::ask`] returns, in order.
+    pub answers: std::collections::VecDeque<Value>,
+    /// Every question asked, with its keys: `Run x? [y,n,e,v]`; shared, so
+    /// a test can read it after handing the prompter over.
+    pub asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 #[cfg(test)]
@@ -171,12 +186,20 @@ impl Prompter for ScriptedPrompter {
         true
     }
 
-    fn choose(&mut self, question: &str, choices: &[Choice]) -> Result<char, PromptError> {
+    fn choose(
+        &mut self,
+        question: &str,
+        choices: &[Choice],
+        _: &CancellationToken,
+    ) -> Result<char, PromptError> {
         let keys = choices
             .iter()
             .map(|c| c.key.to_string())
             .collect::<Vec<_>>();
-        self.asked.push(format!("{question} [{}]", keys.join(",")));
+        self.asked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(format!("{question} [{}]", keys.join(",")));
         match self.keys.pop_front() {
             Some(Some(key)) if choices.iter().any(|c| c.key == key) => Ok(key),
             Some(Some(key)) => Err(PromptError::Terminal(format!("{key} is not offered"))),
@@ -185,9 +208,14 @@ impl Prompter for ScriptedPrompter {
         }
     }
 
-    fn ask(&mut self, question: &Question) -> Result<Value, PromptError> {
-        self.asked.push(question.text.clone());
-        Err(PromptError::Terminal("no scripted answer".into()))
+    fn ask(&mut self, question: &Question, _: &CancellationToken) -> Result<Value, PromptError> {
+        self.asked
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(question.text.clone());
+        self.answers
+            .pop_front()
+            .ok_or_else(|| PromptError::Terminal("no scripted answer".into()))
     }
 
     fn edit(&mut self, _: &str) -> Result<String, PromptError> {

@@ -6,7 +6,7 @@
 //! panic hook and [`restore_terminal`] cover the ways out that skip
 //! destructors (`process::exit`, a panic that aborts).
 
-use std::io::{IsTerminal as _, Write as _};
+use std::io::IsTerminal as _;
 use std::time::Duration;
 
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -15,14 +15,14 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{Choice, PromptError, Prompter, edit_in_editor};
-use crate::printer::sanitize;
+use crate::printer::{Printer, cut};
 
 /// How often a waiting prompt checks whether the turn was interrupted.
 const POLL: Duration = Duration::from_millis(50);
 
 /// Prompts on the controlling terminal.
 pub struct TerminalPrompter {
-    output: std::fs::File,
+    printer: Printer,
     cancel: Option<CancellationToken>,
 }
 
@@ -89,50 +89,56 @@ impl Key {
 
 impl TerminalPrompter {
     /// The terminal, if jp has one: stdin is a terminal and `/dev/tty`
-    /// opens.
+    /// opens. Prompts are drawn through `printer`, so output that arrives
+    /// while one waits prints above it.
     #[must_use]
-    pub fn open() -> Option<Self> {
+    pub fn open(printer: &Printer) -> Option<Self> {
         if !std::io::stdin().is_terminal() {
             return None;
         }
-        let output = std::fs::OpenOptions::new()
+        let tty = std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/tty")
             .ok()?;
+        printer.set_prompt_terminal(Box::new(tty));
         Some(Self {
-            output,
+            printer: printer.clone(),
             cancel: None,
         })
     }
 
-    /// Writes `text` to the terminal; `\n` becomes `\r\n`, which raw mode
-    /// needs and cooked mode does not mind.
-    fn write(&mut self, text: &str) -> Result<(), PromptError> {
-        let text = text.replace('\n', "\r\n");
-        self.output
-            .write_all(text.as_bytes())
-            .and_then(|()| self.output.flush())
-            .map_err(terminal_error)
+    /// The widest prompt line that fits the terminal without wrapping.
+    fn width() -> usize {
+        crossterm::terminal::size().map_or(80, |(columns, _)| usize::from(columns).max(2) - 1)
+    }
+
+    /// Shows `line` as the prompt, its end kept in view if it is too wide.
+    fn show(&self, line: &str) {
+        let width = Self::width();
+        let count = line.chars().count();
+        if count <= width {
+            self.printer.show_prompt(line);
+        } else {
+            let tail: String = line.chars().skip(count - width + 1).collect();
+            self.printer.show_prompt(&format!("…{tail}"));
+        }
     }
 
     /// Ends the prompt as interrupted, and the turn with it.
-    fn interrupted(&mut self) -> PromptError {
-        let _ = self.write("^C\n");
+    fn interrupted(&self) -> PromptError {
+        self.printer.end_prompt("^C");
         if let Some(cancel) = &self.cancel {
             cancel.cancel();
         }
         PromptError::Interrupted
     }
 
-    /// Waits for one key press in raw mode; `raw` is on while it waits.
-    fn key(&mut self) -> Result<Key, PromptError> {
+    /// Waits for one key press in raw mode; raw mode is on while it waits.
+    fn key(&self, stop: &CancellationToken) -> Result<Key, PromptError> {
         let _raw = RawMode::enable()?;
         loop {
-            if self
-                .cancel
-                .as_ref()
-                .is_some_and(CancellationToken::is_cancelled)
-            {
+            if stop.is_cancelled() {
+                self.printer.end_prompt("");
                 return Err(PromptError::Interrupted);
             }
             if !event::poll(POLL).map_err(terminal_error)? {
@@ -148,10 +154,11 @@ impl TerminalPrompter {
 
     /// One key among `keys`, or Enter for `default`.
     fn one_key(
-        &mut self,
+        &self,
         prompt: &str,
         choices: &[Choice],
         default: Option<char>,
+        stop: &CancellationToken,
     ) -> Result<char, PromptError> {
         let offered = choices
             .iter()
@@ -163,14 +170,17 @@ impl TerminalPrompter {
                 }
             })
             .collect::<Vec<_>>();
-        let line = format!("{} [{},?] ", sanitize(prompt), offered.join(","));
-        self.write(&line)?;
+        let keys = format!(" [{},?] ", offered.join(","));
+        // The keys always show; a long question gives way.
+        let room = Self::width().saturating_sub(keys.chars().count()).max(1);
+        let line = format!("{}{keys}", cut(prompt, room));
+        self.show(&line);
         loop {
-            match self.key()? {
+            match self.key(stop)? {
                 Key::Interrupt => return Err(self.interrupted()),
                 Key::Enter if default.is_some() => {
                     let key = default.unwrap_or('n');
-                    self.write(&format!("{key}\n"))?;
+                    self.printer.end_prompt(&key.to_string());
                     return Ok(key);
                 }
                 Key::Char('?') => {
@@ -179,13 +189,12 @@ impl TerminalPrompter {
                         help.push_str(&format!("  {}  {}\n", choice.key, choice.help));
                     }
                     help.push_str("  ?  show this help\n");
-                    self.write(&help)?;
-                    self.write(&line)?;
+                    self.printer.above_prompt(&format!("{line}{help}"));
                 }
                 Key::Char(c) => {
                     let c = c.to_ascii_lowercase();
                     if choices.iter().any(|choice| choice.key == c) {
-                        self.write(&format!("{c}\n"))?;
+                        self.printer.end_prompt(&c.to_string());
                         return Ok(c);
                     }
                 }
@@ -195,26 +204,21 @@ impl TerminalPrompter {
     }
 
     /// A line of text, edited with Backspace and Ctrl+U, ended by Enter.
-    fn line(&mut self, prompt: &str) -> Result<String, PromptError> {
-        self.write(&format!("{} ", sanitize(prompt)))?;
+    fn line(&self, prompt: &str, stop: &CancellationToken) -> Result<String, PromptError> {
         let mut text = String::new();
         loop {
-            match self.key()? {
+            self.show(&format!("{prompt} {text}"));
+            match self.key(stop)? {
                 Key::Interrupt => return Err(self.interrupted()),
                 Key::Enter => {
-                    self.write("\n")?;
+                    self.printer.end_prompt("");
                     return Ok(text);
                 }
-                Key::Backspace if text.pop().is_some() => self.write("\u{8} \u{8}")?,
-                Key::Clear => {
-                    let n = text.chars().count();
-                    text.clear();
-                    self.write(&"\u{8} \u{8}".repeat(n))?;
+                Key::Backspace => {
+                    text.pop();
                 }
-                Key::Char(c) if !c.is_control() => {
-                    text.push(c);
-                    self.write(&c.to_string())?;
-                }
+                Key::Clear => text.clear(),
+                Key::Char(c) if !c.is_control() => text.push(c),
                 _ => {}
             }
         }
@@ -230,11 +234,16 @@ impl Prompter for TerminalPrompter {
         self.cancel = Some(cancel);
     }
 
-    fn choose(&mut self, question: &str, choices: &[Choice]) -> Result<char, PromptError> {
-        self.one_key(question, choices, None)
+    fn choose(
+        &mut self,
+        question: &str,
+        choices: &[Choice],
+        stop: &CancellationToken,
+    ) -> Result<char, PromptError> {
+        self.one_key(question, choices, None, stop)
     }
 
-    fn ask(&mut self, question: &Question) -> Result<Value, PromptError> {
+    fn ask(&mut self, question: &Question, stop: &CancellationToken) -> Result<Value, PromptError> {
         match &question.answer {
             AnswerKind::Boolean => {
                 let default = question
@@ -242,24 +251,25 @@ impl Prompter for TerminalPrompter {
                     .as_ref()
                     .and_then(Value::as_bool)
                     .map(|b| if b { 'y' } else { 'n' });
-                let key = self.one_key(&question.text, &super::YES_NO, default)?;
+                let key = self.one_key(&question.text, &super::YES_NO, default, stop)?;
                 Ok(Value::Bool(key == 'y'))
             }
             AnswerKind::Text => {
-                let answer = self.line(&question.text)?;
+                let answer = self.line(&question.text, stop)?;
                 match &question.default {
                     Some(default) if answer.is_empty() => Ok(default.clone()),
                     _ => Ok(Value::String(answer)),
                 }
             }
             AnswerKind::Select { options } => {
-                let mut list = String::new();
+                let mut list = format!("{}\n", question.text);
                 for (i, option) in options.iter().enumerate() {
-                    list.push_str(&format!("  {}) {}\n", i + 1, sanitize(option)));
+                    list.push_str(&format!("  {}) {option}\n", i + 1));
                 }
-                self.write(&format!("{}\n{list}", sanitize(&question.text)))?;
+                self.printer.show_prompt("");
+                self.printer.above_prompt(&list);
                 loop {
-                    let answer = self.line(&format!("choose 1-{}:", options.len()))?;
+                    let answer = self.line(&format!("choose 1-{}:", options.len()), stop)?;
                     if answer.is_empty()
                         && let Some(default) = &question.default
                     {
@@ -281,6 +291,7 @@ impl Prompter for TerminalPrompter {
     }
 
     fn edit(&mut self, text: &str) -> Result<String, PromptError> {
-        edit_in_editor(text)
+        // The editor owns the screen: what streams meanwhile waits.
+        self.printer.holding(|| edit_in_editor(text))
     }
 }

@@ -13,6 +13,8 @@ use std::collections::HashMap;
 use std::process::ExitCode;
 
 use futures_util::StreamExt as _;
+use futures_util::future::LocalBoxFuture;
+use futures_util::stream::FuturesUnordered;
 use jp_config::AppConfig;
 use jp_config::validate::resolve_model_id;
 use jp_conversation::{
@@ -25,8 +27,14 @@ use tokio_util::sync::CancellationToken;
 use crate::cmd::ctx::{Ctx, no_workspace, print_load_error};
 use crate::cmd::exit;
 use crate::printer::{Channel, Printer, Style, cut};
-use crate::prompt::{NoPrompter, Prompter, TerminalPrompter};
-use tools::{LocalExecutor, ToolCoordinator, ToolExecutor, Verdict, received_arguments_line};
+use crate::prompt::{NoPrompter, Prompter, Prompts, TerminalPrompter};
+use tools::{
+    Decided, LocalExecutor, ToolCoordinator, ToolExecutor, Verdict, received_arguments_line,
+};
+
+/// Prompts still open for calls of the current response, each giving the
+/// call's index among the response's calls and its verdict.
+type Pending<'t> = FuturesUnordered<LocalBoxFuture<'t, (usize, Verdict)>>;
 use turn::{Action, Input, TurnCoordinator, TurnEnd};
 
 /// The most requests one turn may send before jp stops it: a guard against
@@ -95,10 +103,10 @@ impl Query {
         let store = Store::new(&root);
         let (mut conversation, lock) = open_conversation(&store, self.new)?;
         let printer = Printer::stdio(config.style.color);
-        let mut prompter: Box<dyn Prompter> = if self.non_interactive {
+        let prompter: Box<dyn Prompter> = if self.non_interactive {
             Box::new(NoPrompter)
         } else {
-            TerminalPrompter::open().map_or_else(
+            TerminalPrompter::open(&printer).map_or_else(
                 || Box::new(NoPrompter) as Box<dyn Prompter>,
                 |t| Box::new(t) as Box<dyn Prompter>,
             )
@@ -130,9 +138,11 @@ impl Query {
             .build()?;
         let self_exe = std::env::current_exe().ok();
         let end = runtime.block_on(async {
-            let mut tools = ToolCoordinator::new(&config, &root, self_exe, printer.clone());
+            let tools = ToolCoordinator::new(&config, &root, self_exe, printer.clone());
+            let cancel = interrupt_on_signals();
+            let prompts = Prompts::new(prompter, cancel.clone());
             session
-                .run_turn(&mut tools, &LocalExecutor, prompter.as_mut())
+                .run_turn(&tools, &LocalExecutor, &prompts, &cancel)
                 .await
         })?;
         printer.finish_content();
@@ -296,11 +306,12 @@ impl Session<'_> {
         }
     }
 
-    async fn run_turn<E: ToolExecutor>(
+    async fn run_turn<'t, E: ToolExecutor>(
         &mut self,
-        tools: &mut ToolCoordinator<'_>,
+        tools: &'t ToolCoordinator<'_>,
         executor: &E,
-        prompter: &mut dyn Prompter,
+        prompts: &'t Prompts,
+        cancel: &CancellationToken,
     ) -> Result<TurnEnd, Box<dyn std::error::Error>> {
         let seen_ids = self
             .conversation
@@ -315,19 +326,28 @@ impl Session<'_> {
         let mut queue: std::collections::VecDeque<Action> = turn.start().into();
         // Verdicts in the order the calls were decided, which is the order
         // `RunTools` lists them in: never matched by id, which a provider
-        // could repeat.
-        let mut verdicts: Vec<Verdict> = Vec::new();
-        let cancel = interrupt_on_signals();
-        prompter.bind_interrupt(cancel.clone());
+        // could repeat. `None` while the user is being asked.
+        let mut verdicts: Vec<Option<Verdict>> = Vec::new();
+        let mut pending: Pending<'t> = FuturesUnordered::new();
         while let Some(action) = queue.pop_front() {
             match action {
                 Action::Request { cycle } => {
                     tracing::debug!(cycle, "requesting a response");
-                    let inputs =
-                        self.stream_response(&mut turn, &mut verdicts, tools, prompter, &cancel);
+                    let inputs = self.stream_response(
+                        &mut turn,
+                        &mut verdicts,
+                        &mut pending,
+                        tools,
+                        prompts,
+                        cancel,
+                    );
                     queue.extend(inputs.await?);
                 }
                 Action::RunTools(calls) => {
+                    // The stream is over; the prompts still open decide.
+                    while let Some((index, verdict)) = pending.next().await {
+                        self.settle(&mut verdicts, index, verdict);
+                    }
                     let decided = std::mem::take(&mut verdicts);
                     if decided.len() != calls.len() {
                         tracing::error!(
@@ -338,7 +358,7 @@ impl Session<'_> {
                     }
                     let mut decided = decided.into_iter();
                     for call in calls {
-                        let response = match decided.next() {
+                        let response = match decided.next().flatten() {
                             // Interrupted: the calls not yet run never run.
                             Some(Verdict::Run { .. }) if cancel.is_cancelled() => {
                                 ToolCallResponse {
@@ -355,7 +375,7 @@ impl Session<'_> {
                                 ..
                             }) if tool == call.name => {
                                 let ran = tools
-                                    .run(&call, arguments, edited, executor, prompter, &cancel)
+                                    .run(&call, arguments, edited, executor, prompts, cancel)
                                     .await;
                                 self.show_result(&call, &ran.response, ran.note.as_deref());
                                 if !ran.stderr.is_empty() {
@@ -389,20 +409,23 @@ impl Session<'_> {
                     queue.extend(turn.handle(Input::ToolsDone));
                 }
                 Action::Finish(end) => return Ok(end),
-                other => self.perform(other, &mut verdicts, tools, prompter)?,
+                other => self.perform(other, &mut verdicts, &mut pending, tools, prompts)?,
             }
         }
         Ok(TurnEnd::Completed)
     }
 
     /// Streams one response into the turn; returns the actions left for
-    /// after the stream (running tools, the next request, the end).
-    async fn stream_response(
+    /// after the stream (running tools, the next request, the end). Prompts
+    /// for its calls wait for the user meanwhile; the stream is read and
+    /// shown all along.
+    async fn stream_response<'t>(
         &mut self,
         turn: &mut TurnCoordinator,
-        verdicts: &mut Vec<Verdict>,
-        tools: &mut ToolCoordinator<'_>,
-        prompter: &mut dyn Prompter,
+        verdicts: &mut Vec<Option<Verdict>>,
+        pending: &mut Pending<'t>,
+        tools: &'t ToolCoordinator<'_>,
+        prompts: &'t Prompts,
         cancel: &CancellationToken,
     ) -> Result<Vec<Action>, Box<dyn std::error::Error>> {
         let mut stream = self.provider.stream(self.request());
@@ -412,6 +435,10 @@ impl Session<'_> {
                 // An interrupt wins over events already waiting.
                 biased;
                 () = cancel.cancelled() => Input::Interrupted,
+                Some((index, verdict)) = pending.next(), if !pending.is_empty() => {
+                    self.settle(verdicts, index, verdict);
+                    continue;
+                }
                 item = stream.next() => match item {
                     Some(Ok(event)) => Input::Event(event),
                     Some(Err(error)) => Input::StreamFailed(error),
@@ -426,10 +453,15 @@ impl Session<'_> {
                     Action::RunTools(_) | Action::Request { .. } | Action::Finish(_) => {
                         after.push(action);
                     }
-                    other => self.perform(other, verdicts, tools, prompter)?,
+                    other => self.perform(other, verdicts, pending, tools, prompts)?,
                 }
             }
             if ends {
+                if after.iter().any(|a| matches!(a, Action::Finish(_))) {
+                    // The response failed or was interrupted: its calls are
+                    // answered already; their prompts close.
+                    pending.clear();
+                }
                 // The next response, or the chrome after this one, starts on
                 // a line of its own.
                 self.printer.finish_content();
@@ -439,12 +471,13 @@ impl Session<'_> {
     }
 
     /// Carries out an action that needs no waiting.
-    fn perform(
+    fn perform<'t>(
         &mut self,
         action: Action,
-        verdicts: &mut Vec<Verdict>,
-        tools: &mut ToolCoordinator<'_>,
-        prompter: &mut dyn Prompter,
+        verdicts: &mut Vec<Option<Verdict>>,
+        pending: &mut Pending<'t>,
+        tools: &'t ToolCoordinator<'_>,
+        prompts: &'t Prompts,
     ) -> Result<(), Box<dyn std::error::Error>> {
         match action {
             Action::Text(text) => self.printer.write(Channel::Content, &text),
@@ -463,13 +496,33 @@ impl Session<'_> {
             Action::Record(kind) => self.record(kind)?,
             Action::Decide(call) => {
                 self.show_call(&call);
-                let verdict = tools.decide(&call, prompter);
-                self.show_verdict(&call, &verdict);
-                verdicts.push(verdict);
+                let index = verdicts.len();
+                match tools.decide(&call, prompts) {
+                    Decided::Now(verdict) => {
+                        verdicts.push(None);
+                        self.settle(verdicts, index, verdict);
+                    }
+                    Decided::Ask(ask) => {
+                        verdicts.push(None);
+                        // The place in line is taken now, in call order.
+                        let ticket = prompts.ticket();
+                        pending.push(Box::pin(async move {
+                            (index, tools.confirm(ask, ticket).await)
+                        }));
+                    }
+                }
             }
             Action::Request { .. } | Action::RunTools(_) | Action::Finish(_) => {}
         }
         Ok(())
+    }
+
+    /// A call's verdict is known: shows it and keeps it for `RunTools`.
+    fn settle(&self, verdicts: &mut [Option<Verdict>], index: usize, verdict: Verdict) {
+        self.show_verdict(&verdict);
+        if let Some(slot) = verdicts.get_mut(index) {
+            *slot = Some(verdict);
+        }
     }
 
     fn hidden(&self, tool: &str) -> bool {
@@ -494,15 +547,16 @@ impl Session<'_> {
         );
     }
 
-    fn show_verdict(&self, call: &ToolCallRequest, verdict: &Verdict) {
+    fn show_verdict(&self, verdict: &Verdict) {
         match verdict {
             Verdict::Run {
+                tool,
                 mode,
                 reason,
                 approved,
                 ..
             } => {
-                if !self.hidden(&call.name) {
+                if !self.hidden(tool) {
                     let how = if *approved {
                         format!("approved ({mode}: {reason})")
                     } else {

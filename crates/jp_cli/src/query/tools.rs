@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use jp_config::AppConfig;
 use jp_config::policy::{Decision, Mode, Policy, PolicyField, Workspace};
@@ -26,7 +27,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::printer::{Printer, Style, cut};
-use crate::prompt::{Choice, PromptError, Prompter};
+use crate::prompt::{Choice, PromptError, PromptTurn, Prompts, Ticket};
 
 /// How many times a tool may ask for input in one call.
 const MAX_QUESTIONS: usize = 8;
@@ -98,13 +99,18 @@ pub struct Ran {
     pub note: Option<String>,
 }
 
+/// Each tool's compiled `policy.run` and `policy.result`; `None` for one
+/// that does not compile (which the loader prevents).
+type PolicyCache = HashMap<(String, PolicyField), Option<Arc<Policy>>>;
+
 /// Decides and runs tool calls for one query.
 pub struct ToolCoordinator<'a> {
     config: &'a AppConfig,
     workspace: Workspace,
     root: PathBuf,
     self_exe: Option<PathBuf>,
-    policies: HashMap<(String, PolicyField), Option<Policy>>,
+    /// Each tool's compiled policies, compiled when first needed.
+    policies: Mutex<PolicyCache>,
     /// Where what the user must see before a prompt is shown.
     printer: Printer,
 }
@@ -124,7 +130,7 @@ impl<'a> ToolCoordinator<'a> {
             workspace: Workspace::new(root),
             root: root.to_path_buf(),
             self_exe,
-            policies: HashMap::new(),
+            policies: Mutex::new(HashMap::new()),
             printer,
         }
     }
@@ -135,40 +141,43 @@ impl<'a> ToolCoordinator<'a> {
             .map(|(_, tool)| tool)
     }
 
-    fn policy(&mut self, tool: &str, field: PolicyField) -> Option<&Policy> {
+    fn policy(&self, tool: &str, field: PolicyField) -> Option<Arc<Policy>> {
         let config = self.config;
         self.policies
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
             .entry((tool.to_owned(), field))
-            .or_insert_with(|| effective_policy(config, tool, field).and_then(|(_, c)| c.policy))
-            .as_ref()
+            .or_insert_with(|| {
+                effective_policy(config, tool, field)
+                    .and_then(|(_, c)| c.policy)
+                    .map(Arc::new)
+            })
+            .clone()
     }
 
-    fn evaluate(
-        &mut self,
-        tool: &str,
-        field: PolicyField,
-        args: &Value,
-    ) -> Result<Decision, String> {
-        let workspace = self.workspace.clone();
+    fn evaluate(&self, tool: &str, field: PolicyField, args: &Value) -> Result<Decision, String> {
         let policy = self.policy(tool, field).ok_or_else(|| {
             // The loader refuses configs whose policies do not compile, so
             // this is a bug; fail closed.
             format!("the {field} policy of `{tool}` is unusable")
         })?;
-        Ok(policy.evaluate_in(args, &workspace))
+        Ok(policy.evaluate_in(args, &self.workspace))
     }
 
-    /// Decides whether `call` may run, prompting through `prompter` when
-    /// the policy asks.
-    pub fn decide(&mut self, call: &ToolCallRequest, prompter: &mut dyn Prompter) -> Verdict {
+    /// Decides whether `call` may run: a verdict now, or a prompt to put
+    /// to the user ([`ToolCoordinator::confirm`]). Without a way to prompt
+    /// (`prompts` unavailable), what would ask is declined.
+    pub fn decide(&self, call: &ToolCallRequest, prompts: &Prompts) -> Decided {
         let name = call.name.as_str();
-        let not_run = |status, content: String, note: String| Verdict::NotRun {
-            response: ToolCallResponse {
-                id: call.id.clone(),
-                status,
-                content,
-            },
-            note,
+        let not_run = |status, content: String, note: String| {
+            Decided::Now(Verdict::NotRun {
+                response: ToolCallResponse {
+                    id: call.id.clone(),
+                    status,
+                    content,
+                },
+                note,
+            })
         };
         let Some(tool) = self.tool(name) else {
             let available = self.available_tools();
@@ -213,35 +222,46 @@ impl<'a> ToolCoordinator<'a> {
                 );
             }
         };
-        let why = decision.reason.clone();
+        let why = decision.reason;
         match decision.mode {
-            Mode::Unattended => Verdict::Run {
+            Mode::Unattended => Decided::Now(Verdict::Run {
                 tool: name.to_owned(),
                 arguments,
                 edited: false,
                 mode: Mode::Unattended,
                 reason: why,
                 approved: false,
-            },
+            }),
             Mode::Skip => not_run(
                 ResponseStatus::Skipped,
                 "This call was skipped by the user's policy; it was not run.".into(),
                 format!("{name}: skipped ({why})"),
             ),
-            mode @ (Mode::Ask | Mode::Edit) => {
-                self.prompt_run(call, arguments, mode, &why, prompter)
-            }
+            mode @ (Mode::Ask | Mode::Edit) if !prompts.available() => not_run(
+                ResponseStatus::Declined,
+                "The call was not run: the user's policy requires confirmation and no one could confirm it (jp is running without a terminal).".into(),
+                format!(
+                    "{name}: declined: policy.run is {mode} ({why}) and no terminal is available; allow it with `--cfg 'conversation.tools.{name}.policy.run=unattended'` or run jp in a terminal"
+                ),
+            ),
+            mode @ (Mode::Ask | Mode::Edit) => Decided::Ask(Ask {
+                call: call.clone(),
+                arguments,
+                mode,
+                why,
+            }),
         }
     }
 
-    fn prompt_run(
-        &mut self,
-        call: &ToolCallRequest,
-        arguments: Map<String, Value>,
-        mode: Mode,
-        why: &str,
-        prompter: &mut dyn Prompter,
-    ) -> Verdict {
+    /// Puts a call whose policy asks to the user, when `ticket`'s turn
+    /// comes, and returns what they decided.
+    pub async fn confirm(&self, ask: Ask, ticket: Ticket<'_>) -> Verdict {
+        let Ask {
+            call,
+            mut arguments,
+            mode,
+            why,
+        } = ask;
         let name = call.name.as_str();
         let not_run = |status, content: &str, note: String| Verdict::NotRun {
             response: ToolCallResponse {
@@ -253,22 +273,17 @@ impl<'a> ToolCoordinator<'a> {
         };
         let declined =
             |content: &str, note: String| not_run(ResponseStatus::Declined, content, note);
-        if !prompter.available() {
-            return declined(
-                "The call was not run: the user's policy requires confirmation and no one could confirm it (jp is running without a terminal).",
-                format!(
-                    "{name}: declined: policy.run is {mode} ({why}) and no terminal is available; allow it with `--cfg 'conversation.tools.{name}.policy.run=unattended'` or run jp in a terminal"
-                ),
-            );
-        }
-        let mut arguments = arguments;
+        let prompt = match ticket.wait().await {
+            Ok(prompt) => prompt,
+            Err(_) => return interrupted(&call),
+        };
         let mut edited = false;
         // `edit` opens the editor first; `e` at the prompt does too.
         let mut edit_now = mode == Mode::Edit;
         loop {
             if edit_now {
                 edit_now = false;
-                match self.edit_arguments(name, &arguments, prompter) {
+                match self.edit_arguments(name, &arguments, &prompt).await {
                     Edit::Done(new) => {
                         arguments = new;
                         edited = true;
@@ -288,20 +303,20 @@ impl<'a> ToolCoordinator<'a> {
                             format!("{name}: not run: {note}"),
                         );
                     }
-                    Edit::Interrupted => return interrupted(call),
+                    Edit::Interrupted => return interrupted(&call),
                 }
             }
             // The user approves what they can see: every argument, in full.
             self.show_arguments(name, &arguments);
             let question = format!("Run {name}({})?", short_arguments(&arguments, 120));
-            match prompter.choose(&question, &RUN_CHOICES) {
+            match prompt.choose(&question, &RUN_CHOICES).await {
                 Ok('y') => {
                     return Verdict::Run {
                         tool: name.to_owned(),
                         arguments,
                         edited,
                         mode,
-                        reason: why.to_owned(),
+                        reason: why,
                         approved: true,
                     };
                 }
@@ -314,7 +329,7 @@ impl<'a> ToolCoordinator<'a> {
                         format!("{name}: declined by you"),
                     );
                 }
-                Err(PromptError::Interrupted) => return interrupted(call),
+                Err(PromptError::Interrupted) => return interrupted(&call),
                 Err(error) => {
                     return declined(
                         "The call was not run: the user could not be asked.",
@@ -341,15 +356,15 @@ impl<'a> ToolCoordinator<'a> {
     /// tool's parameters and are not skipped by its policy, or the user
     /// gives up. An edit that does not fit never runs: the user is told why
     /// and may edit again (`e`) or cancel (`n`).
-    fn edit_arguments(
-        &mut self,
+    async fn edit_arguments(
+        &self,
         name: &str,
         arguments: &Map<String, Value>,
-        prompter: &mut dyn Prompter,
+        prompt: &PromptTurn<'_>,
     ) -> Edit {
         let mut text = serde_json::to_string_pretty(arguments).unwrap_or_default();
         loop {
-            let problem = match prompter.edit(&text) {
+            let problem = match prompt.edit(&text).await {
                 Err(PromptError::Interrupted) => return Edit::Interrupted,
                 Err(error) => return Edit::Cancelled(format!("the editor failed: {error}")),
                 Ok(edited) => {
@@ -375,7 +390,7 @@ impl<'a> ToolCoordinator<'a> {
                 Style::Warn,
                 &format!("{name}: the edited arguments cannot run: {problem}"),
             );
-            match prompter.choose("Edit them again?", &RETRY_CHOICES) {
+            match prompt.choose("Edit them again?", &RETRY_CHOICES).await {
                 Ok('e') => {}
                 Err(PromptError::Interrupted) => return Edit::Interrupted,
                 Ok(_) | Err(_) => {
@@ -405,12 +420,12 @@ impl<'a> ToolCoordinator<'a> {
 
     /// Runs an approved call and applies `policy.result` to its outcome.
     pub async fn run<E: ToolExecutor>(
-        &mut self,
+        &self,
         call: &ToolCallRequest,
         arguments: Map<String, Value>,
         edited: bool,
         executor: &E,
-        prompter: &mut dyn Prompter,
+        prompts: &Prompts,
         cancel: &CancellationToken,
     ) -> Ran {
         let name = call.name.clone();
@@ -490,7 +505,11 @@ impl<'a> ToolCoordinator<'a> {
                             ),
                         );
                     }
-                    match prompter.ask(&question) {
+                    let answer = match prompts.turn().await {
+                        Ok(prompt) => prompt.ask(&question).await,
+                        Err(error) => Err(error),
+                    };
+                    match answer {
                         Ok(answer) => {
                             request.tool.answers.insert(question.id.clone(), answer);
                         }
@@ -524,14 +543,16 @@ impl<'a> ToolCoordinator<'a> {
         } else {
             content
         };
-        let (response, note) = self.deliver(
-            call,
-            &name,
-            &Value::Object(arguments),
-            status,
-            content,
-            prompter,
-        );
+        let (response, note) = self
+            .deliver(
+                call,
+                &name,
+                &Value::Object(arguments),
+                status,
+                content,
+                prompts,
+            )
+            .await;
         Ran {
             response,
             stderr,
@@ -540,14 +561,14 @@ impl<'a> ToolCoordinator<'a> {
     }
 
     /// Applies `policy.result`: deliver, ask, edit or withhold.
-    fn deliver(
-        &mut self,
+    async fn deliver(
+        &self,
         call: &ToolCallRequest,
         name: &str,
         arguments: &Value,
         status: ResponseStatus,
         content: String,
-        prompter: &mut dyn Prompter,
+        prompts: &Prompts,
     ) -> (ToolCallResponse, Option<String>) {
         let respond = |status, content| ToolCallResponse {
             id: call.id.clone(),
@@ -572,13 +593,17 @@ impl<'a> ToolCoordinator<'a> {
             Mode::Unattended => (respond(status, content), None),
             Mode::Skip => withheld(format!("{name}: result withheld ({why})")),
             mode @ (Mode::Ask | Mode::Edit) => {
-                if !prompter.available() {
+                if !prompts.available() {
                     return withheld(format!(
                         "{name}: result withheld: policy.result is {mode} ({why}) and no terminal is available; allow it with `--cfg 'conversation.tools.{name}.policy.result=unattended'`"
                     ));
                 }
+                let prompt = match prompts.turn().await {
+                    Ok(prompt) => prompt,
+                    Err(error) => return withheld(format!("{name}: result withheld: {error}")),
+                };
                 let content = if mode == Mode::Edit {
-                    match prompter.edit(&content) {
+                    match prompt.edit(&content).await {
                         Ok(edited) => edited,
                         Err(error) => return withheld(format!("{name}: result withheld: {error}")),
                     }
@@ -592,7 +617,10 @@ impl<'a> ToolCoordinator<'a> {
                     }
                     content
                 };
-                match prompter.confirm(&format!("Send the result of {name} to the model?")) {
+                match prompt
+                    .confirm(&format!("Send the result of {name} to the model?"))
+                    .await
+                {
                     Ok(true) => (respond(status, content), None),
                     Ok(false) => withheld(format!("{name}: result withheld by you")),
                     Err(error) => withheld(format!("{name}: result withheld: {error}")),
@@ -644,6 +672,25 @@ const RETRY_CHOICES: [Choice; 2] = [
         help: "cancel: the call does not run",
     },
 ];
+
+/// A call whose policy asks: what [`ToolCoordinator::confirm`] puts to the
+/// user.
+#[derive(Debug, Clone)]
+pub struct Ask {
+    call: ToolCallRequest,
+    arguments: Map<String, Value>,
+    mode: Mode,
+    why: String,
+}
+
+/// What [`ToolCoordinator::decide`] decided.
+#[derive(Debug)]
+pub enum Decided {
+    /// The verdict, without asking.
+    Now(Verdict),
+    /// The user must be asked.
+    Ask(Ask),
+}
 
 /// How editing a call's arguments ended.
 enum Edit {
@@ -817,20 +864,32 @@ policy.run = [{ arg = "/path", prefix = "secret/", mode = "skip" }, { mode = "as
             Box::new(std::io::sink()),
             false,
         );
-        let mut tools = ToolCoordinator::new(&config, dir.path(), None, printer);
-        let mut prompter = ScriptedPrompter {
+        let tools = ToolCoordinator::new(&config, dir.path(), None, printer);
+        let backend = ScriptedPrompter {
             keys: keys.iter().copied().collect(),
             edits: edits
                 .iter()
                 .map(|e| (*e).to_owned())
                 .collect::<VecDeque<_>>(),
-            asked: Vec::new(),
+            ..ScriptedPrompter::default()
         };
+        let asked = backend.asked.clone();
+        let prompts = Prompts::new(Box::new(backend), CancellationToken::new());
         let mut arguments = Map::new();
         arguments.insert("path".into(), Value::from("a.txt"));
         let call = ToolCallRequest::new("1", "save", arguments);
-        let verdict = tools.decide(&call, &mut prompter);
-        (verdict, prompter.asked)
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let verdict = runtime.block_on(async {
+            match tools.decide(&call, &prompts) {
+                Decided::Now(verdict) => verdict,
+                Decided::Ask(ask) => tools.confirm(ask, prompts.ticket()).await,
+            }
+        });
+        let asked = asked.lock().unwrap().clone();
+        (verdict, asked)
     }
 
     fn outcome(verdict: &Verdict) -> (String, String) {
