@@ -24,8 +24,21 @@ pub struct Cli {
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 
+    /// When to use colour: `auto` (on a terminal, unless `NO_COLOR` is
+    /// set), `always` or `never`. Short for `--cfg style.color=WHEN`.
+    #[arg(long, global = true, value_name = "WHEN")]
+    color: Option<ColorWhen>,
+
     #[command(subcommand)]
     command: Command,
+}
+
+/// `--color` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ColorWhen {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -73,7 +86,15 @@ pub mod exit {
 
 impl Cli {
     /// Runs the chosen command.
-    pub fn run(self) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    pub fn run(mut self) -> Result<ExitCode, Box<dyn std::error::Error>> {
+        if let Some(when) = self.color {
+            let when = match when {
+                ColorWhen::Auto => "auto",
+                ColorWhen::Always => "always",
+                ColorWhen::Never => "never",
+            };
+            self.cfg.push(format!("style.color={when}"));
+        }
         match self.command {
             Command::Init(init) => init.run(&ctx::Ctx::from_process(self.cfg)?.cwd),
             Command::Query(query) => query.run(ctx::Ctx::from_process(self.cfg)?),

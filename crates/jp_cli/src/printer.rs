@@ -169,6 +169,15 @@ impl Inner {
     /// Writes what a prompt or editor held back.
     fn flush_overlay(&mut self) {
         for (channel, text) in std::mem::take(&mut self.overlay.held) {
+            // As `chrome_line` does: chrome starts on a line of its own.
+            if channel == Channel::Chrome
+                && !self.content.at_line_start
+                && self.content.terminal
+                && self.chrome.terminal
+            {
+                self.chrome.write("\n");
+                self.content.at_line_start = true;
+            }
             self.sink(channel).write(&text);
         }
         self.overlay.held_bytes = 0;
@@ -547,6 +556,60 @@ mod tests {
         );
         printer.chrome_line(Style::Good, "x\u{1b}]0;pwned\u{7}");
         assert_eq!(err.text(), "x\\u{1b}]0;pwned\\u{7}\n");
+    }
+
+    /// A printer whose streams are both "terminals", with the prompt drawn
+    /// on the chrome writer too (one screen, as in practice).
+    fn terminal() -> (Printer, Captured, Captured) {
+        let (out, err) = (Captured::default(), Captured::default());
+        let printer = Printer::new(Box::new(out.clone()), false, Box::new(err.clone()), false);
+        printer.set_terminals(true, true);
+        printer.set_prompt_terminal(Box::new(err.clone()));
+        (printer, out, err)
+    }
+
+    #[test]
+    fn assistant_text_is_sanitized_on_a_terminal_only() {
+        let text = "fine\u{1b}[8m hidden\ttab\n";
+        let (out, err) = (Captured::default(), Captured::default());
+        let piped = Printer::new(Box::new(out.clone()), false, Box::new(err), false);
+        piped.write(Channel::Content, text);
+        assert_eq!(out.text(), text);
+        let (printer, out, _) = terminal();
+        printer.write(Channel::Content, text);
+        assert_eq!(out.text(), "fine\\u{1b}[8m hidden\ttab\n");
+    }
+
+    #[test]
+    fn output_prints_above_a_waiting_prompt_in_whole_lines() {
+        let (printer, out, err) = terminal();
+        printer.show_prompt("Run x? [y,n,?] ");
+        printer.chrome_line(Style::Dim, "a chrome line");
+        printer.write(Channel::Content, "half a li");
+        printer.write(Channel::Content, "ne\nand more");
+        printer.end_prompt("y");
+        assert_eq!(
+            err.text(),
+            "\r\x1b[2KRun x? [y,n,?] \
+             \r\x1b[2Ka chrome line\r\nRun x? [y,n,?] \
+             \r\x1b[2KRun x? [y,n,?] \
+             \r\x1b[2KRun x? [y,n,?] y\r\n"
+        );
+        // Content reaches its own stream: whole lines while the prompt
+        // shows, the unfinished rest after it.
+        assert_eq!(out.text(), "half a line\r\nand more");
+    }
+
+    #[test]
+    fn output_waits_while_an_editor_owns_the_terminal() {
+        let (printer, out, err) = terminal();
+        printer.holding(|| {
+            printer.write(Channel::Content, "streamed meanwhile");
+            printer.chrome_line(Style::Dim, "and chrome");
+            assert_eq!((out.text(), err.text()), (String::new(), String::new()));
+        });
+        assert_eq!(out.text(), "streamed meanwhile");
+        assert_eq!(err.text(), "\nand chrome\n");
     }
 
     #[test]

@@ -797,3 +797,32 @@ fn a_tools_stderr_is_escaped_in_logs() {
          INFO tool stderr tool=loud stderr=\\u{1b}]0;pwned\\u{7}\\u{1b}[8mhidden\n"
     );
 }
+
+#[test]
+fn color_flag_colours_chrome_and_never_the_answer() {
+    let ws = initialized();
+    let run = ws.jp(&[
+        "--color",
+        "always",
+        "query",
+        "--model",
+        "scripted/demo",
+        "add a hello() to src/lib.rs",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let first = run.stderr.lines().next().unwrap();
+    assert_eq!(first, "\u{1b}[1m── jp (scripted/demo) ──\u{1b}[0m");
+    assert!(!run.stdout.contains('\u{1b}'), "{:?}", run.stdout);
+    let run = ws.jp_with_env(
+        &[
+            "--color",
+            "never",
+            "query",
+            "--model",
+            "scripted/demo",
+            "again",
+        ],
+        &[],
+    );
+    assert!(!run.stderr.contains('\u{1b}'), "{:?}", run.stderr);
+}
