@@ -122,6 +122,9 @@ struct Inner {
     content: Sink,
     chrome: Sink,
     overlay: Overlay,
+    /// A spinner on the chrome terminal while jp waits; cleared by the
+    /// next output.
+    spinner: Option<indicatif::ProgressBar>,
 }
 
 impl Inner {
@@ -132,12 +135,19 @@ impl Inner {
         }
     }
 
+    fn clear_spinner(&mut self) {
+        if let Some(spinner) = self.spinner.take() {
+            spinner.finish_and_clear();
+        }
+    }
+
     /// Writes `text` to `channel`, around a prompt or editor if one owns
     /// the terminal.
     fn emit(&mut self, channel: Channel, text: &str) {
         if text.is_empty() {
             return;
         }
+        self.clear_spinner();
         if !self.sink(channel).terminal || !self.overlay.active() {
             self.sink(channel).write(text);
             return;
@@ -263,6 +273,7 @@ impl Printer {
                 content: sink(content, content_color),
                 chrome: sink(chrome, chrome_color),
                 overlay: Overlay::default(),
+                spinner: None,
             })),
         }
     }
@@ -328,6 +339,30 @@ impl Printer {
         }
     }
 
+    /// Shows a spinner with `message` and the time since, on the chrome
+    /// stream when it is a terminal (never in a pipe or a log); the next
+    /// output, prompt or [`Printer::stop_spinner`] clears it.
+    pub fn spin(&self, message: &str) {
+        let mut inner = self.lock();
+        inner.clear_spinner();
+        if !inner.chrome.terminal || inner.overlay.active() {
+            return;
+        }
+        let spinner =
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
+            spinner.set_style(style);
+        }
+        spinner.set_message(sanitize(message).into_owned());
+        spinner.enable_steady_tick(std::time::Duration::from_millis(100));
+        inner.spinner = Some(spinner);
+    }
+
+    /// Clears the spinner, if one shows.
+    pub fn stop_spinner(&self) {
+        self.lock().clear_spinner();
+    }
+
     /// Sets the terminal prompts are drawn on.
     pub fn set_prompt_terminal(&self, tty: Box<dyn Write + Send>) {
         self.lock().overlay.tty = Some(tty);
@@ -337,6 +372,7 @@ impl Printer {
     /// now until [`Printer::end_prompt`], output prints above it.
     pub fn show_prompt(&self, line: &str) {
         let mut inner = self.lock();
+        inner.clear_spinner();
         if inner.overlay.prompt.is_none() {
             // The prompt starts on a line of its own.
             if !inner.content.at_line_start && inner.content.terminal {
@@ -378,7 +414,11 @@ impl Printer {
     /// Holds output to terminal streams while `f` (an editor) owns the
     /// terminal, then writes it.
     pub fn holding<T>(&self, f: impl FnOnce() -> T) -> T {
-        self.lock().overlay.hold = true;
+        {
+            let mut inner = self.lock();
+            inner.clear_spinner();
+            inner.overlay.hold = true;
+        }
         struct Release<'a>(&'a Printer);
         impl Drop for Release<'_> {
             fn drop(&mut self) {

@@ -145,6 +145,7 @@ impl Query {
                 .run_turn(&tools, &LocalExecutor, &prompts, &cancel)
                 .await
         })?;
+        printer.stop_spinner();
         printer.finish_content();
         Ok(match end {
             TurnEnd::Completed => ExitCode::SUCCESS,
@@ -333,6 +334,7 @@ impl Session<'_> {
             match action {
                 Action::Request { cycle } => {
                     tracing::debug!(cycle, "requesting a response");
+                    self.printer.spin(&format!("waiting for {}", self.model));
                     let inputs = self.stream_response(
                         &mut turn,
                         &mut verdicts,
@@ -374,6 +376,9 @@ impl Session<'_> {
                                 edited,
                                 ..
                             }) if tool == call.name => {
+                                if !self.hidden(&call.name) {
+                                    self.printer.spin(&format!("running {}", call.name));
+                                }
                                 let ran = tools
                                     .run(&call, arguments, edited, executor, prompts, cancel)
                                     .await;
