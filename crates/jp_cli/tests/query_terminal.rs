@@ -424,3 +424,118 @@ fn the_stream_keeps_arriving_and_showing_while_a_prompt_waits() {
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn hello() {}\n");
     assert_eq!(ws.read("project/src/big.rs"), content);
 }
+
+/// A long answer, paced so that Ctrl+C lands while it streams.
+fn slow_answer(words: usize) -> (Reply, String) {
+    let text: String = (1..=words).map(|n| format!("word{n} ")).collect();
+    let reply = Reply::sse(anthropic(&[Item::Text(&text)], "end_turn", false))
+        .split(Split::Every(64))
+        .pace(Duration::from_millis(4));
+    (reply, text)
+}
+
+#[test]
+fn ctrl_c_mid_stream_opens_the_menu_and_continue_finishes_the_answer() {
+    let ws = initialized();
+    let (reply, text) = slow_answer(400);
+    let server = TestServer::start(vec![reply]);
+    let line = with_stty(&query_line(&ws, &server, "talk"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    tmux.wait_for("word3 ");
+    tmux.send(&["C-c"]);
+    tmux.wait_for("Ctrl+C while the response streams: [c,s,a,?]");
+    tmux.send(&["c"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    assert!(screen.contains("word400"), "{screen}");
+    let stored = stored(&ws);
+    let message = stored["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "assistant_message")
+        .unwrap();
+    assert_eq!(message["content"], text.as_str());
+}
+
+#[test]
+fn stop_and_reply_sends_what_arrived_and_the_reply() {
+    let ws = initialized();
+    let (reply, _) = slow_answer(2000);
+    let server = TestServer::start(vec![
+        reply,
+        Reply::sse(anthropic(
+            &[Item::Text("Shorter, then.")],
+            "end_turn",
+            false,
+        )),
+    ]);
+    let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "talk")) else {
+        return;
+    };
+    tmux.wait_for("word3 ");
+    tmux.send(&["C-c"]);
+    tmux.wait_for("[c,s,a,?]");
+    tmux.send(&["s"]);
+    tmux.wait_for("Your reply (Enter alone ends the turn):");
+    tmux.send(&["-l", "too long"]);
+    tmux.send(&["Enter"]);
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(screen.contains("Shorter, then."), "{screen}");
+    // The second request carries the part that arrived, then the reply.
+    let sent = server.wait_for(2, Duration::from_secs(5))[1].json();
+    let messages = sent["messages"].as_array().unwrap();
+    let n = messages.len();
+    assert_eq!(messages[n - 1]["content"][0]["text"], "too long", "{sent}");
+    let partial = messages[n - 2]["content"][0]["text"].as_str().unwrap();
+    assert!(partial.starts_with("word1 word2 word3 "), "{partial}");
+    assert!(
+        !partial.contains("word2000"),
+        "the stream was stopped: {partial}"
+    );
+}
+
+#[test]
+fn ctrl_c_while_a_tool_runs_stops_it_and_an_empty_reply_ends_the_turn() {
+    let ws = initialized();
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{}\n[conversation.tools.slow]\ncommand = [\"sh\", \"-c\", \"sleep 30\"]\npolicy.run = \"unattended\"\n",
+            ws.read("project/.jp/config.toml")
+        ),
+    );
+    let server = TestServer::start(vec![Reply::sse(anthropic(
+        &[Item::Tool("toolu_1", "slow", "{}")],
+        "tool_use",
+        false,
+    ))]);
+    let line = with_stty(&query_line(&ws, &server, "be slow"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    tmux.wait_for("running slow");
+    tmux.send(&["C-c"]);
+    tmux.wait_for("Ctrl+C while slow runs: [c,s,r,a,?]");
+    tmux.send(&["s"]);
+    tmux.wait_for("Your reply (Enter alone ends the turn):");
+    tmux.send(&["Enter"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    assert!(
+        screen.contains("stopped; the conversation keeps what arrived"),
+        "{screen}"
+    );
+    assert_eq!(
+        responses(&stored(&ws)),
+        [(
+            "interrupted".to_owned(),
+            "The user stopped the tool while it ran.".to_owned()
+        )]
+    );
+}

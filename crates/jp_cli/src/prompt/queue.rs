@@ -81,6 +81,24 @@ impl Prompts {
         self.ticket().wait().await
     }
 
+    /// Asks `question` at once, ahead of the queue: the Ctrl+C menu. It is
+    /// never asked while another prompt shows (there, Ctrl+C is a key, not
+    /// a signal). Dropping the future ends the prompt.
+    ///
+    /// # Errors
+    ///
+    /// [`PromptError`] when it cannot be asked or answered; Ctrl+C at it
+    /// interrupts the turn.
+    pub async fn urgent(&self, question: &str, choices: &[Choice]) -> Result<char, PromptError> {
+        let stop = self.interrupt.child_token();
+        let _end = stop.clone().drop_guard();
+        let (question, choices) = (question.to_owned(), choices.to_vec());
+        on_backend(&self.backend, stop, move |backend, stop| {
+            backend.choose(&question, &choices, stop)
+        })
+        .await
+    }
+
     fn done(&self, number: usize) {
         let mut guard = self.line.lock().unwrap_or_else(PoisonError::into_inner);
         let line = &mut *guard;
@@ -140,14 +158,8 @@ impl PromptTurn<'_> {
         &self,
         f: impl FnOnce(&mut dyn Prompter, &CancellationToken) -> Result<T, PromptError> + Send + 'static,
     ) -> Result<T, PromptError> {
-        let backend = Arc::clone(&self.ticket.prompts.backend);
         let stop = self.ticket.stop.clone();
-        let task = tokio::task::spawn_blocking(move || {
-            let mut backend = backend.lock().unwrap_or_else(PoisonError::into_inner);
-            f(backend.as_mut(), &stop)
-        });
-        task.await
-            .unwrap_or_else(|e| Err(PromptError::Terminal(format!("the prompt failed: {e}"))))
+        on_backend(&self.ticket.prompts.backend, stop, f).await
     }
 
     /// [`Prompter::choose`].
@@ -190,6 +202,21 @@ impl PromptTurn<'_> {
         let text = text.to_owned();
         self.blocking(move |backend, _| backend.edit(&text)).await
     }
+}
+
+/// Runs `f` on `backend` on a blocking thread; `stop` ends its prompt.
+async fn on_backend<T: Send + 'static>(
+    backend: &Arc<Mutex<Box<dyn Prompter>>>,
+    stop: CancellationToken,
+    f: impl FnOnce(&mut dyn Prompter, &CancellationToken) -> Result<T, PromptError> + Send + 'static,
+) -> Result<T, PromptError> {
+    let backend = Arc::clone(backend);
+    let task = tokio::task::spawn_blocking(move || {
+        let mut backend = backend.lock().unwrap_or_else(PoisonError::into_inner);
+        f(backend.as_mut(), &stop)
+    });
+    task.await
+        .unwrap_or_else(|e| Err(PromptError::Terminal(format!("the prompt failed: {e}"))))
 }
 
 #[cfg(test)]

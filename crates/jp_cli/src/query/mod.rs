@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cmd::ctx::{Ctx, no_workspace, print_load_error};
 use crate::cmd::exit;
 use crate::printer::{Channel, Printer, Style, cut};
-use crate::prompt::{NoPrompter, Prompter, Prompts, TerminalPrompter};
+use crate::prompt::{Choice, NoPrompter, PromptError, Prompter, Prompts, TerminalPrompter};
 use tools::{
     Decided, LocalExecutor, ToolCoordinator, ToolExecutor, Verdict, received_arguments_line,
 };
@@ -139,10 +139,11 @@ impl Query {
         let self_exe = std::env::current_exe().ok();
         let end = runtime.block_on(async {
             let tools = ToolCoordinator::new(&config, &root, self_exe, printer.clone());
-            let cancel = interrupt_on_signals();
-            let prompts = Prompts::new(prompter, cancel.clone());
+            // With a terminal, Ctrl+C opens a menu; without, it interrupts.
+            let mut interrupts = interrupt_on_signals(prompter.available());
+            let prompts = Prompts::new(prompter, interrupts.cancel.clone());
             session
-                .run_turn(&tools, &LocalExecutor, &prompts, &cancel)
+                .run_turn(&tools, &LocalExecutor, &prompts, &mut interrupts)
                 .await
         })?;
         printer.stop_spinner();
@@ -162,6 +163,13 @@ impl Query {
                     "interrupted; the conversation keeps what arrived",
                 );
                 ExitCode::from(INTERRUPTED)
+            }
+            TurnEnd::Stopped => {
+                printer.chrome_line(
+                    Style::Warn,
+                    "stopped; the conversation keeps what arrived, and `jp query` continues it",
+                );
+                ExitCode::SUCCESS
             }
             TurnEnd::Failed(message) => {
                 printer.chrome_line(Style::Bad, &format!("error: {message}"));
@@ -204,23 +212,49 @@ fn open_conversation(
     Ok((conversation, lock))
 }
 
-/// A token cancelled by the first Ctrl-C (or SIGTERM, or SIGHUP when the
-/// terminal closes): it stops the stream (closing the connection) or the
-/// running tool and its process group, and the turn ends keeping what it
-/// has. A second signal exits at once.
-fn interrupt_on_signals() -> CancellationToken {
+/// How the user interrupts a turn.
+struct Interrupts {
+    /// Cancelled to interrupt the turn: it stops the stream (closing the
+    /// connection) or the running tool and its process group, and the turn
+    /// ends keeping what it has.
+    cancel: CancellationToken,
+    /// A Ctrl+C that asks for the menu (continue, stop and reply, abort).
+    menu: tokio::sync::mpsc::UnboundedReceiver<()>,
+}
+
+/// Watches the signals. SIGTERM, and SIGHUP when the terminal closes,
+/// interrupt the turn; so does Ctrl+C without a terminal. With one
+/// (`menus`), Ctrl+C asks for the menu instead. A signal after the turn was
+/// interrupted exits at once.
+fn interrupt_on_signals(menus: bool) -> Interrupts {
     let token = CancellationToken::new();
     let cancel = token.clone();
+    let (ask_menu, menu) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
         let mut signals = Signals::new();
-        signals.next().await;
-        cancel.cancel();
-        signals.next().await;
-        crate::prompt::restore_terminal();
-        crate::errln!("interrupted twice; exiting");
-        std::process::exit(i32::from(INTERRUPTED));
+        loop {
+            let signal = signals.next().await;
+            if cancel.is_cancelled() {
+                crate::prompt::restore_terminal();
+                crate::errln!("interrupted twice; exiting");
+                std::process::exit(i32::from(INTERRUPTED));
+            }
+            if !(menus && signal == Signal::CtrlC && ask_menu.send(()).is_ok()) {
+                cancel.cancel();
+            }
+        }
     });
-    token
+    Interrupts {
+        cancel: token,
+        menu,
+    }
+}
+
+/// Which signal arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Signal {
+    CtrlC,
+    Other,
 }
 
 /// The signals that interrupt a turn.
@@ -246,7 +280,7 @@ impl Signals {
     }
 
     /// Waits for the next interrupting signal.
-    async fn next(&mut self) {
+    async fn next(&mut self) -> Signal {
         #[cfg(unix)]
         {
             async fn recv(signal: &mut Option<tokio::signal::unix::Signal>) {
@@ -258,15 +292,63 @@ impl Signals {
                 }
             }
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                () = recv(&mut self.term) => {}
-                () = recv(&mut self.hup) => {}
+                _ = tokio::signal::ctrl_c() => Signal::CtrlC,
+                () = recv(&mut self.term) => Signal::Other,
+                () = recv(&mut self.hup) => Signal::Other,
             }
         }
         #[cfg(not(unix))]
         {
             let _ = tokio::signal::ctrl_c().await;
+            Signal::CtrlC
         }
+    }
+}
+
+/// The Ctrl+C menu while a response streams.
+const STREAM_MENU_QUESTION: &str = "Ctrl+C while the response streams:";
+const STREAM_MENU: [Choice; 3] = [
+    Choice {
+        key: 'c',
+        help: "continue: keep receiving the response",
+    },
+    Choice {
+        key: 's',
+        help: "stop it here, keep what arrived, and write a reply",
+    },
+    Choice {
+        key: 'a',
+        help: "abort: stop here, keep what arrived, and exit (so does Ctrl+C)",
+    },
+];
+
+/// The Ctrl+C menu while a tool runs.
+const TOOL_MENU: [Choice; 4] = [
+    Choice {
+        key: 'c',
+        help: "continue: let the tool run",
+    },
+    Choice {
+        key: 's',
+        help: "stop the tool (recorded as interrupted) and write a reply",
+    },
+    Choice {
+        key: 'r',
+        help: "restart the tool with the same arguments",
+    },
+    Choice {
+        key: 'a',
+        help: "abort: stop the tool and exit (so does Ctrl+C)",
+    },
+];
+
+/// The answer of the menu in `menu`, which must be open.
+async fn answer(
+    menu: &mut Option<LocalBoxFuture<'_, Result<char, PromptError>>>,
+) -> Result<char, PromptError> {
+    match menu {
+        Some(menu) => menu.await,
+        None => std::future::pending().await,
     }
 }
 
@@ -312,7 +394,7 @@ impl Session<'_> {
         tools: &'t ToolCoordinator<'_>,
         executor: &E,
         prompts: &'t Prompts,
-        cancel: &CancellationToken,
+        interrupts: &mut Interrupts,
     ) -> Result<TurnEnd, Box<dyn std::error::Error>> {
         let seen_ids = self
             .conversation
@@ -323,6 +405,7 @@ impl Session<'_> {
                 _ => None,
             })
             .collect();
+        let cancel = interrupts.cancel.clone();
         let mut turn = TurnCoordinator::new(MAX_CYCLES, seen_ids);
         let mut queue: std::collections::VecDeque<Action> = turn.start().into();
         // Verdicts in the order the calls were decided, which is the order
@@ -341,7 +424,7 @@ impl Session<'_> {
                         &mut pending,
                         tools,
                         prompts,
-                        cancel,
+                        interrupts,
                     );
                     queue.extend(inputs.await?);
                 }
@@ -359,29 +442,34 @@ impl Session<'_> {
                         );
                     }
                     let mut decided = decided.into_iter();
+                    let mut stopped = false;
                     for call in calls {
+                        let not_run = |content: &str| ToolCallResponse {
+                            id: call.id.clone(),
+                            status: ResponseStatus::Interrupted,
+                            content: content.into(),
+                        };
                         let response = match decided.next().flatten() {
                             // Interrupted: the calls not yet run never run.
                             Some(Verdict::Run { .. }) if cancel.is_cancelled() => {
-                                ToolCallResponse {
-                                    id: call.id.clone(),
-                                    status: ResponseStatus::Interrupted,
-                                    content: "The call was not run: the user interrupted the turn."
-                                        .into(),
-                                }
+                                not_run("The call was not run: the user interrupted the turn.")
                             }
+                            Some(Verdict::Run { .. }) if stopped => not_run(
+                                "The call was not run: the user stopped the tools to reply.",
+                            ),
                             Some(Verdict::Run {
                                 arguments,
                                 tool,
                                 edited,
                                 ..
                             }) if tool == call.name => {
-                                if !self.hidden(&call.name) {
-                                    self.printer.spin(&format!("running {}", call.name));
-                                }
-                                let ran = tools
-                                    .run(&call, arguments, edited, executor, prompts, cancel)
+                                let (ran, stop) = self
+                                    .run_call(
+                                        &call, arguments, edited, executor, tools, prompts,
+                                        interrupts,
+                                    )
                                     .await;
+                                stopped |= stop;
                                 self.show_result(&call, &ran.response, ran.note.as_deref());
                                 if !ran.stderr.is_empty() {
                                     tracing::info!(tool = %call.name, stderr = %ran.stderr.trim_end(), "tool stderr");
@@ -411,7 +499,18 @@ impl Session<'_> {
                     if cancel.is_cancelled() {
                         return Ok(TurnEnd::Interrupted);
                     }
-                    queue.extend(turn.handle(Input::ToolsDone));
+                    let input = if stopped {
+                        Input::Stopped
+                    } else {
+                        Input::ToolsDone
+                    };
+                    queue.extend(turn.handle(input));
+                }
+                Action::AskReply => {
+                    let Some(reply) = self.ask_reply(prompts).await else {
+                        return Ok(TurnEnd::Interrupted);
+                    };
+                    queue.extend(turn.handle(Input::Reply(reply)));
                 }
                 Action::Finish(end) => return Ok(end),
                 other => self.perform(other, &mut verdicts, &mut pending, tools, prompts)?,
@@ -420,10 +519,97 @@ impl Session<'_> {
         Ok(TurnEnd::Completed)
     }
 
+    /// The user's reply after they stopped the turn: `Some(None)` for no
+    /// reply, `None` when they interrupted instead.
+    async fn ask_reply(&self, prompts: &Prompts) -> Option<Option<String>> {
+        let question = jp_tool::Question {
+            id: "reply".into(),
+            text: "Your reply (Enter alone ends the turn):".into(),
+            answer: jp_tool::AnswerKind::Text,
+            default: None,
+        };
+        let answer = match prompts.turn().await {
+            Ok(prompt) => prompt.ask(&question).await,
+            Err(error) => Err(error),
+        };
+        match answer {
+            Ok(serde_json::Value::String(reply)) if !reply.trim().is_empty() => Some(Some(reply)),
+            Err(PromptError::Interrupted) => None,
+            Ok(_) | Err(_) => Some(None),
+        }
+    }
+
+    /// Runs one approved call. Ctrl+C meanwhile opens the tool menu:
+    /// continue, stop it and reply (the second value is then true), or
+    /// restart it.
+    #[allow(clippy::too_many_arguments)]
+    async fn run_call<E: ToolExecutor>(
+        &self,
+        call: &ToolCallRequest,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        edited: bool,
+        executor: &E,
+        tools: &ToolCoordinator<'_>,
+        prompts: &Prompts,
+        interrupts: &mut Interrupts,
+    ) -> (tools::Ran, bool) {
+        let question = format!("Ctrl+C while {} runs:", call.name);
+        loop {
+            if !self.hidden(&call.name) {
+                self.printer.spin(&format!("running {}", call.name));
+            }
+            let stop = interrupts.cancel.child_token();
+            let mut run = std::pin::pin!(tools.run(
+                call,
+                arguments.clone(),
+                edited,
+                executor,
+                prompts,
+                &stop
+            ));
+            let mut menu: Option<LocalBoxFuture<'_, Result<char, PromptError>>> = None;
+            let choice = loop {
+                tokio::select! {
+                    ran = &mut run => return (ran, false),
+                    Some(()) = interrupts.menu.recv() => {
+                        if menu.is_some() {
+                            // Ctrl+C again: abort.
+                            interrupts.cancel.cancel();
+                        } else {
+                            menu = Some(Box::pin(prompts.urgent(&question, &TOOL_MENU)));
+                        }
+                    }
+                    choice = answer(&mut menu), if menu.is_some() => {
+                        menu = None;
+                        match choice {
+                            Ok('c') => {}
+                            Ok(key @ ('s' | 'r')) => break key,
+                            // `a`, or Ctrl+C at the menu.
+                            Ok(_) | Err(_) => interrupts.cancel.cancel(),
+                        }
+                    }
+                }
+            };
+            stop.cancel();
+            let ran = run.await;
+            if choice == 's' {
+                let response = ToolCallResponse {
+                    status: ResponseStatus::Interrupted,
+                    content: "The user stopped the tool while it ran.".into(),
+                    ..ran.response
+                };
+                let ran = tools::Ran { response, ..ran };
+                return (ran, true);
+            }
+            self.printer
+                .chrome_line(Style::Warn, &format!("  {}: restarting", call.name));
+        }
+    }
+
     /// Streams one response into the turn; returns the actions left for
     /// after the stream (running tools, the next request, the end). Prompts
     /// for its calls wait for the user meanwhile; the stream is read and
-    /// shown all along.
+    /// shown all along, also while the Ctrl+C menu is open.
     async fn stream_response<'t>(
         &mut self,
         turn: &mut TurnCoordinator,
@@ -431,15 +617,38 @@ impl Session<'_> {
         pending: &mut Pending<'t>,
         tools: &'t ToolCoordinator<'_>,
         prompts: &'t Prompts,
-        cancel: &CancellationToken,
+        interrupts: &mut Interrupts,
     ) -> Result<Vec<Action>, Box<dyn std::error::Error>> {
+        let cancel = interrupts.cancel.clone();
         let mut stream = self.provider.stream(self.request());
         let mut after = Vec::new();
+        let mut menu: Option<LocalBoxFuture<'t, Result<char, PromptError>>> = None;
         loop {
             let input = tokio::select! {
                 // An interrupt wins over events already waiting.
                 biased;
                 () = cancel.cancelled() => Input::Interrupted,
+                Some(()) = interrupts.menu.recv() => {
+                    if menu.is_some() {
+                        // Ctrl+C again: abort.
+                        cancel.cancel();
+                    } else {
+                        menu = Some(Box::pin(prompts.urgent(STREAM_MENU_QUESTION, &STREAM_MENU)));
+                    }
+                    continue;
+                }
+                choice = answer(&mut menu), if menu.is_some() => {
+                    menu = None;
+                    match choice {
+                        Ok('c') => continue,
+                        Ok('s') => Input::Stopped,
+                        // `a`, or Ctrl+C at the menu.
+                        Ok(_) | Err(_) => {
+                            cancel.cancel();
+                            continue;
+                        }
+                    }
+                }
                 Some((index, verdict)) = pending.next(), if !pending.is_empty() => {
                     self.settle(verdicts, index, verdict);
                     continue;
@@ -450,21 +659,28 @@ impl Session<'_> {
                     None => Input::StreamEnded,
                 },
             };
-            // On an interrupt, leaving this loop drops the stream, which
-            // closes the connection: that stops generation and billing.
+            // On an interrupt or a stop, leaving this loop drops the
+            // stream, which closes the connection: that stops generation
+            // and billing.
             let ends = !matches!(input, Input::Event(_));
             for action in turn.handle(input) {
                 match action {
-                    Action::RunTools(_) | Action::Request { .. } | Action::Finish(_) => {
+                    Action::RunTools(_)
+                    | Action::Request { .. }
+                    | Action::AskReply
+                    | Action::Finish(_) => {
                         after.push(action);
                     }
                     other => self.perform(other, verdicts, pending, tools, prompts)?,
                 }
             }
             if ends {
-                if after.iter().any(|a| matches!(a, Action::Finish(_))) {
-                    // The response failed or was interrupted: its calls are
-                    // answered already; their prompts close.
+                if after
+                    .iter()
+                    .any(|a| matches!(a, Action::Finish(_) | Action::AskReply))
+                {
+                    // The response failed, or was interrupted or stopped:
+                    // its calls are answered already; their prompts close.
                     pending.clear();
                 }
                 // The next response, or the chrome after this one, starts on
@@ -517,7 +733,8 @@ impl Session<'_> {
                     }
                 }
             }
-            Action::Request { .. } | Action::RunTools(_) | Action::Finish(_) => {}
+            Action::Request { .. } | Action::RunTools(_) | Action::AskReply | Action::Finish(_) => {
+            }
         }
         Ok(())
     }

@@ -27,6 +27,11 @@ pub enum Input {
     StreamFailed(ProviderError),
     /// The user interrupted the response (Ctrl-C); what arrived stays.
     Interrupted,
+    /// The user stopped the response, or the tools, to write a reply;
+    /// what arrived stays.
+    Stopped,
+    /// The user's reply after [`Action::AskReply`]; `None` ends the turn.
+    Reply(Option<String>),
     /// Every call of the last response has its response recorded.
     ToolsDone,
 }
@@ -62,6 +67,9 @@ pub enum Action {
     /// The response ended with these calls: run the approved ones, record
     /// every call's response, then send [`Input::ToolsDone`].
     RunTools(Vec<ToolCallRequest>),
+    /// Ask the user for a reply (they stopped the turn to write one), then
+    /// send [`Input::Reply`].
+    AskReply,
     /// The turn is over.
     Finish(TurnEnd),
 }
@@ -77,6 +85,8 @@ pub enum TurnEnd {
     Failed(String),
     /// The user interrupted the turn; the conversation keeps what arrived.
     Interrupted,
+    /// The user stopped the turn and wrote no reply.
+    Stopped,
     /// The model kept calling tools past the cycle limit.
     CycleLimit(usize),
 }
@@ -86,6 +96,7 @@ enum Phase {
     Idle,
     Streaming,
     RunningTools,
+    AwaitingReply,
     Done,
 }
 
@@ -153,7 +164,22 @@ impl TurnCoordinator {
                 self.on_end(Some(TurnEnd::Failed(error.to_string())))
             }
             (Phase::Streaming, Input::Interrupted) => self.on_end(Some(TurnEnd::Interrupted)),
+            (Phase::Streaming, Input::Stopped) => self.on_end(Some(TurnEnd::Stopped)),
             (Phase::RunningTools, Input::ToolsDone) => self.next_request(),
+            // The shell answered every call already.
+            (Phase::RunningTools, Input::Stopped) => {
+                self.phase = Phase::AwaitingReply;
+                vec![Action::AskReply]
+            }
+            (Phase::AwaitingReply, Input::Reply(Some(content))) => {
+                let mut actions = vec![Action::Record(EventKind::ChatRequest { content })];
+                actions.extend(self.next_request());
+                actions
+            }
+            (Phase::AwaitingReply, Input::Reply(None)) => {
+                self.phase = Phase::Done;
+                vec![Action::Finish(TurnEnd::Stopped)]
+            }
             // Anything else is a shell bug; ignoring it keeps the turn
             // consistent.
             (_, input) => {
@@ -264,10 +290,10 @@ impl TurnCoordinator {
             // A failed response never runs its calls; each gets an
             // "interrupted" response so the conversation stays valid.
             actions.retain(|a| !matches!(a, Action::Decide(_)));
-            let content = if failure == TurnEnd::Interrupted {
-                "The call was not run: the user interrupted the turn."
-            } else {
-                "The call was not run: the response failed before it ended."
+            let content = match failure {
+                TurnEnd::Interrupted => "The call was not run: the user interrupted the turn.",
+                TurnEnd::Stopped => "The call was not run: the user stopped the response.",
+                _ => "The call was not run: the response failed before it ended.",
             };
             for call in self.calls.drain(..) {
                 actions.push(Action::Record(EventKind::ToolCallResponse(
@@ -278,8 +304,13 @@ impl TurnCoordinator {
                     },
                 )));
             }
-            self.phase = Phase::Done;
-            actions.push(Action::Finish(failure));
+            if failure == TurnEnd::Stopped {
+                self.phase = Phase::AwaitingReply;
+                actions.push(Action::AskReply);
+            } else {
+                self.phase = Phase::Done;
+                actions.push(Action::Finish(failure));
+            }
             return actions;
         }
         if !self.calls.is_empty() {
@@ -344,6 +375,7 @@ mod tests {
                 Action::Record(_) => "record",
                 Action::Decide(_) => "decide",
                 Action::RunTools(_) => "run tools",
+                Action::AskReply => "ask reply",
                 Action::Finish(_) => "finish",
             })
             .collect()
@@ -564,5 +596,62 @@ mod tests {
             turn.handle(Input::ToolsDone),
             vec![Action::Finish(TurnEnd::CycleLimit(1))]
         );
+    }
+
+    #[test]
+    fn stop_and_reply_keeps_what_arrived_and_sends_the_reply() {
+        let mut turn = TurnCoordinator::new(8, HashSet::new());
+        turn.start();
+        let actions = run(
+            &mut turn,
+            vec![
+                part(0, EventPart::Message("Half an ans".into())),
+                part(1, start("a")),
+                part(1, chunk(r#"{"x": 1}"#)),
+                flush(1),
+                part(2, start("b")),
+                part(2, chunk(r#"{"x": "#)),
+                Input::Stopped,
+            ],
+        );
+        assert_eq!(
+            without_progress(&actions),
+            [
+                "text",
+                "started",
+                "record call",
+                "decide",
+                "started",
+                "record message",
+                "record call",
+                "record response",
+                "record response",
+                "ask reply"
+            ]
+        );
+        let reply = turn.handle(Input::Reply(Some("No, use b.txt".into())));
+        assert_eq!(
+            reply,
+            vec![
+                Action::Record(EventKind::ChatRequest {
+                    content: "No, use b.txt".into()
+                }),
+                Action::Request { cycle: 2 }
+            ]
+        );
+
+        // Stopped while tools run, and no reply: the turn ends.
+        let mut turn = TurnCoordinator::new(8, HashSet::new());
+        turn.start();
+        run(
+            &mut turn,
+            vec![part(0, start("a")), flush(0), Input::StreamEnded],
+        );
+        assert_eq!(turn.handle(Input::Stopped), vec![Action::AskReply]);
+        assert_eq!(
+            turn.handle(Input::Reply(None)),
+            vec![Action::Finish(TurnEnd::Stopped)]
+        );
+        assert!(turn.is_done());
     }
 }
