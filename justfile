@@ -19,3 +19,7 @@ fuzz seconds="60":
 # Install jp from this checkout.
 install:
     cargo install --locked --path crates/jp_cli
+
+# How long a streamed tool-call argument takes to reach the screen (tmux).
+latency:
+    cargo test -p jp_cli --test query_terminal argument_latency -- --ignored --nocapture

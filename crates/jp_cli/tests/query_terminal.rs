@@ -539,3 +539,81 @@ fn ctrl_c_while_a_tool_runs_stops_it_and_an_empty_reply_ends_the_turn() {
         )]
     );
 }
+
+/// Polls the screen until it shows `text`; the time it took.
+fn time_until_shown(tmux: &Tmux, text: &str, since: Instant) -> Duration {
+    let deadline = since + Duration::from_secs(20);
+    loop {
+        if tmux.screen().contains(text) {
+            return since.elapsed();
+        }
+        assert!(Instant::now() < deadline, "{text:?} never showed");
+    }
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+/// How long after an argument is complete in the provider stream it shows
+/// on screen, against the same measurement of a shell's `echo` (tmux's own
+/// latency, the baseline). A measurement, not a check: `just latency`.
+#[test]
+#[ignore = "a measurement: `just latency`"]
+fn argument_latency() {
+    const RUNS: usize = 7;
+    let mut baseline = Vec::new();
+    let mut jp = Vec::new();
+    for run in 0..RUNS {
+        let ws = initialized();
+        let go = ws.root().join("go");
+        let line = format!(
+            "while [ ! -e '{}' ]; do :; done; echo MARK-{run}; sleep 60",
+            go.display()
+        );
+        let tmux = Tmux::start(&ws, &line).expect("tmux");
+        std::thread::sleep(Duration::from_millis(200));
+        let start = Instant::now();
+        std::fs::write(&go, "").unwrap();
+        baseline.push(time_until_shown(&tmux, &format!("MARK-{run}"), start));
+        drop(tmux);
+
+        let args = r#"{"path": "src/lib.rs", "content": "pub fn hello() {}\n"}"#;
+        let body = anthropic(
+            &[Item::Tool("toolu_1", "fs_create_file", args)],
+            "tool_use",
+            false,
+        );
+        // The first piece ends with the event that completes the path; the
+        // rest follows after a pause, so what shows in between shows because
+        // the path is done.
+        let closes = body.find(r#"rs\","#).expect("the path's end");
+        let cut = closes + body[closes..].find("\n\n").unwrap() + 2;
+        let server = TestServer::start(vec![
+            Reply::sse(body)
+                .split(Split::Offsets(vec![cut]))
+                .pace(Duration::from_millis(500)),
+            Reply::sse(anthropic(&[Item::Text("ok")], "end_turn", false)),
+        ]);
+        let tmux = Tmux::start(&ws, &query_line(&ws, &server, "latency")).expect("tmux");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let sent = loop {
+            let requests = server.requests();
+            if requests.first().is_some_and(|r| r.body_bytes_sent >= cut) {
+                break Instant::now();
+            }
+            assert!(Instant::now() < deadline, "the server sent nothing");
+            std::thread::sleep(Duration::from_micros(200));
+        };
+        jp.push(time_until_shown(&tmux, "src/lib.rs\"", sent));
+        tmux.wait_for("EXIT=");
+    }
+    let (base, ours) = (median(baseline), median(jp));
+    println!(
+        "argument complete -> on screen: median {} ms over {RUNS} runs; tmux baseline (shell echo -> on screen) {} ms; ratio {:.1}",
+        ours.as_millis(),
+        base.as_millis(),
+        ours.as_secs_f64() / base.as_secs_f64().max(1e-6)
+    );
+}
