@@ -286,6 +286,12 @@ impl Printer {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// Whether `channel` is a terminal.
+    #[must_use]
+    pub fn is_terminal(&self, channel: Channel) -> bool {
+        self.lock().sink(channel).terminal
+    }
+
     /// Writes `text` as is; assistant content on a terminal has its control
     /// characters made visible (see [`sanitize`]), redirected content is
     /// written byte for byte.

@@ -409,8 +409,13 @@ fn the_stream_keeps_arriving_and_showing_while_a_prompt_waits() {
             .starts_with("Run fs_modify_file(path: \"src/lib.rs\""),
         "the prompt stays on the last line:\n{screen}"
     );
+    // The second call streamed as text, capped, while the first one's
+    // prompt waited below it.
+    let lines20: String = (1..=20).map(|n| format!("  │ // line {n}\n")).collect();
     assert!(
-        screen.contains("Calling tool fs_create_file(path: \"src/big.rs\""),
+        screen.contains(&format!(
+            "Calling tool fs_create_file\n  path: \"src/big.rs\"\n  content:\n{lines20}  │ … 280 more lines\n"
+        )),
         "{screen}"
     );
     assert!(

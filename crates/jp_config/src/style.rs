@@ -41,7 +41,29 @@ pub struct ToolCallStyleConfig {
     #[setting(default = true)]
     pub show_arguments: bool,
 
+    /// How a call's arguments are laid out on a terminal: `function_call`
+    /// (`path: "src/lib.rs"`, `patterns[0].old:`) or `json` (JSON keys
+    /// and pointers: `"path": "src/lib.rs"`, `/patterns/0/old:`). Long
+    /// strings show as text in both.
+    pub format: ToolCallFormat,
+
+    /// The most lines of one long string argument shown while it streams;
+    /// the rest is counted ("… N more lines").
+    #[setting(default = 20)]
+    pub argument_lines: u32,
+
     /// The most lines of a tool's result shown inline; 0 hides results.
     #[setting(default = 10)]
     pub result_lines: u32,
+}
+
+/// How a call's arguments are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Schematic)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCallFormat {
+    /// `path: "src/lib.rs"`.
+    #[default]
+    FunctionCall,
+    /// `"path": "src/lib.rs"`.
+    Json,
 }

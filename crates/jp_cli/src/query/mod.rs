@@ -6,6 +6,7 @@
 //! the I/O: it streams from the provider, prints, prompts, runs tools and
 //! saves the conversation after every recorded event.
 
+pub mod render;
 pub mod tools;
 pub mod turn;
 
@@ -28,6 +29,7 @@ use crate::cmd::ctx::{Ctx, no_workspace, print_load_error};
 use crate::cmd::exit;
 use crate::printer::{Channel, Printer, Style, cut};
 use crate::prompt::{Choice, NoPrompter, PromptError, Prompter, Prompts, TerminalPrompter};
+use render::{CallFormat, RenderOptions, ToolRenderer};
 use tools::{
     Decided, LocalExecutor, ToolCoordinator, ToolExecutor, Verdict, received_arguments_line,
 };
@@ -115,11 +117,27 @@ impl Query {
         if conversation.title.is_none() {
             conversation.title = Some(cut(message.lines().next().unwrap_or(""), 60));
         }
+        // Calls render live, argument by argument, on a terminal; a log
+        // (a pipe, a file) gets one line per call.
+        let renderer = printer.is_terminal(Channel::Chrome).then(|| {
+            let style = &config.style.tool_call;
+            ToolRenderer::new(RenderOptions {
+                format: match style.format {
+                    jp_config::style::ToolCallFormat::FunctionCall => CallFormat::FunctionCall,
+                    jp_config::style::ToolCallFormat::Json => CallFormat::Json,
+                },
+                show_arguments: style.show_arguments,
+                max_lines: style.argument_lines as usize,
+                width: crossterm::terminal::size().map_or(80, |(columns, _)| usize::from(columns)),
+            })
+        });
+        let live = renderer.is_some();
         let mut session = Session {
             config: &config,
             provider: provider.as_ref(),
             model: model.clone(),
             printer: printer.clone(),
+            renderer,
             conversation,
             lock,
         };
@@ -138,7 +156,8 @@ impl Query {
             .build()?;
         let self_exe = std::env::current_exe().ok();
         let end = runtime.block_on(async {
-            let tools = ToolCoordinator::new(&config, &root, self_exe, printer.clone());
+            let tools = ToolCoordinator::new(&config, &root, self_exe, printer.clone())
+                .arguments_shown_live(live);
             // With a terminal, Ctrl+C opens a menu; without, it interrupts.
             let mut interrupts = interrupt_on_signals(prompter.available());
             let prompts = Prompts::new(prompter, interrupts.cancel.clone());
@@ -358,6 +377,8 @@ struct Session<'a> {
     provider: &'a dyn Provider,
     model: String,
     printer: Printer,
+    /// Renders calls live on a terminal.
+    renderer: Option<ToolRenderer>,
     conversation: Conversation,
     lock: ConversationLock,
 }
@@ -710,9 +731,21 @@ impl Session<'_> {
             Action::Notice(text) => self.printer.chrome_line(Style::Warn, &text),
             Action::ToolCallStarted { id, name } => {
                 tracing::debug!(%id, %name, "tool call started");
+                if !self.hidden(&name)
+                    && let Some(renderer) = &mut self.renderer
+                {
+                    let lines = renderer.start(&id, &name);
+                    self.print_lines(lines);
+                }
             }
             Action::ArgumentProgress(progress) => {
                 tracing::trace!(?progress, "argument progress");
+                if !self.hidden(&progress.tool_name)
+                    && let Some(renderer) = &mut self.renderer
+                {
+                    let lines = renderer.progress(&progress);
+                    self.print_lines(lines);
+                }
             }
             Action::Record(kind) => self.record(kind)?,
             Action::Decide(call) => {
@@ -756,9 +789,27 @@ impl Session<'_> {
             .unwrap_or(false)
     }
 
-    /// The call, before it is decided (so a prompt follows it).
-    fn show_call(&self, call: &ToolCallRequest) {
+    fn print_lines(&self, lines: Vec<render::Line>) {
+        if lines.is_empty() {
+            return;
+        }
         self.printer.finish_content();
+        for line in lines {
+            self.printer.chrome_line(line.style, &line.text);
+        }
+    }
+
+    /// The call, before it is decided (so a prompt follows it): on a
+    /// terminal the rest of what streamed, in a log one line.
+    fn show_call(&mut self, call: &ToolCallRequest) {
+        self.printer.finish_content();
+        if let Some(renderer) = &mut self.renderer {
+            let lines = renderer.finish(call);
+            if !self.hidden(&call.name) {
+                self.print_lines(lines);
+            }
+            return;
+        }
         if self.hidden(&call.name) {
             return;
         }

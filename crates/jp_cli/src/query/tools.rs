@@ -113,6 +113,9 @@ pub struct ToolCoordinator<'a> {
     policies: Mutex<PolicyCache>,
     /// Where what the user must see before a prompt is shown.
     printer: Printer,
+    /// Whether the user saw the arguments as they streamed (a terminal),
+    /// so a prompt need not list them again unless asked to (`v`).
+    shown_live: bool,
 }
 
 impl<'a> ToolCoordinator<'a> {
@@ -132,7 +135,14 @@ impl<'a> ToolCoordinator<'a> {
             self_exe,
             policies: Mutex::new(HashMap::new()),
             printer,
+            shown_live: false,
         }
+    }
+
+    /// Says whether the user saw each call's arguments as they streamed.
+    #[must_use]
+    pub fn arguments_shown_live(self, shown_live: bool) -> Self {
+        Self { shown_live, ..self }
     }
 
     fn tool(&self, name: &str) -> Option<&'a ToolConfig> {
@@ -280,6 +290,9 @@ impl<'a> ToolCoordinator<'a> {
         let mut edited = false;
         // `edit` opens the editor first; `e` at the prompt does too.
         let mut edit_now = mode == Mode::Edit;
+        // The user approves what they can see: every argument, in full,
+        // unless they just watched them stream.
+        let mut show = !self.shown_live;
         loop {
             if edit_now {
                 edit_now = false;
@@ -306,8 +319,10 @@ impl<'a> ToolCoordinator<'a> {
                     Edit::Interrupted => return interrupted(&call),
                 }
             }
-            // The user approves what they can see: every argument, in full.
-            self.show_arguments(name, &arguments);
+            if show || edited {
+                self.show_arguments(name, &arguments);
+            }
+            show = true;
             let question = format!("Run {name}({})?", short_arguments(&arguments, 120));
             match prompt.choose(&question, &RUN_CHOICES).await {
                 Ok('y') => {
@@ -340,15 +355,24 @@ impl<'a> ToolCoordinator<'a> {
         }
     }
 
+    /// Every argument in full, strings as text: what the user approves.
     fn show_arguments(&self, name: &str, arguments: &Map<String, Value>) {
         self.printer.finish_content();
         self.printer
             .chrome_line(Style::Header, &format!("{name} would run with:"));
-        for line in serde_json::to_string_pretty(arguments)
-            .unwrap_or_default()
-            .lines()
-        {
-            self.printer.chrome_line(Style::Dim, &format!("  {line}"));
+        for (key, value) in arguments {
+            match value {
+                Value::String(text) if text.contains('\n') => {
+                    self.printer.chrome_line(Style::Dim, &format!("  {key}:"));
+                    for line in text.lines() {
+                        self.printer.chrome_line(Style::Dim, &format!("  │ {line}"));
+                    }
+                }
+                _ => {
+                    self.printer
+                        .chrome_line(Style::Dim, &format!("  {key}: {value}"));
+                }
+            }
         }
     }
 

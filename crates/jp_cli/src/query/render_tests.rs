@@ -1,0 +1,220 @@
+#![allow(clippy::unwrap_used)]
+
+use jp_conversation::{EventBuilder, EventPart, FlushedEvent, ToolCallPart};
+
+use super::*;
+
+fn options(format: CallFormat) -> RenderOptions {
+    RenderOptions {
+        format,
+        show_arguments: true,
+        max_lines: 4,
+        width: 80,
+    }
+}
+
+/// What a terminal shows for `calls` (index, id, name, argument chunks),
+/// streamed in the order given, each call flushed when `flush` holds; and
+/// the summary of each unflushed call at the end.
+fn render(options: RenderOptions, calls: &[(usize, &str, &str, &[&str])], flush: bool) -> String {
+    let mut builder = EventBuilder::new();
+    let mut renderer = ToolRenderer::new(options);
+    let mut lines = Vec::new();
+    let mut started = std::collections::HashSet::new();
+    for (index, id, name, chunks) in calls {
+        if started.insert(*index) {
+            let start = ToolCallPart::Start {
+                id: (*id).into(),
+                name: (*name).into(),
+            };
+            builder
+                .handle_part(*index, EventPart::ToolCall(start))
+                .unwrap();
+            lines.extend(renderer.start(id, name));
+        }
+        for chunk in *chunks {
+            let part = EventPart::ToolCall(ToolCallPart::ArgumentChunk((*chunk).into()));
+            for progress in builder.handle_part(*index, part).unwrap() {
+                lines.extend(renderer.progress(&progress));
+            }
+        }
+    }
+    let mut out = String::new();
+    let mut ids: Vec<(usize, &str)> = calls.iter().map(|(i, id, ..)| (*i, *id)).collect();
+    ids.dedup();
+    if flush {
+        for (index, _) in &ids {
+            if let Some(FlushedEvent::ToolCallRequest(call)) = builder.handle_flush(*index) {
+                lines.extend(renderer.finish(&call));
+            }
+        }
+    }
+    for line in lines {
+        out.push_str(&format!(
+            "{:<6} {}\n",
+            format!("{:?}", line.style),
+            line.text
+        ));
+    }
+    if !flush {
+        for (_, id) in ids {
+            out.push_str(&format!(
+                "summary {id}: {}\n",
+                renderer.summary(id).unwrap()
+            ));
+        }
+    }
+    out
+}
+
+const CREATE: &str = r#"{"path": "src/lib.rs", "mode": 420, "content": "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\n"}"#;
+
+#[test]
+fn partial_arguments() {
+    // The content stops half-way through its third line.
+    let half = &CREATE[..CREATE.find("line 3").unwrap() + 4];
+    for format in [CallFormat::FunctionCall, CallFormat::Json] {
+        let shown = render(
+            options(format),
+            &[(0, "a", "fs_create_file", &[half])],
+            false,
+        );
+        insta::assert_snapshot!(format!("partial_{format:?}"), shown);
+    }
+}
+
+#[test]
+fn long_content_is_capped_with_a_tail() {
+    for format in [CallFormat::FunctionCall, CallFormat::Json] {
+        let shown = render(
+            options(format),
+            &[(0, "a", "fs_create_file", &[CREATE])],
+            true,
+        );
+        insta::assert_snapshot!(format!("long_{format:?}"), shown);
+    }
+}
+
+#[test]
+fn a_modify_call_shows_a_diff() {
+    let args = r#"{"path": "src/lib.rs", "patterns": [{"old": "fn main() {\n    old();\n}", "new": "fn main() {\n    new();\n    more();\n}"}, {"old": "a", "new": "b"}]}"#;
+    for format in [CallFormat::FunctionCall, CallFormat::Json] {
+        let shown = render(
+            options(format),
+            &[(0, "a", "fs_modify_file", &[args])],
+            true,
+        );
+        insta::assert_snapshot!(format!("modify_{format:?}"), shown);
+    }
+}
+
+#[test]
+fn a_narrow_terminal_wraps_and_never_panics() {
+    for width in 0..14 {
+        let options = RenderOptions {
+            width,
+            ..options(CallFormat::FunctionCall)
+        };
+        render(options, &[(0, "a", "fs_create_file", &[CREATE])], true);
+    }
+    let narrow = RenderOptions {
+        width: 12,
+        ..options(CallFormat::FunctionCall)
+    };
+    let shown = render(narrow, &[(0, "a", "fs_create_file", &[CREATE])], true);
+    insta::assert_snapshot!(shown);
+}
+
+#[test]
+fn rendering_does_not_depend_on_how_the_arguments_are_split() {
+    let args = r#"{"path": "a/b.rs", "n": 1.5, "ok": true, "content": "x\ny\u00e9\nz", "e": "", "l": [1, {"k": "v"}]}"#;
+    for format in [CallFormat::FunctionCall, CallFormat::Json] {
+        let whole = render(options(format), &[(0, "a", "t", &[args])], true);
+        let mut split_at: Vec<usize> = (1..args.len())
+            .filter(|i| args.is_char_boundary(*i))
+            .collect();
+        split_at.push(args.len());
+        for at in split_at {
+            let (head, tail) = args.split_at(at);
+            let pieces: Vec<&str> = [head, tail].into_iter().filter(|p| !p.is_empty()).collect();
+            let shown = render(options(format), &[(0, "a", "t", &pieces)], true);
+            assert_eq!(shown, whole, "split at {at}");
+        }
+        let bytes: Vec<String> = args.chars().map(String::from).collect();
+        let bytes: Vec<&str> = bytes.iter().map(String::as_str).collect();
+        assert_eq!(
+            render(options(format), &[(0, "a", "t", &bytes)], true),
+            whole
+        );
+    }
+}
+
+#[test]
+fn escape_sequences_from_the_model_are_shown_escaped() {
+    let args =
+        "{\"pa\\u001b]0;x\\u0007th\": \"\\u001b[8m\", \"content\": \"ok\\n\\u001b[2Jgone\\r\\n\"}";
+    let shown = render(
+        options(CallFormat::FunctionCall),
+        &[(0, "a", "t\u{1b}[1m", &[args])],
+        true,
+    );
+    assert!(!shown.contains('\u{1b}'), "{shown}");
+    insta::assert_snapshot!(shown);
+}
+
+#[test]
+fn interleaved_calls_are_told_apart() {
+    let shown = render(
+        options(CallFormat::FunctionCall),
+        &[
+            (
+                0,
+                "a",
+                "fs_create_file",
+                &[r#"{"path": "one.txt", "content": "1\n2"#],
+            ),
+            (
+                1,
+                "b",
+                "fs_create_file",
+                &[r#"{"path": "two.txt", "content": "3\n"#],
+            ),
+            (0, "a", "fs_create_file", &["\\n\"}"]),
+            (1, "b", "fs_create_file", &["4\"}"]),
+        ],
+        true,
+    );
+    insta::assert_snapshot!(shown);
+}
+
+#[test]
+fn the_summary_marks_exactly_what_still_streams() {
+    let cases = [
+        (r#"{"path": "a"#, "path: <streaming>"),
+        (r#"{"path": "a", "#, r#"path: "a""#),
+        (
+            r#"{"path": "a", "content": "x"#,
+            r#"path: "a", content: <streaming>"#,
+        ),
+        // A number is known once something follows it.
+        (
+            r#"{"path": "a", "content": "x", "n": 3"#,
+            r#"path: "a", content: "x""#,
+        ),
+        (
+            r#"{"path": "a", "content": "x", "n": 3,"#,
+            r#"path: "a", content: "x", n: 3"#,
+        ),
+        (r#"{"l": [1, 2"#, "l: <streaming>"),
+        (r#"{"l": [1, 2], "#, "l: …"),
+    ];
+    for (args, summary) in cases {
+        let shown = render(
+            options(CallFormat::FunctionCall),
+            &[(0, "a", "t", &[args])],
+            false,
+        );
+        let line = shown.lines().last().unwrap();
+        assert_eq!(line, format!("summary a: {summary}"), "{args}");
+    }
+}
