@@ -135,6 +135,16 @@ impl Inner {
         }
     }
 
+    /// When both streams are terminals (the same one, in practice),
+    /// content that ended mid-line would glue to the chrome that follows;
+    /// start it afresh. A redirected stdout keeps its bytes untouched.
+    fn chrome_on_fresh_line(&mut self) {
+        if !self.content.at_line_start && self.content.terminal && self.chrome.terminal {
+            self.chrome.write("\n");
+            self.content.at_line_start = true;
+        }
+    }
+
     fn clear_spinner(&mut self) {
         if let Some(spinner) = self.spinner.take() {
             spinner.finish_and_clear();
@@ -179,14 +189,8 @@ impl Inner {
     /// Writes what a prompt or editor held back.
     fn flush_overlay(&mut self) {
         for (channel, text) in std::mem::take(&mut self.overlay.held) {
-            // As `chrome_line` does: chrome starts on a line of its own.
-            if channel == Channel::Chrome
-                && !self.content.at_line_start
-                && self.content.terminal
-                && self.chrome.terminal
-            {
-                self.chrome.write("\n");
-                self.content.at_line_start = true;
+            if channel == Channel::Chrome {
+                self.chrome_on_fresh_line();
             }
             self.sink(channel).write(&text);
         }
@@ -317,16 +321,10 @@ impl Printer {
     /// in `text` are made visible (see [`sanitize`]).
     pub fn chrome_line(&self, style: Style, text: &str) {
         let mut inner = self.lock();
-        // When both streams are terminals (the same one, in practice),
-        // content that ended mid-line would glue to the chrome; start
-        // afresh. A redirected stdout keeps its bytes untouched.
-        if !inner.content.at_line_start
-            && inner.content.terminal
-            && inner.chrome.terminal
-            && !inner.overlay.active()
-        {
-            inner.chrome.write("\n");
-            inner.content.at_line_start = true;
+        // Around a prompt or editor, output is line-buffered or held, and
+        // the newline is added when it is written.
+        if !inner.overlay.active() {
+            inner.chrome_on_fresh_line();
         }
         let mut styled = paint(inner.chrome.color, style, &sanitize(text));
         styled.push('\n');

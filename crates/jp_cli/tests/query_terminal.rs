@@ -105,6 +105,26 @@ fn query_line(ws: &Workspace, server: &TestServer, message: &str) -> String {
     )
 }
 
+/// `line` with `$EDITOR` set to the workspace's `.jp/editor.sh` and
+/// `fs_create_file`'s `policy.run` set to `mode`.
+fn with_editor(ws: &Workspace, line: &str, mode: &str) -> String {
+    let editor = ws.project().join(".jp/editor.sh");
+    line.replace(
+        "TERM=xterm",
+        &format!("TERM=xterm EDITOR='sh {}'", editor.display()),
+    )
+    .replace(
+        " query ",
+        &format!(" query --cfg conversation.tools.fs_create_file.policy.run={mode} "),
+    )
+}
+
+/// Appends `toml` (a tool's table) to the workspace config.
+fn add_to_config(ws: &Workspace, toml: &str) {
+    let config = ws.read("project/.jp/config.toml");
+    ws.write("project/.jp/config.toml", &format!("{config}\n{toml}"));
+}
+
 fn modify_call() -> Reply {
     Reply::sse(anthropic(
         &[Item::Tool(
@@ -168,12 +188,9 @@ fn no_at_the_prompt_declines_the_call() {
 #[test]
 fn a_result_policy_that_asks_shows_the_result_before_asking() {
     let ws = initialized();
-    ws.write(
-        "project/.jp/config.toml",
-        &format!(
-            "{}\n[conversation.tools.secret]\ncommand = [\"sh\", \"-c\", \"cat >/dev/null; echo '{{\\\"type\\\":\\\"success\\\",\\\"content\\\":\\\"SECRET=hunter2\\\"}}'\"]\npolicy.run = \"unattended\"\npolicy.result = \"ask\"\n",
-            ws.read("project/.jp/config.toml")
-        ),
+    add_to_config(
+        &ws,
+        "[conversation.tools.secret]\ncommand = [\"sh\", \"-c\", \"cat >/dev/null; echo '{\\\"type\\\":\\\"success\\\",\\\"content\\\":\\\"SECRET=hunter2\\\"}'\"]\npolicy.run = \"unattended\"\npolicy.result = \"ask\"\n",
     );
     let server = TestServer::start(vec![
         Reply::sse(anthropic(
@@ -229,17 +246,7 @@ fn an_edit_policy_runs_the_call_with_the_users_edit() {
         )),
         Reply::sse(anthropic(&[Item::Text("Noted.")], "end_turn", false)),
     ]);
-    let line = query_line(&ws, &server, "write a note").replace(
-        "TERM=xterm",
-        &format!(
-            "TERM=xterm EDITOR='sh {}'",
-            ws.project().join(".jp/editor.sh").display()
-        ),
-    );
-    let line = line.replace(
-        " query ",
-        " query --cfg conversation.tools.fs_create_file.policy.run=edit ",
-    );
+    let line = with_editor(&ws, &query_line(&ws, &server, "write a note"), "edit");
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
@@ -315,19 +322,11 @@ fn help_then_edit_at_the_prompt_runs_the_edited_call_and_a_bad_edit_never_runs()
         )),
         Reply::sse(anthropic(&[Item::Text("Noted.")], "end_turn", false)),
     ]);
-    let line = query_line(&ws, &server, "write a note")
-        .replace(
-            "TERM=xterm",
-            &format!(
-                "TERM=xterm EDITOR='sh {}'",
-                ws.project().join(".jp/editor.sh").display()
-            ),
-        )
-        .replace(
-            " query ",
-            " query --cfg conversation.tools.fs_create_file.policy.run=ask ",
-        );
-    let line = with_stty(&line);
+    let line = with_stty(&with_editor(
+        &ws,
+        &query_line(&ws, &server, "write a note"),
+        "ask",
+    ));
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
@@ -507,12 +506,9 @@ fn stop_and_reply_sends_what_arrived_and_the_reply() {
 #[test]
 fn ctrl_c_while_a_tool_runs_stops_it_and_an_empty_reply_ends_the_turn() {
     let ws = initialized();
-    ws.write(
-        "project/.jp/config.toml",
-        &format!(
-            "{}\n[conversation.tools.slow]\ncommand = [\"sh\", \"-c\", \"sleep 30\"]\npolicy.run = \"unattended\"\n",
-            ws.read("project/.jp/config.toml")
-        ),
+    add_to_config(
+        &ws,
+        "[conversation.tools.slow]\ncommand = [\"sh\", \"-c\", \"sleep 30\"]\npolicy.run = \"unattended\"\n",
     );
     let server = TestServer::start(vec![Reply::sse(anthropic(
         &[Item::Tool("toolu_1", "slow", "{}")],

@@ -361,6 +361,22 @@ const TOOL_MENU: [Choice; 4] = [
     },
 ];
 
+/// Ctrl+C with a terminal: opens the menu `open` makes, or aborts the turn
+/// when a menu is open already.
+fn ctrl_c<'m, F>(
+    menu: &mut Option<LocalBoxFuture<'m, Result<char, PromptError>>>,
+    cancel: &CancellationToken,
+    open: impl FnOnce() -> F,
+) where
+    F: std::future::Future<Output = Result<char, PromptError>> + 'm,
+{
+    if menu.is_some() {
+        cancel.cancel();
+    } else {
+        *menu = Some(Box::pin(open()));
+    }
+}
+
 /// The answer of the menu in `menu`, which must be open.
 async fn answer(
     menu: &mut Option<LocalBoxFuture<'_, Result<char, PromptError>>>,
@@ -593,12 +609,7 @@ impl Session<'_> {
                 tokio::select! {
                     ran = &mut run => return (ran, false),
                     Some(()) = interrupts.menu.recv() => {
-                        if menu.is_some() {
-                            // Ctrl+C again: abort.
-                            interrupts.cancel.cancel();
-                        } else {
-                            menu = Some(Box::pin(prompts.urgent(&question, &TOOL_MENU)));
-                        }
+                        ctrl_c(&mut menu, &interrupts.cancel, || prompts.urgent(&question, &TOOL_MENU));
                     }
                     choice = answer(&mut menu), if menu.is_some() => {
                         menu = None;
@@ -650,12 +661,7 @@ impl Session<'_> {
                 biased;
                 () = cancel.cancelled() => Input::Interrupted,
                 Some(()) = interrupts.menu.recv() => {
-                    if menu.is_some() {
-                        // Ctrl+C again: abort.
-                        cancel.cancel();
-                    } else {
-                        menu = Some(Box::pin(prompts.urgent(STREAM_MENU_QUESTION, &STREAM_MENU)));
-                    }
+                    ctrl_c(&mut menu, &cancel, || prompts.urgent(STREAM_MENU_QUESTION, &STREAM_MENU));
                     continue;
                 }
                 choice = answer(&mut menu), if menu.is_some() => {
