@@ -56,7 +56,6 @@ impl Policy {
     /// [`Policy::evaluate`] with a workspace built once.
     #[must_use]
     pub fn evaluate_in(&self, args: &Value, workspace: &Workspace) -> Decision {
-        let field = self.field();
         let mut trace = Vec::new();
         for rule in self.rules() {
             let (matched, reason) = try_rule(rule, args, workspace);
@@ -66,29 +65,43 @@ impl Policy {
                 reason: reason.clone(),
             });
             if matched {
-                let reason = if self.is_alias() {
-                    format!("{field} is {}", quote_mode(rule.mode))
-                } else if rule.is_catch_all() {
-                    format!("{field}[{}] (catch-all) matched", rule.index)
-                } else {
-                    format!(
-                        "{field}[{}] ({}) matched: {reason}",
-                        rule.index,
-                        rule.describe()
-                    )
-                };
-                return Decision {
-                    mode: rule.mode,
-                    rule: Some(rule.index),
-                    reason,
-                    trace,
-                };
+                return self.decided_by(rule, &reason, trace);
             }
         }
+        self.fallback(trace)
+    }
+
+    /// The decision when `rule` is the first that matches, for `reason`.
+    pub(crate) fn decided_by(&self, rule: &Rule, reason: &str, trace: Vec<RuleTrace>) -> Decision {
+        let field = self.field();
+        let reason = if self.is_alias() {
+            format!("{field} is {}", quote_mode(rule.mode))
+        } else if rule.is_catch_all() {
+            format!("{field}[{}] (catch-all) matched", rule.index)
+        } else {
+            format!(
+                "{field}[{}] ({}) matched: {reason}",
+                rule.index,
+                rule.describe()
+            )
+        };
+        Decision {
+            mode: rule.mode,
+            rule: Some(rule.index),
+            reason,
+            trace,
+        }
+    }
+
+    /// The decision when no rule matches: the implicit `ask`.
+    pub(crate) fn fallback(&self, trace: Vec<RuleTrace>) -> Decision {
         Decision {
             mode: Mode::Ask,
             rule: None,
-            reason: format!("no rule of {field} matched, so the implicit fallback \"ask\" applies"),
+            reason: format!(
+                "no rule of {} matched, so the implicit fallback \"ask\" applies",
+                self.field()
+            ),
             trace,
         }
     }
@@ -100,10 +113,20 @@ fn quote_mode(mode: Mode) -> String {
 
 /// Whether `rule` matches, and a short phrase saying why.
 fn try_rule(rule: &Rule, args: &Value, workspace: &Workspace) -> (bool, String) {
-    let Some(condition) = &rule.condition else {
-        return (true, "catch-all".to_owned());
-    };
-    let found = walk(condition.steps(), args);
+    match &rule.condition {
+        None => (true, "catch-all".to_owned()),
+        Some(condition) => try_found(rule, condition, walk(condition.steps(), args), workspace),
+    }
+}
+
+/// Whether `rule`, whose condition is `condition`, matches the values its
+/// pointer reached (`found`), and a short phrase saying why.
+pub(crate) fn try_found(
+    rule: &Rule,
+    condition: &Condition,
+    found: Vec<Found<'_>>,
+    workspace: &Workspace,
+) -> (bool, String) {
     let arg = encode(condition.tokens());
     if found.is_empty() {
         let reason = if condition.traverses_array() {
@@ -153,7 +176,7 @@ fn try_rule(rule: &Rule, args: &Value, workspace: &Workspace) -> (bool, String) 
 }
 
 /// Why one value did (`satisfied`) or did not satisfy a rule with `mode`.
-fn explain(
+pub(crate) fn explain(
     condition: &Condition,
     found: &Found<'_>,
     verdict: &Verdict,

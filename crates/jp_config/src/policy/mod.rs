@@ -26,6 +26,7 @@ pub mod matcher;
 pub mod path;
 pub mod pointer;
 mod shadow;
+pub mod streaming;
 #[cfg(test)]
 mod support_tests;
 
@@ -34,6 +35,7 @@ pub use evaluate::{Decision, RuleTrace};
 pub use matcher::{Condition, Literal, Matcher};
 pub use path::{PolicyPath, Workspace};
 pub use pointer::Step;
+pub use streaming::{Segment, Streaming, StreamingPolicyState};
 
 use std::fmt;
 

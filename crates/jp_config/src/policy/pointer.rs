@@ -245,6 +245,20 @@ pub(crate) fn walk<'a>(steps: &[Step], args: &'a Value) -> Vec<Found<'a>> {
     out
 }
 
+/// [`walk`] for steps that begin with `Member(key)`, given only that
+/// member's value: what the walk of the whole arguments would find under
+/// it, without building the arguments object.
+pub(crate) fn walk_member<'a>(steps: &[Step], key: &str, value: &'a Value) -> Vec<Found<'a>> {
+    let mut out = Vec::new();
+    let rest = match steps.split_first() {
+        Some((Step::Member(first), rest)) if first == key => rest,
+        _ => return out,
+    };
+    let mut at = vec![key.to_owned()];
+    walk_into(rest, value, &mut at, &mut out);
+    out
+}
+
 fn walk_into<'a>(steps: &[Step], value: &'a Value, at: &mut Vec<String>, out: &mut Vec<Found<'a>>) {
     let Some((step, rest)) = steps.split_first() else {
         out.push(Found::Value {

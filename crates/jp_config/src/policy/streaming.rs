@@ -1,0 +1,315 @@
+//! Deciding a policy while a call's arguments still stream (RFD D26).
+//!
+//! The batch evaluator ([`Policy::evaluate_in`]) needs every argument. A
+//! [`StreamingPolicyState`] decides from what has arrived so far, over the
+//! same compiled rules and with the same per-value tests, so that its
+//! decision always equals the batch decision on the complete arguments:
+//!
+//! - rules are tried in order; a rule that cannot be settled yet (its
+//!   parameter has not arrived, or is still arriving) blocks every rule
+//!   below it, because the first match wins;
+//! - a rule is *eliminated* when it can no longer match, and then the next
+//!   rule is tried; a catch-all decides; when every rule is eliminated the
+//!   implicit fallback `ask` applies;
+//! - a rule on a nested pointer (`/patterns/path`) looks at each element as
+//!   it completes. A rule whose mode is not `unattended` matches when any
+//!   value does, so the first matching element decides. An `unattended` rule
+//!   matches only when every value does (architecture decision 2), so its
+//!   first failing element eliminates it, and it can match only once the
+//!   whole top-level parameter is complete.
+//!
+//! Anything the streaming state cannot settle early (an argument of the
+//! wrong shape, a parameter that never arrives) is settled when the
+//! parameter completes, by the batch test on that parameter's value, or at
+//! the end by the batch evaluator itself. Duplicate keys can make an early
+//! decision disagree with the final arguments; such a call is refused
+//! anyway (decision 1).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::compile::{Policy, Rule};
+use super::evaluate::{Decision, RuleTrace, explain, try_found};
+use super::path::Workspace;
+use super::pointer::{Found, Step, encode, walk_member};
+
+/// A concrete place inside a call's arguments: `/patterns/0/path` is
+/// `[Key("patterns"), Index(0), Key("path")]`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Segment {
+    /// A member of an object.
+    Key(String),
+    /// An element of an array.
+    Index(usize),
+}
+
+/// Where a streaming evaluation stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Streaming {
+    /// The policy decided; the decision equals the batch one on the
+    /// complete arguments.
+    Decided(Decision),
+    /// The first rule not yet settled needs more of this parameter.
+    Waiting {
+        /// The rule's index as written.
+        rule: usize,
+        /// The top-level parameter it needs.
+        on: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum RuleState {
+    /// Not settled yet.
+    Open,
+    /// Cannot match; why.
+    Eliminated(String),
+    /// Matches; why.
+    Matched(String),
+}
+
+/// One call's streaming evaluation of one policy: feed it each top-level
+/// parameter as it completes ([`parameter_done`](Self::parameter_done)) and
+/// each nested value it asks for ([`wants`](Self::wants),
+/// [`element_done`](Self::element_done)).
+#[derive(Debug, Clone)]
+pub struct StreamingPolicyState {
+    policy: Arc<Policy>,
+    /// Each rule's state, in rule order.
+    states: Vec<RuleState>,
+    /// Every rule before this one is eliminated.
+    first_open: usize,
+    /// Set once decided; never changes after.
+    decided: Option<Decision>,
+}
+
+impl StreamingPolicyState {
+    /// A state with nothing received yet. A policy whose first rule is a
+    /// catch-all (or a mode string) is decided at once.
+    #[must_use]
+    pub fn new(policy: Arc<Policy>) -> Self {
+        let states = vec![RuleState::Open; policy.rules().len()];
+        let mut state = Self {
+            policy,
+            states,
+            first_open: 0,
+            decided: None,
+        };
+        state.settle();
+        state
+    }
+
+    /// The policy being evaluated.
+    #[must_use]
+    pub fn policy(&self) -> &Arc<Policy> {
+        &self.policy
+    }
+
+    /// Where the evaluation stands.
+    #[must_use]
+    pub fn status(&self) -> Streaming {
+        if let Some(decision) = &self.decided {
+            return Streaming::Decided(decision.clone());
+        }
+        let rule = &self.policy.rules()[self.first_open];
+        Streaming::Waiting {
+            rule: rule.index,
+            on: top_parameter(rule).unwrap_or_default().to_owned(),
+        }
+    }
+
+    /// The decision, once made.
+    #[must_use]
+    pub fn decision(&self) -> Option<&Decision> {
+        self.decided.as_ref()
+    }
+
+    /// Whether a still-open rule looks at the value at `path`, so the
+    /// caller should collect it and pass it to
+    /// [`element_done`](Self::element_done) when it completes. Top-level
+    /// parameters go to [`parameter_done`](Self::parameter_done) instead.
+    #[must_use]
+    pub fn wants(&self, path: &[Segment]) -> bool {
+        self.decided.is_none()
+            && path.len() > 1
+            && self.open_rules().any(|(rule, _)| {
+                rule.condition
+                    .as_ref()
+                    .is_some_and(|c| fits(c.steps(), path))
+            })
+    }
+
+    /// A top-level parameter is complete with `value`. Returns the decision
+    /// if there is one now.
+    pub fn parameter_done(
+        &mut self,
+        key: &str,
+        value: &Value,
+        workspace: &Workspace,
+    ) -> Option<&Decision> {
+        if self.decided.is_none() {
+            for i in self.first_open..self.states.len() {
+                let rule = &self.policy.rules()[i];
+                let Some(condition) = &rule.condition else {
+                    continue;
+                };
+                if self.states[i] != RuleState::Open || top_parameter(rule) != Some(key) {
+                    continue;
+                }
+                let found = walk_member(condition.steps(), key, value);
+                let (matched, reason) = try_found(rule, condition, found, workspace);
+                self.states[i] = if matched {
+                    RuleState::Matched(reason)
+                } else {
+                    RuleState::Eliminated(reason)
+                };
+            }
+            self.settle();
+        }
+        self.decided.as_ref()
+    }
+
+    /// A nested value at `path` (one that [`wants`](Self::wants) asked
+    /// for) is complete with `value`. Returns the decision if there is one
+    /// now.
+    pub fn element_done(
+        &mut self,
+        path: &[Segment],
+        value: &Value,
+        workspace: &Workspace,
+    ) -> Option<&Decision> {
+        if self.decided.is_none() && path.len() > 1 {
+            let at = pointer(path);
+            for i in self.first_open..self.states.len() {
+                let rule = &self.policy.rules()[i];
+                let Some(condition) = &rule.condition else {
+                    continue;
+                };
+                if self.states[i] != RuleState::Open || !fits(condition.steps(), path) {
+                    continue;
+                }
+                let verdict = condition.verdict(value, workspace);
+                let satisfied = verdict.satisfies(rule.mode);
+                let found = Found::Value {
+                    at: at.clone(),
+                    value,
+                };
+                // Any value decides a rule that is not `unattended`; any
+                // value eliminates one that is.
+                if rule.mode == super::Mode::Unattended && !satisfied {
+                    let why = explain(condition, &found, &verdict, rule.mode, false);
+                    self.states[i] = RuleState::Eliminated(why);
+                } else if rule.mode != super::Mode::Unattended && satisfied {
+                    let why = explain(condition, &found, &verdict, rule.mode, true);
+                    self.states[i] = RuleState::Matched(why);
+                }
+            }
+            self.settle();
+        }
+        self.decided.as_ref()
+    }
+
+    fn open_rules(&self) -> impl Iterator<Item = (&Rule, &RuleState)> {
+        self.policy.rules()[self.first_open..]
+            .iter()
+            .zip(&self.states[self.first_open..])
+            .filter(|(_, state)| **state == RuleState::Open)
+    }
+
+    /// Moves past eliminated rules and decides when the first rule left
+    /// matched or is a catch-all, or when none is left.
+    fn settle(&mut self) {
+        if self.decided.is_some() {
+            return;
+        }
+        let rules = self.policy.rules();
+        while self.first_open < rules.len() {
+            let rule = &rules[self.first_open];
+            match &self.states[self.first_open] {
+                RuleState::Eliminated(_) => self.first_open += 1,
+                RuleState::Matched(reason) => {
+                    let decision = self.policy.decided_by(rule, reason, self.trace(true));
+                    self.decided = Some(decision);
+                    return;
+                }
+                RuleState::Open if rule.is_catch_all() => {
+                    let decision = self.policy.decided_by(rule, "catch-all", self.trace(true));
+                    self.decided = Some(decision);
+                    return;
+                }
+                RuleState::Open => return,
+            }
+        }
+        self.decided = Some(self.policy.fallback(self.trace(false)));
+    }
+
+    /// The rules tried: every eliminated one before `first_open`, and the
+    /// deciding one when `deciding`.
+    fn trace(&self, deciding: bool) -> Vec<RuleTrace> {
+        let rules = self.policy.rules();
+        let end = if deciding {
+            self.first_open + 1
+        } else {
+            self.first_open
+        };
+        rules[..end.min(rules.len())]
+            .iter()
+            .zip(&self.states)
+            .map(|(rule, state)| match state {
+                RuleState::Eliminated(reason) => RuleTrace {
+                    rule: rule.index,
+                    matched: false,
+                    reason: reason.clone(),
+                },
+                RuleState::Matched(reason) => RuleTrace {
+                    rule: rule.index,
+                    matched: true,
+                    reason: reason.clone(),
+                },
+                RuleState::Open => RuleTrace {
+                    rule: rule.index,
+                    matched: true,
+                    reason: "catch-all".into(),
+                },
+            })
+            .collect()
+    }
+}
+
+/// The top-level parameter a rule looks at; `None` for a catch-all.
+#[must_use]
+pub fn top_parameter(rule: &Rule) -> Option<&str> {
+    match rule.condition.as_ref()?.steps().first()? {
+        Step::Member(name) => Some(name),
+        Step::Each => None,
+    }
+}
+
+/// Whether the concrete `path` is one of the places `steps` reaches.
+fn fits(steps: &[Step], path: &[Segment]) -> bool {
+    steps.len() == path.len()
+        && steps
+            .iter()
+            .zip(path)
+            .all(|(step, segment)| match (step, segment) {
+                (Step::Member(name), Segment::Key(key)) => name == key,
+                (Step::Each, Segment::Index(_)) => true,
+                _ => false,
+            })
+}
+
+fn pointer(path: &[Segment]) -> String {
+    let tokens: Vec<String> = path
+        .iter()
+        .map(|segment| match segment {
+            Segment::Key(key) => key.clone(),
+            Segment::Index(index) => index.to_string(),
+        })
+        .collect();
+    encode(&tokens)
+}
+
+#[cfg(test)]
+#[path = "streaming_tests.rs"]
+mod tests;
