@@ -127,17 +127,22 @@ fn a_chain_longer_than_forty_links_asks_and_nothing_is_written_outside() {
         [(
             "declined".to_owned(),
             "The call was not run: the user's policy requires confirmation and no one could \
-             confirm it (jp is running without a terminal)."
+             confirm it (jp is running without a terminal). jp stopped your response after 36 B \
+             of this call's arguments."
                 .to_owned()
         )]
     );
     assert_eq!(
         run.stderr,
+        // Declined as soon as `path` decided the policy: `content` never
+        // streamed. No rule is suggested that would not run this call
+        // anyway (an unresolvable path never runs unattended).
         "── jp (anthropic/claude-haiku-4-5) ──\n\
-         Calling tool save(path: \"src/ch45/pwned.txt\", content: \"pwned\")\n  \
-         save: declined: policy.run is ask (policy.run[1] (catch-all) matched) and no terminal \
-         is available; allow it with `--cfg 'conversation.tools.save.policy.run=unattended'` or \
-         run jp in a terminal\n"
+         Calling tool save(path: \"src/ch45/pwned.txt\")\n  \
+         save: declined: policy.run[1] (catch-all) matched, so jp must ask, and no terminal is \
+         available; run jp in a terminal to answer, or add a rule for calls like this one before \
+         policy.run[1] in conversation.tools.save (`jp policy check save` tries it)\n  \
+         stopped the stream after 36 B of save's arguments\n"
     );
     assert!(!outside.path().join("pwned.txt").exists());
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);

@@ -306,9 +306,12 @@ fn a_call_whose_policy_asks_is_declined_without_a_terminal() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
         run.stderr,
+        // `run = "ask"` decides before any argument arrives: declined at
+        // once, and the rest of the call is never streamed.
         "── jp (anthropic/claude-haiku-4-5) ──\n\
-         Calling tool fs_modify_file(path: \"src/lib.rs\", patterns: [{\"old\":\"main\",\"new\":\"hello\"}])\n  \
-         fs_modify_file: declined: policy.run is ask (policy.run is \"ask\") and no terminal is available; allow it with `--cfg 'conversation.tools.fs_modify_file.policy.run=unattended'` or run jp in a terminal\n"
+         Calling tool fs_modify_file()\n  \
+         fs_modify_file: declined: policy.run is \"ask\", so jp must ask, and no terminal is available; run jp in a terminal to answer, or add a rule for calls like this one in a policy.run list that ends with { mode = \"ask\" } in conversation.tools.fs_modify_file (`jp policy check fs_modify_file` tries it)\n  \
+         stopped the stream before fs_modify_file's arguments\n"
     );
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn main() {}\n");
     let requests = server.wait_for(2, Duration::from_secs(5));
@@ -316,7 +319,7 @@ fn a_call_whose_policy_asks_is_declined_without_a_terminal() {
     assert_eq!(result["is_error"], true);
     assert_eq!(
         result["content"],
-        "The call was not run: the user's policy requires confirmation and no one could confirm it (jp is running without a terminal)."
+        "The call was not run: the user's policy requires confirmation and no one could confirm it (jp is running without a terminal). jp stopped your response before this call's arguments."
     );
 }
 
@@ -353,7 +356,7 @@ fn skip_answers_skipped_and_never_runs() {
         responses(&stored(&ws)),
         [(
             "skipped".to_owned(),
-            "This call was skipped by the user's policy; it was not run.".to_owned()
+            "This call was skipped by the user's policy; it was not run. jp stopped your response before this call's arguments.".to_owned()
         )]
     );
 }
@@ -633,8 +636,8 @@ fn a_repeated_call_id_never_borrows_another_calls_verdict() {
     let server = TestServer::start(vec![
         Reply::sse(anthropic(
             &[
-                Item::Tool("dup", "fs_delete_file", r#"{"path": "precious.txt"}"#),
                 Item::Tool("dup", "fs_read_file", r#"{"path": "precious.txt"}"#),
+                Item::Tool("dup", "fs_delete_file", r#"{"path": "precious.txt"}"#),
             ],
             "tool_use",
             false,
@@ -644,16 +647,15 @@ fn a_repeated_call_id_never_borrows_another_calls_verdict() {
     let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "go");
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(ws.read("project/precious.txt"), "keep me\n");
+    // The second call is declined as it starts (its policy asks and there
+    // is no terminal), under an id of its own.
     assert_eq!(
         responses(&stored(&ws)),
         [
+            ("success".to_owned(), "keep me\n".to_owned()),
             (
                 "declined".to_owned(),
-                "The call was not run: the user's policy requires confirmation and no one could confirm it (jp is running without a terminal).".to_owned()
-            ),
-            (
-                "refused".to_owned(),
-                "The call was not run because its arguments are unusable: the call reused the id `dup` of another call; it is refused because its result could be taken for the other call's.".to_owned()
+                "The call was not run: the user's policy requires confirmation and no one could confirm it (jp is running without a terminal). jp stopped your response before this call's arguments.".to_owned()
             ),
         ]
     );

@@ -148,7 +148,16 @@ fn an_asking_policy_prompts_in_the_terminal_and_yes_runs_the_call() {
     let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "rename main")) else {
         return;
     };
-    tmux.wait_for("Run fs_modify_file(path: \"src/lib.rs\", patterns: [{\"old\":\"main\",\"new\":\"hello\"}])? [y,n,e,v,?]");
+    // `run = "ask"` needs no argument: the prompt opens as the call
+    // starts, and its arguments show above it as they arrive.
+    let screen = tmux.wait_for("Run fs_modify_file(<streaming>)? [y,n,e,?]");
+    assert!(
+        screen.contains(
+            "Calling tool fs_modify_file\n  path: \"src/lib.rs\"\n  patterns[0].old: \"main\"\n  \
+             patterns[0].new: \"hello\"\nRun fs_modify_file(<streaming>)? [y,n,e,?]"
+        ),
+        "{screen}"
+    );
     tmux.send(&["y"]);
     let screen = tmux.wait_for("EXIT=");
     assert!(screen.contains("EXIT=0"), "{screen}");
@@ -171,7 +180,7 @@ fn no_at_the_prompt_declines_the_call() {
     let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "rename main")) else {
         return;
     };
-    tmux.wait_for("[y,n,e,v,?]");
+    tmux.wait_for("[y,n,e,?]");
     tmux.send(&["n"]);
     let screen = tmux.wait_for("EXIT=");
     assert!(screen.contains("EXIT=0"), "{screen}");
@@ -284,10 +293,10 @@ fn ctrl_c_at_the_prompt_interrupts_and_restores_the_terminal() {
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
-    tmux.wait_for("[y,n,e,v,?]");
+    tmux.wait_for("[y,n,e,?]");
     tmux.send(&["C-c"]);
     let screen = tmux.wait_for("STTY");
-    assert!(screen.contains("[y,n,e,v,?] ^C\n"), "{screen}");
+    assert!(screen.contains("[y,n,e,?] ^C\n"), "{screen}");
     assert!(screen.contains("EXIT=130"), "{screen}");
     assert!(screen.contains("STTY icanon echo"), "{screen}");
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn main() {}\n");
@@ -330,14 +339,14 @@ fn help_then_edit_at_the_prompt_runs_the_edited_call_and_a_bad_edit_never_runs()
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
-    tmux.wait_for("[y,n,e,v,?]");
+    tmux.wait_for("[y,n,e,?]");
     tmux.send(&["?"]);
     let screen = tmux.wait_for("show this help");
     assert!(
         screen.contains(
-            "[y,n,e,v,?] ?\n  y  run the call\n  n  decline it (the model is told)\n  e  edit the \
-             arguments in $VISUAL or $EDITOR first\n  v  view the arguments in full again\n  ?  \
-             show this help\n"
+            "[y,n,e,?] ?\n  y  run the call once its arguments are complete\n  n  decline it now \
+             (the rest of it is not streamed)\n  e  edit the arguments in $VISUAL or $EDITOR once \
+             they are complete\n  ?  show this help\n"
         ),
         "{screen}"
     );
@@ -391,7 +400,7 @@ fn the_stream_keeps_arriving_and_showing_while_a_prompt_waits() {
     let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "rename and add")) else {
         return;
     };
-    tmux.wait_for("[y,n,e,v,?]");
+    tmux.wait_for("[y,n,e,?]");
     // Unanswered, the prompt does not stop the stream: the whole response
     // is read, and the second call is shown and decided above the prompt.
     let screen = tmux.wait_for("  unattended (policy.run[2]");
@@ -405,7 +414,7 @@ fn the_stream_keeps_arriving_and_showing_while_a_prompt_waits() {
         lines
             .last()
             .unwrap()
-            .starts_with("Run fs_modify_file(path: \"src/lib.rs\""),
+            .starts_with("Run fs_modify_file(<streaming>)? [y,n,e,?]"),
         "the prompt stays on the last line:\n{screen}"
     );
     // The second call streamed as text, capped, while the first one's

@@ -205,6 +205,50 @@ impl EventBuilder {
         }
     }
 
+    /// The value of the top-level argument `key` of the tool call at
+    /// `index`, once that argument is complete (its `Done` has been
+    /// handed out), until the call is flushed. Streaming policy evaluation
+    /// reads it here instead of keeping a copy.
+    #[must_use]
+    pub fn argument(&self, index: usize, key: &str) -> Option<&Value> {
+        let Some(Buffer::ToolCall(call)) = self.buffers.get(&index) else {
+            return None;
+        };
+        match &call.root {
+            Some(Value::Object(map)) => map.get(key),
+            Some(_) => None,
+            None => call.aggregator.arguments()?.get(key),
+        }
+    }
+
+    /// How many bytes of argument text the tool call at `index` has
+    /// received so far.
+    #[must_use]
+    pub fn argument_bytes(&self, index: usize) -> usize {
+        match self.buffers.get(&index) {
+            Some(Buffer::ToolCall(call)) => call.parser.bytes_consumed(),
+            _ => 0,
+        }
+    }
+
+    /// Whether a tool call is still open (started and not flushed).
+    #[must_use]
+    pub fn has_open_calls(&self) -> bool {
+        self.buffers
+            .values()
+            .any(|buffer| matches!(buffer, Buffer::ToolCall(_)))
+    }
+
+    /// Ends the tool call at `index` before the provider finished it (jp
+    /// declined it while it streamed): it is returned with the arguments
+    /// that had completed, marked truncated so it can never run.
+    pub fn abandon(&mut self, index: usize) -> Option<FlushedEvent> {
+        match self.buffers.get(&index)? {
+            Buffer::ToolCall(_) => self.flush(index, Ending::Interrupted),
+            Buffer::Text(..) => None,
+        }
+    }
+
     /// Ends the item at `index` and returns it complete; `None` if nothing
     /// was buffered there.
     ///
@@ -223,10 +267,18 @@ impl EventBuilder {
     /// them is marked truncated, even one that had no argument text yet,
     /// because the provider never said its arguments were complete.
     pub fn interrupt(&mut self) -> Vec<FlushedEvent> {
+        self.interrupt_each()
+            .into_iter()
+            .map(|(_, event)| event)
+            .collect()
+    }
+
+    /// [`interrupt`](Self::interrupt), with the index of each item.
+    pub fn interrupt_each(&mut self) -> Vec<(usize, FlushedEvent)> {
         let indexes: Vec<usize> = self.buffers.keys().copied().collect();
         indexes
             .into_iter()
-            .filter_map(|index| self.flush(index, Ending::Interrupted))
+            .filter_map(|index| Some((index, self.flush(index, Ending::Interrupted)?)))
             .collect()
     }
 

@@ -6,6 +6,7 @@
 //! the I/O: it streams from the provider, prints, prompts, runs tools and
 //! saves the conversation after every recorded event.
 
+pub mod early;
 pub mod render;
 pub mod tools;
 pub mod turn;
@@ -29,14 +30,36 @@ use crate::cmd::ctx::{Ctx, no_workspace, print_load_error};
 use crate::cmd::exit;
 use crate::printer::{Channel, Printer, Style, cut};
 use crate::prompt::{Choice, NoPrompter, PromptError, Prompter, Prompts, TerminalPrompter};
+use early::{Answer, Early};
 use render::{CallFormat, RenderOptions, ToolRenderer};
 use tools::{
-    Decided, LocalExecutor, ToolCoordinator, ToolExecutor, Verdict, received_arguments_line,
+    Decided, EarlyStep, LocalExecutor, ToolCoordinator, ToolExecutor, Verdict,
+    received_arguments_line,
 };
 
-/// Prompts still open for calls of the current response, each giving the
-/// call's index among the response's calls and its verdict.
-type Pending<'t> = FuturesUnordered<LocalBoxFuture<'t, (usize, Verdict)>>;
+/// What an open prompt settles about call number `.0` of the response.
+enum Settled {
+    /// Its verdict.
+    Verdict(usize, Verdict),
+    /// The answer to a prompt opened while its arguments streamed.
+    Early(usize, Answer),
+}
+
+/// Prompts still open for calls of the current response.
+type Pending<'t> = FuturesUnordered<LocalBoxFuture<'t, Settled>>;
+
+/// The calls of one response, by their number in it, as they are decided.
+#[derive(Default)]
+struct Calls {
+    /// Each started call's id and tool.
+    started: HashMap<usize, (String, String)>,
+    /// What was decided while a call streamed.
+    early: HashMap<usize, Early>,
+    /// Calls whose arguments completed while their early prompt is open.
+    complete: HashMap<usize, ToolCallRequest>,
+    /// The verdicts, for `RunTools`.
+    verdicts: HashMap<usize, Verdict>,
+}
 use turn::{Action, Input, TurnCoordinator, TurnEnd};
 
 /// The most requests one turn may send before jp stops it: a guard against
@@ -377,6 +400,19 @@ fn ctrl_c<'m, F>(
     }
 }
 
+/// `2.1 KB`, `512 B`: a size for people.
+fn human_bytes(bytes: usize) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let kb = bytes as f64 / 1024.0;
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if kb < 1024.0 {
+        format!("{kb:.1} KB")
+    } else {
+        format!("{:.1} MB", kb / 1024.0)
+    }
+}
+
 /// The answer of the menu in `menu`, which must be open.
 async fn answer(
     menu: &mut Option<LocalBoxFuture<'_, Result<char, PromptError>>>,
@@ -445,19 +481,19 @@ impl Session<'_> {
         let cancel = interrupts.cancel.clone();
         let mut turn = TurnCoordinator::new(MAX_CYCLES, seen_ids);
         let mut queue: std::collections::VecDeque<Action> = turn.start().into();
-        // Verdicts in the order the calls were decided, which is the order
-        // `RunTools` lists them in: never matched by id, which a provider
-        // could repeat. `None` while the user is being asked.
-        let mut verdicts: Vec<Option<Verdict>> = Vec::new();
+        // Verdicts by the call's number in the response (never by id, which
+        // a provider could repeat).
+        let mut calls = Calls::default();
         let mut pending: Pending<'t> = FuturesUnordered::new();
         while let Some(action) = queue.pop_front() {
             match action {
                 Action::Request { cycle } => {
                     tracing::debug!(cycle, "requesting a response");
                     self.printer.spin(&format!("waiting for {}", self.model));
+                    calls = Calls::default();
                     let inputs = self.stream_response(
                         &mut turn,
-                        &mut verdicts,
+                        &mut calls,
                         &mut pending,
                         tools,
                         prompts,
@@ -465,28 +501,27 @@ impl Session<'_> {
                     );
                     queue.extend(inputs.await?);
                 }
-                Action::RunTools(calls) => {
+                Action::RunTools(list) => {
                     // The stream is over; the prompts still open decide.
-                    while let Some((index, verdict)) = pending.next().await {
-                        self.settle(&mut verdicts, index, verdict);
-                    }
-                    let decided = std::mem::take(&mut verdicts);
-                    if decided.len() != calls.len() {
-                        tracing::error!(
-                            calls = calls.len(),
-                            verdicts = decided.len(),
-                            "verdicts out of step"
+                    while let Some(settled) = pending.next().await {
+                        let mut abandon = Vec::new();
+                        self.on_settled(
+                            settled,
+                            &mut calls,
+                            &mut pending,
+                            tools,
+                            prompts,
+                            &mut abandon,
                         );
                     }
-                    let mut decided = decided.into_iter();
                     let mut stopped = false;
-                    for call in calls {
+                    for (number, call) in list {
                         let not_run = |content: &str| ToolCallResponse {
                             id: call.id.clone(),
                             status: ResponseStatus::Interrupted,
                             content: content.into(),
                         };
-                        let response = match decided.next().flatten() {
+                        let response = match calls.verdicts.remove(&number) {
                             // Interrupted: the calls not yet run never run.
                             Some(Verdict::Run { .. }) if cancel.is_cancelled() => {
                                 not_run("The call was not run: the user interrupted the turn.")
@@ -550,7 +585,18 @@ impl Session<'_> {
                     queue.extend(turn.handle(Input::Reply(reply)));
                 }
                 Action::Finish(end) => return Ok(end),
-                other => self.perform(other, &mut verdicts, &mut pending, tools, prompts)?,
+                other => {
+                    let mut abandon = Vec::new();
+                    self.perform(
+                        other,
+                        &mut calls,
+                        &mut pending,
+                        tools,
+                        prompts,
+                        &turn,
+                        &mut abandon,
+                    )?;
+                }
             }
         }
         Ok(TurnEnd::Completed)
@@ -645,7 +691,7 @@ impl Session<'_> {
     async fn stream_response<'t>(
         &mut self,
         turn: &mut TurnCoordinator,
-        verdicts: &mut Vec<Option<Verdict>>,
+        calls: &mut Calls,
         pending: &mut Pending<'t>,
         tools: &'t ToolCoordinator<'_>,
         prompts: &'t Prompts,
@@ -655,6 +701,8 @@ impl Session<'_> {
         let mut stream = self.provider.stream(self.request());
         let mut after = Vec::new();
         let mut menu: Option<LocalBoxFuture<'t, Result<char, PromptError>>> = None;
+        // Calls declined while they stream, to end in the turn.
+        let mut abandon: Vec<usize> = Vec::new();
         loop {
             let input = tokio::select! {
                 // An interrupt wins over events already waiting.
@@ -676,9 +724,12 @@ impl Session<'_> {
                         }
                     }
                 }
-                Some((index, verdict)) = pending.next(), if !pending.is_empty() => {
-                    self.settle(verdicts, index, verdict);
-                    continue;
+                Some(settled) = pending.next(), if !pending.is_empty() => {
+                    self.on_settled(settled, calls, pending, tools, prompts, &mut abandon);
+                    match abandon.pop() {
+                        Some(call) => Input::Abandon { call },
+                        None => continue,
+                    }
                 }
                 item = stream.next() => match item {
                     Some(Ok(event)) => Input::Event(event),
@@ -686,20 +737,39 @@ impl Session<'_> {
                     None => Input::StreamEnded,
                 },
             };
-            // On an interrupt or a stop, leaving this loop drops the
-            // stream, which closes the connection: that stops generation
-            // and billing.
-            let ends = !matches!(input, Input::Event(_));
-            for action in turn.handle(input) {
-                match action {
-                    Action::RunTools(_)
-                    | Action::Request { .. }
-                    | Action::AskReply
-                    | Action::Finish(_) => {
-                        after.push(action);
+            let mut inputs = vec![input];
+            let mut ends = false;
+            while let Some(input) = inputs.pop() {
+                // On an interrupt, a stop or a cancel, leaving this loop
+                // drops the stream, which closes the connection: that stops
+                // generation and billing.
+                ends |= !matches!(input, Input::Event(_) | Input::Abandon { .. });
+                for action in turn.handle(input) {
+                    match action {
+                        Action::RunTools(_)
+                        | Action::Request { .. }
+                        | Action::AskReply
+                        | Action::Finish(_) => {
+                            after.push(action);
+                        }
+                        Action::CancelStream { call, tool, bytes } => {
+                            ends = true;
+                            self.stopped_stream(calls, call, &tool, bytes);
+                        }
+                        other => {
+                            self.perform(
+                                other,
+                                calls,
+                                pending,
+                                tools,
+                                prompts,
+                                turn,
+                                &mut abandon,
+                            )?;
+                        }
                     }
-                    other => self.perform(other, verdicts, pending, tools, prompts)?,
                 }
+                inputs.extend(abandon.drain(..).map(|call| Input::Abandon { call }));
             }
             if ends {
                 if after
@@ -718,14 +788,39 @@ impl Session<'_> {
         }
     }
 
-    /// Carries out an action that needs no waiting.
+    /// The stream was closed early because call number `call`, declined,
+    /// was the last one streaming: say so, to the user and the model.
+    fn stopped_stream(&self, calls: &mut Calls, call: usize, tool: &str, bytes: usize) {
+        let (note, told) = if bytes == 0 {
+            (
+                format!("  stopped the stream before {tool}'s arguments"),
+                " jp stopped your response before this call's arguments.".to_owned(),
+            )
+        } else {
+            let size = human_bytes(bytes);
+            (
+                format!("  stopped the stream after {size} of {tool}'s arguments"),
+                format!(" jp stopped your response after {size} of this call's arguments."),
+            )
+        };
+        self.printer.chrome_line(Style::Dim, &note);
+        if let Some(Verdict::NotRun { response, .. }) = calls.verdicts.get_mut(&call) {
+            response.content.push_str(&told);
+        }
+    }
+
+    /// Carries out an action that needs no waiting. Calls declined while
+    /// they stream are added to `abandon`.
+    #[allow(clippy::too_many_arguments)]
     fn perform<'t>(
         &mut self,
         action: Action,
-        verdicts: &mut Vec<Option<Verdict>>,
+        calls: &mut Calls,
         pending: &mut Pending<'t>,
         tools: &'t ToolCoordinator<'_>,
         prompts: &'t Prompts,
+        turn: &TurnCoordinator,
+        abandon: &mut Vec<usize>,
     ) -> Result<(), Box<dyn std::error::Error>> {
         match action {
             Action::Text(text) => self.printer.write(Channel::Content, &text),
@@ -735,7 +830,7 @@ impl Session<'_> {
                 }
             }
             Action::Notice(text) => self.printer.chrome_line(Style::Warn, &text),
-            Action::ToolCallStarted { id, name } => {
+            Action::ToolCallStarted { call, id, name } => {
                 tracing::debug!(%id, %name, "tool call started");
                 if !self.hidden(&name)
                     && let Some(renderer) = &mut self.renderer
@@ -743,8 +838,20 @@ impl Session<'_> {
                     let lines = renderer.start(&id, &name);
                     self.print_lines(lines);
                 }
+                calls.started.insert(call, (id, name.clone()));
+                match tools.watch(&name) {
+                    None => {}
+                    Some(Ok(decision)) => {
+                        self.act_early(
+                            call, decision, calls, pending, tools, prompts, turn, abandon,
+                        );
+                    }
+                    Some(Err(watch)) => {
+                        calls.early.insert(call, Early::Watching(watch));
+                    }
+                }
             }
-            Action::ArgumentProgress(progress) => {
+            Action::ArgumentProgress { call, progress } => {
                 tracing::trace!(?progress, "argument progress");
                 if !self.hidden(&progress.tool_name)
                     && let Some(renderer) = &mut self.renderer
@@ -752,38 +859,142 @@ impl Session<'_> {
                     let lines = renderer.progress(&progress);
                     self.print_lines(lines);
                 }
-            }
-            Action::Record(kind) => self.record(kind)?,
-            Action::Decide(call) => {
-                self.show_call(&call);
-                let index = verdicts.len();
-                match tools.decide(&call, prompts) {
-                    Decided::Now(verdict) => {
-                        verdicts.push(None);
-                        self.settle(verdicts, index, verdict);
-                    }
-                    Decided::Ask(ask) => {
-                        verdicts.push(None);
-                        // The place in line is taken now, in call order.
-                        let ticket = prompts.ticket();
-                        pending.push(Box::pin(async move {
-                            (index, tools.confirm(ask, ticket).await)
-                        }));
-                    }
+                if let Some(Early::Watching(watch)) = calls.early.get_mut(&call)
+                    && let Some(decision) = watch
+                        .feed(&progress, |key| turn.argument(call, key), tools.workspace())
+                        .cloned()
+                {
+                    tracing::debug!(call, mode = %decision.mode, "decided while streaming");
+                    self.act_early(
+                        call, decision, calls, pending, tools, prompts, turn, abandon,
+                    );
                 }
             }
-            Action::Request { .. } | Action::RunTools(_) | Action::AskReply | Action::Finish(_) => {
+            Action::Record(kind) => self.record(kind)?,
+            Action::Decide { call, request } => {
+                self.show_call(&request);
+                let early = match calls.early.remove(&call) {
+                    Some(Early::Asking) => {
+                        // The answer decides, when it comes.
+                        calls.complete.insert(call, request);
+                        return Ok(());
+                    }
+                    Some(Early::Answered(answer)) => Some(answer),
+                    Some(Early::Decided(decision)) => Some(Answer::Policy(decision)),
+                    Some(Early::Watching(_)) | None => None,
+                };
+                let decided = tools.decide_after(&request, prompts, early);
+                self.decided(call, decided, calls, pending, tools, prompts);
             }
+            Action::Request { .. }
+            | Action::RunTools(_)
+            | Action::AskReply
+            | Action::Finish(_)
+            | Action::CancelStream { .. } => {}
         }
         Ok(())
     }
 
-    /// A call's verdict is known: shows it and keeps it for `RunTools`.
-    fn settle(&self, verdicts: &mut [Option<Verdict>], index: usize, verdict: Verdict) {
-        self.show_verdict(&verdict);
-        if let Some(slot) = verdicts.get_mut(index) {
-            *slot = Some(verdict);
+    /// Acts on a decision made while call number `call` streams.
+    #[allow(clippy::too_many_arguments)]
+    fn act_early<'t>(
+        &self,
+        call: usize,
+        decision: jp_config::policy::Decision,
+        calls: &mut Calls,
+        pending: &mut Pending<'t>,
+        tools: &'t ToolCoordinator<'_>,
+        prompts: &'t Prompts,
+        turn: &TurnCoordinator,
+        abandon: &mut Vec<usize>,
+    ) {
+        let Some((id, name)) = calls.started.get(&call).cloned() else {
+            return;
+        };
+        let known = |key: &str| turn.argument(call, key).cloned();
+        match tools.early(&id, &name, decision, prompts, &known) {
+            EarlyStep::Keep(decision) => {
+                calls.early.insert(call, Early::Decided(decision));
+            }
+            EarlyStep::NotRun(verdict) => {
+                calls
+                    .early
+                    .insert(call, Early::Answered(Answer::NotRun(verdict)));
+                abandon.push(call);
+            }
+            EarlyStep::Ask(decision) => {
+                let shown = self
+                    .renderer
+                    .as_ref()
+                    .and_then(|r| r.prompt_summary(&id))
+                    .unwrap_or_else(|| format!("{name}(<streaming>)"));
+                calls.early.insert(call, Early::Asking);
+                // The place in line is taken now, in call order.
+                let ticket = prompts.ticket();
+                pending.push(Box::pin(async move {
+                    let answer = tools
+                        .confirm_early(&id, &name, &shown, decision, ticket)
+                        .await;
+                    Settled::Early(call, answer)
+                }));
+            }
         }
+    }
+
+    /// A prompt settled something about call number `call`.
+    fn on_settled<'t>(
+        &self,
+        settled: Settled,
+        calls: &mut Calls,
+        pending: &mut Pending<'t>,
+        tools: &'t ToolCoordinator<'_>,
+        prompts: &'t Prompts,
+        abandon: &mut Vec<usize>,
+    ) {
+        match settled {
+            Settled::Verdict(call, verdict) => self.settle(calls, call, verdict),
+            Settled::Early(call, answer) => {
+                if let Some(request) = calls.complete.remove(&call) {
+                    let decided = tools.decide_after(&request, prompts, Some(answer));
+                    self.decided(call, decided, calls, pending, tools, prompts);
+                    return;
+                }
+                // Still streaming: a decline ends it now.
+                if matches!(answer, Answer::NotRun(_)) {
+                    abandon.push(call);
+                }
+                calls.early.insert(call, Early::Answered(answer));
+            }
+        }
+    }
+
+    /// What `decide` decided for call number `call`: keep the verdict, or
+    /// put the question to the user.
+    fn decided<'t>(
+        &self,
+        call: usize,
+        decided: Decided,
+        calls: &mut Calls,
+        pending: &mut Pending<'t>,
+        tools: &'t ToolCoordinator<'_>,
+        prompts: &'t Prompts,
+    ) {
+        match decided {
+            Decided::Now(verdict) => self.settle(calls, call, verdict),
+            Decided::Ask(ask) => {
+                // The place in line is taken now, in call order.
+                let ticket = prompts.ticket();
+                pending.push(Box::pin(async move {
+                    Settled::Verdict(call, tools.confirm(ask, ticket).await)
+                }));
+            }
+        }
+    }
+
+    /// A call's verdict is known: shows it and keeps it for `RunTools`.
+    fn settle(&self, calls: &mut Calls, call: usize, verdict: Verdict) {
+        self.show_verdict(&verdict);
+        calls.verdicts.insert(call, verdict);
     }
 
     fn hidden(&self, tool: &str) -> bool {

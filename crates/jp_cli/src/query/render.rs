@@ -281,7 +281,6 @@ impl ToolRenderer {
     /// arriving. A real value is JSON (a string is quoted), so the unquoted
     /// placeholder cannot be one.
     #[must_use]
-    #[cfg_attr(not(test), allow(dead_code))]
     pub fn summary(&self, id: &str) -> Option<String> {
         let call = self.calls.get(id)?;
         let parts: Vec<String> = call
@@ -293,6 +292,38 @@ impl ToolRenderer {
             })
             .collect();
         Some(parts.join(", "))
+    }
+
+    /// The call as a prompt shows it while its arguments stream, in the
+    /// configured format: `NAME(path: "a", content: <streaming>)` or
+    /// `NAME {"path": "a", "content": <streaming>}`. `<streaming>` is not
+    /// JSON, so it cannot be read as a value (or, in the JSON form, as a
+    /// key); a call with no argument yet is `NAME(<streaming>)`.
+    #[must_use]
+    pub fn prompt_summary(&self, id: &str) -> Option<String> {
+        let call = self.calls.get(id)?;
+        let name = sanitize(&call.name);
+        if call.arguments.is_empty() {
+            return Some(format!("{name}(<streaming>)"));
+        }
+        Some(match self.options.format {
+            CallFormat::FunctionCall => format!("{name}({})", self.summary(id)?),
+            CallFormat::Json => {
+                let parts: Vec<String> = call
+                    .arguments
+                    .iter()
+                    .map(|(key, value)| {
+                        let quoted = serde_json::Value::from(key.as_str()).to_string();
+                        let key = sanitize(&quoted);
+                        match value {
+                            Some(value) => format!("{key}: {}", sanitize(value)),
+                            None => format!("{key}: <streaming>"),
+                        }
+                    })
+                    .collect();
+                format!("{name} {{{}}}", parts.join(", "))
+            }
+        })
     }
 
     /// Wraps lines wider than the terminal; the continuation keeps the

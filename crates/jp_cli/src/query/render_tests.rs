@@ -218,3 +218,45 @@ fn the_summary_marks_exactly_what_still_streams() {
         assert_eq!(line, format!("summary a: {summary}"), "{args}");
     }
 }
+
+#[test]
+fn the_prompt_summary_follows_the_format_and_marks_what_streams() {
+    for (format, expected) in [
+        (
+            CallFormat::FunctionCall,
+            [
+                "fs_create_file(<streaming>)",
+                "fs_create_file(path: \"src/a.rs\", content: <streaming>)",
+            ],
+        ),
+        (
+            CallFormat::Json,
+            [
+                "fs_create_file(<streaming>)",
+                "fs_create_file {\"path\": \"src/a.rs\", \"content\": <streaming>}",
+            ],
+        ),
+    ] {
+        let mut renderer = ToolRenderer::new(RenderOptions {
+            format,
+            show_arguments: true,
+            max_lines: 20,
+            width: 80,
+        });
+        renderer.start("a", "fs_create_file");
+        assert_eq!(renderer.prompt_summary("a").unwrap(), expected[0]);
+        let mut parser = jp_conversation::IncrementalArgParser::new();
+        for fragment in parser
+            .push(r#"{"path": "src/a.rs", "content": "fn ma"#)
+            .unwrap()
+        {
+            renderer.progress(&ToolCallArgumentProgress {
+                tool_call_id: "a".into(),
+                tool_name: "fs_create_file".into(),
+                fragment,
+            });
+        }
+        assert_eq!(renderer.prompt_summary("a").unwrap(), expected[1]);
+        assert_eq!(renderer.prompt_summary("b"), None);
+    }
+}

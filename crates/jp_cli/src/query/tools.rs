@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use jp_config::AppConfig;
-use jp_config::policy::{Decision, Mode, Policy, PolicyField, Workspace};
+use jp_config::policy::{Decision, Mode, Policy, PolicyField, StreamingPolicyState, Workspace};
 use jp_config::tool::effective::effective_policy;
 use jp_config::tool::{ToolConfig, ToolSource, check_arguments, offered, run_limits};
 use jp_conversation::{ArgumentsError, ResponseStatus, ToolCallRequest, ToolCallResponse};
@@ -26,6 +26,7 @@ use jp_tool::{Action, Context, Outcome, Request, ToolInfo};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::early::{Answer, CallWatch};
 use crate::printer::{Printer, Style, cut};
 use crate::prompt::{Choice, PromptError, PromptTurn, Prompts, Ticket};
 
@@ -177,59 +178,77 @@ impl<'a> ToolCoordinator<'a> {
     /// Decides whether `call` may run: a verdict now, or a prompt to put
     /// to the user ([`ToolCoordinator::confirm`]). Without a way to prompt
     /// (`prompts` unavailable), what would ask is declined.
+    #[cfg(test)]
     pub fn decide(&self, call: &ToolCallRequest, prompts: &Prompts) -> Decided {
+        self.decide_after(call, prompts, None)
+    }
+
+    /// [`decide`](Self::decide) for a call about which something was
+    /// decided while it streamed (`early`). The complete arguments are
+    /// checked and evaluated once more (architecture decision 7): a refusal
+    /// or a stricter mode wins; an approval stands only if they would still
+    /// ask at most.
+    pub fn decide_after(
+        &self,
+        call: &ToolCallRequest,
+        prompts: &Prompts,
+        early: Option<Answer>,
+    ) -> Decided {
         let name = call.name.as_str();
-        let not_run = |status, content: String, note: String| {
-            Decided::Now(Verdict::NotRun {
-                response: ToolCallResponse {
-                    id: call.id.clone(),
-                    status,
-                    content,
-                },
-                note,
-            })
-        };
-        let Some(tool) = self.tool(name) else {
-            let available = self.available_tools();
-            return not_run(
-                ResponseStatus::Refused,
-                format!("There is no tool named `{name}`. Available tools: {available}."),
-                format!("{name}: refused: no such tool is configured"),
-            );
-        };
-        let arguments = match call.arguments() {
-            Ok(arguments) => arguments.clone(),
-            Err(error) => {
-                return not_run(
-                    ResponseStatus::Refused,
-                    format!("The call was not run because its arguments are unusable: {error}."),
-                    format!("{name}: refused: {error}"),
-                );
+        // Declined, skipped or interrupted while it streamed: it ended then,
+        // with only part of its arguments.
+        let early = match early {
+            // It answers the call as recorded, whose id may have been
+            // changed since it started (a repeated id).
+            Some(Answer::NotRun(Verdict::NotRun { response, note })) => {
+                return Decided::Now(Verdict::NotRun {
+                    response: ToolCallResponse {
+                        id: call.id.clone(),
+                        ..response
+                    },
+                    note,
+                });
             }
+            early => early,
+        };
+        let arguments = match self.admissible(call) {
+            Ok(arguments) => arguments,
+            Err(verdict) => return Decided::Now(verdict),
         };
         let value = Value::Object(arguments.clone());
-        if let Err(issues) = check_arguments(&tool.parameters, &value) {
-            let list = issues
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; ");
-            return not_run(
-                ResponseStatus::Refused,
-                format!(
-                    "The call was not run because its arguments do not fit the tool's parameters: {list}."
-                ),
-                format!("{name}: refused: the arguments do not fit its parameters: {list}"),
-            );
-        }
-        let decision = match self.evaluate(name, PolicyField::Run, &value) {
+        let batch = match self.evaluate(name, PolicyField::Run, &value) {
             Ok(decision) => decision,
             Err(error) => {
-                return not_run(
+                return Decided::Now(not_run(
+                    call,
                     ResponseStatus::Refused,
                     "The call was not run because jp could not evaluate its policy.".into(),
                     format!("{name}: refused: {error}"),
-                );
+                ));
+            }
+        };
+        let (decision, approved) = match early {
+            None => (batch, false),
+            Some(Answer::NotRun(verdict)) => return Decided::Now(verdict),
+            // Decided while streaming: the stricter of then and now.
+            Some(Answer::Policy(decision)) if decision.mode > batch.mode => (decision, false),
+            Some(Answer::Policy(_)) => (batch, false),
+            // Approved while streaming: it stands unless the complete
+            // arguments call for more than a question.
+            Some(Answer::Run { decision }) if batch.mode <= Mode::Ask => (decision, true),
+            Some(Answer::Run { .. }) => (batch, false),
+            Some(Answer::Edit { decision }) => {
+                if batch.mode == Mode::Skip {
+                    (batch, false)
+                } else {
+                    (
+                        Decision {
+                            mode: Mode::Edit,
+                            ..decision
+                        },
+                        false,
+                    )
+                }
             }
         };
         let why = decision.reason;
@@ -242,24 +261,146 @@ impl<'a> ToolCoordinator<'a> {
                 reason: why,
                 approved: false,
             }),
-            Mode::Skip => not_run(
-                ResponseStatus::Skipped,
-                "This call was skipped by the user's policy; it was not run.".into(),
-                format!("{name}: skipped ({why})"),
-            ),
-            mode @ (Mode::Ask | Mode::Edit) if !prompts.available() => not_run(
-                ResponseStatus::Declined,
-                "The call was not run: the user's policy requires confirmation and no one could confirm it (jp is running without a terminal).".into(),
-                format!(
-                    "{name}: declined: policy.run is {mode} ({why}) and no terminal is available; allow it with `--cfg 'conversation.tools.{name}.policy.run=unattended'` or run jp in a terminal"
-                ),
-            ),
+            Mode::Ask if approved => Decided::Now(Verdict::Run {
+                tool: name.to_owned(),
+                arguments,
+                edited: false,
+                mode: Mode::Ask,
+                reason: why,
+                approved: true,
+            }),
+            Mode::Skip => Decided::Now(skipped(&call.id, name, &why)),
+            Mode::Ask | Mode::Edit if !prompts.available() => {
+                let advice = self.narrow_advice(name, decision.rule, &|key: &str| {
+                    arguments.get(key).cloned()
+                });
+                Decided::Now(no_terminal(&call.id, name, decision.mode, &why, &advice))
+            }
             mode @ (Mode::Ask | Mode::Edit) => Decided::Ask(Ask {
                 call: call.clone(),
                 arguments,
                 mode,
                 why,
             }),
+        }
+    }
+
+    /// The call's arguments, when they are usable and fit the tool's
+    /// parameters; otherwise the verdict refusing it.
+    fn admissible(&self, call: &ToolCallRequest) -> Result<Map<String, Value>, Verdict> {
+        let name = call.name.as_str();
+        let Some(tool) = self.tool(name) else {
+            let available = self.available_tools();
+            return Err(not_run(
+                call,
+                ResponseStatus::Refused,
+                format!("There is no tool named `{name}`. Available tools: {available}."),
+                format!("{name}: refused: no such tool is configured"),
+            ));
+        };
+        let arguments = match call.arguments() {
+            Ok(arguments) => arguments.clone(),
+            Err(error) => {
+                return Err(not_run(
+                    call,
+                    ResponseStatus::Refused,
+                    format!("The call was not run because its arguments are unusable: {error}."),
+                    format!("{name}: refused: {error}"),
+                ));
+            }
+        };
+        if let Err(issues) = check_arguments(&tool.parameters, &Value::Object(arguments.clone())) {
+            let list = issues
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(not_run(
+                call,
+                ResponseStatus::Refused,
+                format!(
+                    "The call was not run because its arguments do not fit the tool's parameters: {list}."
+                ),
+                format!("{name}: refused: the arguments do not fit its parameters: {list}"),
+            ));
+        }
+        Ok(arguments)
+    }
+
+    /// Starts deciding a call of `name` as its arguments stream: its
+    /// policy's decision at once when the policy needs no arguments (a
+    /// mode string, a first catch-all), a watch otherwise. `None` for a
+    /// tool that is not offered (refused when it completes).
+    pub fn watch(&self, name: &str) -> Option<Result<Decision, CallWatch>> {
+        self.tool(name)?;
+        let policy = self.policy(name, PolicyField::Run)?;
+        let state = StreamingPolicyState::new(policy);
+        Some(match state.decision() {
+            Some(decision) => Ok(decision.clone()),
+            None => Err(CallWatch::new(state)),
+        })
+    }
+
+    /// The workspace that `path` arguments are resolved in.
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    /// What to do about a call (`id`, `name`) whose policy decided while
+    /// its arguments stream.
+    /// `known` gives each top-level argument that has arrived.
+    pub fn early(
+        &self,
+        id: &str,
+        name: &str,
+        decision: Decision,
+        prompts: &Prompts,
+        known: &dyn Fn(&str) -> Option<Value>,
+    ) -> EarlyStep {
+        match decision.mode {
+            Mode::Unattended | Mode::Edit => EarlyStep::Keep(decision),
+            Mode::Skip => EarlyStep::NotRun(skipped(id, name, &decision.reason)),
+            Mode::Ask if !prompts.available() => {
+                let advice = self.narrow_advice(name, decision.rule, known);
+                EarlyStep::NotRun(no_terminal(id, name, Mode::Ask, &decision.reason, &advice))
+            }
+            Mode::Ask => EarlyStep::Ask(decision),
+        }
+    }
+
+    /// Asks about a call whose arguments still stream (`shown`: the call
+    /// with what has arrived), when `ticket`'s turn comes: run it once
+    /// complete, edit it then, or decline it now.
+    pub async fn confirm_early(
+        &self,
+        id: &str,
+        name: &str,
+        shown: &str,
+        decision: Decision,
+        ticket: Ticket<'_>,
+    ) -> Answer {
+        let call = ToolCallRequest::new(id, name, Map::new());
+        let prompt = match ticket.wait().await {
+            Ok(prompt) => prompt,
+            Err(_) => return Answer::NotRun(interrupted(&call)),
+        };
+        let question = format!("Run {}?", cut(shown, 160));
+        match prompt.choose(&question, &EARLY_CHOICES).await {
+            Ok('y') => Answer::Run { decision },
+            Ok('e') => Answer::Edit { decision },
+            Ok(_) => Answer::NotRun(not_run(
+                &call,
+                ResponseStatus::Declined,
+                "The user declined this call; it was not run.".into(),
+                format!("{name}: declined by you"),
+            )),
+            Err(PromptError::Interrupted) => Answer::NotRun(interrupted(&call)),
+            Err(error) => Answer::NotRun(not_run(
+                &call,
+                ResponseStatus::Declined,
+                "The call was not run: the user could not be asked.".into(),
+                format!("{name}: declined: {error}"),
+            )),
         }
     }
 
@@ -653,6 +794,101 @@ impl<'a> ToolCoordinator<'a> {
         }
     }
 
+    /// How to let a call like this one run without a terminal, and no
+    /// other: a rule on the argument that decided (or on the call's path),
+    /// placed before the rule that asked (`rule`; `None` for the implicit
+    /// fallback). Never a blanket `unattended` for the whole tool.
+    fn narrow_advice(
+        &self,
+        name: &str,
+        rule: Option<usize>,
+        known: &dyn Fn(&str) -> Option<Value>,
+    ) -> String {
+        let alias = self
+            .policy(name, PolicyField::Run)
+            .is_some_and(|policy| policy.is_alias());
+        let place = match rule {
+            // `run = "ask"`: rules replace the mode string.
+            Some(_) if alias => "in a policy.run list that ends with { mode = \"ask\" }".to_owned(),
+            Some(index) => format!("before policy.run[{index}]"),
+            None => "at the end of policy.run".to_owned(),
+        };
+        let deciding = rule.and_then(|index| {
+            self.policy(name, PolicyField::Run)?
+                .rules()
+                .iter()
+                .find(|r| r.index == index)
+                .and_then(|r| r.condition.clone())
+        });
+        // The argument the deciding rule looks at, when it is a top-level
+        // one; otherwise the call's first path argument.
+        let key = match &deciding {
+            Some(condition) => match condition.steps() {
+                [jp_config::policy::Step::Member(key)] => Some(key.clone()),
+                _ => None,
+            },
+            None => self.tool(name).and_then(|tool| {
+                tool.parameters
+                    .iter()
+                    .find(|(key, p)| {
+                        p.kind == jp_config::tool::ParamType::Path && known(key).is_some()
+                    })
+                    .map(|(key, _)| key.clone())
+            }),
+        };
+        let value = key
+            .as_deref()
+            .and_then(known)
+            .filter(|v| v.is_string() || v.is_number() || v.is_boolean());
+        // Suggested only when it would really let this call run: a path
+        // that escapes the workspace or cannot be resolved never runs
+        // unattended, whatever rule names it.
+        let (key, value) = match (key, value) {
+            (Some(key), Some(value)) if self.would_run(name, &key, &value) => {
+                (Some(key), Some(value))
+            }
+            _ => (None, None),
+        };
+        match (key, value) {
+            (Some(key), Some(value)) => format!(
+                "run jp in a terminal to answer, or allow calls like this one with a rule {place} in conversation.tools.{name}: {{ arg = \"/{key}\", const = {value}, mode = \"unattended\" }}"
+            ),
+            _ => format!(
+                "run jp in a terminal to answer, or add a rule for calls like this one {place} in conversation.tools.{name} (`jp policy check {name}` tries it)"
+            ),
+        }
+    }
+
+    /// Whether the rule `{ arg = "/KEY", const = VALUE, mode =
+    /// "unattended" }` would run a call whose `KEY` is `value`.
+    fn would_run(&self, name: &str, key: &str, value: &Value) -> bool {
+        let Some(tool) = self.tool(name) else {
+            return false;
+        };
+        let rule: indexmap::IndexMap<String, Value> = [
+            ("arg".to_owned(), Value::from(format!("/{key}"))),
+            ("const".to_owned(), value.clone()),
+            ("mode".to_owned(), Value::from("unattended")),
+        ]
+        .into_iter()
+        .collect();
+        let spec = jp_config::policy::PolicySpec::Rules(vec![jp_config::policy::RuleSpec(rule)]);
+        let compiled = Policy::compile(
+            &spec,
+            PolicyField::Run,
+            jp_config::policy::RuleOrigin::Tool,
+            &tool.parameters,
+        );
+        let mut arguments = Map::new();
+        arguments.insert(key.to_owned(), value.clone());
+        compiled.policy.is_some_and(|policy| {
+            policy
+                .evaluate_in(&Value::Object(arguments), &self.workspace)
+                .mode
+                == Mode::Unattended
+        })
+    }
+
     fn available_tools(&self) -> String {
         let names = offered(&self.config.conversation.tools)
             .map(|(name, _)| name.as_str())
@@ -685,6 +921,22 @@ const RUN_CHOICES: [Choice; 4] = [
     },
 ];
 
+/// The answers to "Run this call?" while its arguments still stream.
+const EARLY_CHOICES: [Choice; 3] = [
+    Choice {
+        key: 'y',
+        help: "run the call once its arguments are complete",
+    },
+    Choice {
+        key: 'n',
+        help: "decline it now (the rest of it is not streamed)",
+    },
+    Choice {
+        key: 'e',
+        help: "edit the arguments in $VISUAL or $EDITOR once they are complete",
+    },
+];
+
 /// The answers after an edit that cannot run.
 const RETRY_CHOICES: [Choice; 2] = [
     Choice {
@@ -714,6 +966,65 @@ pub enum Decided {
     Now(Verdict),
     /// The user must be asked.
     Ask(Ask),
+}
+
+/// What to do about a call whose policy decided while it streams.
+#[derive(Debug)]
+pub enum EarlyStep {
+    /// Keep the decision (`unattended`, `edit`) for when the arguments are
+    /// complete.
+    Keep(Decision),
+    /// Ask the user now.
+    Ask(Decision),
+    /// It will not run: answer it now.
+    NotRun(Verdict),
+}
+
+/// A verdict that does not run `call`.
+fn not_run(
+    call: &ToolCallRequest,
+    status: ResponseStatus,
+    content: String,
+    note: String,
+) -> Verdict {
+    Verdict::NotRun {
+        response: ToolCallResponse {
+            id: call.id.clone(),
+            status,
+            content,
+        },
+        note,
+    }
+}
+
+/// The verdict for a call the policy skips.
+fn skipped(id: &str, name: &str, why: &str) -> Verdict {
+    Verdict::NotRun {
+        response: ToolCallResponse {
+            id: id.to_owned(),
+            status: ResponseStatus::Skipped,
+            content: "This call was skipped by the user's policy; it was not run.".into(),
+        },
+        note: format!("{name}: skipped ({why})"),
+    }
+}
+
+/// The verdict for a call whose policy asks when no one can answer
+/// (decision 6).
+fn no_terminal(id: &str, name: &str, mode: Mode, why: &str, advice: &str) -> Verdict {
+    let must = if mode == Mode::Edit {
+        "jp must open an editor"
+    } else {
+        "jp must ask"
+    };
+    Verdict::NotRun {
+        response: ToolCallResponse {
+            id: id.to_owned(),
+            status: ResponseStatus::Declined,
+            content: "The call was not run: the user's policy requires confirmation and no one could confirm it (jp is running without a terminal).".into(),
+        },
+        note: format!("{name}: declined: {why}, so {must}, and no terminal is available; {advice}"),
+    }
 }
 
 /// How editing a call's arguments ended.

@@ -8,7 +8,7 @@
 //! the conversation, decide a call, run the calls, request the next
 //! response, finish.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use jp_conversation::{
     ArgumentsError, EventBuilder, EventKind, FlushedEvent, ResponseStatus,
@@ -34,6 +34,14 @@ pub enum Input {
     Reply(Option<String>),
     /// Every call of the last response has its response recorded.
     ToolsDone,
+    /// Call number `call` of this response was declined while its
+    /// arguments streamed: end it with the arguments that completed and
+    /// drop the rest of its chunks; when no other call is still streaming,
+    /// stop the stream (nothing after the calls is worth paying for).
+    Abandon {
+        /// The call's number in the response.
+        call: usize,
+    },
 }
 
 /// What the coordinator asks the shell to do.
@@ -52,21 +60,45 @@ pub enum Action {
     Notice(String),
     /// A tool call began streaming.
     ToolCallStarted {
+        /// The call's number in this response, from 0: how the shell tells
+        /// calls apart (ids come from the provider and may repeat).
+        call: usize,
         /// The call's id.
         id: String,
         /// The tool's name.
         name: String,
     },
     /// A piece of a call's arguments arrived.
-    ArgumentProgress(ToolCallArgumentProgress),
+    ArgumentProgress {
+        /// The call's number in this response.
+        call: usize,
+        /// What arrived.
+        progress: ToolCallArgumentProgress,
+    },
     /// Append this event to the conversation and save it.
     Record(EventKind),
     /// A call is complete: decide whether it may run (the shell records the
     /// decision and, for a call that will not run, its response).
-    Decide(ToolCallRequest),
-    /// The response ended with these calls: run the approved ones, record
-    /// every call's response, then send [`Input::ToolsDone`].
-    RunTools(Vec<ToolCallRequest>),
+    Decide {
+        /// The call's number in this response.
+        call: usize,
+        /// The call.
+        request: ToolCallRequest,
+    },
+    /// Stop reading the response and close its stream: a declined call was
+    /// the last one streaming. The response's end follows.
+    CancelStream {
+        /// The declined call's number.
+        call: usize,
+        /// The declined call's tool.
+        tool: String,
+        /// How many bytes of its arguments had arrived.
+        bytes: usize,
+    },
+    /// The response ended with these calls (each with its number): run the
+    /// approved ones, record every call's response, then send
+    /// [`Input::ToolsDone`].
+    RunTools(Vec<(usize, ToolCallRequest)>),
     /// Ask the user for a reply (they stopped the turn to write one), then
     /// send [`Input::Reply`].
     AskReply,
@@ -107,7 +139,14 @@ pub struct TurnCoordinator {
     builder: EventBuilder,
     cycle: usize,
     max_cycles: usize,
-    calls: Vec<ToolCallRequest>,
+    calls: Vec<(usize, ToolCallRequest)>,
+    /// The open tool calls of this response: stream index to call number.
+    open: HashMap<usize, usize>,
+    /// Stream indexes of calls abandoned while they streamed; their later
+    /// parts are dropped.
+    abandoned: HashSet<usize>,
+    /// The next call number.
+    next_call: usize,
     finish: Option<FinishReason>,
     /// Every tool-call id in the conversation so far.
     seen_ids: HashSet<String>,
@@ -124,6 +163,9 @@ impl TurnCoordinator {
             cycle: 0,
             max_cycles: max_cycles.max(1),
             calls: Vec::new(),
+            open: HashMap::new(),
+            abandoned: HashSet::new(),
+            next_call: 0,
             finish: None,
             seen_ids,
         }
@@ -144,6 +186,9 @@ impl TurnCoordinator {
         self.phase = Phase::Streaming;
         self.builder = EventBuilder::new();
         self.calls.clear();
+        self.open.clear();
+        self.abandoned.clear();
+        self.next_call = 0;
         self.finish = None;
         vec![Action::Request { cycle: self.cycle }]
     }
@@ -165,6 +210,7 @@ impl TurnCoordinator {
             }
             (Phase::Streaming, Input::Interrupted) => self.on_end(Some(TurnEnd::Interrupted)),
             (Phase::Streaming, Input::Stopped) => self.on_end(Some(TurnEnd::Stopped)),
+            (Phase::Streaming, Input::Abandon { call }) => self.abandon(call),
             (Phase::RunningTools, Input::ToolsDone) => self.next_request(),
             // The shell answered every call already.
             (Phase::RunningTools, Input::Stopped) => {
@@ -192,6 +238,19 @@ impl TurnCoordinator {
     fn on_event(&mut self, event: StreamEvent) -> Vec<Action> {
         match event {
             StreamEvent::Part { index, part } => {
+                let starts = matches!(
+                    part,
+                    jp_conversation::EventPart::ToolCall(
+                        jp_conversation::ToolCallPart::Start { .. }
+                    )
+                );
+                if self.abandoned.contains(&index) {
+                    if !starts {
+                        // The rest of a declined call: not wanted.
+                        return Vec::new();
+                    }
+                    self.abandoned.remove(&index);
+                }
                 let mut actions = Vec::new();
                 match &part {
                     jp_conversation::EventPart::Message(text) => {
@@ -202,15 +261,32 @@ impl TurnCoordinator {
                     }
                     jp_conversation::EventPart::ToolCall(
                         jp_conversation::ToolCallPart::Start { id, name },
-                    ) => actions.push(Action::ToolCallStarted {
-                        id: id.clone(),
-                        name: name.clone(),
-                    }),
+                    ) => {
+                        if self.open.contains_key(&index) {
+                            // A second start at an open index: the builder
+                            // rejects it below.
+                        } else {
+                            let call = self.next_call;
+                            self.next_call += 1;
+                            self.open.insert(index, call);
+                            actions.push(Action::ToolCallStarted {
+                                call,
+                                id: id.clone(),
+                                name: name.clone(),
+                            });
+                        }
+                    }
                     jp_conversation::EventPart::ToolCall(_) => {}
                 }
                 match self.builder.handle_part(index, part) {
                     Ok(progress) => {
-                        actions.extend(progress.into_iter().map(Action::ArgumentProgress));
+                        if let Some(&call) = self.open.get(&index) {
+                            actions.extend(
+                                progress
+                                    .into_iter()
+                                    .map(|progress| Action::ArgumentProgress { call, progress }),
+                            );
+                        }
                     }
                     Err(error) => actions.push(Action::Notice(format!(
                         "ignored a malformed part of the response: {error}"
@@ -218,11 +294,16 @@ impl TurnCoordinator {
                 }
                 actions
             }
-            StreamEvent::Flush { index } => self
-                .builder
-                .handle_flush(index)
-                .map(|flushed| self.flushed(flushed))
-                .unwrap_or_default(),
+            StreamEvent::Flush { index } => {
+                if self.abandoned.contains(&index) {
+                    return Vec::new();
+                }
+                let call = self.open.remove(&index);
+                self.builder
+                    .handle_flush(index)
+                    .map(|flushed| self.flushed(call, flushed))
+                    .unwrap_or_default()
+            }
             StreamEvent::Finished(reason) => {
                 self.finish = Some(reason);
                 Vec::new()
@@ -235,7 +316,46 @@ impl TurnCoordinator {
         }
     }
 
-    fn flushed(&mut self, flushed: FlushedEvent) -> Vec<Action> {
+    /// The value of the top-level argument `key` of call number `call`,
+    /// once that argument is complete and while the call streams.
+    #[must_use]
+    pub fn argument(&self, call: usize, key: &str) -> Option<&serde_json::Value> {
+        let index = self.index_of(call)?;
+        self.builder.argument(index, key)
+    }
+
+    fn index_of(&self, call: usize) -> Option<usize> {
+        self.open
+            .iter()
+            .find_map(|(&index, &open)| (open == call).then_some(index))
+    }
+
+    /// Ends call number `call`, declined while it streamed; stops the
+    /// stream when no other call is still streaming.
+    fn abandon(&mut self, call: usize) -> Vec<Action> {
+        let Some(index) = self.index_of(call) else {
+            // Flushed already: it is decided the normal way.
+            return Vec::new();
+        };
+        let bytes = self.builder.argument_bytes(index);
+        self.open.remove(&index);
+        self.abandoned.insert(index);
+        let mut actions = Vec::new();
+        let mut tool = String::new();
+        if let Some(flushed) = self.builder.abandon(index) {
+            if let FlushedEvent::ToolCallRequest(request) = &flushed {
+                tool.clone_from(&request.name);
+            }
+            actions.extend(self.flushed(Some(call), flushed));
+        }
+        if !self.builder.has_open_calls() {
+            actions.push(Action::CancelStream { call, tool, bytes });
+            actions.extend(self.on_end(None));
+        }
+        actions
+    }
+
+    fn flushed(&mut self, call: Option<usize>, flushed: FlushedEvent) -> Vec<Action> {
         match flushed {
             FlushedEvent::Message(content) if content.is_empty() => Vec::new(),
             FlushedEvent::Message(content) => {
@@ -245,12 +365,19 @@ impl TurnCoordinator {
             FlushedEvent::Reasoning(content) => {
                 vec![Action::Record(EventKind::AssistantReasoning { content })]
             }
-            FlushedEvent::ToolCallRequest(call) => {
-                let call = self.unique(call);
-                self.calls.push(call.clone());
+            FlushedEvent::ToolCallRequest(request) => {
+                let request = self.unique(request);
+                let call = call.unwrap_or_else(|| {
+                    // Every call starts before it flushes; a number of its
+                    // own keeps it apart all the same.
+                    let call = self.next_call;
+                    self.next_call += 1;
+                    call
+                });
+                self.calls.push((call, request.clone()));
                 vec![
-                    Action::Record(EventKind::ToolCallRequest(call.clone())),
-                    Action::Decide(call),
+                    Action::Record(EventKind::ToolCallRequest(request.clone())),
+                    Action::Decide { call, request },
                 ]
             }
         }
@@ -283,19 +410,20 @@ impl TurnCoordinator {
         // Whatever the provider left open: text is kept; calls come back
         // marked truncated, so they are refused, never run.
         let mut actions = Vec::new();
-        for flushed in self.builder.interrupt() {
-            actions.extend(self.flushed(flushed));
+        for (index, flushed) in self.builder.interrupt_each() {
+            let call = self.open.remove(&index);
+            actions.extend(self.flushed(call, flushed));
         }
         if let Some(failure) = failure {
             // A failed response never runs its calls; each gets an
             // "interrupted" response so the conversation stays valid.
-            actions.retain(|a| !matches!(a, Action::Decide(_)));
+            actions.retain(|a| !matches!(a, Action::Decide { .. }));
             let content = match failure {
                 TurnEnd::Interrupted => "The call was not run: the user interrupted the turn.",
                 TurnEnd::Stopped => "The call was not run: the user stopped the response.",
                 _ => "The call was not run: the response failed before it ended.",
             };
-            for call in self.calls.drain(..) {
+            for (_, call) in self.calls.drain(..) {
                 actions.push(Action::Record(EventKind::ToolCallResponse(
                     ToolCallResponse {
                         id: call.id,
@@ -368,13 +496,14 @@ mod tests {
                 Action::Reasoning(_) => "reasoning",
                 Action::Notice(_) => "notice",
                 Action::ToolCallStarted { .. } => "started",
-                Action::ArgumentProgress(_) => "progress",
+                Action::ArgumentProgress { .. } => "progress",
                 Action::Record(EventKind::AssistantMessage { .. }) => "record message",
                 Action::Record(EventKind::ToolCallRequest(_)) => "record call",
                 Action::Record(EventKind::ToolCallResponse(_)) => "record response",
                 Action::Record(_) => "record",
-                Action::Decide(_) => "decide",
+                Action::Decide { .. } => "decide",
                 Action::RunTools(_) => "run tools",
+                Action::CancelStream { .. } => "cancel stream",
                 Action::AskReply => "ask reply",
                 Action::Finish(_) => "finish",
             })
@@ -417,6 +546,69 @@ mod tests {
     }
 
     #[test]
+    fn an_abandoned_call_ends_with_its_completed_arguments_and_stops_the_stream_when_last() {
+        let mut turn = TurnCoordinator::new(8, HashSet::new());
+        turn.start();
+        let actions = run(
+            &mut turn,
+            vec![
+                part(1, start("a")),
+                part(1, chunk(r#"{"path":".env","content":"AAAA"#)),
+                part(2, start("b")),
+                part(2, chunk(r#"{"path":"x""#)),
+            ],
+        );
+        assert_eq!(
+            without_progress(&actions),
+            ["started", "started"],
+            "{actions:?}"
+        );
+        assert_eq!(turn.argument(0, "path"), Some(&serde_json::json!(".env")));
+        assert_eq!(turn.argument(0, "content"), None, "still streaming");
+        // Call 0 (index 1) is declined while call 1 still streams: it ends,
+        // and the stream goes on for call 1.
+        let actions = turn.handle(Input::Abandon { call: 0 });
+        assert_eq!(kinds(&actions), ["record call", "decide"]);
+        let Some(Action::Decide { call: 0, request }) = actions.last() else {
+            panic!("{actions:?}")
+        };
+        assert_eq!(
+            serde_json::Value::Object(request.received_arguments().clone()),
+            serde_json::json!({ "path": ".env" })
+        );
+        assert!(request.arguments().is_err(), "an abandoned call never runs");
+        // Its later chunks and flush are dropped.
+        let actions = run(
+            &mut turn,
+            vec![part(1, chunk(r#"BBBB"}"#)), flush(1), part(2, chunk("}"))],
+        );
+        assert_eq!(without_progress(&actions), Vec::<&str>::new());
+        // Declining the last streaming call stops the stream; the response
+        // ends there with both calls.
+        let actions = turn.handle(Input::Abandon { call: 1 });
+        assert_eq!(
+            kinds(&actions),
+            ["record call", "decide", "cancel stream", "run tools"]
+        );
+        assert!(matches!(
+            &actions[2],
+            Action::CancelStream { call: 1, tool, bytes: 12 } if tool == "t"
+        ));
+        let Some(Action::RunTools(calls)) = actions.last() else {
+            panic!()
+        };
+        assert_eq!(
+            calls
+                .iter()
+                .map(|(n, c)| (*n, c.id.as_str()))
+                .collect::<Vec<_>>(),
+            [(0, "a"), (1, "b")]
+        );
+        // An abandon after the stream ended changes nothing.
+        assert_eq!(turn.handle(Input::Abandon { call: 1 }), Vec::new());
+    }
+
+    #[test]
     fn tool_calls_then_follow_up() {
         let mut turn = TurnCoordinator::new(8, HashSet::new());
         turn.start();
@@ -440,7 +632,7 @@ mod tests {
         let progressed: std::collections::BTreeSet<&str> = actions
             .iter()
             .filter_map(|a| match a {
-                Action::ArgumentProgress(p) => Some(p.tool_call_id.as_str()),
+                Action::ArgumentProgress { progress: p, .. } => Some(p.tool_call_id.as_str()),
                 _ => None,
             })
             .collect();
@@ -461,7 +653,7 @@ mod tests {
             panic!()
         };
         assert_eq!(
-            calls.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
+            calls.iter().map(|(_, c)| c.id.as_str()).collect::<Vec<_>>(),
             ["b", "a"]
         );
         assert_eq!(
@@ -495,7 +687,7 @@ mod tests {
         let decided = actions
             .iter()
             .find_map(|a| match a {
-                Action::Decide(call) => Some(call.clone()),
+                Action::Decide { request, .. } => Some(request.clone()),
                 _ => None,
             })
             .unwrap();
@@ -567,7 +759,7 @@ mod tests {
         };
         let summary: Vec<(&str, Option<String>)> = calls
             .iter()
-            .map(|c| (c.id.as_str(), c.error().map(ToString::to_string)))
+            .map(|(_, c)| (c.id.as_str(), c.error().map(ToString::to_string)))
             .collect();
         let refused = |id: &str| {
             Some(format!(
