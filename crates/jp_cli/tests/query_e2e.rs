@@ -828,3 +828,67 @@ fn color_flag_colours_chrome_and_never_the_answer() {
     );
     assert!(!run.stderr.contains('\u{1b}'), "{:?}", run.stderr);
 }
+
+#[test]
+fn tool_output_that_is_not_utf8_reaches_the_user_and_the_model_safely() {
+    let ws = initialized();
+    // A Latin-1 "café" in the outcome and in the log.
+    ws.write(
+        "project/.jp/latin.sh",
+        "cat >/dev/null\nprintf 'caf\\351 log\\n' >&2\nprintf '{\"type\":\"success\",\"content\":\"caf\\351\"}'\n",
+    );
+    // Binary garbage, with a NUL and a clear-screen sequence, instead of
+    // an outcome.
+    ws.write(
+        "project/.jp/binary.sh",
+        "cat >/dev/null\nprintf '\\377\\376\\000\\033[2J'\n",
+    );
+    ws.write(
+        "project/.jp/tools.toml",
+        "[conversation.tools.latin]\ncommand = [\"sh\", \".jp/latin.sh\"]\npolicy.run = \"unattended\"\n\
+         [conversation.tools.binary]\ncommand = [\"sh\", \".jp/binary.sh\"]\npolicy.run = \"unattended\"\n",
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[
+                Item::Tool("toolu_1", "latin", "{}"),
+                Item::Tool("toolu_2", "binary", "{}"),
+            ],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(&[Item::Text("Ok.")], "end_turn", false)),
+    ]);
+    let run = query(
+        &ws,
+        &server,
+        "anthropic/claude-haiku-4-5",
+        &["--cfg", "@.jp/tools.toml"],
+        "go",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "Ok.\n");
+    let times = regex::Regex::new(r"(?m)^\S+Z +").unwrap();
+    // The user is told that bytes were replaced, sees the rest, and sees
+    // the garbage quoted with escapes (never raw).
+    assert_eq!(
+        times.replace_all(&run.stderr, ""),
+        "── jp (anthropic/claude-haiku-4-5) ──\n\
+         Calling tool latin()\n  \
+         unattended (policy.run is \"unattended\")\n\
+         Calling tool binary()\n  \
+         unattended (policy.run is \"unattended\")\n\
+         WARN the tool wrote bytes that are not UTF-8 to stdout; they were replaced with U+FFFD tool=\"latin\"\n  \
+         latin success: caf\u{fffd}\n  \
+         binary error: tool `binary` wrote something other than an outcome to stdout: expected value at line 1 column 1; it starts with \"\u{fffd}\u{fffd}\\0\\u{1b}[2J\"\n"
+    );
+    let sent = server.wait_for(2, Duration::from_secs(5))[1].json();
+    // The model gets the same: lossy text, or an error that says why.
+    assert_eq!(
+        sent["messages"][2],
+        json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "caf\u{fffd}", "is_error": false},
+            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "tool `binary` wrote something other than an outcome to stdout: expected value at line 1 column 1; it starts with \"\u{fffd}\u{fffd}\\0\\u{1b}[2J\"", "is_error": true},
+        ]})
+    );
+}

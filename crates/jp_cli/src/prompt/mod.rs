@@ -178,6 +178,12 @@ pub struct ScriptedPrompter {
     /// Every question asked, with its keys: `Run x? [y,n,e,v]`; shared, so
     /// a test can read it after handing the prompter over.
     pub asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    /// Every tool question [`Prompter::ask`] got, whole (its kind, options
+    /// and default included); shared like `asked`.
+    pub questions: std::sync::Arc<std::sync::Mutex<Vec<Question>>>,
+    /// The text each [`Prompter::edit`] opened the editor on; shared like
+    /// `asked`.
+    pub opened: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 #[cfg(test)]
@@ -190,8 +196,12 @@ impl Prompter for ScriptedPrompter {
         &mut self,
         question: &str,
         choices: &[Choice],
-        _: &CancellationToken,
+        stop: &CancellationToken,
     ) -> Result<char, PromptError> {
+        // Like the terminal: a prompt whose turn was interrupted ends.
+        if stop.is_cancelled() {
+            return Err(PromptError::Interrupted);
+        }
         let keys = choices
             .iter()
             .map(|c| c.key.to_string())
@@ -208,17 +218,28 @@ impl Prompter for ScriptedPrompter {
         }
     }
 
-    fn ask(&mut self, question: &Question, _: &CancellationToken) -> Result<Value, PromptError> {
+    fn ask(&mut self, question: &Question, stop: &CancellationToken) -> Result<Value, PromptError> {
+        if stop.is_cancelled() {
+            return Err(PromptError::Interrupted);
+        }
         self.asked
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(question.text.clone());
+        self.questions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(question.clone());
         self.answers
             .pop_front()
             .ok_or_else(|| PromptError::Terminal("no scripted answer".into()))
     }
 
-    fn edit(&mut self, _: &str) -> Result<String, PromptError> {
+    fn edit(&mut self, text: &str) -> Result<String, PromptError> {
+        self.opened
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(text.to_owned());
         self.edits
             .pop_front()
             .ok_or_else(|| PromptError::Terminal("the script has no more edits".into()))

@@ -1061,13 +1061,8 @@ impl Session<'_> {
         }
     }
 
+    /// The call's result, as [`render::result_lines`] lays it out.
     fn show_result(&self, call: &ToolCallRequest, response: &ToolCallResponse, note: Option<&str>) {
-        if let Some(note) = note {
-            self.printer.chrome_line(Style::Warn, &format!("  {note}"));
-        }
-        if self.hidden(&call.name) {
-            return;
-        }
         let max = self
             .config
             .conversation
@@ -1075,36 +1070,9 @@ impl Session<'_> {
             .get(&call.name)
             .and_then(|t| t.style.result_lines)
             .unwrap_or(self.config.style.tool_call.result_lines) as usize;
-        let style = if response.is_error() {
-            Style::Bad
-        } else {
-            Style::Good
-        };
-        let lines: Vec<&str> = response.content.lines().collect();
-        let status = response.status.as_str();
-        if max == 0 || lines.is_empty() {
-            self.printer
-                .chrome_line(style, &format!("  {}: {status}", call.name));
-            return;
-        }
-        if lines.len() == 1 {
-            self.printer.chrome_line(
-                style,
-                &format!("  {} {status}: {}", call.name, cut(lines[0], 200)),
-            );
-            return;
-        }
-        self.printer
-            .chrome_line(style, &format!("  {} {status}:", call.name));
-        for line in lines.iter().take(max) {
-            self.printer
-                .chrome_line(Style::Dim, &format!("    {}", cut(line, 200)));
-        }
-        if lines.len() > max {
-            self.printer.chrome_line(
-                Style::Dim,
-                &format!("    … {} more lines", lines.len() - max),
-            );
+        let lines = render::result_lines(&call.name, response, note, max, self.hidden(&call.name));
+        for line in lines {
+            self.printer.chrome_line(line.style, &line.text);
         }
     }
 }

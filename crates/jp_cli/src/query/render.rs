@@ -9,10 +9,15 @@
 //! `new` texts of `fs_modify_file` patterns show as a diff (`-` and `+`).
 //! Only the current line of a string is kept, so memory is bounded by the
 //! cap, not by the argument.
+//!
+//! [`result_lines`] is the other half: what the user sees of a call's
+//! result once it ran.
 
 use std::collections::HashMap;
 
-use jp_conversation::{EmptyKind, StreamFragment, ToolCallArgumentProgress, ToolCallRequest};
+use jp_conversation::{
+    EmptyKind, StreamFragment, ToolCallArgumentProgress, ToolCallRequest, ToolCallResponse,
+};
 
 use crate::printer::{Style, cut, sanitize};
 
@@ -367,6 +372,70 @@ impl ToolRenderer {
         }
         out
     }
+}
+
+/// The most characters shown of one line of a tool result; the rest is
+/// cut with `…` (the terminal wraps what is shown).
+pub const RESULT_LINE_CHARS: usize = 200;
+
+/// What the user sees of a call's result, in a terminal and in a log
+/// alike: `note` (what happened to the result, when it did not simply go
+/// to the model), then the status with the content. A one-line content
+/// shares the status line; a longer one shows its first `max_lines` lines
+/// under it and counts the rest (`… N more lines`); an empty content, or a
+/// `max_lines` of 0, shows the status alone. A failed call's status line is
+/// [`Style::Bad`]. Each line is cut at [`RESULT_LINE_CHARS`] characters.
+/// A `hidden` tool (`style.hidden`) shows only the note.
+#[must_use]
+pub fn result_lines(
+    name: &str,
+    response: &ToolCallResponse,
+    note: Option<&str>,
+    max_lines: usize,
+    hidden: bool,
+) -> Vec<Line> {
+    let line = |style, text: String| Line {
+        style,
+        text: sanitize(&text).into_owned(),
+    };
+    let mut out = Vec::new();
+    if let Some(note) = note {
+        out.push(line(Style::Warn, format!("  {note}")));
+    }
+    if hidden {
+        return out;
+    }
+    let style = if response.is_error() {
+        Style::Bad
+    } else {
+        Style::Good
+    };
+    let lines: Vec<&str> = response.content.lines().collect();
+    let status = response.status.as_str();
+    match lines.as_slice() {
+        [] => out.push(line(style, format!("  {name}: {status}"))),
+        _ if max_lines == 0 => out.push(line(style, format!("  {name}: {status}"))),
+        [only] => out.push(line(
+            style,
+            format!("  {name} {status}: {}", cut(only, RESULT_LINE_CHARS)),
+        )),
+        _ => {
+            out.push(line(style, format!("  {name} {status}:")));
+            for text in lines.iter().take(max_lines) {
+                out.push(line(
+                    Style::Dim,
+                    format!("    {}", cut(text, RESULT_LINE_CHARS)),
+                ));
+            }
+            if lines.len() > max_lines {
+                out.push(line(
+                    Style::Dim,
+                    format!("    … {} more lines", lines.len() - max_lines),
+                ));
+            }
+        }
+    }
+    out
 }
 
 fn push_text_line(

@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used)]
 
-use jp_conversation::{EventBuilder, EventPart, FlushedEvent, ToolCallPart};
+use jp_conversation::{EventBuilder, EventPart, FlushedEvent, ResponseStatus, ToolCallPart};
 
 use super::*;
 
@@ -259,4 +259,140 @@ fn the_prompt_summary_follows_the_format_and_marks_what_streams() {
         assert_eq!(renderer.prompt_summary("a").unwrap(), expected[1]);
         assert_eq!(renderer.prompt_summary("b"), None);
     }
+}
+
+/// Lines as a snapshot shows them: each one's style, then its text.
+fn shown(lines: &[Line]) -> String {
+    lines
+        .iter()
+        .map(|line| format!("{:<6} {}\n", format!("{:?}", line.style), line.text))
+        .collect()
+}
+
+fn result(status: ResponseStatus, content: &str) -> ToolCallResponse {
+    ToolCallResponse {
+        id: "1".into(),
+        status,
+        content: content.into(),
+    }
+}
+
+#[test]
+fn a_long_result_is_capped_with_a_tail() {
+    let content = "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\n";
+    let lines = result_lines(
+        "fs_read_file",
+        &result(ResponseStatus::Success, content),
+        None,
+        4,
+        false,
+    );
+    insta::assert_snapshot!(shown(&lines));
+}
+
+#[test]
+fn an_error_result_is_bad() {
+    let content =
+        "tool `fs_read_file` exited with code 3; its stderr ends with:\nno such file: a.txt";
+    let lines = result_lines(
+        "fs_read_file",
+        &result(ResponseStatus::Error, content),
+        None,
+        4,
+        false,
+    );
+    insta::assert_snapshot!(shown(&lines));
+}
+
+#[test]
+fn a_withheld_result_shows_the_note_first() {
+    let response = result(
+        ResponseStatus::Withheld,
+        "The tool ran, but the user's policy withholds its result from you.",
+    );
+    let note = Some("fs_read_file: result withheld by you");
+    let mut out = shown(&result_lines("fs_read_file", &response, note, 4, false));
+    // A hidden tool shows the note alone.
+    out.push_str("-- hidden:\n");
+    out.push_str(&shown(&result_lines(
+        "fs_read_file",
+        &response,
+        note,
+        4,
+        true,
+    )));
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn a_one_line_result_shares_the_status_line() {
+    let lines = result_lines(
+        "fs_create_file",
+        &result(ResponseStatus::Success, "created src/lib.rs (120 bytes)"),
+        None,
+        4,
+        false,
+    );
+    insta::assert_snapshot!(shown(&lines));
+}
+
+#[test]
+fn an_empty_result_shows_the_status_alone() {
+    let mut out = shown(&result_lines(
+        "fs_delete_file",
+        &result(ResponseStatus::Success, ""),
+        None,
+        4,
+        false,
+    ));
+    // So does any result when no lines may show.
+    out.push_str("-- max_lines = 0:\n");
+    out.push_str(&shown(&result_lines(
+        "fs_read_file",
+        &result(ResponseStatus::Success, "a\nb\nc"),
+        None,
+        0,
+        false,
+    )));
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn a_long_result_line_is_cut_not_wrapped() {
+    // Results are not wrapped to the terminal's width (the terminal wraps
+    // them); a line is cut at RESULT_LINE_CHARS characters, whatever the
+    // width.
+    let long = "x".repeat(RESULT_LINE_CHARS + 50);
+    let mut out = shown(&result_lines(
+        "t",
+        &result(ResponseStatus::Success, &long),
+        None,
+        4,
+        false,
+    ));
+    out.push_str(&shown(&result_lines(
+        "t",
+        &result(ResponseStatus::Success, &format!("short\n{long}\né")),
+        None,
+        4,
+        false,
+    )));
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn escape_sequences_in_a_result_are_shown_escaped() {
+    let lines = result_lines(
+        "t\u{1b}[1m",
+        &result(
+            ResponseStatus::Success,
+            "ok\n\u{1b}[2Jgone\r\n\u{1b}]0;title\u{7}",
+        ),
+        Some("t: result \u{1b}[8mhidden"),
+        4,
+        false,
+    );
+    let out = shown(&lines);
+    assert!(!out.contains('\u{1b}'), "{out}");
+    insta::assert_snapshot!(out);
 }

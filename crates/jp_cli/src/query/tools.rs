@@ -1304,3 +1304,7 @@ policy.run = [{ arg = "/path", prefix = "secret/", mode = "skip" }, { mode = "as
         );
     }
 }
+
+#[cfg(test)]
+#[path = "tools_tests.rs"]
+mod coordinator_tests;

@@ -14,6 +14,12 @@
 //! a success or needs-input outcome from a failed process is discarded,
 //! since the work it reports may be half done.
 //!
+//! # Bytes that are not UTF-8
+//!
+//! Stdout and stderr are decoded lossily: a byte that is not UTF-8 becomes
+//! U+FFFD, so a tool that passes on a Latin-1 or binary file still gets its
+//! outcome through, and nothing it writes can fail or panic the run.
+//!
 //! # Stopping a tool
 //!
 //! On Unix the tool runs in a process group of its own, so a timeout, a
@@ -292,7 +298,7 @@ async fn stop_child(child: &mut tokio::process::Child, group: &mut GroupGuard) {
 
 /// Turns a finished tool's exit status and stdout into its outcome.
 fn interpret(name: &str, status: ExitStatus, stdout: &[u8], stderr: &TailBuffer) -> Outcome {
-    let parsed = parse_outcome(stdout);
+    let parsed = parse_outcome(name, stdout);
     if status.success() {
         return match parsed {
             Ok(outcome) => outcome,
@@ -328,11 +334,24 @@ enum OutputProblem {
     Invalid(String),
 }
 
-fn parse_outcome(stdout: &[u8]) -> Result<Outcome, OutputProblem> {
+/// The outcome on stdout. Stdout is decoded as UTF-8 lossily, like
+/// stderr: a tool that copies a Latin-1 or binary file into its content
+/// would otherwise lose its whole outcome to one stray byte. Each byte that
+/// is not UTF-8 becomes U+FFFD, and a warning says so.
+fn parse_outcome(name: &str, stdout: &[u8]) -> Result<Outcome, OutputProblem> {
     if stdout.iter().all(u8::is_ascii_whitespace) {
         return Err(OutputProblem::Empty);
     }
-    serde_json::from_slice(stdout).map_err(|e| OutputProblem::Invalid(e.to_string()))
+    let text = String::from_utf8_lossy(stdout);
+    let outcome: Outcome =
+        serde_json::from_str(&text).map_err(|e| OutputProblem::Invalid(e.to_string()))?;
+    if matches!(text, std::borrow::Cow::Owned(_)) {
+        tracing::warn!(
+            tool = name,
+            "the tool wrote bytes that are not UTF-8 to stdout; they were replaced with U+FFFD"
+        );
+    }
+    Ok(outcome)
 }
 
 /// "exited with code 3", "was killed by signal 9 (SIGKILL)".

@@ -486,6 +486,54 @@ async fn stderr_is_captured_on_success() {
     assert_eq!(run.stderr, "reading config\ndone\n");
 }
 
+// A tool may write bytes that are not UTF-8 (it passes on a Latin-1 or a
+// binary file). Each such byte becomes U+FFFD, on stdout and stderr alike:
+// the outcome still gets through, garbage is still an error that quotes
+// what came, and nothing panics.
+
+#[tokio::test]
+async fn an_outcome_with_bytes_that_are_not_utf8_keeps_the_rest() {
+    let f = Fixture::new();
+    // "café" in Latin-1: before, the whole outcome was discarded for it.
+    let run = f
+        .run("cat >/dev/null\nprintf '{\"type\":\"success\",\"content\":\"caf\\351\"}'\n")
+        .await;
+    assert_eq!(run.outcome, Outcome::success("caf\u{fffd}"));
+
+    let run = f
+        .run("cat >/dev/null\nprintf '{\"type\":\"error\",\"message\":\"no \\377\\376 here\"}'\nexit 1\n")
+        .await;
+    assert_eq!(
+        run.outcome,
+        error("tool `t` exited with code 1: no \u{fffd}\u{fffd} here")
+    );
+}
+
+#[tokio::test]
+async fn binary_stdout_is_an_error_with_a_lossy_excerpt() {
+    let f = Fixture::new();
+    let run = f.run("cat >/dev/null\nprintf '\\377\\376oops'\n").await;
+    assert_eq!(
+        run.outcome,
+        error(
+            "tool `t` wrote something other than an outcome to stdout: expected value at line 1 column 1; it starts with \"\u{fffd}\u{fffd}oops\""
+        )
+    );
+}
+
+#[tokio::test]
+async fn stderr_that_is_not_utf8_is_decoded_lossily() {
+    let f = Fixture::new();
+    let run = f
+        .run("cat >/dev/null\nprintf 'caf\\351 \\377\\n' >&2\nexit 3\n")
+        .await;
+    assert_eq!(
+        run.outcome,
+        error("tool `t` exited with code 3; its stderr ends with:\ncaf\u{fffd} \u{fffd}")
+    );
+    assert_eq!(run.stderr, "caf\u{fffd} \u{fffd}\n");
+}
+
 #[tokio::test]
 async fn the_tool_runs_in_the_workspace_root() {
     let f = Fixture::new();

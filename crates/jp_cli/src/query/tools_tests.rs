@@ -1,0 +1,612 @@
+//! The [`ToolCoordinator`] end to end with a mock backend: a scripted
+//! [`ToolExecutor`] instead of a tool process and a [`ScriptedPrompter`]
+//! instead of the terminal. What reaches the model (the exact
+//! [`ToolCallResponse`]), what the user is told (the note and the lines on
+//! stderr), what the user is asked, and what the tool gets back.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use jp_config::load::{LoadOptions, load};
+use jp_tool::{AnswerKind, Question};
+use serde_json::json;
+
+use super::*;
+use crate::printer::Captured;
+use crate::prompt::{NoPrompter, Prompter, ScriptedPrompter};
+
+/// A tool backend that answers from a script, one [`ToolRun`] per run, and
+/// records what each run was asked to do.
+#[derive(Default)]
+struct MockExecutor {
+    runs: Mutex<VecDeque<ToolRun>>,
+    /// Each run's argv and request, in order.
+    got: Mutex<Vec<(Vec<String>, Request)>>,
+}
+
+impl MockExecutor {
+    fn new(runs: impl IntoIterator<Item = ToolRun>) -> Self {
+        Self {
+            runs: Mutex::new(runs.into_iter().collect()),
+            got: Mutex::default(),
+        }
+    }
+
+    /// The requests the tool got, in order.
+    fn requests(&self) -> Vec<Request> {
+        let got = self.got.lock().unwrap();
+        got.iter().map(|(_, request)| request.clone()).collect()
+    }
+
+    /// The argv of each run.
+    fn argvs(&self) -> Vec<Vec<String>> {
+        let got = self.got.lock().unwrap();
+        got.iter().map(|(argv, _)| argv.clone()).collect()
+    }
+}
+
+impl ToolExecutor for MockExecutor {
+    fn run(
+        &self,
+        argv: &[String],
+        request: &Request,
+        _: &ToolLimits,
+        _: &CancellationToken,
+    ) -> impl Future<Output = ToolRun> {
+        self.got
+            .lock()
+            .unwrap()
+            .push((argv.to_vec(), request.clone()));
+        // A run past the script is a test bug; it shows as this error in
+        // the response the test compares.
+        let run =
+            self.runs.lock().unwrap().pop_front().unwrap_or_else(|| {
+                tool_run(Outcome::error("the mock executor has no more runs"), "")
+            });
+        std::future::ready(run)
+    }
+}
+
+fn tool_run(outcome: Outcome, stderr: &str) -> ToolRun {
+    ToolRun {
+        outcome,
+        stderr: stderr.to_owned(),
+        duration: Duration::ZERO,
+    }
+}
+
+fn success(content: &str) -> ToolRun {
+    tool_run(Outcome::success(content), "")
+}
+
+fn needs(question: &Question) -> ToolRun {
+    tool_run(
+        Outcome::NeedsInput {
+            question: question.clone(),
+        },
+        "",
+    )
+}
+
+fn yes_no() -> Question {
+    Question {
+        id: "overwrite".into(),
+        text: "Overwrite a.txt?".into(),
+        answer: AnswerKind::Boolean,
+        default: Some(json!(false)),
+    }
+}
+
+fn text() -> Question {
+    Question {
+        id: "message".into(),
+        text: "Commit message?".into(),
+        answer: AnswerKind::Text,
+        default: Some(json!("wip")),
+    }
+}
+
+fn choice() -> Question {
+    Question {
+        id: "branch".into(),
+        text: "Which branch?".into(),
+        answer: AnswerKind::Select {
+            options: vec!["main".into(), "dev".into()],
+        },
+        default: None,
+    }
+}
+
+/// A workspace whose only tool is `save(path)`, run as `save-tool --quiet`
+/// with the given `policy` lines, and a coordinator's printer whose stderr
+/// is captured.
+struct Fixture {
+    dir: tempfile::TempDir,
+    config: AppConfig,
+    chrome: Captured,
+}
+
+impl Fixture {
+    fn new(policy: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".jp")).unwrap();
+        std::fs::write(
+            dir.path().join(".jp/config.toml"),
+            format!(
+                "[conversation.tools.save]\n\
+                 command = [\"save-tool\", \"--quiet\"]\n\
+                 parameters.path = {{ type = \"path\", required = true }}\n\
+                 {policy}\n"
+            ),
+        )
+        .unwrap();
+        let loaded = load(&LoadOptions {
+            cwd: dir.path().to_path_buf(),
+            ..LoadOptions::default()
+        })
+        .unwrap();
+        Self {
+            dir,
+            config: loaded.config,
+            chrome: Captured::default(),
+        }
+    }
+
+    fn tools(&self) -> ToolCoordinator<'_> {
+        let printer = Printer::new(
+            Box::new(std::io::sink()),
+            false,
+            Box::new(self.chrome.clone()),
+            false,
+        );
+        ToolCoordinator::new(&self.config, self.dir.path(), None, printer)
+    }
+
+    /// Runs `save(path: "a.txt")` (unedited) through `executor`, prompting
+    /// through `prompts`.
+    async fn run(&self, executor: &MockExecutor, prompts: &Prompts) -> Ran {
+        self.tools()
+            .run(
+                &save("1", "a.txt"),
+                arguments("a.txt"),
+                false,
+                executor,
+                prompts,
+                &CancellationToken::new(),
+            )
+            .await
+    }
+}
+
+fn arguments(path: &str) -> Map<String, Value> {
+    let mut arguments = Map::new();
+    arguments.insert("path".into(), Value::from(path));
+    arguments
+}
+
+fn save(id: &str, path: &str) -> ToolCallRequest {
+    ToolCallRequest::new(id, "save", arguments(path))
+}
+
+/// A scripted terminal, and the shared records of what it was asked.
+struct Script {
+    prompts: Prompts,
+    asked: Arc<Mutex<Vec<String>>>,
+    questions: Arc<Mutex<Vec<Question>>>,
+    opened: Arc<Mutex<Vec<String>>>,
+}
+
+impl Script {
+    fn new(keys: &[Option<char>], edits: &[&str], answers: &[Value]) -> Self {
+        let backend = ScriptedPrompter {
+            keys: keys.iter().copied().collect(),
+            edits: edits.iter().map(|e| (*e).to_owned()).collect(),
+            answers: answers.iter().cloned().collect(),
+            ..ScriptedPrompter::default()
+        };
+        Self {
+            asked: Arc::clone(&backend.asked),
+            questions: Arc::clone(&backend.questions),
+            opened: Arc::clone(&backend.opened),
+            prompts: Prompts::new(Box::new(backend), CancellationToken::new()),
+        }
+    }
+
+    fn asked(&self) -> Vec<String> {
+        self.asked.lock().unwrap().clone()
+    }
+}
+
+/// No terminal: every prompt is unavailable (decision 6).
+fn no_terminal() -> Prompts {
+    Prompts::new(
+        Box::new(NoPrompter) as Box<dyn Prompter>,
+        CancellationToken::new(),
+    )
+}
+
+fn response(status: ResponseStatus, content: &str) -> ToolCallResponse {
+    ToolCallResponse {
+        id: "1".into(),
+        status,
+        content: content.into(),
+    }
+}
+
+fn ran(status: ResponseStatus, content: &str, note: Option<&str>) -> Ran {
+    Ran {
+        response: response(status, content),
+        stderr: String::new(),
+        note: note.map(str::to_owned),
+    }
+}
+
+const WITHHELD: &str = "The tool ran, but the user's policy withholds its result from you.";
+const SEND: &str = "Send the result of save to the model? [y,n]";
+
+#[tokio::test]
+async fn a_result_that_asks_is_sent_on_y_and_withheld_on_n() {
+    let f = Fixture::new("policy.run = \"unattended\"\npolicy.result = \"ask\"");
+
+    let script = Script::new(&[Some('y')], &[], &[]);
+    let got = f
+        .run(
+            &MockExecutor::new([success("line 1\nline 2")]),
+            &script.prompts,
+        )
+        .await;
+    assert_eq!(
+        got,
+        ran(ResponseStatus::Success, "line 1\nline 2", None),
+        "y sends the result unchanged"
+    );
+    assert_eq!(script.asked(), [SEND]);
+    // The user decides on what they can see: the whole result, first.
+    assert_eq!(f.chrome.text(), "save returned:\n  line 1\n  line 2\n");
+
+    let script = Script::new(&[Some('n')], &[], &[]);
+    let got = f
+        .run(&MockExecutor::new([success("secret")]), &script.prompts)
+        .await;
+    assert_eq!(
+        got,
+        ran(
+            ResponseStatus::Withheld,
+            WITHHELD,
+            Some("save: result withheld by you")
+        )
+    );
+    assert_eq!(script.asked(), [SEND]);
+}
+
+#[tokio::test]
+async fn an_error_result_that_asks_keeps_its_status() {
+    let f = Fixture::new("policy.run = \"unattended\"\npolicy.result = \"ask\"");
+    let script = Script::new(&[Some('y')], &[], &[]);
+    let executor = MockExecutor::new([tool_run(Outcome::error("disk full"), "")]);
+    let got = f.run(&executor, &script.prompts).await;
+    assert_eq!(got, ran(ResponseStatus::Error, "disk full", None));
+    assert_eq!(f.chrome.text(), "save returned:\n  disk full\n");
+}
+
+#[tokio::test]
+async fn ctrl_c_at_the_result_prompt_withholds_it() {
+    let f = Fixture::new("policy.run = \"unattended\"\npolicy.result = \"ask\"");
+    let script = Script::new(&[None], &[], &[]);
+    let got = f
+        .run(&MockExecutor::new([success("x")]), &script.prompts)
+        .await;
+    assert_eq!(
+        got,
+        ran(
+            ResponseStatus::Withheld,
+            WITHHELD,
+            Some("save: result withheld: interrupted")
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_result_that_asks_without_a_terminal_is_withheld() {
+    let f = Fixture::new("policy.run = \"unattended\"\npolicy.result = \"ask\"");
+    let executor = MockExecutor::new([success("x")]);
+    let got = f.run(&executor, &no_terminal()).await;
+    assert_eq!(
+        got,
+        ran(
+            ResponseStatus::Withheld,
+            WITHHELD,
+            Some(
+                "save: result withheld: policy.result is ask (policy.result is \"ask\") and no terminal is available; allow it with `--cfg 'conversation.tools.save.policy.result=unattended'`"
+            )
+        )
+    );
+    // The tool did run (once): only its result is held back.
+    assert_eq!(executor.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn an_edited_result_is_what_the_model_gets() {
+    let f = Fixture::new("policy.run = \"unattended\"\npolicy.result = \"edit\"");
+
+    let script = Script::new(&[Some('y')], &["the edited result\n"], &[]);
+    let got = f
+        .run(
+            &MockExecutor::new([success("the original result\n")]),
+            &script.prompts,
+        )
+        .await;
+    assert_eq!(
+        got,
+        ran(ResponseStatus::Success, "the edited result\n", None)
+    );
+    // The editor opens on what the tool returned; then the user confirms.
+    assert_eq!(
+        *script.opened.lock().unwrap(),
+        ["the original result\n".to_owned()]
+    );
+    assert_eq!(script.asked(), [SEND]);
+
+    // Edited, then not sent.
+    let script = Script::new(&[Some('n')], &["edited"], &[]);
+    let got = f
+        .run(&MockExecutor::new([success("original")]), &script.prompts)
+        .await;
+    assert_eq!(
+        got,
+        ran(
+            ResponseStatus::Withheld,
+            WITHHELD,
+            Some("save: result withheld by you")
+        )
+    );
+
+    // An editor that fails withholds the result; nothing is asked.
+    let script = Script::new(&[], &[], &[]);
+    let got = f
+        .run(&MockExecutor::new([success("original")]), &script.prompts)
+        .await;
+    assert_eq!(
+        got,
+        ran(
+            ResponseStatus::Withheld,
+            WITHHELD,
+            Some("save: result withheld: the terminal failed: the script has no more edits")
+        )
+    );
+    assert_eq!(script.asked(), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn needs_input_of_each_kind_is_asked_and_the_answers_go_back_to_the_tool() {
+    let f = Fixture::new("policy.run = \"unattended\"");
+    let script = Script::new(&[], &[], &[json!(true), json!("fix a typo"), json!("dev")]);
+    let executor = MockExecutor::new([
+        tool_run(Outcome::NeedsInput { question: yes_no() }, "asking 1\n"),
+        needs(&text()),
+        tool_run(Outcome::NeedsInput { question: choice() }, "asking 3\n"),
+        success("saved"),
+    ]);
+    let got = f.run(&executor, &script.prompts).await;
+    assert_eq!(
+        got,
+        Ran {
+            response: response(ResponseStatus::Success, "saved"),
+            // Every run's stderr, in order.
+            stderr: "asking 1\nasking 3\n".into(),
+            note: None,
+        }
+    );
+    // Each question reached the prompter whole, kind and all.
+    assert_eq!(
+        script.asked(),
+        ["Overwrite a.txt?", "Commit message?", "Which branch?"]
+    );
+    assert_eq!(
+        *script.questions.lock().unwrap(),
+        [yes_no(), text(), choice()]
+    );
+    // Each run is the same call with one more answer.
+    let answers: Vec<Value> = executor
+        .requests()
+        .into_iter()
+        .map(|request| Value::Object(request.tool.answers))
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            json!({}),
+            json!({"overwrite": true}),
+            json!({"overwrite": true, "message": "fix a typo"}),
+            json!({"overwrite": true, "message": "fix a typo", "branch": "dev"}),
+        ]
+    );
+    let last = executor.requests().pop().unwrap();
+    assert_eq!(
+        last,
+        Request {
+            tool: ToolInfo {
+                name: "save".into(),
+                arguments: arguments("a.txt"),
+                answers: json!({"overwrite": true, "message": "fix a typo", "branch": "dev"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+                options: Map::new(),
+            },
+            context: Context {
+                root: f.dir.path().to_path_buf(),
+                action: Action::Run,
+            },
+        }
+    );
+    assert_eq!(
+        executor.argvs(),
+        vec![vec!["save-tool".to_owned(), "--quiet".to_owned()]; 4]
+    );
+}
+
+#[tokio::test]
+async fn needs_input_without_a_terminal_is_an_error_result() {
+    let f = Fixture::new("policy.run = \"unattended\"");
+    let executor = MockExecutor::new([needs(&yes_no())]);
+    let got = f.run(&executor, &no_terminal()).await;
+    assert_eq!(
+        got,
+        ran(
+            ResponseStatus::Error,
+            "The tool needs an answer to \"Overwrite a.txt?\" and no one could answer it (jp is running without a terminal); it did not finish.",
+            None
+        )
+    );
+    // The tool is not run again without an answer.
+    assert_eq!(executor.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn needs_input_after_an_interrupt_is_an_error_result() {
+    let f = Fixture::new("policy.run = \"unattended\"");
+    let interrupt = CancellationToken::new();
+    let prompts = Prompts::new(
+        Box::new(ScriptedPrompter {
+            answers: [json!(true)].into(),
+            ..ScriptedPrompter::default()
+        }),
+        interrupt.clone(),
+    );
+    interrupt.cancel();
+    let executor = MockExecutor::new([needs(&yes_no())]);
+    let got = f.run(&executor, &prompts).await;
+    assert_eq!(
+        got,
+        ran(
+            ResponseStatus::Error,
+            "The tool needs an answer to \"Overwrite a.txt?\" and the user could not be asked (interrupted); it did not finish.",
+            None
+        )
+    );
+    assert_eq!(executor.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_tool_that_keeps_asking_is_stopped() {
+    let f = Fixture::new("policy.run = \"unattended\"");
+    let answers = vec![json!(true); MAX_QUESTIONS];
+    let script = Script::new(&[], &[], &answers);
+    let executor = MockExecutor::new(std::iter::repeat_with(|| needs(&yes_no())).take(20));
+    let got = f.run(&executor, &script.prompts).await;
+    assert_eq!(
+        got,
+        ran(
+            ResponseStatus::Error,
+            "The tool asked more than 8 questions; jp stopped it.",
+            None
+        )
+    );
+    assert_eq!(script.asked().len(), MAX_QUESTIONS);
+    assert_eq!(executor.requests().len(), MAX_QUESTIONS + 1);
+}
+
+#[tokio::test]
+async fn a_run_with_edited_arguments_tells_the_model() {
+    let f = Fixture::new("policy.run = \"unattended\"");
+    let executor = MockExecutor::new([success("saved")]);
+    let got = f
+        .tools()
+        .run(
+            &save("1", "a.txt"),
+            arguments("b.txt"),
+            true,
+            &executor,
+            &no_terminal(),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(
+        got,
+        ran(
+            ResponseStatus::Success,
+            "(The user edited the arguments before the call ran; it ran with {\"path\":\"b.txt\"}.)\nsaved",
+            None
+        )
+    );
+    // The tool gets the edited arguments, not the model's.
+    assert_eq!(executor.requests()[0].tool.arguments, arguments("b.txt"));
+}
+
+#[tokio::test]
+async fn three_prompts_show_in_call_order() {
+    let f = Fixture::new("policy.run = \"ask\"");
+    let tools = f.tools();
+    // Whoever asks first gets `y`, then `n`, then `y`.
+    let script = Script::new(&[Some('y'), Some('n'), Some('y')], &[], &[]);
+    let calls = [save("1", "a.txt"), save("2", "b.txt"), save("3", "c.txt")];
+    let mut asks = Vec::new();
+    for call in &calls {
+        match tools.decide(call, &script.prompts) {
+            Decided::Ask(ask) => asks.push(ask),
+            Decided::Now(verdict) => panic!("{} did not ask: {verdict:?}", call.id),
+        }
+    }
+    // Tickets are taken in call order, as the turn takes them when each
+    // call is decided.
+    let mut pending = Vec::new();
+    for ask in asks {
+        pending.push((ask, script.prompts.ticket()));
+    }
+    let mut pending = pending.into_iter();
+    let (first, second, third) = (
+        pending.next().unwrap(),
+        pending.next().unwrap(),
+        pending.next().unwrap(),
+    );
+    // Later calls reach their prompt first: the tickets, not the order the
+    // futures are polled in or get ready, decide who asks.
+    let confirm = |(ask, ticket), delay| {
+        let tools = &tools;
+        async move {
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+            tools.confirm(ask, ticket).await
+        }
+    };
+    let (third, second, first) =
+        tokio::join!(confirm(third, 0), confirm(second, 20), confirm(first, 40));
+    assert_eq!(
+        script.asked(),
+        [
+            "Run save(path: \"a.txt\")? [y,n,e,v]",
+            "Run save(path: \"b.txt\")? [y,n,e,v]",
+            "Run save(path: \"c.txt\")? [y,n,e,v]",
+        ]
+    );
+    let run = |path: &str| Verdict::Run {
+        tool: "save".into(),
+        arguments: arguments(path),
+        edited: false,
+        mode: Mode::Ask,
+        reason: "policy.run is \"ask\"".into(),
+        approved: true,
+    };
+    assert_eq!(first, run("a.txt"));
+    assert_eq!(
+        second,
+        Verdict::NotRun {
+            response: ToolCallResponse {
+                id: "2".into(),
+                status: ResponseStatus::Declined,
+                content: "The user declined this call; it was not run.".into(),
+            },
+            note: "save: declined by you".into(),
+        }
+    );
+    assert_eq!(third, run("c.txt"));
+    // Each prompt's arguments show right before it, in the same order.
+    assert_eq!(
+        f.chrome.text(),
+        "save would run with:\n  path: \"a.txt\"\n\
+         save would run with:\n  path: \"b.txt\"\n\
+         save would run with:\n  path: \"c.txt\"\n"
+    );
+}
