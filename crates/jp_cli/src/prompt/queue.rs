@@ -130,6 +130,9 @@ impl<'a> Ticket<'a> {
     pub async fn wait(self) -> Result<PromptTurn<'a>, PromptError> {
         let mut serving = self.prompts.serving.subscribe();
         tokio::select! {
+            // An interrupt wins over a turn that came at the same time: a
+            // prompt never flashes up after the turn was interrupted.
+            biased;
             () = self.stop.cancelled() => Err(PromptError::Interrupted),
             reached = serving.wait_for(|s| *s == self.number) => match reached {
                 Ok(_) => Ok(PromptTurn { ticket: self }),
