@@ -842,6 +842,13 @@ impl Session<'_> {
                 match tools.watch(&name) {
                     None => {}
                     Some(Ok(decision)) => {
+                        tracing::debug!(
+                            call,
+                            tool = %name,
+                            mode = %decision.mode,
+                            bytes = 0,
+                            "decided while streaming"
+                        );
                         self.act_early(
                             call, decision, calls, pending, tools, prompts, turn, abandon,
                         );
@@ -864,7 +871,13 @@ impl Session<'_> {
                         .feed(&progress, |key| turn.argument(call, key), tools.workspace())
                         .cloned()
                 {
-                    tracing::debug!(call, mode = %decision.mode, "decided while streaming");
+                    tracing::debug!(
+                        call,
+                        tool = %progress.tool_name,
+                        mode = %decision.mode,
+                        bytes = turn.argument_bytes(call),
+                        "decided while streaming"
+                    );
                     self.act_early(
                         call, decision, calls, pending, tools, prompts, turn, abandon,
                     );

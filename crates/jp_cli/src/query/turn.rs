@@ -324,6 +324,14 @@ impl TurnCoordinator {
         self.builder.argument(index, key)
     }
 
+    /// How many bytes of argument text call number `call` has received,
+    /// while it streams.
+    #[must_use]
+    pub fn argument_bytes(&self, call: usize) -> usize {
+        self.index_of(call)
+            .map_or(0, |index| self.builder.argument_bytes(index))
+    }
+
     fn index_of(&self, call: usize) -> Option<usize> {
         self.open
             .iter()

@@ -199,3 +199,42 @@ pub fn ollama(items: &[Item<'_>]) -> String {
     out.push_str(&line(json!({"role": "assistant", "content": ""}), true));
     out
 }
+
+/// An OpenAI-compatible stream of parallel tool calls whose argument
+/// deltas interleave: each call starts, then the calls take turns sending
+/// `size`-byte pieces of their arguments.
+pub fn openai_parallel(calls: &[(&str, &str, &str)], size: usize) -> String {
+    let chunk = |delta: Value, finish: Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"id": "gen-test", "object": "chat.completion.chunk", "created": 1, "model": "test", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        )
+    };
+    let mut out = String::new();
+    for (index, (id, name, _)) in calls.iter().enumerate() {
+        out.push_str(&chunk(
+            json!({"role": "assistant", "content": null, "tool_calls": [{"index": index, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}),
+            Value::Null,
+        ));
+    }
+    let mut pieces: Vec<std::collections::VecDeque<String>> = calls
+        .iter()
+        .map(|(_, _, arguments)| pieces(arguments, size).into())
+        .collect();
+    while pieces.iter().any(|p| !p.is_empty()) {
+        for (index, queue) in pieces.iter_mut().enumerate() {
+            if let Some(piece) = queue.pop_front() {
+                out.push_str(&chunk(
+                    json!({"role": "assistant", "content": null, "tool_calls": [{"index": index, "type": "function", "function": {"arguments": piece}}]}),
+                    Value::Null,
+                ));
+            }
+        }
+    }
+    out.push_str(&chunk(
+        json!({"role": "assistant", "content": ""}),
+        json!("tool_calls"),
+    ));
+    out.push_str("data: [DONE]\n\n");
+    out
+}

@@ -1,0 +1,288 @@
+//! RFD D26 through the real `jp` binary: a call is decided while its
+//! arguments stream, and a call declined early stops the stream, so the
+//! rest of it is never paid for.
+//!
+//! The provider is the local test server replaying a paced response; it
+//! records how many bytes it sent before the client hung up.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::Workspace;
+use common::providers::{Item, anthropic, openai_parallel};
+use common::query::{ENV, initialized, query_command, responses, stored};
+use jp_test_server::{Reply, Split, TestServer};
+
+const MODEL: &str = "anthropic/claude-haiku-4-5";
+
+/// 200 KB and more of file content: 5,000 lines.
+fn big_content() -> String {
+    (1..=5_000)
+        .map(|n| format!("line {n:05} of a file the model writes in one go\n"))
+        .collect()
+}
+
+/// A response with one `fs_create_file` call whose arguments are `args`
+/// (exact JSON text), in 9-byte deltas as Anthropic sends them, written
+/// 8 KB at a time with a pause between writes.
+fn slow_create(args: &str) -> (Reply, usize) {
+    let body = anthropic(
+        &[Item::Tool("toolu_1", "fs_create_file", args)],
+        "tool_use",
+        false,
+    );
+    let total = body.len();
+    let reply = Reply::sse(body)
+        .split(Split::Every(8192))
+        .pace(Duration::from_millis(2));
+    (reply, total)
+}
+
+fn follow_up() -> Reply {
+    Reply::sse(anthropic(&[Item::Text("Understood.")], "end_turn", false))
+}
+
+/// `jp query` with debug logs on, so stderr also says when each call was
+/// decided and after how many bytes of its arguments.
+fn run(ws: &Workspace, server: &TestServer, extra: &[&str]) -> common::Run {
+    let mut command = query_command(ws, server, MODEL, extra, "write the file");
+    command.env("RUST_LOG", "jp=debug");
+    for (key, value) in ENV {
+        command.env(key, value);
+    }
+    ws.run_of(command.output().unwrap())
+}
+
+/// The `bytes=` of each "decided while streaming" log line, with its mode.
+fn decided_at(stderr: &str) -> Vec<(String, usize)> {
+    stderr
+        .lines()
+        .filter(|line| line.contains("decided while streaming"))
+        .map(|line| {
+            let field = |name: &str| {
+                line.split_whitespace()
+                    .find_map(|w| w.strip_prefix(&format!("{name}=")))
+                    .unwrap()
+                    .to_owned()
+            };
+            (field("mode"), field("bytes").parse().unwrap())
+        })
+        .collect()
+}
+
+/// Chrome lines of stderr, without the debug log lines.
+fn chrome(stderr: &str) -> String {
+    stderr
+        .lines()
+        .filter(|line| !line.contains(" DEBUG ") && !line.contains(" INFO "))
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
+#[test]
+fn an_asking_call_without_a_terminal_is_declined_early_and_the_stream_stops() {
+    let ws = initialized();
+    let content = big_content();
+    let args = serde_json::json!({ "path": ".env", "content": content }).to_string();
+    assert!(content.len() > 200_000);
+    let (reply, total) = slow_create(&args);
+    let server = TestServer::start(vec![reply, follow_up()]);
+
+    let run = run(&ws, &server, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+
+    // Decided (ask, declined: no terminal) as soon as `path` arrived.
+    let decided = decided_at(&run.stderr);
+    assert_eq!(decided.len(), 1, "{}", run.stderr);
+    assert_eq!(decided[0].0, "ask");
+    assert!(
+        decided[0].1 < args.len() / 100,
+        "decided after {} of {} argument bytes",
+        decided[0].1,
+        args.len()
+    );
+    // The client hung up before 5% of the response was sent.
+    let requests = server.wait_for(2, Duration::from_secs(10));
+    eprintln!(
+        "decided after {} of {} argument bytes; {} of {total} response bytes sent",
+        decided[0].1,
+        args.len(),
+        requests[0].body_bytes_sent
+    );
+    assert!(requests[0].client_disconnected, "the stream was not closed");
+    assert!(
+        requests[0].body_bytes_sent < total / 20,
+        "{} of {total} bytes were sent",
+        requests[0].body_bytes_sent
+    );
+    assert!(!ws.project().join(".env").exists());
+
+    // What the user sees, and what the model is told.
+    let bytes = decided[0].1;
+    assert_eq!(
+        chrome(&run.stderr),
+        format!(
+            "── jp (anthropic/claude-haiku-4-5) ──\n\
+             Calling tool fs_create_file(path: \".env\")\n  \
+             fs_create_file: declined: policy.run[3] (catch-all) matched, so jp must ask, and no \
+             terminal is available; run jp in a terminal to answer, or allow calls like this one \
+             with a rule before policy.run[3] in conversation.tools.fs_create_file: {{ arg = \
+             \"/path\", const = \".env\", mode = \"unattended\" }}\n  \
+             stopped the stream after {bytes} B of fs_create_file's arguments\n"
+        )
+    );
+    let told = format!(
+        "The call was not run: the user's policy requires confirmation and no one could confirm \
+         it (jp is running without a terminal). jp stopped your response after {bytes} B of this \
+         call's arguments."
+    );
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("declined".to_owned(), told.clone())]
+    );
+    // The follow-up request carries the call with the arguments that had
+    // completed, and the declined result.
+    let sent = requests[1].json();
+    assert_eq!(
+        sent["messages"][1]["content"][0]["input"],
+        serde_json::json!({ "path": ".env" })
+    );
+    assert_eq!(sent["messages"][2]["content"][0]["content"], told.as_str());
+    assert_eq!(sent["messages"][2]["content"][0]["is_error"], true);
+}
+
+#[test]
+fn an_unattended_call_is_decided_early_and_runs_once_complete() {
+    let ws = initialized();
+    let content = big_content();
+    let args = serde_json::json!({ "path": "src/big.rs", "content": content }).to_string();
+    let (reply, total) = slow_create(&args);
+    let server = TestServer::start(vec![reply, follow_up()]);
+
+    let run = run(&ws, &server, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let decided = decided_at(&run.stderr);
+    assert_eq!(decided.len(), 1, "{}", run.stderr);
+    assert_eq!(decided[0].0, "unattended");
+    assert!(decided[0].1 < args.len() / 100, "{decided:?}");
+    // Nothing was cut short: the whole response was read, and the file
+    // was written once, whole.
+    let requests = server.wait_for(2, Duration::from_secs(10));
+    assert!(!requests[0].client_disconnected);
+    assert_eq!(requests[0].body_bytes_sent, total);
+    assert_eq!(ws.read("project/src/big.rs"), content);
+    assert_eq!(
+        responses(&stored(&ws)),
+        [(
+            "success".to_owned(),
+            "created src/big.rs (5000 lines)".to_owned()
+        )]
+    );
+}
+
+#[test]
+fn content_before_path_waits_for_the_path_and_decides_right() {
+    let ws = initialized();
+    let content = big_content();
+    // The model sends `content` first: the rule on `path` must wait.
+    let args = format!(
+        "{{\"content\": {}, \"path\": \".env\"}}",
+        serde_json::Value::from(content.as_str())
+    );
+    let (reply, _) = slow_create(&args);
+    let server = TestServer::start(vec![reply, follow_up()]);
+
+    let run = run(&ws, &server, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let decided = decided_at(&run.stderr);
+    assert_eq!(decided.len(), 1, "{}", run.stderr);
+    assert_eq!(decided[0].0, "ask");
+    assert!(
+        decided[0].1 > content.len(),
+        "decided after {} bytes, before `path` arrived",
+        decided[0].1
+    );
+    assert!(!ws.project().join(".env").exists());
+    assert_eq!(responses(&stored(&ws))[0].0, "declined");
+}
+
+#[test]
+fn declining_one_of_two_parallel_calls_keeps_the_stream_for_the_other() {
+    let ws = initialized();
+    let content = big_content();
+    let env = serde_json::json!({ "path": ".env", "content": "SECRET=1\n" }).to_string();
+    let big = serde_json::json!({ "path": "src/big.rs", "content": content }).to_string();
+    let body = openai_parallel(
+        &[
+            ("call_1", "fs_create_file", &env),
+            ("call_2", "fs_create_file", &big),
+        ],
+        64,
+    );
+    let total = body.len();
+    let server = TestServer::start(vec![
+        Reply::sse(body)
+            .split(Split::Every(2048))
+            .pace(Duration::from_millis(1)),
+        Reply::sse(common::providers::openai(
+            &[Item::Text("One of two.")],
+            "stop",
+        )),
+    ]);
+    let mut command = query_command(&ws, &server, "openrouter/test", &[], "write both");
+    for (key, value) in ENV {
+        command.env(key, value);
+    }
+    let run = ws.run_of(command.output().unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+
+    let requests = server.wait_for(2, Duration::from_secs(10));
+    // The first call was declined while the second still streamed: the
+    // stream went on to the end for it.
+    assert!(!requests[0].client_disconnected, "{run:?}");
+    assert_eq!(requests[0].body_bytes_sent, total);
+    assert!(!ws.project().join(".env").exists());
+    assert_eq!(ws.read("project/src/big.rs"), content);
+    let responses = responses(&stored(&ws));
+    assert_eq!(
+        responses,
+        [
+            (
+                "declined".to_owned(),
+                "The call was not run: the user's policy requires confirmation and no one could \
+                 confirm it (jp is running without a terminal)."
+                    .to_owned()
+            ),
+            (
+                "success".to_owned(),
+                "created src/big.rs (5000 lines)".to_owned()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn an_early_approval_does_not_run_arguments_with_a_repeated_key() {
+    let ws = initialized();
+    // `path` decides `unattended` early; a second `path` arrives later.
+    let args = r#"{"path": "src/ok.rs", "content": "x\n", "path": "../outside.txt"}"#;
+    let (reply, _) = slow_create(args);
+    let server = TestServer::start(vec![reply, follow_up()]);
+
+    let run = run(&ws, &server, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(decided_at(&run.stderr)[0].0, "unattended");
+    assert!(!ws.project().join("src/ok.rs").exists());
+    assert!(!ws.root().join("outside.txt").exists());
+    let responses = responses(&stored(&ws));
+    assert_eq!(responses.len(), 1);
+    assert_eq!(responses[0].0, "refused");
+    assert!(
+        responses[0].1.contains("duplicate key"),
+        "{}",
+        responses[0].1
+    );
+}
