@@ -10,8 +10,8 @@
 
 use std::collections::HashMap;
 
-use jp_config::policy::{Decision, Segment, StreamingPolicyState, Workspace};
-use jp_conversation::{StreamFragment, ToolCallArgumentProgress};
+use jp_config::policy::{Decision, Piece, Segment, StreamingPolicyState, Workspace};
+use jp_conversation::{EmptyKind, StreamFragment, ToolCallArgumentProgress};
 use serde_json::Value;
 
 use super::tools::Verdict;
@@ -95,6 +95,15 @@ impl CallWatch {
             return None;
         }
         let (path, leaf) = place(fragment);
+        let piece = match leaf {
+            StreamFragment::Done => None,
+            StreamFragment::Empty(EmptyKind::Array) => Some(Piece::EmptyArray),
+            StreamFragment::Empty(EmptyKind::Object) => Some(Piece::EmptyObject),
+            _ => Some(Piece::Value),
+        };
+        if let Some(piece) = piece {
+            self.state.seen(&path, piece);
+        }
         if matches!(leaf, StreamFragment::Done) {
             let value = self.collecting.remove(&path)?;
             return self.state.element_done(&path, &value, workspace);
@@ -138,3 +147,7 @@ fn place(fragment: &StreamFragment) -> (Vec<Segment>, &StreamFragment) {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "early_tests.rs"]
+mod tests;

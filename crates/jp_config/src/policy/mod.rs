@@ -35,7 +35,7 @@ pub use evaluate::{Decision, RuleTrace};
 pub use matcher::{Condition, Literal, Matcher};
 pub use path::{PolicyPath, Workspace};
 pub use pointer::Step;
-pub use streaming::{Segment, Streaming, StreamingPolicyState};
+pub use streaming::{Piece, Segment, Streaming, StreamingPolicyState};
 
 use std::fmt;
 

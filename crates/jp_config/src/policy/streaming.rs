@@ -59,6 +59,18 @@ pub enum Streaming {
     },
 }
 
+/// What a piece of a nested argument is, for
+/// [`StreamingPolicyState::seen`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Piece {
+    /// A scalar or (part of) a string.
+    Value,
+    /// An empty array.
+    EmptyArray,
+    /// An empty object.
+    EmptyObject,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum RuleState {
     /// Not settled yet.
@@ -80,6 +92,10 @@ pub struct StreamingPolicyState {
     states: Vec<RuleState>,
     /// Every rule before this one is eliminated.
     first_open: usize,
+    /// Rules that saw a value of the wrong shape under their parameter:
+    /// only the parameter's end settles them (so the reason names the
+    /// value the batch evaluator names).
+    deferred: Vec<bool>,
     /// Set once decided; never changes after.
     decided: Option<Decision>,
 }
@@ -90,10 +106,12 @@ impl StreamingPolicyState {
     #[must_use]
     pub fn new(policy: Arc<Policy>) -> Self {
         let states = vec![RuleState::Open; policy.rules().len()];
+        let deferred = vec![false; states.len()];
         let mut state = Self {
             policy,
             states,
             first_open: 0,
+            deferred,
             decided: None,
         };
         state.settle();
@@ -133,11 +151,36 @@ impl StreamingPolicyState {
     pub fn wants(&self, path: &[Segment]) -> bool {
         self.decided.is_none()
             && path.len() > 1
-            && self.open_rules().any(|(rule, _)| {
-                rule.condition
-                    .as_ref()
-                    .is_some_and(|c| fits(c.steps(), path))
+            && self.open_rules().any(|(i, rule)| {
+                !self.deferred[i]
+                    && rule
+                        .condition
+                        .as_ref()
+                        .is_some_and(|c| fits(c.steps(), path))
             })
+    }
+
+    /// A piece of a nested argument arrived at `path` (at least two
+    /// deep). Where it shows that the arguments do not have the shape a
+    /// rule walks (a container where the rule expects a value, a value
+    /// where it expects an array or object), that rule is no longer
+    /// decided element by element but when the parameter completes, by the
+    /// batch test.
+    pub fn seen(&mut self, path: &[Segment], piece: Piece) {
+        if self.decided.is_some() || path.len() < 2 {
+            return;
+        }
+        for i in self.first_open..self.states.len() {
+            if self.deferred[i] || self.states[i] != RuleState::Open {
+                continue;
+            }
+            let Some(condition) = &self.policy.rules()[i].condition else {
+                continue;
+            };
+            if misfits(condition.steps(), path, piece) {
+                self.deferred[i] = true;
+            }
+        }
     }
 
     /// A top-level parameter is complete with `value`. Returns the decision
@@ -186,7 +229,10 @@ impl StreamingPolicyState {
                 let Some(condition) = &rule.condition else {
                     continue;
                 };
-                if self.states[i] != RuleState::Open || !fits(condition.steps(), path) {
+                if self.states[i] != RuleState::Open
+                    || self.deferred[i]
+                    || !fits(condition.steps(), path)
+                {
                     continue;
                 }
                 let verdict = condition.verdict(value, workspace);
@@ -210,11 +256,14 @@ impl StreamingPolicyState {
         self.decided.as_ref()
     }
 
-    fn open_rules(&self) -> impl Iterator<Item = (&Rule, &RuleState)> {
-        self.policy.rules()[self.first_open..]
+    /// The rules not settled yet, with their positions.
+    fn open_rules(&self) -> impl Iterator<Item = (usize, &Rule)> {
+        self.policy
+            .rules()
             .iter()
-            .zip(&self.states[self.first_open..])
-            .filter(|(_, state)| **state == RuleState::Open)
+            .enumerate()
+            .skip(self.first_open)
+            .filter(|(i, _)| self.states[*i] == RuleState::Open)
     }
 
     /// Moves past eliminated rules and decides when the first rule left
@@ -297,6 +346,31 @@ fn fits(steps: &[Step], path: &[Segment]) -> bool {
                 (Step::Each, Segment::Index(_)) => true,
                 _ => false,
             })
+}
+
+/// Whether a piece at `path` shows a shape `steps` cannot walk: a member
+/// where the steps go through an array, an element where they go to a
+/// member, a value where they go on, or anything below the place where they
+/// end. Pieces off the steps' way (another member) do not count.
+fn misfits(steps: &[Step], path: &[Segment], piece: Piece) -> bool {
+    for (step, segment) in steps.iter().zip(path) {
+        match (step, segment) {
+            (Step::Member(name), Segment::Key(key)) if name != key => return false,
+            (Step::Member(_), Segment::Key(_)) | (Step::Each, Segment::Index(_)) => {}
+            _ => return true,
+        }
+    }
+    match path.len().cmp(&steps.len()) {
+        // Below the walk's end: a container where a value belongs.
+        std::cmp::Ordering::Greater => true,
+        // The walk's end: a value belongs here.
+        std::cmp::Ordering::Equal => piece != Piece::Value,
+        // The walk goes on, but here is a value or an empty container.
+        std::cmp::Ordering::Less => !matches!(
+            (&steps[path.len()], piece),
+            (Step::Each, Piece::EmptyArray) | (Step::Member(_), Piece::EmptyObject)
+        ),
+    }
 }
 
 fn pointer(path: &[Segment]) -> String {

@@ -43,6 +43,17 @@ fn elements(
     ws: &Workspace,
     seen: &mut Vec<String>,
 ) {
+    if path.len() > 1 {
+        let piece = match value {
+            Value::Object(map) if map.is_empty() => Some(Piece::EmptyObject),
+            Value::Array(items) if items.is_empty() => Some(Piece::EmptyArray),
+            Value::Object(_) | Value::Array(_) => None,
+            _ => Some(Piece::Value),
+        };
+        if let Some(piece) = piece {
+            state.seen(path, piece);
+        }
+    }
     match value {
         Value::Object(map) => {
             for (key, value) in map {
@@ -276,6 +287,8 @@ mod properties {
                 .prop_map(Value::from),
             1 => Just(json!(3)),
             1 => Just(json!(["src/a.rs"])),
+            1 => Just(json!({ "src": 1 })),
+            1 => Just(json!([])),
         ]
     }
 
@@ -348,7 +361,7 @@ mod properties {
             let expected = compiled.evaluate(&args, Path::new(ROOT));
             match s.decision() {
                 // Decided early or at a parameter's end: the same decision
-                // (mode, rule and reason).
+                // (mode, rule and reason, which names the same value).
                 Some(decided) => {
                     prop_assert_eq!((decided.mode, decided.rule), (expected.mode, expected.rule));
                     prop_assert_eq!(&decided.reason, &expected.reason);
