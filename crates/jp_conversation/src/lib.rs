@@ -14,6 +14,7 @@ mod arguments;
 pub mod conversation;
 mod event;
 mod event_builder;
+mod policy_watch;
 pub mod store;
 
 pub use arguments::{
@@ -24,4 +25,5 @@ pub use arguments::{
 pub use conversation::{ConversationEvent, EventKind, ResponseStatus, ToolCallResponse};
 pub use event::{ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest};
 pub use event_builder::{EventBuilder, EventBuilderError};
+pub use policy_watch::PolicyWatch;
 pub use store::{Conversation, ConversationLock, Store, StoreError};

@@ -20,13 +20,15 @@ use jp_config::AppConfig;
 use jp_config::policy::{Decision, Mode, Policy, PolicyField, StreamingPolicyState, Workspace};
 use jp_config::tool::effective::effective_policy;
 use jp_config::tool::{ToolConfig, ToolSource, check_arguments, offered, run_limits};
-use jp_conversation::{ArgumentsError, ResponseStatus, ToolCallRequest, ToolCallResponse};
+use jp_conversation::{
+    ArgumentsError, PolicyWatch, ResponseStatus, ToolCallRequest, ToolCallResponse,
+};
 use jp_llm::tool::{ToolLimits, ToolRun};
 use jp_tool::{Action, Context, Outcome, Request, ToolInfo};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::early::{Answer, CallWatch};
+use super::early::Answer;
 use crate::printer::{Printer, Style, cut};
 use crate::prompt::{Choice, PromptError, PromptTurn, Prompts, Ticket};
 
@@ -331,13 +333,13 @@ impl<'a> ToolCoordinator<'a> {
     /// policy's decision at once when the policy needs no arguments (a
     /// mode string, a first catch-all), a watch otherwise. `None` for a
     /// tool that is not offered (refused when it completes).
-    pub fn watch(&self, name: &str) -> Option<Result<Decision, CallWatch>> {
+    pub fn watch(&self, name: &str) -> Option<Result<Decision, PolicyWatch>> {
         self.tool(name)?;
         let policy = self.policy(name, PolicyField::Run)?;
         let state = StreamingPolicyState::new(policy);
         Some(match state.decision() {
             Some(decision) => Ok(decision.clone()),
-            None => Err(CallWatch::new(state)),
+            None => Err(PolicyWatch::new(state)),
         })
     }
 

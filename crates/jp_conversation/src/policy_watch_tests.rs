@@ -6,13 +6,15 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use jp_config::policy::{Policy, PolicyField, PolicySpec, RuleOrigin, StreamingPolicyState};
+use jp_config::policy::{
+    Policy, PolicyField, PolicySpec, RuleOrigin, StreamingPolicyState, Workspace,
+};
 use jp_config::tool::ToolParameters;
-use jp_conversation::{EventBuilder, EventPart, FlushedEvent, ToolCallPart};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::{EventBuilder, EventPart, FlushedEvent, ToolCallPart};
 
 const ROOT: &str = "/nonexistent-jp-workspace";
 
@@ -138,7 +140,7 @@ proptest! {
         };
         let policy = Arc::new(policy);
         let workspace = Workspace::new(Path::new(ROOT));
-        let mut watch = CallWatch::new(StreamingPolicyState::new(policy.clone()));
+        let mut watch = PolicyWatch::new(StreamingPolicyState::new(policy.clone()));
         let mut early = None;
         let mut builder = EventBuilder::new();
         let start = ToolCallPart::Start { id: "1".into(), name: "t".into() };
@@ -162,7 +164,7 @@ proptest! {
             // The text is valid JSON, so only a repeated key makes the
             // arguments unusable: the call is refused whatever was decided.
             prop_assert!(
-                matches!(call.error(), Some(jp_conversation::ArgumentsError::DuplicateKey(_))),
+                matches!(call.error(), Some(crate::ArgumentsError::DuplicateKey(_))),
                 "{:?}",
                 call.error()
             );
@@ -183,7 +185,7 @@ fn early_decision(
 ) -> Option<(jp_config::policy::Mode, Option<usize>)> {
     let policy = Arc::new(policy(rules).unwrap());
     let workspace = Workspace::new(Path::new(ROOT));
-    let mut watch = CallWatch::new(StreamingPolicyState::new(policy));
+    let mut watch = PolicyWatch::new(StreamingPolicyState::new(policy));
     let mut builder = EventBuilder::new();
     let start = ToolCallPart::Start {
         id: "1".into(),
