@@ -1,5 +1,6 @@
 //! `jp query` in a real terminal (tmux): a call whose policy asks is put to
-//! the user, and the answer decides.
+//! the user, and the answer decides; what is shown fits the terminal's
+//! width.
 //!
 //! tmux is not part of the Rust toolchain, so without it these tests say so
 //! and pass, unless `JP_REQUIRE_TMUX` is set (CI sets it and installs tmux).
@@ -23,6 +24,11 @@ struct Tmux {
 
 impl Tmux {
     fn start(ws: &Workspace, command: &str) -> Option<Self> {
+        Self::start_sized(ws, command, 200)
+    }
+
+    /// A terminal `columns` wide (and 50 lines high) running `command`.
+    fn start_sized(ws: &Workspace, command: &str, columns: u16) -> Option<Self> {
         let available = Command::new("tmux").arg("-V").output().is_ok();
         if !available {
             assert!(
@@ -34,7 +40,15 @@ impl Tmux {
         }
         let socket = format!("jp-test-{}-{}", std::process::id(), rand_suffix());
         let status = Command::new("tmux")
-            .args(["-L", &socket, "new-session", "-d", "-x", "200", "-y", "50"])
+            .args([
+                "-L",
+                &socket,
+                "new-session",
+                "-d",
+                "-x",
+                &columns.to_string(),
+            ])
+            .args(["-y", "50"])
             .arg("-c")
             .arg(ws.project())
             .arg(command)
@@ -547,6 +561,50 @@ fn ctrl_c_while_a_tool_runs_stops_it_and_an_empty_reply_ends_the_turn() {
             "interrupted".to_owned(),
             "The user stopped the tool while it ran.".to_owned()
         )]
+    );
+}
+
+#[test]
+fn a_long_result_wraps_to_the_terminals_width_keeping_its_indent() {
+    let ws = initialized();
+    let words: String = (1..=12).map(|n| format!("word{n:02} ")).collect();
+    ws.write(
+        "project/.jp/wide.sh",
+        &format!(
+            "#!/bin/sh\ncat >/dev/null\nprintf '{{\"type\":\"success\",\"content\":\"{}\\\\nend\"}}\\n'\n",
+            words.trim_end()
+        ),
+    );
+    add_to_config(
+        &ws,
+        "[conversation.tools.wide]\ncommand = [\"sh\", \".jp/wide.sh\"]\npolicy.run = \"unattended\"\n",
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool("toolu_1", "wide", "{}")],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(&[Item::Text("Done.")], "end_turn", false)),
+    ]);
+    let Some(tmux) = Tmux::start_sized(&ws, &query_line(&ws, &server, "be wide"), 30) else {
+        return;
+    };
+    let screen = tmux.wait_for("EXIT=");
+    // Wrapped by jp, not by the terminal (which `capture-pane -J` would
+    // join back into one line): each piece at most 30 columns, each
+    // continuation under the first.
+    assert!(
+        screen.contains(
+            "  wide success:\n    word01 word02 word03 word0\n    4 word05 word06 word07 wor\n    \
+             d08 word09 word10 word11 w\n    ord12\n    end\nDone.\nEXIT=0\n"
+        ),
+        "{screen}"
+    );
+    // Only the screen wraps: the model gets the line whole.
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("success".to_owned(), format!("{}\nend", words.trim_end()))]
     );
 }
 
