@@ -1,6 +1,6 @@
 //! `jp query` in a real terminal (tmux): a call whose policy asks is put to
-//! the user, and the answer decides; what is shown fits the terminal's
-//! width.
+//! the user, and the answer decides; a tool's own questions are asked and
+//! answered there; what is shown fits the terminal's width.
 //!
 //! tmux is not part of the Rust toolchain, so without it these tests say so
 //! and pass, unless `JP_REQUIRE_TMUX` is set (CI sets it and installs tmux).
@@ -76,6 +76,22 @@ impl Tmux {
             assert!(
                 Instant::now() < deadline,
                 "waited for {text:?}; the screen shows:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until one line of the screen is exactly `line`.
+    fn wait_for_line(&self, line: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let screen = self.screen();
+            if screen.lines().any(|l| l == line) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited for the line {line:?}; the screen shows:\n{screen}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -560,6 +576,84 @@ fn ctrl_c_while_a_tool_runs_stops_it_and_an_empty_reply_ends_the_turn() {
         [(
             "interrupted".to_owned(),
             "The user stopped the tool while it ran.".to_owned()
+        )]
+    );
+}
+
+/// A tool that asks three questions, one per run, one of each kind: yes
+/// or no, a text, a choice from a list. Each run reads the answers so far
+/// from `tool.answers` with `sed` (enough while no answer holds a `}`);
+/// once all three are in, it succeeds with them as it received them, so
+/// the stored result shows exactly what jp sent it.
+const ASKING_TOOL: &str = r#"#!/bin/sh
+answers=$(sed -n 's/.*"answers":{\([^}]*\)}.*/\1/p')
+ask() {
+    printf '{"type":"needs_input","question":{"id":"%s","text":"%s","answer":%s}}\n' "$1" "$2" "$3"
+    exit 0
+}
+case "$answers" in *'"go":'*) ;; *) ask go 'Deploy now?' '{"type":"boolean"}' ;; esac
+case "$answers" in *'"name":'*) ;; *) ask name 'Release name?' '{"type":"text"}' ;; esac
+case "$answers" in *'"target":'*) ;; *) ask target 'Where to?' '{"type":"select","options":["staging","production","nowhere"]}' ;; esac
+printf '{"type":"success","content":"answers: {%s}"}\n' "$(printf '%s' "$answers" | sed 's/\\/\\\\/g; s/"/\\"/g')"
+"#;
+
+#[test]
+fn a_tools_questions_of_each_kind_are_asked_in_the_terminal() {
+    let ws = initialized();
+    ws.write("project/.jp/deploy.sh", ASKING_TOOL);
+    add_to_config(
+        &ws,
+        "[conversation.tools.deploy]\ncommand = [\"sh\", \".jp/deploy.sh\"]\npolicy.run = \"unattended\"\n",
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool("toolu_1", "deploy", "{}")],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(&[Item::Text("Deployed.")], "end_turn", false)),
+    ]);
+    let line = with_stty(&query_line(&ws, &server, "deploy it"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    // Yes or no: one key, no Enter.
+    tmux.wait_for_line("Deploy now? [y,n,?] ");
+    tmux.send(&["y"]);
+    // Text, with line editing: Backspace takes back the last character.
+    tmux.wait_for_line("Release name? ");
+    tmux.send(&["-l", "v1.3"]);
+    tmux.wait_for_line("Release name? v1.3");
+    tmux.send(&["BSpace"]);
+    tmux.wait_for_line("Release name? v1.");
+    tmux.send(&["-l", "2 beta"]);
+    tmux.send(&["Enter"]);
+    // A choice from the list, by its number; a number off the list is
+    // asked again.
+    tmux.wait_for_line("choose 1-3: ");
+    tmux.send(&["4", "Enter"]);
+    tmux.wait_for_line("choose 1-3: 4");
+    tmux.wait_for_line("choose 1-3: ");
+    tmux.send(&["2", "Enter"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(
+        screen.contains(
+            "Calling tool deploy\n  unattended (policy.run is \"unattended\")\n\
+             Deploy now? [y,n,?] y\n\
+             Release name? v1.2 beta\n\
+             Where to?\n  1) staging\n  2) production\n  3) nowhere\n\
+             choose 1-3: 4\n\
+             choose 1-3: 2\n\
+             \x20 deploy success: answers: {\"go\":true,\"name\":\"v1.2 beta\",\"target\":\"production\"}\n\
+             Deployed.\nEXIT=0\nSTTY icanon echo\n"
+        ),
+        "{screen}"
+    );
+    assert_eq!(
+        responses(&stored(&ws)),
+        [(
+            "success".to_owned(),
+            r#"answers: {"go":true,"name":"v1.2 beta","target":"production"}"#.to_owned()
         )]
     );
 }
