@@ -1,5 +1,6 @@
 //! `jp query` in a real terminal (tmux): a call whose policy asks is put to
-//! the user, and the answer decides.
+//! the user, and the answer decides; a tool's own questions are asked and
+//! answered there; what is shown fits the terminal's width.
 //!
 //! tmux is not part of the Rust toolchain, so without it these tests say so
 //! and pass, unless `JP_REQUIRE_TMUX` is set (CI sets it and installs tmux).
@@ -23,6 +24,11 @@ struct Tmux {
 
 impl Tmux {
     fn start(ws: &Workspace, command: &str) -> Option<Self> {
+        Self::start_sized(ws, command, 200)
+    }
+
+    /// A terminal `columns` wide (and 50 lines high) running `command`.
+    fn start_sized(ws: &Workspace, command: &str, columns: u16) -> Option<Self> {
         let available = Command::new("tmux").arg("-V").output().is_ok();
         if !available {
             assert!(
@@ -34,7 +40,15 @@ impl Tmux {
         }
         let socket = format!("jp-test-{}-{}", std::process::id(), rand_suffix());
         let status = Command::new("tmux")
-            .args(["-L", &socket, "new-session", "-d", "-x", "200", "-y", "50"])
+            .args([
+                "-L",
+                &socket,
+                "new-session",
+                "-d",
+                "-x",
+                &columns.to_string(),
+            ])
+            .args(["-y", "50"])
             .arg("-c")
             .arg(ws.project())
             .arg(command)
@@ -62,6 +76,22 @@ impl Tmux {
             assert!(
                 Instant::now() < deadline,
                 "waited for {text:?}; the screen shows:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until one line of the screen is exactly `line`.
+    fn wait_for_line(&self, line: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let screen = self.screen();
+            if screen.lines().any(|l| l == line) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited for the line {line:?}; the screen shows:\n{screen}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -547,6 +577,128 @@ fn ctrl_c_while_a_tool_runs_stops_it_and_an_empty_reply_ends_the_turn() {
             "interrupted".to_owned(),
             "The user stopped the tool while it ran.".to_owned()
         )]
+    );
+}
+
+/// A tool that asks three questions, one per run, one of each kind: yes
+/// or no, a text, a choice from a list. Each run reads the answers so far
+/// from `tool.answers` with `sed` (enough while no answer holds a `}`);
+/// once all three are in, it succeeds with them as it received them, so
+/// the stored result shows exactly what jp sent it.
+const ASKING_TOOL: &str = r#"#!/bin/sh
+answers=$(sed -n 's/.*"answers":{\([^}]*\)}.*/\1/p')
+ask() {
+    printf '{"type":"needs_input","question":{"id":"%s","text":"%s","answer":%s}}\n' "$1" "$2" "$3"
+    exit 0
+}
+case "$answers" in *'"go":'*) ;; *) ask go 'Deploy now?' '{"type":"boolean"}' ;; esac
+case "$answers" in *'"name":'*) ;; *) ask name 'Release name?' '{"type":"text"}' ;; esac
+case "$answers" in *'"target":'*) ;; *) ask target 'Where to?' '{"type":"select","options":["staging","production","nowhere"]}' ;; esac
+printf '{"type":"success","content":"answers: {%s}"}\n' "$(printf '%s' "$answers" | sed 's/\\/\\\\/g; s/"/\\"/g')"
+"#;
+
+#[test]
+fn a_tools_questions_of_each_kind_are_asked_in_the_terminal() {
+    let ws = initialized();
+    ws.write("project/.jp/deploy.sh", ASKING_TOOL);
+    add_to_config(
+        &ws,
+        "[conversation.tools.deploy]\ncommand = [\"sh\", \".jp/deploy.sh\"]\npolicy.run = \"unattended\"\n",
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool("toolu_1", "deploy", "{}")],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(&[Item::Text("Deployed.")], "end_turn", false)),
+    ]);
+    let line = with_stty(&query_line(&ws, &server, "deploy it"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    // Yes or no: one key, no Enter.
+    tmux.wait_for_line("Deploy now? [y,n,?] ");
+    tmux.send(&["y"]);
+    // Text, with line editing: Backspace takes back the last character.
+    tmux.wait_for_line("Release name? ");
+    tmux.send(&["-l", "v1.3"]);
+    tmux.wait_for_line("Release name? v1.3");
+    tmux.send(&["BSpace"]);
+    tmux.wait_for_line("Release name? v1.");
+    tmux.send(&["-l", "2 beta"]);
+    tmux.send(&["Enter"]);
+    // A choice from the list, by its number; a number off the list is
+    // asked again.
+    tmux.wait_for_line("choose 1-3: ");
+    tmux.send(&["4", "Enter"]);
+    tmux.wait_for_line("choose 1-3: 4");
+    tmux.wait_for_line("choose 1-3: ");
+    tmux.send(&["2", "Enter"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(
+        screen.contains(
+            "Calling tool deploy\n  unattended (policy.run is \"unattended\")\n\
+             Deploy now? [y,n,?] y\n\
+             Release name? v1.2 beta\n\
+             Where to?\n  1) staging\n  2) production\n  3) nowhere\n\
+             choose 1-3: 4\n\
+             choose 1-3: 2\n\
+             \x20 deploy success: answers: {\"go\":true,\"name\":\"v1.2 beta\",\"target\":\"production\"}\n\
+             Deployed.\nEXIT=0\nSTTY icanon echo\n"
+        ),
+        "{screen}"
+    );
+    assert_eq!(
+        responses(&stored(&ws)),
+        [(
+            "success".to_owned(),
+            r#"answers: {"go":true,"name":"v1.2 beta","target":"production"}"#.to_owned()
+        )]
+    );
+}
+
+#[test]
+fn a_long_result_wraps_to_the_terminals_width_keeping_its_indent() {
+    let ws = initialized();
+    let words: String = (1..=12).map(|n| format!("word{n:02} ")).collect();
+    ws.write(
+        "project/.jp/wide.sh",
+        &format!(
+            "#!/bin/sh\ncat >/dev/null\nprintf '{{\"type\":\"success\",\"content\":\"{}\\\\nend\"}}\\n'\n",
+            words.trim_end()
+        ),
+    );
+    add_to_config(
+        &ws,
+        "[conversation.tools.wide]\ncommand = [\"sh\", \".jp/wide.sh\"]\npolicy.run = \"unattended\"\n",
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool("toolu_1", "wide", "{}")],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(&[Item::Text("Done.")], "end_turn", false)),
+    ]);
+    let Some(tmux) = Tmux::start_sized(&ws, &query_line(&ws, &server, "be wide"), 30) else {
+        return;
+    };
+    let screen = tmux.wait_for("EXIT=");
+    // Wrapped by jp, not by the terminal (which `capture-pane -J` would
+    // join back into one line): each piece at most 30 columns, each
+    // continuation under the first.
+    assert!(
+        screen.contains(
+            "  wide success:\n    word01 word02 word03 word0\n    4 word05 word06 word07 wor\n    \
+             d08 word09 word10 word11 w\n    ord12\n    end\nDone.\nEXIT=0\n"
+        ),
+        "{screen}"
+    );
+    // Only the screen wraps: the model gets the line whole.
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("success".to_owned(), format!("{}\nend", words.trim_end()))]
     );
 }
 

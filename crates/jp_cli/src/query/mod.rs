@@ -1074,7 +1074,9 @@ impl Session<'_> {
         }
     }
 
-    /// The call's result, as [`render::result_lines`] lays it out.
+    /// The call's result, as [`render::result_lines`] lays it out; on a
+    /// terminal wrapped to its width like the call's arguments, in a log
+    /// one line per result line.
     fn show_result(&self, call: &ToolCallRequest, response: &ToolCallResponse, note: Option<&str>) {
         let max = self
             .config
@@ -1083,7 +1085,11 @@ impl Session<'_> {
             .get(&call.name)
             .and_then(|t| t.style.result_lines)
             .unwrap_or(self.config.style.tool_call.result_lines) as usize;
-        let lines = render::result_lines(&call.name, response, note, max, self.hidden(&call.name));
+        let mut lines =
+            render::result_lines(&call.name, response, note, max, self.hidden(&call.name));
+        if let Some(renderer) = &self.renderer {
+            lines = render::wrap(lines, renderer.width());
+        }
         for line in lines {
             self.printer.chrome_line(line.style, &line.text);
         }

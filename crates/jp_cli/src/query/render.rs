@@ -11,7 +11,7 @@
 //! cap, not by the argument.
 //!
 //! [`result_lines`] is the other half: what the user sees of a call's
-//! result once it ran.
+//! result once it ran. [`wrap`] fits both to a terminal's width.
 
 use std::collections::HashMap;
 
@@ -331,51 +331,67 @@ impl ToolRenderer {
         })
     }
 
-    /// Wraps lines wider than the terminal; the continuation keeps the
-    /// line's indent.
+    /// Wraps lines wider than the terminal (see [`wrap`]).
     fn wrap(&self, lines: Vec<Line>) -> Vec<Line> {
-        let width = self.options.width.max(8);
-        let mut out = Vec::with_capacity(lines.len());
-        for line in lines {
-            let chars: Vec<char> = line.text.chars().collect();
-            if chars.len() <= width {
-                out.push(line);
-                continue;
-            }
-            let indent: String = chars.iter().take_while(|c| **c == ' ').collect();
-            let indent = if indent.len() * 2 > width {
-                String::new()
-            } else {
-                indent
-            };
-            let room = (width - indent.len()).max(1);
-            let mut rest = &chars[..];
-            let mut first = true;
-            while !rest.is_empty() {
-                let take = if first {
-                    width.min(rest.len())
-                } else {
-                    room.min(rest.len())
-                };
-                let piece: String = rest[..take].iter().collect();
-                out.push(Line {
-                    style: line.style,
-                    text: if first {
-                        piece
-                    } else {
-                        format!("{indent}{piece}")
-                    },
-                });
-                rest = &rest[take..];
-                first = false;
-            }
-        }
-        out
+        wrap(lines, self.options.width)
+    }
+
+    /// The terminal's width the lines are wrapped to.
+    #[must_use]
+    pub fn width(&self) -> usize {
+        self.options.width
     }
 }
 
+/// Wraps lines wider than `width` characters (at least 8): a line is cut
+/// into pieces that fit, and each continuation starts with the line's
+/// indent (its leading spaces), unless the indent takes more than half the
+/// width. Nothing is dropped: the pieces, indents aside, join back into the
+/// line.
+#[must_use]
+pub fn wrap(lines: Vec<Line>, width: usize) -> Vec<Line> {
+    let width = width.max(8);
+    let mut out = Vec::with_capacity(lines.len());
+    for line in lines {
+        let chars: Vec<char> = line.text.chars().collect();
+        if chars.len() <= width {
+            out.push(line);
+            continue;
+        }
+        let indent: String = chars.iter().take_while(|c| **c == ' ').collect();
+        let indent = if indent.len() * 2 > width {
+            String::new()
+        } else {
+            indent
+        };
+        let room = (width - indent.len()).max(1);
+        let mut rest = &chars[..];
+        let mut first = true;
+        while !rest.is_empty() {
+            let take = if first {
+                width.min(rest.len())
+            } else {
+                room.min(rest.len())
+            };
+            let piece: String = rest[..take].iter().collect();
+            out.push(Line {
+                style: line.style,
+                text: if first {
+                    piece
+                } else {
+                    format!("{indent}{piece}")
+                },
+            });
+            rest = &rest[take..];
+            first = false;
+        }
+    }
+    out
+}
+
 /// The most characters shown of one line of a tool result; the rest is
-/// cut with `…` (the terminal wraps what is shown).
+/// cut with `…`. On a terminal, what is shown is then wrapped to its width
+/// with [`wrap`]; in a log it stays one line.
 pub const RESULT_LINE_CHARS: usize = 200;
 
 /// What the user sees of a call's result, in a terminal and in a log
@@ -384,8 +400,9 @@ pub const RESULT_LINE_CHARS: usize = 200;
 /// shares the status line; a longer one shows its first `max_lines` lines
 /// under it and counts the rest (`… N more lines`); an empty content, or a
 /// `max_lines` of 0, shows the status alone. A failed call's status line is
-/// [`Style::Bad`]. Each line is cut at [`RESULT_LINE_CHARS`] characters.
-/// A `hidden` tool (`style.hidden`) shows only the note.
+/// [`Style::Bad`]. Each line is cut at [`RESULT_LINE_CHARS`] characters,
+/// and not wrapped: on a terminal the shell passes the lines through
+/// [`wrap`]. A `hidden` tool (`style.hidden`) shows only the note.
 #[must_use]
 pub fn result_lines(
     name: &str,

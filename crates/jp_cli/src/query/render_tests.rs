@@ -359,9 +359,9 @@ fn an_empty_result_shows_the_status_alone() {
 
 #[test]
 fn a_long_result_line_is_cut_not_wrapped() {
-    // Results are not wrapped to the terminal's width (the terminal wraps
-    // them); a line is cut at RESULT_LINE_CHARS characters, whatever the
-    // width.
+    // `result_lines` does not wrap (a log keeps one line per result line;
+    // on a terminal the shell wraps them with `wrap`, below); a line is cut
+    // at RESULT_LINE_CHARS characters, whatever the width.
     let long = "x".repeat(RESULT_LINE_CHARS + 50);
     let mut out = shown(&result_lines(
         "t",
@@ -395,4 +395,81 @@ fn escape_sequences_in_a_result_are_shown_escaped() {
     let out = shown(&lines);
     assert!(!out.contains('\u{1b}'), "{out}");
     insta::assert_snapshot!(out);
+}
+
+/// Checks what `wrap` promises of `wrapped`, the lines of `lines` at
+/// `width`: no line is wider, each continuation starts with its line's
+/// indent and keeps its style, and the pieces join back into each line.
+fn assert_wrapped(lines: &[Line], wrapped: &[Line], width: usize) {
+    let mut at = wrapped.iter();
+    for line in lines {
+        let indent: String = line.text.chars().take_while(|c| *c == ' ').collect();
+        let first = at.next().unwrap();
+        assert_eq!(first.style, line.style);
+        let mut joined = first.text.clone();
+        while joined.chars().count() < line.text.chars().count() {
+            let next = at.next().unwrap();
+            assert_eq!(next.style, line.style, "{next:?}");
+            let piece = next.text.strip_prefix(&indent).unwrap();
+            assert!(!piece.is_empty(), "{next:?}");
+            joined.push_str(piece);
+        }
+        assert_eq!(joined, line.text);
+    }
+    assert_eq!(at.next(), None);
+    for line in wrapped {
+        assert!(line.text.chars().count() <= width, "{line:?}");
+    }
+}
+
+#[test]
+fn a_result_wraps_to_a_narrow_terminal_keeping_the_indent() {
+    const WIDTH: usize = 20;
+    let note = Some("fs_read_file: result withheld by you, then sent");
+    let one_line = result(
+        ResponseStatus::Success,
+        "created src/lib.rs (120 bytes, 3 lines)",
+    );
+    let many = result(
+        ResponseStatus::Error,
+        "exit code 3; stderr ends with:\nshort\nno such file or directory: src/very/long/path.rs\n\
+         \nfour\nfive\nsix",
+    );
+    let mut out = String::new();
+    for (title, name, response, note) in [
+        ("one line, after a note", "fs_read_file", &one_line, note),
+        ("many lines, with a tail", "fs_read_file", &many, None),
+    ] {
+        let lines = result_lines(name, response, note, 4, false);
+        let wrapped = wrap(lines.clone(), WIDTH);
+        assert_wrapped(&lines, &wrapped, WIDTH);
+        out.push_str(&format!("-- {title}:\n{}", shown(&wrapped)));
+    }
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn a_cut_result_line_wraps_whole() {
+    // A line past RESULT_LINE_CHARS is cut, and on a terminal what is left
+    // wraps; so does a line at every width, however narrow.
+    let long = format!("{}\nend", "x".repeat(RESULT_LINE_CHARS + 50));
+    let lines = result_lines("t", &result(ResponseStatus::Success, &long), None, 4, false);
+    for width in 0..=RESULT_LINE_CHARS + 10 {
+        let wrapped = wrap(lines.clone(), width);
+        assert_wrapped(&lines, &wrapped, width.max(8));
+    }
+    let wrapped = wrap(lines.clone(), 60);
+    let texts: Vec<&str> = wrapped.iter().map(|l| l.text.as_str()).collect();
+    let x = |n| "x".repeat(n);
+    assert_eq!(
+        texts,
+        [
+            "  t success:".to_owned(),
+            format!("    {}", x(56)),
+            format!("    {}", x(56)),
+            format!("    {}", x(56)),
+            format!("    {}…", x(31)),
+            "    end".to_owned(),
+        ]
+    );
 }
