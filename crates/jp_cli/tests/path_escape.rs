@@ -93,6 +93,7 @@ fn policy_check_output(mode: &str, first: &str) -> Run {
         code: 0,
         stdout: format!(
             "save policy.run: {mode}\n  policy.run[0] prefix \"src/\" on /path: {first}\n{}  \
+             while streaming: decided once `path` is complete\n  \
              policy: conversation.tools.save.policy.run (.jp/save.toml)\n",
             if mode == "ask" {
                 "  policy.run[1] catch-all: matches\n"

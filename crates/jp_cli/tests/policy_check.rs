@@ -65,6 +65,7 @@ fs_modify_file policy.run: ask
   policy.run[0] prefix \"src/sensitive/\" on /path: no match: \"README.md\" is not under src/sensitive/
   policy.run[1] prefix \"src/\" on /path: no match: \"README.md\" is not under src/
   policy.run[2] catch-all: matches
+  while streaming: decided once `path` is complete
   policy: conversation.tools.fs_modify_file.policy.run (.jp/config.toml)
 "
             .into(),
@@ -79,6 +80,7 @@ fs_modify_file policy.run: ask
 fs_modify_file policy.run: unattended
   policy.run[0] prefix \"src/sensitive/\" on /path: no match: \"src/lib.rs\" is not under src/sensitive/
   policy.run[1] prefix \"src/\" on /path: matches: \"src/lib.rs\" is under src/
+  while streaming: decided once `path` is complete
   policy: conversation.tools.fs_modify_file.policy.run (.jp/config.toml)
 "
     );
@@ -118,6 +120,7 @@ fn json_output_names_mode_rule_and_trace() {
                 { "rule": 1, "condition": "prefix \"src/\" on /path", "matched": true,
                   "reason": "\"src/lib.rs\" is under src/" },
             ],
+            "streaming": { "decided": "after", "argument": "path" },
         })
     );
 }
@@ -155,6 +158,7 @@ fs_modify_file policy.result: ask
 fs_modify_file policy.run: ask
   policy.run[0] prefix \"src/\" on /path: no match: \"docs/x.md\" is not under src/
   no rule of policy.run matched, so the implicit fallback \"ask\" applies
+  while streaming: decided once `path` is complete
   policy: conversation.tools.fs_modify_file.policy.run (.jp/config.toml)
 "
             .into(),
@@ -334,7 +338,78 @@ run = [
         "\
 fs_modify_file policy.run: unattended
   policy.run[0] prefix \"src/\" on /path: matches: \"src/x.rs\" is under src/
+  while streaming: decided once `path` is complete
   policy: conversation.tools.'*'.policy.run (.jp/config.toml)
 "
+    );
+}
+
+#[test]
+fn without_args_it_lists_what_each_rule_waits_for() {
+    let ws = workspace(D25_RULES);
+    let run = ws.jp(&["policy", "check", "fs_modify_file"]);
+    assert_eq!(
+        run,
+        Run {
+            code: 0,
+            stdout: "\
+fs_modify_file policy.run: decided while the arguments stream
+  policy.run[0] prefix \"src/sensitive/\" on /path: ask (waits for `path`)
+  policy.run[1] prefix \"src/\" on /path: unattended (waits for `path`)
+  policy.run[2] catch-all: ask
+  parameters, in schema order (the order models usually send them): path, patterns, replace_using_regex, start_line
+  policy: conversation.tools.fs_modify_file.policy.run (.jp/config.toml)
+"
+            .into(),
+            stderr: String::new(),
+        }
+    );
+    let run = ws.jp(&[
+        "policy",
+        "check",
+        "fs_modify_file",
+        "--args",
+        r#"{"patterns": [], "path": "src/lib.rs"}"#,
+        "--format",
+        "json",
+    ]);
+    let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        out["streaming"],
+        serde_json::json!({ "decided": "after", "argument": "path" })
+    );
+}
+
+#[test]
+fn jps_default_tools_declare_what_their_policies_need_first() {
+    let ws = Workspace::new();
+    assert_eq!(ws.jp(&["init", "--yes"]).code, 0);
+    for tool in [
+        "fs_read_file",
+        "fs_list_files",
+        "fs_create_file",
+        "fs_modify_file",
+        "fs_delete_file",
+    ] {
+        let run = ws.jp(&["policy", "check", tool]);
+        assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{tool}: {run:?}");
+    }
+    // A tool that puts `content` first is warned about.
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{}\n[conversation.tools.note]\ncommand = \"true\"\nparameters.content = {{ type = \
+             \"string\" }}\nparameters.path = {{ type = \"path\" }}\npolicy.run = [{{ arg = \
+             \"/path\", prefix = \"notes/\", mode = \"unattended\" }}, {{ mode = \"ask\" }}]\n",
+            ws.read("project/.jp/config.toml")
+        ),
+    );
+    let run = ws.jp(&["policy", "check", "note"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "warning: note: `content` (string) is declared before `path`, which policy.run[0] needs: \
+         models send arguments in this order, so jp must wait for all of it before deciding; \
+         declare `path` first\n"
     );
 }

@@ -4,7 +4,9 @@
 use std::process::ExitCode;
 
 use jp_config::load::Loaded;
-use jp_config::policy::PolicyField;
+use jp_config::policy::{
+    PolicyField, StreamingPolicyState, Workspace, ordering_warnings, top_parameter,
+};
 use jp_config::tool::effective::{PolicyOrigin, effective_policy};
 use jp_config::tool::{DEFAULTS_KEY, check_arguments};
 use jp_conversation::{EventBuilder, EventPart, FlushedEvent, ToolCallPart};
@@ -16,7 +18,12 @@ use super::{Format, exit};
 pub enum Policy {
     /// Evaluate a tool's policy against arguments, as the query loop would,
     /// and explain the decision: the mode, the rule that matched (or the
-    /// implicit fallback), and why each earlier rule did not match.
+    /// implicit fallback), why each earlier rule did not match, and how
+    /// soon a streamed call with these arguments would be decided.
+    ///
+    /// Without `--args`, list the policy's rules with the parameter each
+    /// one waits for while a call streams, and warn when the tool declares a
+    /// long parameter before one the policy needs.
     ///
     /// Exits 0 with a decision, 1 when the config is invalid, 2 when the
     /// tool is unknown or the arguments do not fit it.
@@ -25,7 +32,7 @@ pub enum Policy {
         tool: String,
         /// The call's arguments, as a JSON object.
         #[arg(long)]
-        args: String,
+        args: Option<String>,
         /// Check `policy.result` (how the result reaches the model) instead
         /// of `policy.run`.
         #[arg(long)]
@@ -57,7 +64,10 @@ impl Policy {
                 } else {
                     PolicyField::Run
                 };
-                check(ctx, &loaded, &tool, &args, field, format)
+                match args {
+                    Some(args) => check(ctx, &loaded, &tool, &args, field, format),
+                    None => describe(&loaded, &tool, field, format),
+                }
             }
         }
     }
@@ -93,6 +103,136 @@ fn usage_error(message: &str) -> ExitCode {
     exit::USAGE.into()
 }
 
+/// The configured tools' names, or the usage error for `tool` unknown.
+fn known_tool(loaded: &Loaded, tool: &str) -> Result<(), ExitCode> {
+    let known = loaded
+        .config
+        .conversation
+        .tools
+        .iter()
+        .filter(|(name, cfg)| *name != DEFAULTS_KEY && cfg.is_defined())
+        .map(|(name, _)| name.as_str())
+        .collect::<Vec<_>>();
+    if known.contains(&tool) {
+        return Ok(());
+    }
+    let list = if known.is_empty() {
+        "none".to_owned()
+    } else {
+        known.join(", ")
+    };
+    Err(usage_error(&format!(
+        "unknown tool `{tool}` (configured tools: {list})"
+    )))
+}
+
+/// `jp policy check TOOL`: the rules, what each waits for while a call
+/// streams, and parameter-order warnings.
+fn describe(
+    loaded: &Loaded,
+    tool: &str,
+    field: PolicyField,
+    format: Format,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    if let Err(code) = known_tool(loaded, tool) {
+        return Ok(code);
+    }
+    let Some((spec, compiled)) = effective_policy(&loaded.config, tool, field) else {
+        return Ok(usage_error(&format!("unknown tool `{tool}`")));
+    };
+    let Some(policy) = compiled.policy else {
+        return Err(format!("the {field} policy of `{tool}` does not compile").into());
+    };
+    let params = &loaded.config.conversation.tools[tool].parameters;
+    let warnings = ordering_warnings(&policy, params);
+    let key = spec.origin.key().map(ToString::to_string);
+    let source = spec
+        .origin
+        .key()
+        .and_then(|k| loaded.source_of(k))
+        .map_or_else(|| "default".to_owned(), |layer| layer.label.clone());
+    let order: Vec<&str> = params.keys().map(String::as_str).collect();
+    match format {
+        Format::Json => {
+            let rules: Vec<_> = policy
+                .rules()
+                .iter()
+                .map(|rule| {
+                    serde_json::json!({
+                        "rule": rule.index,
+                        "condition": rule.describe(),
+                        "mode": rule.mode.as_str(),
+                        "waits_for": top_parameter(rule),
+                    })
+                })
+                .collect();
+            let out = serde_json::json!({
+                "tool": tool,
+                "field": field.as_str(),
+                "decided_at_start": policy.unconditional_mode().map(jp_config::policy::Mode::as_str),
+                "rules": rules,
+                "parameters": order,
+                "warnings": warnings,
+                "policy": key,
+                "source": source,
+            });
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        }
+        Format::Text => {
+            match policy.unconditional_mode() {
+                Some(mode) => {
+                    println!("{tool} {field}: {mode} for every call, decided as the call starts")
+                }
+                None => println!("{tool} {field}: decided while the arguments stream"),
+            }
+            for rule in policy.rules() {
+                let waits = top_parameter(rule)
+                    .map_or_else(String::new, |top| format!(" (waits for `{top}`)"));
+                println!(
+                    "  {field}[{}] {}: {}{waits}",
+                    rule.index,
+                    rule.describe(),
+                    rule.mode
+                );
+            }
+            if policy.rules().last().is_some_and(|r| !r.is_catch_all()) {
+                println!("  no rule matches: ask");
+            }
+            println!(
+                "  parameters, in schema order (the order models usually send them): {}",
+                order.join(", ")
+            );
+            if let Some(key) = &key {
+                println!("  policy: {key} ({source})");
+            }
+            for warning in &warnings {
+                eprintln!("warning: {tool}: {warning}");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The top-level argument after which a streamed call with `arguments`
+/// (in their order) would be decided: `Some(None)` before any argument,
+/// `None` only when all of them are in.
+fn decided_after(
+    policy: &std::sync::Arc<jp_config::policy::Policy>,
+    arguments: &serde_json::Value,
+    workspace: &Workspace,
+) -> Option<Option<String>> {
+    let mut state = StreamingPolicyState::new(policy.clone());
+    if state.decision().is_some() {
+        return Some(None);
+    }
+    for (key, value) in arguments.as_object()? {
+        if state.parameter_done(key, value, workspace).is_some() {
+            return Some(Some(key.clone()));
+        }
+    }
+    None
+}
+
 fn check(
     ctx: &Ctx,
     loaded: &Loaded,
@@ -102,20 +242,8 @@ fn check(
     format: Format,
 ) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let tools = &loaded.config.conversation.tools;
-    let known = tools
-        .iter()
-        .filter(|(name, cfg)| *name != DEFAULTS_KEY && cfg.is_defined())
-        .map(|(name, _)| name.as_str())
-        .collect::<Vec<_>>();
-    if !known.contains(&tool) {
-        let list = if known.is_empty() {
-            "none".to_owned()
-        } else {
-            known.join(", ")
-        };
-        return Ok(usage_error(&format!(
-            "unknown tool `{tool}` (configured tools: {list})"
-        )));
+    if let Err(code) = known_tool(loaded, tool) {
+        return Ok(code);
     }
     let arguments = match parse_arguments(tool, args) {
         Ok(a) => a,
@@ -143,7 +271,17 @@ fn check(
         .workspace_root
         .clone()
         .unwrap_or_else(|| ctx.cwd.clone());
-    let decision = policy.evaluate(&arguments, &root);
+    let workspace = Workspace::new(&root);
+    let decision = policy.evaluate_in(&arguments, &workspace);
+    let policy = std::sync::Arc::new(policy);
+    // Only `policy.run` is decided while a call streams.
+    let streamed =
+        (field == PolicyField::Run).then(|| decided_after(&policy, &arguments, &workspace));
+    let streamed_text = streamed.as_ref().map(|streamed| match streamed {
+        Some(None) => "decided as the call starts".to_owned(),
+        Some(Some(key)) => format!("decided once `{key}` is complete"),
+        None => "decided only when all arguments are in".to_owned(),
+    });
 
     let key = spec.origin.key().map(ToString::to_string);
     let source = spec
@@ -172,7 +310,7 @@ fn check(
                     })
                 })
                 .collect::<Vec<_>>();
-            let out = serde_json::json!({
+            let mut out = serde_json::json!({
                 "tool": tool,
                 "field": field.as_str(),
                 "mode": decision.mode.as_str(),
@@ -182,6 +320,13 @@ fn check(
                 "source": source,
                 "trace": trace,
             });
+            if let Some(streamed) = &streamed {
+                out["streaming"] = match streamed {
+                    Some(None) => serde_json::json!({ "decided": "at start" }),
+                    Some(Some(key)) => serde_json::json!({ "decided": "after", "argument": key }),
+                    None => serde_json::json!({ "decided": "at the end" }),
+                };
+            }
             println!("{}", serde_json::to_string_pretty(&out)?);
         }
         Format::Text if spec.origin == PolicyOrigin::BuiltIn => {
@@ -204,6 +349,9 @@ fn check(
             }
             if decision.rule.is_none() {
                 println!("  {}", decision.reason);
+            }
+            if let Some(text) = &streamed_text {
+                println!("  while streaming: {text}");
             }
             if let Some(key) = &key {
                 println!("  policy: {key} ({source})");

@@ -35,7 +35,9 @@ pub use evaluate::{Decision, RuleTrace};
 pub use matcher::{Condition, Literal, Matcher};
 pub use path::{PolicyPath, Workspace};
 pub use pointer::Step;
-pub use streaming::{Piece, Segment, Streaming, StreamingPolicyState};
+pub use streaming::{
+    Piece, Segment, Streaming, StreamingPolicyState, ordering_warnings, top_parameter,
+};
 
 use std::fmt;
 

@@ -33,6 +33,7 @@ use super::compile::{Policy, Rule};
 use super::evaluate::{Decision, RuleTrace, explain, try_found};
 use super::path::Workspace;
 use super::pointer::{Found, Step, encode, walk_member};
+use crate::tool::{ParamType, ToolParameters};
 
 /// A concrete place inside a call's arguments: `/patterns/0/path` is
 /// `[Key("patterns"), Index(0), Key("path")]`.
@@ -75,8 +76,8 @@ pub enum Piece {
 enum RuleState {
     /// Not settled yet.
     Open,
-    /// Cannot match; why.
-    Eliminated(String),
+    /// Cannot match.
+    Eliminated,
     /// Matches; why.
     Matched(String),
 }
@@ -200,12 +201,13 @@ impl StreamingPolicyState {
                 if self.states[i] != RuleState::Open || top_parameter(rule) != Some(key) {
                     continue;
                 }
-                let found = walk_member(condition.steps(), key, value);
-                let (matched, reason) = try_found(rule, condition, found, workspace);
-                self.states[i] = if matched {
-                    RuleState::Matched(reason)
+                // Most rules do not match: find out without explaining why
+                // (no allocation); explain only the rule that matches.
+                self.states[i] = if quick_match(rule, condition, key, value, workspace) {
+                    let found = walk_member(condition.steps(), key, value);
+                    RuleState::Matched(try_found(rule, condition, found, workspace).1)
                 } else {
-                    RuleState::Eliminated(reason)
+                    RuleState::Eliminated
                 };
             }
             self.settle();
@@ -244,8 +246,7 @@ impl StreamingPolicyState {
                 // Any value decides a rule that is not `unattended`; any
                 // value eliminates one that is.
                 if rule.mode == super::Mode::Unattended && !satisfied {
-                    let why = explain(condition, &found, &verdict, rule.mode, false);
-                    self.states[i] = RuleState::Eliminated(why);
+                    self.states[i] = RuleState::Eliminated;
                 } else if rule.mode != super::Mode::Unattended && satisfied {
                     let why = explain(condition, &found, &verdict, rule.mode, true);
                     self.states[i] = RuleState::Matched(why);
@@ -276,7 +277,7 @@ impl StreamingPolicyState {
         while self.first_open < rules.len() {
             let rule = &rules[self.first_open];
             match &self.states[self.first_open] {
-                RuleState::Eliminated(_) => self.first_open += 1,
+                RuleState::Eliminated => self.first_open += 1,
                 RuleState::Matched(reason) => {
                     let decision = self.policy.decided_by(rule, reason, self.trace(true));
                     self.decided = Some(decision);
@@ -293,36 +294,23 @@ impl StreamingPolicyState {
         self.decided = Some(self.policy.fallback(self.trace(false)));
     }
 
-    /// The rules tried: every eliminated one before `first_open`, and the
-    /// deciding one when `deciding`.
+    /// The trace of a streaming decision: the deciding rule alone (the
+    /// rules passed over are not explained, which keeps a decision step
+    /// free of formatting; `jp policy check` shows the full trace).
     fn trace(&self, deciding: bool) -> Vec<RuleTrace> {
-        let rules = self.policy.rules();
-        let end = if deciding {
-            self.first_open + 1
-        } else {
-            self.first_open
+        if !deciding {
+            return Vec::new();
+        }
+        let rule = &self.policy.rules()[self.first_open];
+        let reason = match &self.states[self.first_open] {
+            RuleState::Matched(reason) => reason.clone(),
+            _ => "catch-all".to_owned(),
         };
-        rules[..end.min(rules.len())]
-            .iter()
-            .zip(&self.states)
-            .map(|(rule, state)| match state {
-                RuleState::Eliminated(reason) => RuleTrace {
-                    rule: rule.index,
-                    matched: false,
-                    reason: reason.clone(),
-                },
-                RuleState::Matched(reason) => RuleTrace {
-                    rule: rule.index,
-                    matched: true,
-                    reason: reason.clone(),
-                },
-                RuleState::Open => RuleTrace {
-                    rule: rule.index,
-                    matched: true,
-                    reason: "catch-all".into(),
-                },
-            })
-            .collect()
+        vec![RuleTrace {
+            rule: rule.index,
+            matched: true,
+            reason,
+        }]
     }
 }
 
@@ -332,6 +320,111 @@ pub fn top_parameter(rule: &Rule) -> Option<&str> {
     match rule.condition.as_ref()?.steps().first()? {
         Step::Member(name) => Some(name),
         Step::Each => None,
+    }
+}
+
+/// Warnings for a tool whose parameters are declared in an order that
+/// keeps `policy` from deciding early: a long parameter (a string that is
+/// not a path, an array, an object) declared before a parameter a rule
+/// needs. Models usually send arguments in the order of the schema, so
+/// the long one streams in full before the rule can be tried.
+#[must_use]
+pub fn ordering_warnings(policy: &Policy, params: &ToolParameters) -> Vec<String> {
+    let field = policy.field();
+    let mut needed: Vec<(&str, usize)> = Vec::new();
+    for rule in policy.rules() {
+        if let Some(top) = top_parameter(rule)
+            && !needed.iter().any(|(name, _)| *name == top)
+        {
+            needed.push((top, rule.index));
+        }
+    }
+    let mut warnings = Vec::new();
+    for (name, rule) in &needed {
+        let Some(position) = params.get_index_of(*name) else {
+            continue;
+        };
+        let long: Vec<String> = params
+            .iter()
+            .take(position)
+            .filter(|(other, param)| {
+                !needed.iter().any(|(n, _)| n == other)
+                    && matches!(
+                        param.kind,
+                        ParamType::String | ParamType::Array | ParamType::Object
+                    )
+            })
+            .map(|(other, param)| format!("`{other}` ({})", param.kind))
+            .collect();
+        if long.is_empty() {
+            continue;
+        }
+        let (list, verb) = match long.as_slice() {
+            [one] => (one.clone(), "is"),
+            _ => (long.join(", "), "are"),
+        };
+        warnings.push(format!(
+            "{list} {verb} declared before `{name}`, which {field}[{rule}] needs: models send \
+             arguments in this order, so jp must wait for all of it before deciding; declare \
+             `{name}` first"
+        ));
+    }
+    warnings
+}
+
+/// Whether `rule` matches the values its condition reaches under the
+/// parameter `key` (whose value is `value`): the batch test of
+/// [`try_found`] without its explanation.
+fn quick_match(
+    rule: &Rule,
+    condition: &super::Condition,
+    key: &str,
+    value: &Value,
+    workspace: &Workspace,
+) -> bool {
+    let rest = match condition.steps().split_first() {
+        Some((Step::Member(first), rest)) if first == key => rest,
+        _ => return false,
+    };
+    let unattended = rule.mode == super::Mode::Unattended;
+    let mut seen = 0usize;
+    let mut decided = None;
+    visit(rest, value, &mut |found| {
+        // A value of the wrong shape fails an `unattended` rule and
+        // satisfies any other.
+        let satisfied = match found {
+            Some(v) => condition.verdict(v, workspace).satisfies(rule.mode),
+            None => !unattended,
+        };
+        seen += 1;
+        match (unattended, satisfied) {
+            (true, false) => decided = Some(false),
+            (false, true) => decided = Some(true),
+            _ => {}
+        }
+        decided.is_none()
+    });
+    decided.unwrap_or(unattended && seen > 0)
+}
+
+/// Calls `f` with each value `steps` reach in `value` (`None` where the
+/// shape is wrong), in document order, as [`walk_member`] finds them;
+/// stops when `f` returns false. Returns false when stopped.
+fn visit<'a>(
+    steps: &[Step],
+    value: &'a Value,
+    f: &mut impl FnMut(Option<&'a Value>) -> bool,
+) -> bool {
+    let Some((step, rest)) = steps.split_first() else {
+        return f(Some(value));
+    };
+    match (step, value) {
+        (Step::Member(name), Value::Object(map)) => match map.get(name) {
+            Some(member) => visit(rest, member, f),
+            None => true,
+        },
+        (Step::Each, Value::Array(items)) => items.iter().all(|item| visit(rest, item, f)),
+        _ => f(None),
     }
 }
 

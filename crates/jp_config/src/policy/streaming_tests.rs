@@ -92,6 +92,19 @@ fn batch(rules: &str, args: &Value) -> Decision {
     policy(rules).evaluate(args, Path::new(ROOT))
 }
 
+/// The streaming decision is the batch one: mode, rule and reason (its
+/// trace names only the deciding rule).
+fn assert_same(streamed: Option<&Decision>, batch: &Decision) {
+    let streamed = streamed.expect("decided");
+    assert_eq!(
+        (streamed.mode, streamed.rule, &streamed.reason),
+        (batch.mode, batch.rule, &batch.reason)
+    );
+    if streamed.rule.is_some() {
+        assert_eq!(streamed.trace.last(), batch.trace.last());
+    }
+}
+
 const PATH_RULES: &str = r#"[
     { arg = "/path", prefix = ".env", mode = "ask" },
     { arg = "/path", prefix = "src/", mode = "unattended" },
@@ -116,7 +129,7 @@ fn a_rule_decides_when_its_parameter_completes() {
     );
     let mut s = state(PATH_RULES);
     feed(&mut s, &args);
-    assert_eq!(s.decision(), Some(&batch(PATH_RULES, &args)));
+    assert_same(s.decision(), &batch(PATH_RULES, &args));
 }
 
 #[test]
@@ -129,7 +142,7 @@ fn eliminated_rules_fall_through_to_the_next_and_the_catch_all() {
     let args = json!({ "path": "README.md" });
     let mut s = state(PATH_RULES);
     assert_eq!(feed(&mut s, &args), ["wait path (0)", "skip@2"]);
-    assert_eq!(s.decision(), Some(&batch(PATH_RULES, &args)));
+    assert_same(s.decision(), &batch(PATH_RULES, &args));
     assert_eq!(
         s.decision().unwrap().reason,
         "policy.run[2] (catch-all) matched"
@@ -142,7 +155,7 @@ fn every_rule_eliminated_gives_the_implicit_ask() {
     let args = json!({ "path": "docs/a.md" });
     let mut s = state(rules);
     assert_eq!(feed(&mut s, &args), ["wait path (0)", "ask@fallback"]);
-    assert_eq!(s.decision(), Some(&batch(rules, &args)));
+    assert_same(s.decision(), &batch(rules, &args));
 }
 
 #[test]
@@ -194,7 +207,7 @@ fn a_nested_rule_that_is_not_unattended_decides_on_the_first_matching_element() 
         Some((Mode::Skip, Some(0)))
     );
     // Decided before the array ended, and as the batch decides.
-    assert_eq!(decided.as_ref(), Some(&batch(rules, &args)));
+    assert_same(decided.as_ref(), &batch(rules, &args));
     assert_eq!(
         decided.unwrap().reason,
         "policy.run[0] (prefix \".ssh\" on /patterns/paths) matched: \".ssh/id_rsa\" at \
@@ -235,7 +248,7 @@ fn an_unattended_nested_rule_is_eliminated_by_one_element_and_matches_only_at_th
     let args = json!({ "patterns": [{ "paths": ["src/a.rs"] }, { "paths": ["src/b.rs"] }] });
     let mut s = state(rules);
     assert_eq!(feed(&mut s, &args), ["wait patterns (0)", "unattended@0"]);
-    assert_eq!(s.decision(), Some(&batch(rules, &args)));
+    assert_same(s.decision(), &batch(rules, &args));
 }
 
 #[test]
@@ -250,7 +263,7 @@ fn an_array_that_ends_without_a_match_eliminates_the_rule() {
     ] {
         let mut s = state(rules);
         assert_eq!(feed(&mut s, &args), ["wait patterns (0)", "unattended@1"]);
-        assert_eq!(s.decision(), Some(&batch(rules, &args)));
+        assert_same(s.decision(), &batch(rules, &args));
     }
 }
 
@@ -266,7 +279,7 @@ fn arguments_of_the_wrong_shape_are_settled_when_the_parameter_completes() {
     let args = json!({ "patterns": ["oops", { "paths": 7 }] });
     let mut s = state(rules);
     assert_eq!(feed(&mut s, &args), ["wait patterns (0)", "skip@0"]);
-    assert_eq!(s.decision(), Some(&batch(rules, &args)));
+    assert_same(s.decision(), &batch(rules, &args));
 }
 
 #[test]
@@ -274,6 +287,48 @@ fn a_parameter_that_never_arrives_keeps_it_waiting() {
     let mut s = state(PATH_RULES);
     assert_eq!(feed(&mut s, &json!({ "name": "x" })), ["wait path (0)"]);
     assert_eq!(s.decision(), None);
+}
+
+#[test]
+fn a_long_parameter_before_a_needed_one_is_warned_about() {
+    let params: crate::tool::ToolParameters = toml::from_str(
+        r#"
+        content = { type = "string" }
+        tags = { type = "array", items = { type = "string" } }
+        path = { type = "path" }
+        n = { type = "integer" }
+        "#,
+    )
+    .unwrap();
+    let policy = Policy::compile(
+        &crate::policy::support_tests::spec(
+            r#"[{ arg = "/path", prefix = "src/", mode = "unattended" }, { arg = "/n", minimum = 3, mode = "skip" }, { mode = "ask" }]"#,
+        ),
+        crate::policy::PolicyField::Run,
+        crate::policy::RuleOrigin::Tool,
+        &params,
+    )
+    .policy
+    .unwrap();
+    assert_eq!(
+        ordering_warnings(&policy, &params),
+        [
+            "`content` (string), `tags` (array) are declared before `path`, which policy.run[0] \
+             needs: models send arguments in this order, so jp must wait for all of it before \
+             deciding; declare `path` first",
+            "`content` (string), `tags` (array) are declared before `n`, which policy.run[1] \
+             needs: models send arguments in this order, so jp must wait for all of it before \
+             deciding; declare `n` first",
+        ]
+    );
+    // Short parameters first: nothing to say.
+    assert_eq!(
+        ordering_warnings(
+            &crate::policy::support_tests::policy(PATH_RULES),
+            &crate::policy::support_tests::params()
+        ),
+        Vec::<String>::new()
+    );
 }
 
 mod properties {
