@@ -779,3 +779,72 @@ fn argument_latency() {
         ours.as_secs_f64() / base.as_secs_f64().max(1e-6)
     );
 }
+
+#[test]
+fn no_at_an_early_prompt_stops_the_stream() {
+    let ws = initialized();
+    // 245 KB of content to `.env`, `path` first, paced: the policy asks as
+    // soon as `path` is complete, long before `content` could arrive.
+    let content: String = (1..=5_000)
+        .map(|n| format!("line {n:05} of a file the model writes in one go\n"))
+        .collect();
+    let args = serde_json::json!({ "path": ".env", "content": content }).to_string();
+    let body = anthropic(
+        &[Item::Tool("toolu_1", "fs_create_file", &args)],
+        "tool_use",
+        false,
+    );
+    let total = body.len();
+    let server = TestServer::start(vec![
+        Reply::sse(body)
+            .split(Split::Every(8192))
+            // About 15 s for the whole body: 5% of it leaves the key press
+            // most of a second to arrive, even on a busy machine.
+            .pace(Duration::from_millis(50)),
+        Reply::sse(anthropic(&[Item::Text("Not then.")], "end_turn", false)),
+    ]);
+    let Some(tmux) = Tmux::start(&ws, &with_stty(&query_line(&ws, &server, "write .env"))) else {
+        return;
+    };
+    tmux.wait_for("Run fs_create_file(path: \".env\", …)? [y,n,e,?]");
+    tmux.send(&["n"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    assert!(screen.contains("Not then."), "{screen}");
+    let requests = server.wait_for(2, Duration::from_secs(10));
+    assert!(requests[0].client_disconnected, "the stream was not closed");
+    assert!(
+        requests[0].body_bytes_sent < total / 20,
+        "{} of {total} bytes were sent",
+        requests[0].body_bytes_sent
+    );
+    assert!(!ws.project().join(".env").exists());
+    let stored = responses(&stored(&ws));
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].0, "declined");
+    assert!(
+        stored[0].1.starts_with(
+            "The user declined this call; it was not run. jp stopped your response after "
+        ),
+        "{}",
+        stored[0].1
+    );
+    // The follow-up request carries the call with the arguments that had
+    // completed, and the declined result.
+    let sent = requests[1].json();
+    assert_eq!(
+        sent["messages"][1]["content"][0]["input"],
+        serde_json::json!({ "path": ".env" })
+    );
+    assert_eq!(
+        sent["messages"][2]["content"][0]["content"],
+        stored[0].1.as_str()
+    );
+    assert_eq!(sent["messages"][2]["content"][0]["is_error"], true);
+    let note = screen
+        .lines()
+        .find(|l| l.starts_with("  stopped the stream after "))
+        .expect("the saving is shown");
+    assert!(note.ends_with(" of fs_create_file's arguments"), "{note}");
+}

@@ -301,9 +301,11 @@ impl ToolRenderer {
 
     /// The call as a prompt shows it while its arguments stream, in the
     /// configured format: `NAME(path: "a", content: <streaming>)` or
-    /// `NAME {"path": "a", "content": <streaming>}`. `<streaming>` is not
-    /// JSON, so it cannot be read as a value (or, in the JSON form, as a
-    /// key); a call with no argument yet is `NAME(<streaming>)`.
+    /// `NAME {"path": "a", "content": <streaming>}`, with a final `…` when
+    /// the last argument shown is complete (more may follow). Neither
+    /// `<streaming>` nor `…` is JSON, so they cannot be read as a value (or,
+    /// in the JSON form, as a key); a call with no argument yet is
+    /// `NAME(<streaming>)`.
     #[must_use]
     pub fn prompt_summary(&self, id: &str) -> Option<String> {
         let call = self.calls.get(id)?;
@@ -311,8 +313,18 @@ impl ToolRenderer {
         if call.arguments.is_empty() {
             return Some(format!("{name}(<streaming>)"));
         }
+        // The last argument is complete, so more may follow: `…` says so.
+        let more = if call
+            .arguments
+            .last()
+            .is_some_and(|(_, value)| value.is_some())
+        {
+            ", …"
+        } else {
+            ""
+        };
         Some(match self.options.format {
-            CallFormat::FunctionCall => format!("{name}({})", self.summary(id)?),
+            CallFormat::FunctionCall => format!("{name}({}{more})", self.summary(id)?),
             CallFormat::Json => {
                 let parts: Vec<String> = call
                     .arguments
@@ -326,7 +338,7 @@ impl ToolRenderer {
                         }
                     })
                     .collect();
-                format!("{name} {{{}}}", parts.join(", "))
+                format!("{name} {{{}{more}}}", parts.join(", "))
             }
         })
     }

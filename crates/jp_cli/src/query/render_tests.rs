@@ -227,6 +227,7 @@ fn the_prompt_summary_follows_the_format_and_marks_what_streams() {
             [
                 "fs_create_file(<streaming>)",
                 "fs_create_file(path: \"src/a.rs\", content: <streaming>)",
+                "fs_create_file(path: \"src/a.rs\", …)",
             ],
         ),
         (
@@ -234,6 +235,7 @@ fn the_prompt_summary_follows_the_format_and_marks_what_streams() {
             [
                 "fs_create_file(<streaming>)",
                 "fs_create_file {\"path\": \"src/a.rs\", \"content\": <streaming>}",
+                "fs_create_file {\"path\": \"src/a.rs\", …}",
             ],
         ),
     ] {
@@ -258,6 +260,17 @@ fn the_prompt_summary_follows_the_format_and_marks_what_streams() {
         }
         assert_eq!(renderer.prompt_summary("a").unwrap(), expected[1]);
         assert_eq!(renderer.prompt_summary("b"), None);
+        // Only `path` so far: more may follow.
+        renderer.start("c", "fs_create_file");
+        let mut parser = jp_conversation::IncrementalArgParser::new();
+        for fragment in parser.push(r#"{"path": "src/a.rs", "#).unwrap() {
+            renderer.progress(&ToolCallArgumentProgress {
+                tool_call_id: "c".into(),
+                tool_name: "fs_create_file".into(),
+                fragment,
+            });
+        }
+        assert_eq!(renderer.prompt_summary("c").unwrap(), expected[2]);
     }
 }
 
