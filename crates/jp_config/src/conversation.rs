@@ -1,10 +1,12 @@
-//! `conversation`: the tools offered to the model.
+//! `conversation`: the tools offered to the model and the stateful
+//! policies over their calls.
 
 use indexmap::IndexMap;
 use schematic::Config;
 
 use schematic::PartialConfig as _;
 
+use crate::stateful::StatefulPolicyConfig;
 use crate::tool::{PartialToolConfig, ToolConfig};
 
 /// Conversation settings.
@@ -15,6 +17,14 @@ pub struct ConversationConfig {
     /// every tool (`enable`, `policy`, `run`, `result`, `style`).
     #[setting(nested, merge = merge_tools)]
     pub tools: IndexMap<String, ToolConfig>,
+
+    /// Stateful policies: rules about the order of calls across the
+    /// conversation, such as "read a file before changing it" or "run the
+    /// tests before deploying". Lists from every config layer are
+    /// concatenated (user config first), so a workspace cannot drop a
+    /// policy the user set; see `docs/policies.md`.
+    #[setting(merge = schematic::merge::append_vec)]
+    pub policies: Vec<StatefulPolicyConfig>,
 }
 
 /// Merges tool tables key by key, and each tool field by field, so a

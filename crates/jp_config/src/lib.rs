@@ -6,6 +6,8 @@
 //! - [`load::load`] finds, parses, merges and validates every layer.
 //! - [`policy`] holds the D25 policy types, their compiler (validation and
 //!   unreachable-rule detection) and the evaluator.
+//! - [`stateful`] holds `conversation.policies`, the stateful policies
+//!   across calls (read before write, sequential and keyed dependencies).
 //! - [`edit`] changes one key in a config file, keeping its comments.
 
 pub mod app;
@@ -18,6 +20,7 @@ pub mod path;
 pub mod policy;
 pub mod providers;
 pub mod schema;
+pub mod stateful;
 pub mod style;
 pub mod tool;
 pub mod validate;

@@ -60,6 +60,7 @@ pub fn validate(config: &AppConfig) -> Vec<Problem> {
     check_parameters(config, &mut problems);
     check_providers(config, &mut problems);
     check_tools(config, &mut problems);
+    check_stateful(config, &mut problems);
     // A default rule is checked once per tool; say each thing once.
     let mut seen = std::collections::HashSet::new();
     problems.retain(|p| seen.insert(p.diagnostic.clone()));
@@ -318,6 +319,22 @@ fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
                 });
             }
         }
+    }
+}
+
+/// `conversation.policies` (the stateful policies), each problem keyed at
+/// its entry and field.
+fn check_stateful(config: &AppConfig, problems: &mut Vec<Problem>) {
+    for problem in crate::stateful::check(config) {
+        let mut path = key("conversation.policies").join(problem.index.to_string());
+        if let Some(field) = problem.field {
+            path = path.join(field);
+        }
+        problems.push(if problem.error {
+            Problem::error(path, problem.message)
+        } else {
+            Problem::warning(path, problem.message)
+        });
     }
 }
 

@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use serde_json::{Map, Value};
+
 use crate::event::ToolCallRequest;
 
 /// One event of a conversation, with when it happened.
@@ -55,6 +57,26 @@ pub enum EventKind {
     ToolCallRequest(ToolCallRequest),
     /// The answer to a tool call, as given to the model.
     ToolCallResponse(ToolCallResponse),
+    /// A stateful policy (`conversation.policies`) kept a call from
+    /// running. The call's response follows; this records why, for
+    /// `jp conversation show`. Never sent to the model.
+    PolicyDenied(PolicyDenial),
+}
+
+/// Why a stateful policy denied a call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyDenial {
+    /// The id of the call.
+    pub id: String,
+    /// The policy that denied it.
+    pub policy: String,
+    /// The tool.
+    pub tool: String,
+    /// What the model was told.
+    pub reason: String,
+    /// The policy's structured details (the key, the missing tools).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub metadata: Map<String, Value>,
 }
 
 /// The answer to one tool call.
@@ -66,6 +88,24 @@ pub struct ToolCallResponse {
     pub status: ResponseStatus,
     /// The text the model receives.
     pub content: String,
+    /// The arguments the call ran with, when they are not the ones the
+    /// model sent (the user edited them). What replaying the conversation
+    /// needs to know what really ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Map<String, Value>>,
+}
+
+impl ToolCallResponse {
+    /// The answer `content` with `status` to the call `id`.
+    #[must_use]
+    pub fn new(id: impl Into<String>, status: ResponseStatus, content: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            status,
+            content: content.into(),
+            arguments: None,
+        }
+    }
 }
 
 impl ToolCallResponse {
@@ -92,6 +132,9 @@ pub enum ResponseStatus {
     Declined,
     /// The policy skips this call; it was not run.
     Skipped,
+    /// A stateful policy (`conversation.policies`) denied the call; it was
+    /// not run.
+    Denied,
     /// The call ran, but its result was withheld from the model.
     Withheld,
     /// The response was cut off before the call was complete, or the turn
@@ -109,6 +152,7 @@ impl ResponseStatus {
             Self::Refused => "refused",
             Self::Declined => "declined",
             Self::Skipped => "skipped",
+            Self::Denied => "denied",
             Self::Withheld => "withheld",
             Self::Interrupted => "interrupted",
         }

@@ -22,7 +22,9 @@ pub use arguments::{
     IncrementalArgParser, JsonPointer, Limit, ParserLimits, Scalar, StreamFragment,
     ToolCallArgumentProgress, TruncatedIn,
 };
-pub use conversation::{ConversationEvent, EventKind, ResponseStatus, ToolCallResponse};
+pub use conversation::{
+    ConversationEvent, EventKind, PolicyDenial, ResponseStatus, ToolCallResponse,
+};
 pub use event::{ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest};
 pub use event_builder::{EventBuilder, EventBuilderError};
 pub use policy_watch::PolicyWatch;

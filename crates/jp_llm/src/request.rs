@@ -24,7 +24,8 @@ pub fn messages(events: &[ConversationEvent]) -> Vec<Message> {
     let mut builder = Builder::default();
     for event in events {
         match &event.kind {
-            EventKind::TurnStart => {}
+            // Denials are told to the model through the call's response.
+            EventKind::TurnStart | EventKind::PolicyDenied(_) => {}
             EventKind::ChatRequest { content } => {
                 builder.close_assistant();
                 builder.out.push(Message::User(content.clone()));
@@ -151,6 +152,7 @@ mod tests {
             id: id.into(),
             status,
             content: format!("r{id}"),
+            arguments: None,
         })
     }
 

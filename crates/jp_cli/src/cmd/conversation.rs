@@ -154,6 +154,21 @@ fn print_text(c: &Conversation) {
                 response.status.as_str(),
                 cut(response.content.lines().next().unwrap_or(""), 200)
             ),
+            EventKind::PolicyDenied(denial) => {
+                let details = if denial.metadata.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", serde_json::Value::Object(denial.metadata.clone()))
+                };
+                showln!(
+                    "policy {} denied {} {}: {}{}",
+                    denial.policy,
+                    denial.id,
+                    denial.tool,
+                    cut(&denial.reason, 200),
+                    cut(&details, 200)
+                );
+            }
         }
     }
 }

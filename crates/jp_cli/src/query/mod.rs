@@ -180,7 +180,8 @@ impl Query {
         let self_exe = std::env::current_exe().ok();
         let end = runtime.block_on(async {
             let tools = ToolCoordinator::new(&config, &root, self_exe, printer.clone())
-                .arguments_shown_live(live);
+                .arguments_shown_live(live)
+                .with_history(&session.conversation.events)?;
             // With a terminal, Ctrl+C opens a menu; without, it interrupts.
             let mut interrupts = interrupt_on_signals(prompter.available());
             let prompts = Prompts::new(prompter, interrupts.cancel.clone());
@@ -520,6 +521,7 @@ impl Session<'_> {
                             id: call.id.clone(),
                             status: ResponseStatus::Interrupted,
                             content: content.into(),
+                            arguments: None,
                         };
                         let response = match calls.verdicts.remove(&number) {
                             // Interrupted: the calls not yet run never run.
@@ -535,18 +537,34 @@ impl Session<'_> {
                                 edited,
                                 ..
                             }) if tool == call.name => {
-                                let (ran, stop) = self
-                                    .run_call(
-                                        &call, arguments, edited, executor, tools, prompts,
-                                        interrupts,
-                                    )
-                                    .await;
-                                stopped |= stop;
-                                self.show_result(&call, &ran.response, ran.note.as_deref());
-                                if !ran.stderr.is_empty() {
-                                    tracing::info!(tool = %call.name, stderr = %ran.stderr.trim_end(), "tool stderr");
+                                // The stateful policies decide last, with
+                                // what the calls before this one did.
+                                if let Some(denial) = tools.stateful_check(&call.name, &arguments) {
+                                    self.deny(&call, denial)?
+                                } else {
+                                    let (ran, stop) = self
+                                        .run_call(
+                                            &call,
+                                            arguments.clone(),
+                                            edited,
+                                            executor,
+                                            tools,
+                                            prompts,
+                                            interrupts,
+                                        )
+                                        .await;
+                                    stopped |= stop;
+                                    self.show_result(&call, &ran.response, ran.note.as_deref());
+                                    if !ran.stderr.is_empty() {
+                                        tracing::info!(tool = %call.name, stderr = %ran.stderr.trim_end(), "tool stderr");
+                                    }
+                                    tools.stateful_learn(&call.name, &arguments, &ran.response);
+                                    ToolCallResponse {
+                                        // What really ran, for a replay.
+                                        arguments: edited.then_some(arguments),
+                                        ..ran.response
+                                    }
                                 }
-                                ran.response
                             }
                             Some(Verdict::NotRun { response, .. }) => response,
                             // A verdict for another tool, or none: fail closed.
@@ -554,6 +572,7 @@ impl Session<'_> {
                                 id: call.id.clone(),
                                 status: ResponseStatus::Refused,
                                 content: "The call was not run: jp made no decision for it.".into(),
+                                arguments: None,
                             },
                         };
                         let response =
@@ -1002,6 +1021,36 @@ impl Session<'_> {
                 }));
             }
         }
+    }
+
+    /// A stateful policy denied `call`: records why (telemetry for
+    /// `jp conversation show`), says so, and returns the response that
+    /// tells the model what to do instead.
+    fn deny(
+        &mut self,
+        call: &ToolCallRequest,
+        denial: crate::stateful::Denial,
+    ) -> Result<ToolCallResponse, jp_conversation::StoreError> {
+        self.printer.chrome_line(
+            Style::Warn,
+            &format!(
+                "  {}: denied by {}: {}",
+                call.name, denial.policy, denial.reason
+            ),
+        );
+        let response = ToolCallResponse::new(
+            call.id.clone(),
+            ResponseStatus::Denied,
+            format!("The call was not run: {}", denial.reason),
+        );
+        self.record(EventKind::PolicyDenied(jp_conversation::PolicyDenial {
+            id: call.id.clone(),
+            policy: denial.policy,
+            tool: call.name.clone(),
+            reason: denial.reason,
+            metadata: denial.metadata,
+        }))?;
+        Ok(response)
     }
 
     /// A call's verdict is known: shows it and keeps it for `RunTools`.

@@ -21,7 +21,8 @@ use jp_config::policy::{Decision, Mode, Policy, PolicyField, StreamingPolicyStat
 use jp_config::tool::effective::effective_policy;
 use jp_config::tool::{ToolConfig, ToolSource, check_arguments, offered, run_limits};
 use jp_conversation::{
-    ArgumentsError, PolicyWatch, ResponseStatus, ToolCallRequest, ToolCallResponse,
+    ArgumentsError, ConversationEvent, PolicyWatch, ResponseStatus, ToolCallRequest,
+    ToolCallResponse,
 };
 use jp_llm::tool::{ToolLimits, ToolRun};
 use jp_tool::{Action, Context, Outcome, Request, ToolInfo};
@@ -31,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 use super::early::Answer;
 use crate::printer::{Printer, Style, cut};
 use crate::prompt::{Choice, PromptError, PromptTurn, Prompts, Ticket};
+use crate::stateful::{self, Denial, PolicyContext, PolicyDecision, PolicyRegistry, WorkspaceEnv};
 
 /// How many times a tool may ask for input in one call.
 const MAX_QUESTIONS: usize = 8;
@@ -119,6 +121,11 @@ pub struct ToolCoordinator<'a> {
     /// Whether the user saw the arguments as they streamed (a terminal),
     /// so a prompt need not list them again unless asked to (`v`).
     shown_live: bool,
+    /// The stateful policies (`conversation.policies`) and what they know
+    /// of the conversation so far.
+    stateful: Mutex<PolicyRegistry>,
+    /// The resolved config as JSON, for the stateful policies' `when`.
+    resolved: Value,
 }
 
 impl<'a> ToolCoordinator<'a> {
@@ -139,7 +146,71 @@ impl<'a> ToolCoordinator<'a> {
             policies: Mutex::new(HashMap::new()),
             printer,
             shown_live: false,
+            stateful: Mutex::new(PolicyRegistry::new()),
+            resolved: jp_config::load::resolved_json(config),
         }
+    }
+
+    /// Sets up the stateful policies of `conversation.policies` and
+    /// replays `history` (the conversation so far) into them, so they know
+    /// what ran before this query.
+    ///
+    /// # Errors
+    ///
+    /// When the policies cannot be built (the loader should have refused
+    /// them): no tool may run unchecked.
+    pub fn with_history(self, history: &[ConversationEvent]) -> Result<Self, String> {
+        let mut registry = stateful::from_config(self.config)?;
+        let env = WorkspaceEnv::new(self.config, &self.workspace);
+        let ctx = PolicyContext {
+            env: &env,
+            config: &self.resolved,
+            partial: false,
+        };
+        stateful::replay(&mut registry, history, &ctx);
+        Ok(Self {
+            stateful: Mutex::new(registry),
+            ..self
+        })
+    }
+
+    /// What the stateful policies say about running `tool` with
+    /// `arguments` now: `None` to allow, else the denial.
+    pub fn stateful_check(&self, tool: &str, arguments: &Map<String, Value>) -> Option<Denial> {
+        let env = WorkspaceEnv::new(self.config, &self.workspace);
+        let ctx = PolicyContext {
+            env: &env,
+            config: &self.resolved,
+            partial: false,
+        };
+        let registry = self.stateful.lock().unwrap_or_else(PoisonError::into_inner);
+        match registry.check_all(&stateful::Call { tool, arguments }, &ctx) {
+            PolicyDecision::Allow => None,
+            PolicyDecision::Deny(denial) => Some(denial),
+        }
+    }
+
+    /// Tells the stateful policies how a call that ran ended; only a
+    /// success teaches them anything.
+    pub fn stateful_learn(
+        &self,
+        tool: &str,
+        arguments: &Map<String, Value>,
+        response: &ToolCallResponse,
+    ) {
+        if response.status != ResponseStatus::Success {
+            return;
+        }
+        let env = WorkspaceEnv::new(self.config, &self.workspace);
+        let ctx = PolicyContext {
+            env: &env,
+            config: &self.resolved,
+            partial: false,
+        };
+        self.stateful
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .notify_result(&stateful::Call { tool, arguments }, &response.content, &ctx);
     }
 
     /// Says whether the user saw each call's arguments as they streamed.
@@ -421,6 +492,7 @@ impl<'a> ToolCoordinator<'a> {
                 id: call.id.clone(),
                 status,
                 content: content.to_owned(),
+                arguments: None,
             },
             note,
         };
@@ -600,6 +672,7 @@ impl<'a> ToolCoordinator<'a> {
             id: call.id.clone(),
             status,
             content,
+            arguments: None,
         };
         let Some(tool) = self.tool(&name) else {
             // `decide` refused it already; never run an unknown tool.
@@ -741,6 +814,7 @@ impl<'a> ToolCoordinator<'a> {
             id: call.id.clone(),
             status,
             content,
+            arguments: None,
         };
         let withheld = |note: String| {
             (
@@ -994,6 +1068,7 @@ fn not_run(
             id: call.id.clone(),
             status,
             content,
+            arguments: None,
         },
         note,
     }
@@ -1006,6 +1081,7 @@ fn skipped(id: &str, name: &str, why: &str) -> Verdict {
             id: id.to_owned(),
             status: ResponseStatus::Skipped,
             content: "This call was skipped by the user's policy; it was not run.".into(),
+            arguments: None,
         },
         note: format!("{name}: skipped ({why})"),
     }
@@ -1024,6 +1100,7 @@ fn no_terminal(id: &str, name: &str, mode: Mode, why: &str, advice: &str) -> Ver
             id: id.to_owned(),
             status: ResponseStatus::Declined,
             content: "The call was not run: the user's policy requires confirmation and no one could confirm it (jp is running without a terminal).".into(),
+            arguments: None,
         },
         note: format!("{name}: declined: {why}, so {must}, and no terminal is available; {advice}"),
     }
@@ -1049,6 +1126,7 @@ fn interrupted(call: &ToolCallRequest) -> Verdict {
             id: call.id.clone(),
             status: ResponseStatus::Interrupted,
             content: "The call was not run: the user interrupted the turn.".into(),
+            arguments: None,
         },
         note: format!("{}: interrupted", call.name),
     }

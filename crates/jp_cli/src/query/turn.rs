@@ -437,6 +437,7 @@ impl TurnCoordinator {
                         id: call.id,
                         status: ResponseStatus::Interrupted,
                         content: content.into(),
+                        arguments: None,
                     },
                 )));
             }

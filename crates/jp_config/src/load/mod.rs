@@ -39,7 +39,10 @@ pub const WORKSPACE_DIR: &str = ".jp";
 
 /// Keys whose lists are concatenated across layers (their schematic merge
 /// is `append_vec`); every other key takes the last layer's value.
-pub const APPEND_KEYS: [&[&str]; 1] = [&["assistant", "instructions"]];
+pub const APPEND_KEYS: [&[&str]; 2] = [
+    &["assistant", "instructions"],
+    &["conversation", "policies"],
+];
 
 /// The most files one load reads through `extends`, against runaway globs.
 const MAX_FILES: usize = 1024;

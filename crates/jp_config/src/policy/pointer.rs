@@ -298,3 +298,25 @@ fn walk_into<'a>(steps: &[Step], value: &'a Value, at: &mut Vec<String>, out: &m
 #[cfg(test)]
 #[path = "pointer_tests.rs"]
 mod tests;
+
+/// A stateful policy's `key` (`conversation.policies`): an RFC 6901 pointer
+/// that must name one scalar parameter of `params`, not through an array
+/// (a key is one value per call). Returns the pointer's decoded tokens and
+/// the parameter's type.
+///
+/// # Errors
+///
+/// A message saying why the pointer does not name one scalar parameter.
+pub fn key_target(key: &str, params: &ToolParameters) -> Result<(Vec<String>, ParamType), String> {
+    let tokens = parse(key).map_err(|m| m.replacen("\"arg\"", "\"key\"", 1))?;
+    let target = resolve_schema(key, &tokens, params).map_err(|error| match error {
+        SchemaError::NotFound(m) | SchemaError::Invalid(m) => m.replacen("\"arg\"", "\"key\"", 1),
+    })?;
+    if target.steps.contains(&Step::Each) {
+        return Err(format!(
+            "\"key\" {} goes through an array; a key must be one value per call",
+            quote(key)
+        ));
+    }
+    Ok((tokens, target.param_type))
+}

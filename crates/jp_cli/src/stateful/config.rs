@@ -1,0 +1,153 @@
+//! A registry from `conversation.policies`, and the production
+//! [`PolicyEnv`]: keys from the workspace's file system.
+
+use std::path::Path;
+
+use jp_config::AppConfig;
+use jp_config::policy::Workspace;
+use jp_config::policy::path::resolve_path;
+use jp_config::policy::pointer::key_target;
+use jp_config::stateful::{StatefulKind, StatefulPolicyConfig, ToolPattern};
+use jp_config::tool::{ParamType, offered};
+
+use serde_json::Value;
+
+use super::{Conditional, Key, Keyed, PolicyEnv, PolicyRegistry, Sequential, ToolPolicy};
+
+/// The registry for `config.conversation.policies`, in config order. Each
+/// policy is named by its kind, with `#N` (its position) when the kind
+/// occurs more than once.
+///
+/// # Errors
+///
+/// A message for an entry the loader should have refused (a malformed
+/// glob, a missing field): jp refuses to run tools rather than run them
+/// unchecked.
+pub fn from_config(config: &AppConfig) -> Result<PolicyRegistry, String> {
+    from_entries(&config.conversation.policies)
+}
+
+/// The registry for these `conversation.policies` entries.
+///
+/// # Errors
+///
+/// As [`from_config`].
+pub fn from_entries(entries: &[StatefulPolicyConfig]) -> Result<PolicyRegistry, String> {
+    let mut registry = PolicyRegistry::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let repeated = entries
+            .iter()
+            .filter(|other| other.kind == entry.kind)
+            .count()
+            > 1;
+        let name = if repeated {
+            format!("{}#{index}", entry.kind.as_str())
+        } else {
+            entry.kind.as_str().to_owned()
+        };
+        let policy =
+            build(&name, entry).map_err(|e| format!("conversation.policies[{index}]: {e}"))?;
+        registry
+            .register(policy)
+            .map_err(|e| format!("conversation.policies[{index}]: {e}"))?;
+    }
+    Ok(registry)
+}
+
+fn patterns(list: &[String]) -> Result<Vec<ToolPattern>, String> {
+    list.iter().map(|s| ToolPattern::parse(s)).collect()
+}
+
+fn build(name: &str, entry: &StatefulPolicyConfig) -> Result<Box<dyn ToolPolicy>, String> {
+    let tool = || {
+        entry
+            .tool
+            .as_deref()
+            .ok_or("it has no `tool`")
+            .and_then(|t| ToolPattern::parse(t).map_err(|_| "its `tool` is not a valid name"))
+    };
+    let policy: Box<dyn ToolPolicy> = match entry.kind {
+        StatefulKind::Sequential => Box::new(Sequential::new(
+            name,
+            tool()?,
+            patterns(&entry.dependencies)?,
+        )),
+        StatefulKind::Keyed => Box::new(Keyed::new(
+            name,
+            vec![tool()?],
+            patterns(&entry.dependencies)?,
+            entry.key_pointer().ok_or("it has no `key`")?,
+        )),
+        StatefulKind::ReadBeforeWrite => Box::new(Keyed::read_before_write(
+            name,
+            patterns(&entry.read_tools)?,
+            patterns(&entry.write_tools)?,
+            entry
+                .key_pointer()
+                .unwrap_or(jp_config::stateful::DEFAULT_PATH_KEY),
+        )),
+    };
+    Ok(match &entry.when {
+        Some(when) => Box::new(Conditional::new(policy, when.clone())),
+        None => policy,
+    })
+}
+
+/// Keys from the configured tools' parameters and the workspace's file
+/// system.
+pub struct WorkspaceEnv<'a> {
+    config: &'a AppConfig,
+    workspace: &'a Workspace,
+}
+
+impl<'a> WorkspaceEnv<'a> {
+    /// Keys for `config`'s tools, paths in `workspace`.
+    #[must_use]
+    pub fn new(config: &'a AppConfig, workspace: &'a Workspace) -> Self {
+        Self { config, workspace }
+    }
+}
+
+impl PolicyEnv for WorkspaceEnv<'_> {
+    fn key(&self, tool: &str, pointer: &str, value: &Value) -> Result<Key, String> {
+        let kind = offered(&self.config.conversation.tools)
+            .find(|(name, _)| name.as_str() == tool)
+            .and_then(|(_, cfg)| key_target(pointer, &cfg.parameters).ok())
+            .map(|(_, kind)| kind);
+        match (kind, value) {
+            (Some(ParamType::Path), Value::String(text)) => {
+                let forms = resolve_path(text, self.workspace)
+                    .map_err(|_| format!("`{pointer}` contains NUL, which no path can hold"))?;
+                // The file the tool will reach: links followed. A path
+                // that cannot be resolved cannot be tracked, so it is
+                // refused rather than guessed.
+                let resolved = forms.resolved.map_err(|why| {
+                    format!("`{}` cannot be resolved ({why})", forms.lexical.text())
+                })?;
+                Ok(Key {
+                    text: resolved.text(),
+                    is_path: true,
+                })
+            }
+            (_, Value::String(text)) => Ok(Key {
+                text: text.clone(),
+                is_path: false,
+            }),
+            (_, Value::Number(_) | Value::Bool(_)) => Ok(Key {
+                text: value.to_string(),
+                is_path: false,
+            }),
+            _ => Err(format!("`{pointer}` is not a single value")),
+        }
+    }
+
+    fn file_exists(&self, key: &Key) -> bool {
+        let path = Path::new(&key.text);
+        let path = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.workspace.resolved_root().join(path)
+        };
+        std::fs::symlink_metadata(path).is_ok()
+    }
+}

@@ -1,0 +1,395 @@
+//! The policies and the registry, with a file system made of a set.
+
+use std::collections::BTreeSet;
+
+use jp_config::stateful::{ToolPattern, WhenConfig};
+use serde_json::{Map, Value, json};
+
+use super::*;
+
+/// Keys: `/path` values are normalized lexically (`./a`, `a`, `b/../a` are
+/// one key); the files that exist are listed.
+pub(super) struct FakeEnv {
+    pub(super) files: BTreeSet<String>,
+}
+
+impl FakeEnv {
+    pub(super) fn with(files: &[&str]) -> Self {
+        Self {
+            files: files.iter().map(|f| (*f).to_owned()).collect(),
+        }
+    }
+}
+
+fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    parts.join("/")
+}
+
+impl PolicyEnv for FakeEnv {
+    fn key(&self, _tool: &str, pointer: &str, value: &Value) -> Result<Key, String> {
+        match value {
+            Value::String(s) if pointer == "/path" => {
+                if s.contains('\0') {
+                    return Err("`/path` contains NUL, which no path can hold".into());
+                }
+                Ok(Key {
+                    text: normalize(s),
+                    is_path: true,
+                })
+            }
+            Value::String(s) => Ok(Key {
+                text: s.clone(),
+                is_path: false,
+            }),
+            other => Ok(Key {
+                text: other.to_string(),
+                is_path: false,
+            }),
+        }
+    }
+
+    fn file_exists(&self, key: &Key) -> bool {
+        self.files.contains(&key.text)
+    }
+}
+
+fn pats(list: &[&str]) -> Vec<ToolPattern> {
+    list.iter()
+        .map(|p| ToolPattern::parse(p).unwrap())
+        .collect()
+}
+
+pub(super) fn args(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => panic!("not an object"),
+    }
+}
+
+pub(super) fn rbw() -> Box<dyn ToolPolicy> {
+    Box::new(Keyed::read_before_write(
+        "read_before_write",
+        pats(&["fs_read_file"]),
+        pats(&["fs_modify_file", "fs_create_file"]),
+        "/path",
+    ))
+}
+
+struct Harness {
+    registry: PolicyRegistry,
+    env: FakeEnv,
+    config: Value,
+}
+
+impl Harness {
+    fn new(policies: Vec<Box<dyn ToolPolicy>>, files: &[&str]) -> Self {
+        let mut registry = PolicyRegistry::new();
+        for policy in policies {
+            registry.register(policy).unwrap();
+        }
+        Self {
+            registry,
+            env: FakeEnv::with(files),
+            config: json!({ "mode": "strict" }),
+        }
+    }
+
+    fn ctx(&self) -> PolicyContext<'_> {
+        PolicyContext {
+            env: &self.env,
+            config: &self.config,
+            partial: false,
+        }
+    }
+
+    fn check(&self, tool: &str, arguments: Value) -> Result<(), String> {
+        let arguments = args(arguments);
+        match self.registry.check_all(
+            &Call {
+                tool,
+                arguments: &arguments,
+            },
+            &self.ctx(),
+        ) {
+            PolicyDecision::Allow => Ok(()),
+            PolicyDecision::Deny(d) => Err(format!("{}: {}", d.policy, d.reason)),
+        }
+    }
+
+    fn succeed(&mut self, tool: &str, arguments: Value) {
+        let arguments = args(arguments);
+        let ctx = PolicyContext {
+            env: &self.env,
+            config: &self.config,
+            partial: false,
+        };
+        self.registry.notify_result(
+            &Call {
+                tool,
+                arguments: &arguments,
+            },
+            "ok",
+            &ctx,
+        );
+    }
+}
+
+#[test]
+fn sequential_needs_every_dependency_to_have_succeeded() {
+    let mut h = Harness::new(
+        vec![Box::new(Sequential::new(
+            "sequential",
+            ToolPattern::parse("deploy").unwrap(),
+            pats(&["run_tests", "build"]),
+        ))],
+        &[],
+    );
+    assert_eq!(
+        h.check("deploy", json!({})),
+        Err("sequential: `deploy` can run only after `run_tests`, `build` succeeded in this conversation; run `run_tests`, `build` first, then call `deploy` again.".into())
+    );
+    h.succeed("run_tests", json!({}));
+    assert_eq!(
+        h.check("deploy", json!({})),
+        Err("sequential: `deploy` can run only after `build` succeeded in this conversation; run `build` first, then call `deploy` again.".into())
+    );
+    h.succeed("build", json!({}));
+    assert_eq!(h.check("deploy", json!({})), Ok(()));
+    // Other tools are not held back.
+    assert_eq!(h.check("build", json!({})), Ok(()));
+}
+
+#[test]
+fn a_glob_dependency_is_satisfied_by_any_tool_it_matches() {
+    let mut h = Harness::new(
+        vec![Box::new(Sequential::new(
+            "sequential",
+            ToolPattern::parse("deploy").unwrap(),
+            pats(&["test_*"]),
+        ))],
+        &[],
+    );
+    assert!(h.check("deploy", json!({})).is_err());
+    h.succeed("test_unit", json!({}));
+    assert_eq!(h.check("deploy", json!({})), Ok(()));
+}
+
+#[test]
+fn read_before_write_allows_new_files_and_needs_a_read_for_existing_ones() {
+    let mut h = Harness::new(vec![rbw()], &["notes.txt"]);
+    assert_eq!(
+        h.check("fs_create_file", json!({ "path": "new.txt" })),
+        Ok(())
+    );
+    assert_eq!(
+        h.check("fs_modify_file", json!({ "path": "notes.txt" })),
+        Err("read_before_write: `notes.txt` already exists and has not been read in this conversation; read it with `fs_read_file` first, then call `fs_modify_file` again.".into())
+    );
+    // Reading another file does not help.
+    h.succeed("fs_read_file", json!({ "path": "other.txt" }));
+    assert!(
+        h.check("fs_modify_file", json!({ "path": "notes.txt" }))
+            .is_err()
+    );
+    // Any spelling of the path is the same key.
+    h.succeed("fs_read_file", json!({ "path": "./docs/../notes.txt" }));
+    for spelling in ["notes.txt", "./notes.txt", "src/../notes.txt", "notes.txt/"] {
+        assert_eq!(
+            h.check("fs_modify_file", json!({ "path": spelling })),
+            Ok(()),
+            "{spelling}"
+        );
+    }
+}
+
+#[test]
+fn a_write_counts_as_knowing_the_file() {
+    let mut h = Harness::new(vec![rbw()], &[]);
+    assert_eq!(
+        h.check("fs_create_file", json!({ "path": "a.txt" })),
+        Ok(())
+    );
+    h.succeed("fs_create_file", json!({ "path": "a.txt" }));
+    h.env.files.insert("a.txt".into());
+    assert_eq!(
+        h.check("fs_modify_file", json!({ "path": "a.txt" })),
+        Ok(())
+    );
+}
+
+#[test]
+fn a_write_without_its_key_is_denied_unless_the_arguments_still_stream() {
+    let h = Harness::new(vec![rbw()], &["a.txt"]);
+    assert_eq!(
+        h.check("fs_modify_file", json!({ "patterns": [] })),
+        Err("read_before_write: `fs_modify_file` was called without `/path`, which jp needs to check the call against what ran before; call it again with `/path`.".into())
+    );
+    let arguments = args(json!({}));
+    let partial = PolicyContext {
+        env: &h.env,
+        config: &h.config,
+        partial: true,
+    };
+    assert_eq!(
+        h.registry.check_all(
+            &Call {
+                tool: "fs_modify_file",
+                arguments: &arguments
+            },
+            &partial
+        ),
+        PolicyDecision::Allow
+    );
+}
+
+#[test]
+fn a_key_that_cannot_be_made_is_denied() {
+    let h = Harness::new(vec![rbw()], &[]);
+    assert_eq!(
+        h.check("fs_modify_file", json!({ "path": "a\u{0}b" })),
+        Err("read_before_write: `fs_modify_file` cannot be checked: `/path` contains NUL, which no path can hold.".into())
+    );
+}
+
+#[test]
+fn keyed_needs_a_prerequisite_with_the_same_key() {
+    let mut h = Harness::new(
+        vec![Box::new(Keyed::new(
+            "keyed",
+            pats(&["merge_pr"]),
+            pats(&["approve_pr", "review_pr"]),
+            "/pr",
+        ))],
+        &[],
+    );
+    assert_eq!(
+        h.check("merge_pr", json!({ "pr": 7 })),
+        Err("keyed: `merge_pr` with /pr = `7` can run only after `approve_pr` or `review_pr` succeeded with the same /pr; run it first, then call `merge_pr` again.".into())
+    );
+    h.succeed("review_pr", json!({ "pr": 8 }));
+    assert!(h.check("merge_pr", json!({ "pr": 7 })).is_err());
+    h.succeed("review_pr", json!({ "pr": 7 }));
+    assert_eq!(h.check("merge_pr", json!({ "pr": 7 })), Ok(()));
+    // A dependent's own success is no prerequisite in a plain keyed policy.
+    h.succeed("merge_pr", json!({ "pr": 9 }));
+    assert!(h.check("merge_pr", json!({ "pr": 9 })).is_err());
+}
+
+#[test]
+fn the_first_denial_in_registration_order_wins() {
+    let h = Harness::new(
+        vec![
+            Box::new(Sequential::new(
+                "first",
+                ToolPattern::parse("fs_modify_file").unwrap(),
+                pats(&["lint"]),
+            )),
+            rbw(),
+        ],
+        &["a.txt"],
+    );
+    let denied = h
+        .check("fs_modify_file", json!({ "path": "a.txt" }))
+        .unwrap_err();
+    assert!(denied.starts_with("first: "), "{denied}");
+    assert_eq!(
+        h.registry.policies_for("fs_modify_file"),
+        ["first", "read_before_write"]
+    );
+    assert_eq!(
+        h.registry.policies_for("fs_read_file"),
+        ["read_before_write"]
+    );
+    assert!(h.registry.policies_for("other").is_empty());
+}
+
+#[test]
+fn names_are_unique_and_unregister_removes() {
+    let mut registry = PolicyRegistry::new();
+    registry.register(rbw()).unwrap();
+    assert_eq!(
+        registry.register(rbw()),
+        Err(RegistryError::Duplicate("read_before_write".into()))
+    );
+    assert!(registry.unregister("read_before_write"));
+    assert!(!registry.unregister("read_before_write"));
+    assert!(registry.is_empty());
+}
+
+#[test]
+fn a_conditional_policy_denies_only_while_its_condition_holds_and_always_learns() {
+    let when = |equals: &str| WhenConfig {
+        path: "mode".into(),
+        equals: json!(equals),
+    };
+    let mut h = Harness::new(
+        vec![Box::new(Conditional::new(rbw(), when("strict")))],
+        &["a.txt"],
+    );
+    assert!(
+        h.check("fs_modify_file", json!({ "path": "a.txt" }))
+            .is_err()
+    );
+    h.config = json!({ "mode": "relaxed" });
+    assert_eq!(
+        h.check("fs_modify_file", json!({ "path": "a.txt" })),
+        Ok(())
+    );
+    // Learned while inactive, so switching it on does not forget the read.
+    h.succeed("fs_read_file", json!({ "path": "a.txt" }));
+    h.config = json!({ "mode": "strict" });
+    assert_eq!(
+        h.check("fs_modify_file", json!({ "path": "a.txt" })),
+        Ok(())
+    );
+}
+
+#[test]
+fn snapshot_and_restore_round_trip_and_refuse_what_does_not_fit() {
+    let mut h = Harness::new(vec![rbw()], &["a.txt"]);
+    let empty = h.registry.snapshot();
+    h.succeed("fs_read_file", json!({ "path": "a.txt" }));
+    let read = h.registry.snapshot();
+    assert_eq!(
+        h.check("fs_modify_file", json!({ "path": "a.txt" })),
+        Ok(())
+    );
+    h.registry.restore(&empty).unwrap();
+    assert!(
+        h.check("fs_modify_file", json!({ "path": "a.txt" }))
+            .is_err()
+    );
+    h.registry.restore(&read).unwrap();
+    assert_eq!(
+        h.check("fs_modify_file", json!({ "path": "a.txt" })),
+        Ok(())
+    );
+
+    let alien = Snapshot(vec![("nope".into(), json!({}))]);
+    assert_eq!(
+        h.registry.restore(&alien),
+        Err(RegistryError::Snapshot("no policy named `nope`".into()))
+    );
+    let broken = Snapshot(vec![(
+        "read_before_write".into(),
+        json!({ "satisfied": [1] }),
+    )]);
+    assert_eq!(
+        h.registry.restore(&broken),
+        Err(RegistryError::Snapshot(
+            "`read_before_write`: `satisfied` holds 1, not a string".into()
+        ))
+    );
+    // Nothing changed.
+    assert_eq!(h.registry.snapshot(), read);
+}

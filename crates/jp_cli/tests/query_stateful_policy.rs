@@ -1,0 +1,148 @@
+//! Stateful policies (`conversation.policies`) through the real `jp`
+//! binary: a model that changes a file it never read is told to read it
+//! first, the file is untouched, and once it has read the file (spelled
+//! differently) the change runs. A later `jp query` in the same
+//! conversation still knows the file was read.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::Workspace;
+use common::providers::{Item, anthropic};
+use common::query::{event_types, initialized, query, responses, stored};
+use jp_test_server::{Reply, TestServer};
+use serde_json::json;
+
+const MODEL: &str = "anthropic/claude-haiku-4-5";
+
+const POLICY: &str = r#"
+[[conversation.policies]]
+kind = "read_before_write"
+read_tools = ["fs_read_file"]
+write_tools = ["fs_modify_file", "fs_create_file"]
+"#;
+
+const UNATTENDED: &str = "conversation.tools.fs_modify_file.policy.run=unattended";
+
+fn with_policy() -> Workspace {
+    let ws = initialized();
+    let config = ws.read("project/.jp/config.toml");
+    ws.write("project/.jp/config.toml", &format!("{config}{POLICY}"));
+    ws.write("project/notes.txt", "draft\n");
+    ws
+}
+
+fn tool(id: &str, name: &str, args: &str) -> Reply {
+    Reply::sse(anthropic(&[Item::Tool(id, name, args)], "tool_use", false))
+}
+
+fn text(text: &str) -> Reply {
+    Reply::sse(anthropic(&[Item::Text(text)], "end_turn", false))
+}
+
+const DENIED: &str = "`notes.txt` already exists and has not been read in this conversation; read it with `fs_read_file` first, then call `fs_modify_file` again.";
+
+#[test]
+fn a_file_must_be_read_before_it_is_changed_and_the_conversation_remembers() {
+    let ws = with_policy();
+    let server = TestServer::start(vec![
+        tool(
+            "toolu_1",
+            "fs_modify_file",
+            r#"{"path": "notes.txt", "patterns": [{"old": "draft", "new": "final"}]}"#,
+        ),
+        tool("toolu_2", "fs_read_file", r#"{"path": "notes.txt"}"#),
+        tool(
+            "toolu_3",
+            "fs_modify_file",
+            r#"{"path": "./notes.txt", "patterns": [{"old": "draft", "new": "final"}]}"#,
+        ),
+        text("Done."),
+    ]);
+    let run = query(
+        &ws,
+        &server,
+        MODEL,
+        &["--cfg", UNATTENDED],
+        "finalize the notes",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "── jp (anthropic/claude-haiku-4-5) ──\n\
+             Calling tool fs_modify_file(path: \"notes.txt\", patterns: [{{\"old\":\"draft\",\"new\":\"final\"}}])\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             fs_modify_file: denied by read_before_write: {DENIED}\n\
+             Calling tool fs_read_file(path: \"notes.txt\")\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             fs_read_file success: draft\n\
+             Calling tool fs_modify_file(path: \"./notes.txt\", patterns: [{{\"old\":\"draft\",\"new\":\"final\"}}])\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             fs_modify_file success: 1 change in notes.txt\n"
+        )
+    );
+    assert_eq!(ws.read("project/notes.txt"), "final\n");
+
+    // The model got the reason, as an error result, and nothing else.
+    let requests = server.wait_for(4, Duration::from_secs(5));
+    assert_eq!(
+        requests[1].json()["messages"][2]["content"][0],
+        json!({
+            "type": "tool_result",
+            "tool_use_id": "toolu_1",
+            "content": format!("The call was not run: {DENIED}"),
+            "is_error": true
+        })
+    );
+    let conversation = stored(&ws);
+    assert_eq!(
+        event_types(&conversation)[2..6],
+        [
+            "tool_call_request",
+            "policy_denied",
+            "tool_call_response",
+            "tool_call_request"
+        ]
+    );
+    let denial = conversation["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "policy_denied")
+        .unwrap();
+    assert_eq!(denial["policy"], "read_before_write");
+    assert_eq!(denial["tool"], "fs_modify_file");
+    assert_eq!(denial["reason"], DENIED);
+    assert_eq!(
+        denial["metadata"],
+        json!({ "tool": "fs_modify_file", "key": "notes.txt", "prerequisites": ["fs_read_file"] })
+    );
+    let show = ws.jp(&["conversation", "show"]);
+    assert!(
+        show.stdout.lines().any(|line| line
+            == format!("policy read_before_write denied toolu_1 fs_modify_file: {DENIED} {{\"tool\":\"fs_modify_file\",\"key\":\"notes.txt\",\"prerequisites\":[\"fs_read_file\"]}}")),
+        "{}",
+        show.stdout
+    );
+
+    // A second query in the same conversation: the read is remembered.
+    let server = TestServer::start(vec![
+        tool(
+            "toolu_4",
+            "fs_modify_file",
+            r#"{"path": "notes.txt", "patterns": [{"old": "final", "new": "FINAL"}]}"#,
+        ),
+        text("Shouted."),
+    ]);
+    let run = query(&ws, &server, MODEL, &["--cfg", UNATTENDED], "shout it");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(ws.read("project/notes.txt"), "FINAL\n");
+    assert_eq!(
+        responses(&stored(&ws)).last().unwrap(),
+        &("success".to_owned(), "1 change in notes.txt".to_owned())
+    );
+}
