@@ -129,6 +129,49 @@ fn a_file_must_be_read_before_it_is_changed_and_the_conversation_remembers() {
         show.stdout
     );
 
+    // `jp policy check` judges a call by the conversation: notes.txt was
+    // read in it, other.txt was not (and exists).
+    ws.write("project/other.txt", "x\n");
+    let id = conversation["id"].as_str().unwrap().to_owned();
+    for (path, expected) in [
+        (
+            "notes.txt",
+            format!("  stateful policies (read_before_write): allow in conversation {id}"),
+        ),
+        (
+            "other.txt",
+            format!(
+                "  stateful policies: read_before_write denies fs_modify_file in conversation {id}: `other.txt` already exists and has not been read in this conversation; read it with `fs_read_file` first, then call `fs_modify_file` again."
+            ),
+        ),
+    ] {
+        let args = format!(r#"{{"path": "{path}", "patterns": []}}"#);
+        let run = ws.jp(&[
+            "policy",
+            "check",
+            "fs_modify_file",
+            "--args",
+            &args,
+            "--conversation",
+            &id,
+        ]);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(
+            run.stdout.lines().last(),
+            Some(expected.as_str()),
+            "{}",
+            run.stdout
+        );
+    }
+    let run = ws.jp(&["policy", "check", "fs_read_file"]);
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l == "  stateful policies (conversation.policies): read_before_write"),
+        "{}",
+        run.stdout
+    );
+
     // A second query in the same conversation: the read is remembered.
     let server = TestServer::start(vec![
         tool(

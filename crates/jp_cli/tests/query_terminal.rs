@@ -848,3 +848,69 @@ fn no_at_an_early_prompt_stops_the_stream() {
         .expect("the saving is shown");
     assert!(note.ends_with(" of fs_create_file's arguments"), "{note}");
 }
+
+#[test]
+fn a_call_a_stateful_policy_will_deny_is_not_asked_about() {
+    let ws = initialized();
+    add_to_config(
+        &ws,
+        "[[conversation.policies]]\nkind = \"read_before_write\"\nread_tools = [\"fs_read_file\"]\nwrite_tools = [\"fs_modify_file\"]\n",
+    );
+    ws.write("project/notes.txt", "draft\n");
+    let modify = |id: &str, path: &str| {
+        Reply::sse(anthropic(
+            &[Item::Tool(
+                id,
+                "fs_modify_file",
+                &format!(
+                    r#"{{"path": "{path}", "patterns": [{{"old": "draft", "new": "final"}}]}}"#
+                ),
+            )],
+            "tool_use",
+            false,
+        ))
+    };
+    let server = TestServer::start(vec![
+        modify("toolu_1", "notes.txt"),
+        Reply::sse(anthropic(
+            &[Item::Tool(
+                "toolu_2",
+                "fs_read_file",
+                r#"{"path": "notes.txt"}"#,
+            )],
+            "tool_use",
+            false,
+        )),
+        modify("toolu_3", "./notes.txt"),
+        Reply::sse(anthropic(&[Item::Text("Done.")], "end_turn", false)),
+    ]);
+    let line = with_stty(&query_line(&ws, &server, "finalize the notes"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    // `policy.run` asks for every fs_modify_file, but the first one would
+    // be denied: no question, the reason instead. The second is asked.
+    let screen = tmux.wait_for("Run fs_modify_file(path: \"./notes.txt\"");
+    assert!(
+        !screen.contains("Run fs_modify_file(path: \"notes.txt\""),
+        "{screen}"
+    );
+    assert!(
+        screen.lines().any(|l| l
+            == "  fs_modify_file: denied by read_before_write: `notes.txt` already exists and has not been read in this conversation; read it with `fs_read_file` first, then call `fs_modify_file` again."),
+        "{screen}"
+    );
+    tmux.send(&["y"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    assert_eq!(ws.read("project/notes.txt"), "final\n");
+    let stored = responses(&stored(&ws));
+    assert_eq!(
+        stored
+            .iter()
+            .map(|(status, _)| status.as_str())
+            .collect::<Vec<_>>(),
+        ["denied", "success", "success"]
+    );
+}

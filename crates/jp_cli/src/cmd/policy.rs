@@ -21,6 +21,10 @@ pub enum Policy {
     /// implicit fallback), why each earlier rule did not match, and how
     /// soon a streamed call with these arguments would be decided.
     ///
+    /// With `--args`, also say what the stateful policies
+    /// (`conversation.policies`) would decide for the call now, given what
+    /// ran earlier in the conversation.
+    ///
     /// Without `--args`, list the policy's rules with the parameter each
     /// one waits for while a call streams, and warn when the tool declares a
     /// long parameter before one the policy needs.
@@ -37,6 +41,11 @@ pub enum Policy {
         /// of `policy.run`.
         #[arg(long)]
         result: bool,
+        /// The conversation whose calls the stateful policies
+        /// (`conversation.policies`) judge `--args` by; the active one by
+        /// default.
+        #[arg(long, value_name = "ID")]
+        conversation: Option<String>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -50,6 +59,7 @@ impl Policy {
                 tool,
                 args,
                 result,
+                conversation,
                 format,
             } => {
                 let loaded = match ctx.load() {
@@ -65,7 +75,15 @@ impl Policy {
                     PolicyField::Run
                 };
                 match args {
-                    Some(args) => check(ctx, &loaded, &tool, &args, field, format),
+                    Some(args) => {
+                        let call = Call {
+                            tool: &tool,
+                            args: &args,
+                            field,
+                            conversation: conversation.as_deref(),
+                        };
+                        check(ctx, &loaded, &call, format)
+                    }
                     None => describe(&loaded, &tool, field, format),
                 }
             }
@@ -205,6 +223,14 @@ fn describe(
             if let Some(key) = &key {
                 println!("  policy: {key} ({source})");
             }
+            let stateful = crate::stateful::from_config(&loaded.config)?;
+            let governing = stateful.policies_for(tool);
+            if !governing.is_empty() {
+                println!(
+                    "  stateful policies (conversation.policies): {}",
+                    governing.join(", ")
+                );
+            }
             for warning in &warnings {
                 eprintln!("warning: {tool}: {warning}");
             }
@@ -233,14 +259,80 @@ fn decided_after(
     None
 }
 
+/// What `jp policy check TOOL --args ...` asks about.
+struct Call<'a> {
+    tool: &'a str,
+    args: &'a str,
+    field: PolicyField,
+    conversation: Option<&'a str>,
+}
+
+/// What the stateful policies say about a call in a conversation.
+struct Stateful {
+    /// The conversation judged by, if there is one.
+    conversation: Option<String>,
+    /// The policies that govern the tool.
+    policies: Vec<String>,
+    /// `None` to allow.
+    denial: Option<crate::stateful::Denial>,
+}
+
+/// The stateful policies' decision for `tool` with `arguments` in the
+/// conversation `id` (the active one by default; none yet is an empty
+/// conversation).
+fn stateful(
+    loaded: &Loaded,
+    root: &std::path::Path,
+    id: Option<&str>,
+    tool: &str,
+    arguments: &serde_json::Value,
+) -> Result<Stateful, Box<dyn std::error::Error>> {
+    use crate::stateful::{Call, PolicyContext, PolicyDecision, WorkspaceEnv, from_config, replay};
+    let store = jp_conversation::Store::new(root);
+    let id = id.map(str::to_owned).or_else(|| store.active());
+    let events = match &id {
+        Some(id) => store.load(id)?.events,
+        None => Vec::new(),
+    };
+    let mut registry = from_config(&loaded.config)?;
+    let workspace = Workspace::new(root);
+    let env = WorkspaceEnv::new(&loaded.config, &workspace);
+    let resolved = &loaded.resolved;
+    let ctx = PolicyContext {
+        env: &env,
+        config: resolved,
+        partial: false,
+    };
+    replay(&mut registry, &events, &ctx);
+    let empty = serde_json::Map::new();
+    let arguments = arguments.as_object().unwrap_or(&empty);
+    let denial = match registry.check_all(&Call { tool, arguments }, &ctx) {
+        PolicyDecision::Allow => None,
+        PolicyDecision::Deny(denial) => Some(denial),
+    };
+    Ok(Stateful {
+        conversation: id,
+        policies: registry
+            .policies_for(tool)
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        denial,
+    })
+}
+
 fn check(
     ctx: &Ctx,
     loaded: &Loaded,
-    tool: &str,
-    args: &str,
-    field: PolicyField,
+    call: &Call<'_>,
     format: Format,
 ) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let Call {
+        tool,
+        args,
+        field,
+        conversation,
+    } = *call;
     let tools = &loaded.config.conversation.tools;
     if let Err(code) = known_tool(loaded, tool) {
         return Ok(code);
@@ -289,6 +381,12 @@ fn check(
         .key()
         .and_then(|k| loaded.source_of(k))
         .map_or_else(|| "default".to_owned(), |layer| layer.label.clone());
+    // Stateful policies decide whether a call runs, so only for `run`.
+    let stateful = if field == PolicyField::Run {
+        Some(stateful(loaded, &root, conversation, tool, &arguments)?)
+    } else {
+        None
+    };
     let describe = |rule: usize| {
         policy
             .rules()
@@ -320,6 +418,15 @@ fn check(
                 "source": source,
                 "trace": trace,
             });
+            if let Some(stateful) = stateful.as_ref().filter(|s| !s.policies.is_empty()) {
+                out["stateful"] = serde_json::json!({
+                    "conversation": stateful.conversation,
+                    "policies": stateful.policies,
+                    "allowed": stateful.denial.is_none(),
+                    "policy": stateful.denial.as_ref().map(|d| &d.policy),
+                    "reason": stateful.denial.as_ref().map(|d| &d.reason),
+                });
+            }
             if let Some(streamed) = &streamed {
                 out["streaming"] = match streamed {
                     Some(None) => serde_json::json!({ "decided": "at start" }),
@@ -356,7 +463,30 @@ fn check(
             if let Some(key) = &key {
                 println!("  policy: {key} ({source})");
             }
+            if let Some(stateful) = &stateful {
+                print_stateful(tool, stateful);
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_stateful(tool: &str, stateful: &Stateful) {
+    if stateful.policies.is_empty() {
+        return;
+    }
+    let within = stateful.conversation.as_ref().map_or_else(
+        || "in a new conversation".to_owned(),
+        |id| format!("in conversation {id}"),
+    );
+    match &stateful.denial {
+        None => println!(
+            "  stateful policies ({}): allow {within}",
+            stateful.policies.join(", ")
+        ),
+        Some(denial) => println!(
+            "  stateful policies: {} denies {tool} {within}: {}",
+            denial.policy, denial.reason
+        ),
+    }
 }

@@ -16,6 +16,11 @@ pub enum Early {
     /// The policy decided `unattended` or `edit` early: acted on when the
     /// arguments are complete (and checked against them then).
     Decided(Decision),
+    /// The policy asks, but a stateful policy needs an argument that has
+    /// not arrived to know whether the call may run at all: the question
+    /// waits for it, so the user is never asked about a call that will be
+    /// denied anyway.
+    Held(Decision),
     /// The user is being asked; the answer arrives as [`Answer`].
     Asking,
     /// The answer came before the arguments completed.

@@ -21,7 +21,7 @@ use jp_config::AppConfig;
 use jp_config::validate::resolve_model_id;
 use jp_conversation::{
     Conversation, ConversationEvent, ConversationLock, EventKind, ResponseStatus, Store,
-    ToolCallRequest, ToolCallResponse,
+    StreamFragment, ToolCallRequest, ToolCallResponse,
 };
 use jp_llm::{ChatRequest, Provider};
 use tokio_util::sync::CancellationToken;
@@ -59,6 +59,22 @@ struct Calls {
     complete: HashMap<usize, ToolCallRequest>,
     /// The verdicts, for `RunTools`.
     verdicts: HashMap<usize, Verdict>,
+    /// Calls a stateful policy denied before they were put to the user,
+    /// recorded (as `policy_denied`) with their response.
+    denials: HashMap<usize, crate::stateful::Denial>,
+}
+
+impl Calls {
+    /// Whether no call before number `call` of the response will run, so
+    /// nothing can change what the stateful policies say about it before
+    /// it would run: every one of them has already been answered without
+    /// running.
+    fn nothing_runs_before(&self, call: usize) -> bool {
+        self.started.keys().filter(|n| **n < call).all(|n| {
+            matches!(self.verdicts.get(n), Some(Verdict::NotRun { .. }))
+                || matches!(self.early.get(n), Some(Early::Answered(Answer::NotRun(_))))
+        })
+    }
 }
 use turn::{Action, Input, TurnCoordinator, TurnEnd};
 
@@ -540,7 +556,14 @@ impl Session<'_> {
                                 // The stateful policies decide last, with
                                 // what the calls before this one did.
                                 if let Some(denial) = tools.stateful_check(&call.name, &arguments) {
-                                    self.deny(&call, denial)?
+                                    let Verdict::NotRun { response, note } =
+                                        tools::denied(&call.id, &call.name, &denial)
+                                    else {
+                                        unreachable!("denied() is a NotRun verdict")
+                                    };
+                                    self.printer.chrome_line(Style::Warn, &format!("  {note}"));
+                                    self.record_denial(&call, denial)?;
+                                    response
                                 } else {
                                     let (ran, stop) = self
                                         .run_call(
@@ -566,7 +589,12 @@ impl Session<'_> {
                                     }
                                 }
                             }
-                            Some(Verdict::NotRun { response, .. }) => response,
+                            Some(Verdict::NotRun { response, .. }) => {
+                                if let Some(denial) = calls.denials.remove(&number) {
+                                    self.record_denial(&call, denial)?;
+                                }
+                                response
+                            }
                             // A verdict for another tool, or none: fail closed.
                             Some(Verdict::Run { .. }) | None => ToolCallResponse {
                                 id: call.id.clone(),
@@ -901,10 +929,38 @@ impl Session<'_> {
                         call, decision, calls, pending, tools, prompts, turn, abandon,
                     );
                 }
+                // A question held for a stateful policy's argument: asked
+                // (or denied) once it is in.
+                // Only at the end of one it waits for: the builder may be
+                // further on than this fragment, the renderer is not.
+                if let Some(Early::Held(_)) = calls.early.get(&call)
+                    && let StreamFragment::ObjectEntry { key, value } = &progress.fragment
+                    && matches!(**value, StreamFragment::Done)
+                    && tools.stateful_waits_on(&progress.tool_name, key)
+                    && !tools.stateful_waits(&progress.tool_name, &|key| {
+                        turn.argument(call, key).cloned()
+                    })
+                    && let Some(Early::Held(decision)) = calls.early.remove(&call)
+                {
+                    self.act_early(
+                        call, decision, calls, pending, tools, prompts, turn, abandon,
+                    );
+                }
             }
             Action::Record(kind) => self.record(kind)?,
             Action::Decide { call, request } => {
-                self.show_call(&request);
+                if let Some(Early::Answered(Answer::NotRun(_))) = calls.early.get(&call) {
+                    // jp ended it while it streamed: what arrived is shown
+                    // without calling it truncated (the model did not
+                    // stop; jp stopped reading).
+                    self.show_call(&ToolCallRequest::new(
+                        request.id.clone(),
+                        request.name.clone(),
+                        request.received_arguments().clone(),
+                    ));
+                } else {
+                    self.show_call(&request);
+                }
                 let early = match calls.early.remove(&call) {
                     Some(Early::Asking) => {
                         // The answer decides, when it comes.
@@ -912,7 +968,9 @@ impl Session<'_> {
                         return Ok(());
                     }
                     Some(Early::Answered(answer)) => Some(answer),
-                    Some(Early::Decided(decision)) => Some(Answer::Policy(decision)),
+                    Some(Early::Decided(decision) | Early::Held(decision)) => {
+                        Some(Answer::Policy(decision))
+                    }
                     Some(Early::Watching(_)) | None => None,
                 };
                 let decided = tools.decide_after(&request, prompts, early);
@@ -955,6 +1013,24 @@ impl Session<'_> {
                 abandon.push(call);
             }
             EarlyStep::Ask(decision) => {
+                // The question waits for what the stateful policies check.
+                if tools.stateful_waits(&name, &known) {
+                    calls.early.insert(call, Early::Held(decision));
+                    return;
+                }
+                // Not asked about when a stateful policy will deny it
+                // whatever the user says: it ends now, like a decline.
+                if calls.nothing_runs_before(call)
+                    && let Some(denial) = tools.stateful_check_partial(&name, &known)
+                {
+                    let verdict = tools::denied(&id, &name, &denial);
+                    calls.denials.insert(call, denial);
+                    calls
+                        .early
+                        .insert(call, Early::Answered(Answer::NotRun(verdict)));
+                    abandon.push(call);
+                    return;
+                }
                 let shown = self
                     .renderer
                     .as_ref()
@@ -1013,6 +1089,14 @@ impl Session<'_> {
     ) {
         match decided {
             Decided::Now(verdict) => self.settle(calls, call, verdict),
+            Decided::Ask(ask)
+                if calls.nothing_runs_before(call)
+                    && let Some((verdict, denial)) = tools.deny_instead_of_asking(&ask) =>
+            {
+                // A stateful policy will deny it: not put to the user.
+                calls.denials.insert(call, denial);
+                self.settle(calls, call, verdict);
+            }
             Decided::Ask(ask) => {
                 // The place in line is taken now, in call order.
                 let ticket = prompts.ticket();
@@ -1023,34 +1107,20 @@ impl Session<'_> {
         }
     }
 
-    /// A stateful policy denied `call`: records why (telemetry for
-    /// `jp conversation show`), says so, and returns the response that
-    /// tells the model what to do instead.
-    fn deny(
+    /// Records why a stateful policy denied `call` (telemetry for
+    /// `jp conversation show`; never sent to the model).
+    fn record_denial(
         &mut self,
         call: &ToolCallRequest,
         denial: crate::stateful::Denial,
-    ) -> Result<ToolCallResponse, jp_conversation::StoreError> {
-        self.printer.chrome_line(
-            Style::Warn,
-            &format!(
-                "  {}: denied by {}: {}",
-                call.name, denial.policy, denial.reason
-            ),
-        );
-        let response = ToolCallResponse::new(
-            call.id.clone(),
-            ResponseStatus::Denied,
-            format!("The call was not run: {}", denial.reason),
-        );
+    ) -> Result<(), jp_conversation::StoreError> {
         self.record(EventKind::PolicyDenied(jp_conversation::PolicyDenial {
             id: call.id.clone(),
             policy: denial.policy,
             tool: call.name.clone(),
             reason: denial.reason,
             metadata: denial.metadata,
-        }))?;
-        Ok(response)
+        }))
     }
 
     /// A call's verdict is known: shows it and keeps it for `RunTools`.

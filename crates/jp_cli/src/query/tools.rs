@@ -177,13 +177,69 @@ impl<'a> ToolCoordinator<'a> {
     /// What the stateful policies say about running `tool` with
     /// `arguments` now: `None` to allow, else the denial.
     pub fn stateful_check(&self, tool: &str, arguments: &Map<String, Value>) -> Option<Denial> {
+        self.stateful_check_as(tool, arguments, false)
+    }
+
+    /// The verdict for the call `ask` would put to the user, when a
+    /// stateful policy will deny it whatever the user answers.
+    pub fn deny_instead_of_asking(&self, ask: &Ask) -> Option<(Verdict, Denial)> {
+        let denial = self.stateful_check(&ask.call.name, &ask.arguments)?;
+        Some((denied(&ask.call.id, &ask.call.name, &denial), denial))
+    }
+
+    /// [`stateful_check`](Self::stateful_check) for a call whose arguments
+    /// still stream: `known` gives each top-level argument that has
+    /// arrived, and a policy denies only on what it knows.
+    pub fn stateful_check_partial(
+        &self,
+        tool: &str,
+        known: &dyn Fn(&str) -> Option<Value>,
+    ) -> Option<Denial> {
+        let parameters = &self.tool(tool)?.parameters;
+        let arguments: Map<String, Value> = parameters
+            .keys()
+            .filter_map(|key| known(key).map(|value| (key.clone(), value)))
+            .collect();
+        self.stateful_check_as(tool, &arguments, true)
+    }
+
+    /// Whether a stateful policy governing `tool` checks an argument that
+    /// has not arrived yet (`known` gives those that have).
+    pub fn stateful_waits(&self, tool: &str, known: &dyn Fn(&str) -> Option<Value>) -> bool {
+        self.stateful
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .waits_for(tool)
+            .into_iter()
+            .any(|key| known(key).is_none())
+    }
+
+    /// Whether a stateful policy governing `tool` checks its argument
+    /// `key`.
+    pub fn stateful_waits_on(&self, tool: &str, key: &str) -> bool {
+        self.stateful
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .waits_for(tool)
+            .contains(&key)
+    }
+
+    fn stateful_check_as(
+        &self,
+        tool: &str,
+        arguments: &Map<String, Value>,
+        partial: bool,
+    ) -> Option<Denial> {
+        let registry = self.stateful.lock().unwrap_or_else(PoisonError::into_inner);
+        if registry.is_empty() {
+            return None;
+        }
         let env = WorkspaceEnv::new(self.config, &self.workspace);
         let ctx = PolicyContext {
             env: &env,
             config: &self.resolved,
-            partial: false,
+            partial,
         };
-        let registry = self.stateful.lock().unwrap_or_else(PoisonError::into_inner);
         match registry.check_all(&stateful::Call { tool, arguments }, &ctx) {
             PolicyDecision::Allow => None,
             PolicyDecision::Deny(denial) => Some(denial),
@@ -286,7 +342,7 @@ impl<'a> ToolCoordinator<'a> {
         };
         let arguments = match self.admissible(call) {
             Ok(arguments) => arguments,
-            Err(verdict) => return Decided::Now(verdict),
+            Err(verdict) => return Decided::Now(*verdict),
         };
         let value = Value::Object(arguments.clone());
         let batch = match self.evaluate(name, PolicyField::Run, &value) {
@@ -360,26 +416,26 @@ impl<'a> ToolCoordinator<'a> {
 
     /// The call's arguments, when they are usable and fit the tool's
     /// parameters; otherwise the verdict refusing it.
-    fn admissible(&self, call: &ToolCallRequest) -> Result<Map<String, Value>, Verdict> {
+    fn admissible(&self, call: &ToolCallRequest) -> Result<Map<String, Value>, Box<Verdict>> {
         let name = call.name.as_str();
         let Some(tool) = self.tool(name) else {
             let available = self.available_tools();
-            return Err(not_run(
+            return Err(Box::new(not_run(
                 call,
                 ResponseStatus::Refused,
                 format!("There is no tool named `{name}`. Available tools: {available}."),
                 format!("{name}: refused: no such tool is configured"),
-            ));
+            )));
         };
         let arguments = match call.arguments() {
             Ok(arguments) => arguments.clone(),
             Err(error) => {
-                return Err(not_run(
+                return Err(Box::new(not_run(
                     call,
                     ResponseStatus::Refused,
                     format!("The call was not run because its arguments are unusable: {error}."),
                     format!("{name}: refused: {error}"),
-                ));
+                )));
             }
         };
         if let Err(issues) = check_arguments(&tool.parameters, &Value::Object(arguments.clone())) {
@@ -388,14 +444,14 @@ impl<'a> ToolCoordinator<'a> {
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join("; ");
-            return Err(not_run(
+            return Err(Box::new(not_run(
                 call,
                 ResponseStatus::Refused,
                 format!(
                     "The call was not run because its arguments do not fit the tool's parameters: {list}."
                 ),
                 format!("{name}: refused: the arguments do not fit its parameters: {list}"),
-            ));
+            )));
         }
         Ok(arguments)
     }
@@ -1075,6 +1131,19 @@ fn not_run(
 }
 
 /// The verdict for a call the policy skips.
+/// The verdict for a call a stateful policy denied: the model is told what
+/// to do so it can run (never the rule set).
+pub fn denied(id: &str, name: &str, denial: &Denial) -> Verdict {
+    Verdict::NotRun {
+        response: ToolCallResponse::new(
+            id,
+            ResponseStatus::Denied,
+            format!("The call was not run: {}", denial.reason),
+        ),
+        note: format!("{name}: denied by {}: {}", denial.policy, denial.reason),
+    }
+}
+
 fn skipped(id: &str, name: &str, why: &str) -> Verdict {
     Verdict::NotRun {
         response: ToolCallResponse {

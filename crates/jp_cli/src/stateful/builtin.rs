@@ -33,6 +33,13 @@ fn either(items: &[&str]) -> String {
     }
 }
 
+#[cfg_attr(
+    not(test),
+    allow(
+        dead_code,
+        reason = "the registry API of the Tool Policy Specification; jp itself rebuilds state by replaying the conversation, and tests use it"
+    )
+)]
 fn set_state(state: &Value, field: &str) -> Result<BTreeSet<String>, String> {
     let items = state
         .get(field)
@@ -263,6 +270,15 @@ impl ToolPolicy for Keyed {
         )
     }
 
+    fn key_parameter(&self, tool: &str) -> Option<&str> {
+        if !any_matches(&self.dependents, tool) {
+            return None;
+        }
+        // The first token of the pointer, `/path` -> `path`.
+        let rest = self.pointer.strip_prefix('/')?;
+        Some(rest.split('/').next().unwrap_or(rest))
+    }
+
     fn on_result(&mut self, call: &Call<'_>, _result: &str, ctx: &PolicyContext<'_>) {
         let counts = any_matches(&self.prerequisites, call.tool)
             || (self.files && any_matches(&self.dependents, call.tool));
@@ -317,6 +333,10 @@ impl ToolPolicy for Conditional {
         } else {
             PolicyDecision::Allow
         }
+    }
+
+    fn key_parameter(&self, tool: &str) -> Option<&str> {
+        self.inner.key_parameter(tool)
     }
 
     fn on_result(&mut self, call: &Call<'_>, result: &str, ctx: &PolicyContext<'_>) {

@@ -29,7 +29,7 @@ use jp_conversation::{ConversationEvent, EventKind, ResponseStatus};
 use serde_json::{Map, Value};
 
 pub use builtin::{Conditional, Keyed, Sequential};
-pub use config::{WorkspaceEnv, from_config, from_entries};
+pub use config::{WorkspaceEnv, from_config};
 
 /// A call as a policy sees it: the tool and the arguments it runs with.
 #[derive(Debug, Clone, Copy)]
@@ -122,11 +122,24 @@ pub trait ToolPolicy: Send {
     /// Whether `call` may run, given what happened so far.
     fn check(&self, call: &Call<'_>, ctx: &PolicyContext<'_>) -> PolicyDecision;
 
+    /// The top-level argument of `tool`'s calls this policy's check
+    /// depends on, if any: while it streams, the check cannot deny yet.
+    fn key_parameter(&self, _tool: &str) -> Option<&str> {
+        None
+    }
+
     /// Learns from a call that ran and succeeded; never called for a call
     /// that was denied, refused, failed or did not run.
     fn on_result(&mut self, call: &Call<'_>, result: &str, ctx: &PolicyContext<'_>);
 
     /// The policy's state, for [`PolicyRegistry::snapshot`].
+    #[cfg_attr(
+        not(test),
+        allow(
+            dead_code,
+            reason = "the registry API of the Tool Policy Specification; jp itself rebuilds state by replaying the conversation, and tests use it"
+        )
+    )]
     fn snapshot(&self) -> Value;
 
     /// Puts back a state [`snapshot`](Self::snapshot) returned.
@@ -134,10 +147,24 @@ pub trait ToolPolicy: Send {
     /// # Errors
     ///
     /// When `state` is not one this policy's snapshot could return.
+    #[cfg_attr(
+        not(test),
+        allow(
+            dead_code,
+            reason = "the registry API of the Tool Policy Specification; jp itself rebuilds state by replaying the conversation, and tests use it"
+        )
+    )]
     fn restore(&mut self, state: &Value) -> Result<(), String>;
 }
 
 /// The state of every policy of a registry, by name.
+#[cfg_attr(
+    not(test),
+    allow(
+        dead_code,
+        reason = "the registry API of the Tool Policy Specification; jp itself rebuilds state by replaying the conversation, and tests use it"
+    )
+)]
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot(Vec<(String, Value)>);
 
@@ -148,6 +175,13 @@ pub enum RegistryError {
     #[error("a policy named `{0}` is already registered")]
     Duplicate(String),
     /// A snapshot that does not fit the registry.
+    #[cfg_attr(
+        not(test),
+        allow(
+            dead_code,
+            reason = "the registry API of the Tool Policy Specification; jp itself rebuilds state by replaying the conversation, and tests use it"
+        )
+    )]
     #[error("the snapshot does not fit the policies: {0}")]
     Snapshot(String),
 }
@@ -187,6 +221,13 @@ impl PolicyRegistry {
     }
 
     /// Removes the policy called `name`; whether there was one.
+    #[cfg_attr(
+        not(test),
+        allow(
+            dead_code,
+            reason = "the registry API of the Tool Policy Specification; jp itself rebuilds state by replaying the conversation, and tests use it"
+        )
+    )]
     pub fn unregister(&mut self, name: &str) -> bool {
         let before = self.policies.len();
         self.policies.retain(|p| p.name() != name);
@@ -206,6 +247,17 @@ impl PolicyRegistry {
             .iter()
             .filter(|p| p.governs(tool))
             .map(|p| p.name())
+            .collect()
+    }
+
+    /// The top-level arguments of `tool`'s calls that the policies
+    /// governing it check.
+    #[must_use]
+    pub fn waits_for(&self, tool: &str) -> Vec<&str> {
+        self.policies
+            .iter()
+            .filter(|p| p.governs(tool))
+            .filter_map(|p| p.key_parameter(tool))
             .collect()
     }
 
@@ -244,6 +296,13 @@ impl PolicyRegistry {
 
     /// Every policy's state.
     #[must_use]
+    #[cfg_attr(
+        not(test),
+        allow(
+            dead_code,
+            reason = "the registry API of the Tool Policy Specification; jp itself rebuilds state by replaying the conversation, and tests use it"
+        )
+    )]
     pub fn snapshot(&self) -> Snapshot {
         Snapshot(
             self.policies
@@ -260,6 +319,13 @@ impl PolicyRegistry {
     ///
     /// When the snapshot names a policy that is not registered or holds a
     /// state it cannot take; nothing is changed then.
+    #[cfg_attr(
+        not(test),
+        allow(
+            dead_code,
+            reason = "the registry API of the Tool Policy Specification; jp itself rebuilds state by replaying the conversation, and tests use it"
+        )
+    )]
     pub fn restore(&mut self, snapshot: &Snapshot) -> Result<(), RegistryError> {
         let states: HashMap<&str, &Value> =
             snapshot.0.iter().map(|(n, s)| (n.as_str(), s)).collect();

@@ -1,5 +1,7 @@
 //! The policies and the registry, with a file system made of a set.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::collections::BTreeSet;
 
 use jp_config::stateful::{ToolPattern, WhenConfig};

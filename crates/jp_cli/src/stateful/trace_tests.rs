@@ -17,6 +17,8 @@
 //! `batch` groups steps that are calls of one response; they run in call
 //! order, each checked against what the earlier ones did.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::collections::HashMap;
 
 use jp_config::stateful::StatefulPolicyConfig;
@@ -25,6 +27,7 @@ use jp_conversation::{
 };
 use serde_json::{Value, json};
 
+use super::config::from_entries;
 use super::tests::{FakeEnv, args};
 use super::*;
 
