@@ -175,7 +175,8 @@ fn an_asking_policy_prompts_in_the_terminal_and_yes_runs_the_call() {
         modify_call(),
         Reply::sse(anthropic(&[Item::Text("Renamed.")], "end_turn", false)),
     ]);
-    let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "rename main")) else {
+    let line = with_stty(&query_line(&ws, &server, "rename main"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
     // `run = "ask"` needs no argument: the prompt opens as the call
@@ -189,8 +190,9 @@ fn an_asking_policy_prompts_in_the_terminal_and_yes_runs_the_call() {
         "{screen}"
     );
     tmux.send(&["y"]);
-    let screen = tmux.wait_for("EXIT=");
+    let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(screen.contains("STTY icanon echo"), "{screen}");
     assert!(screen.contains("Renamed."), "{screen}");
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn hello() {}\n");
     assert_eq!(
@@ -207,13 +209,15 @@ fn no_at_the_prompt_declines_the_call() {
         modify_call(),
         Reply::sse(anthropic(&[Item::Text("Left alone.")], "end_turn", false)),
     ]);
-    let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "rename main")) else {
+    let line = with_stty(&query_line(&ws, &server, "rename main"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
     tmux.wait_for("[y,n,e,?]");
     tmux.send(&["n"]);
-    let screen = tmux.wait_for("EXIT=");
+    let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(screen.contains("STTY icanon echo"), "{screen}");
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn main() {}\n");
     assert_eq!(
         responses(&stored(&ws)),
@@ -847,4 +851,181 @@ fn no_at_an_early_prompt_stops_the_stream() {
         .find(|l| l.starts_with("  stopped the stream after "))
         .expect("the saving is shown");
     assert!(note.ends_with(" of fs_create_file's arguments"), "{note}");
+}
+
+/// The screen as a person reads it: each line without its trailing blanks,
+/// no blank lines at the end, and without the spinner's line (its frame and
+/// seconds differ from run to run).
+fn shown(screen: &str) -> String {
+    let lines: Vec<&str> = screen
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.starts_with(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c)))
+        .collect();
+    let end = lines
+        .iter()
+        .rposition(|l| !l.is_empty())
+        .map_or(0, |i| i + 1);
+    lines[..end].join("\n")
+}
+
+/// A tool that hangs on its first run and succeeds on the next, saying
+/// which run it is; each run adds a line to `.jp/runs`.
+const FIRST_RUN_HANGS: &str = r#"#!/bin/sh
+cat >/dev/null
+echo run >> .jp/runs
+n=$(wc -l < .jp/runs | tr -d ' ')
+if [ "$n" = 1 ]; then sleep 30; fi
+printf '{"type":"success","content":"run %s finished"}\n' "$n"
+"#;
+
+#[test]
+fn restart_at_the_tool_menu_runs_the_tool_again_and_records_that_run() {
+    let ws = initialized();
+    ws.write("project/.jp/flaky.sh", FIRST_RUN_HANGS);
+    add_to_config(
+        &ws,
+        "[conversation.tools.flaky]\ncommand = [\"sh\", \".jp/flaky.sh\"]\npolicy.run = \"unattended\"\n",
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool("toolu_1", "flaky", "{}")],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(&[Item::Text("It ran.")], "end_turn", false)),
+    ]);
+    let line = with_stty(&query_line(&ws, &server, "run it"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    tmux.wait_for("running flaky");
+    tmux.send(&["C-c"]);
+    tmux.wait_for("Ctrl+C while flaky runs: [c,s,r,a,?]");
+    tmux.send(&["r"]);
+    let screen = tmux.wait_for("STTY");
+    assert_eq!(
+        shown(&screen),
+        "── jp (anthropic/claude-haiku-4-5) ──\n\
+         Calling tool flaky\n\
+         \x20 unattended (policy.run is \"unattended\")\n\
+         Ctrl+C while flaky runs: [c,s,r,a,?] r\n\
+         \x20 flaky: restarting\n\
+         \x20 flaky success: run 2 finished\n\
+         It ran.\n\
+         EXIT=0\n\
+         STTY icanon echo",
+        "{screen}"
+    );
+    // Run twice; the second run's result is the one recorded and sent.
+    assert_eq!(ws.read("project/.jp/runs"), "run\nrun\n");
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("success".to_owned(), "run 2 finished".to_owned())]
+    );
+    let sent = server.wait_for(2, Duration::from_secs(5))[1].json();
+    let messages = sent["messages"].as_array().unwrap();
+    assert_eq!(
+        messages[messages.len() - 1]["content"][0]["content"],
+        "run 2 finished",
+        "{sent}"
+    );
+}
+
+#[test]
+fn abort_at_the_stream_menu_exits_keeping_what_arrived() {
+    let ws = initialized();
+    let (reply, _) = slow_answer(2000);
+    let server = TestServer::start(vec![reply]);
+    let line = with_stty(&query_line(&ws, &server, "talk"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    tmux.wait_for("word3 ");
+    tmux.send(&["C-c"]);
+    tmux.wait_for("Ctrl+C while the response streams: [c,s,a,?]");
+    tmux.send(&["a"]);
+    let screen = tmux.wait_for("STTY");
+    let stored = stored(&ws);
+    assert_eq!(
+        common::query::event_types(&stored),
+        ["turn_start", "chat_request", "assistant_message"]
+    );
+    let kept = stored["events"][2]["content"].as_str().unwrap();
+    assert!(kept.starts_with("word1 word2 word3 "), "{kept}");
+    assert!(!kept.contains("word2000"), "the stream was stopped: {kept}");
+    // The screen shows exactly what was kept: the part before the
+    // terminal's `^C` echo, then what arrived while the menu was open
+    // (printed once it closed).
+    let before = screen
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_once("^C"))
+        .map_or("", |(before, _)| before);
+    let after = kept.strip_prefix(before).unwrap_or_else(|| {
+        panic!("the screen shows {before:?} but the conversation keeps {kept:?}")
+    });
+    let after = if after.is_empty() {
+        String::new()
+    } else {
+        format!("{after}\n")
+    };
+    assert_eq!(
+        shown(&screen),
+        shown(&format!(
+            "── jp (anthropic/claude-haiku-4-5) ──\n\
+             {before}^C\n\
+             Ctrl+C while the response streams: [c,s,a,?] a\n\
+             {after}\
+             interrupted; the conversation keeps what arrived\n\
+             EXIT=130\n\
+             STTY icanon echo\n"
+        )),
+        "{screen}"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn a_second_ctrl_c_at_the_tool_menu_exits_with_130() {
+    let ws = initialized();
+    add_to_config(
+        &ws,
+        "[conversation.tools.slow]\ncommand = [\"sh\", \"-c\", \"sleep 30\"]\npolicy.run = \"unattended\"\n",
+    );
+    let server = TestServer::start(vec![Reply::sse(anthropic(
+        &[Item::Tool("toolu_1", "slow", "{}")],
+        "tool_use",
+        false,
+    ))]);
+    let line = with_stty(&query_line(&ws, &server, "be slow"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    tmux.wait_for("running slow");
+    tmux.send(&["C-c"]);
+    tmux.wait_for("Ctrl+C while slow runs: [c,s,r,a,?]");
+    tmux.send(&["C-c"]);
+    let screen = tmux.wait_for("STTY");
+    // The stopped tool shows as it is recorded: interrupted, not failed.
+    assert_eq!(
+        shown(&screen),
+        "── jp (anthropic/claude-haiku-4-5) ──\n\
+         Calling tool slow\n\
+         \x20 unattended (policy.run is \"unattended\")\n\
+         Ctrl+C while slow runs: [c,s,r,a,?] ^C\n\
+         \x20 slow interrupted: tool `slow` was cancelled; it was stopped\n\
+         interrupted; the conversation keeps what arrived\n\
+         EXIT=130\n\
+         STTY icanon echo",
+        "{screen}"
+    );
+    assert_eq!(
+        responses(&stored(&ws)),
+        [(
+            "interrupted".to_owned(),
+            "tool `slow` was cancelled; it was stopped".to_owned()
+        )]
+    );
+    assert_eq!(server.requests().len(), 1, "nothing is sent after an exit");
 }

@@ -413,6 +413,19 @@ fn human_bytes(bytes: usize) -> String {
     }
 }
 
+/// `response` as the conversation records it: a call that failed because
+/// the user interrupted the turn was stopped, not failed on its own.
+fn as_recorded(response: ToolCallResponse, cancel: &CancellationToken) -> ToolCallResponse {
+    if cancel.is_cancelled() && response.status == ResponseStatus::Error {
+        ToolCallResponse {
+            status: ResponseStatus::Interrupted,
+            ..response
+        }
+    } else {
+        response
+    }
+}
+
 /// The answer of the menu in `menu`, which must be open.
 async fn answer(
     menu: &mut Option<LocalBoxFuture<'_, Result<char, PromptError>>>,
@@ -542,6 +555,11 @@ impl Session<'_> {
                                     )
                                     .await;
                                 stopped |= stop;
+                                // Shown as it is recorded.
+                                let ran = tools::Ran {
+                                    response: as_recorded(ran.response, &cancel),
+                                    ..ran
+                                };
                                 self.show_result(&call, &ran.response, ran.note.as_deref());
                                 if !ran.stderr.is_empty() {
                                     tracing::info!(tool = %call.name, stderr = %ran.stderr.trim_end(), "tool stderr");
@@ -556,16 +574,7 @@ impl Session<'_> {
                                 content: "The call was not run: jp made no decision for it.".into(),
                             },
                         };
-                        let response =
-                            if cancel.is_cancelled() && response.status == ResponseStatus::Error {
-                                // Stopped by the user, not failed on its own.
-                                ToolCallResponse {
-                                    status: ResponseStatus::Interrupted,
-                                    ..response
-                                }
-                            } else {
-                                response
-                            };
+                        let response = as_recorded(response, &cancel);
                         self.record(EventKind::ToolCallResponse(response))?;
                     }
                     if cancel.is_cancelled() {
