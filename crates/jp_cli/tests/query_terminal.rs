@@ -66,6 +66,15 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The screen with its colours and attributes, as escape sequences.
+    fn screen_with_escapes(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-e"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     fn wait_for(&self, text: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
@@ -1028,4 +1037,48 @@ fn a_second_ctrl_c_at_the_tool_menu_exits_with_130() {
         )]
     );
     assert_eq!(server.requests().len(), 1, "nothing is sent after an exit");
+}
+
+#[test]
+fn no_color_turns_colour_off_on_a_terminal() {
+    let run = |no_color: bool| {
+        let ws = initialized();
+        add_to_config(&ws, &common::query::echo_tool("echo", "hi"));
+        let server = TestServer::start(vec![
+            Reply::sse(anthropic(
+                &[Item::Tool("toolu_1", "echo", "{}")],
+                "tool_use",
+                false,
+            )),
+            Reply::sse(anthropic(&[Item::Text("Echoed.")], "end_turn", false)),
+        ]);
+        let mut line = query_line(&ws, &server, "echo");
+        if no_color {
+            line = line.replace("TERM=xterm", "TERM=xterm NO_COLOR=1");
+        }
+        let tmux = Tmux::start(&ws, &line)?;
+        let screen = tmux.wait_for("EXIT=");
+        Some((shown(&screen), tmux.screen_with_escapes()))
+    };
+    let Some((coloured, escapes)) = run(false) else {
+        return;
+    };
+    let expected = "── jp (anthropic/claude-haiku-4-5) ──\n\
+                    Calling tool echo\n\
+                    \x20 unattended (policy.run is \"unattended\")\n\
+                    \x20 echo success: hi\n\
+                    Echoed.\n\
+                    EXIT=0";
+    assert_eq!(coloured, expected);
+    // Without NO_COLOR, the terminal gets colour: the header is bold and
+    // the result green (tmux writes its own sequence for each change) ...
+    assert!(
+        escapes.contains("\x1b[1m── jp (anthropic/claude-haiku-4-5) ──")
+            && escapes.contains("\x1b[32m"),
+        "{escapes:?}"
+    );
+    // ... with it, the same text and not one escape sequence.
+    let (plain, escapes) = run(true).unwrap();
+    assert_eq!(plain, expected);
+    assert!(!escapes.contains('\x1b'), "{escapes:?}");
 }
