@@ -658,6 +658,7 @@ fn a_tools_questions_of_each_kind_are_asked_in_the_terminal() {
              choose 1-3: 4\n\
              choose 1-3: 2\n\
              \x20 deploy success: answers: {\"go\":true,\"name\":\"v1.2 beta\",\"target\":\"production\"}\n\
+             ── jp (anthropic/claude-haiku-4-5) ──\n\
              Deployed.\nEXIT=0\nSTTY icanon echo\n"
         ),
         "{screen}"
@@ -704,7 +705,8 @@ fn a_long_result_wraps_to_the_terminals_width_keeping_its_indent() {
     assert!(
         screen.contains(
             "  wide success:\n    word01 word02 word03 word0\n    4 word05 word06 word07 wor\n    \
-             d08 word09 word10 word11 w\n    ord12\n    end\nDone.\nEXIT=0\n"
+             d08 word09 word10 word11 w\n    ord12\n    end\n── jp (anthropic/claude-haiku-4-5) ──\n\
+             Done.\nEXIT=0\n"
         ),
         "{screen}"
     );
@@ -921,6 +923,7 @@ fn restart_at_the_tool_menu_runs_the_tool_again_and_records_that_run() {
          Ctrl+C while flaky runs: [c,s,r,a,?] r\n\
          \x20 flaky: restarting\n\
          \x20 flaky success: run 2 finished\n\
+         ── jp (anthropic/claude-haiku-4-5) ──\n\
          It ran.\n\
          EXIT=0\n\
          STTY icanon echo",
@@ -1067,6 +1070,7 @@ fn no_color_turns_colour_off_on_a_terminal() {
                     Calling tool echo\n\
                     \x20 unattended (policy.run is \"unattended\")\n\
                     \x20 echo success: hi\n\
+                    ── jp (anthropic/claude-haiku-4-5) ──\n\
                     Echoed.\n\
                     EXIT=0";
     assert_eq!(coloured, expected);

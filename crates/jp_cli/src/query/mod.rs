@@ -159,6 +159,7 @@ impl Query {
             config: &config,
             provider: provider.as_ref(),
             model: model.clone(),
+            header: format!("── jp ({provider_name}/{model}) ──"),
             printer: printer.clone(),
             renderer,
             conversation,
@@ -167,11 +168,6 @@ impl Query {
         tracing::info!(conversation = %session.conversation.id, "turn starts");
         session.record(EventKind::TurnStart)?;
         session.record(EventKind::ChatRequest { content: message })?;
-
-        printer.chrome_line(
-            Style::Header,
-            &format!("── jp ({provider_name}/{model}) ──"),
-        );
 
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -441,6 +437,8 @@ struct Session<'a> {
     config: &'a AppConfig,
     provider: &'a dyn Provider,
     model: String,
+    /// The role header that starts each response: `── jp (PROVIDER/MODEL) ──`.
+    header: String,
     printer: Printer,
     /// Renders calls live on a terminal.
     renderer: Option<ToolRenderer>,
@@ -502,6 +500,10 @@ impl Session<'_> {
             match action {
                 Action::Request { cycle } => {
                     tracing::debug!(cycle, "requesting a response");
+                    // One header per response, not per query: after a
+                    // tool's result or the user's reply, it says that the
+                    // model speaks again, in a terminal and in a log alike.
+                    self.printer.chrome_line(Style::Header, &self.header);
                     self.printer.spin(&format!("waiting for {}", self.model));
                     calls = Calls::default();
                     let inputs = self.stream_response(
