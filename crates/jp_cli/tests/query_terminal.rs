@@ -1086,3 +1086,64 @@ fn no_color_turns_colour_off_on_a_terminal() {
     assert_eq!(plain, expected);
     assert!(!escapes.contains('\x1b'), "{escapes:?}");
 }
+
+/// The `text` blocks of `markdown` that follow `heading`, up to the next
+/// heading of its level.
+fn text_blocks(markdown: &str, heading: &str) -> Vec<String> {
+    let section = markdown
+        .split_once(heading)
+        .map_or("", |(_, rest)| rest.split("\n## ").next().unwrap_or(""));
+    section
+        .split("```text\n")
+        .skip(1)
+        .filter_map(|block| block.split_once("```").map(|(b, _)| b.to_owned()))
+        .collect()
+}
+
+#[test]
+fn the_session_in_the_terminal_docs_is_what_the_terminal_shows() {
+    let docs = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/terminal.md"
+    ))
+    .unwrap();
+    let blocks = text_blocks(&docs, "## A session");
+    let [waiting, answered, ..] = blocks.as_slice() else {
+        panic!("docs/terminal.md has no session capture: {blocks:?}");
+    };
+    let (command, waiting) = waiting.split_once('\n').unwrap();
+    let args = command
+        .strip_prefix("$ jp ")
+        .expect("the capture starts with the command");
+    let ws = initialized();
+    let line = format!(
+        "env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' TERM=xterm '{jp}' {args}; \
+         echo EXIT=$?; sleep 60",
+        path = std::env::var("PATH").unwrap_or_default(),
+        home = ws.root().display(),
+        jp = env!("CARGO_BIN_EXE_jp"),
+    );
+    let Some(tmux) = Tmux::start_sized(&ws, &line, 90) else {
+        return;
+    };
+    tmux.wait_for("[y,n,e,?]");
+    // The arguments finish arriving above the prompt.
+    tmux.wait_for_line("  │ }");
+    assert_eq!(shown(&tmux.screen()), waiting.trim_end());
+    tmux.send(&["y"]);
+    let screen = tmux.wait_for("EXIT=");
+    let screen = shown(&screen);
+    let from_prompt = &screen[screen.find("Run fs_create_file").unwrap()..];
+    assert_eq!(from_prompt, format!("{answered}EXIT=0"));
+    // The README quotes the end of it, line for line.
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let excerpt = text_blocks(&readme, "## A first session");
+    let [excerpt] = excerpt.as_slice() else {
+        panic!("README.md's first session has one terminal excerpt: {excerpt:?}");
+    };
+    assert!(
+        screen.ends_with(&format!("\n{excerpt}EXIT=0")),
+        "README.md quotes:\n{excerpt}\nthe terminal shows:\n{screen}"
+    );
+}
