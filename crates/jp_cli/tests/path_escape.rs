@@ -143,7 +143,8 @@ fn a_chain_longer_than_forty_links_asks_and_nothing_is_written_outside() {
          save: declined: policy.run[1] (catch-all) matched, so jp must ask, and no terminal is \
          available; run jp in a terminal to answer, or add a rule for calls like this one before \
          policy.run[1] in conversation.tools.save (`jp policy check save` tries it)\n  \
-         stopped the stream after 36 B of save's arguments\n"
+         stopped the stream after 36 B of save's arguments\n\
+         ── jp (anthropic/claude-haiku-4-5) ──\n"
     );
     assert!(!outside.path().join("pwned.txt").exists());
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);

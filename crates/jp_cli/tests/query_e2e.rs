@@ -47,7 +47,8 @@ fn anthropic_tool_call_creates_a_file() {
         "── jp (anthropic/claude-haiku-4-5) ──\n\
          Calling tool fs_create_file(path: \"src/hello.rs\", content: \"pub fn hello() -> &'static str {\\n    …)\n  \
          unattended (policy.run[2] (prefix \"src/\" on /path) matched: \"src/hello.rs\" is under src/)\n  \
-         fs_create_file success: created src/hello.rs (3 lines)\n"
+         fs_create_file success: created src/hello.rs (3 lines)\n\
+         ── jp (anthropic/claude-haiku-4-5) ──\n"
     );
     assert_eq!(
         ws.read("project/src/hello.rs"),
@@ -311,7 +312,8 @@ fn a_call_whose_policy_asks_is_declined_without_a_terminal() {
         "── jp (anthropic/claude-haiku-4-5) ──\n\
          Calling tool fs_modify_file()\n  \
          fs_modify_file: declined: policy.run is \"ask\", so jp must ask, and no terminal is available; run jp in a terminal to answer, or add a rule for calls like this one in a policy.run list that ends with { mode = \"ask\" } in conversation.tools.fs_modify_file (`jp policy check fs_modify_file` tries it)\n  \
-         stopped the stream before fs_modify_file's arguments\n"
+         stopped the stream before fs_modify_file's arguments\n\
+         ── jp (anthropic/claude-haiku-4-5) ──\n"
     );
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn main() {}\n");
     let requests = server.wait_for(2, Duration::from_secs(5));
@@ -589,7 +591,8 @@ fn truncated_and_duplicate_key_arguments_are_refused() {
          Calling tool fs_create_file(path: \"src/a.rs\" or \"../evil\" (duplicate key), content: \"\")\n  \
          fs_create_file: refused: duplicate key `path` at /path: arguments with a repeated key are refused because its meaning is ambiguous\n\
          Calling tool fs_create_file(path: \"src/b.rs\")\n  \
-         fs_create_file: refused: arguments are truncated: input ended inside a string at /content\n"
+         fs_create_file: refused: arguments are truncated: input ended inside a string at /content\n\
+         ── jp (anthropic/claude-haiku-4-5) ──\n"
     );
     assert_eq!(
         responses(&stored(&ws)),
@@ -796,7 +799,8 @@ fn a_tools_stderr_is_escaped_in_logs() {
          Calling tool loud()\n  \
          unattended (policy.run is \"unattended\")\n  \
          loud success: ok\n\
-         INFO tool stderr tool=loud stderr=\\u{1b}]0;pwned\\u{7}\\u{1b}[8mhidden\n"
+         INFO tool stderr tool=loud stderr=\\u{1b}]0;pwned\\u{7}\\u{1b}[8mhidden\n\
+         ── jp (scripted/.jp/script.toml) ──\n"
     );
 }
 
@@ -880,7 +884,8 @@ fn tool_output_that_is_not_utf8_reaches_the_user_and_the_model_safely() {
          unattended (policy.run is \"unattended\")\n\
          WARN the tool wrote bytes that are not UTF-8 to stdout; they were replaced with U+FFFD tool=\"latin\"\n  \
          latin success: caf\u{fffd}\n  \
-         binary error: tool `binary` wrote something other than an outcome to stdout: expected value at line 1 column 1; it starts with \"\u{fffd}\u{fffd}\\0\\u{1b}[2J\"\n"
+         binary error: tool `binary` wrote something other than an outcome to stdout: expected value at line 1 column 1; it starts with \"\u{fffd}\u{fffd}\\0\\u{1b}[2J\"\n\
+         ── jp (anthropic/claude-haiku-4-5) ──\n"
     );
     let sent = server.wait_for(2, Duration::from_secs(5))[1].json();
     // The model gets the same: lossy text, or an error that says why.

@@ -43,6 +43,9 @@ fn text(text: &str) -> Reply {
     Reply::sse(anthropic(&[Item::Text(text)], "end_turn", false))
 }
 
+/// The header of each response (on stderr; the text goes to stdout).
+const HEADER: &str = "── jp (anthropic/claude-haiku-4-5) ──\n";
+
 const DENIED: &str = "`notes.txt` already exists and has not been read in this conversation; read it with `fs_read_file` first, then call `fs_modify_file` again.";
 
 #[test]
@@ -73,16 +76,19 @@ fn a_file_must_be_read_before_it_is_changed_and_the_conversation_remembers() {
     assert_eq!(
         run.stderr,
         format!(
-            "── jp (anthropic/claude-haiku-4-5) ──\n\
+            "{HEADER}\
              Calling tool fs_modify_file(path: \"notes.txt\", patterns: [{{\"old\":\"draft\",\"new\":\"final\"}}])\n  \
              unattended (policy.run is \"unattended\")\n  \
              fs_modify_file: denied by read_before_write: {DENIED}\n\
+             {HEADER}\
              Calling tool fs_read_file(path: \"notes.txt\")\n  \
              unattended (policy.run is \"unattended\")\n  \
              fs_read_file success: draft\n\
+             {HEADER}\
              Calling tool fs_modify_file(path: \"./notes.txt\", patterns: [{{\"old\":\"draft\",\"new\":\"final\"}}])\n  \
              unattended (policy.run is \"unattended\")\n  \
-             fs_modify_file success: 1 change in notes.txt\n"
+             fs_modify_file success: 1 change in notes.txt\n\
+             {HEADER}"
         )
     );
     assert_eq!(ws.read("project/notes.txt"), "final\n");

@@ -131,7 +131,8 @@ fn an_asking_call_without_a_terminal_is_declined_early_and_the_stream_stops() {
              terminal is available; run jp in a terminal to answer, or allow calls like this one \
              with a rule before policy.run[3] in conversation.tools.fs_create_file: {{ arg = \
              \"/path\", const = \".env\", mode = \"unattended\" }}\n  \
-             stopped the stream after {bytes} B of fs_create_file's arguments\n"
+             stopped the stream after {bytes} B of fs_create_file's arguments\n\
+             ── jp (anthropic/claude-haiku-4-5) ──\n"
         )
     );
     let told = format!(

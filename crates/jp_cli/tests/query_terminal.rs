@@ -66,6 +66,15 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The screen with its colours and attributes, as escape sequences.
+    fn screen_with_escapes(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-e"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     fn wait_for(&self, text: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
@@ -175,7 +184,8 @@ fn an_asking_policy_prompts_in_the_terminal_and_yes_runs_the_call() {
         modify_call(),
         Reply::sse(anthropic(&[Item::Text("Renamed.")], "end_turn", false)),
     ]);
-    let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "rename main")) else {
+    let line = with_stty(&query_line(&ws, &server, "rename main"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
     // `run = "ask"` needs no argument: the prompt opens as the call
@@ -189,8 +199,9 @@ fn an_asking_policy_prompts_in_the_terminal_and_yes_runs_the_call() {
         "{screen}"
     );
     tmux.send(&["y"]);
-    let screen = tmux.wait_for("EXIT=");
+    let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(screen.contains("STTY icanon echo"), "{screen}");
     assert!(screen.contains("Renamed."), "{screen}");
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn hello() {}\n");
     assert_eq!(
@@ -207,13 +218,15 @@ fn no_at_the_prompt_declines_the_call() {
         modify_call(),
         Reply::sse(anthropic(&[Item::Text("Left alone.")], "end_turn", false)),
     ]);
-    let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "rename main")) else {
+    let line = with_stty(&query_line(&ws, &server, "rename main"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
     tmux.wait_for("[y,n,e,?]");
     tmux.send(&["n"]);
-    let screen = tmux.wait_for("EXIT=");
+    let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(screen.contains("STTY icanon echo"), "{screen}");
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn main() {}\n");
     assert_eq!(
         responses(&stored(&ws)),
@@ -645,6 +658,7 @@ fn a_tools_questions_of_each_kind_are_asked_in_the_terminal() {
              choose 1-3: 4\n\
              choose 1-3: 2\n\
              \x20 deploy success: answers: {\"go\":true,\"name\":\"v1.2 beta\",\"target\":\"production\"}\n\
+             ── jp (anthropic/claude-haiku-4-5) ──\n\
              Deployed.\nEXIT=0\nSTTY icanon echo\n"
         ),
         "{screen}"
@@ -691,7 +705,8 @@ fn a_long_result_wraps_to_the_terminals_width_keeping_its_indent() {
     assert!(
         screen.contains(
             "  wide success:\n    word01 word02 word03 word0\n    4 word05 word06 word07 wor\n    \
-             d08 word09 word10 word11 w\n    ord12\n    end\nDone.\nEXIT=0\n"
+             d08 word09 word10 word11 w\n    ord12\n    end\n── jp (anthropic/claude-haiku-4-5) ──\n\
+             Done.\nEXIT=0\n"
         ),
         "{screen}"
     );
@@ -847,6 +862,290 @@ fn no_at_an_early_prompt_stops_the_stream() {
         .find(|l| l.starts_with("  stopped the stream after "))
         .expect("the saving is shown");
     assert!(note.ends_with(" of fs_create_file's arguments"), "{note}");
+}
+
+/// The screen as a person reads it: each line without its trailing blanks,
+/// no blank lines at the end, and without the spinner's line (its frame and
+/// seconds differ from run to run).
+fn shown(screen: &str) -> String {
+    let lines: Vec<&str> = screen
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.starts_with(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c)))
+        .collect();
+    let end = lines
+        .iter()
+        .rposition(|l| !l.is_empty())
+        .map_or(0, |i| i + 1);
+    lines[..end].join("\n")
+}
+
+/// A tool that hangs on its first run and succeeds on the next, saying
+/// which run it is; each run adds a line to `.jp/runs`.
+const FIRST_RUN_HANGS: &str = r#"#!/bin/sh
+cat >/dev/null
+echo run >> .jp/runs
+n=$(wc -l < .jp/runs | tr -d ' ')
+if [ "$n" = 1 ]; then sleep 30; fi
+printf '{"type":"success","content":"run %s finished"}\n' "$n"
+"#;
+
+#[test]
+fn restart_at_the_tool_menu_runs_the_tool_again_and_records_that_run() {
+    let ws = initialized();
+    ws.write("project/.jp/flaky.sh", FIRST_RUN_HANGS);
+    add_to_config(
+        &ws,
+        "[conversation.tools.flaky]\ncommand = [\"sh\", \".jp/flaky.sh\"]\npolicy.run = \"unattended\"\n",
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool("toolu_1", "flaky", "{}")],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(&[Item::Text("It ran.")], "end_turn", false)),
+    ]);
+    let line = with_stty(&query_line(&ws, &server, "run it"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    tmux.wait_for("running flaky");
+    tmux.send(&["C-c"]);
+    tmux.wait_for("Ctrl+C while flaky runs: [c,s,r,a,?]");
+    tmux.send(&["r"]);
+    let screen = tmux.wait_for("STTY");
+    assert_eq!(
+        shown(&screen),
+        "── jp (anthropic/claude-haiku-4-5) ──\n\
+         Calling tool flaky\n\
+         \x20 unattended (policy.run is \"unattended\")\n\
+         Ctrl+C while flaky runs: [c,s,r,a,?] r\n\
+         \x20 flaky: restarting\n\
+         \x20 flaky success: run 2 finished\n\
+         ── jp (anthropic/claude-haiku-4-5) ──\n\
+         It ran.\n\
+         EXIT=0\n\
+         STTY icanon echo",
+        "{screen}"
+    );
+    // Run twice; the second run's result is the one recorded and sent.
+    assert_eq!(ws.read("project/.jp/runs"), "run\nrun\n");
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("success".to_owned(), "run 2 finished".to_owned())]
+    );
+    let sent = server.wait_for(2, Duration::from_secs(5))[1].json();
+    let messages = sent["messages"].as_array().unwrap();
+    assert_eq!(
+        messages[messages.len() - 1]["content"][0]["content"],
+        "run 2 finished",
+        "{sent}"
+    );
+}
+
+#[test]
+fn abort_at_the_stream_menu_exits_keeping_what_arrived() {
+    let ws = initialized();
+    let (reply, _) = slow_answer(2000);
+    let server = TestServer::start(vec![reply]);
+    let line = with_stty(&query_line(&ws, &server, "talk"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    tmux.wait_for("word3 ");
+    tmux.send(&["C-c"]);
+    tmux.wait_for("Ctrl+C while the response streams: [c,s,a,?]");
+    tmux.send(&["a"]);
+    let screen = tmux.wait_for("STTY");
+    let stored = stored(&ws);
+    assert_eq!(
+        common::query::event_types(&stored),
+        ["turn_start", "chat_request", "assistant_message"]
+    );
+    let kept = stored["events"][2]["content"].as_str().unwrap();
+    assert!(kept.starts_with("word1 word2 word3 "), "{kept}");
+    assert!(!kept.contains("word2000"), "the stream was stopped: {kept}");
+    // The screen shows exactly what was kept: the part before the
+    // terminal's `^C` echo, then what arrived while the menu was open
+    // (printed once it closed).
+    let before = screen
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_once("^C"))
+        .map_or("", |(before, _)| before);
+    let after = kept.strip_prefix(before).unwrap_or_else(|| {
+        panic!("the screen shows {before:?} but the conversation keeps {kept:?}")
+    });
+    let after = if after.is_empty() {
+        String::new()
+    } else {
+        format!("{after}\n")
+    };
+    assert_eq!(
+        shown(&screen),
+        shown(&format!(
+            "── jp (anthropic/claude-haiku-4-5) ──\n\
+             {before}^C\n\
+             Ctrl+C while the response streams: [c,s,a,?] a\n\
+             {after}\
+             interrupted; the conversation keeps what arrived\n\
+             EXIT=130\n\
+             STTY icanon echo\n"
+        )),
+        "{screen}"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn a_second_ctrl_c_at_the_tool_menu_exits_with_130() {
+    let ws = initialized();
+    add_to_config(
+        &ws,
+        "[conversation.tools.slow]\ncommand = [\"sh\", \"-c\", \"sleep 30\"]\npolicy.run = \"unattended\"\n",
+    );
+    let server = TestServer::start(vec![Reply::sse(anthropic(
+        &[Item::Tool("toolu_1", "slow", "{}")],
+        "tool_use",
+        false,
+    ))]);
+    let line = with_stty(&query_line(&ws, &server, "be slow"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    tmux.wait_for("running slow");
+    tmux.send(&["C-c"]);
+    tmux.wait_for("Ctrl+C while slow runs: [c,s,r,a,?]");
+    tmux.send(&["C-c"]);
+    let screen = tmux.wait_for("STTY");
+    // The stopped tool shows as it is recorded: interrupted, not failed.
+    assert_eq!(
+        shown(&screen),
+        "── jp (anthropic/claude-haiku-4-5) ──\n\
+         Calling tool slow\n\
+         \x20 unattended (policy.run is \"unattended\")\n\
+         Ctrl+C while slow runs: [c,s,r,a,?] ^C\n\
+         \x20 slow interrupted: tool `slow` was cancelled; it was stopped\n\
+         interrupted; the conversation keeps what arrived\n\
+         EXIT=130\n\
+         STTY icanon echo",
+        "{screen}"
+    );
+    assert_eq!(
+        responses(&stored(&ws)),
+        [(
+            "interrupted".to_owned(),
+            "tool `slow` was cancelled; it was stopped".to_owned()
+        )]
+    );
+    assert_eq!(server.requests().len(), 1, "nothing is sent after an exit");
+}
+
+#[test]
+fn no_color_turns_colour_off_on_a_terminal() {
+    let run = |no_color: bool| {
+        let ws = initialized();
+        add_to_config(&ws, &common::query::echo_tool("echo", "hi"));
+        let server = TestServer::start(vec![
+            Reply::sse(anthropic(
+                &[Item::Tool("toolu_1", "echo", "{}")],
+                "tool_use",
+                false,
+            )),
+            Reply::sse(anthropic(&[Item::Text("Echoed.")], "end_turn", false)),
+        ]);
+        let mut line = query_line(&ws, &server, "echo");
+        if no_color {
+            line = line.replace("TERM=xterm", "TERM=xterm NO_COLOR=1");
+        }
+        let tmux = Tmux::start(&ws, &line)?;
+        let screen = tmux.wait_for("EXIT=");
+        Some((shown(&screen), tmux.screen_with_escapes()))
+    };
+    let Some((coloured, escapes)) = run(false) else {
+        return;
+    };
+    let expected = "── jp (anthropic/claude-haiku-4-5) ──\n\
+                    Calling tool echo\n\
+                    \x20 unattended (policy.run is \"unattended\")\n\
+                    \x20 echo success: hi\n\
+                    ── jp (anthropic/claude-haiku-4-5) ──\n\
+                    Echoed.\n\
+                    EXIT=0";
+    assert_eq!(coloured, expected);
+    // Without NO_COLOR, the terminal gets colour: the header is bold and
+    // the result green (tmux writes its own sequence for each change) ...
+    assert!(
+        escapes.contains("\x1b[1m── jp (anthropic/claude-haiku-4-5) ──")
+            && escapes.contains("\x1b[32m"),
+        "{escapes:?}"
+    );
+    // ... with it, the same text and not one escape sequence.
+    let (plain, escapes) = run(true).unwrap();
+    assert_eq!(plain, expected);
+    assert!(!escapes.contains('\x1b'), "{escapes:?}");
+}
+
+/// The `text` blocks of `markdown` that follow `heading`, up to the next
+/// heading of its level.
+fn text_blocks(markdown: &str, heading: &str) -> Vec<String> {
+    let section = markdown
+        .split_once(heading)
+        .map_or("", |(_, rest)| rest.split("\n## ").next().unwrap_or(""));
+    section
+        .split("```text\n")
+        .skip(1)
+        .filter_map(|block| block.split_once("```").map(|(b, _)| b.to_owned()))
+        .collect()
+}
+
+#[test]
+fn the_session_in_the_terminal_docs_is_what_the_terminal_shows() {
+    let docs = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/terminal.md"
+    ))
+    .unwrap();
+    let blocks = text_blocks(&docs, "## A session");
+    let [waiting, answered, ..] = blocks.as_slice() else {
+        panic!("docs/terminal.md has no session capture: {blocks:?}");
+    };
+    let (command, waiting) = waiting.split_once('\n').unwrap();
+    let args = command
+        .strip_prefix("$ jp ")
+        .expect("the capture starts with the command");
+    let ws = initialized();
+    let line = format!(
+        "env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' TERM=xterm '{jp}' {args}; \
+         echo EXIT=$?; sleep 60",
+        path = std::env::var("PATH").unwrap_or_default(),
+        home = ws.root().display(),
+        jp = env!("CARGO_BIN_EXE_jp"),
+    );
+    let Some(tmux) = Tmux::start_sized(&ws, &line, 90) else {
+        return;
+    };
+    tmux.wait_for("[y,n,e,?]");
+    // The arguments finish arriving above the prompt.
+    tmux.wait_for_line("  │ }");
+    assert_eq!(shown(&tmux.screen()), waiting.trim_end());
+    tmux.send(&["y"]);
+    let screen = tmux.wait_for("EXIT=");
+    let screen = shown(&screen);
+    let from_prompt = &screen[screen.find("Run fs_create_file").unwrap()..];
+    assert_eq!(from_prompt, format!("{answered}EXIT=0"));
+    // The README quotes the end of it, line for line.
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let excerpt = text_blocks(&readme, "## A first session");
+    let [excerpt] = excerpt.as_slice() else {
+        panic!("README.md's first session has one terminal excerpt: {excerpt:?}");
+    };
+    assert!(
+        screen.ends_with(&format!("\n{excerpt}EXIT=0")),
+        "README.md quotes:\n{excerpt}\nthe terminal shows:\n{screen}"
+    );
 }
 
 #[test]

@@ -175,6 +175,7 @@ impl Query {
             config: &config,
             provider: provider.as_ref(),
             model: model.clone(),
+            header: format!("── jp ({provider_name}/{model}) ──"),
             printer: printer.clone(),
             renderer,
             conversation,
@@ -183,11 +184,6 @@ impl Query {
         tracing::info!(conversation = %session.conversation.id, "turn starts");
         session.record(EventKind::TurnStart)?;
         session.record(EventKind::ChatRequest { content: message })?;
-
-        printer.chrome_line(
-            Style::Header,
-            &format!("── jp ({provider_name}/{model}) ──"),
-        );
 
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -430,6 +426,19 @@ fn human_bytes(bytes: usize) -> String {
     }
 }
 
+/// `response` as the conversation records it: a call that failed because
+/// the user interrupted the turn was stopped, not failed on its own.
+fn as_recorded(response: ToolCallResponse, cancel: &CancellationToken) -> ToolCallResponse {
+    if cancel.is_cancelled() && response.status == ResponseStatus::Error {
+        ToolCallResponse {
+            status: ResponseStatus::Interrupted,
+            ..response
+        }
+    } else {
+        response
+    }
+}
+
 /// The answer of the menu in `menu`, which must be open.
 async fn answer(
     menu: &mut Option<LocalBoxFuture<'_, Result<char, PromptError>>>,
@@ -445,6 +454,8 @@ struct Session<'a> {
     config: &'a AppConfig,
     provider: &'a dyn Provider,
     model: String,
+    /// The role header that starts each response: `── jp (PROVIDER/MODEL) ──`.
+    header: String,
     printer: Printer,
     /// Renders calls live on a terminal.
     renderer: Option<ToolRenderer>,
@@ -506,6 +517,10 @@ impl Session<'_> {
             match action {
                 Action::Request { cycle } => {
                     tracing::debug!(cycle, "requesting a response");
+                    // One header per response, not per query: after a
+                    // tool's result or the user's reply, it says that the
+                    // model speaks again, in a terminal and in a log alike.
+                    self.printer.chrome_line(Style::Header, &self.header);
                     self.printer.spin(&format!("waiting for {}", self.model));
                     calls = Calls::default();
                     let inputs = self.stream_response(
@@ -577,6 +592,11 @@ impl Session<'_> {
                                         )
                                         .await;
                                     stopped |= stop;
+                                    // Shown as it is recorded.
+                                    let ran = tools::Ran {
+                                        response: as_recorded(ran.response, &cancel),
+                                        ..ran
+                                    };
                                     self.show_result(&call, &ran.response, ran.note.as_deref());
                                     if !ran.stderr.is_empty() {
                                         tracing::info!(tool = %call.name, stderr = %ran.stderr.trim_end(), "tool stderr");
@@ -603,16 +623,7 @@ impl Session<'_> {
                                 arguments: None,
                             },
                         };
-                        let response =
-                            if cancel.is_cancelled() && response.status == ResponseStatus::Error {
-                                // Stopped by the user, not failed on its own.
-                                ToolCallResponse {
-                                    status: ResponseStatus::Interrupted,
-                                    ..response
-                                }
-                            } else {
-                                response
-                            };
+                        let response = as_recorded(response, &cancel);
                         self.record(EventKind::ToolCallResponse(response))?;
                     }
                     if cancel.is_cancelled() {

@@ -126,6 +126,46 @@ fn a_narrow_terminal_wraps_and_never_panics() {
 }
 
 #[test]
+fn a_narrow_terminal_wraps_the_json_format_too() {
+    for width in 0..14 {
+        let options = RenderOptions {
+            width,
+            ..options(CallFormat::Json)
+        };
+        render(options, &[(0, "a", "fs_create_file", &[CREATE])], true);
+    }
+    let narrow = RenderOptions {
+        width: 12,
+        ..options(CallFormat::Json)
+    };
+    let shown = render(narrow, &[(0, "a", "fs_create_file", &[CREATE])], true);
+    insta::assert_snapshot!(shown);
+}
+
+#[test]
+fn without_show_arguments_only_the_header_shows() {
+    let modify = r#"{"path": "src/lib.rs", "patterns": [{"old": "a\nb", "new": "c"}]}"#;
+    for format in [CallFormat::FunctionCall, CallFormat::Json] {
+        let hidden = RenderOptions {
+            show_arguments: false,
+            ..options(format)
+        };
+        let shown = render(
+            hidden,
+            &[
+                (0, "a", "fs_create_file", &[CREATE]),
+                (1, "b", "fs_modify_file", &[modify]),
+            ],
+            true,
+        );
+        assert_eq!(
+            shown, "Header Calling tool fs_create_file\nHeader Calling tool fs_modify_file\n",
+            "{format:?}"
+        );
+    }
+}
+
+#[test]
 fn rendering_does_not_depend_on_how_the_arguments_are_split() {
     let args = r#"{"path": "a/b.rs", "n": 1.5, "ok": true, "content": "x\ny\u00e9\nz", "e": "", "l": [1, {"k": "v"}]}"#;
     for format in [CallFormat::FunctionCall, CallFormat::Json] {
