@@ -319,7 +319,7 @@ async fn a_result_that_asks_without_a_terminal_is_withheld() {
             ResponseStatus::Withheld,
             WITHHELD,
             Some(
-                "save: result withheld: policy.result is ask (policy.result is \"ask\") and no terminal is available; allow it with `--cfg 'conversation.tools.save.policy.result=unattended'`"
+                "save: result withheld: policy.result is ask (policy.result is \"ask\") and no terminal is available; run jp in a terminal to answer, or send the results of calls like this one with a rule in a policy.result list that ends with { mode = \"ask\" } in conversation.tools.save: { arg = \"/path\", const = \"a.txt\", mode = \"unattended\" }"
             )
         )
     );
@@ -608,5 +608,38 @@ async fn three_prompts_show_in_call_order() {
         "save would run with:\n  path: \"a.txt\"\n\
          save would run with:\n  path: \"b.txt\"\n\
          save would run with:\n  path: \"c.txt\"\n"
+    );
+}
+
+#[tokio::test]
+async fn a_result_withheld_by_a_rule_gets_advice_for_this_value_only() {
+    // The rule that asked is named, and the advice is a rule for this one
+    // path placed before it: never a blanket `policy.result=unattended`,
+    // which would send every result of the tool unseen.
+    let f = Fixture::new(
+        "policy.run = \"unattended\"\n\
+         policy.result = [{ arg = \"/path\", prefix = \"private/\", mode = \"ask\" }, { mode = \"unattended\" }]",
+    );
+    let executor = MockExecutor::new([success("x")]);
+    let got = f
+        .tools()
+        .run(
+            &save("1", "private/notes.txt"),
+            arguments("private/notes.txt"),
+            false,
+            &executor,
+            &no_terminal(),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(
+        got,
+        ran(
+            ResponseStatus::Withheld,
+            WITHHELD,
+            Some(
+                "save: result withheld: policy.result is ask (policy.result[0] (prefix \"private/\" on /path) matched: \"private/notes.txt\" is under private/) and no terminal is available; run jp in a terminal to answer, or send the results of calls like this one with a rule before policy.result[0] in conversation.tools.save: { arg = \"/path\", const = \"private/notes.txt\", mode = \"unattended\" }"
+            )
+        )
     );
 }
