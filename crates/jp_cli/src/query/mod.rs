@@ -8,6 +8,7 @@
 
 pub mod early;
 pub mod render;
+pub mod tickets;
 pub mod tools;
 pub mod turn;
 
@@ -32,6 +33,7 @@ use crate::printer::{Channel, Printer, Style, cut};
 use crate::prompt::{Choice, NoPrompter, PromptError, Prompter, Prompts, TerminalPrompter};
 use early::{Answer, Early};
 use render::{CallFormat, RenderOptions, ToolRenderer};
+use tickets::CallTickets;
 use tools::{
     Decided, EarlyStep, LocalExecutor, ToolCoordinator, ToolExecutor, Verdict,
     received_arguments_line,
@@ -49,16 +51,30 @@ enum Settled {
 type Pending<'t> = FuturesUnordered<LocalBoxFuture<'t, Settled>>;
 
 /// The calls of one response, by their number in it, as they are decided.
-#[derive(Default)]
-struct Calls {
+struct Calls<'t> {
     /// Each started call's id and tool.
     started: HashMap<usize, (String, String)>,
+    /// Each call's place in the prompt queue, taken when it started, so
+    /// prompts show in call order however the calls are decided.
+    tickets: CallTickets<'t>,
     /// What was decided while a call streamed.
     early: HashMap<usize, Early>,
     /// Calls whose arguments completed while their early prompt is open.
     complete: HashMap<usize, ToolCallRequest>,
     /// The verdicts, for `RunTools`.
     verdicts: HashMap<usize, Verdict>,
+}
+
+impl<'t> Calls<'t> {
+    fn new(prompts: &'t Prompts) -> Self {
+        Self {
+            started: HashMap::new(),
+            tickets: CallTickets::new(prompts),
+            early: HashMap::new(),
+            complete: HashMap::new(),
+            verdicts: HashMap::new(),
+        }
+    }
 }
 use turn::{Action, Input, TurnCoordinator, TurnEnd};
 
@@ -483,14 +499,14 @@ impl Session<'_> {
         let mut queue: std::collections::VecDeque<Action> = turn.start().into();
         // Verdicts by the call's number in the response (never by id, which
         // a provider could repeat).
-        let mut calls = Calls::default();
+        let mut calls = Calls::new(prompts);
         let mut pending: Pending<'t> = FuturesUnordered::new();
         while let Some(action) = queue.pop_front() {
             match action {
                 Action::Request { cycle } => {
                     tracing::debug!(cycle, "requesting a response");
                     self.printer.spin(&format!("waiting for {}", self.model));
-                    calls = Calls::default();
+                    calls = Calls::new(prompts);
                     let inputs = self.stream_response(
                         &mut turn,
                         &mut calls,
@@ -691,7 +707,7 @@ impl Session<'_> {
     async fn stream_response<'t>(
         &mut self,
         turn: &mut TurnCoordinator,
-        calls: &mut Calls,
+        calls: &mut Calls<'t>,
         pending: &mut Pending<'t>,
         tools: &'t ToolCoordinator<'_>,
         prompts: &'t Prompts,
@@ -772,6 +788,10 @@ impl Session<'_> {
                 inputs.extend(abandon.drain(..).map(|call| Input::Abandon { call }));
             }
             if ends {
+                // Every call of the response is decided or answered now; a
+                // place still reserved would hold up the prompts to come
+                // (a tool's question, the reply).
+                calls.tickets.release_all();
                 if after
                     .iter()
                     .any(|a| matches!(a, Action::Finish(_) | Action::AskReply))
@@ -790,7 +810,7 @@ impl Session<'_> {
 
     /// The stream was closed early because call number `call`, declined,
     /// was the last one streaming: say so, to the user and the model.
-    fn stopped_stream(&self, calls: &mut Calls, call: usize, tool: &str, bytes: usize) {
+    fn stopped_stream(&self, calls: &mut Calls<'_>, call: usize, tool: &str, bytes: usize) {
         let (note, told) = if bytes == 0 {
             (
                 format!("  stopped the stream before {tool}'s arguments"),
@@ -815,7 +835,7 @@ impl Session<'_> {
     fn perform<'t>(
         &mut self,
         action: Action,
-        calls: &mut Calls,
+        calls: &mut Calls<'t>,
         pending: &mut Pending<'t>,
         tools: &'t ToolCoordinator<'_>,
         prompts: &'t Prompts,
@@ -839,6 +859,7 @@ impl Session<'_> {
                     self.print_lines(lines);
                 }
                 calls.started.insert(call, (id, name.clone()));
+                calls.tickets.reserve(call);
                 match tools.watch(&name) {
                     None => {}
                     Some(Ok(decision)) => {
@@ -897,7 +918,7 @@ impl Session<'_> {
                     Some(Early::Watching(_)) | None => None,
                 };
                 let decided = tools.decide_after(&request, prompts, early);
-                self.decided(call, decided, calls, pending, tools, prompts);
+                self.decided(call, decided, calls, pending, tools);
             }
             Action::Request { .. }
             | Action::RunTools(_)
@@ -914,7 +935,7 @@ impl Session<'_> {
         &self,
         call: usize,
         decision: jp_config::policy::Decision,
-        calls: &mut Calls,
+        calls: &mut Calls<'t>,
         pending: &mut Pending<'t>,
         tools: &'t ToolCoordinator<'_>,
         prompts: &'t Prompts,
@@ -927,9 +948,16 @@ impl Session<'_> {
         let known = |key: &str| turn.argument(call, key).cloned();
         match tools.early(&id, &name, decision, prompts, &known) {
             EarlyStep::Keep(decision) => {
+                if decision.mode == jp_config::policy::Mode::Unattended {
+                    // It runs unasked: the final check can refuse it, never
+                    // make it ask (the streaming decision equals the batch
+                    // one), so the calls after it need not wait.
+                    calls.tickets.release(call);
+                }
                 calls.early.insert(call, Early::Decided(decision));
             }
             EarlyStep::NotRun(verdict) => {
+                calls.tickets.release(call);
                 calls
                     .early
                     .insert(call, Early::Answered(Answer::NotRun(verdict)));
@@ -942,8 +970,8 @@ impl Session<'_> {
                     .and_then(|r| r.prompt_summary(&id))
                     .unwrap_or_else(|| format!("{name}(<streaming>)"));
                 calls.early.insert(call, Early::Asking);
-                // The place in line is taken now, in call order.
-                let ticket = prompts.ticket();
+                // The place in line taken when the call started.
+                let ticket = calls.tickets.take(call);
                 pending.push(Box::pin(async move {
                     let answer = tools
                         .confirm_early(&id, &name, &shown, decision, ticket)
@@ -958,7 +986,7 @@ impl Session<'_> {
     fn on_settled<'t>(
         &self,
         settled: Settled,
-        calls: &mut Calls,
+        calls: &mut Calls<'t>,
         pending: &mut Pending<'t>,
         tools: &'t ToolCoordinator<'_>,
         prompts: &'t Prompts,
@@ -969,7 +997,7 @@ impl Session<'_> {
             Settled::Early(call, answer) => {
                 if let Some(request) = calls.complete.remove(&call) {
                     let decided = tools.decide_after(&request, prompts, Some(answer));
-                    self.decided(call, decided, calls, pending, tools, prompts);
+                    self.decided(call, decided, calls, pending, tools);
                     return;
                 }
                 // Still streaming: a decline ends it now.
@@ -987,16 +1015,15 @@ impl Session<'_> {
         &self,
         call: usize,
         decided: Decided,
-        calls: &mut Calls,
+        calls: &mut Calls<'t>,
         pending: &mut Pending<'t>,
         tools: &'t ToolCoordinator<'_>,
-        prompts: &'t Prompts,
     ) {
         match decided {
             Decided::Now(verdict) => self.settle(calls, call, verdict),
             Decided::Ask(ask) => {
-                // The place in line is taken now, in call order.
-                let ticket = prompts.ticket();
+                // The place in line taken when the call started.
+                let ticket = calls.tickets.take(call);
                 pending.push(Box::pin(async move {
                     Settled::Verdict(call, tools.confirm(ask, ticket).await)
                 }));
@@ -1005,7 +1032,8 @@ impl Session<'_> {
     }
 
     /// A call's verdict is known: shows it and keeps it for `RunTools`.
-    fn settle(&self, calls: &mut Calls, call: usize, verdict: Verdict) {
+    fn settle(&self, calls: &mut Calls<'_>, call: usize, verdict: Verdict) {
+        calls.tickets.release(call);
         self.show_verdict(&verdict);
         calls.verdicts.insert(call, verdict);
     }

@@ -551,7 +551,7 @@ async fn three_prompts_show_in_call_order() {
         }
     }
     // Tickets are taken in call order, as the turn takes them when each
-    // call is decided.
+    // call starts (`CallTickets`).
     let mut pending = Vec::new();
     for ask in asks {
         pending.push((ask, script.prompts.ticket()));
@@ -819,4 +819,61 @@ fn a_duplicate_key_after_an_early_decision_refuses_the_call() {
             "refused \"The call was not run because its arguments are unusable: duplicate key `path` at /path: arguments with a repeated key are refused because its meaning is ambiguous.\" / save: refused: duplicate key `path` at /path: arguments with a repeated key are refused because its meaning is ambiguous"
         );
     }
+}
+
+#[tokio::test]
+async fn early_prompts_of_interleaved_calls_show_in_call_order() {
+    use crate::query::tickets::CallTickets;
+
+    let f = Fixture::new("policy.run = \"ask\"");
+    let tools = f.tools();
+    // Whoever asks first gets `n`, then `y`.
+    let script = Script::new(&[Some('n'), Some('y')], &[], &[]);
+    let mut tickets = CallTickets::new(&script.prompts);
+    // Both calls start, in call order; their pieces interleave, and the
+    // second call's `path` completes first: it is decided, and reaches its
+    // prompt, before the first.
+    tickets.reserve(0);
+    tickets.reserve(1);
+    let decision = early_decision(Mode::Ask, 0);
+    let second = tools.confirm_early(
+        "2",
+        "save",
+        "save(path: \"b.txt\", …)",
+        decision.clone(),
+        tickets.take(1),
+    );
+    let first = async {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let ticket = tickets.take(0);
+        tools
+            .confirm_early(
+                "1",
+                "save",
+                "save(path: \"a.txt\", …)",
+                decision.clone(),
+                ticket,
+            )
+            .await
+    };
+    let (second, first) = tokio::join!(second, first);
+    assert_eq!(
+        script.asked(),
+        [
+            "Run save(path: \"a.txt\", …)? [y,n,e]",
+            "Run save(path: \"b.txt\", …)? [y,n,e]",
+        ]
+    );
+    assert_eq!(
+        first,
+        Answer::NotRun(Verdict::NotRun {
+            response: ToolCallResponse {
+                id: "1".into(),
+                status: ResponseStatus::Declined,
+                content: "The user declined this call; it was not run.".into(),
+            },
+            note: "save: declined by you".into(),
+        })
+    );
+    assert_eq!(second, Answer::Run { decision });
 }
