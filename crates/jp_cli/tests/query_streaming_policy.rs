@@ -152,6 +152,36 @@ fn an_asking_call_without_a_terminal_is_declined_early_and_the_stream_stops() {
     );
     assert_eq!(sent["messages"][2]["content"][0]["content"], told.as_str());
     assert_eq!(sent["messages"][2]["content"][0]["is_error"], true);
+
+    // `jp conversation show` keeps the saving, under the call it cut short.
+    let conversation = stored(&ws);
+    let id = conversation["id"].as_str().unwrap();
+    let shown = ws.jp(&["conversation", "show"]);
+    assert_eq!(shown.code, 0, "{shown:?}");
+    assert_eq!(
+        turn_times_hidden(&shown.stdout),
+        format!(
+            "conversation {id} · write the file\n\
+             \n\
+             ── turn · TIME ──\n\
+             you: write the file\n\
+             tool call toolu_1 fs_create_file({{\"path\":\".env\"}}) [unusable: arguments are \
+             truncated: input ended inside an object key at (root)]\n  \
+             stopped the stream after {bytes} B of fs_create_file's arguments\n\
+             tool result toolu_1 [declined]: {told}\n\
+             assistant: Understood.\n"
+        )
+    );
+}
+
+/// `jp conversation show`'s text with each turn's time replaced by `TIME`.
+fn turn_times_hidden(text: &str) -> String {
+    text.lines()
+        .map(|line| match line.strip_prefix("── turn · ") {
+            Some(_) => "── turn · TIME ──\n".to_owned(),
+            None => format!("{line}\n"),
+        })
+        .collect()
 }
 
 #[test]

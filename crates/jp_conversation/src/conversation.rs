@@ -55,6 +55,19 @@ pub enum EventKind {
     ToolCallRequest(ToolCallRequest),
     /// The answer to a tool call, as given to the model.
     ToolCallResponse(ToolCallResponse),
+    /// jp closed the response stream early (RFD D26): the call it was
+    /// streaming was declined while its arguments arrived, and no other
+    /// call was still streaming, so the rest of the response was never
+    /// generated or paid for. Not sent to the model (the call's response
+    /// says so).
+    StreamStopped {
+        /// The declined call's id.
+        call_id: String,
+        /// The declined call's tool.
+        tool: String,
+        /// How many bytes of the call's arguments had arrived.
+        bytes: usize,
+    },
 }
 
 /// The answer to one tool call.

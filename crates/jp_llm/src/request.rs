@@ -24,7 +24,7 @@ pub fn messages(events: &[ConversationEvent]) -> Vec<Message> {
     let mut builder = Builder::default();
     for event in events {
         match &event.kind {
-            EventKind::TurnStart => {}
+            EventKind::TurnStart | EventKind::StreamStopped { .. } => {}
             EventKind::ChatRequest { content } => {
                 builder.close_assistant();
                 builder.out.push(Message::User(content.clone()));

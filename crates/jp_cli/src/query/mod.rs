@@ -416,6 +416,21 @@ fn ctrl_c<'m, F>(
     }
 }
 
+/// What stopping the stream early saved, for the user: `stopped the
+/// stream after 2.1 KB of fs_create_file's arguments`. The chrome says it
+/// when it happens; `jp conversation show` says it again from the
+/// recorded [`EventKind::StreamStopped`].
+pub fn stopped_note(tool: &str, bytes: usize) -> String {
+    if bytes == 0 {
+        format!("stopped the stream before {tool}'s arguments")
+    } else {
+        format!(
+            "stopped the stream after {} of {tool}'s arguments",
+            human_bytes(bytes)
+        )
+    }
+}
+
 /// `2.1 KB`, `512 B`: a size for people.
 fn human_bytes(bytes: usize) -> String {
     #[allow(clippy::cast_precision_loss)]
@@ -811,19 +826,16 @@ impl Session<'_> {
     /// The stream was closed early because call number `call`, declined,
     /// was the last one streaming: say so, to the user and the model.
     fn stopped_stream(&self, calls: &mut Calls<'_>, call: usize, tool: &str, bytes: usize) {
-        let (note, told) = if bytes == 0 {
-            (
-                format!("  stopped the stream before {tool}'s arguments"),
-                " jp stopped your response before this call's arguments.".to_owned(),
-            )
+        let told = if bytes == 0 {
+            " jp stopped your response before this call's arguments.".to_owned()
         } else {
-            let size = human_bytes(bytes);
-            (
-                format!("  stopped the stream after {size} of {tool}'s arguments"),
-                format!(" jp stopped your response after {size} of this call's arguments."),
+            format!(
+                " jp stopped your response after {} of this call's arguments.",
+                human_bytes(bytes)
             )
         };
-        self.printer.chrome_line(Style::Dim, &note);
+        self.printer
+            .chrome_line(Style::Dim, &format!("  {}", stopped_note(tool, bytes)));
         if let Some(Verdict::NotRun { response, .. }) = calls.verdicts.get_mut(&call) {
             response.content.push_str(&told);
         }

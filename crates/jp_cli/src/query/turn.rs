@@ -349,14 +349,26 @@ impl TurnCoordinator {
         self.open.remove(&index);
         self.abandoned.insert(index);
         let mut actions = Vec::new();
-        let mut tool = String::new();
         if let Some(flushed) = self.builder.abandon(index) {
-            if let FlushedEvent::ToolCallRequest(request) = &flushed {
-                tool.clone_from(&request.name);
-            }
             actions.extend(self.flushed(Some(call), flushed));
         }
         if !self.builder.has_open_calls() {
+            // The call as recorded (its id may have been made unique).
+            let (call_id, tool) = actions
+                .iter()
+                .find_map(|action| match action {
+                    Action::Record(EventKind::ToolCallRequest(request)) => {
+                        Some((request.id.clone(), request.name.clone()))
+                    }
+                    _ => None,
+                })
+                .unwrap_or_default();
+            // The conversation keeps what the early stop saved.
+            actions.push(Action::Record(EventKind::StreamStopped {
+                call_id,
+                tool: tool.clone(),
+                bytes,
+            }));
             actions.push(Action::CancelStream { call, tool, bytes });
             actions.extend(self.on_end(None));
         }
@@ -596,10 +608,25 @@ mod tests {
         let actions = turn.handle(Input::Abandon { call: 1 });
         assert_eq!(
             kinds(&actions),
-            ["record call", "decide", "cancel stream", "run tools"]
+            [
+                "record call",
+                "decide",
+                "record",
+                "cancel stream",
+                "run tools"
+            ]
+        );
+        // The conversation keeps what stopping early saved.
+        assert_eq!(
+            actions[2],
+            Action::Record(EventKind::StreamStopped {
+                call_id: "b".into(),
+                tool: "t".into(),
+                bytes: 12
+            })
         );
         assert!(matches!(
-            &actions[2],
+            &actions[3],
             Action::CancelStream { call: 1, tool, bytes: 12 } if tool == "t"
         ));
         let Some(Action::RunTools(calls)) = actions.last() else {
