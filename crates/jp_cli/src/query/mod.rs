@@ -875,11 +875,14 @@ impl Session<'_> {
                 match tools.watch(&name) {
                     None => {}
                     Some(Ok(decision)) => {
+                        let (others, others_bytes) = turn.others_streaming(call);
                         tracing::debug!(
                             call,
                             tool = %name,
                             mode = %decision.mode,
                             bytes = 0,
+                            others,
+                            others_bytes,
                             "decided while streaming"
                         );
                         self.act_early(
@@ -904,11 +907,16 @@ impl Session<'_> {
                         .feed(&progress, |key| turn.argument(call, key), tools.workspace())
                         .cloned()
                 {
+                    // With the other calls still streaming then, so a log
+                    // shows what a decision came before.
+                    let (others, others_bytes) = turn.others_streaming(call);
                     tracing::debug!(
                         call,
                         tool = %progress.tool_name,
                         mode = %decision.mode,
                         bytes = turn.argument_bytes(call),
+                        others,
+                        others_bytes,
                         "decided while streaming"
                     );
                     self.act_early(

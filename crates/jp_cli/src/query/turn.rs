@@ -332,6 +332,18 @@ impl TurnCoordinator {
             .map_or(0, |index| self.builder.argument_bytes(index))
     }
 
+    /// The calls other than `call` still streaming: how many, and how many
+    /// bytes of arguments they have received together.
+    #[must_use]
+    pub fn others_streaming(&self, call: usize) -> (usize, usize) {
+        self.open
+            .iter()
+            .filter(|(_, open)| **open != call)
+            .fold((0, 0), |(count, bytes), (&index, _)| {
+                (count + 1, bytes + self.builder.argument_bytes(index))
+            })
+    }
+
     fn index_of(&self, call: usize) -> Option<usize> {
         self.open
             .iter()
@@ -585,6 +597,9 @@ mod tests {
         );
         assert_eq!(turn.argument(0, "path"), Some(&serde_json::json!(".env")));
         assert_eq!(turn.argument(0, "content"), None, "still streaming");
+        // Besides call 0, call 1 streams, with 11 bytes so far.
+        assert_eq!(turn.others_streaming(0), (1, 11));
+        assert_eq!(turn.others_streaming(1), (1, 30));
         // Call 0 (index 1) is declined while call 1 still streams: it ends,
         // and the stream goes on for call 1.
         let actions = turn.handle(Input::Abandon { call: 0 });
