@@ -73,6 +73,32 @@ fn decided_at(stderr: &str) -> Vec<(String, usize)> {
         .collect()
 }
 
+/// Each "decided while streaming" log line: the call's number, the mode,
+/// the call's argument bytes then, and the other calls still streaming
+/// then with their argument bytes.
+fn decisions(stderr: &str) -> Vec<(usize, String, usize, usize, usize)> {
+    stderr
+        .lines()
+        .filter(|line| line.contains("decided while streaming"))
+        .map(|line| {
+            let field = |name: &str| {
+                line.split_whitespace()
+                    .find_map(|w| w.strip_prefix(&format!("{name}=")))
+                    .unwrap()
+                    .to_owned()
+            };
+            let number = |name: &str| field(name).parse::<usize>().unwrap();
+            (
+                number("call"),
+                field("mode"),
+                number("bytes"),
+                number("others"),
+                number("others_bytes"),
+            )
+        })
+        .collect()
+}
+
 /// Chrome lines of stderr, without the debug log lines.
 fn chrome(stderr: &str) -> String {
     stderr
@@ -153,6 +179,36 @@ fn an_asking_call_without_a_terminal_is_declined_early_and_the_stream_stops() {
     );
     assert_eq!(sent["messages"][2]["content"][0]["content"], told.as_str());
     assert_eq!(sent["messages"][2]["content"][0]["is_error"], true);
+
+    // `jp conversation show` keeps the saving, under the call it cut short.
+    let conversation = stored(&ws);
+    let id = conversation["id"].as_str().unwrap();
+    let shown = ws.jp(&["conversation", "show"]);
+    assert_eq!(shown.code, 0, "{shown:?}");
+    assert_eq!(
+        turn_times_hidden(&shown.stdout),
+        format!(
+            "conversation {id} · write the file\n\
+             \n\
+             ── turn · TIME ──\n\
+             you: write the file\n\
+             tool call toolu_1 fs_create_file({{\"path\":\".env\"}}) [unusable: arguments are \
+             truncated: input ended inside an object key at (root)]\n  \
+             stopped the stream after {bytes} B of fs_create_file's arguments\n\
+             tool result toolu_1 [declined]: {told}\n\
+             assistant: Understood.\n"
+        )
+    );
+}
+
+/// `jp conversation show`'s text with each turn's time replaced by `TIME`.
+fn turn_times_hidden(text: &str) -> String {
+    text.lines()
+        .map(|line| match line.strip_prefix("── turn · ") {
+            Some(_) => "── turn · TIME ──\n".to_owned(),
+            None => format!("{line}\n"),
+        })
+        .collect()
 }
 
 #[test]
@@ -234,17 +290,50 @@ fn declining_one_of_two_parallel_calls_keeps_the_stream_for_the_other() {
         )),
     ]);
     let mut command = query_command(&ws, &server, "openrouter/test", &[], "write both");
+    command.env("RUST_LOG", "jp=debug");
     for (key, value) in ENV {
         command.env(key, value);
     }
     let run = ws.run_of(command.output().unwrap());
     assert_eq!(run.code, 0, "{run:?}");
 
+    // The first call was decided (ask: declined, no terminal) as soon as
+    // its `path` arrived, while the second had received under 1% of its
+    // arguments; the second was decided (unattended) early too. Without
+    // streaming evaluation the first would be decided only when the
+    // provider ends the calls, after the whole of the second.
+    let decided = decisions(&run.stderr);
+    assert_eq!(decided.len(), 2, "{}", run.stderr);
+    let (call, mode, bytes, others, others_bytes) = decided[0].clone();
+    assert_eq!((call, mode.as_str(), others), (0, "ask", 1), "{decided:?}");
+    assert!(bytes <= env.len(), "{decided:?}");
+    assert!(others_bytes < big.len() / 100, "{decided:?}");
+    assert_eq!((decided[1].0, decided[1].1.as_str()), (1, "unattended"));
+    // The decline was shown then, and the stream was not stopped for it:
+    // the server sent the whole body, for the second call.
     let requests = server.wait_for(2, Duration::from_secs(10));
-    // The first call was declined while the second still streamed: the
-    // stream went on to the end for it.
     assert!(!requests[0].client_disconnected, "{run:?}");
     assert_eq!(requests[0].body_bytes_sent, total);
+    assert_eq!(
+        chrome(&run.stderr),
+        "── jp (openrouter/test) ──\n\
+         Calling tool fs_create_file(path: \".env\", content: \"SECRET=1\\n\")\n  \
+         fs_create_file: declined: policy.run[3] (catch-all) matched, so jp must ask, and no \
+         terminal is available; run jp in a terminal to answer, or allow calls like this one \
+         with a rule before policy.run[3] in conversation.tools.fs_create_file: { arg = \
+         \"/path\", const = \".env\", mode = \"unattended\" }\n\
+         Calling tool fs_create_file(path: \"src/big.rs\", content: \"line 00001 of a file the \
+         model writes …)\n  \
+         unattended (policy.run[2] (prefix \"src/\" on /path) matched: \"src/big.rs\" is under \
+         src/)\n  \
+         fs_create_file success: created src/big.rs (5000 lines)\n\
+         ── jp (openrouter/test) ──\n"
+    );
+    eprintln!(
+        "decisions: {decided:?} of {} and {} argument bytes",
+        env.len(),
+        big.len()
+    );
     assert!(!ws.project().join(".env").exists());
     assert_eq!(ws.read("project/src/big.rs"), content);
     let responses = responses(&stored(&ws));

@@ -61,6 +61,19 @@ pub enum EventKind {
     /// running. The call's response follows; this records why, for
     /// `jp conversation show`. Never sent to the model.
     PolicyDenied(PolicyDenial),
+    /// jp closed the response stream early (RFD D26): the call it was
+    /// streaming was declined while its arguments arrived, and no other
+    /// call was still streaming, so the rest of the response was never
+    /// generated or paid for. Not sent to the model (the call's response
+    /// says so).
+    StreamStopped {
+        /// The declined call's id.
+        call_id: String,
+        /// The declined call's tool.
+        tool: String,
+        /// How many bytes of the call's arguments had arrived.
+        bytes: usize,
+    },
 }
 
 /// Why a stateful policy denied a call.

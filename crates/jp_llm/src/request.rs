@@ -24,8 +24,10 @@ pub fn messages(events: &[ConversationEvent]) -> Vec<Message> {
     let mut builder = Builder::default();
     for event in events {
         match &event.kind {
-            // Denials are told to the model through the call's response.
-            EventKind::TurnStart | EventKind::PolicyDenied(_) => {}
+            // Denials and early stops are told to the model through the
+            // call's response.
+            EventKind::TurnStart | EventKind::PolicyDenied(_) | EventKind::StreamStopped { .. } => {
+            }
             EventKind::ChatRequest { content } => {
                 builder.close_assistant();
                 builder.out.push(Message::User(content.clone()));

@@ -148,6 +148,9 @@ fn print_text(c: &Conversation) {
                     cut(&args.to_string(), 200)
                 );
             }
+            EventKind::StreamStopped { tool, bytes, .. } => {
+                showln!("  {}", crate::query::stopped_note(tool, *bytes));
+            }
             EventKind::ToolCallResponse(response) => showln!(
                 "tool result {} [{}]: {}",
                 response.id,

@@ -4,8 +4,9 @@
 //! stream keeps being read, rendered and recorded. So each prompt's
 //! terminal work runs on a blocking thread, and the turn awaits its answer
 //! like any other future. One prompt shows at a time: a [`Ticket`], taken
-//! when a call is decided, fixes its place in line, so prompts appear in
-//! call order however their futures are polled.
+//! when a call starts (`query::tickets::CallTickets`), fixes its place in
+//! line, so prompts appear in call order however their futures are polled
+//! and whichever call is decided first.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};

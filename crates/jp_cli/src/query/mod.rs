@@ -8,6 +8,7 @@
 
 pub mod early;
 pub mod render;
+pub mod tickets;
 pub mod tools;
 pub mod turn;
 
@@ -32,6 +33,7 @@ use crate::printer::{Channel, Printer, Style, cut};
 use crate::prompt::{Choice, NoPrompter, PromptError, Prompter, Prompts, TerminalPrompter};
 use early::{Answer, Early};
 use render::{CallFormat, RenderOptions, ToolRenderer};
+use tickets::CallTickets;
 use tools::{
     Decided, EarlyStep, LocalExecutor, ToolCoordinator, ToolExecutor, Verdict,
     received_arguments_line,
@@ -49,10 +51,12 @@ enum Settled {
 type Pending<'t> = FuturesUnordered<LocalBoxFuture<'t, Settled>>;
 
 /// The calls of one response, by their number in it, as they are decided.
-#[derive(Default)]
-struct Calls {
+struct Calls<'t> {
     /// Each started call's id and tool.
     started: HashMap<usize, (String, String)>,
+    /// Each call's place in the prompt queue, taken when it started, so
+    /// prompts show in call order however the calls are decided.
+    tickets: CallTickets<'t>,
     /// What was decided while a call streamed.
     early: HashMap<usize, Early>,
     /// Calls whose arguments completed while their early prompt is open.
@@ -64,7 +68,7 @@ struct Calls {
     denials: HashMap<usize, crate::stateful::Denial>,
 }
 
-impl Calls {
+impl Calls<'_> {
     /// Whether no call before number `call` of the response will run, so
     /// nothing can change what the stateful policies say about it before
     /// it would run: every one of them has already been answered without
@@ -74,6 +78,19 @@ impl Calls {
             matches!(self.verdicts.get(n), Some(Verdict::NotRun { .. }))
                 || matches!(self.early.get(n), Some(Early::Answered(Answer::NotRun(_))))
         })
+    }
+}
+
+impl<'t> Calls<'t> {
+    fn new(prompts: &'t Prompts) -> Self {
+        Self {
+            started: HashMap::new(),
+            tickets: CallTickets::new(prompts),
+            early: HashMap::new(),
+            complete: HashMap::new(),
+            verdicts: HashMap::new(),
+            denials: HashMap::new(),
+        }
     }
 }
 use turn::{Action, Input, TurnCoordinator, TurnEnd};
@@ -413,6 +430,21 @@ fn ctrl_c<'m, F>(
     }
 }
 
+/// What stopping the stream early saved, for the user: `stopped the
+/// stream after 2.1 KB of fs_create_file's arguments`. The chrome says it
+/// when it happens; `jp conversation show` says it again from the
+/// recorded [`EventKind::StreamStopped`].
+pub fn stopped_note(tool: &str, bytes: usize) -> String {
+    if bytes == 0 {
+        format!("stopped the stream before {tool}'s arguments")
+    } else {
+        format!(
+            "stopped the stream after {} of {tool}'s arguments",
+            human_bytes(bytes)
+        )
+    }
+}
+
 /// `2.1 KB`, `512 B`: a size for people.
 fn human_bytes(bytes: usize) -> String {
     #[allow(clippy::cast_precision_loss)]
@@ -511,7 +543,7 @@ impl Session<'_> {
         let mut queue: std::collections::VecDeque<Action> = turn.start().into();
         // Verdicts by the call's number in the response (never by id, which
         // a provider could repeat).
-        let mut calls = Calls::default();
+        let mut calls = Calls::new(prompts);
         let mut pending: Pending<'t> = FuturesUnordered::new();
         while let Some(action) = queue.pop_front() {
             match action {
@@ -522,7 +554,7 @@ impl Session<'_> {
                     // model speaks again, in a terminal and in a log alike.
                     self.printer.chrome_line(Style::Header, &self.header);
                     self.printer.spin(&format!("waiting for {}", self.model));
-                    calls = Calls::default();
+                    calls = Calls::new(prompts);
                     let inputs = self.stream_response(
                         &mut turn,
                         &mut calls,
@@ -749,7 +781,7 @@ impl Session<'_> {
     async fn stream_response<'t>(
         &mut self,
         turn: &mut TurnCoordinator,
-        calls: &mut Calls,
+        calls: &mut Calls<'t>,
         pending: &mut Pending<'t>,
         tools: &'t ToolCoordinator<'_>,
         prompts: &'t Prompts,
@@ -830,6 +862,10 @@ impl Session<'_> {
                 inputs.extend(abandon.drain(..).map(|call| Input::Abandon { call }));
             }
             if ends {
+                // Every call of the response is decided or answered now; a
+                // place still reserved would hold up the prompts to come
+                // (a tool's question, the reply).
+                calls.tickets.release_all();
                 if after
                     .iter()
                     .any(|a| matches!(a, Action::Finish(_) | Action::AskReply))
@@ -848,20 +884,17 @@ impl Session<'_> {
 
     /// The stream was closed early because call number `call`, declined,
     /// was the last one streaming: say so, to the user and the model.
-    fn stopped_stream(&self, calls: &mut Calls, call: usize, tool: &str, bytes: usize) {
-        let (note, told) = if bytes == 0 {
-            (
-                format!("  stopped the stream before {tool}'s arguments"),
-                " jp stopped your response before this call's arguments.".to_owned(),
-            )
+    fn stopped_stream(&self, calls: &mut Calls<'_>, call: usize, tool: &str, bytes: usize) {
+        let told = if bytes == 0 {
+            " jp stopped your response before this call's arguments.".to_owned()
         } else {
-            let size = human_bytes(bytes);
-            (
-                format!("  stopped the stream after {size} of {tool}'s arguments"),
-                format!(" jp stopped your response after {size} of this call's arguments."),
+            format!(
+                " jp stopped your response after {} of this call's arguments.",
+                human_bytes(bytes)
             )
         };
-        self.printer.chrome_line(Style::Dim, &note);
+        self.printer
+            .chrome_line(Style::Dim, &format!("  {}", stopped_note(tool, bytes)));
         if let Some(Verdict::NotRun { response, .. }) = calls.verdicts.get_mut(&call) {
             response.content.push_str(&told);
         }
@@ -873,7 +906,7 @@ impl Session<'_> {
     fn perform<'t>(
         &mut self,
         action: Action,
-        calls: &mut Calls,
+        calls: &mut Calls<'t>,
         pending: &mut Pending<'t>,
         tools: &'t ToolCoordinator<'_>,
         prompts: &'t Prompts,
@@ -897,14 +930,18 @@ impl Session<'_> {
                     self.print_lines(lines);
                 }
                 calls.started.insert(call, (id, name.clone()));
+                calls.tickets.reserve(call);
                 match tools.watch(&name) {
                     None => {}
                     Some(Ok(decision)) => {
+                        let (others, others_bytes) = turn.others_streaming(call);
                         tracing::debug!(
                             call,
                             tool = %name,
                             mode = %decision.mode,
                             bytes = 0,
+                            others,
+                            others_bytes,
                             "decided while streaming"
                         );
                         self.act_early(
@@ -929,11 +966,16 @@ impl Session<'_> {
                         .feed(&progress, |key| turn.argument(call, key), tools.workspace())
                         .cloned()
                 {
+                    // With the other calls still streaming then, so a log
+                    // shows what a decision came before.
+                    let (others, others_bytes) = turn.others_streaming(call);
                     tracing::debug!(
                         call,
                         tool = %progress.tool_name,
                         mode = %decision.mode,
                         bytes = turn.argument_bytes(call),
+                        others,
+                        others_bytes,
                         "decided while streaming"
                     );
                     self.act_early(
@@ -985,7 +1027,7 @@ impl Session<'_> {
                     Some(Early::Watching(_)) | None => None,
                 };
                 let decided = tools.decide_after(&request, prompts, early);
-                self.decided(call, decided, calls, pending, tools, prompts);
+                self.decided(call, decided, calls, pending, tools);
             }
             Action::Request { .. }
             | Action::RunTools(_)
@@ -1002,7 +1044,7 @@ impl Session<'_> {
         &self,
         call: usize,
         decision: jp_config::policy::Decision,
-        calls: &mut Calls,
+        calls: &mut Calls<'t>,
         pending: &mut Pending<'t>,
         tools: &'t ToolCoordinator<'_>,
         prompts: &'t Prompts,
@@ -1015,9 +1057,16 @@ impl Session<'_> {
         let known = |key: &str| turn.argument(call, key).cloned();
         match tools.early(&id, &name, decision, prompts, &known) {
             EarlyStep::Keep(decision) => {
+                if decision.mode == jp_config::policy::Mode::Unattended {
+                    // It runs unasked: the final check can refuse it, never
+                    // make it ask (the streaming decision equals the batch
+                    // one), so the calls after it need not wait.
+                    calls.tickets.release(call);
+                }
                 calls.early.insert(call, Early::Decided(decision));
             }
             EarlyStep::NotRun(verdict) => {
+                calls.tickets.release(call);
                 calls
                     .early
                     .insert(call, Early::Answered(Answer::NotRun(verdict)));
@@ -1048,8 +1097,8 @@ impl Session<'_> {
                     .and_then(|r| r.prompt_summary(&id))
                     .unwrap_or_else(|| format!("{name}(<streaming>)"));
                 calls.early.insert(call, Early::Asking);
-                // The place in line is taken now, in call order.
-                let ticket = prompts.ticket();
+                // The place in line taken when the call started.
+                let ticket = calls.tickets.take(call);
                 pending.push(Box::pin(async move {
                     let answer = tools
                         .confirm_early(&id, &name, &shown, decision, ticket)
@@ -1064,7 +1113,7 @@ impl Session<'_> {
     fn on_settled<'t>(
         &self,
         settled: Settled,
-        calls: &mut Calls,
+        calls: &mut Calls<'t>,
         pending: &mut Pending<'t>,
         tools: &'t ToolCoordinator<'_>,
         prompts: &'t Prompts,
@@ -1075,7 +1124,7 @@ impl Session<'_> {
             Settled::Early(call, answer) => {
                 if let Some(request) = calls.complete.remove(&call) {
                     let decided = tools.decide_after(&request, prompts, Some(answer));
-                    self.decided(call, decided, calls, pending, tools, prompts);
+                    self.decided(call, decided, calls, pending, tools);
                     return;
                 }
                 // Still streaming: a decline ends it now.
@@ -1093,10 +1142,9 @@ impl Session<'_> {
         &self,
         call: usize,
         decided: Decided,
-        calls: &mut Calls,
+        calls: &mut Calls<'t>,
         pending: &mut Pending<'t>,
         tools: &'t ToolCoordinator<'_>,
-        prompts: &'t Prompts,
     ) {
         match decided {
             Decided::Now(verdict) => self.settle(calls, call, verdict),
@@ -1109,8 +1157,8 @@ impl Session<'_> {
                 self.settle(calls, call, verdict);
             }
             Decided::Ask(ask) => {
-                // The place in line is taken now, in call order.
-                let ticket = prompts.ticket();
+                // The place in line taken when the call started.
+                let ticket = calls.tickets.take(call);
                 pending.push(Box::pin(async move {
                     Settled::Verdict(call, tools.confirm(ask, ticket).await)
                 }));
@@ -1135,7 +1183,8 @@ impl Session<'_> {
     }
 
     /// A call's verdict is known: shows it and keeps it for `RunTools`.
-    fn settle(&self, calls: &mut Calls, call: usize, verdict: Verdict) {
+    fn settle(&self, calls: &mut Calls<'_>, call: usize, verdict: Verdict) {
+        calls.tickets.release(call);
         self.show_verdict(&verdict);
         calls.verdicts.insert(call, verdict);
     }

@@ -400,9 +400,10 @@ impl<'a> ToolCoordinator<'a> {
             }),
             Mode::Skip => Decided::Now(skipped(&call.id, name, &why)),
             Mode::Ask | Mode::Edit if !prompts.available() => {
-                let advice = self.narrow_advice(name, decision.rule, &|key: &str| {
-                    arguments.get(key).cloned()
-                });
+                let advice =
+                    self.narrow_advice(name, PolicyField::Run, decision.rule, &|key: &str| {
+                        arguments.get(key).cloned()
+                    });
                 Decided::Now(no_terminal(&call.id, name, decision.mode, &why, &advice))
             }
             mode @ (Mode::Ask | Mode::Edit) => Decided::Ask(Ask {
@@ -490,7 +491,7 @@ impl<'a> ToolCoordinator<'a> {
             Mode::Unattended | Mode::Edit => EarlyStep::Keep(decision),
             Mode::Skip => EarlyStep::NotRun(skipped(id, name, &decision.reason)),
             Mode::Ask if !prompts.available() => {
-                let advice = self.narrow_advice(name, decision.rule, known);
+                let advice = self.narrow_advice(name, PolicyField::Run, decision.rule, known);
                 EarlyStep::NotRun(no_terminal(id, name, Mode::Ask, &decision.reason, &advice))
             }
             Mode::Ask => EarlyStep::Ask(decision),
@@ -891,8 +892,14 @@ impl<'a> ToolCoordinator<'a> {
             Mode::Skip => withheld(format!("{name}: result withheld ({why})")),
             mode @ (Mode::Ask | Mode::Edit) => {
                 if !prompts.available() {
+                    // As narrow as the advice for `policy.run`: never a
+                    // blanket `unattended`, which would send every future
+                    // result of the tool unseen.
+                    let known = |key: &str| arguments.get(key).cloned();
+                    let advice =
+                        self.narrow_advice(name, PolicyField::Result, decision.rule, &known);
                     return withheld(format!(
-                        "{name}: result withheld: policy.result is {mode} ({why}) and no terminal is available; allow it with `--cfg 'conversation.tools.{name}.policy.result=unattended'`"
+                        "{name}: result withheld: policy.result is {mode} ({why}) and no terminal is available; {advice}"
                     ));
                 }
                 let prompt = match prompts.turn().await {
@@ -926,27 +933,33 @@ impl<'a> ToolCoordinator<'a> {
         }
     }
 
-    /// How to let a call like this one run without a terminal, and no
-    /// other: a rule on the argument that decided (or on the call's path),
-    /// placed before the rule that asked (`rule`; `None` for the implicit
-    /// fallback). Never a blanket `unattended` for the whole tool.
+    /// How to let a call like this one run (`field` is `policy.run`), or
+    /// its result reach the model (`policy.result`), without a terminal,
+    /// and no other: a rule on the argument that decided (or on the call's
+    /// path), placed before the rule that asked (`rule`; `None` for the
+    /// implicit fallback). Never a blanket `unattended` for the whole tool.
     fn narrow_advice(
         &self,
         name: &str,
+        field: PolicyField,
         rule: Option<usize>,
         known: &dyn Fn(&str) -> Option<Value>,
     ) -> String {
         let alias = self
-            .policy(name, PolicyField::Run)
+            .policy(name, field)
             .is_some_and(|policy| policy.is_alias());
         let place = match rule {
             // `run = "ask"`: rules replace the mode string.
-            Some(_) if alias => "in a policy.run list that ends with { mode = \"ask\" }".to_owned(),
-            Some(index) => format!("before policy.run[{index}]"),
-            None => "at the end of policy.run".to_owned(),
+            Some(_) if alias => format!("in a {field} list that ends with {{ mode = \"ask\" }}"),
+            Some(index) => format!("before {field}[{index}]"),
+            None => format!("at the end of {field}"),
+        };
+        let allow = match field {
+            PolicyField::Run => "allow calls like this one",
+            PolicyField::Result => "send the results of calls like this one",
         };
         let deciding = rule.and_then(|index| {
-            self.policy(name, PolicyField::Run)?
+            self.policy(name, field)?
                 .rules()
                 .iter()
                 .find(|r| r.index == index)
@@ -976,14 +989,14 @@ impl<'a> ToolCoordinator<'a> {
         // that escapes the workspace or cannot be resolved never runs
         // unattended, whatever rule names it.
         let (key, value) = match (key, value) {
-            (Some(key), Some(value)) if self.would_run(name, &key, &value) => {
+            (Some(key), Some(value)) if self.would_allow(name, field, &key, &value) => {
                 (Some(key), Some(value))
             }
             _ => (None, None),
         };
         match (key, value) {
             (Some(key), Some(value)) => format!(
-                "run jp in a terminal to answer, or allow calls like this one with a rule {place} in conversation.tools.{name}: {{ arg = \"/{key}\", const = {value}, mode = \"unattended\" }}"
+                "run jp in a terminal to answer, or {allow} with a rule {place} in conversation.tools.{name}: {{ arg = \"/{key}\", const = {value}, mode = \"unattended\" }}"
             ),
             _ => format!(
                 "run jp in a terminal to answer, or add a rule for calls like this one {place} in conversation.tools.{name} (`jp policy check {name}` tries it)"
@@ -992,8 +1005,9 @@ impl<'a> ToolCoordinator<'a> {
     }
 
     /// Whether the rule `{ arg = "/KEY", const = VALUE, mode =
-    /// "unattended" }` would run a call whose `KEY` is `value`.
-    fn would_run(&self, name: &str, key: &str, value: &Value) -> bool {
+    /// "unattended" }` in `field` would allow a call whose `KEY` is
+    /// `value`.
+    fn would_allow(&self, name: &str, field: PolicyField, key: &str, value: &Value) -> bool {
         let Some(tool) = self.tool(name) else {
             return false;
         };
@@ -1007,7 +1021,7 @@ impl<'a> ToolCoordinator<'a> {
         let spec = jp_config::policy::PolicySpec::Rules(vec![jp_config::policy::RuleSpec(rule)]);
         let compiled = Policy::compile(
             &spec,
-            PolicyField::Run,
+            field,
             jp_config::policy::RuleOrigin::Tool,
             &tool.parameters,
         );

@@ -320,7 +320,7 @@ async fn a_result_that_asks_without_a_terminal_is_withheld() {
             ResponseStatus::Withheld,
             WITHHELD,
             Some(
-                "save: result withheld: policy.result is ask (policy.result is \"ask\") and no terminal is available; allow it with `--cfg 'conversation.tools.save.policy.result=unattended'`"
+                "save: result withheld: policy.result is ask (policy.result is \"ask\") and no terminal is available; run jp in a terminal to answer, or send the results of calls like this one with a rule in a policy.result list that ends with { mode = \"ask\" } in conversation.tools.save: { arg = \"/path\", const = \"a.txt\", mode = \"unattended\" }"
             )
         )
     );
@@ -552,7 +552,7 @@ async fn three_prompts_show_in_call_order() {
         }
     }
     // Tickets are taken in call order, as the turn takes them when each
-    // call is decided.
+    // call starts (`CallTickets`).
     let mut pending = Vec::new();
     for ask in asks {
         pending.push((ask, script.prompts.ticket()));
@@ -611,4 +611,271 @@ async fn three_prompts_show_in_call_order() {
          save would run with:\n  path: \"b.txt\"\n\
          save would run with:\n  path: \"c.txt\"\n"
     );
+}
+
+#[tokio::test]
+async fn a_result_withheld_by_a_rule_gets_advice_for_this_value_only() {
+    // The rule that asked is named, and the advice is a rule for this one
+    // path placed before it: never a blanket `policy.result=unattended`,
+    // which would send every result of the tool unseen.
+    let f = Fixture::new(
+        "policy.run = \"unattended\"\n\
+         policy.result = [{ arg = \"/path\", prefix = \"private/\", mode = \"ask\" }, { mode = \"unattended\" }]",
+    );
+    let executor = MockExecutor::new([success("x")]);
+    let got = f
+        .tools()
+        .run(
+            &save("1", "private/notes.txt"),
+            arguments("private/notes.txt"),
+            false,
+            &executor,
+            &no_terminal(),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(
+        got,
+        ran(
+            ResponseStatus::Withheld,
+            WITHHELD,
+            Some(
+                "save: result withheld: policy.result is ask (policy.result[0] (prefix \"private/\" on /path) matched: \"private/notes.txt\" is under private/) and no terminal is available; run jp in a terminal to answer, or send the results of calls like this one with a rule before policy.result[0] in conversation.tools.save: { arg = \"/path\", const = \"private/notes.txt\", mode = \"unattended\" }"
+            )
+        )
+    );
+}
+
+/// A call of `save` as streamed: `raw` is its exact argument text, so it
+/// can repeat a key.
+fn streamed(raw: &str) -> ToolCallRequest {
+    use jp_conversation::{EventBuilder, EventPart, FlushedEvent, ToolCallPart};
+    let mut builder = EventBuilder::new();
+    let start = ToolCallPart::Start {
+        id: "1".into(),
+        name: "save".into(),
+    };
+    builder.handle_part(0, EventPart::ToolCall(start)).unwrap();
+    let chunk = ToolCallPart::ArgumentChunk(raw.into());
+    builder.handle_part(0, EventPart::ToolCall(chunk)).unwrap();
+    let Some(FlushedEvent::ToolCallRequest(call)) = builder.handle_flush(0) else {
+        panic!("no call")
+    };
+    call
+}
+
+/// A decision made while the call streamed.
+fn early_decision(mode: Mode, rule: usize) -> Decision {
+    Decision {
+        mode,
+        rule: Some(rule),
+        reason: format!("policy.run[{rule}] decided early"),
+        trace: Vec::new(),
+    }
+}
+
+/// What [`ToolCoordinator::decide_after`] decided, as text: the verdict's
+/// outcome and note, or the mode it asks with.
+fn after(
+    tools: &ToolCoordinator<'_>,
+    call: &ToolCallRequest,
+    prompts: &Prompts,
+    early: Answer,
+) -> String {
+    match tools.decide_after(call, prompts, Some(early)) {
+        Decided::Now(Verdict::Run {
+            arguments,
+            mode,
+            reason,
+            approved,
+            ..
+        }) => format!(
+            "run {} ({mode}: {reason}; approved: {approved})",
+            Value::Object(arguments)
+        ),
+        Decided::Now(Verdict::NotRun { response, note }) => format!(
+            "{} \"{}\" / {note}",
+            response.status.as_str(),
+            response.content
+        ),
+        Decided::Ask(ask) => format!("asks ({}: {})", ask.mode, ask.why),
+    }
+}
+
+const SECRET_POLICY: &str =
+    "policy.run = [{ arg = \"/path\", prefix = \"secret/\", mode = \"skip\" }, { mode = \"ask\" }]";
+
+#[test]
+fn at_flush_the_stricter_of_the_early_and_the_final_decision_wins() {
+    let f = Fixture::new(SECRET_POLICY);
+    let tools = f.tools();
+    let script = Script::new(&[], &[], &[]);
+    let skipped = "skipped \"This call was skipped by the user's policy; it was not run.\" / save: skipped (policy.run[0] (prefix \"secret/\" on /path) matched: \"secret/key\" is under secret/)";
+    // The complete arguments are skipped: whatever was settled early (the
+    // policy's own `unattended`, a `y` or an `e` at the early prompt), the
+    // call does not run.
+    let secret = save("1", "secret/key");
+    for early in [
+        Answer::Policy(early_decision(Mode::Unattended, 1)),
+        Answer::Run {
+            decision: early_decision(Mode::Ask, 1),
+        },
+        Answer::Edit {
+            decision: early_decision(Mode::Ask, 1),
+        },
+    ] {
+        assert_eq!(
+            after(&tools, &secret, &script.prompts, early.clone()),
+            skipped,
+            "{early:?}"
+        );
+    }
+    // The complete arguments ask: an early `unattended` does not run them
+    // unasked; without a terminal they are declined.
+    let plain = save("1", "a.txt");
+    assert_eq!(
+        after(
+            &tools,
+            &plain,
+            &script.prompts,
+            Answer::Policy(early_decision(Mode::Unattended, 1))
+        ),
+        "asks (ask: policy.run[1] (catch-all) matched)"
+    );
+    assert_eq!(
+        after(
+            &tools,
+            &plain,
+            &no_terminal(),
+            Answer::Policy(early_decision(Mode::Unattended, 1))
+        ),
+        "declined \"The call was not run: the user's policy requires confirmation and no one could confirm it (jp is running without a terminal).\" / save: declined: policy.run[1] (catch-all) matched, so jp must ask, and no terminal is available; run jp in a terminal to answer, or allow calls like this one with a rule before policy.run[1] in conversation.tools.save: { arg = \"/path\", const = \"a.txt\", mode = \"unattended\" }"
+    );
+    // A stricter early decision stands against a milder final one; an
+    // approval given early stands when the final arguments ask no more.
+    assert_eq!(
+        after(
+            &tools,
+            &plain,
+            &script.prompts,
+            Answer::Policy(early_decision(Mode::Skip, 0))
+        ),
+        "skipped \"This call was skipped by the user's policy; it was not run.\" / save: skipped (policy.run[0] decided early)"
+    );
+    assert_eq!(
+        after(
+            &tools,
+            &plain,
+            &script.prompts,
+            Answer::Run {
+                decision: early_decision(Mode::Ask, 1)
+            }
+        ),
+        "run {\"path\":\"a.txt\"} (ask: policy.run[1] decided early; approved: true)"
+    );
+    assert_eq!(
+        script.asked(),
+        Vec::<String>::new(),
+        "nothing is asked here"
+    );
+}
+
+#[test]
+fn arguments_that_no_longer_fit_after_an_early_approval_are_refused() {
+    let f = Fixture::new(SECRET_POLICY);
+    let tools = f.tools();
+    let script = Script::new(&[], &[], &[]);
+    // Approved on `path`; an argument the tool does not take came after.
+    let call = streamed(r#"{"path": "a.txt", "mode": "0777"}"#);
+    for early in [
+        Answer::Run {
+            decision: early_decision(Mode::Ask, 1),
+        },
+        Answer::Policy(early_decision(Mode::Unattended, 1)),
+    ] {
+        assert_eq!(
+            after(&tools, &call, &script.prompts, early),
+            "refused \"The call was not run because its arguments do not fit the tool's parameters: /mode: unknown parameter (expected one of \"path\").\" / save: refused: the arguments do not fit its parameters: /mode: unknown parameter (expected one of \"path\")"
+        );
+    }
+}
+
+#[test]
+fn a_duplicate_key_after_an_early_decision_refuses_the_call() {
+    let f = Fixture::new(SECRET_POLICY);
+    let tools = f.tools();
+    let script = Script::new(&[], &[], &[]);
+    // Approved on the first `path`; a second one names another file.
+    let call = streamed(r#"{"path": "a.txt", "path": "secret/key"}"#);
+    for early in [
+        Answer::Run {
+            decision: early_decision(Mode::Ask, 1),
+        },
+        Answer::Policy(early_decision(Mode::Unattended, 1)),
+        Answer::Edit {
+            decision: early_decision(Mode::Ask, 1),
+        },
+    ] {
+        assert_eq!(
+            after(&tools, &call, &script.prompts, early),
+            "refused \"The call was not run because its arguments are unusable: duplicate key `path` at /path: arguments with a repeated key are refused because its meaning is ambiguous.\" / save: refused: duplicate key `path` at /path: arguments with a repeated key are refused because its meaning is ambiguous"
+        );
+    }
+}
+
+#[tokio::test]
+async fn early_prompts_of_interleaved_calls_show_in_call_order() {
+    use crate::query::tickets::CallTickets;
+
+    let f = Fixture::new("policy.run = \"ask\"");
+    let tools = f.tools();
+    // Whoever asks first gets `n`, then `y`.
+    let script = Script::new(&[Some('n'), Some('y')], &[], &[]);
+    let mut tickets = CallTickets::new(&script.prompts);
+    // Both calls start, in call order; their pieces interleave, and the
+    // second call's `path` completes first: it is decided, and reaches its
+    // prompt, before the first.
+    tickets.reserve(0);
+    tickets.reserve(1);
+    let decision = early_decision(Mode::Ask, 0);
+    let second = tools.confirm_early(
+        "2",
+        "save",
+        "save(path: \"b.txt\", …)",
+        decision.clone(),
+        tickets.take(1),
+    );
+    let first = async {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let ticket = tickets.take(0);
+        tools
+            .confirm_early(
+                "1",
+                "save",
+                "save(path: \"a.txt\", …)",
+                decision.clone(),
+                ticket,
+            )
+            .await
+    };
+    let (second, first) = tokio::join!(second, first);
+    assert_eq!(
+        script.asked(),
+        [
+            "Run save(path: \"a.txt\", …)? [y,n,e]",
+            "Run save(path: \"b.txt\", …)? [y,n,e]",
+        ]
+    );
+    assert_eq!(
+        first,
+        Answer::NotRun(Verdict::NotRun {
+            response: ToolCallResponse::new(
+                "1",
+                ResponseStatus::Declined,
+                "The user declined this call; it was not run."
+            ),
+            note: "save: declined by you".into(),
+        })
+    );
+    assert_eq!(second, Answer::Run { decision });
 }

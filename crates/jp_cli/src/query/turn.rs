@@ -332,6 +332,18 @@ impl TurnCoordinator {
             .map_or(0, |index| self.builder.argument_bytes(index))
     }
 
+    /// The calls other than `call` still streaming: how many, and how many
+    /// bytes of arguments they have received together.
+    #[must_use]
+    pub fn others_streaming(&self, call: usize) -> (usize, usize) {
+        self.open
+            .iter()
+            .filter(|(_, open)| **open != call)
+            .fold((0, 0), |(count, bytes), (&index, _)| {
+                (count + 1, bytes + self.builder.argument_bytes(index))
+            })
+    }
+
     fn index_of(&self, call: usize) -> Option<usize> {
         self.open
             .iter()
@@ -349,14 +361,26 @@ impl TurnCoordinator {
         self.open.remove(&index);
         self.abandoned.insert(index);
         let mut actions = Vec::new();
-        let mut tool = String::new();
         if let Some(flushed) = self.builder.abandon(index) {
-            if let FlushedEvent::ToolCallRequest(request) = &flushed {
-                tool.clone_from(&request.name);
-            }
             actions.extend(self.flushed(Some(call), flushed));
         }
         if !self.builder.has_open_calls() {
+            // The call as recorded (its id may have been made unique).
+            let (call_id, tool) = actions
+                .iter()
+                .find_map(|action| match action {
+                    Action::Record(EventKind::ToolCallRequest(request)) => {
+                        Some((request.id.clone(), request.name.clone()))
+                    }
+                    _ => None,
+                })
+                .unwrap_or_default();
+            // The conversation keeps what the early stop saved.
+            actions.push(Action::Record(EventKind::StreamStopped {
+                call_id,
+                tool: tool.clone(),
+                bytes,
+            }));
             actions.push(Action::CancelStream { call, tool, bytes });
             actions.extend(self.on_end(None));
         }
@@ -574,6 +598,9 @@ mod tests {
         );
         assert_eq!(turn.argument(0, "path"), Some(&serde_json::json!(".env")));
         assert_eq!(turn.argument(0, "content"), None, "still streaming");
+        // Besides call 0, call 1 streams, with 11 bytes so far.
+        assert_eq!(turn.others_streaming(0), (1, 11));
+        assert_eq!(turn.others_streaming(1), (1, 30));
         // Call 0 (index 1) is declined while call 1 still streams: it ends,
         // and the stream goes on for call 1.
         let actions = turn.handle(Input::Abandon { call: 0 });
@@ -597,10 +624,25 @@ mod tests {
         let actions = turn.handle(Input::Abandon { call: 1 });
         assert_eq!(
             kinds(&actions),
-            ["record call", "decide", "cancel stream", "run tools"]
+            [
+                "record call",
+                "decide",
+                "record",
+                "cancel stream",
+                "run tools"
+            ]
+        );
+        // The conversation keeps what stopping early saved.
+        assert_eq!(
+            actions[2],
+            Action::Record(EventKind::StreamStopped {
+                call_id: "b".into(),
+                tool: "t".into(),
+                bytes: 12
+            })
         );
         assert!(matches!(
-            &actions[2],
+            &actions[3],
             Action::CancelStream { call: 1, tool, bytes: 12 } if tool == "t"
         ));
         let Some(Action::RunTools(calls)) = actions.last() else {

@@ -1,0 +1,131 @@
+//! [`CallTickets`]: the prompts of one response's calls, in call order
+//! (RFD D26: "several calls in one response: prompts in call order, one at
+//! a time").
+//!
+//! A call may be decided while it streams, and calls can stream
+//! interleaved (OpenAI sends pieces of several calls in turn), so the
+//! second call can be decided, and want to ask, before the first. A place
+//! in the prompt queue taken when a call is *decided* would then put the
+//! second call's prompt first. So each call's place is reserved when it
+//! *starts*, which is call order, and given up as soon as the call is
+//! known not to ask: a call that will not prompt never holds up the
+//! prompts of the calls after it.
+
+use std::collections::HashMap;
+
+use crate::prompt::{Prompts, Ticket};
+
+/// The places in the prompt queue of the calls of one response, by call
+/// number. Dropping it gives every place not taken up.
+pub struct CallTickets<'p> {
+    prompts: &'p Prompts,
+    reserved: HashMap<usize, Ticket<'p>>,
+}
+
+impl<'p> CallTickets<'p> {
+    /// No places reserved yet.
+    #[must_use]
+    pub fn new(prompts: &'p Prompts) -> Self {
+        Self {
+            prompts,
+            reserved: HashMap::new(),
+        }
+    }
+
+    /// Call number `call` started: its place is taken now, behind the
+    /// calls that started before it. A second reservation for the same
+    /// call keeps the first place.
+    pub fn reserve(&mut self, call: usize) {
+        self.reserved
+            .entry(call)
+            .or_insert_with(|| self.prompts.ticket());
+    }
+
+    /// The place for a prompt about call number `call`: the one reserved
+    /// when it started; for a call asked about a second time (its early
+    /// answer did not settle it) or never reserved, a new place at the end
+    /// of the line.
+    #[must_use]
+    pub fn take(&mut self, call: usize) -> Ticket<'p> {
+        self.reserved
+            .remove(&call)
+            .unwrap_or_else(|| self.prompts.ticket())
+    }
+
+    /// Call number `call` is settled without a prompt (or will only ever
+    /// get a new place): the calls after it need not wait for it.
+    pub fn release(&mut self, call: usize) {
+        self.reserved.remove(&call);
+    }
+
+    /// The response is over: no call of it will ask in its place now.
+    pub fn release_all(&mut self) {
+        self.reserved.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::time::Duration;
+
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::prompt::{ScriptedPrompter, YES_NO};
+
+    fn prompts(keys: &[Option<char>]) -> (Prompts, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+        let backend = ScriptedPrompter {
+            keys: keys.iter().copied().collect(),
+            ..ScriptedPrompter::default()
+        };
+        let asked = backend.asked.clone();
+        (
+            Prompts::new(Box::new(backend), CancellationToken::new()),
+            asked,
+        )
+    }
+
+    async fn ask(ticket: Ticket<'_>, call: usize, delay: u64) -> char {
+        tokio::time::sleep(Duration::from_millis(delay)).await;
+        let turn = ticket.wait().await.unwrap();
+        turn.choose(&format!("call {call}?"), &YES_NO)
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_later_call_decided_first_still_asks_second() {
+        let (prompts, asked) = prompts(&[Some('y'), Some('n')]);
+        let mut tickets = CallTickets::new(&prompts);
+        tickets.reserve(0);
+        tickets.reserve(1);
+        // Call 1 is decided (and takes its place) first.
+        let second = tickets.take(1);
+        let first = tickets.take(0);
+        let (first, second) = tokio::join!(ask(first, 0, 30), ask(second, 1, 0));
+        assert_eq!((first, second), ('y', 'n'));
+        assert_eq!(*asked.lock().unwrap(), ["call 0? [y,n]", "call 1? [y,n]"]);
+    }
+
+    #[tokio::test]
+    async fn a_call_released_does_not_hold_up_the_next() {
+        let (prompts, asked) = prompts(&[Some('y'), Some('y')]);
+        let mut tickets = CallTickets::new(&prompts);
+        tickets.reserve(0);
+        tickets.reserve(1);
+        tickets.reserve(2);
+        // Call 0 runs unasked; call 2 is settled when the response ends.
+        tickets.release(0);
+        let second = tickets.take(1);
+        let answer = tokio::time::timeout(Duration::from_secs(5), ask(second, 1, 0)).await;
+        assert_eq!(answer, Ok('y'));
+        tickets.release_all();
+        // A prompt after the response (a tool's question) is not held up
+        // by call 2.
+        let later = tokio::time::timeout(Duration::from_secs(5), ask(prompts.ticket(), 3, 0)).await;
+        assert_eq!(later, Ok('y'));
+        assert_eq!(*asked.lock().unwrap(), ["call 1? [y,n]", "call 3? [y,n]"]);
+    }
+}
