@@ -1084,6 +1084,7 @@ impl Session<'_> {
                     && let Some(denial) = tools.stateful_check_partial(&name, &known)
                 {
                     let verdict = tools::denied(&id, &name, &denial);
+                    calls.tickets.release(call);
                     calls.denials.insert(call, denial);
                     calls
                         .early
