@@ -442,6 +442,9 @@ fn check(
                 "  no {field} is configured for {tool} or '*'; the built-in default is {}",
                 decision.mode
             );
+            if let Some(stateful) = &stateful {
+                print_stateful(tool, stateful);
+            }
         }
         Format::Text => {
             println!("{tool} {field}: {}", decision.mode);
