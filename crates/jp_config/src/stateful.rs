@@ -371,7 +371,16 @@ pub fn check(config: &AppConfig) -> Vec<EntryProblem> {
                     continue;
                 };
                 if let Err(message) = key_target(key, &cfg.parameters) {
-                    push(Some("key"), true, format!("{message} (in tool `{tool}`)"));
+                    let default = if entry.key.is_none() {
+                        format!("; `key` is {} unless set", quote(key))
+                    } else {
+                        String::new()
+                    };
+                    push(
+                        Some("key"),
+                        true,
+                        format!("{message} (in tool `{tool}`{default})"),
+                    );
                 }
             }
         }

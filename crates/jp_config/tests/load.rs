@@ -283,3 +283,116 @@ fn no_workspace_means_user_config_only() {
         jp_config::style::ColorMode::Never
     );
 }
+
+/// Two tools with a `path` and a `target` parameter, and `extra`.
+const TOOLS: &str = r#"
+[conversation.tools.read]
+command = "r"
+parameters.path = { type = "path", required = true }
+
+[conversation.tools.write]
+command = "w"
+parameters.path = { type = "path", required = true }
+parameters.lines = { type = "array", items = { type = "string" } }
+
+[conversation.tools.deploy]
+command = "d"
+parameters.target = { type = "string" }
+"#;
+
+#[test]
+fn stateful_policies_load_from_every_layer_and_append() {
+    let f = Fixture::new();
+    f.write(
+        "xdg/jp/config.toml",
+        "[[conversation.policies]]\nkind = \"sequential\"\ntool = \"deploy\"\ndependencies = [\"read\"]\n",
+    );
+    f.write(
+        "project/.jp/config.toml",
+        &format!("{TOOLS}\n[[conversation.policies]]\nkind = \"read_before_write\"\nread_tools = [\"read\"]\nwrite_tools = [\"wr*\"]\nwhen = {{ path = \"style.color\", equals = \"auto\" }}\n"),
+    );
+    let loaded = f.load(&f.options());
+    let kinds: Vec<&str> = loaded
+        .config
+        .conversation
+        .policies
+        .iter()
+        .map(|p| p.kind.as_str())
+        .collect();
+    assert_eq!(kinds, ["sequential", "read_before_write"]);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let when = loaded.config.conversation.policies[1]
+        .when
+        .as_ref()
+        .unwrap();
+    assert!(when.holds(&loaded.resolved));
+}
+
+#[test]
+fn stateful_policy_mistakes_name_file_line_and_entry() {
+    let f = Fixture::new();
+    let cases: [(&str, &[&str]); 6] = [
+        (
+            "[[conversation.policies]]\nkind = \"read_before_write\"\nread_tools = [\"read\"]\nwrite_tools = [\"write\"]\nowner = \"me\"\n",
+            &[
+                "error: project/.jp/config.toml:19: conversation.policies[0].owner: unknown field `owner`, expected one of `kind`, `tool`, `dependencies`, `key`, `read_tools`, `write_tools`, `when`",
+            ],
+        ),
+        (
+            "[[conversation.policies]]\nkind = \"before\"\n",
+            &[
+                "error: project/.jp/config.toml:16: conversation.policies[0].kind: unknown variant `before`, expected one of `sequential`, `keyed`, `read_before_write`",
+            ],
+        ),
+        (
+            "[[conversation.policies]]\nkind = \"keyed\"\ntool = \"write\"\ndependencies = [\"read\"]\n",
+            &[
+                "error: project/.jp/config.toml:15: conversation.policies[0].key: a `keyed` policy needs `key`",
+            ],
+        ),
+        (
+            "[[conversation.policies]]\nkind = \"keyed\"\ntool = \"write\"\ndependencies = [\"read\"]\nkey = \"/lines\"\n",
+            &[
+                "error: project/.jp/config.toml:19: conversation.policies[0].key: \"key\" \"/lines\": the tool has no parameter \"lines\" (it has /path) (in tool `read`)",
+                "error: project/.jp/config.toml:19: conversation.policies[0].key: \"key\" \"/lines\" goes through an array; a key must be one value per call (in tool `write`)",
+            ],
+        ),
+        (
+            "[[conversation.policies]]\nkind = \"read_before_write\"\nread_tools = [\"read\", \"deploy\"]\nwrite_tools = [\"write\"]\n",
+            &[
+                "error: project/.jp/config.toml:15: conversation.policies[0].key: \"key\" \"/path\": the tool has no parameter \"path\" (it has /target) (in tool `deploy`; `key` is \"/path\" unless set)",
+            ],
+        ),
+        (
+            "[[conversation.policies]]\nkind = \"sequential\"\ntool = \"deploy\"\ndependencies = [\"deploy\"]\nwhen = { path = \"style.colour\", equals = 1 }\n",
+            &[
+                "error: project/.jp/config.toml:18: conversation.policies[0].dependencies: `deploy` is in both `tool` and `dependencies`: it would have to succeed before it could run (a dependency cycle)",
+                "error: project/.jp/config.toml:19: conversation.policies[0].when: `when.path` \"style.colour\" is not a config key",
+            ],
+        ),
+    ];
+    for (policies, expected) in cases {
+        f.write("project/.jp/config.toml", &format!("{TOOLS}\n{policies}"));
+        assert_eq!(f.errors(&f.options()), expected, "{policies}");
+    }
+    // Unknown tools only warn: a user-wide policy may name tools some
+    // workspaces do not have.
+    f.write(
+        "project/.jp/config.toml",
+        &format!("{TOOLS}\n[[conversation.policies]]\nkind = \"sequential\"\ntool = \"deploy\"\ndependencies = [\"lint\", \"test_*\"]\n"),
+    );
+    let loaded = f.load(&f.options());
+    let root = format!("{}/", f.dir.path().display());
+    let warnings: Vec<String> = loaded
+        .warnings
+        .iter()
+        .map(|w| w.to_string().replace(&root, ""))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "warning: project/.jp/config.toml:18: conversation.policies[0].dependencies: there is no tool \"lint\" (the policy never applies to it)",
+            "warning: project/.jp/config.toml:18: conversation.policies[0].dependencies: \"test_*\" matches no configured tool",
+        ]
+    );
+}
