@@ -242,6 +242,37 @@ fn schema_describes_config_files() {
         schema["definitions"]["ToolParameterConfig"]["properties"]["items"]["anyOf"][0]["$ref"],
         "#/definitions/ToolParameterConfig"
     );
+    // The stateful policies (`[[conversation.policies]]`): closed objects
+    // with a known kind.
+    assert_eq!(
+        schema["definitions"]["ConversationConfig"]["properties"]["policies"]["items"]["$ref"],
+        "#/definitions/StatefulPolicyConfig"
+    );
+    let policy = &schema["definitions"]["StatefulPolicyConfig"];
+    assert_eq!(policy["additionalProperties"], false);
+    let mut fields: Vec<&str> = policy["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    fields.sort_unstable();
+    assert_eq!(
+        fields,
+        [
+            "dependencies",
+            "key",
+            "kind",
+            "read_tools",
+            "tool",
+            "when",
+            "write_tools"
+        ]
+    );
+    assert_eq!(
+        schema["definitions"]["StatefulKind"]["enum"],
+        serde_json::json!(["sequential", "keyed", "read_before_write"])
+    );
 }
 
 #[test]

@@ -127,6 +127,15 @@ fn a_file_must_be_read_before_it_is_changed_and_the_conversation_remembers() {
         denial["metadata"],
         json!({ "tool": "fs_modify_file", "key": "notes.txt", "prerequisites": ["fs_read_file"] })
     );
+    // The read's response keeps the key it taught, as resolved then, so a
+    // later replay does not resolve it again.
+    let read = conversation["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "tool_call_response" && e["id"] == "toolu_2")
+        .unwrap();
+    assert_eq!(read["ran"], json!({ "keys": { "/path": "notes.txt" } }));
     let show = ws.jp(&["conversation", "show"]);
     assert!(
         show.stdout.lines().any(|line| line

@@ -28,14 +28,14 @@ use serde::{Deserialize, Serialize};
 use crate::app::AppConfig;
 use crate::path::ConfigPath;
 use crate::policy::pointer::{key_target, quote};
-use crate::tool::{DEFAULTS_KEY, offered};
+use crate::tool::{DEFAULTS_KEY, ParamType, offered};
 
 /// The key a `read_before_write` policy reads when it sets none.
 pub const DEFAULT_PATH_KEY: &str = "/path";
 
 /// One entry of `conversation.policies`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Schematic)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub struct StatefulPolicyConfig {
     /// `sequential` (a tool needs other tools to have succeeded first),
     /// `keyed` (the same, per argument value), or `read_before_write` (a
@@ -99,7 +99,7 @@ impl StatefulKind {
 
 /// A condition on the resolved config.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Schematic)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub struct WhenConfig {
     /// A config key, such as `assistant.model.id`.
     pub path: String,
@@ -324,13 +324,23 @@ pub fn check(config: &AppConfig) -> Vec<EntryProblem> {
                     push(
                         Some(field),
                         false,
-                        if pattern.glob.is_some() {
-                            format!("{} matches no configured tool", quote(name))
-                        } else {
-                            format!(
+                        match (pattern.glob.is_some(), role) {
+                            (true, ToolRole::Dependent) => format!(
+                                "{} matches no configured tool (the policy never applies)",
+                                quote(name)
+                            ),
+                            (false, ToolRole::Dependent) => format!(
                                 "there is no tool {} (the policy never applies to it)",
                                 quote(name)
-                            )
+                            ),
+                            (true, ToolRole::Prerequisite) => format!(
+                                "{} matches no configured tool, so nothing can satisfy it",
+                                quote(name)
+                            ),
+                            (false, ToolRole::Prerequisite) => format!(
+                                "there is no tool {}, so nothing can satisfy it",
+                                quote(name)
+                            ),
                         },
                     );
                 }
@@ -352,7 +362,9 @@ pub fn check(config: &AppConfig) -> Vec<EntryProblem> {
                 ),
             );
         }
-        if complete {
+        // `read_before_write` is no hard dependency (a new file needs no
+        // read), so it closes no cycle.
+        if complete && entry.kind != StatefulKind::ReadBeforeWrite {
             for dependent in &dependents {
                 for prerequisite in prerequisites.difference(&dependents) {
                     edges
@@ -364,13 +376,20 @@ pub fn check(config: &AppConfig) -> Vec<EntryProblem> {
             }
         }
 
-        // The key must name one scalar parameter of every governed tool.
+        // The key must name one scalar parameter of every governed tool,
+        // of one type (a path and a string never make the same key), and a
+        // path for `read_before_write`, which is about files.
         if let Some(key) = entry.key_pointer() {
+            let mut types: BTreeMap<&'static str, Vec<&str>> = BTreeMap::new();
             for tool in dependents.union(&prerequisites) {
                 let Some((_, cfg)) = tools.iter().find(|(name, _)| *name == tool) else {
                     continue;
                 };
-                if let Err(message) = key_target(key, &cfg.parameters) {
+                let target = key_target(key, &cfg.parameters);
+                if let Ok((_, kind)) = &target {
+                    types.entry(kind.as_str()).or_default().push(tool.as_str());
+                }
+                if let Err(message) = target {
                     let default = if entry.key.is_none() {
                         format!("; `key` is {} unless set", quote(key))
                     } else {
@@ -382,6 +401,36 @@ pub fn check(config: &AppConfig) -> Vec<EntryProblem> {
                         format!("{message} (in tool `{tool}`{default})"),
                     );
                 }
+            }
+            let described = |types: &BTreeMap<&str, Vec<&str>>| {
+                types
+                    .iter()
+                    .map(|(kind, tools)| format!("{kind} in {}", tools.join(", ")))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            };
+            if entry.kind == StatefulKind::ReadBeforeWrite
+                && types.keys().any(|kind| *kind != ParamType::Path.as_str())
+            {
+                push(
+                    Some("key"),
+                    true,
+                    format!(
+                        "{} must be a `path` parameter of every read and write tool ({})",
+                        quote(key),
+                        described(&types)
+                    ),
+                );
+            } else if types.len() > 1 {
+                push(
+                    Some("key"),
+                    true,
+                    format!(
+                        "{} has one type in some tools and another in others ({}), so their keys would never match",
+                        quote(key),
+                        described(&types)
+                    ),
+                );
             }
         }
 

@@ -371,7 +371,21 @@ fn stateful_policy_mistakes_name_file_line_and_entry() {
             ],
         ),
     ];
-    for (policies, expected) in cases {
+    let more: [(&str, &[&str]); 2] = [
+        (
+            "[[conversation.policies]]\nkind = \"read_before_write\"\nread_tools = [\"deploy\"]\nwrite_tools = [\"deploy2\"]\nkey = \"/target\"\n\n[conversation.tools.deploy2]\ncommand = \"d\"\nparameters.target = { type = \"path\" }\n",
+            &[
+                "error: project/.jp/config.toml:19: conversation.policies[0].key: \"/target\" must be a `path` parameter of every read and write tool (path in deploy2; string in deploy)",
+            ],
+        ),
+        (
+            "[[conversation.policies]]\nkind = \"keyed\"\ntool = \"deploy2\"\ndependencies = [\"deploy\"]\nkey = \"/target\"\n\n[conversation.tools.deploy2]\ncommand = \"d\"\nparameters.target = { type = \"path\" }\n",
+            &[
+                "error: project/.jp/config.toml:19: conversation.policies[0].key: \"/target\" has one type in some tools and another in others (path in deploy2; string in deploy), so their keys would never match",
+            ],
+        ),
+    ];
+    for (policies, expected) in cases.into_iter().chain(more) {
         f.write("project/.jp/config.toml", &format!("{TOOLS}\n{policies}"));
         assert_eq!(f.errors(&f.options()), expected, "{policies}");
     }
@@ -391,8 +405,8 @@ fn stateful_policy_mistakes_name_file_line_and_entry() {
     assert_eq!(
         warnings,
         [
-            "warning: project/.jp/config.toml:18: conversation.policies[0].dependencies: there is no tool \"lint\" (the policy never applies to it)",
-            "warning: project/.jp/config.toml:18: conversation.policies[0].dependencies: \"test_*\" matches no configured tool",
+            "warning: project/.jp/config.toml:18: conversation.policies[0].dependencies: there is no tool \"lint\", so nothing can satisfy it",
+            "warning: project/.jp/config.toml:18: conversation.policies[0].dependencies: \"test_*\" matches no configured tool, so nothing can satisfy it",
         ]
     );
 }

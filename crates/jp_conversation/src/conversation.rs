@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value};
 
 use crate::event::ToolCallRequest;
@@ -101,11 +103,25 @@ pub struct ToolCallResponse {
     pub status: ResponseStatus,
     /// The text the model receives.
     pub content: String,
-    /// The arguments the call ran with, when they are not the ones the
-    /// model sent (the user edited them). What replaying the conversation
-    /// needs to know what really ran.
+    /// What replaying the conversation needs to know about a call that
+    /// ran, beyond its request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran: Option<RanWith>,
+}
+
+/// What a call that ran was run with, for replaying the conversation (the
+/// stateful policies rebuild their state from it).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RanWith {
+    /// The arguments it ran with, when they are not the ones the model
+    /// sent (the user edited them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Map<String, Value>>,
+    /// The keys stateful policies took from its arguments, by JSON pointer:
+    /// a path as it resolved when the call ran, so a replay does not
+    /// resolve it again against a file system that has changed since.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub keys: BTreeMap<String, String>,
 }
 
 impl ToolCallResponse {
@@ -116,7 +132,7 @@ impl ToolCallResponse {
             id: id.into(),
             status,
             content: content.into(),
-            arguments: None,
+            ran: None,
         }
     }
 }

@@ -23,7 +23,7 @@ pub use arguments::{
     ToolCallArgumentProgress, TruncatedIn,
 };
 pub use conversation::{
-    ConversationEvent, EventKind, PolicyDenial, ResponseStatus, ToolCallResponse,
+    ConversationEvent, EventKind, PolicyDenial, RanWith, ResponseStatus, ToolCallResponse,
 };
 pub use event::{ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest};
 pub use event_builder::{EventBuilder, EventBuilderError};

@@ -154,7 +154,7 @@ mod tests {
             id: id.into(),
             status,
             content: format!("r{id}"),
-            arguments: None,
+            ran: None,
         })
     }
 

@@ -44,7 +44,7 @@ pub enum Policy {
         /// The conversation whose calls the stateful policies
         /// (`conversation.policies`) judge `--args` by; the active one by
         /// default.
-        #[arg(long, value_name = "ID")]
+        #[arg(long, value_name = "ID", requires = "args")]
         conversation: Option<String>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]

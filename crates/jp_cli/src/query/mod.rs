@@ -584,7 +584,7 @@ impl Session<'_> {
                             id: call.id.clone(),
                             status: ResponseStatus::Interrupted,
                             content: content.into(),
-                            arguments: None,
+                            ran: None,
                         };
                         let response = match calls.verdicts.remove(&number) {
                             // Interrupted: the calls not yet run never run.
@@ -633,10 +633,16 @@ impl Session<'_> {
                                     if !ran.stderr.is_empty() {
                                         tracing::info!(tool = %call.name, stderr = %ran.stderr.trim_end(), "tool stderr");
                                     }
-                                    tools.stateful_learn(&call.name, &arguments, &ran.response);
-                                    ToolCallResponse {
-                                        // What really ran, for a replay.
+                                    let keys =
+                                        tools.stateful_learn(&call.name, &arguments, &ran.response);
+                                    // What really ran, for a replay.
+                                    let ran_with = jp_conversation::RanWith {
                                         arguments: edited.then_some(arguments),
+                                        keys,
+                                    };
+                                    ToolCallResponse {
+                                        ran: (ran_with != jp_conversation::RanWith::default())
+                                            .then_some(ran_with),
                                         ..ran.response
                                     }
                                 }
@@ -652,7 +658,7 @@ impl Session<'_> {
                                 id: call.id.clone(),
                                 status: ResponseStatus::Refused,
                                 content: "The call was not run: jp made no decision for it.".into(),
-                                arguments: None,
+                                ran: None,
                             },
                         };
                         let response = as_recorded(response, &cancel);

@@ -327,7 +327,7 @@ fn result(status: ResponseStatus, content: &str) -> ToolCallResponse {
         id: "1".into(),
         status,
         content: content.into(),
-        arguments: None,
+        ran: None,
     }
 }
 

@@ -11,7 +11,7 @@
 //! prompt is possible, decision 6), `skip` answers "skipped" without
 //! running. Every call gets exactly one [`ToolCallResponse`].
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -32,7 +32,9 @@ use tokio_util::sync::CancellationToken;
 use super::early::Answer;
 use crate::printer::{Printer, Style, cut};
 use crate::prompt::{Choice, PromptError, PromptTurn, Prompts, Ticket};
-use crate::stateful::{self, Denial, PolicyContext, PolicyDecision, PolicyRegistry, WorkspaceEnv};
+use crate::stateful::{
+    self, Denial, PolicyContext, PolicyDecision, PolicyRegistry, Recording, WorkspaceEnv,
+};
 
 /// How many times a tool may ask for input in one call.
 const MAX_QUESTIONS: usize = 8;
@@ -182,7 +184,12 @@ impl<'a> ToolCoordinator<'a> {
 
     /// The verdict for the call `ask` would put to the user, when a
     /// stateful policy will deny it whatever the user answers.
+    /// An editor opening (`edit`) is not a question: the user may change
+    /// the arguments into ones the policies allow, so it is left open.
     pub fn deny_instead_of_asking(&self, ask: &Ask) -> Option<(Verdict, Denial)> {
+        if ask.mode != Mode::Ask {
+            return None;
+        }
         let denial = self.stateful_check(&ask.call.name, &ask.arguments)?;
         Some((denied(&ask.call.id, &ask.call.name, &denial), denial))
     }
@@ -247,26 +254,28 @@ impl<'a> ToolCoordinator<'a> {
     }
 
     /// Tells the stateful policies how a call that ran ended; only a
-    /// success teaches them anything.
+    /// success teaches them anything. Returns the keys they took from its
+    /// arguments (by pointer), to be stored with the response so a replay
+    /// learns exactly this.
     pub fn stateful_learn(
         &self,
         tool: &str,
         arguments: &Map<String, Value>,
         response: &ToolCallResponse,
-    ) {
-        if response.status != ResponseStatus::Success {
-            return;
+    ) -> BTreeMap<String, String> {
+        let mut registry = self.stateful.lock().unwrap_or_else(PoisonError::into_inner);
+        if response.status != ResponseStatus::Success || registry.is_empty() {
+            return BTreeMap::new();
         }
-        let env = WorkspaceEnv::new(self.config, &self.workspace);
+        let live = WorkspaceEnv::new(self.config, &self.workspace);
+        let env = Recording::new(&live);
         let ctx = PolicyContext {
             env: &env,
             config: &self.resolved,
             partial: false,
         };
-        self.stateful
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .notify_result(&stateful::Call { tool, arguments }, &response.content, &ctx);
+        registry.notify_result(&stateful::Call { tool, arguments }, &response.content, &ctx);
+        env.into_keys()
     }
 
     /// Says whether the user saw each call's arguments as they streamed.
@@ -549,7 +558,7 @@ impl<'a> ToolCoordinator<'a> {
                 id: call.id.clone(),
                 status,
                 content: content.to_owned(),
-                arguments: None,
+                ran: None,
             },
             note,
         };
@@ -729,7 +738,7 @@ impl<'a> ToolCoordinator<'a> {
             id: call.id.clone(),
             status,
             content,
-            arguments: None,
+            ran: None,
         };
         let Some(tool) = self.tool(&name) else {
             // `decide` refused it already; never run an unknown tool.
@@ -871,7 +880,7 @@ impl<'a> ToolCoordinator<'a> {
             id: call.id.clone(),
             status,
             content,
-            arguments: None,
+            ran: None,
         };
         let withheld = |note: String| {
             (
@@ -1138,7 +1147,7 @@ fn not_run(
             id: call.id.clone(),
             status,
             content,
-            arguments: None,
+            ran: None,
         },
         note,
     }
@@ -1164,7 +1173,7 @@ fn skipped(id: &str, name: &str, why: &str) -> Verdict {
             id: id.to_owned(),
             status: ResponseStatus::Skipped,
             content: "This call was skipped by the user's policy; it was not run.".into(),
-            arguments: None,
+            ran: None,
         },
         note: format!("{name}: skipped ({why})"),
     }
@@ -1183,7 +1192,7 @@ fn no_terminal(id: &str, name: &str, mode: Mode, why: &str, advice: &str) -> Ver
             id: id.to_owned(),
             status: ResponseStatus::Declined,
             content: "The call was not run: the user's policy requires confirmation and no one could confirm it (jp is running without a terminal).".into(),
-            arguments: None,
+            ran: None,
         },
         note: format!("{name}: declined: {why}, so {must}, and no terminal is available; {advice}"),
     }
@@ -1209,7 +1218,7 @@ fn interrupted(call: &ToolCallRequest) -> Verdict {
             id: call.id.clone(),
             status: ResponseStatus::Interrupted,
             content: "The call was not run: the user interrupted the turn.".into(),
-            arguments: None,
+            ran: None,
         },
         note: format!("{}: interrupted", call.name),
     }

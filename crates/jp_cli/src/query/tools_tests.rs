@@ -232,7 +232,7 @@ fn response(status: ResponseStatus, content: &str) -> ToolCallResponse {
         id: "1".into(),
         status,
         content: content.into(),
-        arguments: None,
+        ran: None,
     }
 }
 
@@ -598,7 +598,7 @@ async fn three_prompts_show_in_call_order() {
                 id: "2".into(),
                 status: ResponseStatus::Declined,
                 content: "The user declined this call; it was not run.".into(),
-                arguments: None,
+                ran: None,
             },
             note: "save: declined by you".into(),
         }

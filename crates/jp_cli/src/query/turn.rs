@@ -461,7 +461,7 @@ impl TurnCoordinator {
                         id: call.id,
                         status: ResponseStatus::Interrupted,
                         content: content.into(),
-                        arguments: None,
+                        ran: None,
                     },
                 )));
             }

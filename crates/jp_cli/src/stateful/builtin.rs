@@ -137,9 +137,10 @@ impl ToolPolicy for Sequential {
 /// `pointer`.
 ///
 /// As `read_before_write` (see [`Keyed::read_before_write`]), a key that
-/// names a file that does not exist needs nothing (creating a file is not
-/// overwriting one), and a successful write also counts as knowing the
-/// file: the model wrote what is in it.
+/// names a file that does not exist needs nothing: creating a file is not
+/// overwriting one. Only a read teaches it anything, as in the
+/// specification: a successful write does not prove the model knows the
+/// whole file (a modification changes only part of it).
 #[derive(Debug, Clone)]
 pub struct Keyed {
     name: String,
@@ -172,8 +173,7 @@ impl Keyed {
     }
 
     /// `read_before_write`: an existing file that one of `write_tools`
-    /// would change must have been read with one of `read_tools` first (or
-    /// written by a write tool).
+    /// would change must have been read with one of `read_tools` first.
     #[must_use]
     pub fn read_before_write(
         name: impl Into<String>,
@@ -280,9 +280,7 @@ impl ToolPolicy for Keyed {
     }
 
     fn on_result(&mut self, call: &Call<'_>, _result: &str, ctx: &PolicyContext<'_>) {
-        let counts = any_matches(&self.prerequisites, call.tool)
-            || (self.files && any_matches(&self.dependents, call.tool));
-        if !counts {
+        if !any_matches(&self.prerequisites, call.tool) {
             return;
         }
         if let Some(value) = self.value(call.arguments)

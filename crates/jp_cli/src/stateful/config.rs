@@ -148,6 +148,11 @@ impl PolicyEnv for WorkspaceEnv<'_> {
         } else {
             self.workspace.resolved_root().join(path)
         };
-        std::fs::symlink_metadata(path).is_ok()
+        // Only "not found" is absent: a file jp cannot inspect may exist,
+        // and treating it as new would let a write through unread.
+        !matches!(
+            std::fs::symlink_metadata(path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound
+        )
     }
 }

@@ -215,7 +215,9 @@ fn read_before_write_allows_new_files_and_needs_a_read_for_existing_ones() {
 }
 
 #[test]
-fn a_write_counts_as_knowing_the_file() {
+fn only_a_read_counts_not_a_write() {
+    // Creating a new file is allowed; once it exists, changing it needs a
+    // read like any other file: a write does not show the whole file.
     let mut h = Harness::new(vec![rbw()], &[]);
     assert_eq!(
         h.check("fs_create_file", json!({ "path": "a.txt" })),
@@ -223,6 +225,11 @@ fn a_write_counts_as_knowing_the_file() {
     );
     h.succeed("fs_create_file", json!({ "path": "a.txt" }));
     h.env.files.insert("a.txt".into());
+    assert!(
+        h.check("fs_modify_file", json!({ "path": "a.txt" }))
+            .is_err()
+    );
+    h.succeed("fs_read_file", json!({ "path": "a.txt" }));
     assert_eq!(
         h.check("fs_modify_file", json!({ "path": "a.txt" })),
         Ok(())
@@ -394,4 +401,87 @@ fn snapshot_and_restore_round_trip_and_refuse_what_does_not_fit() {
     );
     // Nothing changed.
     assert_eq!(h.registry.snapshot(), read);
+}
+
+#[test]
+fn a_replay_learns_the_keys_recorded_when_the_call_ran() {
+    use jp_conversation::{
+        ConversationEvent, EventKind, RanWith, ResponseStatus, ToolCallRequest, ToolCallResponse,
+    };
+    // `link.txt` pointed at `target.txt` when it was read; the file system
+    // may say otherwise now, but the recorded key is what was read.
+    let read = |id: &str, path: &str, keys: &[(&str, &str)]| {
+        let mut response = ToolCallResponse::new(id, ResponseStatus::Success, "text");
+        if !keys.is_empty() {
+            response.ran = Some(RanWith {
+                arguments: None,
+                keys: keys
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                    .collect(),
+            });
+        }
+        [
+            ConversationEvent::now(EventKind::ToolCallRequest(ToolCallRequest::new(
+                id,
+                "fs_read_file",
+                args(json!({ "path": path })),
+            ))),
+            ConversationEvent::now(EventKind::ToolCallResponse(response)),
+        ]
+    };
+    let events: Vec<ConversationEvent> = [
+        read("1", "link.txt", &[("/path", "target.txt")]),
+        // Recorded by an older jp, without keys: resolved now.
+        read("2", "./old.txt", &[]),
+    ]
+    .concat();
+    let mut h = Harness::new(vec![rbw()], &["link.txt", "target.txt", "old.txt"]);
+    let ctx = PolicyContext {
+        env: &h.env,
+        config: &h.config,
+        partial: false,
+    };
+    let mut registry = std::mem::take(&mut h.registry);
+    replay(&mut registry, &events, &ctx);
+    h.registry = registry;
+    assert_eq!(
+        h.check("fs_modify_file", json!({ "path": "target.txt" })),
+        Ok(())
+    );
+    assert!(
+        h.check("fs_modify_file", json!({ "path": "link.txt" }))
+            .is_err()
+    );
+    assert_eq!(
+        h.check("fs_modify_file", json!({ "path": "old.txt" })),
+        Ok(())
+    );
+}
+
+#[test]
+fn a_recording_env_notes_the_keys_a_call_taught() {
+    let env = FakeEnv::with(&[]);
+    let recording = Recording::new(&env);
+    let mut registry = PolicyRegistry::new();
+    registry.register(rbw()).unwrap();
+    let config = json!({});
+    let ctx = PolicyContext {
+        env: &recording,
+        config: &config,
+        partial: false,
+    };
+    let arguments = args(json!({ "path": "./a/../b.txt" }));
+    registry.notify_result(
+        &Call {
+            tool: "fs_read_file",
+            arguments: &arguments,
+        },
+        "b",
+        &ctx,
+    );
+    assert_eq!(
+        recording.into_keys().into_iter().collect::<Vec<_>>(),
+        [("/path".to_owned(), "b.txt".to_owned())]
+    );
 }
