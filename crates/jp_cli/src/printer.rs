@@ -352,8 +352,13 @@ impl Printer {
         if !inner.chrome.terminal || inner.overlay.active() {
             return;
         }
-        let spinner =
-            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        let spinner = indicatif::ProgressBar::with_draw_target(
+            None,
+            indicatif::ProgressDrawTarget::term_like_with_hz(
+                Box::new(SpinnerTerm(console::Term::stderr())),
+                20,
+            ),
+        );
         if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
             spinner.set_style(style);
         }
@@ -664,5 +669,59 @@ mod tests {
         printer.write(Channel::Content, "lost again");
         printer.chrome_line(Style::Dim, "still here");
         assert_eq!(err.text(), "still here\n");
+    }
+}
+
+/// Where the spinner draws: stderr, as a terminal a few columns narrower
+/// than it is. indicatif pads its line to the terminal's width, leaving
+/// the cursor in the last column, so the `^C` the terminal itself echoes
+/// for a Ctrl+C would wrap onto the next line, and clearing the spinner
+/// would then clear that line instead, leaving the spinner on screen. With
+/// room to spare, the echo stays on the spinner's line and goes with it.
+#[derive(Debug)]
+struct SpinnerTerm(console::Term);
+
+/// Columns kept free at the end of the spinner's line: room for `^C`.
+const SPINNER_MARGIN: u16 = 3;
+
+impl indicatif::TermLike for SpinnerTerm {
+    fn width(&self) -> u16 {
+        self.0.size().1.saturating_sub(SPINNER_MARGIN).max(1)
+    }
+
+    fn height(&self) -> u16 {
+        self.0.size().0
+    }
+
+    fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_up(n)
+    }
+
+    fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_down(n)
+    }
+
+    fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_right(n)
+    }
+
+    fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_left(n)
+    }
+
+    fn write_line(&self, s: &str) -> std::io::Result<()> {
+        self.0.write_line(s)
+    }
+
+    fn write_str(&self, s: &str) -> std::io::Result<()> {
+        self.0.write_str(s)
+    }
+
+    fn clear_line(&self) -> std::io::Result<()> {
+        self.0.clear_line()
+    }
+
+    fn flush(&self) -> std::io::Result<()> {
+        self.0.flush()
     }
 }

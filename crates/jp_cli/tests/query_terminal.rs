@@ -864,15 +864,17 @@ fn no_at_an_early_prompt_stops_the_stream() {
     assert!(note.ends_with(" of fs_create_file's arguments"), "{note}");
 }
 
-/// The screen as a person reads it: each line without its trailing blanks,
-/// no blank lines at the end, and without the spinner's line (its frame and
-/// seconds differ from run to run).
+/// The screen as a person reads it once jp has exited: each line without
+/// its trailing blanks, no blank lines at the end. No spinner may be left
+/// on it (a frame is a braille character): jp clears it on every path.
 fn shown(screen: &str) -> String {
-    let lines: Vec<&str> = screen
-        .lines()
-        .map(str::trim_end)
-        .filter(|l| !l.starts_with(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c)))
-        .collect();
+    let lines: Vec<&str> = screen.lines().map(str::trim_end).collect();
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.starts_with(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c))),
+        "a spinner is left on the screen:\n{screen}"
+    );
     let end = lines
         .iter()
         .rposition(|l| !l.is_empty())
