@@ -968,15 +968,18 @@ fn abort_at_the_stream_menu_exits_keeping_what_arrived() {
     let kept = stored["events"][2]["content"].as_str().unwrap();
     assert!(kept.starts_with("word1 word2 word3 "), "{kept}");
     assert!(!kept.contains("word2000"), "the stream was stopped: {kept}");
-    // The screen shows exactly what was kept: the part before the
-    // terminal's `^C` echo, then what arrived while the menu was open
+    // The screen shows exactly what was kept: the text line (with the
+    // terminal's own `^C` echo wherever the key came, possibly before jp
+    // had printed all it had), then what arrived while the menu was open
     // (printed once it closed).
-    let before = screen
+    let (echo_before, echo_after) = screen
         .lines()
         .nth(1)
         .and_then(|l| l.split_once("^C"))
-        .map_or("", |(before, _)| before);
-    let after = kept.strip_prefix(before).unwrap_or_else(|| {
+        .unwrap_or(("", ""));
+    let echo_after = echo_after.trim_end();
+    let before = format!("{echo_before}{echo_after}");
+    let after = kept.strip_prefix(before.as_str()).unwrap_or_else(|| {
         panic!("the screen shows {before:?} but the conversation keeps {kept:?}")
     });
     let after = if after.is_empty() {
@@ -988,7 +991,7 @@ fn abort_at_the_stream_menu_exits_keeping_what_arrived() {
         shown(&screen),
         shown(&format!(
             "── jp (anthropic/claude-haiku-4-5) ──\n\
-             {before}^C\n\
+             {echo_before}^C{echo_after}\n\
              Ctrl+C while the response streams: [c,s,a,?] a\n\
              {after}\
              interrupted; the conversation keeps what arrived\n\
