@@ -1218,3 +1218,48 @@ fn a_call_a_stateful_policy_will_deny_is_not_asked_about() {
         ["denied", "success", "success"]
     );
 }
+
+#[test]
+fn a_read_earlier_in_the_same_response_lets_the_write_be_asked_and_run() {
+    // One response reads notes.txt and then changes it. The change cannot
+    // be judged before the read has run, so it is asked about (not denied
+    // up front), and when its turn comes the read has satisfied the policy.
+    let ws = initialized();
+    add_to_config(
+        &ws,
+        "[[conversation.policies]]\nkind = \"read_before_write\"\nread_tools = [\"fs_read_file\"]\nwrite_tools = [\"fs_modify_file\"]\n",
+    );
+    ws.write("project/notes.txt", "draft\n");
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[
+                Item::Tool("toolu_1", "fs_read_file", r#"{"path": "notes.txt"}"#),
+                Item::Tool(
+                    "toolu_2",
+                    "fs_modify_file",
+                    r#"{"path": "notes.txt", "patterns": [{"old": "draft", "new": "final"}]}"#,
+                ),
+            ],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(&[Item::Text("Done.")], "end_turn", false)),
+    ]);
+    let line = with_stty(&query_line(&ws, &server, "finalize the notes"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    tmux.wait_for("Run fs_modify_file(path: \"notes.txt\"");
+    tmux.send(&["y"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(!screen.contains("denied"), "{screen}");
+    assert_eq!(ws.read("project/notes.txt"), "final\n");
+    assert_eq!(
+        responses(&stored(&ws)),
+        [
+            ("success".to_owned(), "draft\n".to_owned()),
+            ("success".to_owned(), "1 change in notes.txt".to_owned())
+        ]
+    );
+}
