@@ -10,6 +10,7 @@
 //!   across calls (read before write, sequential and keyed dependencies).
 //! - [`edit`] changes one key in a config file, keeping its comments.
 
+pub mod access;
 pub mod app;
 pub mod assistant;
 pub mod conversation;

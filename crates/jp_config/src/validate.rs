@@ -253,6 +253,7 @@ fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
         for (param, p) in &cfg.parameters {
             check_parameter(&base.join("parameters").join(param.clone()), p, problems);
         }
+        check_grants(name, &base, &cfg.access, problems);
 
         for field in [PolicyField::Run, PolicyField::Result] {
             let Some((spec, compiled)) = effective_policy(config, name, field) else {
@@ -319,6 +320,64 @@ fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
                 });
             }
         }
+    }
+}
+
+/// A tool's `access.config` rules (RFD 078): paths the config has, `*`
+/// only on maps, one rule per path, and `write = true` never where it
+/// would reach a sensitive path (architecture decision 10).
+fn check_grants(
+    tool: &str,
+    base: &ConfigPath,
+    access: &crate::access::AccessConfig,
+    problems: &mut Vec<Problem>,
+) {
+    use crate::access::{Write, check_path, reaches_sensitive};
+    let schema = match crate::schema::config_schema() {
+        Ok(schema) => schema,
+        Err(message) => {
+            problems.push(Problem::error(base.join("access"), message));
+            return;
+        }
+    };
+    let mut seen: Vec<ConfigPath> = Vec::new();
+    for (index, grant) in access.config.iter().enumerate() {
+        let at = base.join("access").join("config").join(index.to_string());
+        let path = match ConfigPath::parse(&grant.path) {
+            Ok(path) => path,
+            Err(e) => {
+                problems.push(Problem::error(at.join("path"), e.to_string()));
+                continue;
+            }
+        };
+        if let Err(message) = check_path(&path, schema) {
+            problems.push(Problem::error(
+                at.join("path"),
+                format!("`{}`: {message}", grant.path),
+            ));
+            continue;
+        }
+        if seen.contains(&path) {
+            problems.push(Problem::error(
+                at.join("path"),
+                format!(
+                    "another rule of tool `{tool}` has the path `{}`; one rule per path",
+                    grant.path
+                ),
+            ));
+        }
+        if grant.write == Write::Allowed
+            && let Some(sensitive) = reaches_sensitive(&path)
+        {
+            problems.push(Problem::error(
+                at.join("write"),
+                format!(
+                    "tool `{tool}` grants write = true to `{}`, which reaches the sensitive path `{sensitive}`; use write = \"insecure_allow\" to acknowledge this grant",
+                    grant.path
+                ),
+            ));
+        }
+        seen.push(path);
     }
 }
 
@@ -395,6 +454,9 @@ fn check_defaults_entry(defaults: &ToolConfig, problems: &mut Vec<Problem>) {
     }
     if !defaults.options.is_empty() {
         not_here("options");
+    }
+    if defaults.access != crate::access::AccessConfig::default() {
+        not_here("access");
     }
 }
 

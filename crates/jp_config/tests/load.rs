@@ -410,3 +410,66 @@ fn stateful_policy_mistakes_name_file_line_and_entry() {
         ]
     );
 }
+
+#[test]
+fn config_grant_mistakes_name_file_line_and_rule() {
+    let f = Fixture::new();
+    let grant = |body: &str| {
+        format!(
+            "[conversation.tools.tune]\ncommand = \"t\"\n\n[[conversation.tools.tune.access.config]]\n{body}"
+        )
+    };
+    let cases: [(&str, &[&str]); 6] = [
+        (
+            "path = \"assistant.model\"\nread = true\nowner = \"me\"\n",
+            &[
+                "error: project/.jp/config.toml:7: conversation.tools.tune.access.config[0].owner: unknown field `owner`, expected one of `path`, `read`, `write`, `delete`, `apply`",
+            ],
+        ),
+        (
+            "path = \"assistant.models\"\nread = true\n",
+            &[
+                "error: project/.jp/config.toml:5: conversation.tools.tune.access.config[0].path: `assistant.models`: `assistant` has no key `models` (its keys: instructions, model, system_prompt)",
+            ],
+        ),
+        (
+            "path = \"assistant.*\"\nread = true\n",
+            &[
+                "error: project/.jp/config.toml:5: conversation.tools.tune.access.config[0].path: `assistant.*`: `*` stands for any key of a map, and `assistant` has fixed keys (instructions, model, system_prompt); name the one you mean",
+            ],
+        ),
+        (
+            "path = \"conversation.tools.*.policy\"\nwrite = true\n",
+            &[
+                "error: project/.jp/config.toml:6: conversation.tools.tune.access.config[0].write: tool `tune` grants write = true to `conversation.tools.*.policy`, which reaches the sensitive path `conversation.tools.*.policy`; use write = \"insecure_allow\" to acknowledge this grant",
+            ],
+        ),
+        (
+            "path = \"conversation.tools.tune.enable\"\nwrite = true\n",
+            &[
+                "error: project/.jp/config.toml:6: conversation.tools.tune.access.config[0].write: tool `tune` grants write = true to `conversation.tools.tune.enable`, which reaches the sensitive path `conversation.tools.*.enable`; use write = \"insecure_allow\" to acknowledge this grant",
+            ],
+        ),
+        (
+            "path = \"assistant.model\"\nread = true\n\n[[conversation.tools.tune.access.config]]\npath = \"assistant.model\"\nwrite = true\n",
+            &[
+                "error: project/.jp/config.toml:9: conversation.tools.tune.access.config[1].path: another rule of tool `tune` has the path `assistant.model`; one rule per path",
+            ],
+        ),
+    ];
+    for (body, expected) in cases {
+        f.write("project/.jp/config.toml", &grant(body));
+        assert_eq!(f.errors(&f.options()), expected, "{body}");
+    }
+    // An ancestor of sensitive paths with write = true loads (the grant
+    // stops short of them, architecture decision 10). So does insecure_allow on a sensitive path.
+    f.write(
+        "project/.jp/config.toml",
+        &grant("path = \"conversation.tools\"\nread = true\nwrite = true\n\n[[conversation.tools.tune.access.config]]\npath = \"conversation.tools.*.enable\"\nwrite = \"insecure_allow\"\napply = \"unattended\"\n"),
+    );
+    let loaded = f.load(&f.options());
+    let grants = &loaded.config.conversation.tools["tune"].access.config;
+    assert_eq!(grants.len(), 2);
+    assert_eq!(grants[1].write, jp_config::access::Write::InsecureAllow);
+    assert_eq!(grants[1].apply, jp_config::access::Apply::Unattended);
+}

@@ -68,6 +68,10 @@ pub struct ToolConfig {
     #[setting(nested)]
     pub policy: PolicyConfig,
 
+    /// What of jp's resources the tool may use: `access.config` rules grant
+    /// reading and changing config paths (RFD 078). None: no access.
+    pub access: crate::access::AccessConfig,
+
     /// Deprecated: use `policy.run`. Still read when `policy.run` is unset.
     pub run: Option<PolicySpec>,
 
