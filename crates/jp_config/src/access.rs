@@ -325,6 +325,16 @@ impl Grants {
 ///
 /// What is wrong, in the user's terms.
 pub fn check_path(path: &ConfigPath, schema: &Value) -> Result<(), String> {
+    schema_at(path, schema).map(|_| ())
+}
+
+/// The schema of the value at `path` (with `*` for any map key), as
+/// [`check_path`] checks it.
+///
+/// # Errors
+///
+/// What is wrong with `path`, in the user's terms.
+pub fn schema_at<'a>(path: &ConfigPath, schema: &'a Value) -> Result<&'a Value, String> {
     let mut node = resolve(schema, schema);
     let mut walked: Vec<&str> = Vec::new();
     for segment in path.segments() {
@@ -358,7 +368,7 @@ pub fn check_path(path: &ConfigPath, schema: &Value) -> Result<(), String> {
         }
         walked.push(segment);
     }
-    Ok(())
+    Ok(node)
 }
 
 /// Follows `$ref`, `allOf` and the non-null branch of `anyOf`.

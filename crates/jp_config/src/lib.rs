@@ -14,6 +14,7 @@ pub mod access;
 pub mod app;
 pub mod assistant;
 pub mod conversation;
+pub mod delta;
 pub mod diagnostic;
 pub mod edit;
 pub mod load;

@@ -33,7 +33,7 @@ pub fn config_json_schema() -> Result<String, String> {
 /// # Errors
 ///
 /// As [`config_json_schema`].
-pub(crate) fn config_schema() -> Result<&'static serde_json::Value, String> {
+pub fn config_schema() -> Result<&'static serde_json::Value, String> {
     static SCHEMA: std::sync::OnceLock<Result<serde_json::Value, String>> =
         std::sync::OnceLock::new();
     SCHEMA

@@ -59,6 +59,77 @@ pub struct Context {
     pub root: PathBuf,
     /// What jp wants done.
     pub action: Action,
+    /// The part of jp's config the tool may read (its `access.config`
+    /// rules with `read = true`), as a tree of the config's shape, with
+    /// the values as of the start of the current cycle (RFD 078). Absent
+    /// for a tool that may read no config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<Value>,
+    /// Why jp did not apply the config change the tool's previous run of
+    /// this same call proposed. Present only when jp runs the tool again
+    /// for that reason, with the same arguments and answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_rejection: Option<DeltaRejection>,
+}
+
+impl Context {
+    /// The context of a run in the workspace at `root`, with no config.
+    #[must_use]
+    pub fn run(root: impl Into<PathBuf>) -> Self {
+        Self {
+            root: root.into(),
+            action: Action::Run,
+            config: None,
+            delta_rejection: None,
+        }
+    }
+}
+
+/// Why a proposed config change was not applied (RFD 078). The tool is run
+/// again with this in [`Context::delta_rejection`]; it may answer without
+/// a change, with a corrected one, or give up. jp runs a call at most three
+/// more times for rejected changes, so a tool that changes config must be
+/// safe to run again with the same arguments (idempotent).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeltaRejection {
+    /// The kind of rejection.
+    pub reason: RejectionReason,
+    /// The config paths concerned (dotted, such as `assistant.model.id`),
+    /// when the reason is about particular paths.
+    #[serde(default)]
+    pub fields: Vec<String>,
+    /// What exactly was wrong, in words.
+    pub detail: String,
+}
+
+/// The kind of a [`DeltaRejection`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RejectionReason {
+    /// The change is not valid config: an unknown key, a wrong type, a bad
+    /// value, an unknown model alias, or an `unset` path jp cannot parse.
+    InvalidConfig,
+    /// The change touches paths the tool's grants do not let it write
+    /// (`write`) or remove (`delete`).
+    UnauthorizedPaths,
+    /// The user was asked and said no.
+    UserRejected,
+    /// The change needs the user's confirmation and no one could be asked
+    /// (no terminal, or `--non-interactive`).
+    ConfirmationUnavailable,
+}
+
+impl RejectionReason {
+    /// The wire name, such as `unauthorized_paths`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidConfig => "invalid_config",
+            Self::UnauthorizedPaths => "unauthorized_paths",
+            Self::UserRejected => "user_rejected",
+            Self::ConfirmationUnavailable => "confirmation_unavailable",
+        }
+    }
 }
 
 /// What jp wants a tool to do.
@@ -77,6 +148,16 @@ pub enum Outcome {
     Success {
         /// The result, as text for the model.
         content: String,
+        /// Config values to set (RFD 078): a partial config tree, such as
+        /// `{"assistant": {"model": {"id": "anthropic/claude-opus-5"}}}`.
+        /// Applied only within the tool's `access.config` grants, and
+        /// before `content` reaches the model.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        config: Option<Value>,
+        /// Config paths to remove (RFD 078), dotted; `path["json"]` removes
+        /// the list elements equal to that JSON value.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        unset: Vec<String>,
     },
     /// The call failed; `message` goes to the model as an error result.
     Error {
@@ -102,6 +183,23 @@ impl Outcome {
     pub fn success(content: impl Into<String>) -> Self {
         Self::Success {
             content: content.into(),
+            config: None,
+            unset: Vec::new(),
+        }
+    }
+
+    /// A success with `content` that also proposes config changes: values
+    /// to set (`config`, a partial config tree) and paths to remove.
+    #[must_use]
+    pub fn success_with_config(
+        content: impl Into<String>,
+        config: Option<Value>,
+        unset: Vec<String>,
+    ) -> Self {
+        Self::Success {
+            content: content.into(),
+            config,
+            unset,
         }
     }
 
@@ -207,6 +305,41 @@ pub fn read_request(mut input: impl std::io::Read) -> Result<Request, String> {
     serde_json::from_str(&text).map_err(|e| format!("the request on stdin is not valid: {e}"))
 }
 
+/// Parses one outcome from a tool's stdout.
+///
+/// # Errors
+///
+/// A message saying why `text` is not an outcome. `config` and `unset`
+/// belong to a `success` only: an error or a question has not finished
+/// the call, so it cannot change config, and such an outcome is refused
+/// rather than its change silently dropped.
+pub fn parse_outcome(text: &str) -> Result<Outcome, String> {
+    /// The fields only a success may have, looked for in other outcomes.
+    #[derive(Deserialize)]
+    struct Extra {
+        config: Option<serde::de::IgnoredAny>,
+        unset: Option<serde::de::IgnoredAny>,
+    }
+    let outcome: Outcome = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let kind = match outcome {
+        Outcome::Success { .. } => return Ok(outcome),
+        Outcome::Error { .. } => "error",
+        Outcome::NeedsInput { .. } => "needs_input",
+    };
+    let extra: Extra = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    for (field, present) in [
+        ("config", extra.config.is_some()),
+        ("unset", extra.unset.is_some()),
+    ] {
+        if present {
+            return Err(format!(
+                "`{field}` is allowed only on a `success` outcome, not on `{kind}`"
+            ));
+        }
+    }
+    Ok(outcome)
+}
+
 /// Writes `outcome` as one line of JSON.
 ///
 /// # Errors
@@ -267,6 +400,68 @@ mod tests {
                     default: None,
                 }
             }
+        );
+    }
+
+    #[test]
+    fn a_success_carries_config_changes_and_nothing_else_may() {
+        let outcome = parse_outcome(
+            r#"{"type":"success","content":"switched","config":{"assistant":{"model":{"id":"opus"}}},"unset":["assistant.model.parameters.temperature"]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            outcome,
+            Outcome::success_with_config(
+                "switched",
+                Some(json!({"assistant": {"model": {"id": "opus"}}})),
+                vec!["assistant.model.parameters.temperature".into()],
+            )
+        );
+        // Without them, the wire shape is unchanged.
+        assert_eq!(
+            parse_outcome(r#"{"type":"success","content":"ok"}"#).unwrap(),
+            Outcome::success("ok")
+        );
+        assert_eq!(
+            parse_outcome(r#"{"type":"error","message":"no","config":{}}"#).unwrap_err(),
+            "`config` is allowed only on a `success` outcome, not on `error`"
+        );
+        assert_eq!(
+            parse_outcome(
+                r#"{"type":"needs_input","question":{"id":"q","text":"?"},"unset":["a"]}"#
+            )
+            .unwrap_err(),
+            "`unset` is allowed only on a `success` outcome, not on `needs_input`"
+        );
+        assert_eq!(
+            parse_outcome("[1]").unwrap_err(),
+            "invalid type: integer `1`, expected variant identifier at line 1 column 2"
+        );
+    }
+
+    #[test]
+    fn a_context_carries_config_only_when_granted() {
+        let plain = serde_json::to_value(Context::run("/w")).unwrap();
+        assert_eq!(plain, json!({"root": "/w", "action": "run"}));
+        let mut context = Context::run("/w");
+        context.config = Some(json!({"assistant": {"model": {"id": "anthropic/x"}}}));
+        context.delta_rejection = Some(DeltaRejection {
+            reason: RejectionReason::UnauthorizedPaths,
+            fields: vec!["assistant.model.id".into()],
+            detail: "no write grant".into(),
+        });
+        assert_eq!(
+            serde_json::to_value(&context).unwrap(),
+            json!({
+                "root": "/w",
+                "action": "run",
+                "config": {"assistant": {"model": {"id": "anthropic/x"}}},
+                "delta_rejection": {
+                    "reason": "unauthorized_paths",
+                    "fields": ["assistant.model.id"],
+                    "detail": "no write grant"
+                }
+            })
         );
     }
 

@@ -225,7 +225,7 @@ mod tests {
         for i in 0..1003 {
             f.write(&format!("gen/{i:04}.txt"), "");
         }
-        let Outcome::Success { content } = list(&f, json!({})) else {
+        let Outcome::Success { content, .. } = list(&f, json!({})) else {
             panic!("expected a success");
         };
         let lines: Vec<&str> = content.lines().collect();

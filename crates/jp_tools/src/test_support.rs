@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use jp_tool::{Action, Context, Outcome, Request, ToolInfo};
+use jp_tool::{Context, Outcome, Request, ToolInfo};
 use serde_json::{Map, Value};
 
 /// A temporary workspace root.
@@ -52,10 +52,7 @@ impl Fixture {
                 answers: Map::new(),
                 options: Map::new(),
             },
-            context: Context {
-                root: self.root().to_path_buf(),
-                action: Action::Run,
-            },
+            context: Context::run(self.root()),
         }
     }
 

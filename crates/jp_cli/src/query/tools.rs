@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use jp_config::AppConfig;
+use jp_config::access::Grants;
 use jp_config::policy::{Decision, Mode, Policy, PolicyField, StreamingPolicyState, Workspace};
 use jp_config::tool::effective::effective_policy;
 use jp_config::tool::{ToolConfig, ToolSource, check_arguments, offered, run_limits};
@@ -25,7 +26,7 @@ use jp_conversation::{
     ToolCallResponse,
 };
 use jp_llm::tool::{ToolLimits, ToolRun};
-use jp_tool::{Action, Context, Outcome, Request, ToolInfo};
+use jp_tool::{Context, Outcome, Request, ToolInfo};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -100,6 +101,9 @@ pub enum Verdict {
 pub struct Ran {
     /// The answer for the model.
     pub response: ToolCallResponse,
+    /// The config change the tool proposed and that was approved, for the
+    /// cycle's commit buffer (RFD 078); `None` when it proposed none.
+    pub delta: Option<jp_config::delta::Proposal>,
     /// The tool's stderr, for diagnostics.
     pub stderr: String,
     /// What happened to the result, when it did not simply go to the model.
@@ -749,6 +753,7 @@ impl<'a> ToolCoordinator<'a> {
                 ),
                 stderr: String::new(),
                 note: None,
+                delta: None,
             };
         };
         let argv = match (tool.source, &tool.command) {
@@ -762,6 +767,7 @@ impl<'a> ToolCoordinator<'a> {
                     ),
                     stderr: String::new(),
                     note: None,
+                    delta: None,
                 };
             }
             (ToolSource::Local, command) => {
@@ -786,21 +792,65 @@ impl<'a> ToolCoordinator<'a> {
                 answers: Map::new(),
                 options: tool.options.clone().into_iter().collect(),
             },
-            context: Context {
-                root: self.root.clone(),
-                action: Action::Run,
-            },
+            context: Context::run(self.root.clone()),
         };
+        // The config the tool may read, as of the cycle's start (this
+        // coordinator's config); nothing for a tool without read grants.
+        let grants = Grants::new(&tool.access.config);
+        request.context.config = grants.readable(&self.resolved);
         let mut stderr = String::new();
         let mut questions = 0;
-        let (status, content) = loop {
+        let mut rejections = 0;
+        let (status, content, delta) = loop {
             let run = executor.run(&argv, &request, &limits, cancel).await;
             if !run.stderr.is_empty() {
                 stderr.push_str(&run.stderr);
             }
             match run.outcome {
-                Outcome::Success { content } => break (ResponseStatus::Success, content),
-                Outcome::Error { message, .. } => break (ResponseStatus::Error, message),
+                Outcome::Success {
+                    content,
+                    config,
+                    unset,
+                } => {
+                    if config.is_none() && unset.is_empty() {
+                        break (ResponseStatus::Success, content, None);
+                    }
+                    // The content waits until the change is settled: the
+                    // model never reads "switched to opus" for a switch
+                    // that did not happen.
+                    match self
+                        .settle_delta(&name, &grants, config.as_ref(), &unset, prompts)
+                        .await
+                    {
+                        delta::Settled::Approved(proposal) => {
+                            let proposal = (!proposal.is_empty()).then_some(proposal);
+                            break (ResponseStatus::Success, content, proposal);
+                        }
+                        delta::Settled::Rejected(rejection) => {
+                            rejections += 1;
+                            if rejections > delta::MAX_DELTA_REJECTIONS {
+                                self.printer.chrome_line(
+                                    Style::Bad,
+                                    &format!("⚠ tool {name} had its config change rejected {rejections} times; the call ends here"),
+                                );
+                                break (
+                                    ResponseStatus::Error,
+                                    delta::exhausted(&name, &rejection),
+                                    None,
+                                );
+                            }
+                            request.context.delta_rejection = Some(rejection);
+                        }
+                        delta::Settled::Interrupted => {
+                            break (
+                                ResponseStatus::Error,
+                                "The user interrupted jp before the tool's config change was decided; the change was not applied and the result was not kept.".into(),
+                                None,
+                            );
+                        }
+                    }
+                }
+                Outcome::Error { message, .. } => break (ResponseStatus::Error, message, None),
                 Outcome::NeedsInput { question } => {
                     questions += 1;
                     if questions > MAX_QUESTIONS {
@@ -809,6 +859,7 @@ impl<'a> ToolCoordinator<'a> {
                             format!(
                                 "The tool asked more than {MAX_QUESTIONS} questions; jp stopped it."
                             ),
+                            None,
                         );
                     }
                     let answer = match prompts.turn().await {
@@ -826,6 +877,7 @@ impl<'a> ToolCoordinator<'a> {
                                     "The tool needs an answer to \"{}\" and no one could answer it (jp is running without a terminal); it did not finish.",
                                     question.text
                                 ),
+                                None,
                             );
                         }
                         Err(error) => {
@@ -835,6 +887,7 @@ impl<'a> ToolCoordinator<'a> {
                                     "The tool needs an answer to \"{}\" and the user could not be asked ({error}); it did not finish.",
                                     question.text
                                 ),
+                                None,
                             );
                         }
                     }
@@ -863,6 +916,7 @@ impl<'a> ToolCoordinator<'a> {
             response,
             stderr,
             note,
+            delta,
         }
     }
 
@@ -1480,3 +1534,6 @@ policy.run = [{ arg = "/path", prefix = "secret/", mode = "skip" }, { mode = "as
 #[cfg(test)]
 #[path = "tools_tests.rs"]
 mod coordinator_tests;
+
+#[path = "tools_delta.rs"]
+pub mod delta;

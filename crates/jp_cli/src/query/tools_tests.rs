@@ -241,6 +241,7 @@ fn ran(status: ResponseStatus, content: &str, note: Option<&str>) -> Ran {
         response: response(status, content),
         stderr: String::new(),
         note: note.map(str::to_owned),
+        delta: None,
     }
 }
 
@@ -398,6 +399,7 @@ async fn needs_input_of_each_kind_is_asked_and_the_answers_go_back_to_the_tool()
             // Every run's stderr, in order.
             stderr: "asking 1\nasking 3\n".into(),
             note: None,
+            delta: None,
         }
     );
     // Each question reached the prompter whole, kind and all.
@@ -437,10 +439,7 @@ async fn needs_input_of_each_kind_is_asked_and_the_answers_go_back_to_the_tool()
                     .clone(),
                 options: Map::new(),
             },
-            context: Context {
-                root: f.dir.path().to_path_buf(),
-                action: Action::Run,
-            },
+            context: Context::run(f.dir.path()),
         }
     );
     assert_eq!(
@@ -878,4 +877,150 @@ async fn early_prompts_of_interleaved_calls_show_in_call_order() {
         })
     );
     assert_eq!(second, Answer::Run { decision });
+}
+
+// RFD 078: a tool's config change, between its run and its result.
+
+const GRANTS: &str = "[[conversation.tools.save.access.config]]\n\
+     path = \"assistant.model\"\n\
+     read = true\n\
+     write = true\n\
+     apply = \"ask\"\n\
+     [[conversation.tools.save.access.config]]\n\
+     path = \"assistant.model.parameters\"\n\
+     write = true\n\
+     delete = true\n\
+     apply = \"unattended\"\n";
+
+fn proposing(config: Value, unset: &[&str]) -> ToolRun {
+    tool_run(
+        Outcome::success_with_config(
+            "changed",
+            Some(config),
+            unset.iter().map(|s| (*s).to_owned()).collect(),
+        ),
+        "",
+    )
+}
+
+#[tokio::test]
+async fn a_tool_reads_its_granted_config_and_an_unattended_change_is_approved() {
+    let f = Fixture::new(GRANTS);
+    let executor = MockExecutor::new([proposing(
+        json!({"assistant": {"model": {"parameters": {"temperature": 0.3}}}}),
+        &["assistant.model.parameters.top_p"],
+    )]);
+    let ran = f.run(&executor, &no_terminal()).await;
+    assert_eq!(ran.response, response(ResponseStatus::Success, "changed"));
+    let delta = ran.delta.expect("an approved change");
+    assert_eq!(delta.sets.len(), 1);
+    assert_eq!(
+        delta.unsets[0].to_string(),
+        "assistant.model.parameters.top_p"
+    );
+    // The request held exactly the readable grant: assistant.model, but
+    // not the parameters rule's part of it (that rule has no read).
+    let requests = executor.requests();
+    assert_eq!(
+        serde_json::to_value(&requests[0].context.config).unwrap(),
+        json!({"assistant": {"model": {"id": "anthropic/claude-sonnet-4-5"}}})
+    );
+    assert_eq!(requests[0].context.delta_rejection, None);
+    assert_eq!(
+        f.chrome.text(),
+        "⟳ config change by tool save, applied when this step ends:\n  assistant.model.parameters.temperature: (unset) → 0.3\n  assistant.model.parameters.top_p: (unset) → (unset)\n"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_without_grants_sees_no_config_and_cannot_change_any() {
+    let f = Fixture::new("");
+    let change = json!({"assistant": {"model": {"id": "opus"}}});
+    let executor = MockExecutor::new((0..4).map(|_| proposing(change.clone(), &[])));
+    let ran = f.run(&executor, &no_terminal()).await;
+    let requests = executor.requests();
+    assert_eq!(requests.len(), 4, "the first run and three more");
+    assert_eq!(requests[0].context.config, None);
+    let rejection = requests[1].context.delta_rejection.clone().unwrap();
+    assert_eq!(
+        rejection.reason,
+        jp_tool::RejectionReason::UnauthorizedPaths
+    );
+    assert_eq!(rejection.fields, ["assistant.model.id"]);
+    // The same arguments every time.
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.tool.arguments == arguments("a.txt"))
+    );
+    assert_eq!(ran.delta, None);
+    assert_eq!(
+        ran.response,
+        response(
+            ResponseStatus::Error,
+            "Tool `save` proposed a config change jp could not apply 4 times, so the call ends here without its result. Last reason: unauthorized_paths: the tool's access.config grants do not cover assistant.model.id: no write grant"
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_corrected_change_after_a_rejection_is_applied() {
+    let f = Fixture::new(GRANTS);
+    let executor = MockExecutor::new([
+        proposing(json!({"assistant": {"model": {"id": "bogus"}}}), &[]),
+        proposing(json!({"assistant": {"model": {"id": "opus"}}}), &[]),
+    ]);
+    let script = Script::new(&[Some('y')], &[], &[]);
+    let ran = f.run(&executor, &script.prompts).await;
+    let requests = executor.requests();
+    let rejection = requests[1].context.delta_rejection.clone().unwrap();
+    assert_eq!(rejection.reason, jp_tool::RejectionReason::InvalidConfig);
+    assert_eq!(rejection.fields, ["assistant.model.id"]);
+    assert_eq!(ran.response.status, ResponseStatus::Success);
+    let delta = ran.delta.unwrap();
+    assert_eq!(delta.sets[0].1, json!("anthropic/claude-opus-5"));
+    assert_eq!(script.asked(), ["Apply this config change? [y,n]"]);
+    assert!(
+        f.chrome.text().contains(
+            "⟳ tool save proposes a config change:\n  assistant.model.id: \"anthropic/claude-sonnet-4-5\" → \"anthropic/claude-opus-5\"\n"
+        ),
+        "{}",
+        f.chrome.text()
+    );
+}
+
+#[tokio::test]
+async fn a_declined_or_unaskable_change_reruns_the_tool_with_the_reason() {
+    let f = Fixture::new(GRANTS);
+    let change = json!({"assistant": {"model": {"id": "opus"}}});
+    let executor = MockExecutor::new([proposing(change.clone(), &[]), success("left alone")]);
+    let script = Script::new(&[Some('n')], &[], &[]);
+    let ran = f.run(&executor, &script.prompts).await;
+    assert_eq!(
+        executor.requests()[1]
+            .context
+            .delta_rejection
+            .as_ref()
+            .unwrap()
+            .reason,
+        jp_tool::RejectionReason::UserRejected
+    );
+    assert_eq!(
+        ran.response,
+        response(ResponseStatus::Success, "left alone")
+    );
+    assert_eq!(ran.delta, None);
+
+    let executor = MockExecutor::new([proposing(change, &[]), success("left alone")]);
+    let ran = f.run(&executor, &no_terminal()).await;
+    assert_eq!(
+        executor.requests()[1]
+            .context
+            .delta_rejection
+            .as_ref()
+            .unwrap()
+            .reason,
+        jp_tool::RejectionReason::ConfirmationUnavailable
+    );
+    assert_eq!(ran.delta, None);
 }

@@ -343,8 +343,7 @@ fn parse_outcome(name: &str, stdout: &[u8]) -> Result<Outcome, OutputProblem> {
         return Err(OutputProblem::Empty);
     }
     let text = String::from_utf8_lossy(stdout);
-    let outcome: Outcome =
-        serde_json::from_str(&text).map_err(|e| OutputProblem::Invalid(e.to_string()))?;
+    let outcome = jp_tool::parse_outcome(&text).map_err(OutputProblem::Invalid)?;
     if matches!(text, std::borrow::Cow::Owned(_)) {
         tracing::warn!(
             tool = name,

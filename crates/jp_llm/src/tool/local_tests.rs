@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use jp_tool::{Action, AnswerKind, Context, Outcome, Question, Request, ToolInfo};
+use jp_tool::{AnswerKind, Context, Outcome, Question, Request, ToolInfo};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -80,10 +80,7 @@ fn request_in(root: PathBuf, arguments: Value) -> Request {
             answers: Map::new(),
             options: Map::new(),
         },
-        context: Context {
-            root,
-            action: Action::Run,
-        },
+        context: Context::run(root),
     }
 }
 

@@ -1,0 +1,470 @@
+//! Config changes a tool proposes (RFD 078): checked, authorized against
+//! its grants, and folded into one change per cycle.
+//!
+//! A tool's successful outcome may carry `config` (a partial config tree of
+//! values to set) and `unset` (paths to remove). [`Proposal::check`] turns
+//! them into concrete leaves: the tree must deserialize as config (unknown
+//! keys, wrong types and bad values are refused), model aliases are
+//! resolved first (so what is authorized, shown and stored is the model
+//! that will be used), and every `unset` must parse and name a config key.
+//! [`Proposal::authorize`] then needs a `write` grant for every leaf set, a
+//! `delete` grant for every path removed, and both for a list set where
+//! lists replace (setting such a list removes what was in it).
+//! [`Buffer`] holds the approved changes of one cycle and folds them, in
+//! call order, into one [`Folded`] change: the last operation on a path
+//! wins, and no path is both set and removed.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::access::{Apply, Grants};
+use crate::app::AppConfig;
+use crate::load::{APPEND_KEYS, deserialize_value};
+use crate::path::ConfigPath;
+
+/// A path to remove: a key, or (`path["json"]`) the elements of the list
+/// at a key that equal a JSON value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnsetPath {
+    /// The key.
+    pub path: ConfigPath,
+    /// The list element to remove, if only elements are removed.
+    pub element: Option<Value>,
+}
+
+impl UnsetPath {
+    /// Parses `a.b` or `a.b["json value"]`.
+    ///
+    /// # Errors
+    ///
+    /// What is wrong with the text.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if text.ends_with(']') {
+            // The first `[` that splits the text into a key and a JSON
+            // value; a key may itself hold `[` in a quoted segment.
+            for (at, _) in text.match_indices('[') {
+                if let (Ok(path), Ok(element)) = (
+                    ConfigPath::parse(&text[..at]),
+                    serde_json::from_str::<Value>(&text[at + 1..text.len() - 1]),
+                ) {
+                    return Ok(Self {
+                        path,
+                        element: Some(element),
+                    });
+                }
+            }
+        }
+        ConfigPath::parse(text)
+            .map(|path| Self {
+                path,
+                element: None,
+            })
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl fmt::Display for UnsetPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path)?;
+        if let Some(element) = &self.element {
+            write!(f, "[{element}]")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a proposed change cannot be applied, before anyone is asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// Whether the change is invalid (`false`: unauthorized).
+    pub invalid: bool,
+    /// The paths concerned.
+    pub fields: Vec<String>,
+    /// What is wrong.
+    pub detail: String,
+}
+
+impl Refusal {
+    fn invalid(fields: Vec<String>, detail: String) -> Self {
+        Self {
+            invalid: true,
+            fields,
+            detail,
+        }
+    }
+}
+
+/// One change, for showing the user: the value before and after
+/// (`None`: not set, or removed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    /// The key (with the element, for a list element removed).
+    pub path: String,
+    /// Its value now.
+    pub old: Option<Value>,
+    /// Its value after the change.
+    pub new: Option<Value>,
+}
+
+/// A tool's checked config change.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Proposal {
+    /// Values to set, one per leaf, in the order the tool wrote them.
+    pub sets: Vec<(ConfigPath, Value)>,
+    /// Paths to remove.
+    pub unsets: Vec<UnsetPath>,
+}
+
+impl Proposal {
+    /// Checks a tool's `config` and `unset` against the config's shape:
+    /// `config` must deserialize as a partial config, model aliases are
+    /// resolved with `current`'s aliases, and each `unset` must parse and
+    /// name a key of `schema` (the config schema; a list element only on
+    /// a list).
+    ///
+    /// # Errors
+    ///
+    /// A [`Refusal`] with `invalid` set, naming the key and the problem.
+    pub fn check(
+        config: Option<&Value>,
+        unset: &[String],
+        current: &AppConfig,
+        schema: &Value,
+    ) -> Result<Self, Refusal> {
+        let mut proposal = Self::default();
+        if let Some(tree) = config {
+            if !tree.is_object() {
+                return Err(Refusal::invalid(
+                    Vec::new(),
+                    "`config` must be an object: a partial config tree such as {\"assistant\": {\"model\": {\"id\": \"...\"}}}".into(),
+                ));
+            }
+            deserialize_value(tree).map_err(|d| {
+                Refusal::invalid(d.key.clone().into_iter().collect(), d.message.clone())
+            })?;
+            leaves(tree, &mut Vec::new(), &mut proposal.sets);
+            for (path, value) in &mut proposal.sets {
+                if path.segments() == ["assistant", "model", "id"] {
+                    *value = resolve_alias(path, value, current)?;
+                }
+            }
+        }
+        for text in unset {
+            let parsed = UnsetPath::parse(text)
+                .map_err(|e| Refusal::invalid(vec![text.clone()], format!("`unset`: {e}")))?;
+            let node = crate::access::schema_at(&parsed.path, schema).map_err(|e| {
+                Refusal::invalid(
+                    vec![parsed.path.to_string()],
+                    format!("`unset` {text}: {e}"),
+                )
+            })?;
+            if parsed.element.is_some() && !is_list(node) {
+                return Err(Refusal::invalid(
+                    vec![parsed.path.to_string()],
+                    format!(
+                        "`unset` {text}: `{}` is not a list, so it has no element to remove",
+                        parsed.path
+                    ),
+                ));
+            }
+            proposal.unsets.push(parsed);
+        }
+        Ok(proposal)
+    }
+
+    /// Whether the change changes nothing.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.sets.is_empty() && self.unsets.is_empty()
+    }
+
+    /// Authorizes the change against a tool's grants: `write` for every
+    /// leaf set, `delete` for every path removed, and both for a list set
+    /// at a key whose lists replace rather than append. Returns whether
+    /// the user must be asked first (any deciding rule has
+    /// `apply = "ask"`).
+    ///
+    /// # Errors
+    ///
+    /// A [`Refusal`] (not `invalid`) naming every path not granted.
+    pub fn authorize(&self, grants: &Grants) -> Result<Apply, Refusal> {
+        let mut refused = Vec::new();
+        let mut why = Vec::new();
+        let mut apply = Apply::Unattended;
+        for (path, value) in &self.sets {
+            let can = grants.capabilities(path);
+            let replaces = value.is_array() && !appends(path);
+            if !can.write {
+                refused.push(path.to_string());
+                why.push(format!("{path}: no write grant"));
+            } else if replaces && !can.delete {
+                refused.push(path.to_string());
+                why.push(format!(
+                    "{path}: setting this list replaces it, which needs a delete grant too"
+                ));
+            } else if can.apply == Apply::Ask {
+                apply = Apply::Ask;
+            }
+        }
+        for unset in &self.unsets {
+            let can = grants.capabilities(&unset.path);
+            if can.delete {
+                if can.apply == Apply::Ask {
+                    apply = Apply::Ask;
+                }
+            } else {
+                refused.push(unset.to_string());
+                why.push(format!("{unset}: no delete grant"));
+            }
+        }
+        if refused.is_empty() {
+            Ok(apply)
+        } else {
+            Err(Refusal {
+                invalid: false,
+                fields: refused,
+                detail: format!(
+                    "the tool's access.config grants do not cover {}",
+                    why.join("; ")
+                ),
+            })
+        }
+    }
+
+    /// Each change with its value now (in `resolved`, the config as JSON)
+    /// and after.
+    #[must_use]
+    pub fn changes(&self, resolved: &Value) -> Vec<Change> {
+        let sets = self.sets.iter().map(|(path, value)| {
+            let old = path.lookup(resolved).filter(|v| !v.is_null()).cloned();
+            let new = if appends(path) {
+                let mut list = old
+                    .clone()
+                    .and_then(|v| v.as_array().cloned())
+                    .unwrap_or_default();
+                list.extend(value.as_array().cloned().unwrap_or_default());
+                Value::Array(list)
+            } else {
+                value.clone()
+            };
+            Change {
+                path: path.to_string(),
+                old,
+                new: Some(new),
+            }
+        });
+        let unsets = self.unsets.iter().map(|unset| Change {
+            path: unset.to_string(),
+            old: match &unset.element {
+                None => unset
+                    .path
+                    .lookup(resolved)
+                    .filter(|v| !v.is_null())
+                    .cloned(),
+                Some(element) => unset
+                    .path
+                    .lookup(resolved)
+                    .and_then(Value::as_array)
+                    .and_then(|items| items.iter().find(|item| *item == element))
+                    .cloned(),
+            },
+            new: None,
+        });
+        sets.chain(unsets).collect()
+    }
+}
+
+/// Whether lists at `path` append across layers rather than replace.
+fn appends(path: &ConfigPath) -> bool {
+    APPEND_KEYS.iter().any(|key| path.segments() == *key)
+}
+
+/// Whether a schema node describes a list.
+fn is_list(node: &Value) -> bool {
+    match node.get("type") {
+        Some(Value::String(kind)) => kind == "array",
+        Some(Value::Array(kinds)) => kinds.iter().any(|k| k == "array"),
+        _ => false,
+    }
+}
+
+/// Resolves a model alias in a proposed `assistant.model.id`.
+fn resolve_alias(path: &ConfigPath, value: &Value, current: &AppConfig) -> Result<Value, Refusal> {
+    let Some(id) = value.as_str() else {
+        return Ok(value.clone());
+    };
+    crate::validate::resolve_model_id(current, id)
+        .map(|(provider, name)| Value::String(format!("{provider}/{name}")))
+        .map_err(|e| Refusal::invalid(vec![path.to_string()], e))
+}
+
+/// The leaves of a config tree: every value that is not an object, with
+/// its path.
+fn leaves(node: &Value, at: &mut Vec<String>, out: &mut Vec<(ConfigPath, Value)>) {
+    match node {
+        Value::Object(map) => {
+            for (key, child) in map {
+                at.push(key.clone());
+                leaves(child, at, out);
+                at.pop();
+            }
+        }
+        leaf => out.push((ConfigPath::from_segments(at.iter().cloned()), leaf.clone())),
+    }
+}
+
+/// The approved config changes of one cycle, by the index of the call
+/// that made them. It lives in memory only: a killed jp loses it, and
+/// nothing provisional reaches the conversation.
+#[derive(Debug, Clone, Default)]
+pub struct Buffer {
+    entries: Vec<(usize, String, Proposal)>,
+}
+
+/// One cycle's changes, folded: what to set, what to remove, and the tools
+/// they came from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Folded {
+    /// A partial config tree of the values to set.
+    pub delta: Map<String, Value>,
+    /// The paths to remove, written as `unset` accepts them.
+    pub unsets: Vec<String>,
+    /// Every path set or removed (each one is explicitly unclaimed).
+    pub touched: Vec<String>,
+    /// The tools whose changes these are, in call order.
+    pub tools: Vec<String>,
+}
+
+impl Buffer {
+    /// Adds the approved change of the call at `index`, made by `tool`.
+    pub fn add(&mut self, index: usize, tool: &str, proposal: Proposal) {
+        if !proposal.is_empty() {
+            self.entries.push((index, tool.to_owned(), proposal));
+        }
+    }
+
+    /// Drops everything (a restarted cycle proposes its changes again).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    /// Whether nothing was approved.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Folds the entries in call order into one change; `None` when there
+    /// is none. The last operation on a path wins: a removal drops what
+    /// was set at or below the path earlier, a set drops an earlier removal
+    /// of the same path. Replaying it removes first, then sets.
+    #[must_use]
+    pub fn fold(&self) -> Option<Folded> {
+        if self.entries.is_empty() {
+            return None;
+        }
+        let mut entries: Vec<&(usize, String, Proposal)> = self.entries.iter().collect();
+        entries.sort_by_key(|(index, _, _)| *index);
+        let mut sets: Vec<(ConfigPath, Value)> = Vec::new();
+        let mut unsets: Vec<UnsetPath> = Vec::new();
+        let mut tools: Vec<String> = Vec::new();
+        for (_, tool, proposal) in entries {
+            if !tools.contains(tool) {
+                tools.push(tool.clone());
+            }
+            for unset in &proposal.unsets {
+                if unset.element.is_none() {
+                    sets.retain(|(path, _)| !path.starts_with(&unset.path));
+                }
+                unsets.retain(|u| u != unset);
+                unsets.push(unset.clone());
+            }
+            for (path, value) in &proposal.sets {
+                unsets.retain(|u| u.path != *path);
+                let appends = appends(path);
+                match sets.iter_mut().find(|(p, _)| p == path) {
+                    Some((_, Value::Array(earlier))) if appends => {
+                        earlier.extend(value.as_array().cloned().unwrap_or_default());
+                    }
+                    Some((_, earlier)) => *earlier = value.clone(),
+                    None => sets.push((path.clone(), value.clone())),
+                }
+            }
+        }
+        let mut delta = Value::Object(Map::new());
+        let mut touched = Vec::new();
+        for (path, value) in sets {
+            insert(&mut delta, path.segments(), value);
+            touched.push(path.to_string());
+        }
+        let unsets: Vec<String> = unsets.iter().map(ToString::to_string).collect();
+        touched.extend(unsets.iter().cloned());
+        let Value::Object(delta) = delta else {
+            return None;
+        };
+        Some(Folded {
+            delta,
+            unsets,
+            touched,
+            tools,
+        })
+    }
+}
+
+/// Sets `value` at `segments` in `tree`, making objects on the way.
+fn insert(tree: &mut Value, segments: &[String], value: Value) {
+    let Some((last, parents)) = segments.split_last() else {
+        *tree = value;
+        return;
+    };
+    let mut node = tree;
+    for segment in parents {
+        if !node.is_object() {
+            *node = Value::Object(Map::new());
+        }
+        let Value::Object(map) = node else { return };
+        node = map
+            .entry(segment.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+    if !node.is_object() {
+        *node = Value::Object(Map::new());
+    }
+    if let Value::Object(map) = node {
+        map.insert(last.clone(), value);
+    }
+}
+
+/// Removes `unset` from a layer's raw value: the key, or the list
+/// elements equal to its element. Returns whether anything was removed.
+pub fn remove(raw: &mut Value, unset: &UnsetPath) -> bool {
+    let Some((last, parents)) = unset.path.segments().split_last() else {
+        return false;
+    };
+    let mut node = raw;
+    for segment in parents {
+        match node.get_mut(segment.as_str()) {
+            Some(next) => node = next,
+            None => return false,
+        }
+    }
+    let Value::Object(map) = node else {
+        return false;
+    };
+    match &unset.element {
+        None => map.remove(last.as_str()).is_some(),
+        Some(element) => match map.get_mut(last.as_str()) {
+            Some(Value::Array(items)) => {
+                let before = items.len();
+                items.retain(|item| item != element);
+                items.len() != before
+            }
+            _ => false,
+        },
+    }
+}
+
+#[cfg(test)]
+#[path = "delta_tests.rs"]
+mod tests;

@@ -1,0 +1,330 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::access::{ConfigGrant, Write};
+use crate::load::{LoadOptions, load};
+
+fn config() -> AppConfig {
+    load(&LoadOptions::default()).unwrap().config
+}
+
+fn schema() -> &'static Value {
+    crate::schema::config_schema().unwrap()
+}
+
+fn grant(path: &str, write: Write, delete: bool, apply: Apply) -> ConfigGrant {
+    ConfigGrant {
+        path: path.into(),
+        read: true,
+        write,
+        delete,
+        apply,
+    }
+}
+
+fn check(config: Value, unset: &[&str]) -> Result<Proposal, Refusal> {
+    let unset: Vec<String> = unset.iter().map(|s| (*s).to_owned()).collect();
+    Proposal::check(Some(&config), &unset, &self::config(), schema())
+}
+
+fn p(text: &str) -> ConfigPath {
+    ConfigPath::parse(text).unwrap()
+}
+
+#[test]
+fn unset_paths_parse_keys_and_list_elements() {
+    let plain = UnsetPath::parse("assistant.model.parameters.temperature").unwrap();
+    assert_eq!(plain.path, p("assistant.model.parameters.temperature"));
+    assert_eq!(plain.element, None);
+    let element = UnsetPath::parse(r#"assistant.instructions["be [brief]"]"#).unwrap();
+    assert_eq!(element.path, p("assistant.instructions"));
+    assert_eq!(element.element, Some(json!("be [brief]")));
+    assert_eq!(
+        element.to_string(),
+        r#"assistant.instructions["be [brief]"]"#
+    );
+    let dotted = UnsetPath::parse(r#"conversation.tools.'my.tool'.enable"#).unwrap();
+    assert_eq!(dotted.path.segments()[2], "my.tool");
+    assert_eq!(
+        UnsetPath::parse("assistant..model").unwrap_err(),
+        "invalid config key `assistant..model`: a segment is empty"
+    );
+}
+
+#[test]
+fn a_change_must_be_config() {
+    let refused = check(json!({"assistant": {"modle": {"id": "x"}}}), &[]).unwrap_err();
+    assert!(refused.invalid);
+    assert_eq!(refused.fields, ["assistant.modle"]);
+    assert!(
+        refused.detail.starts_with("unknown field `modle`"),
+        "{}",
+        refused.detail
+    );
+
+    let refused = check(
+        json!({"assistant": {"model": {"parameters": {"max_tokens": "lots"}}}}),
+        &[],
+    )
+    .unwrap_err();
+    assert_eq!(refused.fields, ["assistant.model.parameters.max_tokens"]);
+
+    let refused = check(json!({"style": {"color": "purple"}}), &[]).unwrap_err();
+    assert_eq!(refused.fields, ["style.color"]);
+    assert!(refused.detail.contains("purple"), "{}", refused.detail);
+
+    let refused = check(json!({}), &["assistant.modle"]).unwrap_err();
+    assert_eq!(refused.fields, ["assistant.modle"]);
+    assert_eq!(
+        refused.detail,
+        "`unset` assistant.modle: `assistant` has no key `modle` (its keys: instructions, model, system_prompt)"
+    );
+    let refused = check(json!({}), &[r#"style.color["auto"]"#]).unwrap_err();
+    assert_eq!(
+        refused.detail,
+        "`unset` style.color[\"auto\"]: `style.color` is not a list, so it has no element to remove"
+    );
+    let refused = Proposal::check(Some(&json!([1])), &[], &config(), schema()).unwrap_err();
+    assert!(refused.detail.starts_with("`config` must be an object"));
+}
+
+#[test]
+fn aliases_resolve_before_anything_else_sees_them() {
+    let proposal = check(json!({"assistant": {"model": {"id": "opus"}}}), &[]).unwrap();
+    assert_eq!(
+        proposal.sets,
+        [(p("assistant.model.id"), json!("anthropic/claude-opus-5"))]
+    );
+    let refused = check(json!({"assistant": {"model": {"id": "bogus"}}}), &[]).unwrap_err();
+    assert!(refused.invalid);
+    assert_eq!(refused.fields, ["assistant.model.id"]);
+    assert!(
+        refused.detail.starts_with("`bogus` is neither"),
+        "{}",
+        refused.detail
+    );
+}
+
+#[test]
+fn every_leaf_needs_a_write_grant_and_every_removal_a_delete_grant() {
+    let grants = Grants::new(&[
+        grant(
+            "assistant.model.parameters",
+            Write::Allowed,
+            false,
+            Apply::Unattended,
+        ),
+        grant("assistant.instructions", Write::Allowed, true, Apply::Ask),
+    ]);
+    let ok = check(
+        json!({"assistant": {"model": {"parameters": {"temperature": 0.2, "max_tokens": 100}}}}),
+        &[],
+    )
+    .unwrap();
+    assert_eq!(ok.authorize(&grants), Ok(Apply::Unattended));
+
+    // An alias cannot smuggle a model switch past a parameters grant.
+    let smuggled = check(
+        json!({"assistant": {"model": {"id": "opus", "parameters": {"temperature": 0.2}}}}),
+        &[],
+    )
+    .unwrap();
+    let refused = smuggled.authorize(&grants).unwrap_err();
+    assert!(!refused.invalid);
+    assert_eq!(refused.fields, ["assistant.model.id"]);
+    assert_eq!(
+        refused.detail,
+        "the tool's access.config grants do not cover assistant.model.id: no write grant"
+    );
+
+    let removal = check(json!({}), &["assistant.model.parameters.temperature"]).unwrap();
+    assert_eq!(
+        removal.authorize(&grants).unwrap_err().fields,
+        ["assistant.model.parameters.temperature"]
+    );
+
+    // Instructions append, so a write adds to them; a delete grant lets
+    // the tool remove one, and the rule asks first.
+    let both = check(
+        json!({"assistant": {"instructions": ["be brief"]}}),
+        &[r#"assistant.instructions["be verbose"]"#],
+    )
+    .unwrap();
+    assert_eq!(both.authorize(&grants), Ok(Apply::Ask));
+}
+
+#[test]
+fn setting_a_list_that_replaces_needs_delete_too() {
+    let proposal = check(
+        json!({"conversation": {"tools": {"t": {"parameters": {"mode": {"type": "string", "enum": ["a"]}}}}}}),
+        &[],
+    )
+    .unwrap();
+    let write_only = Grants::new(&[grant(
+        "conversation.tools.t.parameters",
+        Write::InsecureAllow,
+        false,
+        Apply::Unattended,
+    )]);
+    let refused = proposal.authorize(&write_only).unwrap_err();
+    assert_eq!(
+        refused.fields,
+        ["conversation.tools.t.parameters.mode.enum"]
+    );
+    assert!(
+        refused
+            .detail
+            .contains("replaces it, which needs a delete grant too")
+    );
+    let with_delete = Grants::new(&[grant(
+        "conversation.tools.t.parameters",
+        Write::InsecureAllow,
+        true,
+        Apply::Unattended,
+    )]);
+    assert_eq!(proposal.authorize(&with_delete), Ok(Apply::Unattended));
+}
+
+#[test]
+fn a_true_grant_does_not_reach_sensitive_paths_below_it() {
+    let proposal = check(
+        json!({"conversation": {"tools": {"t": {"enable": false}}}}),
+        &[],
+    )
+    .unwrap();
+    let broad = Grants::new(&[grant(
+        "conversation.tools",
+        Write::Allowed,
+        true,
+        Apply::Ask,
+    )]);
+    assert_eq!(
+        proposal.authorize(&broad).unwrap_err().fields,
+        ["conversation.tools.t.enable"]
+    );
+    let acknowledged = Grants::new(&[grant(
+        "conversation.tools",
+        Write::InsecureAllow,
+        true,
+        Apply::Ask,
+    )]);
+    assert_eq!(proposal.authorize(&acknowledged), Ok(Apply::Ask));
+}
+
+#[test]
+fn changes_show_the_value_before_and_after() {
+    let resolved = crate::load::resolved_json(&config());
+    let proposal = check(
+        json!({"assistant": {"model": {"id": "opus"}, "instructions": ["be brief"]}}),
+        &["assistant.model.parameters.max_tokens"],
+    )
+    .unwrap();
+    assert_eq!(
+        proposal.changes(&resolved),
+        [
+            Change {
+                path: "assistant.model.id".into(),
+                old: Some(json!("anthropic/claude-sonnet-4-5")),
+                new: Some(json!("anthropic/claude-opus-5")),
+            },
+            Change {
+                path: "assistant.instructions".into(),
+                old: Some(json!([])),
+                new: Some(json!(["be brief"])),
+            },
+            Change {
+                path: "assistant.model.parameters.max_tokens".into(),
+                old: Some(json!(8192)),
+                new: None,
+            },
+        ]
+    );
+}
+
+#[test]
+fn the_buffer_folds_in_call_order_and_the_last_operation_wins() {
+    let sets = |pairs: &[(&str, Value)]| Proposal {
+        sets: pairs.iter().map(|(k, v)| (p(k), v.clone())).collect(),
+        unsets: Vec::new(),
+    };
+    let unsets = |keys: &[&str]| Proposal {
+        sets: Vec::new(),
+        unsets: keys.iter().map(|k| UnsetPath::parse(k).unwrap()).collect(),
+    };
+    assert_eq!(Buffer::default().fold(), None);
+
+    // Two tools write one path: the later call wins, whatever finished
+    // first.
+    let mut buffer = Buffer::default();
+    buffer.add(
+        1,
+        "b",
+        sets(&[("assistant.model.id", json!("anthropic/b"))]),
+    );
+    buffer.add(
+        0,
+        "a",
+        sets(&[("assistant.model.id", json!("anthropic/a"))]),
+    );
+    let folded = buffer.fold().unwrap();
+    assert_eq!(
+        Value::Object(folded.delta),
+        json!({"assistant": {"model": {"id": "anthropic/b"}}})
+    );
+    assert_eq!(folded.tools, ["a", "b"]);
+    assert_eq!(folded.touched, ["assistant.model.id"]);
+
+    // One sets and a later one removes: only the removal is left; and
+    // the other way round, only the set.
+    let mut buffer = Buffer::default();
+    buffer.add(
+        0,
+        "a",
+        sets(&[("assistant.model.parameters.temperature", json!(0.5))]),
+    );
+    buffer.add(1, "b", unsets(&["assistant.model.parameters"]));
+    buffer.add(2, "c", sets(&[("assistant.system_prompt", json!("hi"))]));
+    buffer.add(3, "d", unsets(&["assistant.system_prompt"]));
+    buffer.add(4, "e", sets(&[("assistant.system_prompt", json!("again"))]));
+    let folded = buffer.fold().unwrap();
+    assert_eq!(
+        Value::Object(folded.delta),
+        json!({"assistant": {"system_prompt": "again"}})
+    );
+    assert_eq!(folded.unsets, ["assistant.model.parameters"]);
+    assert_eq!(
+        folded.touched,
+        ["assistant.system_prompt", "assistant.model.parameters"]
+    );
+
+    // Appending lists add up.
+    let mut buffer = Buffer::default();
+    buffer.add(0, "a", sets(&[("assistant.instructions", json!(["x"]))]));
+    buffer.add(1, "a", sets(&[("assistant.instructions", json!(["y"]))]));
+    assert_eq!(
+        Value::Object(buffer.fold().unwrap().delta),
+        json!({"assistant": {"instructions": ["x", "y"]}})
+    );
+    buffer.clear();
+    assert!(buffer.is_empty());
+}
+
+#[test]
+fn removing_takes_a_key_or_matching_list_elements_out_of_a_layer() {
+    let mut raw = json!({"assistant": {"instructions": ["a", "b", "a"], "model": {"id": "x/y"}}});
+    assert!(remove(
+        &mut raw,
+        &UnsetPath::parse(r#"assistant.instructions["a"]"#).unwrap()
+    ));
+    assert!(remove(
+        &mut raw,
+        &UnsetPath::parse("assistant.model.id").unwrap()
+    ));
+    assert!(!remove(&mut raw, &UnsetPath::parse("style.color").unwrap()));
+    assert_eq!(
+        raw,
+        json!({"assistant": {"instructions": ["b"], "model": {}}})
+    );
+}
