@@ -286,6 +286,35 @@ fn an_editing_call_without_a_terminal_is_declined_early_and_the_stream_stops() {
 }
 
 #[test]
+fn a_skipped_call_is_answered_early_and_the_stream_stops() {
+    let (ws, run, bytes, sent) = stopped_at_env("skip");
+    assert_eq!(
+        chrome(&run.stderr),
+        format!(
+            "── jp (anthropic/claude-haiku-4-5) ──\n\
+             Calling tool fs_create_file(path: \".env\")\n  \
+             fs_create_file: skipped (policy.run[0] (const \".env\" on /path) matched: \
+             \".env\" equals .env)\n  \
+             stopped the stream after {bytes} B of fs_create_file's arguments\n\
+             ── jp (anthropic/claude-haiku-4-5) ──\n"
+        )
+    );
+    let told = format!(
+        "This call was skipped by the user's policy; it was not run. jp stopped your response \
+         after {bytes} B of this call's arguments."
+    );
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("skipped".to_owned(), told.clone())]
+    );
+    assert_eq!(
+        sent["messages"][1]["content"][0]["input"],
+        serde_json::json!({ "path": ".env" })
+    );
+    assert_eq!(sent["messages"][2]["content"][0]["content"], told.as_str());
+}
+
+#[test]
 fn an_unattended_call_is_decided_early_and_runs_once_complete() {
     let ws = initialized();
     let content = big_content();
