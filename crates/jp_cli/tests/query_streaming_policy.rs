@@ -321,8 +321,19 @@ fn an_unattended_call_is_decided_early_and_runs_once_complete() {
     let args = serde_json::json!({ "path": "src/big.rs", "content": content }).to_string();
     let (reply, total) = slow_create(&args);
     let server = TestServer::start(vec![reply, follow_up()]);
+    // The tool, run through a script that first counts its runs.
+    let runs = ws.root().join("runs");
+    let script = format!(
+        "echo run >> '{}'; exec '{}' tool fs_create_file",
+        runs.display(),
+        env!("CARGO_BIN_EXE_jp")
+    );
+    let command = format!(
+        "conversation.tools.fs_create_file.command:={}",
+        serde_json::json!(["sh", "-c", script])
+    );
 
-    let run = run(&ws, &server, &[]);
+    let run = run(&ws, &server, &["--cfg", &command]);
     assert_eq!(run.code, 0, "{run:?}");
     let decided = decided_at(&run.stderr);
     assert_eq!(decided.len(), 1, "{}", run.stderr);
@@ -334,6 +345,7 @@ fn an_unattended_call_is_decided_early_and_runs_once_complete() {
     assert!(!requests[0].client_disconnected);
     assert_eq!(requests[0].body_bytes_sent, total);
     assert_eq!(ws.read("project/src/big.rs"), content);
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "run\n");
     assert_eq!(
         responses(&stored(&ws)),
         [(
