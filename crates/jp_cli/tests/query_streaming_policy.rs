@@ -180,7 +180,9 @@ fn an_asking_call_without_a_terminal_is_declined_early_and_the_stream_stops() {
     assert_eq!(sent["messages"][2]["content"][0]["content"], told.as_str());
     assert_eq!(sent["messages"][2]["content"][0]["is_error"], true);
 
-    // `jp conversation show` keeps the saving, under the call it cut short.
+    // `jp conversation show` keeps the saving, under the call it cut short:
+    // the arguments that had completed, not called truncated (jp stopped
+    // the stream; the model did not stop).
     let conversation = stored(&ws);
     let id = conversation["id"].as_str().unwrap();
     let shown = ws.jp(&["conversation", "show"]);
@@ -192,8 +194,7 @@ fn an_asking_call_without_a_terminal_is_declined_early_and_the_stream_stops() {
              \n\
              ── turn · TIME ──\n\
              you: write the file\n\
-             tool call toolu_1 fs_create_file({{\"path\":\".env\"}}) [unusable: arguments are \
-             truncated: input ended inside an object key at (root)]\n  \
+             tool call toolu_1 fs_create_file({{\"path\":\".env\"}})\n  \
              stopped the stream after {bytes} B of fs_create_file's arguments\n\
              tool result toolu_1 [declined]: {told}\n\
              assistant: Understood.\n"
@@ -211,6 +212,108 @@ fn turn_times_hidden(text: &str) -> String {
         .collect()
 }
 
+/// `--cfg` for a `fs_create_file` policy that decides `mode` for `.env`
+/// on its `path`, and asks for every other path.
+fn env_rule(mode: &str) -> String {
+    format!(
+        "conversation.tools.fs_create_file.policy.run:=\
+         [{{\"arg\":\"/path\",\"const\":\".env\",\"mode\":\"{mode}\"}},{{\"mode\":\"ask\"}}]"
+    )
+}
+
+/// Runs a 200 KB+ `fs_create_file` of `.env`, `path` first, without a
+/// terminal under [`env_rule`]`(mode)`, and checks that it was decided
+/// `mode` from `path` alone, that the client hung up before 5% of the
+/// response was sent, and that no file was written. Returns the
+/// workspace, the run, the call's argument bytes at the decision and the
+/// follow-up request.
+fn stopped_at_env(mode: &str) -> (Workspace, common::Run, usize, serde_json::Value) {
+    let ws = initialized();
+    let content = big_content();
+    let args = serde_json::json!({ "path": ".env", "content": content }).to_string();
+    assert!(content.len() > 200_000);
+    let (reply, total) = slow_create(&args);
+    let server = TestServer::start(vec![reply, follow_up()]);
+
+    let run = run(&ws, &server, &["--cfg", &env_rule(mode)]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let decided = decided_at(&run.stderr);
+    assert_eq!(decided.len(), 1, "{}", run.stderr);
+    assert_eq!(decided[0].0, mode);
+    assert!(decided[0].1 < args.len() / 100, "{decided:?}");
+    let requests = server.wait_for(2, Duration::from_secs(10));
+    assert!(requests[0].client_disconnected, "the stream was not closed");
+    assert!(
+        requests[0].body_bytes_sent < total / 20,
+        "{} of {total} bytes were sent",
+        requests[0].body_bytes_sent
+    );
+    assert!(!ws.project().join(".env").exists());
+    let bytes = decided[0].1;
+    let follow_up = requests[1].json();
+    (ws, run, bytes, follow_up)
+}
+
+#[test]
+fn an_editing_call_without_a_terminal_is_declined_early_and_the_stream_stops() {
+    // Decision 6 declines `edit` without a prompt as it does `ask`: at the
+    // moment of decision, so the rest of the call is not paid for.
+    let (ws, run, bytes, sent) = stopped_at_env("edit");
+    assert_eq!(
+        chrome(&run.stderr),
+        format!(
+            "── jp (anthropic/claude-haiku-4-5) ──\n\
+             Calling tool fs_create_file(path: \".env\")\n  \
+             fs_create_file: declined: policy.run[0] (const \".env\" on /path) matched: \
+             \".env\" equals .env, so jp must open an editor, and no terminal is available; run \
+             jp in a terminal to answer, or allow calls like this one with a rule before \
+             policy.run[0] in conversation.tools.fs_create_file: {{ arg = \"/path\", const = \
+             \".env\", mode = \"unattended\" }}\n  \
+             stopped the stream after {bytes} B of fs_create_file's arguments\n\
+             ── jp (anthropic/claude-haiku-4-5) ──\n"
+        )
+    );
+    let told = format!(
+        "The call was not run: the user's policy requires confirmation and no one could confirm \
+         it (jp is running without a terminal). jp stopped your response after {bytes} B of this \
+         call's arguments."
+    );
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("declined".to_owned(), told.clone())]
+    );
+    assert_eq!(sent["messages"][2]["content"][0]["content"], told.as_str());
+}
+
+#[test]
+fn a_skipped_call_is_answered_early_and_the_stream_stops() {
+    let (ws, run, bytes, sent) = stopped_at_env("skip");
+    assert_eq!(
+        chrome(&run.stderr),
+        format!(
+            "── jp (anthropic/claude-haiku-4-5) ──\n\
+             Calling tool fs_create_file(path: \".env\")\n  \
+             fs_create_file: skipped (policy.run[0] (const \".env\" on /path) matched: \
+             \".env\" equals .env)\n  \
+             stopped the stream after {bytes} B of fs_create_file's arguments\n\
+             ── jp (anthropic/claude-haiku-4-5) ──\n"
+        )
+    );
+    let told = format!(
+        "This call was skipped by the user's policy; it was not run. jp stopped your response \
+         after {bytes} B of this call's arguments."
+    );
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("skipped".to_owned(), told.clone())]
+    );
+    assert_eq!(
+        sent["messages"][1]["content"][0]["input"],
+        serde_json::json!({ "path": ".env" })
+    );
+    assert_eq!(sent["messages"][2]["content"][0]["content"], told.as_str());
+}
+
 #[test]
 fn an_unattended_call_is_decided_early_and_runs_once_complete() {
     let ws = initialized();
@@ -218,8 +321,19 @@ fn an_unattended_call_is_decided_early_and_runs_once_complete() {
     let args = serde_json::json!({ "path": "src/big.rs", "content": content }).to_string();
     let (reply, total) = slow_create(&args);
     let server = TestServer::start(vec![reply, follow_up()]);
+    // The tool, run through a script that first counts its runs.
+    let runs = ws.root().join("runs");
+    let script = format!(
+        "echo run >> '{}'; exec '{}' tool fs_create_file",
+        runs.display(),
+        env!("CARGO_BIN_EXE_jp")
+    );
+    let command = format!(
+        "conversation.tools.fs_create_file.command:={}",
+        serde_json::json!(["sh", "-c", script])
+    );
 
-    let run = run(&ws, &server, &[]);
+    let run = run(&ws, &server, &["--cfg", &command]);
     assert_eq!(run.code, 0, "{run:?}");
     let decided = decided_at(&run.stderr);
     assert_eq!(decided.len(), 1, "{}", run.stderr);
@@ -231,6 +345,7 @@ fn an_unattended_call_is_decided_early_and_runs_once_complete() {
     assert!(!requests[0].client_disconnected);
     assert_eq!(requests[0].body_bytes_sent, total);
     assert_eq!(ws.read("project/src/big.rs"), content);
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "run\n");
     assert_eq!(
         responses(&stored(&ws)),
         [(

@@ -1,5 +1,6 @@
 //! `jp conversation`: list, show, switch and remove conversations.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -127,6 +128,17 @@ fn print_text(c: &Conversation) {
         c.id,
         c.title.as_deref().unwrap_or("(untitled)")
     );
+    // Calls jp stopped reading (RFD D26): their arguments are cut short
+    // because jp closed the stream, not because the model truncated them,
+    // so they show what had completed and the note that follows them.
+    let stopped: HashSet<&str> = c
+        .events
+        .iter()
+        .filter_map(|event| match &event.kind {
+            EventKind::StreamStopped { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
     for event in &c.events {
         match &event.kind {
             EventKind::TurnStart => showln!("\n── turn · {} ──", format_utc(event.at_ms)),
@@ -139,6 +151,7 @@ fn print_text(c: &Conversation) {
                 let args = serde_json::Value::Object(call.received_arguments().clone());
                 let invalid = call
                     .error()
+                    .filter(|_| !stopped.contains(call.id.as_str()))
                     .map(|e| format!(" [unusable: {e}]"))
                     .unwrap_or_default();
                 showln!(

@@ -2,14 +2,16 @@
 //! `policy.run`), running it, and how its result reaches the model
 //! (`policy.result`).
 //!
-//! A call is decided once its arguments are complete (at Flush; RFD D26
-//! will decide earlier). In order, a call is refused when the tool is
-//! unknown or disabled, when its arguments are unusable (truncated or
-//! invalid JSON, a duplicate key: architecture decisions 1 and 7), or when
-//! they do not fit the tool's parameters; otherwise `policy.run` decides:
-//! `unattended` runs, `ask` and `edit` prompt (and are declined when no
-//! prompt is possible, decision 6), `skip` answers "skipped" without
-//! running. Every call gets exactly one [`ToolCallResponse`].
+//! A call is decided as soon as its policy can be (RFD D26:
+//! [`ToolCoordinator::early`] while its arguments stream) and checked again
+//! once they are complete (at Flush, decision 7). In order, a call is
+//! refused when the tool is unknown or disabled, when its arguments are
+//! unusable (truncated or invalid JSON, a duplicate key: architecture
+//! decisions 1 and 7), or when they do not fit the tool's parameters;
+//! otherwise `policy.run` decides: `unattended` runs, `ask` and `edit`
+//! prompt (and are declined when no prompt is possible, decision 6), `skip`
+//! answers "skipped" without running. Every call gets exactly one
+//! [`ToolCallResponse`].
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -501,12 +503,14 @@ impl<'a> ToolCoordinator<'a> {
         known: &dyn Fn(&str) -> Option<Value>,
     ) -> EarlyStep {
         match decision.mode {
-            Mode::Unattended | Mode::Edit => EarlyStep::Keep(decision),
             Mode::Skip => EarlyStep::NotRun(skipped(id, name, &decision.reason)),
-            Mode::Ask if !prompts.available() => {
+            // Decision 6: without a prompt `edit` is declined like `ask`,
+            // and now, so the rest of the call is not paid for.
+            mode @ (Mode::Ask | Mode::Edit) if !prompts.available() => {
                 let advice = self.narrow_advice(name, PolicyField::Run, decision.rule, known);
-                EarlyStep::NotRun(no_terminal(id, name, Mode::Ask, &decision.reason, &advice))
+                EarlyStep::NotRun(no_terminal(id, name, mode, &decision.reason, &advice))
             }
+            Mode::Unattended | Mode::Edit => EarlyStep::Keep(decision),
             Mode::Ask => EarlyStep::Ask(decision),
         }
     }
@@ -1180,8 +1184,8 @@ pub enum Decided {
 /// What to do about a call whose policy decided while it streams.
 #[derive(Debug)]
 pub enum EarlyStep {
-    /// Keep the decision (`unattended`, `edit`) for when the arguments are
-    /// complete.
+    /// Keep the decision (`unattended`, or `edit` with a prompt to open
+    /// the editor from) for when the arguments are complete.
     Keep(Decision),
     /// Ask the user now.
     Ask(Decision),

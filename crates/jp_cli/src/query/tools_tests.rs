@@ -822,6 +822,53 @@ fn a_duplicate_key_after_an_early_decision_refuses_the_call() {
     }
 }
 
+/// What [`ToolCoordinator::early`] does about `save(path: "a.txt")` decided
+/// `mode` by `policy.run[1]` while it streams, as text.
+fn early_step(tools: &ToolCoordinator<'_>, mode: Mode, prompts: &Prompts) -> String {
+    let known = |key: &str| arguments("a.txt").get(key).cloned();
+    match tools.early("1", "save", early_decision(mode, 1), prompts, &known) {
+        EarlyStep::Keep(decision) => format!("keep {}", decision.mode),
+        EarlyStep::Ask(decision) => format!("ask {}", decision.mode),
+        EarlyStep::NotRun(Verdict::NotRun { response, note }) => {
+            format!("{} / {note}", response.status.as_str())
+        }
+        EarlyStep::NotRun(verdict) => format!("not run, but {verdict:?}"),
+    }
+}
+
+#[test]
+fn an_early_ask_or_edit_without_a_prompt_is_declined_at_once() {
+    let f = Fixture::new(SECRET_POLICY);
+    let tools = f.tools();
+    // Decision 6: no prompt declines `edit` as it does `ask`, at the
+    // moment of decision (so the stream can stop), not at Flush.
+    let declined = |must: &str| {
+        format!(
+            "declined / save: declined: policy.run[1] decided early, so jp must {must}, and no \
+             terminal is available; run jp in a terminal to answer, or allow calls like this one \
+             with a rule before policy.run[1] in conversation.tools.save: {{ arg = \"/path\", \
+             const = \"a.txt\", mode = \"unattended\" }}"
+        )
+    };
+    assert_eq!(
+        early_step(&tools, Mode::Edit, &no_terminal()),
+        declined("open an editor")
+    );
+    assert_eq!(
+        early_step(&tools, Mode::Ask, &no_terminal()),
+        declined("ask")
+    );
+    // With a terminal, `edit` waits for the complete arguments and `ask`
+    // asks now.
+    let script = Script::new(&[], &[], &[]);
+    assert_eq!(early_step(&tools, Mode::Edit, &script.prompts), "keep edit");
+    assert_eq!(early_step(&tools, Mode::Ask, &script.prompts), "ask ask");
+    assert_eq!(
+        early_step(&tools, Mode::Unattended, &no_terminal()),
+        "keep unattended"
+    );
+}
+
 #[tokio::test]
 async fn early_prompts_of_interleaved_calls_show_in_call_order() {
     use crate::query::tickets::CallTickets;
