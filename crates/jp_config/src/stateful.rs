@@ -230,6 +230,8 @@ pub struct EntryProblem {
     pub error: bool,
     /// What is wrong.
     pub message: String,
+    /// The other entries the problem involves (a dependency cycle's).
+    pub related: Vec<usize>,
 }
 
 /// Every problem with `config.conversation.policies`.
@@ -250,6 +252,7 @@ pub fn check(config: &AppConfig) -> Vec<EntryProblem> {
                 field,
                 error,
                 message,
+                related: Vec::new(),
             });
         };
         let kind = entry.kind.as_str();
@@ -464,23 +467,15 @@ pub fn check(config: &AppConfig) -> Vec<EntryProblem> {
         let Some(index) = entries.pop() else {
             continue;
         };
-        let with = if entries.is_empty() {
-            String::new()
-        } else {
-            let others: Vec<String> = entries
-                .iter()
-                .map(|i| format!("conversation.policies[{i}]"))
-                .collect();
-            format!(" (with {})", others.join(", "))
-        };
         problems.push(EntryProblem {
             index,
             field: None,
             error: true,
             message: format!(
-                "dependency cycle: {}{with}; none of these tools could ever run",
+                "dependency cycle: {}; none of these tools could ever run",
                 cycle.join(" needs ")
             ),
+            related: entries,
         });
     }
     problems

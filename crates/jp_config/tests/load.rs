@@ -411,6 +411,43 @@ fn stateful_policy_mistakes_name_file_line_and_entry() {
     );
 }
 
+/// Stateful policies append across layers, so a problem is placed by the
+/// layer its entry came from, with the entry's index in that file (not in
+/// the merged list), and a cycle names its other entries the same way.
+#[test]
+fn stateful_policy_mistakes_in_two_layers_name_each_file_and_its_own_index() {
+    let f = Fixture::new();
+    f.write(
+        "xdg/jp/config.toml",
+        "[[conversation.policies]]\nkind = \"sequential\"\ntool = \"deploy\"\ndependencies = [\"lint\"]\n\n[[conversation.policies]]\nkind = \"keyed\"\ntool = \"write\"\ndependencies = [\"read\"]\n\n[[conversation.policies]]\nkind = \"sequential\"\ntool = \"read\"\ndependencies = [\"deploy\"]\n",
+    );
+    f.write(
+        "project/.jp/config.toml",
+        &format!("{TOOLS}\n[[conversation.policies]]\nkind = \"sequential\"\ntool = \"deploy\"\ndependencies = [\"read\"]\nkey = \"/target\"\n"),
+    );
+    let err = load(&f.options()).expect_err("config should not load");
+    let root = format!("{}/", f.dir.path().display());
+    let shown = |list: &[jp_config::Diagnostic]| {
+        list.iter()
+            .map(|d| d.to_string().replace(&root, ""))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        shown(&err.errors),
+        [
+            "error: xdg/jp/config.toml:6: conversation.policies[1].key: a `keyed` policy needs `key`",
+            "error: project/.jp/config.toml:19: conversation.policies[0].key: a `sequential` policy has no `key` (see `kind`)",
+            "error: project/.jp/config.toml:15: conversation.policies[0]: dependency cycle: deploy needs read needs deploy; none of these tools could ever run (with conversation.policies[2] in xdg/jp/config.toml:11)",
+        ]
+    );
+    assert_eq!(
+        shown(&err.warnings),
+        [
+            "warning: xdg/jp/config.toml:4: conversation.policies[0].dependencies: there is no tool \"lint\", so nothing can satisfy it",
+        ]
+    );
+}
+
 #[test]
 fn config_grant_mistakes_name_file_line_and_rule() {
     let f = Fixture::new();
