@@ -103,7 +103,10 @@ impl StatefulKind {
 pub struct WhenConfig {
     /// A config key, such as `assistant.model.id`.
     pub path: String,
-    /// The value it must have for the policy to apply.
+    /// The value it must have for the policy to apply. It must be a value
+    /// the key can hold (its type, and one of its values for a key with a
+    /// fixed set): one it never could would leave the policy off for good,
+    /// so the config does not load.
     pub equals: serde_json::Value,
 }
 
@@ -224,7 +227,8 @@ impl StatefulPolicyConfig {
 pub struct EntryProblem {
     /// The entry's index.
     pub index: usize,
-    /// The field, if the problem is about one.
+    /// The field, if the problem is about one (`when.equals` for a field
+    /// below one).
     pub field: Option<&'static str>,
     /// An error (the config is refused) or a warning.
     pub error: bool,
@@ -439,12 +443,18 @@ pub fn check(config: &AppConfig) -> Vec<EntryProblem> {
 
         if let Some(when) = &entry.when {
             match ConfigPath::parse(&when.path) {
-                Ok(path) if path.lookup(&resolved).is_some() => {}
-                Ok(_) => push(
-                    Some("when"),
-                    true,
-                    format!("`when.path` {} is not a config key", quote(&when.path)),
-                ),
+                Ok(path) => match path.lookup(&resolved) {
+                    Some(value) => {
+                        if let Some(message) = equals_mismatch(when, &path, value) {
+                            push(Some("when.equals"), true, message);
+                        }
+                    }
+                    None => push(
+                        Some("when"),
+                        true,
+                        format!("`when.path` {} is not a config key", quote(&when.path)),
+                    ),
+                },
                 Err(e) => push(
                     Some("when"),
                     true,
@@ -479,6 +489,66 @@ pub fn check(config: &AppConfig) -> Vec<EntryProblem> {
         });
     }
     problems
+}
+
+/// Why `when.equals` could never equal the config value at `when.path`
+/// (`value` now): a value of another JSON type than the key has (from the
+/// schema, so an optional key that is unset now is judged by what it may
+/// hold), or one an enum key cannot take. A condition that can never hold
+/// turns its policy off, and a typo must not weaken a rule (architecture
+/// decision 4), so this is an error.
+fn equals_mismatch(
+    when: &WhenConfig,
+    path: &ConfigPath,
+    value: &serde_json::Value,
+) -> Option<String> {
+    use crate::schema::json_type;
+    let schema = crate::schema::config_schema().ok();
+    let mut types = schema
+        .and_then(|schema| crate::schema::value_types(path, schema))
+        .unwrap_or_default();
+    // What the key holds now is a type it has, whatever the schema says.
+    types.insert(json_type(value));
+    let equals = json_type(&when.equals);
+    if !types.contains(equals) {
+        let article = |kind: &str| {
+            let a = if kind.starts_with(['a', 'o']) {
+                "an"
+            } else {
+                "a"
+            };
+            format!("{a} {kind}")
+        };
+        let held: Vec<String> = types
+            .into_iter()
+            .filter(|t| *t != "null")
+            .map(article)
+            .collect();
+        let held = if held.is_empty() {
+            "nothing but null".to_owned()
+        } else {
+            held.join(" or ")
+        };
+        return Some(format!(
+            "`when.equals` is {}, but {} holds {held}, so the condition could never hold and the policy would never apply",
+            article(equals),
+            quote(&when.path),
+        ));
+    }
+    let allowed = schema.and_then(|schema| crate::schema::enum_values(path, schema))?;
+    if allowed
+        .iter()
+        .any(|v| crate::policy::matcher::json_equal(v, &when.equals))
+    {
+        return None;
+    }
+    let shown: Vec<String> = allowed.iter().map(ToString::to_string).collect();
+    Some(format!(
+        "`when.equals` {} is not a value {} can have ({}), so the condition could never hold and the policy would never apply",
+        when.equals,
+        quote(&when.path),
+        shown.join(", ")
+    ))
 }
 
 /// Each dependency cycle found, as the tools around it (the first repeated

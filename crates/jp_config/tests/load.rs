@@ -448,6 +448,57 @@ fn stateful_policy_mistakes_in_two_layers_name_each_file_and_its_own_index() {
     );
 }
 
+/// A `when.equals` that the key at `when.path` can never hold would turn
+/// its policy off without a word; it is refused instead (a typo must not
+/// weaken a rule, architecture decision 4).
+#[test]
+fn a_when_equals_the_key_cannot_hold_is_an_error() {
+    let f = Fixture::new();
+    let policy = |when: &str| {
+        format!(
+            "{TOOLS}\n[[conversation.policies]]\nkind = \"sequential\"\ntool = \"deploy\"\ndependencies = [\"read\"]\n{when}"
+        )
+    };
+    let cases: [(&str, &str); 5] = [
+        (
+            "when = { path = \"style.color\", equals = 1 }\n",
+            "error: project/.jp/config.toml:19: conversation.policies[0].when.equals: `when.equals` is a number, but \"style.color\" holds a string, so the condition could never hold and the policy would never apply",
+        ),
+        (
+            "when = { path = \"style.color\", equals = \"nevr\" }\n",
+            "error: project/.jp/config.toml:19: conversation.policies[0].when.equals: `when.equals` \"nevr\" is not a value \"style.color\" can have (\"auto\", \"always\", \"never\"), so the condition could never hold and the policy would never apply",
+        ),
+        // Unset now (null): judged by the type the schema gives the key.
+        (
+            "when = { path = \"assistant.model.parameters.temperature\", equals = \"hot\" }\n",
+            "error: project/.jp/config.toml:19: conversation.policies[0].when.equals: `when.equals` is a string, but \"assistant.model.parameters.temperature\" holds a number, so the condition could never hold and the policy would never apply",
+        ),
+        (
+            "when = { path = \"conversation.tools.read.enable\", equals = \"yes\" }\n",
+            "error: project/.jp/config.toml:19: conversation.policies[0].when.equals: `when.equals` is a string, but \"conversation.tools.read.enable\" holds a boolean, so the condition could never hold and the policy would never apply",
+        ),
+        // A `when` table of its own: the line of `equals`.
+        (
+            "\n[conversation.policies.when]\npath = \"assistant.model.id\"\nequals = false\n",
+            "error: project/.jp/config.toml:22: conversation.policies[0].when.equals: `when.equals` is a boolean, but \"assistant.model.id\" holds a string, so the condition could never hold and the policy would never apply",
+        ),
+    ];
+    for (when, expected) in cases {
+        f.write("project/.jp/config.toml", &policy(when));
+        assert_eq!(f.errors(&f.options()), [expected], "{when}");
+    }
+    for when in [
+        "when = { path = \"style.color\", equals = \"never\" }\n",
+        "when = { path = \"assistant.model.parameters.temperature\", equals = 0.5 }\n",
+        "when = { path = \"assistant.model.parameters.max_tokens\", equals = 100 }\n",
+        "when = { path = \"conversation.tools.read.enable\", equals = true }\n",
+        "when = { path = \"assistant.instructions\", equals = [\"be brief\"] }\n",
+    ] {
+        f.write("project/.jp/config.toml", &policy(when));
+        f.load(&f.options());
+    }
+}
+
 #[test]
 fn config_grant_mistakes_name_file_line_and_rule() {
     let f = Fixture::new();
