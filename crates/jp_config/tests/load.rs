@@ -448,6 +448,29 @@ fn stateful_policy_mistakes_in_two_layers_name_each_file_and_its_own_index() {
     );
 }
 
+/// Three entries that each need the next tool close a cycle only
+/// together: the problem is placed at the last and names the others.
+#[test]
+fn a_dependency_cycle_through_three_entries_is_an_error() {
+    let f = Fixture::new();
+    f.write(
+        "project/.jp/config.toml",
+        &format!("{TOOLS}\n[[conversation.policies]]\nkind = \"sequential\"\ntool = \"read\"\ndependencies = [\"deploy\"]\n\n[[conversation.policies]]\nkind = \"sequential\"\ntool = \"deploy\"\ndependencies = [\"write\"]\n\n[[conversation.policies]]\nkind = \"keyed\"\ntool = \"write\"\ndependencies = [\"read\"]\nkey = \"/path\"\n"),
+    );
+    assert_eq!(
+        f.errors(&f.options()),
+        [
+            "error: project/.jp/config.toml:25: conversation.policies[2]: dependency cycle: deploy needs write needs read needs deploy; none of these tools could ever run (with conversation.policies[0], conversation.policies[1])",
+        ]
+    );
+    // Two of the three close nothing.
+    f.write(
+        "project/.jp/config.toml",
+        &format!("{TOOLS}\n[[conversation.policies]]\nkind = \"sequential\"\ntool = \"read\"\ndependencies = [\"deploy\"]\n\n[[conversation.policies]]\nkind = \"sequential\"\ntool = \"deploy\"\ndependencies = [\"write\"]\n"),
+    );
+    f.load(&f.options());
+}
+
 /// A `when.equals` that the key at `when.path` can never hold would turn
 /// its policy off without a word; it is refused instead (a typo must not
 /// weaken a rule, architecture decision 4).
