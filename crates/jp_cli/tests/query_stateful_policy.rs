@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use common::Workspace;
 use common::providers::{Item, anthropic};
-use common::query::{event_types, initialized, query, responses, stored};
+use common::query::{event_types, initialized, query, query_command, responses, stored};
 use jp_test_server::{Reply, TestServer};
 use serde_json::json;
 
@@ -202,5 +202,44 @@ fn a_file_must_be_read_before_it_is_changed_and_the_conversation_remembers() {
     assert_eq!(
         responses(&stored(&ws)).last().unwrap(),
         &("success".to_owned(), "1 change in notes.txt".to_owned())
+    );
+}
+
+/// Each denial is a `tracing` warning (issue 12). The terminal shows it as
+/// chrome already, so jp's default log level leaves it out (the first
+/// test sees no log line); `RUST_LOG=warn` shows it.
+#[test]
+fn a_denial_is_logged_as_a_warning() {
+    let ws = with_policy();
+    let server = TestServer::start(vec![
+        tool(
+            "toolu_1",
+            "fs_modify_file",
+            r#"{"path": "notes.txt", "patterns": [{"old": "draft", "new": "final"}]}"#,
+        ),
+        text("I will read it first."),
+    ]);
+    let mut command = query_command(
+        &ws,
+        &server,
+        MODEL,
+        &["--cfg", UNATTENDED],
+        "finalize the notes",
+    );
+    command.env("RUST_LOG", "warn");
+    let run = ws.run_of(command.output().unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+    // The timestamp varies.
+    let timestamp = regex::Regex::new(r"(?m)^\d{4}-\d\d-\d\dT[0-9:.]+Z +").unwrap();
+    assert_eq!(
+        timestamp.replace_all(&run.stderr, "<time> "),
+        format!(
+            "{HEADER}\
+             Calling tool fs_modify_file(path: \"notes.txt\", patterns: [{{\"old\":\"draft\",\"new\":\"final\"}}])\n  \
+             unattended (policy.run is \"unattended\")\n\
+             <time> WARN a stateful policy denied a tool call policy=\"read_before_write\" tool=\"fs_modify_file\" reason={DENIED}\n  \
+             fs_modify_file: denied by read_before_write: {DENIED}\n\
+             {HEADER}"
+        )
     );
 }
