@@ -24,13 +24,16 @@ fn main() -> ExitCode {
 }
 
 /// Logs go to stderr, never stdout; `-v` raises the level, `RUST_LOG`
-/// overrides it. Field values (a tool's stderr, a provider's error body,
-/// names the model wrote) are escaped like chrome, so an escape sequence in
-/// them cannot reach the terminal.
+/// overrides it. At the default level a stateful policy's denial (a
+/// warning) is not logged, since the terminal already shows it as chrome.
+/// Field values (a tool's stderr, a provider's error body, names the model
+/// wrote) are escaped like chrome, so an escape sequence in them cannot
+/// reach the terminal.
 fn init_logging(verbose: u8) {
     use tracing_subscriber::field::MakeExt as _;
+    let quiet = format!("warn,{}=error", stateful::DENIAL_LOG_TARGET);
     let level = match verbose {
-        0 => "warn",
+        0 => quiet.as_str(),
         1 => "info",
         2 => "debug",
         _ => "trace",

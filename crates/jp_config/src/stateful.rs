@@ -103,7 +103,10 @@ impl StatefulKind {
 pub struct WhenConfig {
     /// A config key, such as `assistant.model.id`.
     pub path: String,
-    /// The value it must have for the policy to apply.
+    /// The value it must have for the policy to apply. It must be a value
+    /// the key can hold (its type, and one of its values for a key with a
+    /// fixed set): one it never could would leave the policy off for good,
+    /// so the config does not load.
     pub equals: serde_json::Value,
 }
 
@@ -224,12 +227,15 @@ impl StatefulPolicyConfig {
 pub struct EntryProblem {
     /// The entry's index.
     pub index: usize,
-    /// The field, if the problem is about one.
+    /// The field, if the problem is about one (`when.equals` for a field
+    /// below one).
     pub field: Option<&'static str>,
     /// An error (the config is refused) or a warning.
     pub error: bool,
     /// What is wrong.
     pub message: String,
+    /// The other entries the problem involves (a dependency cycle's).
+    pub related: Vec<usize>,
 }
 
 /// Every problem with `config.conversation.policies`.
@@ -250,6 +256,7 @@ pub fn check(config: &AppConfig) -> Vec<EntryProblem> {
                 field,
                 error,
                 message,
+                related: Vec::new(),
             });
         };
         let kind = entry.kind.as_str();
@@ -436,12 +443,18 @@ pub fn check(config: &AppConfig) -> Vec<EntryProblem> {
 
         if let Some(when) = &entry.when {
             match ConfigPath::parse(&when.path) {
-                Ok(path) if path.lookup(&resolved).is_some() => {}
-                Ok(_) => push(
-                    Some("when"),
-                    true,
-                    format!("`when.path` {} is not a config key", quote(&when.path)),
-                ),
+                Ok(path) => match path.lookup(&resolved) {
+                    Some(value) => {
+                        if let Some(message) = equals_mismatch(when, &path, value) {
+                            push(Some("when.equals"), true, message);
+                        }
+                    }
+                    None => push(
+                        Some("when"),
+                        true,
+                        format!("`when.path` {} is not a config key", quote(&when.path)),
+                    ),
+                },
                 Err(e) => push(
                     Some("when"),
                     true,
@@ -464,26 +477,78 @@ pub fn check(config: &AppConfig) -> Vec<EntryProblem> {
         let Some(index) = entries.pop() else {
             continue;
         };
-        let with = if entries.is_empty() {
-            String::new()
-        } else {
-            let others: Vec<String> = entries
-                .iter()
-                .map(|i| format!("conversation.policies[{i}]"))
-                .collect();
-            format!(" (with {})", others.join(", "))
-        };
         problems.push(EntryProblem {
             index,
             field: None,
             error: true,
             message: format!(
-                "dependency cycle: {}{with}; none of these tools could ever run",
+                "dependency cycle: {}; none of these tools could ever run",
                 cycle.join(" needs ")
             ),
+            related: entries,
         });
     }
     problems
+}
+
+/// Why `when.equals` could never equal the config value at `when.path`
+/// (`value` now): a value of another JSON type than the key has (from the
+/// schema, so an optional key that is unset now is judged by what it may
+/// hold), or one an enum key cannot take. A condition that can never hold
+/// turns its policy off, and a typo must not weaken a rule (architecture
+/// decision 4), so this is an error.
+fn equals_mismatch(
+    when: &WhenConfig,
+    path: &ConfigPath,
+    value: &serde_json::Value,
+) -> Option<String> {
+    use crate::schema::json_type;
+    let schema = crate::schema::config_schema().ok();
+    let mut types = schema
+        .and_then(|schema| crate::schema::value_types(path, schema))
+        .unwrap_or_default();
+    // What the key holds now is a type it has, whatever the schema says.
+    types.insert(json_type(value));
+    let equals = json_type(&when.equals);
+    if !types.contains(equals) {
+        let article = |kind: &str| {
+            let a = if kind.starts_with(['a', 'o']) {
+                "an"
+            } else {
+                "a"
+            };
+            format!("{a} {kind}")
+        };
+        let held: Vec<String> = types
+            .into_iter()
+            .filter(|t| *t != "null")
+            .map(article)
+            .collect();
+        let held = if held.is_empty() {
+            "nothing but null".to_owned()
+        } else {
+            held.join(" or ")
+        };
+        return Some(format!(
+            "`when.equals` is {}, but {} holds {held}, so the condition could never hold and the policy would never apply",
+            article(equals),
+            quote(&when.path),
+        ));
+    }
+    let allowed = schema.and_then(|schema| crate::schema::enum_values(path, schema))?;
+    if allowed
+        .iter()
+        .any(|v| crate::policy::matcher::json_equal(v, &when.equals))
+    {
+        return None;
+    }
+    let shown: Vec<String> = allowed.iter().map(ToString::to_string).collect();
+    Some(format!(
+        "`when.equals` {} is not a value {} can have ({}), so the condition could never hold and the policy would never apply",
+        when.equals,
+        quote(&when.path),
+        shown.join(", ")
+    ))
 }
 
 /// Each dependency cycle found, as the tools around it (the first repeated
@@ -526,4 +591,75 @@ fn cycles(edges: &BTreeMap<String, BTreeMap<String, usize>>) -> Vec<Vec<String>>
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    /// Edges `dependent -> prerequisite`, each from the entry given.
+    fn edges(list: &[(&str, &str, usize)]) -> BTreeMap<String, BTreeMap<String, usize>> {
+        let mut edges: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+        for (from, to, entry) in list {
+            edges
+                .entry((*from).to_owned())
+                .or_default()
+                .insert((*to).to_owned(), *entry);
+        }
+        edges
+    }
+
+    fn found(list: &[(&str, &str, usize)]) -> Vec<String> {
+        cycles(&edges(list))
+            .iter()
+            .map(|cycle| cycle.join(" > "))
+            .collect()
+    }
+
+    #[test]
+    fn a_cycle_through_three_entries_is_found_once() {
+        assert_eq!(
+            found(&[("a", "b", 0), ("b", "c", 1), ("c", "a", 2)]),
+            ["a > b > c > a"]
+        );
+        // Entered from the middle, the cycle is the same.
+        assert_eq!(
+            found(&[("x", "b", 3), ("a", "b", 0), ("b", "c", 1), ("c", "a", 2)]),
+            ["a > b > c > a"]
+        );
+    }
+
+    #[test]
+    fn shared_prerequisites_are_no_cycle() {
+        // A diamond: d needs b and c, both need a.
+        assert_eq!(
+            found(&[("d", "b", 0), ("d", "c", 0), ("b", "a", 1), ("c", "a", 2)]),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn separate_cycles_are_each_found() {
+        assert_eq!(
+            found(&[
+                ("a", "b", 0),
+                ("b", "a", 1),
+                ("c", "d", 2),
+                ("d", "e", 3),
+                ("e", "c", 4)
+            ]),
+            ["a > b > a", "c > d > e > c"]
+        );
+    }
+
+    #[test]
+    fn a_tool_reached_again_after_its_cycle_closed_adds_nothing() {
+        // a -> b -> a is the cycle; c also needs a, after a is done.
+        assert_eq!(
+            found(&[("a", "b", 0), ("b", "a", 1), ("c", "a", 2)]),
+            ["a > b > a"]
+        );
+    }
 }

@@ -30,6 +30,11 @@ pub struct Problem {
     pub path: Option<ConfigPath>,
     /// The problem.
     pub diagnostic: Diagnostic,
+    /// Other keys the problem involves (the other entries of a dependency
+    /// cycle). The loader adds them to the message as each layer writes
+    /// them, since a merged list's index is not where a user finds an
+    /// entry.
+    pub related: Vec<ConfigPath>,
 }
 
 impl Problem {
@@ -37,6 +42,7 @@ impl Problem {
         Self {
             diagnostic: Diagnostic::error(Some(key_with_indices(&path)), message),
             path: Some(path),
+            related: Vec::new(),
         }
     }
 
@@ -44,6 +50,7 @@ impl Problem {
         Self {
             diagnostic: Diagnostic::warning(Some(key_with_indices(&path)), message),
             path: Some(path),
+            related: Vec::new(),
         }
     }
 }
@@ -382,18 +389,22 @@ fn check_grants(
 }
 
 /// `conversation.policies` (the stateful policies), each problem keyed at
-/// its entry and field.
+/// its entry and field (the index is the merged list's; the loader turns
+/// it into the index in the file the entry is in).
 fn check_stateful(config: &AppConfig, problems: &mut Vec<Problem>) {
+    let entry = |index: usize| key("conversation.policies").join(index.to_string());
     for problem in crate::stateful::check(config) {
-        let mut path = key("conversation.policies").join(problem.index.to_string());
-        if let Some(field) = problem.field {
-            path = path.join(field);
+        let mut path = entry(problem.index);
+        for segment in problem.field.into_iter().flat_map(|f| f.split('.')) {
+            path = path.join(segment);
         }
-        problems.push(if problem.error {
+        let mut placed = if problem.error {
             Problem::error(path, problem.message)
         } else {
             Problem::warning(path, problem.message)
-        });
+        };
+        placed.related = problem.related.into_iter().map(entry).collect();
+        problems.push(placed);
     }
 }
 

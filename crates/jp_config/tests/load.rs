@@ -411,6 +411,117 @@ fn stateful_policy_mistakes_name_file_line_and_entry() {
     );
 }
 
+/// Stateful policies append across layers, so a problem is placed by the
+/// layer its entry came from, with the entry's index in that file (not in
+/// the merged list), and a cycle names its other entries the same way.
+#[test]
+fn stateful_policy_mistakes_in_two_layers_name_each_file_and_its_own_index() {
+    let f = Fixture::new();
+    f.write(
+        "xdg/jp/config.toml",
+        "[[conversation.policies]]\nkind = \"sequential\"\ntool = \"deploy\"\ndependencies = [\"lint\"]\n\n[[conversation.policies]]\nkind = \"keyed\"\ntool = \"write\"\ndependencies = [\"read\"]\n\n[[conversation.policies]]\nkind = \"sequential\"\ntool = \"read\"\ndependencies = [\"deploy\"]\n",
+    );
+    f.write(
+        "project/.jp/config.toml",
+        &format!("{TOOLS}\n[[conversation.policies]]\nkind = \"sequential\"\ntool = \"deploy\"\ndependencies = [\"read\"]\nkey = \"/target\"\n"),
+    );
+    let err = load(&f.options()).expect_err("config should not load");
+    let root = format!("{}/", f.dir.path().display());
+    let shown = |list: &[jp_config::Diagnostic]| {
+        list.iter()
+            .map(|d| d.to_string().replace(&root, ""))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        shown(&err.errors),
+        [
+            "error: xdg/jp/config.toml:6: conversation.policies[1].key: a `keyed` policy needs `key`",
+            "error: project/.jp/config.toml:19: conversation.policies[0].key: a `sequential` policy has no `key` (see `kind`)",
+            "error: project/.jp/config.toml:15: conversation.policies[0]: dependency cycle: deploy needs read needs deploy; none of these tools could ever run (with conversation.policies[2] in xdg/jp/config.toml:11)",
+        ]
+    );
+    assert_eq!(
+        shown(&err.warnings),
+        [
+            "warning: xdg/jp/config.toml:4: conversation.policies[0].dependencies: there is no tool \"lint\", so nothing can satisfy it",
+        ]
+    );
+}
+
+/// Three entries that each need the next tool close a cycle only
+/// together: the problem is placed at the last and names the others.
+#[test]
+fn a_dependency_cycle_through_three_entries_is_an_error() {
+    let f = Fixture::new();
+    f.write(
+        "project/.jp/config.toml",
+        &format!("{TOOLS}\n[[conversation.policies]]\nkind = \"sequential\"\ntool = \"read\"\ndependencies = [\"deploy\"]\n\n[[conversation.policies]]\nkind = \"sequential\"\ntool = \"deploy\"\ndependencies = [\"write\"]\n\n[[conversation.policies]]\nkind = \"keyed\"\ntool = \"write\"\ndependencies = [\"read\"]\nkey = \"/path\"\n"),
+    );
+    assert_eq!(
+        f.errors(&f.options()),
+        [
+            "error: project/.jp/config.toml:25: conversation.policies[2]: dependency cycle: deploy needs write needs read needs deploy; none of these tools could ever run (with conversation.policies[0], conversation.policies[1])",
+        ]
+    );
+    // Two of the three close nothing.
+    f.write(
+        "project/.jp/config.toml",
+        &format!("{TOOLS}\n[[conversation.policies]]\nkind = \"sequential\"\ntool = \"read\"\ndependencies = [\"deploy\"]\n\n[[conversation.policies]]\nkind = \"sequential\"\ntool = \"deploy\"\ndependencies = [\"write\"]\n"),
+    );
+    f.load(&f.options());
+}
+
+/// A `when.equals` that the key at `when.path` can never hold would turn
+/// its policy off without a word; it is refused instead (a typo must not
+/// weaken a rule, architecture decision 4).
+#[test]
+fn a_when_equals_the_key_cannot_hold_is_an_error() {
+    let f = Fixture::new();
+    let policy = |when: &str| {
+        format!(
+            "{TOOLS}\n[[conversation.policies]]\nkind = \"sequential\"\ntool = \"deploy\"\ndependencies = [\"read\"]\n{when}"
+        )
+    };
+    let cases: [(&str, &str); 5] = [
+        (
+            "when = { path = \"style.color\", equals = 1 }\n",
+            "error: project/.jp/config.toml:19: conversation.policies[0].when.equals: `when.equals` is a number, but \"style.color\" holds a string, so the condition could never hold and the policy would never apply",
+        ),
+        (
+            "when = { path = \"style.color\", equals = \"nevr\" }\n",
+            "error: project/.jp/config.toml:19: conversation.policies[0].when.equals: `when.equals` \"nevr\" is not a value \"style.color\" can have (\"auto\", \"always\", \"never\"), so the condition could never hold and the policy would never apply",
+        ),
+        // Unset now (null): judged by the type the schema gives the key.
+        (
+            "when = { path = \"assistant.model.parameters.temperature\", equals = \"hot\" }\n",
+            "error: project/.jp/config.toml:19: conversation.policies[0].when.equals: `when.equals` is a string, but \"assistant.model.parameters.temperature\" holds a number, so the condition could never hold and the policy would never apply",
+        ),
+        (
+            "when = { path = \"conversation.tools.read.enable\", equals = \"yes\" }\n",
+            "error: project/.jp/config.toml:19: conversation.policies[0].when.equals: `when.equals` is a string, but \"conversation.tools.read.enable\" holds a boolean, so the condition could never hold and the policy would never apply",
+        ),
+        // A `when` table of its own: the line of `equals`.
+        (
+            "\n[conversation.policies.when]\npath = \"assistant.model.id\"\nequals = false\n",
+            "error: project/.jp/config.toml:22: conversation.policies[0].when.equals: `when.equals` is a boolean, but \"assistant.model.id\" holds a string, so the condition could never hold and the policy would never apply",
+        ),
+    ];
+    for (when, expected) in cases {
+        f.write("project/.jp/config.toml", &policy(when));
+        assert_eq!(f.errors(&f.options()), [expected], "{when}");
+    }
+    for when in [
+        "when = { path = \"style.color\", equals = \"never\" }\n",
+        "when = { path = \"assistant.model.parameters.temperature\", equals = 0.5 }\n",
+        "when = { path = \"assistant.model.parameters.max_tokens\", equals = 100 }\n",
+        "when = { path = \"conversation.tools.read.enable\", equals = true }\n",
+        "when = { path = \"assistant.instructions\", equals = [\"be brief\"] }\n",
+    ] {
+        f.write("project/.jp/config.toml", &policy(when));
+        f.load(&f.options());
+    }
+}
+
 #[test]
 fn config_grant_mistakes_name_file_line_and_rule() {
     let f = Fixture::new();

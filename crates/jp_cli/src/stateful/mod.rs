@@ -32,6 +32,9 @@ use serde_json::{Map, Value};
 pub use builtin::{Conditional, Keyed, Sequential};
 pub use config::{WorkspaceEnv, from_config};
 
+/// The `tracing` target of the warning logged for each denial.
+pub const DENIAL_LOG_TARGET: &str = "jp::stateful::denial";
+
 /// A call as a policy sees it: the tool and the arguments it runs with.
 #[derive(Debug, Clone, Copy)]
 pub struct Call<'a> {
@@ -275,10 +278,11 @@ impl PolicyRegistry {
                 "stateful policy check"
             );
             if let PolicyDecision::Deny(denial) = decision {
-                // Info, not warn: the denial is already shown as a warning
-                // line of chrome, and a warn log would repeat it on every
-                // terminal at the default log level.
-                tracing::info!(policy = policy.name(), tool = call.tool, reason = %denial.reason, "a stateful policy denied a tool call");
+                // Warn, as issue 12 asks, under its own target: the
+                // terminal already shows each denial as a line of chrome,
+                // so jp's default log filter leaves this target out
+                // (`main.rs`); `-v` or `RUST_LOG` bring it back.
+                tracing::warn!(target: DENIAL_LOG_TARGET, policy = policy.name(), tool = call.tool, reason = %denial.reason, "a stateful policy denied a tool call");
                 return PolicyDecision::Deny(Denial {
                     policy: policy.name().to_owned(),
                     ..denial

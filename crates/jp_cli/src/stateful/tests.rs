@@ -186,6 +186,63 @@ fn a_glob_dependency_is_satisfied_by_any_tool_it_matches() {
     assert_eq!(h.check("deploy", json!({})), Ok(()));
 }
 
+/// `write_tools = ["fs_*"]` from config: the registry holds back every
+/// tool the glob matches, and none it does not.
+#[test]
+fn a_glob_in_write_tools_governs_every_tool_it_matches() {
+    let entry: jp_config::stateful::StatefulPolicyConfig = serde_json::from_value(json!({
+        "kind": "read_before_write",
+        "read_tools": ["cat"],
+        "write_tools": ["fs_*"],
+    }))
+    .unwrap();
+    let mut h = Harness {
+        registry: config::from_entries(&[entry]).unwrap(),
+        env: FakeEnv::with(&["notes.txt"]),
+        config: json!({}),
+    };
+    let writers = ["fs_modify_file", "fs_create_file", "fs_delete_file"];
+    for tool in writers.into_iter().chain(["cat"]) {
+        assert_eq!(
+            h.registry.policies_for(tool),
+            ["read_before_write"],
+            "{tool}"
+        );
+    }
+    assert!(h.registry.policies_for("git_commit").is_empty());
+    for tool in writers {
+        assert_eq!(
+            h.check(tool, json!({ "path": "notes.txt" })),
+            Err(format!(
+                "read_before_write: `notes.txt` already exists and has not been read in this conversation; read it with `cat` first, then call `{tool}` again."
+            )),
+        );
+        assert_eq!(
+            h.check(tool, json!({ "path": "new.txt" })),
+            Ok(()),
+            "{tool}"
+        );
+    }
+    assert_eq!(
+        h.check("git_commit", json!({ "path": "notes.txt" })),
+        Ok(())
+    );
+    // A tool the glob matches is a writer, and a write teaches nothing.
+    h.succeed("fs_modify_file", json!({ "path": "notes.txt" }));
+    assert!(
+        h.check("fs_delete_file", json!({ "path": "notes.txt" }))
+            .is_err()
+    );
+    h.succeed("cat", json!({ "path": "./notes.txt" }));
+    for tool in writers {
+        assert_eq!(
+            h.check(tool, json!({ "path": "notes.txt" })),
+            Ok(()),
+            "{tool}"
+        );
+    }
+}
+
 #[test]
 fn read_before_write_allows_new_files_and_needs_a_read_for_existing_ones() {
     let mut h = Harness::new(vec![rbw()], &["notes.txt"]);

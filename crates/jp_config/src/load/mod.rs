@@ -27,7 +27,7 @@ pub use assign::{AssignedValue, Assignment, AssignmentError};
 pub use locate::{line_of_offset, locate_key};
 
 use crate::app::{AppConfig, PartialAppConfig};
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, key_with_indices};
 use crate::path::ConfigPath;
 use crate::validate;
 
@@ -281,20 +281,104 @@ impl Loaded {
         let Some(path) = &problem.path else {
             return problem.diagnostic;
         };
-        // The deepest part of the key that some layer sets is where the
-        // problem was written.
-        let located = (0..=path.segments().len()).rev().find_map(|len| {
-            let prefix = ConfigPath::from_segments(path.segments()[..len].iter().cloned());
-            self.source_of(&prefix).map(|layer| (layer, prefix))
-        });
-        if let Some((layer, prefix)) = located {
+        let located = match self.entry_origin(path) {
+            // An entry of a list that appends across layers: the layer the
+            // entry came from, and its index there.
+            Some((layer, local)) => {
+                problem.diagnostic.key = Some(key_with_indices(&local));
+                Some((layer, local))
+            }
+            None => self.setter_of(path),
+        };
+        let layer = located.as_ref().map(|(layer, _)| *layer);
+        if let Some((layer, path)) = &located {
             problem.diagnostic.source = Some(layer.label.clone());
             problem.diagnostic.line = layer
                 .text
                 .as_deref()
-                .and_then(|text| locate_key(text, prefix.segments()));
+                .and_then(|text| locate_key(text, path.segments()));
+        }
+        if !problem.related.is_empty() {
+            let related: Vec<String> = problem
+                .related
+                .iter()
+                .map(|other| self.describe_related(other, layer))
+                .collect();
+            problem.diagnostic.message = format!(
+                "{} (with {})",
+                problem.diagnostic.message,
+                related.join(", ")
+            );
         }
         problem.diagnostic
+    }
+
+    /// Where `path` was written: the deepest part of it that some layer
+    /// sets, and the last layer that sets it.
+    fn setter_of(&self, path: &ConfigPath) -> Option<(&Layer, ConfigPath)> {
+        (0..=path.segments().len()).rev().find_map(|len| {
+            let prefix = ConfigPath::from_segments(path.segments()[..len].iter().cloned());
+            self.source_of(&prefix).map(|layer| (layer, prefix))
+        })
+    }
+
+    /// For a path into an entry of a list that appends across layers
+    /// ([`APPEND_KEYS`]), such as `conversation.policies.3.key`: the layer
+    /// that entry came from and the path with the entry's index in that
+    /// layer. The merged list holds each layer's entries in layer order, so
+    /// the merged index is counted off layer by layer. `None` for other
+    /// paths, and for an entry no layer wrote (a built-in default).
+    fn entry_origin(&self, path: &ConfigPath) -> Option<(&Layer, ConfigPath)> {
+        let segments = path.segments();
+        let list = APPEND_KEYS.iter().find(|key| {
+            segments.len() > key.len() && segments.iter().zip(key.iter()).all(|(a, b)| a == b)
+        })?;
+        let index: usize = segments[list.len()].parse().ok()?;
+        let list_path = ConfigPath::from_segments(list.iter().copied());
+        let count = |value: &serde_json::Value| {
+            list_path
+                .lookup(value)
+                .and_then(serde_json::Value::as_array)
+                .map_or(0, Vec::len)
+        };
+        let written: usize = self.layers.iter().map(|layer| count(&layer.raw)).sum();
+        // Entries from the built-in defaults come first.
+        let mut rest = index.checked_sub(count(&self.resolved).checked_sub(written)?)?;
+        for layer in &self.layers {
+            let here = count(&layer.raw);
+            if rest < here {
+                let local = list_path
+                    .segments()
+                    .iter()
+                    .cloned()
+                    .chain(std::iter::once(rest.to_string()))
+                    .chain(segments[list.len() + 1..].iter().cloned());
+                return Some((layer, ConfigPath::from_segments(local)));
+            }
+            rest -= here;
+        }
+        None
+    }
+
+    /// Another key a problem is about, for its message: the key as its
+    /// layer writes it, with the file and line when that is not `here`.
+    fn describe_related(&self, path: &ConfigPath, here: Option<&Layer>) -> String {
+        let (key, located) = match self.entry_origin(path) {
+            Some((layer, local)) => (key_with_indices(&local), Some((layer, local))),
+            None => (key_with_indices(path), self.setter_of(path)),
+        };
+        match located {
+            Some((layer, written)) if !here.is_some_and(|here| std::ptr::eq(here, layer)) => {
+                let line = layer
+                    .text
+                    .as_deref()
+                    .and_then(|text| locate_key(text, written.segments()))
+                    .map(|line| format!(":{line}"))
+                    .unwrap_or_default();
+                format!("{key} in {}{line}", layer.label)
+            }
+            _ => key,
+        }
     }
 }
 
