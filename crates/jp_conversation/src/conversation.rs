@@ -59,6 +59,8 @@ pub enum EventKind {
     ToolCallRequest(ToolCallRequest),
     /// The answer to a tool call, as given to the model.
     ToolCallResponse(ToolCallResponse),
+    /// The config changes of one cycle (RFD 078).
+    ConfigDelta(ConfigDelta),
     /// A stateful policy (`conversation.policies`) kept a call from
     /// running. The call's response follows; this records why, for
     /// `jp conversation show`. Never sent to the model.
@@ -76,6 +78,31 @@ pub enum EventKind {
         /// How many bytes of the call's arguments had arrived.
         bytes: usize,
     },
+}
+
+/// A change to the conversation's config (RFD 070 and 078, architecture
+/// decision 9): what tools changed in one cycle, committed when the cycle
+/// ended. Replaying the conversation applies it above the config files,
+/// removing `unsets` first and then setting `delta`, so the next request
+/// (and the next `jp query`) uses the changed config. Never sent to the
+/// model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConfigDelta {
+    /// Values set: a partial config tree.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub delta: Map<String, Value>,
+    /// Paths removed (`path` or `path["json"]` for list elements).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsets: Vec<String>,
+    /// For each path touched, the config sources that set it; an empty
+    /// list is the explicit unclaim a tool's change makes (no config file
+    /// is the source of that value any more).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub claims: BTreeMap<String, Vec<String>>,
+    /// The tools whose changes these are, for people reading the
+    /// conversation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
 }
 
 /// Why a stateful policy denied a call.

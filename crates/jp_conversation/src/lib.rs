@@ -23,7 +23,8 @@ pub use arguments::{
     ToolCallArgumentProgress, TruncatedIn,
 };
 pub use conversation::{
-    ConversationEvent, EventKind, PolicyDenial, RanWith, ResponseStatus, ToolCallResponse,
+    ConfigDelta, ConversationEvent, EventKind, PolicyDenial, RanWith, ResponseStatus,
+    ToolCallResponse,
 };
 pub use event::{ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest};
 pub use event_builder::{EventBuilder, EventBuilderError};

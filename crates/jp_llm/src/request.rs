@@ -26,8 +26,10 @@ pub fn messages(events: &[ConversationEvent]) -> Vec<Message> {
         match &event.kind {
             // Denials and early stops are told to the model through the
             // call's response.
-            EventKind::TurnStart | EventKind::PolicyDenied(_) | EventKind::StreamStopped { .. } => {
-            }
+            EventKind::TurnStart
+            | EventKind::PolicyDenied(_)
+            | EventKind::StreamStopped { .. }
+            | EventKind::ConfigDelta(_) => {}
             EventKind::ChatRequest { content } => {
                 builder.close_assistant();
                 builder.out.push(Message::User(content.clone()));

@@ -69,13 +69,37 @@ fn with_config(
     ctx: &Ctx,
     f: impl FnOnce(&Loaded) -> Result<ExitCode, Box<dyn std::error::Error>>,
 ) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    match ctx.load() {
+    let loaded = ctx.load().and_then(|loaded| {
+        // The active conversation's config changes (made by tools) are
+        // part of the config its next `jp query` uses.
+        let deltas = loaded
+            .workspace_root
+            .as_deref()
+            .map(active_deltas)
+            .unwrap_or_default();
+        if deltas.is_empty() {
+            Ok(loaded)
+        } else {
+            ctx.load_with(deltas)
+        }
+    });
+    match loaded {
         Ok(loaded) => f(&loaded),
         Err(error) => {
             print_load_error(&error);
             Ok(exit::INVALID_CONFIG.into())
         }
     }
+}
+
+/// The config changes recorded in the workspace's active conversation.
+fn active_deltas(root: &std::path::Path) -> Vec<jp_config::load::DeltaLayer> {
+    let store = jp_conversation::Store::new(root);
+    store
+        .active()
+        .and_then(|id| store.load(&id).ok())
+        .map(|conversation| crate::query::conversation_deltas(&conversation))
+        .unwrap_or_default()
 }
 
 /// Every leaf of the resolved config: `(key, value)`. Arrays and empty

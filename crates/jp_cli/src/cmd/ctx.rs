@@ -40,6 +40,7 @@ impl Ctx {
             env: self.env.clone(),
             assignments: self.assignments.clone(),
             overrides: Vec::new(),
+            deltas: Vec::new(),
         }
     }
 
@@ -50,6 +51,18 @@ impl Ctx {
             eprintln!("{warning}");
         }
         Ok(loaded)
+    }
+}
+
+impl Ctx {
+    /// Loads the config with a conversation's config changes on top of the
+    /// files (below `--cfg`). Warnings are not printed: [`Ctx::load`] has
+    /// printed those of the files already.
+    pub fn load_with(&self, deltas: Vec<load::DeltaLayer>) -> Result<Loaded, LoadError> {
+        load::load(&LoadOptions {
+            deltas,
+            ..self.load_options()
+        })
     }
 }
 

@@ -142,24 +142,42 @@ impl Query {
                 return Ok(exit::INVALID_CONFIG.into());
             }
         };
-        let config = loaded.config;
-        let Some(root) = loaded.workspace_root else {
+        let Some(root) = loaded.workspace_root.clone() else {
             return Ok(no_workspace(&ctx.cwd));
         };
-        let (provider_name, model) = resolve_model_id(&config, &config.assistant.model.id)
-            .map_err(|e| format!("assistant.model.id: {e}"))?;
-        let (provider_name, model) = (provider_name.to_owned(), model.to_owned());
-        let env: HashMap<String, String> = ctx.env.iter().cloned().collect();
-        let provider = jp_llm::connect(
-            &config,
-            &provider_name,
-            &model,
-            &|var| env.get(var).cloned(),
-            &root,
-        )?;
-
         let store = Store::new(&root);
-        let (mut conversation, lock) = open_conversation(&store, self.new)?;
+        // The active conversation's config changes (made by tools) apply
+        // on top of the files; a new conversation has none.
+        let existing = if self.new { None } else { open_active(&store)? };
+        let deltas = existing
+            .as_ref()
+            .map(|(conversation, _)| conversation_deltas(conversation))
+            .unwrap_or_default();
+        let config = if deltas.is_empty() {
+            loaded.config
+        } else {
+            match ctx.load_with(deltas) {
+                Ok(loaded) => loaded.config,
+                Err(error) => {
+                    print_load_error(&error);
+                    return Ok(exit::INVALID_CONFIG.into());
+                }
+            }
+        };
+        let env: HashMap<String, String> = ctx.env.iter().cloned().collect();
+        let Resolved {
+            provider,
+            provider_name,
+            model,
+        } = resolve(&config, &env, &root)?;
+        let (mut conversation, lock) = match existing {
+            Some(open) => open,
+            None => {
+                let (conversation, lock) = store.create()?;
+                store.set_active(&conversation.id)?;
+                (conversation, lock)
+            }
+        };
         let printer = Printer::stdio(config.style.color);
         let prompter: Box<dyn Prompter> = if self.non_interactive {
             Box::new(NoPrompter)
@@ -188,9 +206,10 @@ impl Query {
             })
         });
         let live = renderer.is_some();
+        let config = std::sync::Arc::new(config);
         let mut session = Session {
-            config: &config,
-            provider: provider.as_ref(),
+            config: std::sync::Arc::clone(&config),
+            provider,
             model: model.clone(),
             header: format!("── jp ({provider_name}/{model}) ──"),
             printer: printer.clone(),
@@ -208,15 +227,36 @@ impl Query {
             .build()?;
         let self_exe = std::env::current_exe().ok();
         let end = runtime.block_on(async {
-            let tools = ToolCoordinator::new(&config, &root, self_exe, printer.clone())
-                .arguments_shown_live(live)
-                .with_history(&session.conversation.events)?;
             // With a terminal, Ctrl+C opens a menu; without, it interrupts.
             let mut interrupts = interrupt_on_signals(prompter.available());
             let prompts = Prompts::new(prompter, interrupts.cancel.clone());
-            session
-                .run_turn(&tools, &LocalExecutor, &prompts, &mut interrupts)
-                .await
+            let mut resume = None;
+            loop {
+                let config = std::sync::Arc::clone(&session.config);
+                let tools = ToolCoordinator::new(&config, &root, self_exe.clone(), printer.clone())
+                    .arguments_shown_live(live)
+                    .with_history(&session.conversation.events)?;
+                match session
+                    .run_turn(
+                        &tools,
+                        &LocalExecutor,
+                        &prompts,
+                        &mut interrupts,
+                        resume.take(),
+                    )
+                    .await?
+                {
+                    Step::End(end) => break Ok::<_, Box<dyn std::error::Error>>(end),
+                    Step::Reload(state) => {
+                        // Tools changed the config: the next request of
+                        // this turn uses it (RFD 078 phase 3).
+                        if let Err(message) = session.reload(&ctx, &env, &root) {
+                            break Ok(TurnEnd::Failed(message));
+                        }
+                        resume = Some(*state);
+                    }
+                }
+            }
         })?;
         printer.stop_spinner();
         printer.finish_content();
@@ -265,23 +305,79 @@ impl Query {
     }
 }
 
-/// The active conversation (locked), or a new one made active.
-fn open_conversation(
+/// The active conversation (locked), if there is one.
+fn open_active(
     store: &Store,
-    new: bool,
-) -> Result<(Conversation, ConversationLock), Box<dyn std::error::Error>> {
-    if !new && let Some(id) = store.active() {
-        let lock = store.lock(&id)?;
-        let conversation = store.load(&id).map_err(|e| {
-            format!(
-                "{e}\n(`jp query --new` starts a new conversation; the old one is left as it is)"
-            )
-        })?;
-        return Ok((conversation, lock));
-    }
-    let (conversation, lock) = store.create()?;
-    store.set_active(&conversation.id)?;
-    Ok((conversation, lock))
+) -> Result<Option<(Conversation, ConversationLock)>, Box<dyn std::error::Error>> {
+    let Some(id) = store.active() else {
+        return Ok(None);
+    };
+    let lock = store.lock(&id)?;
+    let conversation = store.load(&id).map_err(|e| {
+        format!("{e}\n(`jp query --new` starts a new conversation; the old one is left as it is)")
+    })?;
+    Ok(Some((conversation, lock)))
+}
+
+/// A conversation's config changes, as config layers, oldest first.
+#[must_use]
+pub fn conversation_deltas(conversation: &Conversation) -> Vec<jp_config::load::DeltaLayer> {
+    conversation
+        .events
+        .iter()
+        .filter_map(|event| match &event.kind {
+            EventKind::ConfigDelta(delta) => Some(jp_config::load::DeltaLayer {
+                label: if delta.tools.is_empty() {
+                    format!("conversation {}", conversation.id)
+                } else {
+                    format!(
+                        "conversation {} (changed by tool {})",
+                        conversation.id,
+                        delta.tools.join(", ")
+                    )
+                },
+                delta: serde_json::Value::Object(delta.delta.clone()),
+                unsets: delta.unsets.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The provider and model a config resolves to.
+struct Resolved {
+    provider: Box<dyn Provider>,
+    provider_name: String,
+    model: String,
+}
+
+fn resolve(
+    config: &AppConfig,
+    env: &HashMap<String, String>,
+    root: &std::path::Path,
+) -> Result<Resolved, Box<dyn std::error::Error>> {
+    let (provider_name, model) = resolve_model_id(config, &config.assistant.model.id)
+        .map_err(|e| format!("assistant.model.id: {e}"))?;
+    let (provider_name, model) = (provider_name.to_owned(), model.to_owned());
+    let provider = jp_llm::connect(
+        config,
+        &provider_name,
+        &model,
+        &|var| env.get(var).cloned(),
+        root,
+    )?;
+    Ok(Resolved {
+        provider,
+        provider_name,
+        model,
+    })
+}
+
+/// What `run_turn` hands back: the turn's end, or its state when tools
+/// changed the config and the turn goes on after it is resolved again.
+enum Step {
+    End(TurnEnd),
+    Reload(Box<(TurnCoordinator, std::collections::VecDeque<Action>)>),
 }
 
 /// How the user interrupts a turn.
@@ -482,9 +578,10 @@ async fn answer(
 }
 
 /// One turn's I/O.
-struct Session<'a> {
-    config: &'a AppConfig,
-    provider: &'a dyn Provider,
+struct Session {
+    /// The config as of this cycle's start.
+    config: std::sync::Arc<AppConfig>,
+    provider: Box<dyn Provider>,
     model: String,
     /// The role header that starts each response: `── jp (PROVIDER/MODEL) ──`.
     header: String,
@@ -495,7 +592,32 @@ struct Session<'a> {
     lock: ConversationLock,
 }
 
-impl Session<'_> {
+impl Session {
+    /// Resolves the config again, with the conversation's config changes,
+    /// for the rest of the turn. The message names what does not resolve;
+    /// the change stays in the conversation.
+    fn reload(
+        &mut self,
+        ctx: &Ctx,
+        env: &HashMap<String, String>,
+        root: &std::path::Path,
+    ) -> Result<(), String> {
+        let failed = |what: String| {
+            format!(
+                "the config a tool changed does not resolve: {what}; the change stays in the conversation (see `jp conversation show`), and a later one (a tool, or --cfg) can correct it"
+            )
+        };
+        let loaded = ctx
+            .load_with(conversation_deltas(&self.conversation))
+            .map_err(|error| failed(error.to_string()))?;
+        let resolved = resolve(&loaded.config, env, root).map_err(|e| failed(e.to_string()))?;
+        self.header = format!("── jp ({}/{}) ──", resolved.provider_name, resolved.model);
+        self.model = resolved.model;
+        self.provider = resolved.provider;
+        self.config = std::sync::Arc::new(loaded.config);
+        Ok(())
+    }
+
     /// Appends `kind` to the conversation and saves it.
     fn record(&mut self, kind: EventKind) -> Result<(), jp_conversation::StoreError> {
         self.conversation.events.push(ConversationEvent::now(kind));
@@ -515,7 +637,7 @@ impl Session<'_> {
             model: self.model.clone(),
             system: (!system.is_empty()).then_some(system),
             messages: jp_llm::request::messages(&self.conversation.events),
-            tools: jp_llm::request::tool_definitions(self.config),
+            tools: jp_llm::request::tool_definitions(&self.config),
             max_tokens: assistant.model.parameters.max_tokens,
             temperature: assistant.model.parameters.temperature,
             top_p: assistant.model.parameters.top_p,
@@ -528,19 +650,26 @@ impl Session<'_> {
         executor: &E,
         prompts: &'t Prompts,
         interrupts: &mut Interrupts,
-    ) -> Result<TurnEnd, Box<dyn std::error::Error>> {
-        let seen_ids = self
-            .conversation
-            .events
-            .iter()
-            .filter_map(|e| match &e.kind {
-                EventKind::ToolCallRequest(call) => Some(call.id.clone()),
-                _ => None,
-            })
-            .collect();
+        resume: Option<(TurnCoordinator, std::collections::VecDeque<Action>)>,
+    ) -> Result<Step, Box<dyn std::error::Error>> {
         let cancel = interrupts.cancel.clone();
-        let mut turn = TurnCoordinator::new(MAX_CYCLES, seen_ids);
-        let mut queue: std::collections::VecDeque<Action> = turn.start().into();
+        let (mut turn, mut queue) = match resume {
+            Some(state) => state,
+            None => {
+                let seen_ids = self
+                    .conversation
+                    .events
+                    .iter()
+                    .filter_map(|e| match &e.kind {
+                        EventKind::ToolCallRequest(call) => Some(call.id.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                let mut turn = TurnCoordinator::new(MAX_CYCLES, seen_ids);
+                let queue: std::collections::VecDeque<Action> = turn.start().into();
+                (turn, queue)
+            }
+        };
         // Verdicts by the call's number in the response (never by id, which
         // a provider could repeat).
         let mut calls = Calls::new(prompts);
@@ -579,6 +708,9 @@ impl Session<'_> {
                         );
                     }
                     let mut stopped = false;
+                    // Config changes the tools' grants allowed, committed
+                    // together when every call of this response is done.
+                    let mut changes = jp_config::delta::Buffer::default();
                     for (number, call) in list {
                         let not_run = |content: &str| ToolCallResponse {
                             id: call.id.clone(),
@@ -624,6 +756,9 @@ impl Session<'_> {
                                         )
                                         .await;
                                     stopped |= stop;
+                                    if let Some(delta) = ran.delta.clone() {
+                                        changes.add(number, &call.name, delta);
+                                    }
                                     // Shown as it is recorded.
                                     let ran = tools::Ran {
                                         response: as_recorded(ran.response, &cancel),
@@ -665,7 +800,8 @@ impl Session<'_> {
                         self.record(EventKind::ToolCallResponse(response))?;
                     }
                     if cancel.is_cancelled() {
-                        return Ok(TurnEnd::Interrupted);
+                        // An interrupted cycle commits no config change.
+                        return Ok(Step::End(TurnEnd::Interrupted));
                     }
                     let input = if stopped {
                         Input::Stopped
@@ -673,14 +809,18 @@ impl Session<'_> {
                         Input::ToolsDone
                     };
                     queue.extend(turn.handle(input));
+                    if let Some(folded) = changes.fold() {
+                        self.commit(folded)?;
+                        return Ok(Step::Reload(Box::new((turn, queue))));
+                    }
                 }
                 Action::AskReply => {
                     let Some(reply) = self.ask_reply(prompts).await else {
-                        return Ok(TurnEnd::Interrupted);
+                        return Ok(Step::End(TurnEnd::Interrupted));
                     };
                     queue.extend(turn.handle(Input::Reply(reply)));
                 }
-                Action::Finish(end) => return Ok(end),
+                Action::Finish(end) => return Ok(Step::End(end)),
                 other => {
                     let mut abandon = Vec::new();
                     self.perform(
@@ -695,7 +835,34 @@ impl Session<'_> {
                 }
             }
         }
-        Ok(TurnEnd::Completed)
+        Ok(Step::End(TurnEnd::Completed))
+    }
+
+    /// Records one cycle's config changes as one event, every path it
+    /// touches explicitly unclaimed, and says so.
+    fn commit(
+        &mut self,
+        folded: jp_config::delta::Folded,
+    ) -> Result<(), jp_conversation::StoreError> {
+        self.printer.chrome_line(
+            Style::Dim,
+            &format!(
+                "config changed by {}: {}",
+                folded.tools.join(", "),
+                folded.touched.join(", ")
+            ),
+        );
+        let claims = folded
+            .touched
+            .iter()
+            .map(|path| (path.clone(), Vec::new()))
+            .collect();
+        self.record(EventKind::ConfigDelta(jp_conversation::ConfigDelta {
+            delta: folded.delta,
+            unsets: folded.unsets,
+            claims,
+            tools: folded.tools,
+        }))
     }
 
     /// The user's reply after they stopped the turn: `Some(None)` for no

@@ -7,7 +7,10 @@
 //! 3. the workspace config, `.jp/config.toml` in the nearest directory at or
 //!    above the current one that has a `.jp` directory;
 //! 4. `JP_CFG_*` environment variables;
-//! 5. `--cfg` arguments, in order.
+//! 5. the conversation's config changes (tools' changes, RFD 078), in
+//!    order: each removes its `unsets` from every layer below it, then
+//!    sets its values;
+//! 6. `--cfg` arguments, in order.
 //!
 //! A file's `extends` globs name files merged just before it. Every layer is
 //! parsed on its own, so an error names the layer (file and line, variable
@@ -62,6 +65,19 @@ pub struct LoadOptions {
     /// File contents to use instead of what is on disk (used to check an
     /// edit before writing it).
     pub overrides: Vec<(PathBuf, String)>,
+    /// The conversation's config changes, oldest first.
+    pub deltas: Vec<DeltaLayer>,
+}
+
+/// A config change recorded in a conversation, replayed as a layer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeltaLayer {
+    /// What `jp config show` says the value came from.
+    pub label: String,
+    /// Values set: a partial config tree.
+    pub delta: serde_json::Value,
+    /// Paths removed from the layers below (`path` or `path["json"]`).
+    pub unsets: Vec<String>,
 }
 
 /// One config layer: where it came from.
@@ -450,6 +466,10 @@ impl Loader<'_> {
             }
         }
 
+        for layer in &self.options.deltas {
+            self.delta(layer);
+        }
+
         for arg in &self.options.assignments {
             let label = format!("--cfg {arg}");
             if let Some(file) = arg.strip_prefix('@') {
@@ -598,6 +618,50 @@ impl Loader<'_> {
             text: if is_json { None } else { Some(text) },
         });
         self.partials.push(partial);
+    }
+
+    /// A conversation's config change: its removals from every layer so
+    /// far (each affected layer is read again), then its values.
+    fn delta(&mut self, layer: &DeltaLayer) {
+        for text in &layer.unsets {
+            let unset = match crate::delta::UnsetPath::parse(text) {
+                Ok(unset) => unset,
+                Err(e) => {
+                    self.errors.push(with_source(
+                        Diagnostic::error(Some(text.clone()), e),
+                        &layer.label,
+                    ));
+                    continue;
+                }
+            };
+            for index in 0..self.layers.len() {
+                if !crate::delta::remove(&mut self.layers[index].raw, &unset) {
+                    continue;
+                }
+                match deserialize_value(&self.layers[index].raw) {
+                    Ok(mut partial) => {
+                        // `extends` was followed when the file loaded.
+                        partial.extends = None;
+                        self.partials[index] = partial;
+                    }
+                    Err(d) => self.errors.push(with_source(d, &layer.label)),
+                }
+            }
+        }
+        if layer.delta.as_object().is_some_and(|map| !map.is_empty()) {
+            match deserialize_value(&layer.delta) {
+                Ok(partial) => {
+                    self.layers.push(Layer {
+                        label: layer.label.clone(),
+                        file: None,
+                        raw: layer.delta.clone(),
+                        text: None,
+                    });
+                    self.partials.push(partial);
+                }
+                Err(d) => self.errors.push(with_source(d, &layer.label)),
+            }
+        }
     }
 
     fn assignment(&mut self, label: String, assignment: &Assignment) {

@@ -1,0 +1,232 @@
+//! Tools that change jp's config (RFD 078) through the real `jp` binary,
+//! a real tool process and the recording test server: a granted change
+//! applies between the cycles of one turn (the very next request uses it)
+//! and stays with the conversation; a change the grants do not allow
+//! reruns the tool with the reason, at most three times, and then the
+//! model gets an error while the config stays as it was; a change that
+//! needs confirmation is rejected without a terminal.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::providers::{Item, anthropic};
+use common::query::{ENV, event_types, hide_ids, initialized, responses, stored};
+use common::{Run, Workspace};
+use jp_test_server::{Reply, TestServer};
+use serde_json::{Value, json};
+
+fn tool(id: &str, name: &str, args: &str) -> Reply {
+    Reply::sse(anthropic(&[Item::Tool(id, name, args)], "tool_use", false))
+}
+
+fn text(text: &str) -> Reply {
+    Reply::sse(anthropic(&[Item::Text(text)], "end_turn", false))
+}
+
+/// A workspace whose model is haiku, with a local tool `change_model` that
+/// saves each request it gets under `requests/` and answers `outcome`,
+/// governed by `grants`.
+fn workspace(outcome: &Value, grants: &str) -> Workspace {
+    let ws = initialized();
+    std::fs::create_dir_all(ws.root().join("requests")).unwrap();
+    let dir = ws.root().join("requests").display().to_string();
+    let script = format!(
+        "n=$(ls '{dir}' | wc -l); cat > '{dir}/'$n.json; echo '{}'",
+        outcome
+    );
+    let config = ws.read("project/.jp/config.toml").replace(
+        "id = \"anthropic/claude-sonnet-4-5\"",
+        "id = \"anthropic/claude-haiku-4-5\"",
+    );
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{config}\n[conversation.tools.change_model]\n\
+             command = [\"sh\", \"-c\", {}]\n\
+             summary = \"Switch to a stronger model.\"\n\
+             policy.run = \"unattended\"\n\n{grants}",
+            Value::String(script)
+        ),
+    );
+    ws
+}
+
+/// The requests the tool got, in order.
+fn tool_requests(ws: &Workspace) -> Vec<Value> {
+    let mut out = Vec::new();
+    while let Ok(text) =
+        std::fs::read_to_string(ws.root().join(format!("requests/{}.json", out.len())))
+    {
+        out.push(serde_json::from_str(&text).unwrap());
+    }
+    out
+}
+
+fn query(ws: &Workspace, server: &TestServer, extra: &[&str]) -> Run {
+    let base = format!("providers.llm.anthropic.base_url={}", server.url());
+    let mut args = vec!["query", "--cfg", &base];
+    args.extend_from_slice(extra);
+    args.push("think harder");
+    ws.run_of(ws.command(&args, &ENV).output().unwrap())
+}
+
+const TO_OPUS: &str = r#"{"type":"success","content":"switched to opus","config":{"assistant":{"model":{"id":"opus"}}}}"#;
+
+const UNATTENDED_GRANT: &str = "[[conversation.tools.change_model.access.config]]\n\
+    path = \"assistant.model.id\"\n\
+    read = true\n\
+    write = true\n\
+    apply = \"unattended\"\n";
+
+#[test]
+fn a_granted_model_switch_applies_to_the_next_request_and_stays_with_the_conversation() {
+    let ws = workspace(&serde_json::from_str(TO_OPUS).unwrap(), UNATTENDED_GRANT);
+    let server = TestServer::start(vec![tool("toolu_1", "change_model", "{}"), text("Done.")]);
+    let run = query(&ws, &server, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "Done.\n");
+    assert_eq!(
+        run.stderr,
+        "── jp (anthropic/claude-haiku-4-5) ──\n\
+         Calling tool change_model()\n  \
+         unattended (policy.run is \"unattended\")\n\
+         ⟳ config change by tool change_model, applied when this step ends:\n  \
+         assistant.model.id: \"anthropic/claude-haiku-4-5\" → \"anthropic/claude-opus-5\"\n  \
+         change_model success: switched to opus\n\
+         config changed by change_model: assistant.model.id\n\
+         ── jp (anthropic/claude-opus-5) ──\n"
+    );
+    let requests = server.wait_for(2, Duration::from_secs(5));
+    assert_eq!(requests[0].json()["model"], "claude-haiku-4-5");
+    assert_eq!(requests[1].json()["model"], "claude-opus-5");
+    // The tool read exactly its grant, as of the cycle's start.
+    let got = tool_requests(&ws);
+    assert_eq!(got.len(), 1);
+    assert_eq!(
+        got[0]["context"]["config"],
+        json!({"assistant": {"model": {"id": "anthropic/claude-haiku-4-5"}}})
+    );
+    assert_eq!(got[0]["context"].get("delta_rejection"), None);
+
+    let conversation = stored(&ws);
+    assert_eq!(
+        event_types(&conversation),
+        [
+            "turn_start",
+            "chat_request",
+            "tool_call_request",
+            "tool_call_response",
+            "config_delta",
+            "assistant_message"
+        ]
+    );
+    let delta = &conversation["events"][4];
+    assert_eq!(
+        delta["delta"],
+        json!({"assistant": {"model": {"id": "anthropic/claude-opus-5"}}})
+    );
+    assert_eq!(delta["claims"], json!({"assistant.model.id": []}));
+    assert_eq!(delta["tools"], json!(["change_model"]));
+
+    // The config as the conversation's next query sees it, and why.
+    let show = ws.jp(&["config", "get", "assistant.model.id"]);
+    assert_eq!(show.stdout, "anthropic/claude-opus-5\n");
+    let show = ws.jp(&["config", "show"]);
+    let line = show
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("assistant.model.id"))
+        .unwrap();
+    assert_eq!(
+        hide_ids(line),
+        "assistant.model.id = \"anthropic/claude-opus-5\"  # conversation <id> (changed by tool change_model)"
+    );
+    let shown = ws.jp(&["conversation", "show"]);
+    assert!(
+        shown.stdout.contains(
+            "config changed by change_model:\n  assistant.model.id = \"anthropic/claude-opus-5\"\n"
+        ),
+        "{}",
+        shown.stdout
+    );
+
+    // The next query of the conversation uses opus from the start; a new
+    // conversation does not.
+    let server = TestServer::start(vec![text("Hi."), text("Hi.")]);
+    assert_eq!(query(&ws, &server, &[]).code, 0);
+    assert_eq!(query(&ws, &server, &["--new"]).code, 0);
+    let requests = server.wait_for(2, Duration::from_secs(5));
+    assert_eq!(requests[0].json()["model"], "claude-opus-5");
+    assert_eq!(requests[1].json()["model"], "claude-haiku-4-5");
+}
+
+#[test]
+fn an_unauthorized_change_reruns_the_tool_three_times_then_the_model_gets_an_error() {
+    let grant = "[[conversation.tools.change_model.access.config]]\n\
+        path = \"assistant.model.parameters\"\n\
+        write = true\n\
+        apply = \"unattended\"\n";
+    let ws = workspace(&serde_json::from_str(TO_OPUS).unwrap(), grant);
+    let server = TestServer::start(vec![tool("toolu_1", "change_model", "{}"), text("Ok.")]);
+    let run = query(&ws, &server, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let got = tool_requests(&ws);
+    assert_eq!(got.len(), 4, "the first run and three reruns");
+    assert_eq!(got[0]["context"].get("config"), None, "no read grant");
+    for rerun in &got[1..] {
+        assert_eq!(
+            rerun["context"]["delta_rejection"],
+            json!({
+                "reason": "unauthorized_paths",
+                "fields": ["assistant.model.id"],
+                "detail": "the tool's access.config grants do not cover assistant.model.id: no write grant"
+            })
+        );
+        assert_eq!(rerun["tool"], got[0]["tool"], "the same arguments");
+    }
+    assert_eq!(
+        responses(&stored(&ws)),
+        [(
+            "error".to_owned(),
+            "Tool `change_model` proposed a config change jp could not apply 4 times, so the call ends here without its result. Last reason: unauthorized_paths: the tool's access.config grants do not cover assistant.model.id: no write grant".to_owned()
+        )]
+    );
+    assert!(
+        run.stderr.contains(
+            "⚠ tool change_model proposed a config change it has no grant for (assistant.model.id); not applied, the tool runs again\n"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(
+        "⚠ tool change_model had its config change rejected 4 times; the call ends here\n"
+    ));
+    let requests = server.wait_for(2, Duration::from_secs(5));
+    assert_eq!(requests[1].json()["model"], "claude-haiku-4-5");
+    assert!(!event_types(&stored(&ws)).contains(&"config_delta".to_owned()));
+}
+
+#[test]
+fn a_change_that_asks_is_rejected_without_a_terminal_and_the_tool_told_why() {
+    let grant = UNATTENDED_GRANT.replace("unattended", "ask");
+    // The rerun answers without a change, as a tool should.
+    let outcome = json!({"type": "success", "content": "switched to opus", "config": {"assistant": {"model": {"id": "opus"}}}});
+    let ws = workspace(&outcome, &grant);
+    let server = TestServer::start(vec![tool("toolu_1", "change_model", "{}"), text("Ok.")]);
+    let run = query(&ws, &server, &["--non-interactive"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let got = tool_requests(&ws);
+    assert_eq!(got.len(), 4);
+    assert_eq!(
+        got[1]["context"]["delta_rejection"]["reason"],
+        "confirmation_unavailable"
+    );
+    assert!(run.stderr.contains(
+        "⚠ tool change_model proposed a config change that needs your confirmation, and no terminal is available; not applied, the tool runs again (apply = \"unattended\" on the grant applies such changes without asking)\n"
+    ), "{}", run.stderr);
+    let requests = server.wait_for(2, Duration::from_secs(5));
+    assert_eq!(requests[1].json()["model"], "claude-haiku-4-5");
+}
