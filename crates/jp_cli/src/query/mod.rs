@@ -184,6 +184,7 @@ impl Query {
                 },
                 show_arguments: style.show_arguments,
                 max_lines: style.argument_lines as usize,
+                call_lines: style.call_lines as usize,
                 width: crossterm::terminal::size().map_or(80, |(columns, _)| usize::from(columns)),
             })
         });
