@@ -190,11 +190,11 @@ fn an_asking_policy_prompts_in_the_terminal_and_yes_runs_the_call() {
     };
     // `run = "ask"` needs no argument: the prompt opens as the call
     // starts, and its arguments show above it as they arrive.
-    let screen = tmux.wait_for("Run fs_modify_file(<streaming>)? [y,n,e,?]");
+    let screen = tmux.wait_for("Run fs_modify_file(<streaming>)? [y,n,e,v,?]");
     assert!(
         screen.contains(
             "Calling tool fs_modify_file\n  path: \"src/lib.rs\"\n  patterns[0].old: \"main\"\n  \
-             patterns[0].new: \"hello\"\nRun fs_modify_file(<streaming>)? [y,n,e,?]"
+             patterns[0].new: \"hello\"\nRun fs_modify_file(<streaming>)? [y,n,e,v,?]"
         ),
         "{screen}"
     );
@@ -222,7 +222,7 @@ fn no_at_the_prompt_declines_the_call() {
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
-    tmux.wait_for("[y,n,e,?]");
+    tmux.wait_for("[y,n,e,v,?]");
     tmux.send(&["n"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
@@ -336,10 +336,10 @@ fn ctrl_c_at_the_prompt_interrupts_and_restores_the_terminal() {
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
-    tmux.wait_for("[y,n,e,?]");
+    tmux.wait_for("[y,n,e,v,?]");
     tmux.send(&["C-c"]);
     let screen = tmux.wait_for("STTY");
-    assert!(screen.contains("[y,n,e,?] ^C\n"), "{screen}");
+    assert!(screen.contains("[y,n,e,v,?] ^C\n"), "{screen}");
     assert!(screen.contains("EXIT=130"), "{screen}");
     assert!(screen.contains("STTY icanon echo"), "{screen}");
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn main() {}\n");
@@ -382,14 +382,14 @@ fn help_then_edit_at_the_prompt_runs_the_edited_call_and_a_bad_edit_never_runs()
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
-    tmux.wait_for("[y,n,e,?]");
+    tmux.wait_for("[y,n,e,v,?]");
     tmux.send(&["?"]);
     let screen = tmux.wait_for("show this help");
     assert!(
         screen.contains(
-            "[y,n,e,?] ?\n  y  run the call once its arguments are complete\n  n  decline it now \
+            "[y,n,e,v,?] ?\n  y  run the call once its arguments are complete\n  n  decline it now \
              (the rest of it is not streamed)\n  e  edit the arguments in $VISUAL or $EDITOR once \
-             they are complete\n  ?  show this help\n"
+             they are complete\n  v  view the arguments so far in full, in $PAGER\n  ?  show this help\n"
         ),
         "{screen}"
     );
@@ -443,7 +443,7 @@ fn the_stream_keeps_arriving_and_showing_while_a_prompt_waits() {
     let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "rename and add")) else {
         return;
     };
-    tmux.wait_for("[y,n,e,?]");
+    tmux.wait_for("[y,n,e,v,?]");
     // Unanswered, the prompt does not stop the stream: the whole response
     // is read, and the second call is shown and decided above the prompt.
     let screen = tmux.wait_for("  unattended (policy.run[2]");
@@ -457,7 +457,7 @@ fn the_stream_keeps_arriving_and_showing_while_a_prompt_waits() {
         lines
             .last()
             .unwrap()
-            .starts_with("Run fs_modify_file(<streaming>)? [y,n,e,?]"),
+            .starts_with("Run fs_modify_file(<streaming>)? [y,n,e,v,?]"),
         "the prompt stays on the last line:\n{screen}"
     );
     // The second call streamed as text, capped, while the first one's
@@ -478,6 +478,104 @@ fn the_stream_keeps_arriving_and_showing_while_a_prompt_waits() {
     assert!(screen.contains("EXIT=0"), "{screen}");
     assert!(screen.contains("Both done."), "{screen}");
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn hello() {}\n");
+    assert_eq!(ws.read("project/src/big.rs"), content);
+}
+
+/// A `$PAGER` that saves what it is given as `.jp/shownN.txt` (N from 0),
+/// with the terminal's `icanon` and `echo` flags while it runs as
+/// `.jp/sttyN.txt`, and exits.
+const SAVING_PAGER: &str = r#"#!/bin/sh
+dir="$(dirname "$0")"
+n=$(ls "$dir" | grep -c '^shown')
+stty -a < /dev/tty | tr ' ;' '\n\n' | grep -xE -- '-?(icanon|echo)' > "$dir/stty$n.txt"
+cat > "$dir/shown$n.txt"
+"#;
+
+#[test]
+fn v_at_an_early_prompt_pages_the_arguments_so_far_then_y_runs_the_call() {
+    let ws = initialized();
+    ws.write("project/.jp/pager.sh", SAVING_PAGER);
+    let content: String = (1..=300).map(|n| format!("// line {n}\n")).collect();
+    let create = serde_json::json!({"path": "src/big.rs", "content": content}).to_string();
+    let body = anthropic(
+        &[Item::Tool("toolu_1", "fs_create_file", &create)],
+        "tool_use",
+        false,
+    );
+    // In 60 pieces over 2.4 s: the content is still arriving at the
+    // first `v`.
+    let piece = body.len() / 60;
+    let server = TestServer::start(vec![
+        Reply::sse(body)
+            .split(Split::Every(piece))
+            .pace(Duration::from_millis(40)),
+        Reply::sse(anthropic(&[Item::Text("Created.")], "end_turn", false)),
+    ]);
+    let pager = ws.project().join(".jp/pager.sh");
+    let line = with_stty(&query_line(&ws, &server, "add a file"))
+        .replace(
+            "TERM=xterm",
+            &format!("TERM=xterm PAGER='sh {}'", pager.display()),
+        )
+        .replace(
+            " query ",
+            " query --cfg conversation.tools.fs_create_file.policy.run=ask ",
+        );
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    let prompt = "Run fs_create_file(<streaming>)? [y,n,e,v,?]";
+    tmux.wait_for(prompt);
+    tmux.wait_for_line("  │ // line 5");
+    tmux.send(&["v"]);
+    // The pager ran with the terminal out of raw mode; the prompt is back.
+    tmux.wait_for_line(&format!("{prompt} v"));
+    tmux.wait_for_line(&format!("{prompt} "));
+    assert_eq!(ws.read("project/.jp/stty0.txt"), "icanon\necho\n");
+    // What had arrived: every line of it, the argument marked as arriving.
+    let page = ws.read("project/.jp/shown0.txt");
+    let head = "fs_create_file, the arguments so far (more are arriving):\n  path: \"src/big.rs\"\n  \
+                content (still streaming):\n";
+    let lines = page
+        .strip_prefix(head)
+        .unwrap_or_else(|| panic!("{page}"))
+        .lines()
+        .collect::<Vec<_>>();
+    assert!((5..300).contains(&lines.len()), "{page}");
+    for (n, line) in lines.iter().enumerate() {
+        let expected = format!("  │ // line {}", n + 1);
+        if n + 1 == lines.len() {
+            assert!(expected.starts_with(line), "{line:?} in\n{page}");
+        } else {
+            assert_eq!(*line, expected, "{page}");
+        }
+    }
+    // Once it is all in, `v` shows all of it: the 280 lines the screen
+    // only counts, too.
+    tmux.wait_for("  │ … 280 more lines");
+    tmux.send(&["v"]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while tmux
+        .screen()
+        .lines()
+        .filter(|l| *l == format!("{prompt} v"))
+        .count()
+        < 2
+    {
+        assert!(Instant::now() < deadline, "{}", tmux.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tmux.wait_for_line(&format!("{prompt} "));
+    let all: String = content.lines().map(|l| format!("  │ {l}\n")).collect();
+    assert_eq!(
+        ws.read("project/.jp/shown1.txt"),
+        format!("fs_create_file would run with:\n  path: \"src/big.rs\"\n  content:\n{all}")
+    );
+    tmux.send(&["y"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    assert!(screen.contains("Created."), "{screen}");
     assert_eq!(ws.read("project/src/big.rs"), content);
 }
 
@@ -821,7 +919,7 @@ fn no_at_an_early_prompt_stops_the_stream() {
     let Some(tmux) = Tmux::start(&ws, &with_stty(&query_line(&ws, &server, "write .env"))) else {
         return;
     };
-    tmux.wait_for("Run fs_create_file(path: \".env\", …)? [y,n,e,?]");
+    tmux.wait_for("Run fs_create_file(path: \".env\", …)? [y,n,e,v,?]");
     tmux.send(&["n"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
@@ -1131,7 +1229,7 @@ fn the_session_in_the_terminal_docs_is_what_the_terminal_shows() {
     let Some(tmux) = Tmux::start_sized(&ws, &line, 90) else {
         return;
     };
-    tmux.wait_for("[y,n,e,?]");
+    tmux.wait_for("[y,n,e,v,?]");
     // The arguments finish arriving above the prompt.
     tmux.wait_for_line("  │ }");
     assert_eq!(shown(&tmux.screen()), waiting.trim_end());

@@ -206,6 +206,16 @@ impl PromptTurn<'_> {
         let text = text.to_owned();
         self.blocking(move |backend, _| backend.edit(&text)).await
     }
+
+    /// [`Prompter::page`].
+    ///
+    /// # Errors
+    ///
+    /// [`PromptError`] when it cannot be shown.
+    pub async fn page(&self, text: &str) -> Result<(), PromptError> {
+        let text = text.to_owned();
+        self.blocking(move |backend, _| backend.page(&text)).await
+    }
 }
 
 /// Runs `f` on `backend` on a blocking thread; `stop` ends its prompt.

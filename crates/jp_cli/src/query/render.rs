@@ -15,7 +15,10 @@
 //!
 //! [`result_lines`] is the other half: what the user sees of a call's
 //! result once it ran. [`wrap`] fits both to a terminal's width.
+//! [`full_arguments`] is what `v` at a prompt shows: every argument in
+//! full.
 
+mod full;
 mod text;
 
 use std::collections::HashMap;
@@ -24,6 +27,7 @@ use jp_conversation::{
     EmptyKind, StreamFragment, ToolCallArgumentProgress, ToolCallRequest, ToolCallResponse,
 };
 
+pub use full::full_arguments;
 use text::TextBlock;
 
 use crate::printer::{Style, cut, sanitize};
