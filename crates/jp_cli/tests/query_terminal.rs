@@ -106,6 +106,23 @@ impl Tmux {
         }
     }
 
+    /// Whether the cursor shows (`1`) or is hidden (`0`), as tmux sees it.
+    fn cursor_flag(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "display", "-p", "#{cursor_flag}"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// Checks that jp left the terminal as it found it: `stty` (printed
+    /// by [`with_stty`] once jp exited) shows `icanon` and `echo`, and the
+    /// cursor shows.
+    fn assert_restored(&self, screen: &str) {
+        assert!(screen.contains("STTY icanon echo"), "{screen}");
+        assert_eq!(self.cursor_flag(), "1", "the cursor is hidden:\n{screen}");
+    }
+
     fn send(&self, keys: &[&str]) {
         let status = Command::new("tmux")
             .args(["-L", &self.socket, "send-keys"])
@@ -201,7 +218,7 @@ fn an_asking_policy_prompts_in_the_terminal_and_yes_runs_the_call() {
     tmux.send(&["y"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
-    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    tmux.assert_restored(&screen);
     assert!(screen.contains("Renamed."), "{screen}");
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn hello() {}\n");
     assert_eq!(
@@ -226,7 +243,7 @@ fn no_at_the_prompt_declines_the_call() {
     tmux.send(&["n"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
-    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    tmux.assert_restored(&screen);
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn main() {}\n");
     assert_eq!(
         responses(&stored(&ws)),
@@ -256,7 +273,8 @@ fn a_result_policy_that_asks_shows_the_result_before_asking() {
             false,
         )),
     ]);
-    let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "read the secret")) else {
+    let line = with_stty(&query_line(&ws, &server, "read the secret"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
     let screen = tmux.wait_for("Send the result of secret to the model? [y,n,?]");
@@ -265,8 +283,9 @@ fn a_result_policy_that_asks_shows_the_result_before_asking() {
     let asked = screen.find("Send the result of secret").unwrap();
     assert!(shown < asked, "{screen}");
     tmux.send(&["n"]);
-    let screen = tmux.wait_for("EXIT=");
+    let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
+    tmux.assert_restored(&screen);
     assert_eq!(
         responses(&stored(&ws)),
         [(
@@ -298,7 +317,11 @@ fn an_edit_policy_runs_the_call_with_the_users_edit() {
         )),
         Reply::sse(anthropic(&[Item::Text("Noted.")], "end_turn", false)),
     ]);
-    let line = with_editor(&ws, &query_line(&ws, &server, "write a note"), "edit");
+    let line = with_stty(&with_editor(
+        &ws,
+        &query_line(&ws, &server, "write a note"),
+        "edit",
+    ));
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
@@ -306,8 +329,9 @@ fn an_edit_policy_runs_the_call_with_the_users_edit() {
         "Run fs_create_file(path: \"notes.txt\", content: \"from the user\\n\")? [y,n,e,v,?]",
     );
     tmux.send(&["y"]);
-    let screen = tmux.wait_for("EXIT=");
+    let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
+    tmux.assert_restored(&screen);
     assert_eq!(ws.read("project/notes.txt"), "from the user\n");
     assert_eq!(
         responses(&stored(&ws)),
@@ -341,7 +365,7 @@ fn ctrl_c_at_the_prompt_interrupts_and_restores_the_terminal() {
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("[y,n,e,v,?] ^C\n"), "{screen}");
     assert!(screen.contains("EXIT=130"), "{screen}");
-    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    tmux.assert_restored(&screen);
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn main() {}\n");
     assert_eq!(
         responses(&stored(&ws)),
@@ -408,7 +432,7 @@ fn help_then_edit_at_the_prompt_runs_the_edited_call_and_a_bad_edit_never_runs()
     tmux.send(&["y"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
-    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    tmux.assert_restored(&screen);
     assert_eq!(ws.read("project/notes.txt"), "from the user\n");
 }
 
@@ -574,7 +598,7 @@ fn v_at_an_early_prompt_pages_the_arguments_so_far_then_y_runs_the_call() {
     tmux.send(&["y"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
-    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    tmux.assert_restored(&screen);
     assert!(screen.contains("Created."), "{screen}");
     assert_eq!(ws.read("project/src/big.rs"), content);
 }
@@ -603,7 +627,7 @@ fn ctrl_c_mid_stream_opens_the_menu_and_continue_finishes_the_answer() {
     tmux.send(&["c"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
-    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    tmux.assert_restored(&screen);
     assert!(screen.contains("word400"), "{screen}");
     let stored = stored(&ws);
     let message = stored["events"]
@@ -627,7 +651,8 @@ fn stop_and_reply_sends_what_arrived_and_the_reply() {
             false,
         )),
     ]);
-    let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "talk")) else {
+    let line = with_stty(&query_line(&ws, &server, "talk"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
     tmux.wait_for("word3 ");
@@ -637,8 +662,9 @@ fn stop_and_reply_sends_what_arrived_and_the_reply() {
     tmux.wait_for("Your reply (Enter alone ends the turn):");
     tmux.send(&["-l", "too long"]);
     tmux.send(&["Enter"]);
-    let screen = tmux.wait_for("EXIT=");
+    let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
+    tmux.assert_restored(&screen);
     assert!(screen.contains("Shorter, then."), "{screen}");
     // The second request carries the part that arrived, then the reply.
     let sent = server.wait_for(2, Duration::from_secs(5))[1].json();
@@ -677,7 +703,7 @@ fn ctrl_c_while_a_tool_runs_stops_it_and_an_empty_reply_ends_the_turn() {
     tmux.send(&["Enter"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
-    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    tmux.assert_restored(&screen);
     assert!(
         screen.contains("stopped; the conversation keeps what arrived"),
         "{screen}"
@@ -761,6 +787,7 @@ fn a_tools_questions_of_each_kind_are_asked_in_the_terminal() {
         ),
         "{screen}"
     );
+    assert_eq!(tmux.cursor_flag(), "1", "the cursor is hidden");
     assert_eq!(
         responses(&stored(&ws)),
         [(
@@ -923,7 +950,7 @@ fn no_at_an_early_prompt_stops_the_stream() {
     tmux.send(&["n"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
-    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    tmux.assert_restored(&screen);
     assert!(screen.contains("Not then."), "{screen}");
     let requests = server.wait_for(2, Duration::from_secs(10));
     assert!(requests[0].client_disconnected, "the stream was not closed");
@@ -1029,6 +1056,7 @@ fn restart_at_the_tool_menu_runs_the_tool_again_and_records_that_run() {
          STTY icanon echo",
         "{screen}"
     );
+    assert_eq!(tmux.cursor_flag(), "1", "the cursor is hidden");
     // Run twice; the second run's result is the one recorded and sent.
     assert_eq!(ws.read("project/.jp/runs"), "run\nrun\n");
     assert_eq!(
@@ -1098,6 +1126,7 @@ fn abort_at_the_stream_menu_exits_keeping_what_arrived() {
         )),
         "{screen}"
     );
+    assert_eq!(tmux.cursor_flag(), "1", "the cursor is hidden");
     assert_eq!(server.requests().len(), 1);
 }
 
@@ -1135,6 +1164,7 @@ fn a_second_ctrl_c_at_the_tool_menu_exits_with_130() {
          STTY icanon echo",
         "{screen}"
     );
+    assert_eq!(tmux.cursor_flag(), "1", "the cursor is hidden");
     assert_eq!(
         responses(&stored(&ws)),
         [(
@@ -1305,7 +1335,7 @@ fn a_call_a_stateful_policy_will_deny_is_not_asked_about() {
     tmux.send(&["y"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
-    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    tmux.assert_restored(&screen);
     assert_eq!(ws.read("project/notes.txt"), "final\n");
     let stored = responses(&stored(&ws));
     assert_eq!(
