@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use common::Workspace;
 use common::providers::{Item, anthropic};
 use common::query::{initialized, responses, stored};
-use jp_test_server::{Reply, Split, TestServer};
+use jp_test_server::{Fault, Reply, Split, TestServer};
 
 /// A tmux server of our own, killed on drop.
 struct Tmux {
@@ -340,6 +340,63 @@ fn an_edit_policy_runs_the_call_with_the_users_edit() {
             "(The user edited the arguments before the call ran; it ran with {\"path\":\"notes.txt\",\"content\":\"from the user\\n\"}.)\ncreated notes.txt (1 line)".to_owned()
         )]
     );
+}
+
+#[test]
+fn a_stream_that_breaks_while_a_prompt_waits_exits_1_and_restores_the_terminal() {
+    // The prompt opens as the call starts (`policy.run = "ask"`); the
+    // connection drops a second later, inside the call's arguments, with
+    // the prompt still waiting for a key.
+    let ws = initialized();
+    let content: String = (1..=100).map(|n| format!("// line {n}\n")).collect();
+    let create = serde_json::json!({"path": "notes.txt", "content": content}).to_string();
+    let body = anthropic(
+        &[Item::Tool("toolu_1", "fs_create_file", &create)],
+        "tool_use",
+        false,
+    );
+    // Half-way: the arguments take nearly all of the body.
+    let cut = body.len() / 2;
+    assert!(cut > body.find("partial_json").unwrap());
+    let server = TestServer::start(vec![
+        Reply::sse(body)
+            .split(Split::Every(cut / 20))
+            .pace(Duration::from_millis(60))
+            .fault(Fault::DisconnectAfter(cut)),
+    ]);
+    let line = with_stty(&with_editor(
+        &ws,
+        &query_line(&ws, &server, "write a note"),
+        "ask",
+    ));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    let screen = tmux.wait_for("Run fs_create_file(<streaming>)? [y,n,e,v,?]");
+    assert!(!screen.contains("EXIT="), "the prompt waited: {screen}");
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=1"), "{screen}");
+    // The prompt closed before jp said why the turn ended: the error is
+    // the last thing on screen, not an unanswered prompt below it.
+    let shown = shown(&screen);
+    let end: Vec<&str> = shown.lines().rev().take(5).collect();
+    assert_eq!(end[0], "STTY icanon echo", "{shown}");
+    assert_eq!(end[1], "EXIT=1", "{shown}");
+    assert!(
+        end[2].starts_with("the conversation keeps what arrived; `jp query` continues it"),
+        "{shown}"
+    );
+    assert!(
+        end[3].starts_with("error: anthropic: the connection dropped mid-response: "),
+        "{shown}"
+    );
+    assert_eq!(
+        end[4], "Run fs_create_file(<streaming>)? [y,n,e,v,?]",
+        "{shown}"
+    );
+    tmux.assert_restored(&screen);
+    assert!(!ws.project().join("notes.txt").exists());
+    assert_eq!(responses(&stored(&ws))[0].0, "interrupted");
 }
 
 /// The query line, then the terminal's `icanon` and `echo` flags as `stty`

@@ -100,6 +100,17 @@ impl Prompts {
         .await
     }
 
+    /// Waits until no prompt is on the terminal. A prompt whose future was
+    /// dropped ends on its own thread within a poll of the key reader; an
+    /// editor or pager ends when the user closes it.
+    pub async fn closed(&self) {
+        let backend = Arc::clone(&self.backend);
+        let _ = tokio::task::spawn_blocking(move || {
+            drop(backend.lock().unwrap_or_else(PoisonError::into_inner));
+        })
+        .await;
+    }
+
     fn done(&self, number: usize) {
         let mut guard = self.line.lock().unwrap_or_else(PoisonError::into_inner);
         let line = &mut *guard;

@@ -829,7 +829,7 @@ impl Session<'_> {
                     continue;
                 }
                 choice = answer(&mut menu), if menu.is_some() => {
-                    menu = None;
+                    drop(menu.take());
                     match choice {
                         Ok('c') => continue,
                         Ok('s') => Input::Stopped,
@@ -901,8 +901,13 @@ impl Session<'_> {
                     .any(|a| matches!(a, Action::Finish(_) | Action::AskReply))
                 {
                     // The response failed, or was interrupted or stopped:
-                    // its calls are answered already; their prompts close.
+                    // its calls are answered already; their prompts close,
+                    // and what the turn prints next (why it ended) waits
+                    // until they have, so it is not drawn above a prompt
+                    // that then stays on screen, unanswered, below it.
                     pending.clear();
+                    drop(menu.take());
+                    prompts.closed().await;
                 }
                 // The next response, or the chrome after this one, starts on
                 // a line of its own.
