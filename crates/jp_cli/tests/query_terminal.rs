@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use common::Workspace;
 use common::providers::{Item, anthropic};
 use common::query::{initialized, responses, stored};
-use jp_test_server::{Reply, Split, TestServer};
+use jp_test_server::{Fault, Reply, Split, TestServer};
 
 /// A tmux server of our own, killed on drop.
 struct Tmux {
@@ -106,6 +106,23 @@ impl Tmux {
         }
     }
 
+    /// Whether the cursor shows (`1`) or is hidden (`0`), as tmux sees it.
+    fn cursor_flag(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "display", "-p", "#{cursor_flag}"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// Checks that jp left the terminal as it found it: `stty` (printed
+    /// by [`with_stty`] once jp exited) shows `icanon` and `echo`, and the
+    /// cursor shows.
+    fn assert_restored(&self, screen: &str) {
+        assert!(screen.contains("STTY icanon echo"), "{screen}");
+        assert_eq!(self.cursor_flag(), "1", "the cursor is hidden:\n{screen}");
+    }
+
     fn send(&self, keys: &[&str]) {
         let status = Command::new("tmux")
             .args(["-L", &self.socket, "send-keys"])
@@ -190,18 +207,18 @@ fn an_asking_policy_prompts_in_the_terminal_and_yes_runs_the_call() {
     };
     // `run = "ask"` needs no argument: the prompt opens as the call
     // starts, and its arguments show above it as they arrive.
-    let screen = tmux.wait_for("Run fs_modify_file(<streaming>)? [y,n,e,?]");
+    let screen = tmux.wait_for("Run fs_modify_file(<streaming>)? [y,n,e,v,?]");
     assert!(
         screen.contains(
             "Calling tool fs_modify_file\n  path: \"src/lib.rs\"\n  patterns[0].old: \"main\"\n  \
-             patterns[0].new: \"hello\"\nRun fs_modify_file(<streaming>)? [y,n,e,?]"
+             patterns[0].new: \"hello\"\nRun fs_modify_file(<streaming>)? [y,n,e,v,?]"
         ),
         "{screen}"
     );
     tmux.send(&["y"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
-    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    tmux.assert_restored(&screen);
     assert!(screen.contains("Renamed."), "{screen}");
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn hello() {}\n");
     assert_eq!(
@@ -222,11 +239,11 @@ fn no_at_the_prompt_declines_the_call() {
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
-    tmux.wait_for("[y,n,e,?]");
+    tmux.wait_for("[y,n,e,v,?]");
     tmux.send(&["n"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
-    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    tmux.assert_restored(&screen);
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn main() {}\n");
     assert_eq!(
         responses(&stored(&ws)),
@@ -256,7 +273,8 @@ fn a_result_policy_that_asks_shows_the_result_before_asking() {
             false,
         )),
     ]);
-    let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "read the secret")) else {
+    let line = with_stty(&query_line(&ws, &server, "read the secret"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
     let screen = tmux.wait_for("Send the result of secret to the model? [y,n,?]");
@@ -265,8 +283,9 @@ fn a_result_policy_that_asks_shows_the_result_before_asking() {
     let asked = screen.find("Send the result of secret").unwrap();
     assert!(shown < asked, "{screen}");
     tmux.send(&["n"]);
-    let screen = tmux.wait_for("EXIT=");
+    let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
+    tmux.assert_restored(&screen);
     assert_eq!(
         responses(&stored(&ws)),
         [(
@@ -298,7 +317,11 @@ fn an_edit_policy_runs_the_call_with_the_users_edit() {
         )),
         Reply::sse(anthropic(&[Item::Text("Noted.")], "end_turn", false)),
     ]);
-    let line = with_editor(&ws, &query_line(&ws, &server, "write a note"), "edit");
+    let line = with_stty(&with_editor(
+        &ws,
+        &query_line(&ws, &server, "write a note"),
+        "edit",
+    ));
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
@@ -306,8 +329,9 @@ fn an_edit_policy_runs_the_call_with_the_users_edit() {
         "Run fs_create_file(path: \"notes.txt\", content: \"from the user\\n\")? [y,n,e,v,?]",
     );
     tmux.send(&["y"]);
-    let screen = tmux.wait_for("EXIT=");
+    let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
+    tmux.assert_restored(&screen);
     assert_eq!(ws.read("project/notes.txt"), "from the user\n");
     assert_eq!(
         responses(&stored(&ws)),
@@ -316,6 +340,63 @@ fn an_edit_policy_runs_the_call_with_the_users_edit() {
             "(The user edited the arguments before the call ran; it ran with {\"path\":\"notes.txt\",\"content\":\"from the user\\n\"}.)\ncreated notes.txt (1 line)".to_owned()
         )]
     );
+}
+
+#[test]
+fn a_stream_that_breaks_while_a_prompt_waits_exits_1_and_restores_the_terminal() {
+    // The prompt opens as the call starts (`policy.run = "ask"`); the
+    // connection drops a second later, inside the call's arguments, with
+    // the prompt still waiting for a key.
+    let ws = initialized();
+    let content: String = (1..=100).map(|n| format!("// line {n}\n")).collect();
+    let create = serde_json::json!({"path": "notes.txt", "content": content}).to_string();
+    let body = anthropic(
+        &[Item::Tool("toolu_1", "fs_create_file", &create)],
+        "tool_use",
+        false,
+    );
+    // Half-way: the arguments take nearly all of the body.
+    let cut = body.len() / 2;
+    assert!(cut > body.find("partial_json").unwrap());
+    let server = TestServer::start(vec![
+        Reply::sse(body)
+            .split(Split::Every(cut / 20))
+            .pace(Duration::from_millis(60))
+            .fault(Fault::DisconnectAfter(cut)),
+    ]);
+    let line = with_stty(&with_editor(
+        &ws,
+        &query_line(&ws, &server, "write a note"),
+        "ask",
+    ));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    let screen = tmux.wait_for("Run fs_create_file(<streaming>)? [y,n,e,v,?]");
+    assert!(!screen.contains("EXIT="), "the prompt waited: {screen}");
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=1"), "{screen}");
+    // The prompt closed before jp said why the turn ended: the error is
+    // the last thing on screen, not an unanswered prompt below it.
+    let shown = shown(&screen);
+    let end: Vec<&str> = shown.lines().rev().take(5).collect();
+    assert_eq!(end[0], "STTY icanon echo", "{shown}");
+    assert_eq!(end[1], "EXIT=1", "{shown}");
+    assert!(
+        end[2].starts_with("the conversation keeps what arrived; `jp query` continues it"),
+        "{shown}"
+    );
+    assert!(
+        end[3].starts_with("error: anthropic: the connection dropped mid-response: "),
+        "{shown}"
+    );
+    assert_eq!(
+        end[4], "Run fs_create_file(<streaming>)? [y,n,e,v,?]",
+        "{shown}"
+    );
+    tmux.assert_restored(&screen);
+    assert!(!ws.project().join("notes.txt").exists());
+    assert_eq!(responses(&stored(&ws))[0].0, "interrupted");
 }
 
 /// The query line, then the terminal's `icanon` and `echo` flags as `stty`
@@ -336,12 +417,12 @@ fn ctrl_c_at_the_prompt_interrupts_and_restores_the_terminal() {
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
-    tmux.wait_for("[y,n,e,?]");
+    tmux.wait_for("[y,n,e,v,?]");
     tmux.send(&["C-c"]);
     let screen = tmux.wait_for("STTY");
-    assert!(screen.contains("[y,n,e,?] ^C\n"), "{screen}");
+    assert!(screen.contains("[y,n,e,v,?] ^C\n"), "{screen}");
     assert!(screen.contains("EXIT=130"), "{screen}");
-    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    tmux.assert_restored(&screen);
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn main() {}\n");
     assert_eq!(
         responses(&stored(&ws)),
@@ -382,14 +463,14 @@ fn help_then_edit_at_the_prompt_runs_the_edited_call_and_a_bad_edit_never_runs()
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
-    tmux.wait_for("[y,n,e,?]");
+    tmux.wait_for("[y,n,e,v,?]");
     tmux.send(&["?"]);
     let screen = tmux.wait_for("show this help");
     assert!(
         screen.contains(
-            "[y,n,e,?] ?\n  y  run the call once its arguments are complete\n  n  decline it now \
+            "[y,n,e,v,?] ?\n  y  run the call once its arguments are complete\n  n  decline it now \
              (the rest of it is not streamed)\n  e  edit the arguments in $VISUAL or $EDITOR once \
-             they are complete\n  ?  show this help\n"
+             they are complete\n  v  view the arguments so far in full, in $PAGER\n  ?  show this help\n"
         ),
         "{screen}"
     );
@@ -408,7 +489,7 @@ fn help_then_edit_at_the_prompt_runs_the_edited_call_and_a_bad_edit_never_runs()
     tmux.send(&["y"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
-    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    tmux.assert_restored(&screen);
     assert_eq!(ws.read("project/notes.txt"), "from the user\n");
 }
 
@@ -443,7 +524,7 @@ fn the_stream_keeps_arriving_and_showing_while_a_prompt_waits() {
     let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "rename and add")) else {
         return;
     };
-    tmux.wait_for("[y,n,e,?]");
+    tmux.wait_for("[y,n,e,v,?]");
     // Unanswered, the prompt does not stop the stream: the whole response
     // is read, and the second call is shown and decided above the prompt.
     let screen = tmux.wait_for("  unattended (policy.run[2]");
@@ -457,7 +538,7 @@ fn the_stream_keeps_arriving_and_showing_while_a_prompt_waits() {
         lines
             .last()
             .unwrap()
-            .starts_with("Run fs_modify_file(<streaming>)? [y,n,e,?]"),
+            .starts_with("Run fs_modify_file(<streaming>)? [y,n,e,v,?]"),
         "the prompt stays on the last line:\n{screen}"
     );
     // The second call streamed as text, capped, while the first one's
@@ -478,6 +559,104 @@ fn the_stream_keeps_arriving_and_showing_while_a_prompt_waits() {
     assert!(screen.contains("EXIT=0"), "{screen}");
     assert!(screen.contains("Both done."), "{screen}");
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn hello() {}\n");
+    assert_eq!(ws.read("project/src/big.rs"), content);
+}
+
+/// A `$PAGER` that saves what it is given as `.jp/shownN.txt` (N from 0),
+/// with the terminal's `icanon` and `echo` flags while it runs as
+/// `.jp/sttyN.txt`, and exits.
+const SAVING_PAGER: &str = r#"#!/bin/sh
+dir="$(dirname "$0")"
+n=$(ls "$dir" | grep -c '^shown')
+stty -a < /dev/tty | tr ' ;' '\n\n' | grep -xE -- '-?(icanon|echo)' > "$dir/stty$n.txt"
+cat > "$dir/shown$n.txt"
+"#;
+
+#[test]
+fn v_at_an_early_prompt_pages_the_arguments_so_far_then_y_runs_the_call() {
+    let ws = initialized();
+    ws.write("project/.jp/pager.sh", SAVING_PAGER);
+    let content: String = (1..=300).map(|n| format!("// line {n}\n")).collect();
+    let create = serde_json::json!({"path": "src/big.rs", "content": content}).to_string();
+    let body = anthropic(
+        &[Item::Tool("toolu_1", "fs_create_file", &create)],
+        "tool_use",
+        false,
+    );
+    // In 60 pieces over 2.4 s: the content is still arriving at the
+    // first `v`.
+    let piece = body.len() / 60;
+    let server = TestServer::start(vec![
+        Reply::sse(body)
+            .split(Split::Every(piece))
+            .pace(Duration::from_millis(40)),
+        Reply::sse(anthropic(&[Item::Text("Created.")], "end_turn", false)),
+    ]);
+    let pager = ws.project().join(".jp/pager.sh");
+    let line = with_stty(&query_line(&ws, &server, "add a file"))
+        .replace(
+            "TERM=xterm",
+            &format!("TERM=xterm PAGER='sh {}'", pager.display()),
+        )
+        .replace(
+            " query ",
+            " query --cfg conversation.tools.fs_create_file.policy.run=ask ",
+        );
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    let prompt = "Run fs_create_file(<streaming>)? [y,n,e,v,?]";
+    tmux.wait_for(prompt);
+    tmux.wait_for_line("  │ // line 5");
+    tmux.send(&["v"]);
+    // The pager ran with the terminal out of raw mode; the prompt is back.
+    tmux.wait_for_line(&format!("{prompt} v"));
+    tmux.wait_for_line(&format!("{prompt} "));
+    assert_eq!(ws.read("project/.jp/stty0.txt"), "icanon\necho\n");
+    // What had arrived: every line of it, the argument marked as arriving.
+    let page = ws.read("project/.jp/shown0.txt");
+    let head = "fs_create_file, the arguments so far (more are arriving):\n  path: \"src/big.rs\"\n  \
+                content (still streaming):\n";
+    let lines = page
+        .strip_prefix(head)
+        .unwrap_or_else(|| panic!("{page}"))
+        .lines()
+        .collect::<Vec<_>>();
+    assert!((5..300).contains(&lines.len()), "{page}");
+    for (n, line) in lines.iter().enumerate() {
+        let expected = format!("  │ // line {}", n + 1);
+        if n + 1 == lines.len() {
+            assert!(expected.starts_with(line), "{line:?} in\n{page}");
+        } else {
+            assert_eq!(*line, expected, "{page}");
+        }
+    }
+    // Once it is all in, `v` shows all of it: the 280 lines the screen
+    // only counts, too.
+    tmux.wait_for("  │ … 280 more lines");
+    tmux.send(&["v"]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while tmux
+        .screen()
+        .lines()
+        .filter(|l| *l == format!("{prompt} v"))
+        .count()
+        < 2
+    {
+        assert!(Instant::now() < deadline, "{}", tmux.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tmux.wait_for_line(&format!("{prompt} "));
+    let all: String = content.lines().map(|l| format!("  │ {l}\n")).collect();
+    assert_eq!(
+        ws.read("project/.jp/shown1.txt"),
+        format!("fs_create_file would run with:\n  path: \"src/big.rs\"\n  content:\n{all}")
+    );
+    tmux.send(&["y"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    tmux.assert_restored(&screen);
+    assert!(screen.contains("Created."), "{screen}");
     assert_eq!(ws.read("project/src/big.rs"), content);
 }
 
@@ -505,7 +684,7 @@ fn ctrl_c_mid_stream_opens_the_menu_and_continue_finishes_the_answer() {
     tmux.send(&["c"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
-    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    tmux.assert_restored(&screen);
     assert!(screen.contains("word400"), "{screen}");
     let stored = stored(&ws);
     let message = stored["events"]
@@ -529,7 +708,8 @@ fn stop_and_reply_sends_what_arrived_and_the_reply() {
             false,
         )),
     ]);
-    let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "talk")) else {
+    let line = with_stty(&query_line(&ws, &server, "talk"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
     tmux.wait_for("word3 ");
@@ -539,8 +719,9 @@ fn stop_and_reply_sends_what_arrived_and_the_reply() {
     tmux.wait_for("Your reply (Enter alone ends the turn):");
     tmux.send(&["-l", "too long"]);
     tmux.send(&["Enter"]);
-    let screen = tmux.wait_for("EXIT=");
+    let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
+    tmux.assert_restored(&screen);
     assert!(screen.contains("Shorter, then."), "{screen}");
     // The second request carries the part that arrived, then the reply.
     let sent = server.wait_for(2, Duration::from_secs(5))[1].json();
@@ -579,7 +760,7 @@ fn ctrl_c_while_a_tool_runs_stops_it_and_an_empty_reply_ends_the_turn() {
     tmux.send(&["Enter"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
-    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    tmux.assert_restored(&screen);
     assert!(
         screen.contains("stopped; the conversation keeps what arrived"),
         "{screen}"
@@ -663,6 +844,7 @@ fn a_tools_questions_of_each_kind_are_asked_in_the_terminal() {
         ),
         "{screen}"
     );
+    assert_eq!(tmux.cursor_flag(), "1", "the cursor is hidden");
     assert_eq!(
         responses(&stored(&ws)),
         [(
@@ -821,11 +1003,11 @@ fn no_at_an_early_prompt_stops_the_stream() {
     let Some(tmux) = Tmux::start(&ws, &with_stty(&query_line(&ws, &server, "write .env"))) else {
         return;
     };
-    tmux.wait_for("Run fs_create_file(path: \".env\", …)? [y,n,e,?]");
+    tmux.wait_for("Run fs_create_file(path: \".env\", …)? [y,n,e,v,?]");
     tmux.send(&["n"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
-    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    tmux.assert_restored(&screen);
     assert!(screen.contains("Not then."), "{screen}");
     let requests = server.wait_for(2, Duration::from_secs(10));
     assert!(requests[0].client_disconnected, "the stream was not closed");
@@ -931,6 +1113,7 @@ fn restart_at_the_tool_menu_runs_the_tool_again_and_records_that_run() {
          STTY icanon echo",
         "{screen}"
     );
+    assert_eq!(tmux.cursor_flag(), "1", "the cursor is hidden");
     // Run twice; the second run's result is the one recorded and sent.
     assert_eq!(ws.read("project/.jp/runs"), "run\nrun\n");
     assert_eq!(
@@ -1000,6 +1183,7 @@ fn abort_at_the_stream_menu_exits_keeping_what_arrived() {
         )),
         "{screen}"
     );
+    assert_eq!(tmux.cursor_flag(), "1", "the cursor is hidden");
     assert_eq!(server.requests().len(), 1);
 }
 
@@ -1037,6 +1221,7 @@ fn a_second_ctrl_c_at_the_tool_menu_exits_with_130() {
          STTY icanon echo",
         "{screen}"
     );
+    assert_eq!(tmux.cursor_flag(), "1", "the cursor is hidden");
     assert_eq!(
         responses(&stored(&ws)),
         [(
@@ -1131,7 +1316,7 @@ fn the_session_in_the_terminal_docs_is_what_the_terminal_shows() {
     let Some(tmux) = Tmux::start_sized(&ws, &line, 90) else {
         return;
     };
-    tmux.wait_for("[y,n,e,?]");
+    tmux.wait_for("[y,n,e,v,?]");
     // The arguments finish arriving above the prompt.
     tmux.wait_for_line("  │ }");
     assert_eq!(shown(&tmux.screen()), waiting.trim_end());
@@ -1207,7 +1392,7 @@ fn a_call_a_stateful_policy_will_deny_is_not_asked_about() {
     tmux.send(&["y"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
-    assert!(screen.contains("STTY icanon echo"), "{screen}");
+    tmux.assert_restored(&screen);
     assert_eq!(ws.read("project/notes.txt"), "final\n");
     let stored = responses(&stored(&ws));
     assert_eq!(

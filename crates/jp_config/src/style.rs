@@ -47,10 +47,19 @@ pub struct ToolCallStyleConfig {
     /// strings show as text in both.
     pub format: ToolCallFormat,
 
-    /// The most lines of one long string argument shown while it streams;
-    /// the rest is counted ("… N more lines").
+    /// The most terminal rows of one long string argument shown while it
+    /// streams (a line wider than the terminal takes several, and shows at
+    /// most 400 characters); the rest is counted ("… N more lines", "… N
+    /// more bytes").
     #[setting(default = 20)]
     pub argument_lines: u32,
+
+    /// The most terminal rows one call's arguments take in all while they
+    /// stream, however many values they hold (a thousand array items, many
+    /// patterns); the values past it are counted ("… N more values"). `v`
+    /// at the prompt shows every argument in full.
+    #[setting(default = 100)]
+    pub call_lines: u32,
 
     /// The most lines of a tool's result shown inline; 0 hides results.
     #[setting(default = 10)]

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::arguments::{
-    ArgParseError, FragmentAggregator, IncrementalArgParser, ParserLimits, StreamFragment,
-    ToolCallArgumentProgress,
+    ArgParseError, ArgumentsSoFar, FragmentAggregator, IncrementalArgParser, ParserLimits,
+    StreamFragment, ToolCallArgumentProgress,
 };
 use crate::event::{
     ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest, json_type_name,
@@ -218,6 +218,24 @@ impl EventBuilder {
             Some(Value::Object(map)) => map.get(key),
             Some(_) => None,
             None => call.aggregator.arguments()?.get(key),
+        }
+    }
+
+    /// What has arrived of the arguments of the tool call at `index`,
+    /// until it is flushed (see [`FragmentAggregator::so_far`]).
+    #[must_use]
+    pub fn arguments_so_far(&self, index: usize) -> Option<ArgumentsSoFar> {
+        let Some(Buffer::ToolCall(call)) = self.buffers.get(&index) else {
+            return None;
+        };
+        match &call.root {
+            Some(Value::Object(map)) => Some(ArgumentsSoFar {
+                arguments: map.clone(),
+                streaming: None,
+                complete: true,
+            }),
+            Some(_) => None,
+            None => call.aggregator.so_far(),
         }
     }
 

@@ -18,9 +18,9 @@ mod policy_watch;
 pub mod store;
 
 pub use arguments::{
-    AggregateError, ArgParseError, DuplicateKey, EmptyKind, Found, FragmentAggregator,
-    IncrementalArgParser, JsonPointer, Limit, ParserLimits, Scalar, StreamFragment,
-    ToolCallArgumentProgress, TruncatedIn,
+    AggregateError, ArgParseError, ArgumentsSoFar, DuplicateKey, EmptyKind, Found,
+    FragmentAggregator, IncrementalArgParser, JsonPointer, Limit, ParserLimits, Scalar,
+    StreamFragment, ToolCallArgumentProgress, TruncatedIn,
 };
 pub use conversation::{
     ConfigDelta, ConversationEvent, EventKind, PolicyDenial, RanWith, ResponseStatus,

@@ -103,6 +103,14 @@ pub trait Prompter: Send {
     ///
     /// [`PromptError`] when no editor can run.
     fn edit(&mut self, text: &str) -> Result<String, PromptError>;
+
+    /// Shows `text` (a call's arguments in full) in the user's pager, or
+    /// prints it when there is none.
+    ///
+    /// # Errors
+    ///
+    /// [`PromptError`] when it cannot be shown.
+    fn page(&mut self, text: &str) -> Result<(), PromptError>;
 }
 
 /// No terminal: every prompt is unavailable.
@@ -128,6 +136,10 @@ impl Prompter for NoPrompter {
     }
 
     fn edit(&mut self, _: &str) -> Result<String, PromptError> {
+        Err(PromptError::Unavailable)
+    }
+
+    fn page(&mut self, _: &str) -> Result<(), PromptError> {
         Err(PromptError::Unavailable)
     }
 }
@@ -165,6 +177,67 @@ pub fn edit_in_editor(text: &str) -> Result<String, PromptError> {
     std::fs::read_to_string(file.path()).map_err(fail)
 }
 
+/// The pager to show a call's arguments in: `$PAGER`, or `less -R` when
+/// `PAGER` is unset (or empty) and `less` is on the `PATH`; `None` when
+/// there is neither.
+#[must_use]
+pub fn pager() -> Option<String> {
+    match std::env::var("PAGER") {
+        Ok(pager) if !pager.trim().is_empty() => Some(pager),
+        _ => {
+            let path = std::env::var_os("PATH")?;
+            std::env::split_paths(&path)
+                .any(|dir| dir.join("less").is_file())
+                .then(|| "less -R".to_owned())
+        }
+    }
+}
+
+/// Why the pager did not show the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PagerFailure {
+    /// It could not be started: the text was not shown.
+    NotStarted(String),
+    /// It ran and failed: the user may have seen the text.
+    Failed(String),
+}
+
+/// Runs `pager` (its program and arguments, split at whitespace, like
+/// `$EDITOR`) with `text` on its stdin and the terminal as its output
+/// (jp's stdout may be a file), and waits for it to end.
+///
+/// # Errors
+///
+/// [`PagerFailure`] when it cannot start, or exits with a failure.
+pub fn run_pager(pager: &str, text: &str) -> Result<(), PagerFailure> {
+    let mut words = pager.split_whitespace();
+    let program = words.next().unwrap_or("less");
+    let mut command = std::process::Command::new(program);
+    command.args(words).stdin(std::process::Stdio::piped());
+    if let Ok(tty) = std::fs::OpenOptions::new().write(true).open("/dev/tty") {
+        command.stdout(tty);
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| PagerFailure::NotStarted(format!("cannot run the pager `{pager}`: {e}")))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        use std::io::Write as _;
+        // A pager the user quits before it read everything closes the
+        // pipe: not a failure.
+        let _ = stdin.write_all(text.as_bytes());
+    }
+    let status = child
+        .wait()
+        .map_err(|e| PagerFailure::Failed(format!("the pager `{pager}` failed: {e}")))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(PagerFailure::Failed(format!(
+            "the pager `{pager}` exited with {status}"
+        )))
+    }
+}
+
 /// A prompter that answers from a script, for tests of the code that asks.
 #[cfg(test)]
 #[derive(Debug, Default)]
@@ -184,6 +257,8 @@ pub struct ScriptedPrompter {
     /// The text each [`Prompter::edit`] opened the editor on; shared like
     /// `asked`.
     pub opened: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    /// The text each [`Prompter::page`] showed; shared like `asked`.
+    pub paged: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 #[cfg(test)]
@@ -243,5 +318,13 @@ impl Prompter for ScriptedPrompter {
         self.edits
             .pop_front()
             .ok_or_else(|| PromptError::Terminal("the script has no more edits".into()))
+    }
+
+    fn page(&mut self, text: &str) -> Result<(), PromptError> {
+        self.paged
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(text.to_owned());
+        Ok(())
     }
 }

@@ -100,6 +100,17 @@ impl Prompts {
         .await
     }
 
+    /// Waits until no prompt is on the terminal. A prompt whose future was
+    /// dropped ends on its own thread within a poll of the key reader; an
+    /// editor or pager ends when the user closes it.
+    pub async fn closed(&self) {
+        let backend = Arc::clone(&self.backend);
+        let _ = tokio::task::spawn_blocking(move || {
+            drop(backend.lock().unwrap_or_else(PoisonError::into_inner));
+        })
+        .await;
+    }
+
     fn done(&self, number: usize) {
         let mut guard = self.line.lock().unwrap_or_else(PoisonError::into_inner);
         let line = &mut *guard;
@@ -205,6 +216,16 @@ impl PromptTurn<'_> {
     pub async fn edit(&self, text: &str) -> Result<String, PromptError> {
         let text = text.to_owned();
         self.blocking(move |backend, _| backend.edit(&text)).await
+    }
+
+    /// [`Prompter::page`].
+    ///
+    /// # Errors
+    ///
+    /// [`PromptError`] when it cannot be shown.
+    pub async fn page(&self, text: &str) -> Result<(), PromptError> {
+        let text = text.to_owned();
+        self.blocking(move |backend, _| backend.page(&text)).await
     }
 }
 

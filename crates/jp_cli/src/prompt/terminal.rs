@@ -14,8 +14,8 @@ use jp_tool::{AnswerKind, Question};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Choice, PromptError, Prompter, edit_in_editor};
-use crate::printer::{Printer, cut};
+use super::{Choice, PagerFailure, PromptError, Prompter, edit_in_editor, pager, run_pager};
+use crate::printer::{Printer, Style, cut};
 
 /// How often a waiting prompt checks whether the turn was interrupted.
 const POLL: Duration = Duration::from_millis(50);
@@ -293,5 +293,35 @@ impl Prompter for TerminalPrompter {
     fn edit(&mut self, text: &str) -> Result<String, PromptError> {
         // The editor owns the screen: what streams meanwhile waits.
         self.printer.holding(|| edit_in_editor(text))
+    }
+
+    fn page(&mut self, text: &str) -> Result<(), PromptError> {
+        // Raw mode is off between keys; the pager owns the screen, and what
+        // streams meanwhile waits, as for the editor.
+        let failure = match pager() {
+            Some(pager) => match self.printer.holding(|| run_pager(&pager, text)) {
+                Ok(()) => return Ok(()),
+                Err(failure) => Some(failure),
+            },
+            None => None,
+        };
+        let print = match failure {
+            Some(PagerFailure::NotStarted(why)) => {
+                self.printer.chrome_line(Style::Warn, &why);
+                true
+            }
+            Some(PagerFailure::Failed(why)) => {
+                self.printer.chrome_line(Style::Warn, &why);
+                false
+            }
+            None => true,
+        };
+        if print {
+            // No pager: the text prints above the prompt shown next.
+            for line in text.lines() {
+                self.printer.chrome_line(Style::Dim, line);
+            }
+        }
+        Ok(())
     }
 }

@@ -50,6 +50,10 @@ enum Settled {
 /// Prompts still open for calls of the current response.
 type Pending<'t> = FuturesUnordered<LocalBoxFuture<'t, Settled>>;
 
+/// A prompt's request to page call number `.0`'s arguments so far (`v`):
+/// the turn holds them, not the prompt, so it answers on `.1`.
+type ViewRequest = (usize, tokio::sync::oneshot::Sender<Option<String>>);
+
 /// The calls of one response, by their number in it, as they are decided.
 struct Calls<'t> {
     /// Each started call's id and tool.
@@ -66,6 +70,10 @@ struct Calls<'t> {
     /// Calls a stateful policy denied before they were put to the user,
     /// recorded (as `policy_denied`) with their response.
     denials: HashMap<usize, crate::stateful::Denial>,
+    /// Where open prompts ask to see a call's arguments so far, and where
+    /// the turn reads those requests.
+    view_requests: tokio::sync::mpsc::UnboundedSender<ViewRequest>,
+    views: tokio::sync::mpsc::UnboundedReceiver<ViewRequest>,
 }
 
 impl Calls<'_> {
@@ -83,7 +91,10 @@ impl Calls<'_> {
 
 impl<'t> Calls<'t> {
     fn new(prompts: &'t Prompts) -> Self {
+        let (view_requests, views) = tokio::sync::mpsc::unbounded_channel();
         Self {
+            view_requests,
+            views,
             started: HashMap::new(),
             tickets: CallTickets::new(prompts),
             early: HashMap::new(),
@@ -202,6 +213,7 @@ impl Query {
                 },
                 show_arguments: style.show_arguments,
                 max_lines: style.argument_lines as usize,
+                call_lines: style.call_lines as usize,
                 width: crossterm::terminal::size().map_or(80, |(columns, _)| usize::from(columns)),
             })
         });
@@ -696,16 +708,24 @@ impl Session {
                 }
                 Action::RunTools(list) => {
                     // The stream is over; the prompts still open decide.
-                    while let Some(settled) = pending.next().await {
-                        let mut abandon = Vec::new();
-                        self.on_settled(
-                            settled,
-                            &mut calls,
-                            &mut pending,
-                            tools,
-                            prompts,
-                            &mut abandon,
-                        );
+                    loop {
+                        tokio::select! {
+                            settled = pending.next() => {
+                                let Some(settled) = settled else { break };
+                                let mut abandon = Vec::new();
+                                self.on_settled(
+                                    settled,
+                                    &mut calls,
+                                    &mut pending,
+                                    tools,
+                                    prompts,
+                                    &mut abandon,
+                                );
+                            }
+                            Some((call, reply)) = calls.views.recv() => {
+                                let _ = reply.send(self.view(&turn, &calls, call));
+                            }
+                        }
                     }
                     let mut stopped = false;
                     // Config changes the tools' grants allowed, committed
@@ -976,7 +996,7 @@ impl Session {
                     continue;
                 }
                 choice = answer(&mut menu), if menu.is_some() => {
-                    menu = None;
+                    drop(menu.take());
                     match choice {
                         Ok('c') => continue,
                         Ok('s') => Input::Stopped,
@@ -986,6 +1006,10 @@ impl Session {
                             continue;
                         }
                     }
+                }
+                Some((call, reply)) = calls.views.recv() => {
+                    let _ = reply.send(self.view(turn, calls, call));
+                    continue;
                 }
                 Some(settled) = pending.next(), if !pending.is_empty() => {
                     self.on_settled(settled, calls, pending, tools, prompts, &mut abandon);
@@ -1044,8 +1068,13 @@ impl Session {
                     .any(|a| matches!(a, Action::Finish(_) | Action::AskReply))
                 {
                     // The response failed, or was interrupted or stopped:
-                    // its calls are answered already; their prompts close.
+                    // its calls are answered already; their prompts close,
+                    // and what the turn prints next (why it ended) waits
+                    // until they have, so it is not drawn above a prompt
+                    // that then stays on screen, unanswered, below it.
                     pending.clear();
+                    drop(menu.take());
+                    prompts.closed().await;
                 }
                 // The next response, or the chrome after this one, starts on
                 // a line of its own.
@@ -1273,14 +1302,39 @@ impl Session {
                 calls.early.insert(call, Early::Asking);
                 // The place in line taken when the call started.
                 let ticket = calls.tickets.take(call);
+                let views = calls.view_requests.clone();
                 pending.push(Box::pin(async move {
+                    // `v`: the turn sends the arguments so far.
+                    let view = || {
+                        let views = views.clone();
+                        async move {
+                            let (reply, answer) = tokio::sync::oneshot::channel();
+                            views.send((call, reply)).ok()?;
+                            answer.await.ok().flatten()
+                        }
+                    };
                     let answer = tools
-                        .confirm_early(&id, &name, &shown, decision, ticket)
+                        .confirm_early(&id, &name, &shown, decision, ticket, view)
                         .await;
                     Settled::Early(call, answer)
                 }));
             }
         }
+    }
+
+    /// What `v` at call number `call`'s early prompt pages: its arguments
+    /// as far as they have arrived, or all of them once complete.
+    fn view(&self, turn: &TurnCoordinator, calls: &Calls<'_>, call: usize) -> Option<String> {
+        let (_, name) = calls.started.get(&call)?;
+        let so_far = match calls.complete.get(&call) {
+            Some(request) => jp_conversation::ArgumentsSoFar {
+                arguments: request.received_arguments().clone(),
+                streaming: None,
+                complete: true,
+            },
+            None => turn.arguments_so_far(call)?,
+        };
+        Some(tools::arguments_page(name, &so_far))
     }
 
     /// A prompt settled something about call number `call`.

@@ -4,20 +4,31 @@
 //! [`ToolCallArgumentProgress`], and returns the lines that are complete,
 //! which the shell prints as they come. Each argument shows the moment it
 //! is known: a short value on one line once complete (`path: "src/lib.rs"`),
-//! a long or multi-line string as text, line by line as it arrives, under a
-//! gutter, capped at `max_lines` with a "… N more lines" tail. The `old` and
-//! `new` texts of `fs_modify_file` patterns show as a diff (`-` and `+`).
-//! Only the current line of a string is kept, so memory is bounded by the
-//! cap, not by the argument.
+//! a long or multi-line string as text, row by row as it arrives, under a
+//! gutter, capped at `max_lines` screen rows with a tail that counts the
+//! rest ([`TextBlock`]). The `old` and `new` texts of `fs_modify_file`
+//! patterns show as a diff (`-` and `+`). All the lines of one call's
+//! arguments are capped too (`call_lines`), so a thousand array items do
+//! not fill the screen: the values past it are counted (`… N more
+//! values`). Only the unfinished row of a string is kept, so memory is
+//! bounded by the terminal's width, not by the argument.
 //!
 //! [`result_lines`] is the other half: what the user sees of a call's
 //! result once it ran. [`wrap`] fits both to a terminal's width.
+//! [`full_arguments`] is what `v` at a prompt shows: every argument in
+//! full.
+
+mod full;
+mod text;
 
 use std::collections::HashMap;
 
 use jp_conversation::{
     EmptyKind, StreamFragment, ToolCallArgumentProgress, ToolCallRequest, ToolCallResponse,
 };
+
+pub use full::full_arguments;
+use text::TextBlock;
 
 use crate::printer::{Style, cut, sanitize};
 
@@ -37,8 +48,10 @@ pub struct RenderOptions {
     pub format: CallFormat,
     /// Whether arguments show at all (the header always does).
     pub show_arguments: bool,
-    /// The most lines shown of one long string.
+    /// The most screen rows shown of one long string.
     pub max_lines: usize,
+    /// The most lines shown of one call's arguments in all.
+    pub call_lines: usize,
     /// The terminal's width; longer lines wrap.
     pub width: usize,
 }
@@ -61,14 +74,14 @@ struct Text {
     path: String,
     /// Whether it is a top-level argument.
     path_is_top: bool,
-    /// What arrived and is not shown yet: while short, all of it; once
-    /// long, the unfinished line.
-    pending: String,
+    /// While it is short (one line of at most [`SHORT`] characters so
+    /// far): all of it.
+    short: String,
     /// Whether it streams as text (long or multi-line).
     long: bool,
-    /// Lines shown and lines counted past the cap.
-    shown: usize,
-    hidden: usize,
+    /// Its rows, once long and shown (not when the call's lines ran out
+    /// before it).
+    block: Option<TextBlock>,
     /// `- `, `+ ` (a diff) or the gutter.
     prefix: &'static str,
     style: Style,
@@ -83,6 +96,81 @@ struct Call {
     /// once complete.
     arguments: Vec<(String, Option<String>)>,
     text: Option<Text>,
+    /// How many more lines its arguments may show.
+    lines_left: usize,
+    /// Values not shown because `lines_left` ran out.
+    hidden_values: usize,
+}
+
+impl Call {
+    /// Shows `line`, a value or a string's first line, if the call has
+    /// lines left; counts it otherwise.
+    fn show_value(&mut self, line: Line, width: usize, out: &mut Vec<Line>) {
+        if self.lines_left == 0 {
+            self.hidden_values += 1;
+            return;
+        }
+        let rows = wrap(vec![line], width);
+        self.lines_left = self.lines_left.saturating_sub(rows.len());
+        out.extend(rows);
+    }
+
+    /// Feeds `piece` to the shown string `block`, spending the call's
+    /// lines on its rows.
+    fn feed(lines_left: &mut usize, block: &mut TextBlock, piece: &str, out: &mut Vec<Line>) {
+        let before = block.rows();
+        block.push(piece, out);
+        *lines_left = lines_left.saturating_sub(block.rows() - before);
+    }
+
+    /// Ends the string being received: its last rows and tail, or, for a
+    /// short one, its one line.
+    fn end_text(&mut self, text: Text, width: usize, out: &mut Vec<Line>) {
+        match text.block {
+            Some(mut block) => {
+                let before = block.rows();
+                block.end(out);
+                self.lines_left = self.lines_left.saturating_sub(block.rows() - before);
+            }
+            None if text.long => {}
+            None => {
+                let value = quote(&text.short);
+                let line = Line {
+                    style: Style::Dim,
+                    text: format!("  {}: {}", sanitize(&text.path), sanitize(&value)),
+                };
+                self.show_value(line, width, out);
+            }
+        }
+    }
+
+    /// The string being received is long: its header, and its rows so
+    /// far; or, when the call has no lines left, it is counted.
+    fn start_block(&mut self, max_lines: usize, width: usize, out: &mut Vec<Line>) {
+        let Some(text) = &mut self.text else {
+            return;
+        };
+        text.long = true;
+        let short = std::mem::take(&mut text.short);
+        let (path, prefix, style) = (text.path.clone(), text.prefix, text.style);
+        let hidden = self.hidden_values;
+        self.show_value(
+            Line {
+                style: Style::Dim,
+                text: format!("  {}:", sanitize(&path)),
+            },
+            width,
+            out,
+        );
+        if self.hidden_values > hidden {
+            return;
+        }
+        let mut block = TextBlock::new(prefix, style, width, max_lines.min(self.lines_left));
+        Self::feed(&mut self.lines_left, &mut block, &short, out);
+        if let Some(text) = &mut self.text {
+            text.block = Some(block);
+        }
+    }
 }
 
 /// Renders the tool calls of a response.
@@ -117,6 +205,8 @@ impl ToolRenderer {
                 number: self.started,
                 arguments: Vec::new(),
                 text: None,
+                lines_left: self.options.call_lines,
+                hidden_values: 0,
             },
         );
         self.last = Some(id.to_owned());
@@ -128,11 +218,13 @@ impl ToolRenderer {
 
     /// A fragment of a call's arguments arrived: the lines now complete.
     pub fn progress(&mut self, progress: &ToolCallArgumentProgress) -> Vec<Line> {
-        let (format, show, max_lines) = (
-            self.options.format,
-            self.options.show_arguments,
-            self.options.max_lines,
-        );
+        let RenderOptions {
+            format,
+            show_arguments: show,
+            max_lines,
+            width,
+            ..
+        } = self.options;
         let switched = self.last.as_deref() != Some(progress.tool_call_id.as_str());
         let Some(call) = self.calls.get_mut(&progress.tool_call_id) else {
             return Vec::new();
@@ -156,36 +248,26 @@ impl ToolRenderer {
                     Text {
                         path_is_top: path_is_top(&progress.fragment),
                         path: path.clone(),
-                        pending: String::new(),
+                        short: String::new(),
                         long: false,
-                        shown: 0,
-                        hidden: 0,
+                        block: None,
                         prefix,
                         style,
                     }
                 });
-                text.pending.push_str(piece);
-                if !text.long
-                    && (text.pending.contains('\n') || text.pending.chars().count() > SHORT)
-                {
-                    text.long = true;
-                    if show {
-                        lines.push(Line {
-                            style: Style::Dim,
-                            text: format!("  {}:", sanitize(&text.path)),
-                        });
-                    }
-                }
                 if text.long {
-                    while let Some(end) = text.pending.find('\n') {
-                        let line: String = text.pending.drain(..=end).collect();
-                        push_text_line(
-                            text,
-                            line.trim_end_matches('\n'),
-                            max_lines,
-                            show,
-                            &mut lines,
-                        );
+                    if let Some(block) = &mut text.block {
+                        Call::feed(&mut call.lines_left, block, piece, &mut lines);
+                    }
+                } else {
+                    text.short.push_str(piece);
+                    if text.short.contains('\n') || text.short.chars().count() > SHORT {
+                        if show {
+                            call.start_block(max_lines, width, &mut lines);
+                        } else {
+                            text.long = true;
+                            text.short.clear();
+                        }
                     }
                 }
             }
@@ -195,39 +277,26 @@ impl ToolRenderer {
                 }
                 // The root itself (`{}`) has no line.
                 if show && top.is_some() {
-                    lines.push(Line {
+                    let line = Line {
                         style: Style::Dim,
                         text: format!("  {}: {}", sanitize(&path), sanitize(&value)),
-                    });
+                    };
+                    call.show_value(line, width, &mut lines);
                 }
             }
             Leaf::Done => {
-                if let Some(mut text) = call.text.take() {
-                    if text.long {
-                        let rest = std::mem::take(&mut text.pending);
-                        if !rest.is_empty() {
-                            push_text_line(&mut text, &rest, max_lines, show, &mut lines);
-                        }
-                        if text.hidden > 0 && show {
-                            lines.push(Line {
-                                style: Style::Dim,
-                                text: format!("{}… {} more lines", text.prefix, text.hidden),
-                            });
-                        }
-                    } else if show {
-                        let value = quote(&text.pending);
-                        lines.push(Line {
-                            style: Style::Dim,
-                            text: format!("  {}: {}", sanitize(&text.path), sanitize(&value)),
-                        });
+                if let Some(text) = call.text.take() {
+                    let summary = if text.long {
+                        "\"…\"".to_owned()
+                    } else {
+                        cut(&quote(&text.short), 40)
+                    };
+                    let is_top = text.path_is_top;
+                    if show {
+                        call.end_text(text, width, &mut lines);
                     }
-                    if text.path_is_top {
-                        let shown = if text.long {
-                            "\"…\"".to_owned()
-                        } else {
-                            cut(&quote(&text.pending), 40)
-                        };
-                        finish_argument(call, &top, shown);
+                    if is_top {
+                        finish_argument(call, &top, summary);
                     }
                 } else if progress_completes_top(&progress.fragment)
                     && call
@@ -253,22 +322,42 @@ impl ToolRenderer {
     }
 
     /// The call's arguments are complete, or ended early: what is still
-    /// pending, and a line saying why a call cannot run.
+    /// pending, the values the call's cap left out, and a line saying why
+    /// a call cannot run.
     pub fn finish(&mut self, call: &ToolCallRequest) -> Vec<Line> {
         let mut lines = Vec::new();
+        let RenderOptions {
+            show_arguments,
+            max_lines,
+            width,
+            ..
+        } = self.options;
         if let Some(mut state) = self.calls.remove(&call.id)
-            && let Some(mut text) = state.text.take()
-            && self.options.show_arguments
+            && show_arguments
         {
-            let rest = std::mem::take(&mut text.pending);
-            if !rest.is_empty() {
-                if !text.long {
-                    lines.push(Line {
-                        style: Style::Dim,
-                        text: format!("  {}:", sanitize(&text.path)),
-                    });
-                }
-                push_text_line(&mut text, &rest, self.options.max_lines, true, &mut lines);
+            // A string cut off: what arrived of it shows as text.
+            if state
+                .text
+                .as_ref()
+                .is_some_and(|t| !t.long && !t.short.is_empty())
+            {
+                state.start_block(max_lines, width, &mut lines);
+            }
+            if let Some(text) = state.text.take()
+                && text.long
+            {
+                state.end_text(text, width, &mut lines);
+            }
+            match state.hidden_values {
+                0 => {}
+                1 => lines.push(Line {
+                    style: Style::Dim,
+                    text: "  … 1 more value".to_owned(),
+                }),
+                n => lines.push(Line {
+                    style: Style::Dim,
+                    text: format!("  … {n} more values"),
+                }),
             }
         }
         if let Some(error) = call.error() {
@@ -465,26 +554,6 @@ pub fn result_lines(
         }
     }
     out
-}
-
-fn push_text_line(
-    text: &mut Text,
-    line: &str,
-    max_lines: usize,
-    show: bool,
-    lines: &mut Vec<Line>,
-) {
-    if text.shown >= max_lines {
-        text.hidden += 1;
-        return;
-    }
-    text.shown += 1;
-    if show {
-        lines.push(Line {
-            style: text.style,
-            text: format!("{}{}", text.prefix, sanitize(line)),
-        });
-    }
 }
 
 /// A complete short string, quoted and escaped as JSON.

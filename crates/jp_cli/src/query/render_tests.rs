@@ -9,6 +9,7 @@ fn options(format: CallFormat) -> RenderOptions {
         format,
         show_arguments: true,
         max_lines: 4,
+        call_lines: 100,
         width: 80,
     }
 }
@@ -283,6 +284,7 @@ fn the_prompt_summary_follows_the_format_and_marks_what_streams() {
             format,
             show_arguments: true,
             max_lines: 20,
+            call_lines: 100,
             width: 80,
         });
         renderer.start("a", "fs_create_file");
@@ -526,4 +528,155 @@ fn a_cut_result_line_wraps_whole() {
             "    end".to_owned(),
         ]
     );
+}
+
+/// What a terminal shows of one call streamed in `chunks`, with a `--`
+/// line after each chunk that showed something (so a snapshot tells what
+/// showed live), then what showing the finished call adds.
+fn render_live(options: RenderOptions, name: &str, chunks: &[&str]) -> String {
+    let mut builder = EventBuilder::new();
+    let mut renderer = ToolRenderer::new(options);
+    let start = ToolCallPart::Start {
+        id: "a".into(),
+        name: name.into(),
+    };
+    builder.handle_part(0, EventPart::ToolCall(start)).unwrap();
+    let mut out = shown(&renderer.start("a", name));
+    let mut received = 0;
+    for chunk in chunks {
+        received += chunk.len();
+        let part = EventPart::ToolCall(ToolCallPart::ArgumentChunk((*chunk).into()));
+        let mut lines = Vec::new();
+        for progress in builder.handle_part(0, part).unwrap() {
+            lines.extend(renderer.progress(&progress));
+        }
+        if !lines.is_empty() {
+            out.push_str(&format!("-- after {received} bytes:\n{}", shown(&lines)));
+        }
+    }
+    if let Some(FlushedEvent::ToolCallRequest(call)) = builder.handle_flush(0) {
+        out.push_str(&format!("-- finished:\n{}", shown(&renderer.finish(&call))));
+    }
+    out
+}
+
+/// `text` split into pieces of `size` bytes (on character boundaries).
+fn pieces(text: &str, size: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut end = size.min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        let (piece, tail) = rest.split_at(end);
+        out.push(piece);
+        rest = tail;
+    }
+    out
+}
+
+/// A minified file: 200 KB on one line.
+fn minified() -> String {
+    let code: String = (0..)
+        .map(|n| format!("function f{n}(a){{return a+{n}}};"))
+        .take_while({
+            let mut length = 0;
+            move |piece: &String| {
+                length += piece.len();
+                length <= 200_000
+            }
+        })
+        .collect();
+    serde_json::json!({"path": "dist/app.min.js", "content": code}).to_string()
+}
+
+#[test]
+fn a_long_line_shows_live_and_its_rows_are_capped() {
+    // One logical line of 200 KB: the rows show as they fill, before the
+    // string ends; the cap counts rows, so the line is cut after
+    // `max_lines` of them, and the rest is counted in bytes.
+    let args = minified();
+    let narrow = |format| RenderOptions {
+        width: 40,
+        ..options(format)
+    };
+    for format in [CallFormat::FunctionCall, CallFormat::Json] {
+        let shown = render_live(narrow(format), "fs_create_file", &pieces(&args, 100)[..4]);
+        insta::assert_snapshot!(format!("long_line_live_{format:?}"), shown);
+        let whole = render_live(narrow(format), "fs_create_file", &pieces(&args, 4096));
+        insta::assert_snapshot!(format!("long_line_capped_{format:?}"), whole);
+    }
+}
+
+#[test]
+fn a_line_past_the_line_cap_is_cut_and_the_next_lines_show() {
+    // Room for many rows: a line shows its first LINE_CHARS characters
+    // and ends in `…`; the lines after it show; the tail counts the bytes
+    // left out (and, past the cap, the lines).
+    let long: String = "0123456789".repeat(100);
+    let content = format!("{long}\nshort line\n{long}\nlast\n");
+    for (format, max_lines) in [
+        (CallFormat::FunctionCall, 20),
+        (CallFormat::Json, 20),
+        (CallFormat::FunctionCall, 13),
+    ] {
+        let args = serde_json::json!({"path": "a.txt", "content": content}).to_string();
+        let options = RenderOptions {
+            max_lines,
+            ..options(format)
+        };
+        let shown = render_live(options, "fs_create_file", &pieces(&args, 64));
+        insta::assert_snapshot!(format!("line_cap_{format:?}_{max_lines}"), shown);
+    }
+}
+
+#[test]
+fn a_calls_values_are_capped_in_all() {
+    // A thousand array items would be a thousand lines; the call's cap
+    // stops them and counts the rest when the call is complete.
+    let items: Vec<u32> = (1..=1000).collect();
+    let patterns: Vec<serde_json::Value> = (1..=50)
+        .map(|n| serde_json::json!({"old": format!("a{n}\nb"), "new": format!("c{n}")}))
+        .collect();
+    for format in [CallFormat::FunctionCall, CallFormat::Json] {
+        let options = RenderOptions {
+            call_lines: 10,
+            ..options(format)
+        };
+        let args = serde_json::json!({"path": "a", "items": items, "mode": 1}).to_string();
+        let mut out = render_live(options, "t", &pieces(&args, 512));
+        let args = serde_json::json!({"path": "src/lib.rs", "patterns": patterns}).to_string();
+        out.push_str(&render_live(options, "fs_modify_file", &pieces(&args, 512)));
+        insta::assert_snapshot!(format!("call_cap_{format:?}"), out);
+    }
+}
+
+#[test]
+fn long_lines_render_the_same_however_they_are_split() {
+    // Rows fill character by character, so where the chunks end never
+    // changes them; escapes and wide characters included.
+    let line = "é\u{1b}[2J→".repeat(40);
+    let content = format!("{line}\n{line}{line}\nend");
+    let args = serde_json::json!({"path": "a", "content": content}).to_string();
+    for (width, max_lines) in [(12, 3), (30, 5), (80, 20)] {
+        let options = RenderOptions {
+            width,
+            max_lines,
+            ..options(CallFormat::FunctionCall)
+        };
+        let whole = render(options, &[(0, "a", "t", &[&args])], true);
+        for size in [1, 3, 7, 64] {
+            assert_eq!(
+                render(options, &[(0, "a", "t", &pieces(&args, size))], true),
+                whole,
+                "width {width}, pieces of {size}"
+            );
+        }
+        // Each line is `STYLE  TEXT`, the style padded to 6.
+        for line in whole.lines() {
+            let text = &line[7..];
+            assert!(text.chars().count() <= width.max(8), "{line}");
+        }
+    }
 }

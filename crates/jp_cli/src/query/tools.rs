@@ -24,8 +24,8 @@ use jp_config::policy::{Decision, Mode, Policy, PolicyField, StreamingPolicyStat
 use jp_config::tool::effective::effective_policy;
 use jp_config::tool::{ToolConfig, ToolSource, check_arguments, offered, run_limits};
 use jp_conversation::{
-    ArgumentsError, ConversationEvent, PolicyWatch, ResponseStatus, ToolCallRequest,
-    ToolCallResponse,
+    ArgumentsError, ArgumentsSoFar, ConversationEvent, PolicyWatch, ResponseStatus,
+    ToolCallRequest, ToolCallResponse,
 };
 use jp_llm::tool::{ToolLimits, ToolRun};
 use jp_tool::{Context, Outcome, Request, ToolInfo};
@@ -33,7 +33,8 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::early::Answer;
-use crate::printer::{Printer, Style, cut};
+use super::render::full_arguments;
+use crate::printer::{Printer, Style, cut, sanitize};
 use crate::prompt::{Choice, PromptError, PromptTurn, Prompts, Ticket};
 use crate::stateful::{
     self, Denial, PolicyContext, PolicyDecision, PolicyRegistry, Recording, WorkspaceEnv,
@@ -517,22 +518,42 @@ impl<'a> ToolCoordinator<'a> {
 
     /// Asks about a call whose arguments still stream (`shown`: the call
     /// with what has arrived), when `ticket`'s turn comes: run it once
-    /// complete, edit it then, or decline it now.
-    pub async fn confirm_early(
+    /// complete, edit it then, or decline it now. `v` pages what `view`
+    /// gives (the arguments so far; `None` when they are gone) and asks
+    /// again: the prompt shows only what the cap let through.
+    pub async fn confirm_early<V, F>(
         &self,
         id: &str,
         name: &str,
         shown: &str,
         decision: Decision,
         ticket: Ticket<'_>,
-    ) -> Answer {
+        view: V,
+    ) -> Answer
+    where
+        V: Fn() -> F,
+        F: Future<Output = Option<String>>,
+    {
         let call = ToolCallRequest::new(id, name, Map::new());
         let prompt = match ticket.wait().await {
             Ok(prompt) => prompt,
             Err(_) => return Answer::NotRun(interrupted(&call)),
         };
         let question = format!("Run {}?", cut(shown, 160));
-        match prompt.choose(&question, &EARLY_CHOICES).await {
+        let key = loop {
+            match prompt.choose(&question, &EARLY_CHOICES).await {
+                Ok('v') => {
+                    let text = view().await.unwrap_or_else(|| {
+                        format!("{name}: its arguments are no longer available to show.")
+                    });
+                    if let Err(PromptError::Interrupted) = prompt.page(&text).await {
+                        return Answer::NotRun(interrupted(&call));
+                    }
+                }
+                key => break key,
+            }
+        };
+        match key {
             Ok('y') => Answer::Run { decision },
             Ok('e') => Answer::Edit { decision },
             Ok(_) => Answer::NotRun(not_run(
@@ -580,7 +601,7 @@ impl<'a> ToolCoordinator<'a> {
         // `edit` opens the editor first; `e` at the prompt does too.
         let mut edit_now = mode == Mode::Edit;
         // The user approves what they can see: every argument, in full,
-        // unless they just watched them stream.
+        // unless they just watched them stream (capped: `v` pages them).
         let mut show = !self.shown_live;
         loop {
             if edit_now {
@@ -589,6 +610,7 @@ impl<'a> ToolCoordinator<'a> {
                     Edit::Done(new) => {
                         arguments = new;
                         edited = true;
+                        show = true;
                     }
                     Edit::Skip(reason) => {
                         return not_run(
@@ -608,10 +630,10 @@ impl<'a> ToolCoordinator<'a> {
                     Edit::Interrupted => return interrupted(&call),
                 }
             }
-            if show || edited {
+            if show {
                 self.show_arguments(name, &arguments);
+                show = false;
             }
-            show = true;
             let question = format!("Run {name}({})?", short_arguments(&arguments, 120));
             match prompt.choose(&question, &RUN_CHOICES).await {
                 Ok('y') => {
@@ -625,8 +647,13 @@ impl<'a> ToolCoordinator<'a> {
                     };
                 }
                 Ok('e') => edit_now = true,
-                // `v` shows the arguments again, in full.
-                Ok('v') => {}
+                // `v` pages the arguments in full, then asks again.
+                Ok('v') => {
+                    let text = arguments_page(name, &complete(&arguments));
+                    if let Err(PromptError::Interrupted) = prompt.page(&text).await {
+                        return interrupted(&call);
+                    }
+                }
                 Ok(_) => {
                     return declined(
                         "The user declined this call; it was not run.",
@@ -648,20 +675,9 @@ impl<'a> ToolCoordinator<'a> {
     fn show_arguments(&self, name: &str, arguments: &Map<String, Value>) {
         self.printer.finish_content();
         self.printer
-            .chrome_line(Style::Header, &format!("{name} would run with:"));
-        for (key, value) in arguments {
-            match value {
-                Value::String(text) if text.contains('\n') => {
-                    self.printer.chrome_line(Style::Dim, &format!("  {key}:"));
-                    for line in text.lines() {
-                        self.printer.chrome_line(Style::Dim, &format!("  │ {line}"));
-                    }
-                }
-                _ => {
-                    self.printer
-                        .chrome_line(Style::Dim, &format!("  {key}: {value}"));
-                }
-            }
+            .chrome_line(Style::Header, &arguments_header(name, &complete(arguments)));
+        for line in full_arguments(arguments, None) {
+            self.printer.chrome_line(line.style, &line.text);
         }
     }
 
@@ -1130,12 +1146,43 @@ const RUN_CHOICES: [Choice; 4] = [
     },
     Choice {
         key: 'v',
-        help: "view the arguments in full again",
+        help: "view the arguments in full, in $PAGER",
     },
 ];
 
+/// Complete `arguments`, as [`arguments_page`] takes them.
+fn complete(arguments: &Map<String, Value>) -> ArgumentsSoFar {
+    ArgumentsSoFar {
+        arguments: arguments.clone(),
+        streaming: None,
+        complete: true,
+    }
+}
+
+/// The first line of a call's arguments shown in full.
+fn arguments_header(name: &str, so_far: &ArgumentsSoFar) -> String {
+    if so_far.complete {
+        format!("{name} would run with:")
+    } else {
+        format!("{name}, the arguments so far (more are arriving):")
+    }
+}
+
+/// What `v` at a prompt pages: the call's arguments so far, in full (see
+/// [`full_arguments`]), under a line that says whether more may follow.
+#[must_use]
+pub fn arguments_page(name: &str, so_far: &ArgumentsSoFar) -> String {
+    let mut page = sanitize(&arguments_header(name, so_far)).into_owned();
+    page.push('\n');
+    for line in full_arguments(&so_far.arguments, so_far.streaming.as_deref()) {
+        page.push_str(&line.text);
+        page.push('\n');
+    }
+    page
+}
+
 /// The answers to "Run this call?" while its arguments still stream.
-const EARLY_CHOICES: [Choice; 3] = [
+const EARLY_CHOICES: [Choice; 4] = [
     Choice {
         key: 'y',
         help: "run the call once its arguments are complete",
@@ -1147,6 +1194,10 @@ const EARLY_CHOICES: [Choice; 3] = [
     Choice {
         key: 'e',
         help: "edit the arguments in $VISUAL or $EDITOR once they are complete",
+    },
+    Choice {
+        key: 'v',
+        help: "view the arguments so far in full, in $PAGER",
     },
 ];
 

@@ -196,6 +196,7 @@ struct Script {
     asked: Arc<Mutex<Vec<String>>>,
     questions: Arc<Mutex<Vec<Question>>>,
     opened: Arc<Mutex<Vec<String>>>,
+    paged: Arc<Mutex<Vec<String>>>,
 }
 
 impl Script {
@@ -210,6 +211,7 @@ impl Script {
             asked: Arc::clone(&backend.asked),
             questions: Arc::clone(&backend.questions),
             opened: Arc::clone(&backend.opened),
+            paged: Arc::clone(&backend.paged),
             prompts: Prompts::new(Box::new(backend), CancellationToken::new()),
         }
     }
@@ -890,6 +892,7 @@ async fn early_prompts_of_interleaved_calls_show_in_call_order() {
         "save(path: \"b.txt\", …)",
         decision.clone(),
         tickets.take(1),
+        || async { None },
     );
     let first = async {
         tokio::time::sleep(Duration::from_millis(30)).await;
@@ -901,6 +904,7 @@ async fn early_prompts_of_interleaved_calls_show_in_call_order() {
                 "save(path: \"a.txt\", …)",
                 decision.clone(),
                 ticket,
+                || async { None },
             )
             .await
     };
@@ -908,8 +912,8 @@ async fn early_prompts_of_interleaved_calls_show_in_call_order() {
     assert_eq!(
         script.asked(),
         [
-            "Run save(path: \"a.txt\", …)? [y,n,e]",
-            "Run save(path: \"b.txt\", …)? [y,n,e]",
+            "Run save(path: \"a.txt\", …)? [y,n,e,v]",
+            "Run save(path: \"b.txt\", …)? [y,n,e,v]",
         ]
     );
     assert_eq!(
@@ -1070,4 +1074,80 @@ async fn a_declined_or_unaskable_change_reruns_the_tool_with_the_reason() {
         jp_tool::RejectionReason::ConfirmationUnavailable
     );
     assert_eq!(ran.delta, None);
+}
+
+#[tokio::test]
+async fn v_at_an_early_prompt_pages_the_arguments_so_far_and_asks_again() {
+    // The prompt shows only what the cap let through: `v` pages what the
+    // turn holds of the arguments at that moment, and the answer after it
+    // decides.
+    let f = Fixture::new("policy.run = \"ask\"");
+    let tools = f.tools();
+    let script = Script::new(&[Some('v'), Some('v'), Some('y')], &[], &[]);
+    let decision = early_decision(Mode::Ask, 0);
+    let views = std::cell::Cell::new(0);
+    let view = || {
+        views.set(views.get() + 1);
+        let n = views.get();
+        async move {
+            let so_far = jp_conversation::ArgumentsSoFar {
+                arguments:
+                    serde_json::json!({"path": "a.txt", "content": format!("one\ntwo\nthr{n}")})
+                        .as_object()
+                        .unwrap()
+                        .clone(),
+                streaming: Some("content".into()),
+                complete: false,
+            };
+            Some(arguments_page("save", &so_far))
+        }
+    };
+    let answer = tools
+        .confirm_early(
+            "1",
+            "save",
+            "save(path: \"a.txt\", content: <streaming>)",
+            decision.clone(),
+            script.prompts.ticket(),
+            view,
+        )
+        .await;
+    assert_eq!(answer, Answer::Run { decision });
+    let asked = "Run save(path: \"a.txt\", content: <streaming>)? [y,n,e,v]";
+    assert_eq!(script.asked(), [asked, asked, asked]);
+    // Each `v` pages the arguments as they were then.
+    let page = |n: usize| {
+        format!(
+            "save, the arguments so far (more are arriving):\n  path: \"a.txt\"\n  \
+             content (still streaming):\n  │ one\n  │ two\n  │ thr{n}\n"
+        )
+    };
+    assert_eq!(*script.paged.lock().unwrap(), [page(1), page(2)]);
+}
+
+#[tokio::test]
+async fn v_at_the_prompt_pages_the_arguments_in_full() {
+    let f = Fixture::new("parameters.content = { type = \"string\" }\npolicy.run = \"ask\"");
+    let tools = f.tools().arguments_shown_live(true);
+    let script = Script::new(&[Some('v'), Some('y')], &[], &[]);
+    let mut arguments = arguments("a.txt");
+    let long = "x".repeat(1000);
+    arguments.insert(
+        "content".into(),
+        Value::from(format!("{long}\nend\u{1b}[2J")),
+    );
+    let call = ToolCallRequest::new("1", "save", arguments);
+    let Decided::Ask(ask) = tools.decide(&call, &script.prompts) else {
+        panic!("the policy asks");
+    };
+    let verdict = tools.confirm(ask, script.prompts.ticket()).await;
+    assert!(matches!(verdict, Verdict::Run { .. }), "{verdict:?}");
+    // Nothing cut, escapes escaped; not printed again (it was live).
+    assert_eq!(
+        *script.paged.lock().unwrap(),
+        [format!(
+            "save would run with:\n  path: \"a.txt\"\n  content:\n  │ {long}\n  │ end\\u{{1b}}[2J\n"
+        )]
+    );
+    assert_eq!(f.chrome.text(), "");
 }

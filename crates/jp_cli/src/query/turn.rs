@@ -324,6 +324,14 @@ impl TurnCoordinator {
         self.builder.argument(index, key)
     }
 
+    /// What has arrived of the arguments of call number `call`, while it
+    /// streams: what `v` at its prompt shows.
+    #[must_use]
+    pub fn arguments_so_far(&self, call: usize) -> Option<jp_conversation::ArgumentsSoFar> {
+        let index = self.index_of(call)?;
+        self.builder.arguments_so_far(index)
+    }
+
     /// How many bytes of argument text call number `call` has received,
     /// while it streams.
     #[must_use]

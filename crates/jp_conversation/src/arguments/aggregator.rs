@@ -49,6 +49,21 @@ pub struct DuplicateKey {
     pub earlier: Box<Value>,
 }
 
+/// What has arrived of a call's arguments: for the user to read before
+/// they are complete.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArgumentsSoFar {
+    /// The top-level arguments: the complete ones and, under
+    /// [`streaming`](Self::streaming), what has arrived of the one still
+    /// arriving.
+    pub arguments: Map<String, Value>,
+    /// The top-level argument still arriving: a string holds what arrived
+    /// of it, an array or object its items and entries so far.
+    pub streaming: Option<String>,
+    /// Whether the arguments are complete (the root object closed).
+    pub complete: bool,
+}
+
 /// A fragment that cannot follow the ones before it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("fragment {index} does not continue the value stream: {reason}")]
@@ -124,6 +139,55 @@ impl FragmentAggregator {
             Some(Node::Object { map, .. }) => Some(map),
             _ => None,
         }
+    }
+
+    /// The arguments received so far, while the root object is open, with
+    /// what has arrived of the one still arriving; `None` before the root
+    /// object opens and once it is done. A copy: for a user who asked to
+    /// see them, not for every fragment.
+    #[must_use]
+    pub fn so_far(&self) -> Option<ArgumentsSoFar> {
+        let Some(Node::Object { map, open }) = self.stack.first() else {
+            return None;
+        };
+        let mut arguments = map.clone();
+        let Some(key) = open else {
+            return Some(ArgumentsSoFar {
+                arguments,
+                streaming: None,
+                complete: false,
+            });
+        };
+        // The open values, from the innermost out, each into its parent.
+        let mut partial: Option<Value> = None;
+        for node in self.stack[1..].iter().rev() {
+            partial = Some(match node {
+                Node::Object { map, open } => {
+                    let mut map = map.clone();
+                    if let (Some(key), Some(value)) = (open, partial.take()) {
+                        map.insert(key.clone(), value);
+                    }
+                    Value::Object(map)
+                }
+                Node::Array { items, open } => {
+                    let mut items = items.clone();
+                    if let (true, Some(value)) = (*open, partial.take()) {
+                        items.push(value);
+                    }
+                    Value::Array(items)
+                }
+                Node::String(text) => Value::String(text.clone()),
+                Node::Complete(value) => value.clone(),
+            });
+        }
+        if let Some(value) = partial {
+            arguments.insert(key.clone(), value);
+        }
+        Some(ArgumentsSoFar {
+            arguments,
+            streaming: Some(key.clone()),
+            complete: false,
+        })
     }
 
     /// Every duplicate key seen so far, in order of appearance.
@@ -308,6 +372,41 @@ mod tests {
         let mut out = parser.push(text).unwrap();
         out.extend(parser.finish().unwrap());
         out
+    }
+
+    #[test]
+    fn so_far_holds_what_arrived_of_the_open_argument() {
+        let text = r#"{"path":"a.rs","patterns":[{"old":"x","new":"y"},{"old":"li"#;
+        let mut parser = IncrementalArgParser::new();
+        let mut aggregator = FragmentAggregator::new();
+        assert_eq!(aggregator.so_far(), None);
+        for fragment in parser.push(text).unwrap() {
+            aggregator.push(fragment);
+        }
+        assert_eq!(
+            aggregator.so_far(),
+            Some(ArgumentsSoFar {
+                arguments:
+                    json!({"path": "a.rs", "patterns": [{"old": "x", "new": "y"}, {"old": "li"}]})
+                        .as_object()
+                        .unwrap()
+                        .clone(),
+                streaming: Some("patterns".into()),
+                complete: false,
+            })
+        );
+        // Between two arguments, none is streaming.
+        let mut aggregator = FragmentAggregator::new();
+        for fragment in fragments(r#"{"path":"a.rs","n":1}"#) {
+            if matches!(fragment, StreamFragment::ObjectEntry { ref key, .. } if key == "n") {
+                assert_eq!(
+                    aggregator.so_far().map(|s| (s.arguments, s.streaming)),
+                    Some((json!({"path": "a.rs"}).as_object().unwrap().clone(), None))
+                );
+                break;
+            }
+            aggregator.push(fragment);
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ mod lexical;
 mod parser;
 mod pointer;
 
-pub use aggregator::{AggregateError, DuplicateKey, FragmentAggregator};
+pub use aggregator::{AggregateError, ArgumentsSoFar, DuplicateKey, FragmentAggregator};
 pub use error::{ArgParseError, Found, Limit, TruncatedIn};
 pub use fragment::{EmptyKind, Scalar, StreamFragment, ToolCallArgumentProgress};
 pub use parser::{IncrementalArgParser, ParserLimits};
