@@ -230,3 +230,62 @@ fn a_change_that_asks_is_rejected_without_a_terminal_and_the_tool_told_why() {
     let requests = server.wait_for(2, Duration::from_secs(5));
     assert_eq!(requests[1].json()["model"], "claude-haiku-4-5");
 }
+
+#[test]
+fn a_killed_jp_leaves_a_readable_conversation_with_no_provisional_change() {
+    let ws = workspace(&serde_json::from_str(TO_OPUS).unwrap(), UNATTENDED_GRANT);
+    let started = ws.root().join("slow-started");
+    let config = ws.read("project/.jp/config.toml");
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{config}\n[conversation.tools.slow]\ncommand = [\"sh\", \"-c\", {}]\npolicy.run = \"unattended\"\n",
+            Value::String(format!("echo $$ > '{}'; exec sleep 30", started.display()))
+        ),
+    );
+    let server = TestServer::start(vec![Reply::sse(anthropic(
+        &[
+            Item::Tool("toolu_1", "change_model", "{}"),
+            Item::Tool("toolu_2", "slow", "{}"),
+        ],
+        "tool_use",
+        false,
+    ))]);
+    let base = format!("providers.llm.anthropic.base_url={}", server.url());
+    let mut jp = ws
+        .command(&["query", "--cfg", &base, "switch and wait"], &ENV)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the slow tool never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The change is approved (the first call is done) but the cycle is not.
+    jp.kill().unwrap();
+    jp.wait().unwrap();
+    // The tool outlives a SIGKILLed jp today (issue 14); stop it here.
+    let pid = std::fs::read_to_string(&started).unwrap();
+    let _ = std::process::Command::new("kill").arg(pid.trim()).status();
+
+    let conversation = stored(&ws);
+    assert_eq!(
+        event_types(&conversation),
+        [
+            "turn_start",
+            "chat_request",
+            "tool_call_request",
+            "tool_call_request",
+            "tool_call_response"
+        ]
+    );
+    assert_eq!(
+        ws.jp(&["config", "get", "assistant.model.id"]).stdout,
+        "anthropic/claude-haiku-4-5\n"
+    );
+}

@@ -1448,3 +1448,106 @@ fn a_read_earlier_in_the_same_response_lets_the_write_be_asked_and_run() {
         ]
     );
 }
+
+/// A tool `tune` that proposes a temperature (RFD 078), with a grant that
+/// asks before applying it.
+const TUNE: &str = "[conversation.tools.tune]\n\
+    command = [\"sh\", \"-c\", \"cat >/dev/null; echo '{\\\"type\\\":\\\"success\\\",\\\"content\\\":\\\"tuned\\\",\\\"config\\\":{\\\"assistant\\\":{\\\"model\\\":{\\\"parameters\\\":{\\\"temperature\\\":0.2}}}}}'\"]\n\
+    policy.run = \"unattended\"\n\
+    [[conversation.tools.tune.access.config]]\n\
+    path = \"assistant.model.parameters\"\n\
+    write = true\n";
+
+/// The `config_delta` events stored in the conversation.
+fn config_deltas(ws: &Workspace) -> Vec<serde_json::Value> {
+    stored(ws)["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "config_delta")
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn a_config_change_is_put_to_the_user_and_yes_applies_it_to_the_next_request() {
+    let ws = initialized();
+    add_to_config(&ws, TUNE);
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool("toolu_1", "tune", "{}")],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(&[Item::Text("Cooler now.")], "end_turn", false)),
+    ]);
+    let line = with_stty(&query_line(&ws, &server, "be precise"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    let screen = tmux.wait_for("Apply this config change?");
+    assert!(
+        screen.contains(
+            "⟳ tool tune proposes a config change:\n  assistant.model.parameters.temperature: (unset) → 0.2\n"
+        ),
+        "{screen}"
+    );
+    // The result waits for the answer.
+    assert!(!screen.contains("tune success"), "{screen}");
+    tmux.send(&["y"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    tmux.assert_restored(&screen);
+    assert!(
+        screen.contains("config changed by tune: assistant.model.parameters.temperature"),
+        "{screen}"
+    );
+    let requests = server.wait_for(2, Duration::from_secs(5));
+    assert_eq!(requests[0].json().get("temperature"), None);
+    assert_eq!(requests[1].json()["temperature"], 0.2);
+    let deltas = config_deltas(&ws);
+    assert_eq!(deltas.len(), 1);
+    assert_eq!(
+        deltas[0]["delta"],
+        serde_json::json!({"assistant": {"model": {"parameters": {"temperature": 0.2}}}})
+    );
+}
+
+#[test]
+fn stop_and_reply_while_a_tool_runs_commits_the_changes_already_approved() {
+    let ws = initialized();
+    add_to_config(
+        &ws,
+        &TUNE.replace("write = true\n", "write = true\napply = \"unattended\"\n"),
+    );
+    add_to_config(
+        &ws,
+        "[conversation.tools.slow]\ncommand = [\"sh\", \"-c\", \"sleep 30\"]\npolicy.run = \"unattended\"\n",
+    );
+    let server = TestServer::start(vec![Reply::sse(anthropic(
+        &[
+            Item::Tool("toolu_1", "tune", "{}"),
+            Item::Tool("toolu_2", "slow", "{}"),
+        ],
+        "tool_use",
+        false,
+    ))]);
+    let line = with_stty(&query_line(&ws, &server, "tune then wait"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    tmux.wait_for("running slow");
+    tmux.send(&["C-c"]);
+    tmux.wait_for("Ctrl+C while slow runs: [c,s,r,a,?]");
+    tmux.send(&["s"]);
+    tmux.wait_for("Your reply (Enter alone ends the turn):");
+    tmux.send(&["Enter"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    tmux.assert_restored(&screen);
+    let deltas = config_deltas(&ws);
+    assert_eq!(deltas.len(), 1, "{screen}");
+    assert_eq!(deltas[0]["tools"], serde_json::json!(["tune"]));
+    let show = ws.jp(&["config", "get", "assistant.model.parameters.temperature"]);
+    assert_eq!(show.stdout, "0.2\n");
+}
