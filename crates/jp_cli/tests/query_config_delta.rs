@@ -289,3 +289,32 @@ fn a_killed_jp_leaves_a_readable_conversation_with_no_provisional_change() {
         "anthropic/claude-haiku-4-5\n"
     );
 }
+
+#[test]
+fn a_change_that_does_not_resolve_ends_the_turn_and_stays_in_the_conversation() {
+    // Switching to OpenAI is a valid change, but this jp has no OpenAI key.
+    let outcome = json!({"type": "success", "content": "switched", "config": {"assistant": {"model": {"id": "openai/gpt-5"}}}});
+    let ws = workspace(&outcome, UNATTENDED_GRANT);
+    let server = TestServer::start(vec![tool("toolu_1", "change_model", "{}")]);
+    let base = format!("providers.llm.anthropic.base_url={}", server.url());
+    let run = ws.run_of(
+        ws.command(&["query", "--cfg", &base, "switch"], &[common::query::KEY])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    let last = hide_ids(run.stderr.lines().rev().nth(1).unwrap());
+    assert!(
+        last.starts_with("error: the config a tool changed does not resolve: ")
+            && last.contains("OPENAI_API_KEY")
+            && last.ends_with("the change stays in the conversation (see `jp conversation show`), and a later one (a tool, or --cfg) can correct it"),
+        "{}",
+        run.stderr
+    );
+    let conversation = stored(&ws);
+    assert_eq!(event_types(&conversation).last().unwrap(), "config_delta");
+    assert_eq!(
+        ws.jp(&["config", "get", "assistant.model.id"]).stdout,
+        "openai/gpt-5\n"
+    );
+}

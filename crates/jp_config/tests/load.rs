@@ -584,3 +584,63 @@ fn config_grant_mistakes_name_file_line_and_rule() {
     assert_eq!(grants[1].write, jp_config::access::Write::InsecureAllow);
     assert_eq!(grants[1].apply, jp_config::access::Apply::Unattended);
 }
+
+#[test]
+fn conversation_changes_replay_above_the_files_and_below_cfg() {
+    use jp_config::load::DeltaLayer;
+    let f = Fixture::new();
+    f.write(
+        "project/.jp/config.toml",
+        "[assistant]\nsystem_prompt = \"be kind\"\ninstructions = [\"a\", \"b\"]\n\n[assistant.model.parameters]\ntemperature = 0.7\n",
+    );
+    let delta = |label: &str, delta: serde_json::Value, unsets: &[&str]| DeltaLayer {
+        label: label.into(),
+        delta,
+        unsets: unsets.iter().map(|s| (*s).to_owned()).collect(),
+    };
+    let mut options = f.options();
+    options.deltas = vec![
+        delta(
+            "conversation 1 (changed by tool a)",
+            serde_json::json!({"assistant": {"model": {"id": "anthropic/claude-opus-5"}}}),
+            &["assistant.system_prompt", "assistant.instructions[\"a\"]"],
+        ),
+        // Only removals: still a change.
+        delta(
+            "conversation 1 (changed by tool b)",
+            serde_json::json!({}),
+            &["assistant.model.parameters.temperature"],
+        ),
+    ];
+    let loaded = f.load(&options);
+    let assistant = &loaded.config.assistant;
+    assert_eq!(assistant.model.id, "anthropic/claude-opus-5");
+    assert_eq!(assistant.system_prompt, None);
+    assert_eq!(assistant.instructions, ["b"]);
+    assert_eq!(assistant.model.parameters.temperature, None);
+    assert_eq!(
+        label(&loaded, "assistant.model.id"),
+        "conversation 1 (changed by tool a)"
+    );
+
+    // --cfg still wins for one query.
+    options.assignments = vec!["assistant.model.id=anthropic/claude-haiku-4-5".into()];
+    let loaded = f.load(&options);
+    assert_eq!(
+        loaded.config.assistant.model.id,
+        "anthropic/claude-haiku-4-5"
+    );
+
+    // A change that does not load names itself.
+    options.deltas = vec![delta(
+        "conversation 1",
+        serde_json::json!({"style": {"color": "purple"}}),
+        &[],
+    )];
+    let errors = f.errors(&options);
+    assert_eq!(errors.len(), 1);
+    assert!(
+        errors[0].starts_with("error: conversation 1: style.color:"),
+        "{errors:?}"
+    );
+}
