@@ -1551,3 +1551,52 @@ fn stop_and_reply_while_a_tool_runs_commits_the_changes_already_approved() {
     let show = ws.jp(&["config", "get", "assistant.model.parameters.temperature"]);
     assert_eq!(show.stdout, "0.2\n");
 }
+
+#[test]
+fn restart_at_the_tool_menu_commits_only_the_change_of_the_run_that_finished() {
+    let ws = initialized();
+    // Each run proposes its own temperature: 0.1 for the first (which
+    // hangs and is restarted), 0.2 for the second.
+    ws.write(
+        "project/.jp/flaky.sh",
+        &FIRST_RUN_HANGS.replace(
+            r#"printf '{"type":"success","content":"run %s finished"}\n' "$n""#,
+            r#"printf '{"type":"success","content":"run %s finished","config":{"assistant":{"model":{"parameters":{"temperature":0.%s}}}}}\n' "$n" "$n""#,
+        ),
+    );
+    add_to_config(
+        &ws,
+        "[conversation.tools.flaky]\ncommand = [\"sh\", \".jp/flaky.sh\"]\npolicy.run = \"unattended\"\n\
+         [[conversation.tools.flaky.access.config]]\npath = \"assistant.model.parameters.temperature\"\nwrite = true\napply = \"unattended\"\n",
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool("toolu_1", "flaky", "{}")],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(&[Item::Text("It ran.")], "end_turn", false)),
+    ]);
+    let line = with_stty(&query_line(&ws, &server, "run it"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    tmux.wait_for("running flaky");
+    tmux.send(&["C-c"]);
+    tmux.wait_for("Ctrl+C while flaky runs: [c,s,r,a,?]");
+    tmux.send(&["r"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    tmux.assert_restored(&screen);
+    assert_eq!(ws.read("project/.jp/runs"), "run\nrun\n");
+    let deltas = config_deltas(&ws);
+    assert_eq!(deltas.len(), 1, "{screen}");
+    assert_eq!(
+        deltas[0]["delta"],
+        serde_json::json!({"assistant": {"model": {"parameters": {"temperature": 0.2}}}})
+    );
+    assert_eq!(
+        server.wait_for(2, Duration::from_secs(5))[1].json()["temperature"],
+        0.2
+    );
+}
