@@ -353,3 +353,29 @@ fn the_shipped_change_model_tool_answers_a_rejection_without_a_change() {
     let requests = server.wait_for(2, Duration::from_secs(5));
     assert_eq!(requests[1].json()["model"], "claude-haiku-4-5");
 }
+
+#[test]
+fn the_tool_protocol_page_shows_the_shipped_change_model_tool() {
+    // docs/tool-protocol.md runs the tool from its own copy; it must be the
+    // shipped one, word for word.
+    let page = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/tool-protocol.md"),
+    )
+    .unwrap();
+    let block = |opening: &str| {
+        let start = page
+            .find(opening)
+            .unwrap_or_else(|| panic!("no {opening} in docs/tool-protocol.md"))
+            + opening.len();
+        let end = page[start..].find("```\n").unwrap();
+        page[start..start + end].to_owned()
+    };
+    assert_eq!(
+        block("```sh file=.jp/tools/change_model.sh\n"),
+        shipped("change_model.sh")
+    );
+    assert_eq!(
+        block("```toml file=.jp/tools/change_model.toml\n"),
+        shipped("change_model.toml")
+    );
+}
