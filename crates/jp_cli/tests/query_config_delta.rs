@@ -318,3 +318,152 @@ fn a_change_that_does_not_resolve_ends_the_turn_and_stays_in_the_conversation() 
         "openai/gpt-5\n"
     );
 }
+
+/// A file of the shipped example tool, `examples/tools/NAME`.
+fn shipped(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/tools")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A workspace whose model is haiku, with the shipped `change_model` tool
+/// installed as its config snippet says, and `apply` as given.
+fn with_shipped_change_model(apply: &str) -> Workspace {
+    let ws = initialized();
+    ws.write(
+        "project/.jp/tools/change_model.sh",
+        &shipped("change_model.sh"),
+    );
+    let snippet = shipped("change_model.toml");
+    assert!(
+        snippet.contains("apply = \"ask\"\n"),
+        "the shipped grant asks"
+    );
+    let config = ws.read("project/.jp/config.toml").replace(
+        "id = \"anthropic/claude-sonnet-4-5\"",
+        "id = \"anthropic/claude-haiku-4-5\"",
+    );
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{config}\n{}",
+            snippet.replace("apply = \"ask\"", &format!("apply = \"{apply}\""))
+        ),
+    );
+    ws
+}
+
+#[test]
+fn the_shipped_change_model_tool_switches_the_model_for_the_next_request() {
+    let ws = with_shipped_change_model("unattended");
+    let server = TestServer::start(vec![
+        tool("toolu_1", "change_model", r#"{"model":"opus"}"#),
+        text("Done."),
+    ]);
+    let run = query(&ws, &server, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "── jp (anthropic/claude-haiku-4-5) ──\n\
+         Calling tool change_model(model: \"opus\")\n  \
+         unattended (policy.run is \"unattended\")\n\
+         ⟳ config change by tool change_model, applied when this step ends:\n  \
+         assistant.model.id: \"anthropic/claude-haiku-4-5\" → \"anthropic/claude-opus-5\"\n  \
+         change_model success: Switched from anthropic/claude-haiku-4-5 to opus.\n\
+         config changed by change_model: assistant.model.id\n\
+         ── jp (anthropic/claude-opus-5) ──\n"
+    );
+    let requests = server.wait_for(2, Duration::from_secs(5));
+    assert_eq!(requests[0].json()["model"], "claude-haiku-4-5");
+    assert_eq!(requests[1].json()["model"], "claude-opus-5");
+    let conversation = stored(&ws);
+    assert_eq!(
+        responses(&conversation),
+        [(
+            "success".to_owned(),
+            "Switched from anthropic/claude-haiku-4-5 to opus.".to_owned()
+        )]
+    );
+    assert_eq!(
+        conversation["events"][4]["delta"],
+        json!({"assistant": {"model": {"id": "anthropic/claude-opus-5"}}})
+    );
+}
+
+#[test]
+fn the_shipped_change_model_tool_answers_a_rejection_without_a_change() {
+    // As shipped (apply = "ask"), without a terminal: the rerun tells the
+    // model the switch did not happen, and nothing changes.
+    let ws = with_shipped_change_model("ask");
+    let server = TestServer::start(vec![
+        tool("toolu_1", "change_model", r#"{"model":"opus"}"#),
+        text("Ok."),
+    ]);
+    let run = query(&ws, &server, &["--non-interactive"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "── jp (anthropic/claude-haiku-4-5) ──\n\
+         Calling tool change_model(model: \"opus\")\n  \
+         unattended (policy.run is \"unattended\")\n\
+         ⚠ tool change_model proposed a config change that needs your confirmation, and no terminal is available; not applied, the tool runs again (apply = \"unattended\" on the grant applies such changes without asking)\n  \
+         change_model success: The model was not switched to opus: the switch needs confirmation from the user, and no one could be asked. Carry on with the current model.\n\
+         ── jp (anthropic/claude-haiku-4-5) ──\n"
+    );
+    let conversation = stored(&ws);
+    assert_eq!(
+        responses(&conversation),
+        [(
+            "success".to_owned(),
+            "The model was not switched to opus: the switch needs confirmation from the user, and no one could be asked. Carry on with the current model.".to_owned()
+        )]
+    );
+    assert!(!event_types(&conversation).contains(&"config_delta".to_owned()));
+    let requests = server.wait_for(2, Duration::from_secs(5));
+    assert_eq!(requests[1].json()["model"], "claude-haiku-4-5");
+
+    // A model jp does not know is invalid config; the rerun says so.
+    let ws = with_shipped_change_model("unattended");
+    let server = TestServer::start(vec![
+        tool("toolu_1", "change_model", r#"{"model":"bogus"}"#),
+        text("Ok."),
+    ]);
+    let run = query(&ws, &server, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        responses(&stored(&ws)),
+        [(
+            "success".to_owned(),
+            "The model was not switched to bogus: `bogus` is not a model jp knows (neither an alias nor provider/name). Carry on with the current model.".to_owned()
+        )]
+    );
+    let requests = server.wait_for(2, Duration::from_secs(5));
+    assert_eq!(requests[1].json()["model"], "claude-haiku-4-5");
+}
+
+#[test]
+fn the_tool_protocol_page_shows_the_shipped_change_model_tool() {
+    // docs/tool-protocol.md runs the tool from its own copy; it must be the
+    // shipped one, word for word.
+    let page = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/tool-protocol.md"),
+    )
+    .unwrap();
+    let block = |opening: &str| {
+        let start = page
+            .find(opening)
+            .unwrap_or_else(|| panic!("no {opening} in docs/tool-protocol.md"))
+            + opening.len();
+        let end = page[start..].find("```\n").unwrap();
+        page[start..start + end].to_owned()
+    };
+    assert_eq!(
+        block("```sh file=.jp/tools/change_model.sh\n"),
+        shipped("change_model.sh")
+    );
+    assert_eq!(
+        block("```toml file=.jp/tools/change_model.toml\n"),
+        shipped("change_model.toml")
+    );
+}
