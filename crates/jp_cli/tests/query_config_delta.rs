@@ -212,7 +212,8 @@ fn an_unauthorized_change_reruns_the_tool_three_times_then_the_model_gets_an_err
 #[test]
 fn a_change_that_asks_is_rejected_without_a_terminal_and_the_tool_told_why() {
     let grant = UNATTENDED_GRANT.replace("unattended", "ask");
-    // The rerun answers without a change, as a tool should.
+    // This tool proposes the same change every time (the shipped
+    // change_model tool shows a rerun that answers without one).
     let outcome = json!({"type": "success", "content": "switched to opus", "config": {"assistant": {"model": {"id": "opus"}}}});
     let ws = workspace(&outcome, &grant);
     let server = TestServer::start(vec![tool("toolu_1", "change_model", "{}"), text("Ok.")]);
@@ -465,5 +466,28 @@ fn the_tool_protocol_page_shows_the_shipped_change_model_tool() {
     assert_eq!(
         block("```toml file=.jp/tools/change_model.toml\n"),
         shipped("change_model.toml")
+    );
+}
+
+#[test]
+fn a_change_that_model_overrides_for_this_query_says_when_it_applies() {
+    let ws = workspace(&serde_json::from_str(TO_OPUS).unwrap(), UNATTENDED_GRANT);
+    let server = TestServer::start(vec![tool("toolu_1", "change_model", "{}"), text("Done.")]);
+    let run = query(&ws, &server, &["--model", "haiku"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "config changed by change_model: assistant.model.id\n\
+             note: --cfg assistant.model.id=haiku sets assistant.model.id for this query, so the change to it applies from the next query\n\
+             ── jp (anthropic/claude-haiku-4-5) ──\n"
+        ),
+        "{}",
+        run.stderr
+    );
+    let requests = server.wait_for(2, Duration::from_secs(5));
+    assert_eq!(requests[1].json()["model"], "claude-haiku-4-5");
+    assert_eq!(
+        ws.jp(&["config", "get", "assistant.model.id"]).stdout,
+        "anthropic/claude-opus-5\n"
     );
 }

@@ -144,6 +144,15 @@ impl Proposal {
                 Refusal::invalid(d.key.clone().into_iter().collect(), d.message.clone())
             })?;
             leaves(tree, &mut Vec::new(), &mut proposal.sets);
+            // A null would read as "removed" and set nothing.
+            if let Some((path, _)) = proposal.sets.iter().find(|(_, value)| value.is_null()) {
+                return Err(Refusal::invalid(
+                    vec![path.to_string()],
+                    format!(
+                        "`{path}` is null in `config`, which sets nothing; to remove a value, list its path in `unset`"
+                    ),
+                ));
+            }
             for (path, value) in &mut proposal.sets {
                 if path.segments() == ["assistant", "model", "id"] {
                     *value = resolve_alias(path, value, current)?;

@@ -86,6 +86,16 @@ fn a_change_must_be_config() {
         refused.detail,
         "`unset` style.color[\"auto\"]: `style.color` is not a list, so it has no element to remove"
     );
+    let refused = check(
+        json!({"assistant": {"model": {"parameters": {"temperature": null}}}}),
+        &[],
+    )
+    .unwrap_err();
+    assert_eq!(refused.fields, ["assistant.model.parameters.temperature"]);
+    assert_eq!(
+        refused.detail,
+        "`assistant.model.parameters.temperature` is null in `config`, which sets nothing; to remove a value, list its path in `unset`"
+    );
     let refused = Proposal::check(Some(&json!([1])), &[], &config(), schema()).unwrap_err();
     assert!(refused.detail.starts_with("`config` must be an object"));
 }

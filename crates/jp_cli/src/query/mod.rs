@@ -622,6 +622,35 @@ impl Session {
         let loaded = ctx
             .load_with(conversation_deltas(&self.conversation))
             .map_err(|error| failed(error.to_string()))?;
+        // A value `--cfg` or `--model` sets for this query stays; say so
+        // rather than let the change look applied.
+        let committed = self
+            .conversation
+            .events
+            .iter()
+            .rev()
+            .find_map(|e| match &e.kind {
+                EventKind::ConfigDelta(delta) => {
+                    Some(delta.claims.keys().cloned().collect::<Vec<_>>())
+                }
+                _ => None,
+            });
+        for touched in committed.unwrap_or_default() {
+            let Ok(unset) = jp_config::delta::UnsetPath::parse(&touched) else {
+                continue;
+            };
+            if let Some(layer) = loaded.source_of(&unset.path)
+                && layer.label.starts_with("--cfg")
+            {
+                self.printer.chrome_line(
+                    Style::Warn,
+                    &format!(
+                        "note: {} sets {} for this query, so the change to it applies from the next query",
+                        layer.label, unset.path
+                    ),
+                );
+            }
+        }
         let resolved = resolve(&loaded.config, env, root).map_err(|e| failed(e.to_string()))?;
         self.header = format!("── jp ({}/{}) ──", resolved.provider_name, resolved.model);
         self.model = resolved.model;
