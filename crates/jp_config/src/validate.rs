@@ -350,6 +350,19 @@ fn check_grants(
     let mut seen: Vec<ConfigPath> = Vec::new();
     for (index, grant) in access.config.iter().enumerate() {
         let at = base.join("access").join("config").join(index.to_string());
+        // Quoted, `'*'` names the defaults entry of `conversation.tools`;
+        // a grant path cannot tell it from the wildcard, so it is refused
+        // rather than read as "every tool".
+        if grant.path.contains("'*'") || grant.path.contains("\"*\"") {
+            problems.push(Problem::error(
+                at.join("path"),
+                format!(
+                    "`{}`: a grant cannot name the defaults entry `'*'` (it would read as any key); write `*` for any key",
+                    grant.path
+                ),
+            ));
+            continue;
+        }
         let path = match ConfigPath::parse(&grant.path) {
             Ok(path) => path,
             Err(e) => {

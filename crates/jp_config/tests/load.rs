@@ -530,7 +530,13 @@ fn config_grant_mistakes_name_file_line_and_rule() {
             "[conversation.tools.tune]\ncommand = \"t\"\n\n[[conversation.tools.tune.access.config]]\n{body}"
         )
     };
-    let cases: [(&str, &[&str]); 6] = [
+    let cases: [(&str, &[&str]); 7] = [
+        (
+            "path = \"conversation.tools.'*'.enable\"\nread = true\n",
+            &[
+                "error: project/.jp/config.toml:5: conversation.tools.tune.access.config[0].path: `conversation.tools.'*'.enable`: a grant cannot name the defaults entry `'*'` (it would read as any key); write `*` for any key",
+            ],
+        ),
         (
             "path = \"assistant.model\"\nread = true\nowner = \"me\"\n",
             &[

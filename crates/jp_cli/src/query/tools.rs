@@ -817,7 +817,7 @@ impl<'a> ToolCoordinator<'a> {
         // The config the tool may read, as of the cycle's start (this
         // coordinator's config); nothing for a tool without read grants.
         let grants = Grants::new(&tool.access.config);
-        request.context.config = grants.readable(&self.resolved);
+        request.context.config = grants.readable(&self.readable_config());
         let mut stderr = String::new();
         let mut questions = 0;
         let mut rejections = 0;

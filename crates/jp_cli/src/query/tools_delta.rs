@@ -78,7 +78,7 @@ impl ToolCoordinator<'_> {
                 ));
             }
         };
-        let changes = proposal.changes(&self.resolved);
+        let changes = proposal.changes(&self.readable_config());
         if apply == Apply::Unattended {
             self.printer.finish_content();
             self.printer.chrome_line(
@@ -128,6 +128,23 @@ impl ToolCoordinator<'_> {
                 format!("the user could not be asked: {error}"),
             )),
         }
+    }
+
+    /// The config as tools see it: the resolved config with the model
+    /// alias resolved (`haiku` becomes `anthropic/claude-haiku-4-5`), the
+    /// form a change is checked, shown and stored in.
+    pub(super) fn readable_config(&self) -> Value {
+        let mut config = self.resolved.clone();
+        let id = &self.config.assistant.model.id;
+        if let Ok((provider, name)) = jp_config::validate::resolve_model_id(self.config, id)
+            && let Some(slot) = config
+                .get_mut("assistant")
+                .and_then(|a| a.get_mut("model"))
+                .and_then(|m| m.get_mut("id"))
+        {
+            *slot = Value::String(format!("{provider}/{name}"));
+        }
+        config
     }
 
     fn notice(&self, text: &str) {

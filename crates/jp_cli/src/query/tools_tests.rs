@@ -1151,3 +1151,26 @@ async fn v_at_the_prompt_pages_the_arguments_in_full() {
     );
     assert_eq!(f.chrome.text(), "");
 }
+
+#[tokio::test]
+async fn a_tool_reads_the_model_resolved_not_its_alias() {
+    let f = Fixture::new(&format!("{GRANTS}[assistant.model]\nid = \"haiku\"\n"));
+    let executor = MockExecutor::new([proposing(
+        json!({"assistant": {"model": {"id": "anthropic/claude-haiku-4-5"}}}),
+        &[],
+    )]);
+    let script = Script::new(&[Some('y')], &[], &[]);
+    f.run(&executor, &script.prompts).await;
+    assert_eq!(
+        executor.requests()[0].context.config,
+        Some(json!({"assistant": {"model": {"id": "anthropic/claude-haiku-4-5"}}}))
+    );
+    // The same model, spelled out, is shown as no change of value.
+    assert!(
+        f.chrome.text().contains(
+            "  assistant.model.id: \"anthropic/claude-haiku-4-5\" → \"anthropic/claude-haiku-4-5\"\n"
+        ),
+        "{}",
+        f.chrome.text()
+    );
+}
