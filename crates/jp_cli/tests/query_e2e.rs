@@ -1,7 +1,7 @@
 //! `jp query` end to end: the real binary against a local server that
-//! replays provider bytes (recorded ones from `shared/fixtures/providers`,
-//! and scenario bodies in each wire format), with real tool processes in a
-//! temporary workspace.
+//! replays provider bytes (recorded ones from
+//! `jp_test_server/tests/data/providers`, and scenario bodies in each wire
+//! format), with real tool processes in a temporary workspace.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -327,13 +327,14 @@ fn parts_that_do_not_fit_their_index_are_errors() {
 /// `input_json_delta`), taken from a recorded stream.
 #[test]
 fn recorded_anthropic_stream_builds_the_recorded_call() {
+    // The workspace's provider recordings live in jp_test_server, which
+    // this crate does not depend on.
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/fixtures/providers/anthropic_test_tool_call_stream.yml"
+        "/../jp_test_server/tests/data/providers/anthropic_test_tool_call_stream.yml"
     );
-    let recording = std::fs::read_to_string(path).unwrap_or_else(|e| {
-        panic!("the provider recordings must be beside the repo ({path}): {e}")
-    });
+    let recording = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read the recording {path}: {e}"));
     let mut builder = EventBuilder::new();
     let mut calls = Vec::new();
     let mut chunks = 0;

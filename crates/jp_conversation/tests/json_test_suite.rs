@@ -14,9 +14,10 @@ use jp_conversation::{
 };
 use serde_json::Value;
 
+/// The corpus, vendored byte for byte (see `tests/data/JSONTestSuite/README.md`).
 const CORPUS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/testdata/JSONTestSuite/test_parsing"
+    "/tests/data/JSONTestSuite/test_parsing"
 );
 
 /// Files per prefix, as (valid UTF-8, skipped as not UTF-8). Pinned so that
@@ -102,8 +103,7 @@ fn corpus() -> Corpus {
     let dir = PathBuf::from(CORPUS);
     let entries = std::fs::read_dir(&dir).unwrap_or_else(|error| {
         panic!(
-            "JSONTestSuite corpus not found at {}: {error}; it is expected at \
-             /work/shared/testdata/JSONTestSuite/test_parsing",
+            "JSONTestSuite corpus not found at {}: {error}",
             dir.display()
         )
     });

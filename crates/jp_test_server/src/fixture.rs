@@ -1,4 +1,5 @@
-//! Recorded provider exchanges in the httpmock-like YAML of `shared/fixtures/providers/*.yml`.
+//! Recorded provider exchanges in the httpmock-like YAML of `tests/data/providers/*.yml`
+//! (in this crate).
 //!
 //! A fixture file holds one or more YAML documents separated by `---`, one per HTTP exchange, in
 //! the order the conversation made them:
@@ -96,17 +97,13 @@ pub fn load_fixtures(path: impl AsRef<Path>) -> Result<Vec<Fixture>, String> {
     parse_fixtures(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// The path of a fixture in the shared provider fixtures directory,
-/// `<workspace>/../shared/fixtures/providers/<name>`. The file need not exist.
+/// The path of a recorded provider exchange shared by the workspace's tests,
+/// `crates/jp_test_server/tests/data/providers/<name>` (see the README there for where the
+/// recordings come from). The file need not exist; `shared_fixture("")` is the directory.
 pub fn shared_fixture(name: &str) -> PathBuf {
-    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    // <workspace>/crates/jp_test_server -> <workspace>/..
-    let base = match manifest_dir.ancestors().nth(3) {
-        Some(above_workspace) => above_workspace.to_path_buf(),
-        None => manifest_dir.join("../../.."),
-    };
-    base.join("shared")
-        .join("fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("data")
         .join("providers")
         .join(name)
 }
@@ -317,19 +314,16 @@ then:
     }
 
     #[test]
-    fn shared_fixture_points_next_to_the_workspace() {
-        let path = shared_fixture("x.yml");
+    fn shared_fixture_points_inside_the_repository() {
         let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
             .parent()
             .and_then(Path::parent)
             .unwrap();
+        assert!(workspace.join("Cargo.lock").is_file());
         assert_eq!(
-            path,
-            workspace
-                .parent()
-                .unwrap()
-                .join("shared/fixtures/providers/x.yml")
+            shared_fixture("x.yml"),
+            workspace.join("crates/jp_test_server/tests/data/providers/x.yml")
         );
-        assert!(workspace.join("Cargo.toml").is_file());
+        assert!(shared_fixture("LICENSE-Apache-2.0").is_file());
     }
 }

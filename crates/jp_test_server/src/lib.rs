@@ -8,8 +8,9 @@
 //! a [`Fault`]. It records every request ([`RecordedRequest`]) so a test can assert what the
 //! client sent and whether it hung up.
 //!
-//! The replies usually come from the recorded exchanges in `shared/fixtures/providers/*.yml`
-//! ([`load_fixtures`], [`shared_fixture`]), so the bytes are the ones a real provider produced.
+//! The replies usually come from the recorded exchanges in this crate's
+//! `tests/data/providers/*.yml` ([`load_fixtures`], [`shared_fixture`]), so the bytes are the
+//! ones a real provider produced.
 //!
 //! Point jp's provider `base_url` (or the real `jp` binary's config) at [`TestServer::url`].
 //!

@@ -1,9 +1,9 @@
 //! Response bodies in each provider's wire format, for scenarios the
 //! recordings do not cover (our own tools, denials, faults). They copy the
-//! quirks of the recordings in `shared/fixtures/providers`: Anthropic's
-//! padded `data:` JSON, `ping` events and empty first `input_json_delta`;
-//! OpenRouter's comment lines and repeated finish chunks; Ollama's
-//! arguments arriving whole.
+//! quirks of the recordings in `jp_test_server/tests/data/providers`:
+//! Anthropic's padded `data:` JSON, `ping` events and empty first
+//! `input_json_delta`; OpenRouter's comment lines and repeated finish
+//! chunks; Ollama's arguments arriving whole.
 
 #![allow(dead_code)]
 

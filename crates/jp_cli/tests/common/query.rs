@@ -116,7 +116,7 @@ fn toml_string(text: &str) -> String {
 }
 
 /// A server replaying every exchange of the recording `file` (in
-/// `shared/fixtures/providers`), each body cut by `split`.
+/// `jp_test_server/tests/data/providers`), each body cut by `split`.
 pub fn replay(file: &str, split: &Split) -> TestServer {
     let exchanges = load_fixtures(shared_fixture(file)).unwrap();
     TestServer::start(
