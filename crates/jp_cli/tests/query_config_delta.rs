@@ -12,19 +12,11 @@ mod common;
 
 use std::time::Duration;
 
-use common::providers::{Item, anthropic};
+use common::providers::{Item, anthropic, text_reply as text, tool_reply as tool};
 use common::query::{ENV, event_types, hide_ids, initialized, responses, stored};
 use common::{Run, Workspace};
 use jp_test_server::{Reply, TestServer};
 use serde_json::{Value, json};
-
-fn tool(id: &str, name: &str, args: &str) -> Reply {
-    Reply::sse(anthropic(&[Item::Tool(id, name, args)], "tool_use", false))
-}
-
-fn text(text: &str) -> Reply {
-    Reply::sse(anthropic(&[Item::Text(text)], "end_turn", false))
-}
 
 /// A workspace whose model is haiku, with a local tool `change_model` that
 /// saves each request it gets under `requests/` and answers `outcome`,
@@ -37,14 +29,10 @@ fn workspace(outcome: &Value, grants: &str) -> Workspace {
         "n=$(ls '{dir}' | wc -l); cat > '{dir}/'$n.json; echo '{}'",
         outcome
     );
-    let config = ws.read("project/.jp/config.toml").replace(
-        "id = \"anthropic/claude-sonnet-4-5\"",
-        "id = \"anthropic/claude-haiku-4-5\"",
-    );
-    ws.write(
-        "project/.jp/config.toml",
+    on_haiku(
+        &ws,
         &format!(
-            "{config}\n[conversation.tools.change_model]\n\
+            "[conversation.tools.change_model]\n\
              command = [\"sh\", \"-c\", {}]\n\
              summary = \"Switch to a stronger model.\"\n\
              policy.run = \"unattended\"\n\n{grants}",
@@ -52,6 +40,15 @@ fn workspace(outcome: &Value, grants: &str) -> Workspace {
         ),
     );
     ws
+}
+
+/// Sets the workspace's model to haiku and appends `toml` to its config.
+fn on_haiku(ws: &Workspace, toml: &str) {
+    let config = ws.read("project/.jp/config.toml").replace(
+        "id = \"anthropic/claude-sonnet-4-5\"",
+        "id = \"anthropic/claude-haiku-4-5\"",
+    );
+    ws.write("project/.jp/config.toml", &format!("{config}\n{toml}"));
 }
 
 /// The requests the tool got, in order.
@@ -341,16 +338,9 @@ fn with_shipped_change_model(apply: &str) -> Workspace {
         snippet.contains("apply = \"ask\"\n"),
         "the shipped grant asks"
     );
-    let config = ws.read("project/.jp/config.toml").replace(
-        "id = \"anthropic/claude-sonnet-4-5\"",
-        "id = \"anthropic/claude-haiku-4-5\"",
-    );
-    ws.write(
-        "project/.jp/config.toml",
-        &format!(
-            "{config}\n{}",
-            snippet.replace("apply = \"ask\"", &format!("apply = \"{apply}\""))
-        ),
+    on_haiku(
+        &ws,
+        &snippet.replace("apply = \"ask\"", &format!("apply = \"{apply}\"")),
     );
     ws
 }

@@ -13,7 +13,7 @@ mod common;
 use std::time::Duration;
 
 use common::Workspace;
-use common::providers::{Item, anthropic};
+use common::providers::{Item, anthropic, text_reply as text, tool_reply as tool};
 use common::query::{event_types, initialized, query, query_command, responses, stored};
 use jp_test_server::{Reply, TestServer};
 use serde_json::json;
@@ -35,14 +35,6 @@ fn with_policy() -> Workspace {
     ws.write("project/.jp/config.toml", &format!("{config}{POLICY}"));
     ws.write("project/notes.txt", "draft\n");
     ws
-}
-
-fn tool(id: &str, name: &str, args: &str) -> Reply {
-    Reply::sse(anthropic(&[Item::Tool(id, name, args)], "tool_use", false))
-}
-
-fn text(text: &str) -> Reply {
-    Reply::sse(anthropic(&[Item::Text(text)], "end_turn", false))
 }
 
 /// The header of each response (on stderr; the text goes to stdout).

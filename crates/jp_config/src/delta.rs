@@ -143,7 +143,7 @@ impl Proposal {
             deserialize_value(tree).map_err(|d| {
                 Refusal::invalid(d.key.clone().into_iter().collect(), d.message.clone())
             })?;
-            leaves(tree, &mut Vec::new(), &mut proposal.sets);
+            proposal.sets = leaves(tree);
             // A null would read as "removed" and set nothing.
             if let Some((path, _)) = proposal.sets.iter().find(|(_, value)| value.is_null()) {
                 return Err(Refusal::invalid(
@@ -309,18 +309,24 @@ fn resolve_alias(path: &ConfigPath, value: &Value, current: &AppConfig) -> Resul
 }
 
 /// The leaves of a config tree: every value that is not an object, with
-/// its path.
-fn leaves(node: &Value, at: &mut Vec<String>, out: &mut Vec<(ConfigPath, Value)>) {
-    match node {
-        Value::Object(map) => {
-            for (key, child) in map {
-                at.push(key.clone());
-                leaves(child, at, out);
-                at.pop();
+/// its path, in the tree's order.
+#[must_use]
+pub fn leaves(tree: &Value) -> Vec<(ConfigPath, Value)> {
+    fn walk(node: &Value, at: &mut Vec<String>, out: &mut Vec<(ConfigPath, Value)>) {
+        match node {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    at.push(key.clone());
+                    walk(child, at, out);
+                    at.pop();
+                }
             }
+            leaf => out.push((ConfigPath::from_segments(at.iter().cloned()), leaf.clone())),
         }
-        leaf => out.push((ConfigPath::from_segments(at.iter().cloned()), leaf.clone())),
     }
+    let mut out = Vec::new();
+    walk(tree, &mut Vec::new(), &mut out);
+    out
 }
 
 /// The approved config changes of one cycle, by the index of the call

@@ -122,38 +122,6 @@ fn show(store: &Store, id: Option<String>, format: Format) -> Result<(), StoreEr
     Ok(())
 }
 
-/// The leaves of a delta, with their dotted paths.
-fn delta_leaves(
-    delta: &serde_json::Map<String, serde_json::Value>,
-) -> Vec<(String, serde_json::Value)> {
-    fn walk(
-        node: &serde_json::Value,
-        at: &mut Vec<String>,
-        out: &mut Vec<(String, serde_json::Value)>,
-    ) {
-        match node {
-            serde_json::Value::Object(map) if !map.is_empty() => {
-                for (key, child) in map {
-                    at.push(key.clone());
-                    walk(child, at, out);
-                    at.pop();
-                }
-            }
-            leaf => out.push((
-                jp_config::ConfigPath::from_segments(at.iter().cloned()).to_string(),
-                leaf.clone(),
-            )),
-        }
-    }
-    let mut out = Vec::new();
-    walk(
-        &serde_json::Value::Object(delta.clone()),
-        &mut Vec::new(),
-        &mut out,
-    );
-    out
-}
-
 fn print_text(c: &Conversation) {
     showln!(
         "conversation {} · {}",
@@ -209,7 +177,8 @@ fn print_text(c: &Conversation) {
                     format!(" by {}", delta.tools.join(", "))
                 };
                 showln!("config changed{by}:");
-                for (path, value) in delta_leaves(&delta.delta) {
+                let set = serde_json::Value::Object(delta.delta.clone());
+                for (path, value) in jp_config::delta::leaves(&set) {
                     showln!("  {path} = {}", cut(&value.to_string(), 200));
                 }
                 for path in &delta.unsets {

@@ -17,6 +17,16 @@ pub enum Item<'a> {
     Tool(&'a str, &'a str, &'a str),
 }
 
+/// An Anthropic response that calls one tool and stops for its result.
+pub fn tool_reply(id: &str, name: &str, args: &str) -> jp_test_server::Reply {
+    jp_test_server::Reply::sse(anthropic(&[Item::Tool(id, name, args)], "tool_use", false))
+}
+
+/// An Anthropic response that answers `text` and ends the turn.
+pub fn text_reply(text: &str) -> jp_test_server::Reply {
+    jp_test_server::Reply::sse(anthropic(&[Item::Text(text)], "end_turn", false))
+}
+
 fn pieces(text: &str, size: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = text;
