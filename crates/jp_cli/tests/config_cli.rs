@@ -227,6 +227,70 @@ fn set_user_creates_the_file_and_outside_a_workspace_needs_it() {
     );
 }
 
+#[cfg(unix)]
+#[test]
+fn set_on_a_linked_config_edits_the_file_it_points_to_and_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let ws = Workspace::new();
+    // A dotfiles checkout, linked in through two links, one relative.
+    ws.write(
+        "dotfiles/jp.toml",
+        "# Mine.\n[assistant.model]\n# The one I like.\nid = \"anthropic/claude-sonnet-4-5\"\nalias = \"old\"\n",
+    );
+    let real = ws.root().join("dotfiles/jp.toml");
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::symlink(&real, ws.root().join("dotfiles/current.toml")).unwrap();
+    std::fs::create_dir_all(ws.root().join("xdg/jp")).unwrap();
+    std::os::unix::fs::symlink(
+        "../../dotfiles/current.toml",
+        ws.root().join("xdg/jp/config.toml"),
+    )
+    .unwrap();
+
+    assert_eq!(
+        ws.jp(&[
+            "config",
+            "set",
+            "--user",
+            "assistant.model:={\"id\":\"ollama/qwen3.5:9b\",\"parameters\":{\"max_tokens\":512}}"
+        ]),
+        ok(
+            "assistant.model = {\"id\":\"ollama/qwen3.5:9b\",\"parameters\":{\"max_tokens\":512}} in <tmp>/xdg/jp/config.toml\n"
+        )
+    );
+    // Both links are still links, the file they end in has the change, its
+    // comments and its mode.
+    for link in ["xdg/jp/config.toml", "dotfiles/current.toml"] {
+        let meta = std::fs::symlink_metadata(ws.root().join(link)).unwrap();
+        assert!(meta.file_type().is_symlink(), "{link} is no longer a link");
+    }
+    assert_eq!(
+        ws.read("dotfiles/jp.toml"),
+        "# Mine.\n[assistant.model]\n# The one I like.\nid = \"ollama/qwen3.5:9b\"\nparameters = { max_tokens = 512 }\n"
+    );
+    let mode = std::fs::metadata(&real).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let names: Vec<String> = std::fs::read_dir(ws.root().join("dotfiles"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "a temporary file was left: {names:?}");
+
+    // A link to a file that does not exist yet: the file is created there.
+    std::fs::remove_file(&real).unwrap();
+    assert_eq!(
+        ws.jp(&["config", "set", "--user", "style.color=never"]),
+        ok("style.color = \"never\" in <tmp>/xdg/jp/config.toml\n")
+    );
+    assert_eq!(ws.read("dotfiles/jp.toml"), "[style]\ncolor = \"never\"\n");
+    assert!(
+        std::fs::symlink_metadata(ws.root().join("xdg/jp/config.toml"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
 #[test]
 fn schema_describes_config_files() {
     let ws = Workspace::new();

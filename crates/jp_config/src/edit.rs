@@ -31,7 +31,9 @@ pub enum EditError {
 
 /// Sets `path` to `value` in the TOML `text` and returns the new text.
 /// Existing comments, order and formatting are kept; a replaced value keeps
-/// the comments around it. Missing tables are created.
+/// the comments around it, and a table or array of tables given an object
+/// or a list of objects is updated in place, so its own comments stay.
+/// Missing tables are created.
 ///
 /// # Errors
 ///
@@ -46,7 +48,6 @@ pub fn set_key(
         .parse()
         .map_err(|e: toml_edit::TomlError| EditError::Parse(e.message().to_owned()))?;
     let (last, parents) = path.segments().split_last().ok_or(EditError::Root)?;
-    let new_value = to_toml(value)?;
 
     let mut table: &mut dyn toml_edit::TableLike = doc.as_table_mut();
     let mut inline = false;
@@ -73,18 +74,87 @@ pub fn set_key(
             })?;
     }
 
-    match table.get_mut(last) {
-        Some(Item::Value(existing)) => {
+    set_in(table, last, value)?;
+    Ok(doc.to_string())
+}
+
+/// Sets `key` of `table` to `value`, in place where the key exists
+/// ([`replace`]).
+fn set_in(
+    table: &mut dyn toml_edit::TableLike,
+    key: &str,
+    value: &serde_json::Value,
+) -> Result<(), EditError> {
+    if let Some(item) = table.get_mut(key)
+        && replace(item, value)?
+    {
+        return Ok(());
+    }
+    table.remove(key);
+    table.insert(key, Item::Value(to_toml(value)?));
+    Ok(())
+}
+
+/// Puts `value` where `item` is, keeping
+/// what it can of the file: a value keeps the comments around it; a table
+/// given an object keeps its header, its comments and the comments of the
+/// keys that stay, and is updated key by key; an array of tables given a
+/// list of objects is updated table by table. False when nothing of `item`
+/// can stay: the caller puts the value in its place as a new key.
+fn replace(item: &mut Item, value: &serde_json::Value) -> Result<bool, EditError> {
+    match (item, value) {
+        (Item::Table(table), serde_json::Value::Object(map)) => update_table(table, map)?,
+        (Item::Value(Value::InlineTable(table)), serde_json::Value::Object(map)) => {
+            update_table(table, map)?;
+        }
+        (Item::ArrayOfTables(tables), serde_json::Value::Array(items))
+            if items.iter().all(serde_json::Value::is_object) =>
+        {
+            while tables.len() > items.len() {
+                tables.remove(tables.len() - 1);
+            }
+            for (i, new) in items.iter().enumerate() {
+                let serde_json::Value::Object(map) = new else {
+                    continue;
+                };
+                match tables.get_mut(i) {
+                    Some(table) => update_table(table, map)?,
+                    None => {
+                        let mut table = Table::new();
+                        update_table(&mut table, map)?;
+                        tables.push(table);
+                    }
+                }
+            }
+        }
+        (Item::Value(existing), _) => {
             let decor = existing.decor().clone();
-            *existing = new_value;
+            *existing = to_toml(value)?;
             *existing.decor_mut() = decor;
         }
-        Some(item) => *item = Item::Value(new_value),
-        None => {
-            table.insert(last, Item::Value(new_value));
-        }
+        _ => return Ok(false),
     }
-    Ok(doc.to_string())
+    Ok(true)
+}
+
+/// Makes `table` hold exactly `map`: keys that stay are replaced in place
+/// ([`replace`]), keys that go are removed, new keys are added at the end.
+fn update_table(
+    table: &mut dyn toml_edit::TableLike,
+    map: &serde_json::Map<String, serde_json::Value>,
+) -> Result<(), EditError> {
+    let gone: Vec<String> = table
+        .iter()
+        .map(|(key, _)| key.to_owned())
+        .filter(|key| !map.contains_key(key))
+        .collect();
+    for key in gone {
+        table.remove(&key);
+    }
+    for (key, value) in map {
+        set_in(table, key, value)?;
+    }
+    Ok(())
 }
 
 fn kind(item: &Item) -> &'static str {
@@ -181,6 +251,96 @@ mod tests {
             out,
             "[style]\ncolor = \"never\"\n\n[conversation.tools.\"*\".policy]\nrun = [{ arg = \"/path\", prefix = \"src/\", mode = \"unattended\" }, { mode = \"ask\" }]\n"
         );
+    }
+
+    #[test]
+    fn a_replaced_table_keeps_its_comments() {
+        let text = "\
+# Models we use.
+[assistant.model]
+# Fast and cheap.
+id = \"a/b\" # for now
+# Gone soon.
+alias = \"x\"
+
+[style]
+color = \"auto\"
+";
+        let out = set_key(
+            text,
+            &key("assistant.model"),
+            &serde_json::json!({ "id": "c/d", "parameters": { "max_tokens": 10 } }),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "\
+# Models we use.
+[assistant.model]
+# Fast and cheap.
+id = \"c/d\" # for now
+parameters = { max_tokens = 10 }
+
+[style]
+color = \"auto\"
+"
+        );
+    }
+
+    #[test]
+    fn a_replaced_array_of_tables_keeps_the_comments_of_the_tables_that_stay() {
+        let text = "\
+[tools.t.policy]
+# Sources are safe.
+[[tools.t.policy.run]]
+prefix = \"src/\" # ours
+mode = \"unattended\"
+
+# Everything else.
+[[tools.t.policy.run]]
+mode = \"ask\"
+";
+        let out = set_key(
+            text,
+            &key("tools.t.policy.run"),
+            &serde_json::json!([{ "prefix": "crates/", "mode": "unattended" }]),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "\
+[tools.t.policy]
+# Sources are safe.
+[[tools.t.policy.run]]
+prefix = \"crates/\" # ours
+mode = \"unattended\"
+"
+        );
+        let out = set_key(
+            text,
+            &key("tools.t.policy.run"),
+            &serde_json::json!([{ "mode": "ask" }, { "mode": "skip" }, { "mode": "deny" }]),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "\
+[tools.t.policy]
+# Sources are safe.
+[[tools.t.policy.run]]
+mode = \"ask\"
+
+# Everything else.
+[[tools.t.policy.run]]
+mode = \"skip\"
+
+[[tools.t.policy.run]]
+mode = \"deny\"
+"
+        );
+        // A value that is not a list of tables replaces the array whole.
+        let out = set_key(text, &key("tools.t.policy.run"), &serde_json::json!("ask")).unwrap();
+        assert_eq!(out, "[tools.t.policy]\nrun = \"ask\"\n");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Writing files whole or not at all: the content goes to a temporary file
 //! in the same directory, which then takes the target's place in one step,
-//! so a crash or a full disk never leaves a half-written file behind.
+//! so a crash or a full disk never leaves a half-written file behind. The
+//! file tools use it, and so does `jp config set`.
 
 use std::fs::{File, OpenOptions, Permissions};
 use std::io::{self, Write as _};
@@ -10,7 +11,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Creates `path` with `content`, failing with
 /// [`io::ErrorKind::AlreadyExists`] if something is there (even if it
 /// appears while the content is written). The parent directory must exist.
-pub(crate) fn create_new(path: &Path, content: &[u8]) -> io::Result<()> {
+///
+/// # Errors
+///
+/// When something is at `path`, or the file cannot be written.
+pub fn create_new(path: &Path, content: &[u8]) -> io::Result<()> {
     let temp = TempFile::write(path, content)?;
     // A hard link never replaces an existing file, unlike a rename.
     match std::fs::hard_link(&temp.path, path) {
@@ -32,7 +37,11 @@ pub(crate) fn create_new(path: &Path, content: &[u8]) -> io::Result<()> {
 
 /// Replaces the file at `path` with `content`, giving the new file
 /// `permissions` (those of the file it replaces).
-pub(crate) fn replace(path: &Path, content: &[u8], permissions: Permissions) -> io::Result<()> {
+///
+/// # Errors
+///
+/// When the file cannot be written or renamed into place.
+pub fn replace(path: &Path, content: &[u8], permissions: Permissions) -> io::Result<()> {
     let temp = TempFile::write(path, content)?;
     std::fs::set_permissions(&temp.path, permissions)?;
     temp.persist(path)

@@ -21,7 +21,7 @@
 //! they name the path and say what to do instead where there is something
 //! to do.
 
-mod atomic;
+pub mod atomic;
 mod create;
 mod delete;
 mod list;

@@ -269,20 +269,47 @@ fn target_file(ctx: &Ctx, user: bool) -> Result<PathBuf, String> {
 }
 
 /// Writes through a temporary file in the same directory and renames it
-/// over the target, so a crash never leaves a half-written config.
+/// over the target, so a crash never leaves a half-written config. A
+/// config that is a symbolic link (dotfiles repositories often link the
+/// user config) is written where the link points, so the link stays; the
+/// file keeps its permissions.
 fn write_atomically(file: &Path, text: &str) -> Result<(), String> {
-    let dir = file.parent().unwrap_or(Path::new("."));
+    let target = link_target(file)?;
+    let dir = target.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.jp-tmp-{}",
-        file.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("config"),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, file).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot replace {}: {e}", file.display())
-    })
+    let written = match std::fs::metadata(&target) {
+        Ok(meta) => jp_tools::atomic::replace(&target, text.as_bytes(), meta.permissions()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            jp_tools::atomic::create_new(&target, text.as_bytes())
+        }
+        Err(e) => Err(e),
+    };
+    written.map_err(|e| format!("cannot write {}: {e}", target.display()))
+}
+
+/// The file a chain of symbolic links at `file` ends in (`file` itself when
+/// it is not a link); the end may not exist yet.
+fn link_target(file: &Path) -> Result<PathBuf, String> {
+    /// As many links as Linux follows in one path.
+    const MAX_LINKS: usize = 40;
+    let mut path = file.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let to = std::fs::read_link(&path)
+                    .map_err(|e| format!("cannot read the link {}: {e}", path.display()))?;
+                path = match path.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            Ok(_) => return Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(path),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        }
+    }
+    Err(format!(
+        "cannot write {}: more than {MAX_LINKS} symbolic links in a row",
+        file.display()
+    ))
 }
