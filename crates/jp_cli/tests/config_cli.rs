@@ -292,6 +292,26 @@ fn set_on_a_linked_config_edits_the_file_it_points_to_and_keeps_its_mode() {
 }
 
 #[test]
+fn the_model_advice_jp_init_prints_works() {
+    let ws = Workspace::new();
+    std::fs::remove_dir_all(ws.project().join(".jp")).unwrap();
+    let init = ws.jp(&["init", "--yes"]);
+    assert_eq!(init.code, 0, "{init:?}");
+    let advice = init
+        .stdout
+        .split_once("change it with `")
+        .and_then(|(_, rest)| rest.split_once('`'))
+        .map(|(command, _)| command.replace("PROVIDER/NAME", "scripted/demo"))
+        .unwrap();
+    let args: Vec<&str> = advice.split_whitespace().collect();
+    assert_eq!(args[0], "jp");
+    assert_eq!(
+        ws.jp(&args[1..]),
+        ok("assistant.model.id = \"scripted/demo\" in .jp/config.toml\n")
+    );
+}
+
+#[test]
 fn schema_describes_config_files() {
     let ws = Workspace::new();
     let run = ws.jp(&["config", "schema"]);

@@ -49,7 +49,7 @@ impl Init {
         }
         outln!("Initialized a jp workspace: .jp/config.toml");
         outln!(
-            "  model: {model} (change it with `jp config set --workspace assistant.model.id PROVIDER/NAME`)"
+            "  model: {model} (change it with `jp config set assistant.model.id=PROVIDER/NAME`)"
         );
         outln!("  tools: {}", jp_tools::NAMES.join(", "));
         outln!("Try it offline: jp query --model scripted/demo \"add a hello() to src/lib.rs\"");
