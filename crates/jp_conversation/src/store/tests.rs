@@ -534,3 +534,62 @@ fn a_bad_version_1_file_is_named_and_left_alone() {
     assert!(path.exists());
     assert!(!log_path(&store, "42").exists());
 }
+
+/// A crash can stop a write after any byte: cut a log at every offset
+/// after its header, and it always reads as the whole lines before the
+/// cut (with the rest reported), and the next writer continues it.
+#[test]
+fn a_log_cut_at_any_byte_reads_as_its_whole_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path());
+    let (mut c, mut lock) = store.create().unwrap();
+    let events = vec![event("one"), event("twö \"2\""), event("three\nlines")];
+    lock.append(&mut c, events.clone()).unwrap();
+    drop(lock);
+    let path = log_path(&store, &c.id);
+    let full = fs::read(&path).unwrap();
+    let header_len = header_line(&c.id, c.created_ms).len();
+    let ends: Vec<usize> = full
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .map(|(i, _)| i + 1)
+        .collect();
+    for cut in header_len..=full.len() {
+        fs::write(&path, &full[..cut]).unwrap();
+        let whole = ends.iter().filter(|end| **end <= cut).count() - 1;
+        let line_start = ends
+            .iter()
+            .copied()
+            .filter(|end| *end <= cut)
+            .max()
+            .unwrap();
+        let read = store.load(&c.id).unwrap();
+        assert_eq!(read.events, events[..whole], "cut at {cut}");
+        let expected_tail = (cut > line_start).then(|| TornTail {
+            path: path.clone(),
+            line: whole + 2,
+            offset: line_start as u64,
+            bytes: (cut - line_start) as u64,
+            removed: false,
+        });
+        assert_eq!(read.torn_tail, expected_tail, "cut at {cut}");
+
+        let (mut opened, mut lock) = store.open(&c.id).unwrap();
+        assert_eq!(
+            fs::read(&path).unwrap(),
+            &full[..line_start],
+            "cut at {cut}"
+        );
+        lock.append(&mut opened, [event("next")]).unwrap();
+        drop(lock);
+        let mut expected = events[..whole].to_vec();
+        expected.push(event("next"));
+        let again = store.load(&c.id).unwrap();
+        assert_eq!(
+            (again.events, again.torn_tail),
+            (expected, None),
+            "cut at {cut}"
+        );
+    }
+}
