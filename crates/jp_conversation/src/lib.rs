@@ -7,8 +7,8 @@
 //! returns [`ToolCallArgumentProgress`] as chunks arrive and a complete
 //! [`ToolCallRequest`] on flush.
 //!
-//! A conversation is a list of [`ConversationEvent`]s, stored atomically
-//! under `.jp/conversations/` by [`Store`].
+//! A conversation is a list of [`ConversationEvent`]s, stored by [`Store`]
+//! under `.jp/conversations/` as a log that recording an event appends to.
 
 mod arguments;
 pub mod conversation;

@@ -1,48 +1,70 @@
 //! Conversations on disk, under `.jp/conversations/`.
 //!
-//! Each conversation is a directory named by its id holding
-//! `conversation.json` (its metadata and every event). Every write replaces
-//! that file atomically: the new content goes to a temporary file in the same
-//! directory, is synced, and is renamed over the old one, so a crash or a
-//! kill leaves either the old or the new conversation, never a torn one.
+//! Each conversation is a directory named by its id holding `events.jsonl`,
+//! an append-only log: a header line (the format, its version, the id, when
+//! the conversation began), then one JSON event per line, oldest first (see
+//! [`log`] for the format). Recording events appends their lines and syncs
+//! the file once ([`ConversationLock::append`], one commit point), so what a
+//! write costs is the size of the new events, never the size of the
+//! conversation (architecture decision 13). Nothing already written is
+//! rewritten.
+//!
+//! A kill or a crash can cut only the line being appended. Reading drops
+//! that last line and reports it ([`Conversation::torn_tail`]); the next
+//! writer cuts it off the file before it appends, so the log stays whole
+//! lines. A bad line anywhere else is [`StoreError::Corrupt`], naming the
+//! file and the line: jp never drops an event it cannot read silently.
 //!
 //! Two `jp` processes must not write one conversation: a writer holds an
 //! exclusive lock on the directory's `lock` file ([`ConversationLock`]) for
 //! as long as it may write. The operating system drops the lock when the
 //! process dies, so a crash never leaves a conversation locked. Readers do
-//! not lock: the rename makes every read see a whole file.
+//! not lock: they read whole lines, and at most ignore a last line that is
+//! still being written.
+//!
+//! Conversations written before the log (format version 1, one
+//! `conversation.json` that every write replaced) are read as they are, and
+//! converted to a log once by the first writer that opens them ([`v1`]).
 //!
 //! The active conversation's id is kept in `.jp/conversations/active`.
+
+mod log;
+mod v1;
 
 use std::fs::{self, File};
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::conversation::{ConversationEvent, EventKind, now_ms};
 
-/// The format version written into `conversation.json`.
-pub const FORMAT_VERSION: u32 = 1;
+pub use log::{LOG_FORMAT, LOG_VERSION, TornTail};
 
-const FILE_NAME: &str = "conversation.json";
 const LOCK_NAME: &str = "lock";
 const ACTIVE_NAME: &str = "active";
 
-/// A conversation: its metadata and events.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// How many characters of the first message a derived title keeps.
+const TITLE_CHARS: usize = 60;
+
+/// A conversation: its metadata and events, as read (or as a writer has
+/// appended them since).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Conversation {
-    /// The format version.
-    pub version: u32,
     /// The id (also the directory name).
     pub id: String,
     /// When it was created, in milliseconds since the Unix epoch.
     pub created_ms: u64,
-    /// A title: the start of the first message.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A stored title. Only conversations from before the log have one
+    /// (format version 1 stored it); see [`Conversation::title`].
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// The events, oldest first.
     pub events: Vec<ConversationEvent>,
+    /// The unfinished last line left out of `events`, if there was one:
+    /// callers show it to the user as a warning.
+    #[serde(skip)]
+    pub torn_tail: Option<TornTail>,
 }
 
 impl Conversation {
@@ -53,6 +75,24 @@ impl Conversation {
             EventKind::ChatRequest { content } => Some(content.as_str()),
             _ => None,
         })
+    }
+
+    /// The title: the stored one, or else the first line of the first
+    /// message, cut to 60 characters. It is derived rather than stored so
+    /// that the log holds only events and nothing needs rewriting when the
+    /// first message arrives.
+    #[must_use]
+    pub fn title(&self) -> Option<String> {
+        if let Some(title) = &self.title {
+            return Some(title.clone());
+        }
+        let line = self.first_message()?.lines().next().unwrap_or("");
+        if line.chars().count() <= TITLE_CHARS {
+            return Some(line.to_owned());
+        }
+        let mut title: String = line.chars().take(TITLE_CHARS - 1).collect();
+        title.push('…');
+        Some(title)
     }
 
     /// When the last event happened (creation if none did).
@@ -100,6 +140,16 @@ pub enum StoreError {
     /// An id that cannot name a conversation directory.
     #[error("`{0}` is not a conversation id")]
     BadId(String),
+    /// A writer was asked to append to a conversation that is not the one
+    /// it stored: another id, or events added or removed in memory
+    /// without it. A bug in jp, refused rather than written.
+    #[error("cannot append to conversation `{id}`: {message}")]
+    Diverged {
+        /// The locked conversation.
+        id: String,
+        /// How the conversation in memory differs from the log.
+        message: String,
+    },
 }
 
 fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> StoreError {
@@ -144,6 +194,11 @@ impl Store {
         }
     }
 
+    /// Whether `dir` holds a conversation (a log, or a version 1 file).
+    fn holds_conversation(dir: &Path) -> bool {
+        dir.join(log::LOG_NAME).is_file() || dir.join(v1::V1_NAME).is_file()
+    }
+
     /// Creates a new, empty conversation and locks it for writing.
     ///
     /// # Errors
@@ -160,16 +215,27 @@ impl Store {
             let dir = self.root.join(&id);
             match fs::create_dir(&dir) {
                 Ok(()) => {
+                    sync_dir(&self.root);
                     let lock = self.lock(&id)?;
+                    // The header is written whole (temporary file and
+                    // rename), so a log never lacks one.
+                    let path = dir.join(log::LOG_NAME);
+                    let header = log::encode_header(&log::Header::new(&id, created_ms, None))
+                        .map_err(|e| StoreError::Io {
+                            action: "cannot serialize",
+                            path: path.clone(),
+                            source: io::Error::other(e),
+                        })?;
+                    write_atomic(&path, &header)?;
+                    let appender = log::Appender::open(&path, header.len() as u64, 0)?;
                     let conversation = Conversation {
-                        version: FORMAT_VERSION,
                         id,
                         created_ms,
                         title: None,
                         events: Vec::new(),
+                        torn_tail: None,
                     };
-                    lock.save(&conversation)?;
-                    return Ok((conversation, lock));
+                    return Ok((conversation, lock.with_appender(appender)));
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => n += 1,
                 Err(e) => return Err(io_error("cannot create", &dir)(e)),
@@ -177,13 +243,39 @@ impl Store {
         }
     }
 
-    /// Takes the write lock of conversation `id`.
+    /// Locks conversation `id` for writing and reads it: converts a version
+    /// 1 conversation to a log first, and cuts a torn last line off the
+    /// log (the conversation's [`torn_tail`](Conversation::torn_tail) then
+    /// says what was removed).
     ///
     /// # Errors
     ///
     /// [`StoreError::Locked`] when another process holds it;
-    /// [`StoreError::NotFound`] when there is no such conversation.
-    pub fn lock(&self, id: &str) -> Result<ConversationLock, StoreError> {
+    /// [`StoreError::NotFound`] when there is no such conversation; an
+    /// error when it cannot be read, converted or repaired.
+    pub fn open(&self, id: &str) -> Result<(Conversation, ConversationLock), StoreError> {
+        let lock = self.lock(id)?;
+        let dir = self.dir(id)?;
+        v1::migrate(&dir, id)?;
+        let path = dir.join(log::LOG_NAME);
+        let read = match log::read(&path) {
+            Ok(read) => read,
+            Err(log::ReadError::Open(e)) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(StoreError::NotFound(id.to_owned()));
+            }
+            Err(log::ReadError::Open(e)) => return Err(io_error("cannot read", &path)(e)),
+            Err(log::ReadError::Store(e)) => return Err(e),
+        };
+        let appender = log::Appender::open(&path, read.valid_len, read.events.len())?;
+        let mut conversation = conversation_of(&path, id, read)?;
+        if let Some(tail) = &mut conversation.torn_tail {
+            tail.removed = true;
+        }
+        Ok((conversation, lock.with_appender(appender)))
+    }
+
+    /// Takes the write lock of conversation `id`.
+    fn lock(&self, id: &str) -> Result<Locked, StoreError> {
         let dir = self.dir(id)?;
         if !dir.is_dir() {
             return Err(StoreError::NotFound(id.to_owned()));
@@ -213,51 +305,33 @@ impl Store {
         // Say who holds it, for the message another process shows.
         let _ = file.set_len(0);
         let _ = write!(file, "pid {}", std::process::id());
-        Ok(ConversationLock {
-            _file: file,
+        Ok(Locked {
+            file,
             id: id.to_owned(),
-            file_path: dir.join(FILE_NAME),
         })
     }
 
-    /// Reads conversation `id`.
+    /// Reads conversation `id`, without locking it: a log, or a version 1
+    /// conversation not converted yet. A torn last line is left out and
+    /// reported in [`torn_tail`](Conversation::torn_tail), not removed.
     ///
     /// # Errors
     ///
     /// When it does not exist or cannot be read.
     pub fn load(&self, id: &str) -> Result<Conversation, StoreError> {
-        let path = self.dir(id)?.join(FILE_NAME);
-        let text = match fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(StoreError::NotFound(id.to_owned()));
+        let dir = self.dir(id)?;
+        // The log first: when both files exist, a migration stopped after
+        // writing the whole log.
+        let path = dir.join(log::LOG_NAME);
+        match log::read(&path) {
+            Ok(read) => conversation_of(&path, id, read),
+            Err(log::ReadError::Open(e)) if e.kind() == io::ErrorKind::NotFound => {
+                v1::read(&dir.join(v1::V1_NAME), id)?
+                    .ok_or_else(|| StoreError::NotFound(id.to_owned()))
             }
-            Err(e) => return Err(io_error("cannot read", &path)(e)),
-        };
-        let conversation: Conversation =
-            serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
-                path: path.clone(),
-                message: e.to_string(),
-            })?;
-        if conversation.id != id {
-            return Err(StoreError::Corrupt {
-                path,
-                message: format!(
-                    "it says its id is `{}`, but it is stored as `{id}`",
-                    conversation.id
-                ),
-            });
+            Err(log::ReadError::Open(e)) => Err(io_error("cannot read", &path)(e)),
+            Err(log::ReadError::Store(e)) => Err(e),
         }
-        if conversation.version != FORMAT_VERSION {
-            return Err(StoreError::Corrupt {
-                path,
-                message: format!(
-                    "format version {} is not the supported version {FORMAT_VERSION}",
-                    conversation.version
-                ),
-            });
-        }
-        Ok(conversation)
     }
 
     /// The ids of every conversation, oldest first.
@@ -274,7 +348,7 @@ impl Store {
         let mut ids = Vec::new();
         for entry in entries {
             let entry = entry.map_err(io_error("cannot list", &self.root))?;
-            if entry.path().join(FILE_NAME).is_file()
+            if Self::holds_conversation(&entry.path())
                 && let Some(id) = entry.file_name().to_str()
                 && self.dir(id).is_ok()
             {
@@ -292,7 +366,7 @@ impl Store {
         let id = fs::read_to_string(self.root.join(ACTIVE_NAME)).ok()?;
         let id = id.trim();
         let dir = self.dir(id).ok()?;
-        dir.join(FILE_NAME).is_file().then(|| id.to_owned())
+        Self::holds_conversation(&dir).then(|| id.to_owned())
     }
 
     /// Makes `id` the active conversation.
@@ -301,7 +375,7 @@ impl Store {
     ///
     /// When it does not exist or the marker cannot be written.
     pub fn set_active(&self, id: &str) -> Result<(), StoreError> {
-        if !self.dir(id)?.join(FILE_NAME).is_file() {
+        if !Self::holds_conversation(&self.dir(id)?) {
             return Err(StoreError::NotFound(id.to_owned()));
         }
         write_atomic(&self.root.join(ACTIVE_NAME), format!("{id}\n").as_bytes())
@@ -333,12 +407,50 @@ impl Store {
     }
 }
 
-/// The right to write one conversation, held until dropped.
+/// The conversation a log holds, checked against the id it is stored as.
+fn conversation_of(path: &Path, id: &str, read: log::ReadLog) -> Result<Conversation, StoreError> {
+    if read.header.id != id {
+        return Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            message: format!(
+                "it says its id is `{}`, but it is stored as `{id}`",
+                read.header.id
+            ),
+        });
+    }
+    Ok(Conversation {
+        id: read.header.id,
+        created_ms: read.header.created_ms,
+        title: read.header.title,
+        events: read.events,
+        torn_tail: read.torn,
+    })
+}
+
+/// A held lock file, before it has a log to append to.
+#[derive(Debug)]
+struct Locked {
+    file: File,
+    id: String,
+}
+
+impl Locked {
+    fn with_appender(self, appender: log::Appender) -> ConversationLock {
+        ConversationLock {
+            _file: self.file,
+            id: self.id,
+            appender,
+        }
+    }
+}
+
+/// The right to write one conversation, held until dropped: the only way
+/// to add events to its log.
 #[derive(Debug)]
 pub struct ConversationLock {
     _file: File,
     id: String,
-    file_path: PathBuf,
+    appender: log::Appender,
 }
 
 impl ConversationLock {
@@ -348,44 +460,63 @@ impl ConversationLock {
         &self.id
     }
 
-    /// Writes `conversation` atomically.
+    /// Records `events` (in order) at the end of `conversation`: appends
+    /// their lines to the log and syncs it once, then adds them to
+    /// `conversation.events`. This is one commit point; what it writes is
+    /// the new events, whatever the length of the conversation.
     ///
     /// # Errors
     ///
-    /// When it cannot be written; the previous version is then intact.
-    pub fn save(&self, conversation: &Conversation) -> Result<(), StoreError> {
-        let mut bytes = Vec::with_capacity(4096);
-        write_conversation(&mut bytes, conversation).map_err(|e| StoreError::Io {
-            action: "cannot serialize",
-            path: self.file_path.clone(),
-            source: io::Error::other(e),
-        })?;
-        write_atomic(&self.file_path, &bytes)
+    /// [`StoreError::Diverged`] when `conversation` is not what this lock
+    /// stored (another id, or events added or removed without `append`);
+    /// an I/O error when the write fails. Either way `conversation` is
+    /// unchanged, and the log holds what it held before (a part-written
+    /// line is cut off before the next append).
+    pub fn append(
+        &mut self,
+        conversation: &mut Conversation,
+        events: impl IntoIterator<Item = ConversationEvent>,
+    ) -> Result<(), StoreError> {
+        if conversation.id != self.id {
+            return Err(StoreError::Diverged {
+                id: self.id.clone(),
+                message: format!("it was given conversation `{}`", conversation.id),
+            });
+        }
+        if conversation.events.len() != self.appender.events() {
+            return Err(StoreError::Diverged {
+                id: self.id.clone(),
+                message: format!(
+                    "the conversation in memory has {} events and its log {}; events were added or removed without being appended",
+                    conversation.events.len(),
+                    self.appender.events()
+                ),
+            });
+        }
+        let events: Vec<ConversationEvent> = events.into_iter().collect();
+        if events.is_empty() {
+            return Ok(());
+        }
+        let mut lines = Vec::new();
+        for event in &events {
+            log::encode_event(&mut lines, event).map_err(|e| StoreError::Io {
+                action: "cannot serialize an event for",
+                path: self.appender.path().to_path_buf(),
+                source: io::Error::other(e),
+            })?;
+        }
+        self.appender.append(&lines, events.len())?;
+        conversation.events.extend(events);
+        Ok(())
     }
 }
 
-/// One event per line, so the file reads well and diffs well.
-fn write_conversation(out: &mut Vec<u8>, c: &Conversation) -> serde_json::Result<()> {
-    out.extend_from_slice(b"{\n");
-    out.extend_from_slice(format!("  \"version\": {},\n  \"id\": ", c.version).as_bytes());
-    serde_json::to_writer(&mut *out, &c.id)?;
-    out.extend_from_slice(format!(",\n  \"created_ms\": {},\n", c.created_ms).as_bytes());
-    if let Some(title) = &c.title {
-        out.extend_from_slice(b"  \"title\": ");
-        serde_json::to_writer(&mut *out, title)?;
-        out.extend_from_slice(b",\n");
+/// Syncs directory `dir`, so that an entry created, renamed or removed in
+/// it survives a crash (best effort: not every platform can).
+fn sync_dir(dir: &Path) {
+    if let Ok(dir) = File::open(dir) {
+        let _ = dir.sync_all();
     }
-    out.extend_from_slice(b"  \"events\": [");
-    for (i, event) in c.events.iter().enumerate() {
-        out.extend_from_slice(if i == 0 { b"\n    " } else { b",\n    " });
-        serde_json::to_writer(&mut *out, event)?;
-    }
-    out.extend_from_slice(if c.events.is_empty() {
-        b"]\n}\n"
-    } else {
-        b"\n  ]\n}\n"
-    });
-    Ok(())
 }
 
 /// Replaces `path` with `bytes`: temp file, sync, rename, sync the
@@ -402,9 +533,7 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         file.sync_all()?;
         fs::rename(&tmp, path)?;
         // Make the rename itself durable.
-        if let Ok(dir) = File::open(dir) {
-            let _ = dir.sync_all();
-        }
+        sync_dir(dir);
         Ok(())
     })();
     result.map_err(|e| {
@@ -414,152 +543,4 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-
-    use super::*;
-
-    fn event(content: &str) -> ConversationEvent {
-        ConversationEvent {
-            at_ms: 7,
-            kind: EventKind::ChatRequest {
-                content: content.into(),
-            },
-        }
-    }
-
-    #[test]
-    fn create_save_load_round_trip() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        let (mut c, lock) = store.create().unwrap();
-        c.events.push(event("hi \"there\"\nline two"));
-        c.title = Some("hi".into());
-        lock.save(&c).unwrap();
-        assert_eq!(store.load(&c.id).unwrap(), c);
-        assert_eq!(store.ids().unwrap(), vec![c.id.clone()]);
-        let text = fs::read_to_string(store.root().join(&c.id).join(FILE_NAME)).unwrap();
-        assert_eq!(
-            text,
-            format!(
-                "{{\n  \"version\": 1,\n  \"id\": \"{}\",\n  \"created_ms\": {},\n  \"title\": \"hi\",\n  \"events\": [\n    {{\"at_ms\":7,\"type\":\"chat_request\",\"content\":\"hi \\\"there\\\"\\nline two\"}}\n  ]\n}}\n",
-                c.id, c.created_ms
-            )
-        );
-    }
-
-    #[test]
-    fn a_second_writer_is_refused_until_the_first_lets_go() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        let (c, lock) = store.create().unwrap();
-        let err = store.lock(&c.id).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            format!(
-                "conversation `{}` is in use by another jp process (pid {}); wait for it to finish",
-                c.id,
-                std::process::id()
-            )
-        );
-        assert_eq!(
-            store.remove(&c.id).unwrap_err().to_string(),
-            err.to_string()
-        );
-        drop(lock);
-        store.lock(&c.id).unwrap();
-    }
-
-    #[test]
-    fn ids_are_unique_and_ordered() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        let a = store.create().unwrap().0.id;
-        let b = store.create().unwrap().0.id;
-        let c = store.create().unwrap().0.id;
-        assert_eq!(store.ids().unwrap(), vec![a, b, c]);
-    }
-
-    #[test]
-    fn active_and_remove() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        assert_eq!(store.active(), None);
-        let (c, lock) = store.create().unwrap();
-        drop(lock);
-        store.set_active(&c.id).unwrap();
-        assert_eq!(store.active(), Some(c.id.clone()));
-        store.remove(&c.id).unwrap();
-        assert_eq!(store.active(), None);
-        assert!(matches!(store.load(&c.id), Err(StoreError::NotFound(_))));
-        assert_eq!(store.ids().unwrap(), Vec::<String>::new());
-        assert_eq!(
-            store.set_active("../x").unwrap_err().to_string(),
-            "`../x` is not a conversation id"
-        );
-    }
-
-    #[test]
-    fn a_failed_save_keeps_the_previous_version() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        let (mut c, lock) = store.create().unwrap();
-        c.events.push(event("one"));
-        lock.save(&c).unwrap();
-        // A directory where the temp file would go makes the write fail.
-        let tmp = store
-            .root()
-            .join(&c.id)
-            .join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
-        fs::create_dir(&tmp).unwrap();
-        c.events.push(event("two"));
-        assert!(lock.save(&c).is_err());
-        assert_eq!(store.load(&c.id).unwrap().events.len(), 1);
-    }
-
-    #[test]
-    fn a_file_must_carry_its_own_id() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        let (mut c, lock) = store.create().unwrap();
-        let real = c.id.clone();
-        c.id = "elsewhere".into();
-        lock.save(&c).unwrap();
-        let path = store.root().join(&real).join(FILE_NAME);
-        assert_eq!(
-            store.load(&real).unwrap_err().to_string(),
-            format!(
-                "{} is not a readable conversation: it says its id is `elsewhere`, but it is stored as `{real}`",
-                path.display()
-            )
-        );
-    }
-
-    #[test]
-    fn a_half_finished_removal_does_not_block_the_next() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        let (c, lock) = store.create().unwrap();
-        drop(lock);
-        fs::create_dir_all(store.root().join(format!(".removing-{}", c.id)).join("x")).unwrap();
-        store.remove(&c.id).unwrap();
-        assert!(!store.root().join(format!(".removing-{}", c.id)).exists());
-        assert_eq!(store.ids().unwrap(), Vec::<String>::new());
-    }
-
-    #[test]
-    fn corrupt_files_are_named() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::new(dir.path());
-        let (c, _lock) = store.create().unwrap();
-        let path = store.root().join(&c.id).join(FILE_NAME);
-        fs::write(&path, "{\"version\": 1, \"id\": ").unwrap();
-        assert_eq!(
-            store.load(&c.id).unwrap_err().to_string(),
-            format!(
-                "{} is not a readable conversation: EOF while parsing a value at line 1 column 21",
-                path.display()
-            )
-        );
-    }
-}
+mod tests;

@@ -88,6 +88,7 @@ fn ls(store: &Store) -> Result<(), StoreError> {
         };
         match store.load(&id) {
             Ok(c) => {
+                warn_torn(&c);
                 let turns = c
                     .events
                     .iter()
@@ -97,7 +98,7 @@ fn ls(store: &Store) -> Result<(), StoreError> {
                     "{marker} {id}  {}  {turns} {}  {}",
                     format_utc(c.last_activity_ms()),
                     if turns == 1 { "turn " } else { "turns" },
-                    c.title.as_deref().unwrap_or("(untitled)")
+                    c.title().as_deref().unwrap_or("(untitled)")
                 );
             }
             Err(error) => showln!("{marker} {id}  unreadable: {error}"),
@@ -112,21 +113,35 @@ fn show(store: &Store, id: Option<String>, format: Format) -> Result<(), StoreEr
         None => return Err(StoreError::NotFound("(active)".into())),
     };
     let conversation = store.load(&id)?;
+    warn_torn(&conversation);
     match format {
         Format::Json => outln!(
             "{}",
-            serde_json::to_string_pretty(&conversation).unwrap_or_default()
+            serde_json::to_string_pretty(&Conversation {
+                // The stored title, or the one the first message gives.
+                title: conversation.title(),
+                ..conversation
+            })
+            .unwrap_or_default()
         ),
         Format::Text => print_text(&conversation),
     }
     Ok(())
 }
 
+/// Says on stderr that the conversation's unfinished last line was left
+/// out.
+fn warn_torn(c: &Conversation) {
+    if let Some(tail) = &c.torn_tail {
+        errln!("warning: {}", sanitize(&tail.to_string()));
+    }
+}
+
 fn print_text(c: &Conversation) {
     showln!(
         "conversation {} · {}",
         c.id,
-        c.title.as_deref().unwrap_or("(untitled)")
+        c.title().as_deref().unwrap_or("(untitled)")
     );
     // Calls jp stopped reading (RFD D26): their arguments are cut short
     // because jp closed the stream, not because the model truncated them,

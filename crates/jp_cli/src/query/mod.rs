@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cmd::ctx::{Ctx, no_workspace, print_load_error};
 use crate::cmd::exit;
-use crate::printer::{Channel, Printer, Style, cut};
+use crate::printer::{Channel, Printer, Style};
 use crate::prompt::{Choice, NoPrompter, PromptError, Prompter, Prompts, TerminalPrompter};
 use early::{Answer, Early};
 use render::{CallFormat, RenderOptions, ToolRenderer};
@@ -181,7 +181,7 @@ impl Query {
             provider_name,
             model,
         } = resolve(&config, &env, &root)?;
-        let (mut conversation, lock) = match existing {
+        let (conversation, lock) = match existing {
             Some(open) => open,
             None => {
                 let (conversation, lock) = store.create()?;
@@ -199,9 +199,6 @@ impl Query {
             )
         };
 
-        if conversation.title.is_none() {
-            conversation.title = Some(cut(message.lines().next().unwrap_or(""), 60));
-        }
         // Calls render live, argument by argument, on a terminal; a log
         // (a pipe, a file) gets one line per call.
         let renderer = printer.is_terminal(Channel::Chrome).then(|| {
@@ -324,10 +321,15 @@ fn open_active(
     let Some(id) = store.active() else {
         return Ok(None);
     };
-    let lock = store.lock(&id)?;
-    let conversation = store.load(&id).map_err(|e| {
-        format!("{e}\n(`jp query --new` starts a new conversation; the old one is left as it is)")
+    let (conversation, lock) = store.open(&id).map_err(|e| match e {
+        e @ jp_conversation::StoreError::Locked { .. } => e.to_string(),
+        e => format!(
+            "{e}\n(`jp query --new` starts a new conversation; the old one is left as it is)"
+        ),
     })?;
+    if let Some(tail) = &conversation.torn_tail {
+        crate::errln!("warning: {tail}");
+    }
     Ok(Some((conversation, lock)))
 }
 
@@ -659,10 +661,10 @@ impl Session {
         Ok(())
     }
 
-    /// Appends `kind` to the conversation and saves it.
+    /// Appends `kind` to the conversation's log (one commit point).
     fn record(&mut self, kind: EventKind) -> Result<(), jp_conversation::StoreError> {
-        self.conversation.events.push(ConversationEvent::now(kind));
-        self.lock.save(&self.conversation)
+        self.lock
+            .append(&mut self.conversation, [ConversationEvent::now(kind)])
     }
 
     fn request(&self) -> ChatRequest {

@@ -1,0 +1,217 @@
+//! The conversation log through the real `jp` binary (issue 14, item 3):
+//! a query appends its events and rewrites nothing, a line a crash cut
+//! short is reported and dropped, and a conversation from before the log
+//! is read as it is and converted by the next query.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::os::unix::fs::MetadataExt as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use common::Workspace;
+use common::providers::text_reply;
+use common::query::{initialized, query, stored};
+use jp_test_server::TestServer;
+use serde_json::json;
+
+const MODEL: &str = "anthropic/claude-haiku-4-5";
+const HEADER: &str = "── jp (anthropic/claude-haiku-4-5) ──\n";
+
+/// The log of conversation `id`.
+fn log_path(ws: &Workspace, id: &str) -> PathBuf {
+    ws.project()
+        .join(".jp/conversations")
+        .join(id)
+        .join("events.jsonl")
+}
+
+/// `text` with every event time replaced by `T`.
+fn hide_times(text: &str) -> String {
+    let re = regex::Regex::new(r#""at_ms":\d+"#).unwrap();
+    re.replace_all(text, r#""at_ms":T"#).into_owned()
+}
+
+#[test]
+fn a_query_appends_its_events_and_rewrites_nothing() {
+    let ws = initialized();
+    let long = "All of it. ".repeat(2_000);
+    let server = TestServer::start(vec![text_reply(&long), text_reply("Short.")]);
+    let first = query(&ws, &server, MODEL, &[], "one");
+    assert_eq!(first.code, 0, "{first:?}");
+    let conversation = stored(&ws);
+    let id = conversation["id"].as_str().unwrap();
+    let created_ms = &conversation["created_ms"];
+    let path = log_path(&ws, id);
+    let after_first = std::fs::read(&path).unwrap();
+    assert_eq!(
+        hide_times(std::str::from_utf8(&after_first).unwrap()),
+        format!(
+            "{{\"format\":\"jp-conversation-log\",\"version\":2,\"id\":\"{id}\",\"created_ms\":{created_ms}}}\n\
+             {{\"at_ms\":T,\"type\":\"turn_start\"}}\n\
+             {{\"at_ms\":T,\"type\":\"chat_request\",\"content\":\"one\"}}\n\
+             {{\"at_ms\":T,\"type\":\"assistant_message\",\"content\":\"{long}\"}}\n"
+        )
+    );
+    let inode = std::fs::metadata(&path).unwrap().ino();
+
+    let second = query(&ws, &server, MODEL, &[], "two");
+    assert_eq!(second.code, 0, "{second:?}");
+    assert_eq!(second.stderr, HEADER);
+    let after_second = std::fs::read(&path).unwrap();
+    // The same file, grown by the new events' lines and nothing else.
+    assert_eq!(std::fs::metadata(&path).unwrap().ino(), inode);
+    assert_eq!(&after_second[..after_first.len()], &after_first[..]);
+    assert_eq!(
+        hide_times(std::str::from_utf8(&after_second[after_first.len()..]).unwrap()),
+        "{\"at_ms\":T,\"type\":\"turn_start\"}\n\
+         {\"at_ms\":T,\"type\":\"chat_request\",\"content\":\"two\"}\n\
+         {\"at_ms\":T,\"type\":\"assistant_message\",\"content\":\"Short.\"}\n"
+    );
+}
+
+#[test]
+fn a_torn_last_line_is_reported_and_dropped_and_the_next_query_works() {
+    let ws = initialized();
+    let server = TestServer::start(vec![text_reply("A."), text_reply("B.")]);
+    assert_eq!(query(&ws, &server, MODEL, &[], "one").code, 0);
+    let id = stored(&ws)["id"].as_str().unwrap().to_owned();
+    let path = log_path(&ws, &id);
+    let whole = std::fs::read(&path).unwrap();
+    // What a kill in the middle of writing an event leaves.
+    let mut torn = whole.clone();
+    let cut = br#"{"at_ms":1795350600000,"type":"assistant_mes"#;
+    torn.extend_from_slice(cut);
+    std::fs::write(&path, &torn).unwrap();
+    let where_ = format!("line 5, {} bytes at offset {}", cut.len(), whole.len());
+    let shown_path = format!("<tmp>/project/.jp/conversations/{id}/events.jsonl");
+
+    // A reader leaves the line out, says so, and changes nothing.
+    let shown = ws.jp(&["conversation", "show"]);
+    assert_eq!(shown.code, 0, "{shown:?}");
+    assert_eq!(
+        shown.stderr,
+        format!(
+            "warning: {shown_path}: ignored its last line ({where_}): it is not a whole event (a crash or kill left it unfinished, or a jp is writing it now)\n"
+        )
+    );
+    assert_eq!(
+        shown.stdout.lines().skip(3).collect::<Vec<_>>(),
+        ["you: one", "assistant: A."]
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), torn);
+
+    // The next query drops it from the file, says so, and continues.
+    let next = query(&ws, &server, MODEL, &[], "two");
+    assert_eq!(next.code, 0, "{next:?}");
+    assert_eq!(
+        next.stderr,
+        format!(
+            "warning: {shown_path}: dropped its last line ({where_}): an event that a crash or kill left unfinished; the conversation continues from the event before it\n{HEADER}"
+        )
+    );
+    assert_eq!(next.stdout, "B.\n");
+    let sent = server.wait_for(2, Duration::from_secs(5))[1].json();
+    assert_eq!(
+        sent["messages"],
+        json!([
+            {"role": "user", "content": [{"type": "text", "text": "one"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "A."}]},
+            {"role": "user", "content": [{"type": "text", "text": "two"}]},
+        ])
+    );
+    let repaired = std::fs::read(&path).unwrap();
+    assert_eq!(&repaired[..whole.len()], &whole[..]);
+    assert_eq!(
+        hide_times(std::str::from_utf8(&repaired[whole.len()..]).unwrap()),
+        "{\"at_ms\":T,\"type\":\"turn_start\"}\n\
+         {\"at_ms\":T,\"type\":\"chat_request\",\"content\":\"two\"}\n\
+         {\"at_ms\":T,\"type\":\"assistant_message\",\"content\":\"B.\"}\n"
+    );
+    let again = ws.jp(&["conversation", "show"]);
+    assert_eq!(again.stderr, "");
+}
+
+#[test]
+fn a_version_1_conversation_is_read_then_converted_by_the_next_query() {
+    let ws = initialized();
+    let fixture = include_str!("data/v1_conversation.json");
+    let id = "1795350600000";
+    ws.write(
+        &format!("project/.jp/conversations/{id}/conversation.json"),
+        fixture,
+    );
+    ws.write("project/.jp/conversations/active", &format!("{id}\n"));
+    let old = ws
+        .project()
+        .join(format!(".jp/conversations/{id}/conversation.json"));
+
+    // Readers read it as it is.
+    let ls = ws.jp(&["conversation", "ls"]);
+    assert_eq!(
+        (ls.code, ls.stdout.as_str(), ls.stderr.as_str()),
+        (
+            0,
+            "* 1795350600000  2026-11-22 12:30  1 turn   Reading notes\n",
+            ""
+        )
+    );
+    let shown_before = ws.jp(&["conversation", "show"]);
+    assert_eq!(
+        shown_before.stdout,
+        "conversation 1795350600000 · Reading notes\n\
+         \n\
+         ── turn · 2026-11-22 12:30 ──\n\
+         you: what is in notes.txt?\n\
+         tool call toolu_1 fs_read_file({\"path\":\"notes.txt\"})\n\
+         tool result toolu_1 [success]: buy milk\n\
+         assistant: It says: buy milk.\n"
+    );
+    assert_eq!(std::fs::read_to_string(&old).unwrap(), fixture);
+    assert!(!log_path(&ws, id).exists());
+
+    // The next query continues it from its history, and converts it.
+    let server = TestServer::start(vec![text_reply("Still milk.")]);
+    let run = query(&ws, &server, MODEL, &[], "and now?");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stderr, HEADER);
+    let sent = server.wait_for(1, Duration::from_secs(5))[0].json();
+    assert_eq!(
+        sent["messages"],
+        json!([
+            {"role": "user", "content": [{"type": "text", "text": "what is in notes.txt?"}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "fs_read_file", "input": {"path": "notes.txt"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "buy milk\n", "is_error": false}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "It says: buy milk."}]},
+            {"role": "user", "content": [{"type": "text", "text": "and now?"}]},
+        ])
+    );
+    assert!(!old.exists());
+    let mut expected = String::from(
+        "{\"format\":\"jp-conversation-log\",\"version\":2,\"id\":\"1795350600000\",\"created_ms\":1795350600000,\"title\":\"Reading notes\"}\n",
+    );
+    for line in fixture.lines().filter(|l| l.starts_with("    {")) {
+        expected.push_str(line.trim().trim_end_matches(','));
+        expected.push('\n');
+    }
+    let log = std::fs::read_to_string(log_path(&ws, id)).unwrap();
+    assert_eq!(&log[..expected.len()], expected);
+    assert_eq!(
+        hide_times(&log[expected.len()..]),
+        "{\"at_ms\":T,\"type\":\"turn_start\"}\n\
+         {\"at_ms\":T,\"type\":\"chat_request\",\"content\":\"and now?\"}\n\
+         {\"at_ms\":T,\"type\":\"assistant_message\",\"content\":\"Still milk.\"}\n"
+    );
+    // What was there reads as before, with the new turn after it.
+    let shown_after = ws.jp(&["conversation", "show"]).stdout;
+    assert_eq!(
+        shown_after.lines().take(7).collect::<Vec<_>>(),
+        shown_before.stdout.lines().collect::<Vec<_>>()
+    );
+    assert_eq!(
+        shown_after.lines().skip(9).collect::<Vec<_>>(),
+        ["you: and now?", "assistant: Still milk."]
+    );
+}

@@ -1,0 +1,121 @@
+//! Format version 1: one `conversation.json` per conversation, holding its
+//! metadata and every event, replaced whole on every write. jp reads it
+//! still (a reader without the lock reads it as it is) and converts it to
+//! the log once, under the lock ([`migrate`]).
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::log::{self, Header};
+use super::{Conversation, StoreError, io_error, sync_dir, write_atomic};
+use crate::conversation::ConversationEvent;
+
+/// The file name of a version 1 conversation.
+pub(super) const V1_NAME: &str = "conversation.json";
+
+/// A version 1 file.
+#[derive(Deserialize)]
+struct V1File {
+    version: u32,
+    id: String,
+    created_ms: u64,
+    #[serde(default)]
+    title: Option<String>,
+    events: Vec<ConversationEvent>,
+}
+
+/// Reads the version 1 conversation at `path`, stored as `id`.
+pub(super) fn read(path: &Path, id: &str) -> Result<Option<Conversation>, StoreError> {
+    let text = match fs::read(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_error("cannot read", path)(e)),
+    };
+    let file: V1File = serde_json::from_slice(&text).map_err(|e| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    if file.id != id {
+        return Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            message: format!(
+                "it says its id is `{}`, but it is stored as `{id}`",
+                file.id
+            ),
+        });
+    }
+    if file.version != 1 {
+        return Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            message: format!(
+                "format version {} is not version 1, the only one a `{V1_NAME}` holds",
+                file.version
+            ),
+        });
+    }
+    Ok(Some(Conversation {
+        id: file.id,
+        created_ms: file.created_ms,
+        title: file.title,
+        events: file.events,
+        torn_tail: None,
+    }))
+}
+
+/// Converts the version 1 conversation in `dir` (stored as `id`) to a log,
+/// for the holder of its lock. Returns whether there was one.
+///
+/// The log is written whole to a temporary file, synced and renamed into
+/// place, and only then is `conversation.json` removed: a crash before the
+/// rename leaves version 1 (and a temporary file the next migration
+/// removes), a crash after it leaves both files, and the log, being
+/// complete, is what both readers and the next writer use.
+pub(super) fn migrate(dir: &Path, id: &str) -> Result<bool, StoreError> {
+    let old = dir.join(V1_NAME);
+    let new = dir.join(log::LOG_NAME);
+    remove_stale_temporaries(dir)?;
+    if new.is_file() {
+        // A migration that stopped after its rename: finish it.
+        if old.is_file() {
+            fs::remove_file(&old).map_err(io_error("cannot remove", &old))?;
+            sync_dir(dir);
+        }
+        return Ok(false);
+    }
+    let Some(conversation) = read(&old, id)? else {
+        return Ok(false);
+    };
+    let header = Header::new(id, conversation.created_ms, conversation.title);
+    let serialize = |e: serde_json::Error| StoreError::Io {
+        action: "cannot serialize",
+        path: new.clone(),
+        source: io::Error::other(e),
+    };
+    let mut bytes = log::encode_header(&header).map_err(serialize)?;
+    for event in &conversation.events {
+        log::encode_event(&mut bytes, event).map_err(serialize)?;
+    }
+    write_atomic(&new, &bytes)?;
+    fs::remove_file(&old).map_err(io_error("cannot remove", &old))?;
+    sync_dir(dir);
+    Ok(true)
+}
+
+/// Temporary files a write that crashed left in `dir` (only the lock
+/// holder writes, so none of them is in use).
+fn remove_stale_temporaries(dir: &Path) -> Result<(), StoreError> {
+    let entries = fs::read_dir(dir).map_err(io_error("cannot list", dir))?;
+    for entry in entries {
+        let entry = entry.map_err(io_error("cannot list", dir))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with(&format!(".{}.", log::LOG_NAME)) && name.ends_with(".tmp") {
+            let path = entry.path();
+            fs::remove_file(&path).map_err(io_error("cannot remove", &path))?;
+        }
+    }
+    Ok(())
+}
