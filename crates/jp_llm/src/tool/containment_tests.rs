@@ -20,7 +20,7 @@ fn sh(dir: &Path, script: &str) -> Command {
 
 /// Whether process `pid` is running (exists and is not a zombie).
 fn running(pid: u32) -> bool {
-    sweep::stat(pid).is_some_and(|(_, zombie)| !zombie)
+    sweep::stat(pid).is_some_and(|stat| !stat.zombie)
 }
 
 /// Whether process `pid` stops running within `within`.
