@@ -9,6 +9,8 @@
 //!    SIGINT/SIGTERM/SIGHUP, the run being dropped) kills the group while
 //!    the tool is not yet reaped, so the group id is still certainly its own.
 //!    This catches everything the tool started that stayed in its group.
+//!    A tool that exits while something still holds its stdout or stderr
+//!    open has its old group killed too (see [`Containment::kill_exited_group`]).
 //!
 //! 2. **The run's marker** (Linux). Every tool gets `JP_TOOL_RUN_ID=<id>`, an
 //!    id unique to the run, in its environment, and its descendants inherit
@@ -34,8 +36,9 @@
 //!    cannot tell which of several concurrent tools an orphan came from.
 //!    The marker answers that question without any of these.
 //!
-//! 3. **Dying with jp.** When jp itself is killed (SIGKILL, the OOM killer)
-//!    none of its code runs, so the above cannot happen:
+//! 3. **Dying with jp.** When jp itself is killed (SIGKILL, the OOM killer),
+//!    or exits without ending its runs (a second Ctrl-C), none of the above
+//!    can happen:
 //!    - (Linux) the tool's first process gets SIGKILL from the kernel as
 //!      its parent dies, through the parent-death signal (see
 //!      [`die_with_jp`] for why the spawn happens on one long-lived thread);
@@ -48,7 +51,11 @@
 //!    parent-death signal is not inherited across `fork`, and the sweep of
 //!    (2) is jp's own code. A cgroup would reach them, but jp has no
 //!    delegated cgroup of its own in most set-ups, and a cgroup needs
-//!    someone alive to kill it, too.
+//!    someone alive to kill it, too. A PID namespace per tool would take
+//!    everything along with the tool's first process, but needs privileges
+//!    or an unprivileged user namespace (which distributions increasingly
+//!    restrict), and changes what the tool sees (its pid is 1, `/proc` must
+//!    be remounted).
 
 #[cfg(unix)]
 use std::process::Stdio;

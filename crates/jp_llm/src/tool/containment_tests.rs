@@ -226,3 +226,26 @@ async fn releasing_a_run_kills_a_daemon_its_tool_left_behind() {
     containment.release().await;
     assert!(stops_within(daemon, Duration::from_secs(1)).await);
 }
+
+/// The same as `a_tool_outlives_the_thread_that_started_its_run`, the way it
+/// happens in a runtime: the spawn is asked for from a blocking-pool thread,
+/// which tokio ends after 10 s idle while the tool still runs. Ignored by
+/// default because it takes 12 s; run with `--ignored`.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "takes 12 s"]
+async fn a_tool_outlives_the_blocking_thread_that_started_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Handle::current();
+    let command = sh(dir.path(), "sleep 12; exit 7");
+    let (mut child, containment) =
+        tokio::task::spawn_blocking(move || runtime.block_on(spawn(command)))
+            .await
+            .unwrap()
+            .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(7), "{status:?}");
+    containment.release().await;
+}
