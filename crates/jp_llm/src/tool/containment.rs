@@ -341,7 +341,8 @@ mod spawner {
         /// Spawns `command` on the spawner thread, registered with the
         /// caller's tokio runtime.
         pub async fn spawn(&self, mut command: Command) -> std::io::Result<Child> {
-            let runtime = tokio::runtime::Handle::current();
+            let runtime = tokio::runtime::Handle::try_current()
+                .map_err(|e| std::io::Error::other(format!("cannot start a tool here: {e}")))?;
             let (reply, spawned) = tokio::sync::oneshot::channel();
             let job: Job = Box::new(move || {
                 let _in_runtime = runtime.enter();
