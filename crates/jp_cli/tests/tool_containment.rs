@@ -1,8 +1,8 @@
 //! A tool's processes do not outlive jp or the tool's run (issue 14, item
 //! 2), through the real `jp` binary, real tool processes and the test
 //! server, checked through `/proc`: a SIGKILLed jp takes the tool's whole
-//! process group with it, and a daemon a tool started in a session of its
-//! own is killed when the tool times out.
+//! process group and a daemon it started in a session of its own with it,
+//! and such a daemon is killed when the tool times out.
 
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -90,14 +90,18 @@ fn running(pid: u32) -> bool {
 }
 
 #[test]
-fn a_killed_jp_takes_the_tools_whole_process_group_with_it() {
+fn a_killed_jp_takes_the_tools_whole_process_group_and_its_daemon_with_it() {
     let dir = tempfile::tempdir().unwrap();
+    let daemon_file = dir.path().join("daemon");
     let child_file = dir.path().join("child");
     let pid_file = dir.path().join("pid");
-    // The tool (a shell, the group's leader) and a child in its group.
+    // The tool (a shell, the group's leader), a child in its group, and a
+    // daemon that `setsid` took out of the group.
     let ws = workspace(
         &format!(
-            "sleep 30 & echo $! > '{}'; echo $$ > '{}'; wait",
+            "setsid sleep 97 >/dev/null 2>&1 < /dev/null & echo $! > '{}'; \
+             sleep 30 & echo $! > '{}'; echo $$ > '{}'; wait",
+            daemon_file.display(),
             child_file.display(),
             pid_file.display()
         ),
@@ -111,14 +115,22 @@ fn a_killed_jp_takes_the_tools_whole_process_group_with_it() {
         .unwrap();
     let tool_pid = pid_in(&pid_file);
     let child = pid_in(&child_file);
-    assert_eq!(running_in_group(tool_pid).len(), 2, "{:?}", processes());
-    assert!(running(child));
+    let daemon = pid_in(&daemon_file);
+    // Until `setsid` has run, the daemon is still in the tool's group.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while running_in_group(tool_pid).len() != 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut group = running_in_group(tool_pid);
+    group.sort_unstable();
+    assert_eq!(group, [tool_pid, child], "{:?}", processes());
+    assert!(running(daemon));
 
     jp.kill().unwrap();
     jp.wait().unwrap();
     let deadline = Instant::now() + Duration::from_secs(1);
     let mut left = running_in_group(tool_pid);
-    while !left.is_empty() && Instant::now() < deadline {
+    while (!left.is_empty() || running(daemon)) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
         left = running_in_group(tool_pid);
     }
@@ -127,6 +139,7 @@ fn a_killed_jp_takes_the_tools_whole_process_group_with_it() {
         Vec::<u32>::new(),
         "the tool's group outlived jp by 1 s"
     );
+    assert!(!running(daemon), "the tool's daemon outlived jp by 1 s");
 }
 
 #[test]

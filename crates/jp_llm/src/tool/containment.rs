@@ -45,11 +45,15 @@
 //!    - (Unix) a *sentinel*, a tiny `/bin/sh` process in a group of its own,
 //!      waits on a pipe whose only writer is jp. On a normal end jp writes a
 //!      line and the sentinel exits; when jp dies the pipe closes without
-//!      one, and the sentinel kills the tool's process group.
+//!      one, and the sentinel kills the tool's process group and (Linux)
+//!      every process started since the tool that carries the run's marker,
+//!      found through `/proc` with `tr` and `grep` (see [`SENTINEL_SCRIPT`]).
 //!
-//!    Processes that left the group are not reached when jp dies: the
-//!    parent-death signal is not inherited across `fork`, and the sweep of
-//!    (2) is jp's own code. A cgroup would reach them, but jp has no
+//!    What a dead jp leaves running: on Linux, a process that left the
+//!    tool's group and cleared its marker (the descendants-of-marked rule
+//!    of (2) is jp's own code); elsewhere, every process that left the
+//!    group. The parent-death signal is not inherited across `fork`, so it
+//!    cannot do more. A cgroup would reach everything, but jp has no
 //!    delegated cgroup of its own in most set-ups, and a cgroup needs
 //!    someone alive to kill it, too. A PID namespace per tool would take
 //!    everything along with the tool's first process, but needs privileges
@@ -65,13 +69,33 @@ use tokio::process::{Child, Command};
 /// The environment variable that marks a tool's processes with its run.
 pub const RUN_ID_VAR: &str = "JP_TOOL_RUN_ID";
 
-/// What the sentinel runs: `$1` is the tool's process group. It ignores the
-/// terminal's signals (jp handles those and stops the tool itself), reads
-/// one line (jp's "the run is over, stand down") and, if the pipe closed
-/// without one because jp died, kills the group.
+/// What the sentinel runs. It ignores the terminal's signals (jp handles
+/// those and stops the tool itself) and reads one line: jp's "the run is
+/// over, stand down". If the pipe closes without one, jp died: it kills
+/// the tool's process group (`$1`), and then, if given a marker (`$2`,
+/// `JP_TOOL_RUN_ID=<id>`, on Linux), every process started since the tool
+/// (`$3`, clock ticks since boot, field 22 of `/proc/<pid>/stat`) whose
+/// environment holds the marker, in up to three passes for processes forked
+/// meanwhile. It signals by pid right after the check, which a pid reused
+/// in between could in theory defeat; jp, dead, cannot do better.
 #[cfg(unix)]
-const SENTINEL_SCRIPT: &str =
-    "trap '' HUP INT QUIT TERM; read -r _ || kill -s KILL -- \"-$1\" 2>/dev/null";
+const SENTINEL_SCRIPT: &str = r#"trap '' HUP INT QUIT TERM
+read -r _ && exit 0
+group=$1 marker=$2 since=$3
+kill -s KILL -- "-$group" 2>/dev/null
+[ -n "$marker" ] || exit 0
+for pass in 1 2 3; do
+  killed=
+  for d in /proc/[0-9]*; do
+    read -r stat 2>/dev/null < "$d/stat" || continue
+    set -f; set -- ${stat##*) }; set +f
+    [ "${20}" -ge "$since" ] 2>/dev/null || continue
+    tr '\0' '\n' 2>/dev/null < "$d/environ" | grep -qxF -e "$marker" || continue
+    kill -s KILL "${d#/proc/}" 2>/dev/null && killed=1
+  done
+  [ -n "$killed" ] || break
+done
+"#;
 
 /// How long to wait for a stood-down sentinel to exit before leaving it to
 /// tokio to reap.
@@ -88,18 +112,25 @@ pub async fn spawn(mut command: Command) -> std::io::Result<(Child, Containment)
     command.process_group(0);
     let child = spawn_dying_with_jp(command).await?;
     let pgid = if cfg!(unix) { child.id() } else { None };
+    // Read while the tool is certainly not reaped; 0 (look at every
+    // process) if it cannot be.
+    #[cfg(target_os = "linux")]
+    let started = pgid.and_then(sweep::stat).map_or(0, |stat| stat.start);
+    #[cfg(target_os = "linux")]
+    let marker = format!("{RUN_ID_VAR}={run_id}");
+    // Without `/proc`, the sentinel has no way to find marked processes.
+    #[cfg(all(unix, not(target_os = "linux")))]
+    let (marker, started) = (String::new(), 0);
     #[cfg(unix)]
-    let sentinel = pgid.and_then(Sentinel::start);
+    let sentinel = pgid.and_then(|pgid| Sentinel::start(pgid, &marker, started));
     Ok((
         child,
         Containment {
             pgid,
             tool_pid: pgid,
             run_id,
-            // Read while the tool is certainly not reaped; 0 (look at every
-            // process) if it cannot be.
             #[cfg(target_os = "linux")]
-            started: pgid.and_then(sweep::stat).map_or(0, |stat| stat.start),
+            started,
             #[cfg(unix)]
             sentinel,
             released: false,
@@ -400,14 +431,15 @@ struct Sentinel {
 
 #[cfg(unix)]
 impl Sentinel {
-    /// Starts a sentinel for group `pgid`; `None` (with a warning) if it
-    /// cannot be.
-    fn start(pgid: u32) -> Option<Self> {
+    /// Starts a sentinel for group `pgid` and, if `marker` is not empty,
+    /// the processes started at `since` or later that carry `marker`;
+    /// `None` (with a warning) if it cannot be.
+    fn start(pgid: u32, marker: &str, since: u64) -> Option<Self> {
         let started = std::io::pipe().and_then(|(reader, line)| {
             let mut command = Command::new("/bin/sh");
             command
                 .args(["-c", SENTINEL_SCRIPT, "jp-tool-sentinel"])
-                .arg(pgid.to_string())
+                .args([pgid.to_string(), marker.to_owned(), since.to_string()])
                 .stdin(Stdio::from(reader))
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())

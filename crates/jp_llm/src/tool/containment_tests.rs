@@ -133,7 +133,7 @@ async fn a_sentinel_kills_the_group_when_jp_goes_away() {
     command.process_group(0).kill_on_drop(true);
     let mut tool = command.spawn().unwrap();
     let pgid = tool.id().unwrap();
-    let sentinel = Sentinel::start(pgid).unwrap();
+    let sentinel = Sentinel::start(pgid, "", 0).unwrap();
     let grandchild = pid_in(dir.path(), "pid").await;
 
     // As when jp dies: its end of the pipe closes without a line.
@@ -149,6 +149,42 @@ async fn a_sentinel_kills_the_group_when_jp_goes_away() {
 }
 
 #[tokio::test]
+async fn a_sentinel_kills_the_marked_processes_when_jp_goes_away() {
+    let dir = tempfile::tempdir().unwrap();
+    // A process with another run's id, started after the tool: it must
+    // survive.
+    let mut bystander = sh(dir.path(), "sleep 30");
+    bystander
+        .env(RUN_ID_VAR, "another run")
+        .process_group(0)
+        .kill_on_drop(true);
+    let command = sh(dir.path(), "setsid sleep 30 & echo $! > daemon; sleep 30");
+    let (mut tool, mut containment) = spawn(command).await.unwrap();
+    let mut bystander = bystander.spawn().unwrap();
+    let daemon = pid_in(dir.path(), "daemon").await;
+    until_sleeping(daemon).await;
+
+    // As when jp dies: its end of the pipe closes without a line.
+    let Sentinel { line, mut process } = containment.sentinel.take().unwrap();
+    drop(line);
+    assert!(process.wait().await.unwrap().success());
+    let status = tokio::time::timeout(Duration::from_secs(3), tool.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.signal(), Some(9), "{status:?}");
+    containment.tool_reaped();
+    assert!(stops_within(daemon, Duration::from_secs(1)).await);
+    assert!(
+        bystander.try_wait().unwrap().is_none(),
+        "the bystander was killed"
+    );
+    containment.release().await;
+    bystander.start_kill().unwrap();
+    bystander.wait().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_sentinel_that_was_stood_down_kills_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mut command = sh(dir.path(), "sleep 30 & echo $! > pid; wait");
@@ -156,7 +192,7 @@ async fn a_sentinel_that_was_stood_down_kills_nothing() {
     let mut tool = command.spawn().unwrap();
     let pgid = tool.id().unwrap();
     let grandchild = pid_in(dir.path(), "pid").await;
-    Sentinel::start(pgid).unwrap().stand_down().await;
+    Sentinel::start(pgid, "", 0).unwrap().stand_down().await;
 
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(tool.try_wait().unwrap().is_none(), "the tool was killed");
@@ -198,7 +234,12 @@ async fn killing_a_run_kills_what_left_its_group_and_nothing_else() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(status.signal(), Some(9), "{status:?}");
+    // Killed, or (the sweep signals one process after another) exited on
+    // seeing its `sleep` killed just before its own SIGKILL arrived.
+    assert!(
+        status.signal() == Some(9) || status.code() == Some(128 + 9),
+        "{status:?}"
+    );
     containment.tool_reaped();
     assert!(stops_within(daemon, Duration::from_secs(1)).await);
     assert!(stops_within(scrubbed, Duration::from_secs(1)).await);
