@@ -309,8 +309,8 @@ async fn supervise(
     Outcome::error(message)
 }
 
-/// Kills a tool that has not been reaped and everything it started (its
-/// group first, while the group id is still certainly its own), then reaps
+/// Kills a tool that has not been reaped and everything it started (before
+/// reaping it, while its group id is still certainly its own), then reaps
 /// it.
 async fn stop_child(child: &mut tokio::process::Child, group: &mut Containment) {
     group.kill_all();
