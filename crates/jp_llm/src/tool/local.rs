@@ -22,12 +22,14 @@
 //!
 //! # Stopping a tool
 //!
-//! On Unix the tool runs in a process group of its own, so a timeout, a
-//! cancelled turn, too much output, or jp dropping the run kills the tool
-//! together with any processes it started. A tool that exits while a
-//! process it started still holds its stdout or stderr open gets
-//! [`EXIT_GRACE`] for those pipes to close; then its process group is
-//! killed and what it wrote so far is used.
+//! A timeout, a cancelled turn, too much output, or jp dropping the run
+//! kills the tool together with the processes it started; when the tool
+//! exits on its own, what it left running is killed too. A tool that exits
+//! while a process it started still holds its stdout or stderr open gets
+//! [`EXIT_GRACE`] for those pipes to close; then that is killed and what it
+//! wrote so far is used. How far "the processes it started" reaches, on
+//! which platform, and what happens when jp itself is killed, is the
+//! subject of the `containment` module.
 
 use std::pin::pin;
 use std::process::{ExitStatus, Stdio};
@@ -37,6 +39,8 @@ use jp_tool::{Outcome, Request};
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
+
+use super::containment::{self, Containment};
 
 /// How much of a tool's stderr is kept (its end): enough for a backtrace,
 /// bounded against a tool that logs without end.
@@ -182,19 +186,41 @@ async fn run(
         .current_dir(root)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    command.process_group(0);
-    let mut child = match command.spawn() {
-        Ok(child) => child,
+        .stderr(Stdio::piped());
+    let (mut child, mut containment) = match containment::spawn(command).await {
+        Ok(spawned) => spawned,
         Err(e) => {
             return Outcome::error(format!("cannot start `{program}` for tool `{name}`: {e}"));
         }
     };
-    // From here on, dropping this future kills the whole group (the guard)
-    // and the tool itself (`kill_on_drop`).
-    let mut group = GroupGuard::new(child.id());
+    // From here on, dropping this future kills the tool and everything it
+    // started (`containment` and `kill_on_drop`); otherwise `release` does,
+    // whichever way the run ended, before the outcome is handed on.
+    let outcome = supervise(
+        name,
+        &mut child,
+        &mut containment,
+        &input,
+        limits,
+        cancel,
+        stderr,
+    )
+    .await;
+    containment.release().await;
+    outcome
+}
+
+/// Serves a started tool's streams until it exits, times out, writes too
+/// much or is cancelled, and turns that into its outcome.
+async fn supervise(
+    name: &str,
+    child: &mut tokio::process::Child,
+    group: &mut Containment,
+    input: &[u8],
+    limits: &ToolLimits,
+    cancel: &CancellationToken,
+    stderr: &mut TailBuffer,
+) -> Outcome {
     let (Some(stdin), Some(stdout), Some(child_stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -209,7 +235,7 @@ async fn run(
         let io = async {
             tokio::try_join!(
                 async {
-                    write_request(stdin, &input, name).await;
+                    write_request(stdin, input, name).await;
                     Ok::<(), Oversized>(())
                 },
                 read_bounded(stdout, &mut output, limits.max_output_bytes),
@@ -239,14 +265,16 @@ async fn run(
                 },
                 status = child.wait(), if exited.is_none() => match status {
                     Ok(status) => {
+                        // Reaped: its group id may be reused from now on.
+                        group.tool_reaped();
                         exited = Some(status);
                         grace_until = tokio::time::Instant::now() + EXIT_GRACE;
                     }
                     Err(e) => break Stop::WaitFailed(e),
                 },
                 () = tokio::time::sleep_until(grace_until), if exited.is_some() && !io_done => {
-                    tracing::debug!(tool = name, "tool exited but its pipes stayed open; killing its process group");
-                    group.kill();
+                    tracing::debug!(tool = name, "tool exited but its pipes stayed open; killing what it left behind");
+                    group.kill_exited_group();
                     if let Some(status) = exited {
                         break Stop::Exited(status);
                     }
@@ -257,18 +285,15 @@ async fn run(
     };
 
     let message = match stop {
-        Stop::Exited(status) => {
-            // The tool has been reaped: its group id may be reused from now
-            // on, so the guard must not fire.
-            group.disarm();
-            return interpret(name, status, &output, stderr);
-        }
+        // Whatever the tool left running (holding its pipes or not) is
+        // killed by `Containment::release`.
+        Stop::Exited(status) => return interpret(name, status, &output, stderr),
         Stop::Oversized => format!(
             "tool `{name}` wrote more than {} to stdout, its output limit; it was stopped",
             fmt_bytes(limits.max_output_bytes)
         ),
         Stop::TimedOut => {
-            stop_child(&mut child, &mut group).await;
+            stop_child(child, group).await;
             return Outcome::Error {
                 message: format!(
                     "tool `{name}` did not finish within {}; it was stopped",
@@ -280,20 +305,22 @@ async fn run(
         Stop::Cancelled => format!("tool `{name}` was cancelled; it was stopped"),
         Stop::WaitFailed(e) => format!("cannot wait for tool `{name}` to finish: {e}"),
     };
-    stop_child(&mut child, &mut group).await;
+    stop_child(child, group).await;
     Outcome::error(message)
 }
 
-/// Kills a tool that has not been reaped (its group first, while the group
-/// id is still certainly its own), then reaps it.
-async fn stop_child(child: &mut tokio::process::Child, group: &mut GroupGuard) {
-    group.kill();
+/// Kills a tool that has not been reaped and everything it started (before
+/// reaping it, while its group id is still certainly its own), then reaps
+/// it.
+async fn stop_child(child: &mut tokio::process::Child, group: &mut Containment) {
+    group.kill_all();
     if let Err(e) = child.start_kill() {
         tracing::debug!("cannot kill the tool process: {e}");
     }
     if tokio::time::timeout(REAP_WAIT, child.wait()).await.is_err() {
         tracing::warn!("a killed tool process was not reaped within {REAP_WAIT:?}");
     }
+    group.tool_reaped();
 }
 
 /// Turns a finished tool's exit status and stdout into its outcome.
@@ -555,60 +582,6 @@ impl TailBuffer {
         )
     }
 }
-
-/// Kills a tool's process group when the run is stopped or dropped.
-struct GroupGuard {
-    /// The group id (the tool's pid), while it is certainly the tool's.
-    pgid: Option<u32>,
-}
-
-impl GroupGuard {
-    fn new(pid: Option<u32>) -> Self {
-        Self {
-            pgid: if cfg!(unix) { pid } else { None },
-        }
-    }
-
-    /// Kills the group now (once).
-    fn kill(&mut self) {
-        if let Some(pgid) = self.pgid.take() {
-            kill_process_group(pgid);
-        }
-    }
-
-    /// Forgets the group: the tool was reaped, so its id may be reused.
-    fn disarm(&mut self) {
-        self.pgid = None;
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// Sends SIGKILL to process group `pgid` (the tool and every process it
-/// started).
-#[cfg(unix)]
-fn kill_process_group(pgid: u32) {
-    let group = i32::try_from(pgid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw);
-    let Some(group) = group else {
-        tracing::warn!("cannot kill process group {pgid}: not a process id");
-        return;
-    };
-    // ESRCH (the group is already gone) is the common, harmless case.
-    if let Err(e) = rustix::process::kill_process_group(group, rustix::process::Signal::KILL)
-        && e != rustix::io::Errno::SRCH
-    {
-        tracing::warn!("cannot kill process group {pgid}: {e}");
-    }
-}
-
-#[cfg(not(unix))]
-fn kill_process_group(_pgid: u32) {}
 
 #[cfg(test)]
 #[path = "local_tests.rs"]

@@ -654,3 +654,45 @@ fn limits_are_shown_in_units() {
         }
     );
 }
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_timeout_kills_a_daemon_the_tool_started() {
+    // `setsid` takes the child out of the tool's process group (and
+    // session), so killing the group does not reach it; its marker does.
+    let f = Fixture::new();
+    let limits = ToolLimits {
+        timeout: Duration::from_millis(300),
+        ..ToolLimits::default()
+    };
+    let run = f
+        .run_with(
+            "setsid sleep 97 >/dev/null 2>&1 & echo $! > pid\nsleep 30\n",
+            json!({}),
+            &limits,
+        )
+        .await;
+    assert_eq!(
+        run.outcome,
+        Outcome::Error {
+            message: "tool `t` did not finish within 300 ms; it was stopped".into(),
+            transient: true,
+        }
+    );
+    let daemon = f.pid_file().await;
+    assert!(gone(daemon).await, "the daemon {daemon} survived");
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_daemon_a_finished_tool_left_behind_is_killed() {
+    let f = Fixture::new();
+    let run = f
+        .run(&format!(
+            "setsid sleep 97 >/dev/null 2>&1 & echo $! > pid\nprintf '%s' '{SUCCESS}'\n"
+        ))
+        .await;
+    assert_eq!(run.outcome, Outcome::success("hi"));
+    let daemon = f.pid_file().await;
+    assert!(gone(daemon).await, "the daemon {daemon} survived");
+}

@@ -10,6 +10,7 @@
 //! error of its own, so the turn loop always has a result to hand the
 //! model.
 
+mod containment;
 mod local;
 
 pub use local::{STDERR_TAIL_BYTES, ToolLimits, ToolRun, run_local};
