@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use jp_config::policy::{Decision, Piece, Segment, StreamingPolicyState, Workspace};
 use serde_json::Value;
 
-use crate::arguments::{EmptyKind, StreamFragment, ToolCallArgumentProgress};
+use crate::arguments::{EmptyKind, FragmentRef, Leaf, PathSegment, ToolCallArgumentProgress};
 
 /// One call's streaming policy evaluation.
 #[derive(Debug)]
@@ -41,16 +41,28 @@ impl PolicyWatch {
         argument: impl FnOnce(&str) -> Option<&'v Value>,
         workspace: &Workspace,
     ) -> Option<&Decision> {
+        self.feed_fragment(progress.fragment.view(), argument, workspace)
+    }
+
+    /// [`feed`](Self::feed) for a borrowed fragment, as
+    /// [`EventBuilder::handle_part_with`](crate::EventBuilder::handle_part_with)
+    /// hands them out. Nothing is kept of a fragment no undecided rule
+    /// wants.
+    pub fn feed_fragment<'v>(
+        &mut self,
+        fragment: FragmentRef<'_>,
+        argument: impl FnOnce(&str) -> Option<&'v Value>,
+        workspace: &Workspace,
+    ) -> Option<&Decision> {
         if self.state.decision().is_some() {
             return None;
         }
-        let fragment = &progress.fragment;
-        let StreamFragment::ObjectEntry { key, value } = fragment else {
+        let Some(PathSegment::Key(key)) = fragment.path().first() else {
             // The root itself (not an object, or its end): the batch
             // evaluation at the end settles it.
             return None;
         };
-        if matches!(**value, StreamFragment::Done) {
+        if fragment.depth() == 1 && fragment.is_done() {
             let value = argument(key)?;
             return self.state.parameter_done(key, value, workspace);
         }
@@ -58,27 +70,25 @@ impl PolicyWatch {
             // A piece of a top-level scalar or string: only its end counts.
             return None;
         }
-        let (path, leaf) = place(fragment);
+        let path = place(fragment);
+        let leaf = fragment.leaf();
         let piece = match leaf {
-            StreamFragment::Done => None,
-            StreamFragment::Empty(EmptyKind::Array) => Some(Piece::EmptyArray),
-            StreamFragment::Empty(EmptyKind::Object) => Some(Piece::EmptyObject),
+            Leaf::Done => None,
+            Leaf::Empty(EmptyKind::Array) => Some(Piece::EmptyArray),
+            Leaf::Empty(EmptyKind::Object) => Some(Piece::EmptyObject),
             _ => Some(Piece::Value),
         };
         if let Some(piece) = piece {
             self.state.seen(&path, piece);
         }
-        if matches!(leaf, StreamFragment::Done) {
-            let value = self.collecting.remove(&path)?;
-            return self.state.element_done(&path, &value, workspace);
-        }
         let piece = match leaf {
-            StreamFragment::String(text) => Value::String(text.clone()),
-            StreamFragment::Scalar(scalar) => Value::from(scalar.clone()),
-            StreamFragment::Empty(kind) => kind.value(),
-            // A container where a rule expects a value: the parameter's end
-            // settles it.
-            _ => return None,
+            Leaf::Done => {
+                let value = self.collecting.remove(&path)?;
+                return self.state.element_done(&path, &value, workspace);
+            }
+            Leaf::String(text) => Value::String(text.to_owned()),
+            Leaf::Scalar(scalar) => Value::from(scalar.clone()),
+            Leaf::Empty(kind) => kind.value(),
         };
         if let Some(Value::String(held)) = self.collecting.get_mut(&path) {
             if let Value::String(more) = piece {
@@ -93,23 +103,16 @@ impl PolicyWatch {
     }
 }
 
-/// The place a fragment addresses, and its innermost part.
-fn place(fragment: &StreamFragment) -> (Vec<Segment>, &StreamFragment) {
-    let mut path = Vec::with_capacity(fragment.depth());
-    let mut fragment = fragment;
-    loop {
-        match fragment {
-            StreamFragment::ObjectEntry { key, value } => {
-                path.push(Segment::Key(key.clone()));
-                fragment = value;
-            }
-            StreamFragment::ArrayItem { index, value } => {
-                path.push(Segment::Index(*index));
-                fragment = value;
-            }
-            leaf => return (path, leaf),
-        }
-    }
+/// The place a fragment addresses.
+fn place(fragment: FragmentRef<'_>) -> Vec<Segment> {
+    fragment
+        .path()
+        .iter()
+        .map(|segment| match segment {
+            PathSegment::Key(key) => Segment::Key(key.to_owned()),
+            PathSegment::Index(index) => Segment::Index(index),
+        })
+        .collect()
 }
 
 #[cfg(test)]

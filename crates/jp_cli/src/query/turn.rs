@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet};
 
 use jp_conversation::{
-    ArgumentsError, EventBuilder, EventKind, FlushedEvent, ResponseStatus,
+    ArgumentsError, CallView, EventBuilder, EventKind, FlushedEvent, ProgressRef, ResponseStatus,
     ToolCallArgumentProgress, ToolCallRequest, ToolCallResponse,
 };
 use jp_llm::{FinishReason, ProviderError, StreamEvent};
@@ -132,6 +132,43 @@ enum Phase {
     Done,
 }
 
+/// What the shell can read about a streaming call while a piece of its
+/// arguments is handed to it by [`TurnCoordinator::handle_with`].
+#[derive(Debug, Clone, Copy)]
+pub struct StreamView<'a> {
+    call: usize,
+    view: &'a CallView<'a>,
+    open: &'a HashMap<usize, usize>,
+}
+
+impl<'a> StreamView<'a> {
+    /// The value of the call's top-level argument `key`, once complete.
+    #[must_use]
+    pub fn argument(&self, key: &str) -> Option<&'a serde_json::Value> {
+        self.view.argument(key)
+    }
+
+    /// How many bytes of argument text the call has received.
+    #[must_use]
+    pub fn argument_bytes(&self) -> usize {
+        self.view.argument_bytes()
+    }
+
+    /// The other calls still streaming: how many, and how many bytes of
+    /// arguments they have received together (as
+    /// [`TurnCoordinator::others_streaming`]).
+    #[must_use]
+    pub fn others_streaming(&self) -> (usize, usize) {
+        let others = self.view.others();
+        self.open
+            .iter()
+            .filter(|(_, open)| **open != self.call)
+            .fold((0, 0), |(count, bytes), (&index, _)| {
+                (count + 1, bytes + others.argument_bytes(index))
+            })
+    }
+}
+
 /// The turn's state machine.
 #[derive(Debug)]
 pub struct TurnCoordinator {
@@ -202,8 +239,31 @@ impl TurnCoordinator {
 
     /// Feeds one input; returns what to do, in order.
     pub fn handle(&mut self, input: Input) -> Vec<Action> {
+        let mut progress = Vec::new();
+        let actions = self.handle_with(input, &mut |call, piece, _| {
+            progress.push(Action::ArgumentProgress {
+                call,
+                progress: piece.to_progress(),
+            });
+        });
+        // Progress comes from an argument chunk, which yields no other
+        // action before it.
+        progress.extend(actions);
+        progress
+    }
+
+    /// [`handle`](Self::handle), with each piece of argument progress handed
+    /// to `progress` as it is parsed (with the call's number and a view of
+    /// the call) instead of returned as [`Action::ArgumentProgress`]: the
+    /// shell's way, so that a chunk of many small values nested deep costs
+    /// no memory per fragment (issue 14).
+    pub fn handle_with(
+        &mut self,
+        input: Input,
+        progress: &mut dyn FnMut(usize, ProgressRef<'_>, &StreamView<'_>),
+    ) -> Vec<Action> {
         match (self.phase, input) {
-            (Phase::Streaming, Input::Event(event)) => self.on_event(event),
+            (Phase::Streaming, Input::Event(event)) => self.on_event(event, progress),
             (Phase::Streaming, Input::StreamEnded) => self.on_end(None),
             (Phase::Streaming, Input::StreamFailed(error)) => {
                 self.on_end(Some(TurnEnd::Failed(error.to_string())))
@@ -235,7 +295,11 @@ impl TurnCoordinator {
         }
     }
 
-    fn on_event(&mut self, event: StreamEvent) -> Vec<Action> {
+    fn on_event(
+        &mut self,
+        event: StreamEvent,
+        progress: &mut dyn FnMut(usize, ProgressRef<'_>, &StreamView<'_>),
+    ) -> Vec<Action> {
         match event {
             StreamEvent::Part { index, part } => {
                 let starts = matches!(
@@ -278,19 +342,18 @@ impl TurnCoordinator {
                     }
                     jp_conversation::EventPart::ToolCall(_) => {}
                 }
-                match self.builder.handle_part(index, part) {
-                    Ok(progress) => {
-                        if let Some(&call) = self.open.get(&index) {
-                            actions.extend(
-                                progress
-                                    .into_iter()
-                                    .map(|progress| Action::ArgumentProgress { call, progress }),
-                            );
-                        }
+                let call = self.open.get(&index).copied();
+                let open = &self.open;
+                let handled = self.builder.handle_part_with(index, part, |piece, view| {
+                    if let Some(call) = call {
+                        let view = StreamView { call, view, open };
+                        progress(call, piece, &view);
                     }
-                    Err(error) => actions.push(Action::Notice(format!(
+                });
+                if let Err(error) = handled {
+                    actions.push(Action::Notice(format!(
                         "ignored a malformed part of the response: {error}"
-                    ))),
+                    )));
                 }
                 actions
             }
