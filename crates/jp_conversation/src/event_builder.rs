@@ -313,6 +313,15 @@ impl EventBuilder {
         }
     }
 
+    /// The tool name of the call at `index`, until it is flushed.
+    #[must_use]
+    pub fn tool_name(&self, index: usize) -> Option<&str> {
+        match self.buffers.get(&index)? {
+            Buffer::ToolCall(call) => Some(&call.name),
+            Buffer::Text(..) => None,
+        }
+    }
+
     /// Whether a tool call is still open (started and not flushed).
     #[must_use]
     pub fn has_open_calls(&self) -> bool {

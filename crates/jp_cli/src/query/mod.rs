@@ -19,6 +19,7 @@ use futures_util::StreamExt as _;
 use futures_util::future::LocalBoxFuture;
 use futures_util::stream::FuturesUnordered;
 use jp_config::AppConfig;
+use jp_config::tool::argument_limit;
 use jp_config::validate::resolve_model_id;
 use jp_conversation::{
     Conversation, ConversationEvent, ConversationLock, EventKind, ProgressRef, ResponseStatus,
@@ -1091,6 +1092,13 @@ impl Session {
                     );
                 });
                 for action in actions {
+                    if let Action::ToolCallStarted { call, name, .. } = &action {
+                        let limit = argument_limit(&self.config.conversation.tools, name);
+                        turn.limit_arguments(
+                            *call,
+                            usize::try_from(limit.bytes).unwrap_or(usize::MAX),
+                        );
+                    }
                     match action {
                         Action::RunTools(_)
                         | Action::Request { .. }
@@ -1232,6 +1240,27 @@ impl Session {
                     prompts,
                     abandon,
                 );
+            }
+            Action::ArgumentsTooLarge {
+                call,
+                tool,
+                limit,
+                bytes,
+            } => {
+                tracing::debug!(call, %tool, limit, bytes, "arguments over the limit");
+                let id = calls
+                    .started
+                    .get(&call)
+                    .map(|(id, _)| id.clone())
+                    .unwrap_or_default();
+                let key = argument_limit(&self.config.conversation.tools, &tool).key;
+                let verdict = tools::too_large(&id, &tool, limit, &key);
+                // Decided now, whatever was pending for it; the call is
+                // ended next, and its `Decide` takes this answer.
+                calls.tickets.release(call);
+                calls
+                    .early
+                    .insert(call, Early::Answered(Answer::NotRun(verdict)));
             }
             Action::Record(kind) => self.record(kind)?,
             Action::Decide { call, request } => {

@@ -85,6 +85,21 @@ pub enum Action {
         /// The call.
         request: ToolCallRequest,
     },
+    /// A call's arguments grew past its tool's `max_argument_bytes`: it is
+    /// refused (the shell records why) and ended like a call declined while
+    /// it streams, with the arguments that had completed; the chunk that
+    /// crossed the limit is not read.
+    ArgumentsTooLarge {
+        /// The call's number in this response.
+        call: usize,
+        /// The call's tool.
+        tool: String,
+        /// The limit, in bytes.
+        limit: usize,
+        /// The bytes of argument text the call had sent, counting the chunk
+        /// that crossed the limit.
+        bytes: usize,
+    },
     /// Stop reading the response and close its stream: a declined call was
     /// the last one streaming. The response's end follows.
     CancelStream {
@@ -182,6 +197,9 @@ pub struct TurnCoordinator {
     /// Stream indexes of calls abandoned while they streamed; their later
     /// parts are dropped.
     abandoned: HashSet<usize>,
+    /// The most argument text each call of this response may send, by call
+    /// number (see [`limit_arguments`](Self::limit_arguments)).
+    argument_limits: HashMap<usize, usize>,
     /// The next call number.
     next_call: usize,
     finish: Option<FinishReason>,
@@ -202,6 +220,7 @@ impl TurnCoordinator {
             calls: Vec::new(),
             open: HashMap::new(),
             abandoned: HashSet::new(),
+            argument_limits: HashMap::new(),
             next_call: 0,
             finish: None,
             seen_ids,
@@ -225,9 +244,18 @@ impl TurnCoordinator {
         self.calls.clear();
         self.open.clear();
         self.abandoned.clear();
+        self.argument_limits.clear();
         self.next_call = 0;
         self.finish = None;
         vec![Action::Request { cycle: self.cycle }]
+    }
+
+    /// Call number `call` may send at most `max_bytes` of argument text: a
+    /// chunk that would take it past that refuses the call
+    /// ([`Action::ArgumentsTooLarge`]) and is not parsed. The shell sets it
+    /// when the call starts, from the tool's config.
+    pub fn limit_arguments(&mut self, call: usize, max_bytes: usize) {
+        self.argument_limits.insert(call, max_bytes);
     }
 
     /// Whether the turn is over.
@@ -343,6 +371,22 @@ impl TurnCoordinator {
                     jp_conversation::EventPart::ToolCall(_) => {}
                 }
                 let call = self.open.get(&index).copied();
+                if let (
+                    Some(call),
+                    jp_conversation::EventPart::ToolCall(
+                        jp_conversation::ToolCallPart::ArgumentChunk(chunk),
+                    ),
+                ) = (call, &part)
+                    && let Some(&limit) = self.argument_limits.get(&call)
+                {
+                    let bytes = self
+                        .builder
+                        .argument_bytes(index)
+                        .saturating_add(chunk.len());
+                    if bytes > limit {
+                        return self.too_large(call, index, limit, bytes);
+                    }
+                }
                 let open = &self.open;
                 let handled = self.builder.handle_part_with(index, part, |piece, view| {
                     if let Some(call) = call {
@@ -419,6 +463,21 @@ impl TurnCoordinator {
         self.open
             .iter()
             .find_map(|(&index, &open)| (open == call).then_some(index))
+    }
+
+    /// Refuses call number `call` (at stream index `index`), whose
+    /// arguments would pass `limit` with the chunk just received, and ends
+    /// it as declined.
+    fn too_large(&mut self, call: usize, index: usize, limit: usize, bytes: usize) -> Vec<Action> {
+        let tool = self.builder.tool_name(index).unwrap_or_default().to_owned();
+        let mut actions = vec![Action::ArgumentsTooLarge {
+            call,
+            tool,
+            limit,
+            bytes,
+        }];
+        actions.extend(self.abandon(call));
+        actions
     }
 
     /// Ends call number `call`, declined while it streamed; stops the
@@ -608,6 +667,7 @@ mod tests {
                 Action::Decide { .. } => "decide",
                 Action::RunTools(_) => "run tools",
                 Action::CancelStream { .. } => "cancel stream",
+                Action::ArgumentsTooLarge { .. } => "too large",
                 Action::AskReply => "ask reply",
                 Action::Finish(_) => "finish",
             })
@@ -728,6 +788,60 @@ mod tests {
         );
         // An abandon after the stream ended changes nothing.
         assert_eq!(turn.handle(Input::Abandon { call: 1 }), Vec::new());
+    }
+
+    /// Issue 14: the chunk that would take a call past its limit is not
+    /// parsed; the call is refused and ended with what had completed, and
+    /// the stream stops when it was the last call streaming.
+    #[test]
+    fn a_call_over_its_argument_limit_is_refused_and_the_stream_stops() {
+        let mut turn = TurnCoordinator::new(8, HashSet::new());
+        turn.start();
+        let mut actions = turn.handle(part(0, start("a")));
+        turn.limit_arguments(0, 20);
+        // 19 bytes: within the limit; 7 more would pass it.
+        actions.extend(turn.handle(part(0, chunk(r#"{"path":"a.rs","x":"#))));
+        actions.extend(turn.handle(part(0, chunk(r#""more"}"#))));
+        // The rest of the call is dropped.
+        actions.extend(turn.handle(part(0, chunk("ignored"))));
+        assert_eq!(
+            without_progress(&actions),
+            [
+                "started",
+                "too large",
+                "record call",
+                "decide",
+                "record",
+                "cancel stream",
+                "run tools"
+            ]
+        );
+        assert_eq!(
+            actions[actions.len() - 6],
+            Action::ArgumentsTooLarge {
+                call: 0,
+                tool: "t".into(),
+                limit: 20,
+                bytes: 26,
+            }
+        );
+        let Some(Action::Decide { request, .. }) =
+            actions.iter().find(|a| matches!(a, Action::Decide { .. }))
+        else {
+            panic!("{actions:?}")
+        };
+        assert_eq!(
+            request.received_arguments(),
+            serde_json::json!({"path": "a.rs"}).as_object().unwrap()
+        );
+        assert_eq!(
+            actions[actions.len() - 2],
+            Action::CancelStream {
+                call: 0,
+                tool: "t".into(),
+                bytes: 19,
+            }
+        );
     }
 
     #[test]
