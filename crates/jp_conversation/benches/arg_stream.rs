@@ -142,6 +142,9 @@ struct Cell {
 
 struct Measured {
     timing: Comparison,
+    /// The same through the owned-fragment API (`streamed_vec`), for the
+    /// documents with targets.
+    owned: Option<Comparison>,
     /// One run of parser and aggregator.
     streamed: Usage,
     /// One run of `serde_json::from_str`.
@@ -168,11 +171,21 @@ fn run_cell(settings: &Settings, document: &Document, chunk: usize) -> Cell {
     Cell {
         document: document.name,
         chunk,
-        outcome: measure_cell(settings, &document.text, chunk),
+        outcome: measure_cell(
+            settings,
+            &document.text,
+            chunk,
+            target(document.name, chunk).is_some(),
+        ),
     }
 }
 
-fn measure_cell(settings: &Settings, text: &str, chunk: usize) -> Result<Measured, String> {
+fn measure_cell(
+    settings: &Settings,
+    text: &str,
+    chunk: usize,
+    with_owned: bool,
+) -> Result<Measured, String> {
     let chunks = split(text, chunk);
     let (serde, streamed_usage, parser_only_usage) = verify(text, &chunks)?;
     let timing = compare(
@@ -180,8 +193,16 @@ fn measure_cell(settings: &Settings, text: &str, chunk: usize) -> Result<Measure
         || serde_json::from_str::<Value>(black_box(text)),
         || streamed(black_box(&chunks)),
     );
+    let owned = with_owned.then(|| {
+        compare(
+            settings,
+            || serde_json::from_str::<Value>(black_box(text)),
+            || streamed_vec(black_box(&chunks)),
+        )
+    });
     Ok(Measured {
         timing,
+        owned,
         streamed: streamed_usage,
         serde,
         parser_only: parser_only_usage,
@@ -305,6 +326,7 @@ fn main() -> ExitCode {
         }
     }
 
+    print_owned(&cells);
     print_growth(&cells);
 
     if let Some(document) = documents.iter().find(|d| d.name == "create_200k") {
@@ -375,6 +397,43 @@ fn print_row(cell: &Cell) {
         bytes(measured.serde.peak),
         bytes(measured.parser_only.peak),
     );
+}
+
+/// R of jp's path (borrowed fragments) next to R of the owned-fragment API
+/// (`push` returning a `Vec`, `FragmentAggregator::push`), which is how jp
+/// consumed fragments before issue 14, measured in the same run.
+fn print_owned(cells: &[Cell]) {
+    let rows: Vec<(&Cell, &Measured, &Comparison)> = cells
+        .iter()
+        .filter_map(|cell| {
+            let measured = cell.measured()?;
+            Some((cell, measured, measured.owned.as_ref()?))
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    println!();
+    println!(
+        "Borrowed fragments (jp) vs owned fragments (push + Vec, jp before issue 14), same run"
+    );
+    println!(
+        "{:<12} {:>5} │ {:>9} {:>7} │ {:>9} {:>7} │ {:>8}",
+        "document", "chunk", "serde", "R jp", "serde", "R owned", "owned/jp"
+    );
+    println!("{}", "─".repeat(72));
+    for (cell, measured, owned) in rows {
+        println!(
+            "{:<12} {:>5} │ {:>9} {:>7.2} │ {:>9} {:>7.2} │ {:>8.2}",
+            cell.document,
+            chunk_label(cell.chunk),
+            time(measured.timing.baseline),
+            measured.timing.ratio(),
+            time(owned.baseline),
+            owned.ratio(),
+            owned.subject / measured.timing.subject,
+        );
+    }
 }
 
 /// t(400 KB) / t(200 KB) of the streamed parse; the parser's peak heap at
