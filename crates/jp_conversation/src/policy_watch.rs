@@ -7,9 +7,9 @@
 //! (`/patterns/path`) is collected here from its fragments, only while some
 //! undecided rule still wants it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use jp_config::policy::{Decision, Piece, Segment, StreamingPolicyState, Workspace};
+use jp_config::policy::{Decision, Piece, Segment, Step, StreamingPolicyState, Workspace};
 use serde_json::Value;
 
 use crate::arguments::{EmptyKind, FragmentRef, Leaf, PathSegment, ToolCallArgumentProgress};
@@ -20,15 +20,33 @@ pub struct PolicyWatch {
     state: StreamingPolicyState,
     /// Nested values being collected, by their place.
     collecting: HashMap<Vec<Segment>, Value>,
+    /// The top-level arguments some rule walks into; `None` when a rule
+    /// walks into every one (its condition starts with `[]`). Pieces of
+    /// other arguments are skipped without building their place, which
+    /// for a value nested deep costs a key per level.
+    walked: Option<HashSet<String>>,
 }
 
 impl PolicyWatch {
     /// Watches a call under `state`'s policy.
     #[must_use]
     pub fn new(state: StreamingPolicyState) -> Self {
+        let mut walked = Some(HashSet::new());
+        for rule in state.policy().rules() {
+            match rule.condition.as_ref().and_then(|c| c.steps().first()) {
+                Some(Step::Member(name)) => {
+                    if let Some(walked) = &mut walked {
+                        walked.insert(name.clone());
+                    }
+                }
+                Some(Step::Each) => walked = None,
+                None => {}
+            }
+        }
         Self {
             state,
             collecting: HashMap::new(),
+            walked,
         }
     }
 
@@ -68,6 +86,14 @@ impl PolicyWatch {
         }
         if fragment.depth() < 2 {
             // A piece of a top-level scalar or string: only its end counts.
+            return None;
+        }
+        if self
+            .walked
+            .as_ref()
+            .is_some_and(|walked| !walked.contains(key))
+        {
+            // No rule looks inside this argument; its end is fed above.
             return None;
         }
         let path = place(fragment);
