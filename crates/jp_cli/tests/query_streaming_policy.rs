@@ -12,7 +12,7 @@ mod common;
 use std::time::Duration;
 
 use common::Workspace;
-use common::providers::{Item, anthropic, openai_parallel};
+use common::providers::{Item, anthropic, ollama, openai_parallel};
 use common::query::{ENV, initialized, query_command, responses, stored};
 use jp_test_server::{Reply, Split, TestServer};
 
@@ -543,4 +543,49 @@ fn a_call_over_its_argument_limit_is_refused_and_the_stream_stops() {
     );
     assert_eq!(sent["messages"][2]["content"][0]["content"], told);
     assert_eq!(sent["messages"][2]["content"][0]["is_error"], true);
+}
+
+/// Issue 14: Ollama sends a call's arguments whole, in one chunk: over the
+/// limit, that chunk is refused unread, and the model is told it was cut
+/// after it.
+#[test]
+fn a_call_sent_whole_over_its_argument_limit_is_refused_unread() {
+    let ws = initialized();
+    let content = "x".repeat(2000);
+    let args = serde_json::json!({ "path": "src/big.txt", "content": content }).to_string();
+    let server = TestServer::start(vec![
+        Reply::ndjson(ollama(&[Item::Tool("call_1", "fs_create_file", &args)])),
+        Reply::ndjson(ollama(&[Item::Text("Understood.")])),
+    ]);
+    let limit = "conversation.tools.'*'.max_argument_bytes=1024";
+    let mut command = query_command(
+        &ws,
+        &server,
+        "ollama/qwen3.5:9b",
+        &["--cfg", limit],
+        "write the file",
+    );
+    for (key, value) in ENV {
+        command.env(key, value);
+    }
+    let run = ws.run_of(command.output().unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!ws.project().join("src/big.txt").exists());
+    assert_eq!(
+        run.stderr,
+        "── jp (ollama/qwen3.5:9b) ──\n\
+         Calling tool fs_create_file()\n  \
+         fs_create_file: refused: its arguments are over the limit of 1024 bytes set by \
+         conversation.tools.'*'.max_argument_bytes\n  \
+         stopped the stream after 2.0 KB of fs_create_file's arguments\n\
+         ── jp (ollama/qwen3.5:9b) ──\n"
+    );
+    assert_eq!(run.stdout, "Understood.\n");
+    let told = "The call was not run: its arguments are over the limit of 1024 bytes set by \
+                conversation.tools.'*'.max_argument_bytes. jp stopped your response after \
+                2.0 KB of this call's arguments.";
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("refused".to_owned(), told.to_owned())]
+    );
 }

@@ -476,18 +476,26 @@ impl TurnCoordinator {
             limit,
             bytes,
         }];
-        actions.extend(self.abandon(call));
+        // The refused chunk arrived: the model is told it was cut after it.
+        actions.extend(self.abandon_after(call, Some(bytes)));
         actions
     }
 
     /// Ends call number `call`, declined while it streamed; stops the
     /// stream when no other call is still streaming.
     fn abandon(&mut self, call: usize) -> Vec<Action> {
+        self.abandon_after(call, None)
+    }
+
+    /// [`abandon`](Self::abandon); `arrived` counts the argument bytes that
+    /// arrived when some were not parsed (the chunk that crossed the
+    /// limit), else the parsed ones count.
+    fn abandon_after(&mut self, call: usize, arrived: Option<usize>) -> Vec<Action> {
         let Some(index) = self.index_of(call) else {
             // Flushed already: it is decided the normal way.
             return Vec::new();
         };
-        let bytes = self.builder.argument_bytes(index);
+        let bytes = arrived.unwrap_or_else(|| self.builder.argument_bytes(index));
         self.open.remove(&index);
         self.abandoned.insert(index);
         let mut actions = Vec::new();
@@ -839,7 +847,7 @@ mod tests {
             Action::CancelStream {
                 call: 0,
                 tool: "t".into(),
-                bytes: 19,
+                bytes: 26,
             }
         );
     }
