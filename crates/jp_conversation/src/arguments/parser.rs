@@ -33,7 +33,8 @@ impl ParserLimits {
     /// at 127).
     pub const DEFAULT_MAX_DEPTH: usize = 128;
     /// Default key length: far beyond any parameter name. Kept small because
-    /// every fragment repeats the keys of its path.
+    /// every owned fragment ([`IncrementalArgParser::push`]) repeats the
+    /// keys of its path.
     pub const DEFAULT_MAX_KEY_LEN: usize = 256;
     /// Default input size: room for a large file's content and then some.
     pub const DEFAULT_MAX_SIZE: usize = 64 * 1024 * 1024;
