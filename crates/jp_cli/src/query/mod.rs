@@ -46,6 +46,9 @@ enum Settled {
     Verdict(usize, Verdict),
     /// The answer to a prompt opened while its arguments streamed.
     Early(usize, Answer),
+    /// A prompt opened while its arguments streamed was closed unanswered:
+    /// the call was refused meanwhile (its arguments grew too large).
+    Withdrawn,
 }
 
 /// Prompts still open for calls of the current response.
@@ -80,6 +83,11 @@ struct Calls<'t> {
     complete: HashMap<usize, ToolCallRequest>,
     /// The verdicts, for `RunTools`.
     verdicts: HashMap<usize, Verdict>,
+    /// Closes the early prompt of a call, when one is open.
+    withdraw: HashMap<usize, CancellationToken>,
+    /// Whether a prompt was withdrawn: it leaves the terminal on its own
+    /// thread, so what the turn prints next waits for it.
+    withdrawn: bool,
     /// Calls a stateful policy denied before they were put to the user,
     /// recorded (as `policy_denied`) with their response.
     denials: HashMap<usize, crate::stateful::Denial>,
@@ -113,6 +121,8 @@ impl<'t> Calls<'t> {
             early: HashMap::new(),
             complete: HashMap::new(),
             verdicts: HashMap::new(),
+            withdraw: HashMap::new(),
+            withdrawn: false,
             denials: HashMap::new(),
         }
     }
@@ -769,6 +779,11 @@ impl Session {
                             }
                         }
                     }
+                    if calls.withdrawn {
+                        // A withdrawn question leaves the terminal before
+                        // anything else is printed below it.
+                        prompts.closed().await;
+                    }
                     let mut stopped = false;
                     // Config changes the tools' grants allowed, committed
                     // together when every call of this response is done.
@@ -1255,8 +1270,12 @@ impl Session {
                     .unwrap_or_default();
                 let key = argument_limit(&self.config.conversation.tools, &tool).key;
                 let verdict = tools::too_large(&id, &tool, limit, &key);
-                // Decided now, whatever was pending for it; the call is
-                // ended next, and its `Decide` takes this answer.
+                // Decided now, whatever was pending for it: a question
+                // still open about it is withdrawn. The call is ended next,
+                // and its `Decide` takes this answer.
+                if let Some(withdrawn) = calls.withdraw.remove(&call) {
+                    withdrawn.cancel();
+                }
                 calls.tickets.release(call);
                 calls
                     .early
@@ -1423,6 +1442,8 @@ impl Session {
                 // The place in line taken when the call started.
                 let ticket = calls.tickets.take(call);
                 let views = calls.view_requests.clone();
+                let withdrawn = CancellationToken::new();
+                calls.withdraw.insert(call, withdrawn.clone());
                 pending.push(Box::pin(async move {
                     // `v`: the turn sends the arguments so far.
                     let view = || {
@@ -1433,10 +1454,12 @@ impl Session {
                             answer.await.ok().flatten()
                         }
                     };
-                    let answer = tools
-                        .confirm_early(&id, &name, &shown, decision, ticket, view)
-                        .await;
-                    Settled::Early(call, answer)
+                    tokio::select! {
+                        answer = tools.confirm_early(&id, &name, &shown, decision, ticket, view) => {
+                            Settled::Early(call, answer)
+                        }
+                        () = withdrawn.cancelled() => Settled::Withdrawn,
+                    }
                 }));
             }
         }
@@ -1469,6 +1492,8 @@ impl Session {
     ) {
         match settled {
             Settled::Verdict(call, verdict) => self.settle(calls, call, verdict),
+            // Its verdict is kept already.
+            Settled::Withdrawn => calls.withdrawn = true,
             Settled::Early(call, answer) => {
                 if let Some(request) = calls.complete.remove(&call) {
                     let decided = tools.decide_after(&request, prompts, Some(answer));
