@@ -58,7 +58,6 @@ type Pending<'t> = FuturesUnordered<LocalBoxFuture<'t, Settled>>;
 /// the turn holds them, not the prompt, so it answers on `.1`.
 type ViewRequest = (usize, tokio::sync::oneshot::Sender<Option<String>>);
 
-/// The calls of one response, by their number in it, as they are decided.
 /// A streaming call as it is after a piece of its arguments, for
 /// [`Session::on_progress`]: what the turn knows of it, read without the turn
 /// (which is busy parsing while the piece is handed out).
@@ -71,6 +70,7 @@ struct CallState<'a> {
     others: (usize, usize),
 }
 
+/// The calls of one response, by their number in it, as they are decided.
 struct Calls<'t> {
     /// Each started call's id and tool.
     started: HashMap<usize, (String, String)>,
