@@ -151,7 +151,10 @@ impl EventBuilder {
     /// (empty for anything but a tool call's argument chunk).
     ///
     /// A chunk that makes the arguments invalid is not an error here: the
-    /// call is flushed as invalid and its remaining chunks are ignored.
+    /// call is flushed as invalid and its remaining chunks are ignored. The
+    /// fragments that chunk completed before the invalid byte are handed
+    /// out (and aggregated) all the same: fragments go out as they are
+    /// parsed, never held back for the rest of the chunk.
     ///
     /// # Errors
     ///
