@@ -12,7 +12,7 @@ mod common;
 use std::time::Duration;
 
 use common::Workspace;
-use common::providers::{Item, anthropic, openai_parallel};
+use common::providers::{Item, anthropic, ollama, openai_parallel};
 use common::query::{ENV, initialized, query_command, responses, stored};
 use jp_test_server::{Reply, Split, TestServer};
 
@@ -489,5 +489,103 @@ fn an_early_approval_does_not_run_arguments_with_a_repeated_key() {
         responses[0].1.contains("duplicate key"),
         "{}",
         responses[0].1
+    );
+}
+
+/// Issue 14: a call whose arguments grow past its tool's
+/// `max_argument_bytes` is refused while it streams, the stream stops as
+/// for an early decline, and the model is told why; what had arrived is
+/// kept.
+#[test]
+fn a_call_over_its_argument_limit_is_refused_and_the_stream_stops() {
+    let ws = initialized();
+    let content = big_content();
+    let args = serde_json::json!({ "path": "src/big.txt", "content": content }).to_string();
+    let (reply, total) = slow_create(&args);
+    let server = TestServer::start(vec![reply, follow_up()]);
+
+    let limit = "conversation.tools.fs_create_file.max_argument_bytes=4096";
+    let run = run(&ws, &server, &["--cfg", limit]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.wait_for(2, Duration::from_secs(10));
+    assert!(requests[0].client_disconnected, "the stream was not closed");
+    assert!(
+        requests[0].body_bytes_sent < total / 20,
+        "{} of {total} bytes were sent",
+        requests[0].body_bytes_sent
+    );
+    assert!(!ws.project().join("src/big.txt").exists());
+
+    // Anthropic sends the arguments in 9-byte deltas: the one that would
+    // pass 4096 bytes is not read.
+    assert_eq!(
+        chrome(&run.stderr),
+        "── jp (anthropic/claude-haiku-4-5) ──\n\
+         Calling tool fs_create_file(path: \"src/big.txt\")\n  \
+         fs_create_file: refused: its arguments are over the limit of 4096 bytes set by \
+         conversation.tools.fs_create_file.max_argument_bytes\n  \
+         stopped the stream after 4.0 KB of fs_create_file's arguments\n\
+         ── jp (anthropic/claude-haiku-4-5) ──\n"
+    );
+    let told = "The call was not run: its arguments are over the limit of 4096 bytes set by \
+                conversation.tools.fs_create_file.max_argument_bytes. jp stopped your response \
+                after 4.0 KB of this call's arguments.";
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("refused".to_owned(), told.to_owned())]
+    );
+    // The follow-up request carries the call with the arguments that had
+    // completed, and the refusal.
+    let sent = requests[1].json();
+    assert_eq!(
+        sent["messages"][1]["content"][0]["input"],
+        serde_json::json!({ "path": "src/big.txt" })
+    );
+    assert_eq!(sent["messages"][2]["content"][0]["content"], told);
+    assert_eq!(sent["messages"][2]["content"][0]["is_error"], true);
+}
+
+/// Issue 14: Ollama sends a call's arguments whole, in one chunk: over the
+/// limit, that chunk is refused unread, and the model is told it was cut
+/// after it.
+#[test]
+fn a_call_sent_whole_over_its_argument_limit_is_refused_unread() {
+    let ws = initialized();
+    let content = "x".repeat(2000);
+    let args = serde_json::json!({ "path": "src/big.txt", "content": content }).to_string();
+    let server = TestServer::start(vec![
+        Reply::ndjson(ollama(&[Item::Tool("call_1", "fs_create_file", &args)])),
+        Reply::ndjson(ollama(&[Item::Text("Understood.")])),
+    ]);
+    let limit = "conversation.tools.'*'.max_argument_bytes=1024";
+    let mut command = query_command(
+        &ws,
+        &server,
+        "ollama/qwen3.5:9b",
+        &["--cfg", limit],
+        "write the file",
+    );
+    for (key, value) in ENV {
+        command.env(key, value);
+    }
+    let run = ws.run_of(command.output().unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!ws.project().join("src/big.txt").exists());
+    assert_eq!(
+        run.stderr,
+        "── jp (ollama/qwen3.5:9b) ──\n\
+         Calling tool fs_create_file()\n  \
+         fs_create_file: refused: its arguments are over the limit of 1024 bytes set by \
+         conversation.tools.'*'.max_argument_bytes\n  \
+         stopped the stream after 2.0 KB of fs_create_file's arguments\n\
+         ── jp (ollama/qwen3.5:9b) ──\n"
+    );
+    assert_eq!(run.stdout, "Understood.\n");
+    let told = "The call was not run: its arguments are over the limit of 1024 bytes set by \
+                conversation.tools.'*'.max_argument_bytes. jp stopped your response after \
+                2.0 KB of this call's arguments.";
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("refused".to_owned(), told.to_owned())]
     );
 }

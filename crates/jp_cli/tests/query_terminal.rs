@@ -1600,3 +1600,65 @@ fn restart_at_the_tool_menu_commits_only_the_change_of_the_run_that_finished() {
         0.2
     );
 }
+
+#[test]
+fn a_call_refused_for_its_size_while_its_prompt_waits_closes_the_prompt() {
+    // The prompt opens as the call starts (`policy.run = "ask"`); the
+    // arguments then grow past `max_argument_bytes` while it waits. The
+    // call is refused: the question is withdrawn, not left waiting for an
+    // answer that can change nothing.
+    let ws = initialized();
+    let content: String = (1..=400).map(|n| format!("// line {n}\n")).collect();
+    let create = serde_json::json!({"path": "notes.txt", "content": content}).to_string();
+    let body = anthropic(
+        &[Item::Tool("toolu_1", "fs_create_file", &create)],
+        "tool_use",
+        false,
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(body)
+            .split(Split::Every(400))
+            .pace(Duration::from_millis(40)),
+        Reply::sse(anthropic(&[Item::Text("Understood.")], "end_turn", false)),
+    ]);
+    let line = with_stty(&with_editor(
+        &ws,
+        &query_line(&ws, &server, "write a note"),
+        "ask",
+    ))
+    .replace(
+        " query ",
+        " query --cfg conversation.tools.fs_create_file.max_argument_bytes=2048 ",
+    );
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    tmux.assert_restored(&screen);
+    let shown = shown(&screen);
+    // The question stays where it was asked, unanswered, below the lines
+    // that say why; the next response starts after it.
+    let shown_lines: String = (1..=20).map(|n| format!("  │ // line {n}\n")).collect();
+    assert_eq!(
+        shown,
+        format!(
+            "── jp (anthropic/claude-haiku-4-5) ──\n\
+             Calling tool fs_create_file\n  \
+             path: \"notes.txt\"\n  \
+             content:\n\
+             {shown_lines}  \
+             │ … 144 more lines\n  \
+             fs_create_file: refused: its arguments are over the limit of 2048 bytes set by \
+             conversation.tools.fs_create_file.max_argument_bytes\n  \
+             stopped the stream after 2.0 KB of fs_create_file's arguments\n\
+             Run fs_create_file(<streaming>)? [y,n,e,v,?]\n\
+             ── jp (anthropic/claude-haiku-4-5) ──\n\
+             Understood.\n\
+             EXIT=0\n\
+             STTY icanon echo"
+        )
+    );
+    assert!(!ws.project().join("notes.txt").exists());
+    assert_eq!(responses(&stored(&ws))[0].0, "refused");
+}

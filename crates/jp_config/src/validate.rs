@@ -191,6 +191,7 @@ fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
         for (field, value) in [
             ("timeout_secs", tool.timeout_secs),
             ("max_output_bytes", tool.max_output_bytes),
+            ("max_argument_bytes", tool.max_argument_bytes),
         ] {
             if value == Some(0) {
                 problems.push(Problem::error(base.join(field), "must be at least 1"));
@@ -458,7 +459,7 @@ fn check_defaults_entry(defaults: &ToolConfig, problems: &mut Vec<Problem>) {
     let mut not_here = |field: &str| {
         problems.push(Problem::error(
             base.join(field),
-            "cannot be set for all tools; `'*'` takes only enable, policy, run, result, style, timeout_secs and max_output_bytes",
+            "cannot be set for all tools; `'*'` takes only enable, policy, run, result, style, timeout_secs, max_output_bytes and max_argument_bytes",
         ));
     };
     if defaults.source != ToolSource::Local {

@@ -246,7 +246,7 @@ fn validation_errors_point_at_the_layer_that_wrote_the_key() {
         [
             "error: project/.jp/config.toml:2: assistant.model.id: unknown provider `acme` in `acme/model` (providers: anthropic, openai, openrouter, ollama, llamacpp, scripted)",
             "error: project/.jp/config.toml:5: assistant.model.parameters.temperature: must be a number from 0 to 2, found 3",
-            "error: project/.jp/config.toml:8: conversation.tools.'*'.command: cannot be set for all tools; `'*'` takes only enable, policy, run, result, style, timeout_secs and max_output_bytes",
+            "error: project/.jp/config.toml:8: conversation.tools.'*'.command: cannot be set for all tools; `'*'` takes only enable, policy, run, result, style, timeout_secs, max_output_bytes and max_argument_bytes",
         ]
     );
 }
@@ -648,5 +648,60 @@ fn conversation_changes_replay_above_the_files_and_below_cfg() {
     assert!(
         errors[0].starts_with("error: conversation 1: style.color:"),
         "{errors:?}"
+    );
+}
+
+/// `max_argument_bytes` (issue 14): the tool's own, else the `'*'` entry's,
+/// else 16 MiB; each answer names the key to change; 0 is refused.
+#[test]
+fn argument_limits_come_from_the_tool_then_the_defaults_entry() {
+    use jp_config::tool::{ArgumentLimit, argument_limit};
+
+    let f = Fixture::new();
+    f.write(
+        "project/.jp/config.toml",
+        "[conversation.tools.a]\ncommand = \"a\"\nmax_argument_bytes = 100\n\n[conversation.tools.b]\ncommand = \"b\"\n",
+    );
+    let loaded = f.load(&f.options());
+    let tools = &loaded.config.conversation.tools;
+    assert_eq!(
+        argument_limit(tools, "a"),
+        ArgumentLimit {
+            bytes: 100,
+            key: "conversation.tools.a.max_argument_bytes".into()
+        }
+    );
+    assert_eq!(
+        argument_limit(tools, "b"),
+        ArgumentLimit {
+            bytes: 16 * 1024 * 1024,
+            key: "conversation.tools.b.max_argument_bytes".into()
+        }
+    );
+
+    f.write(
+        "project/.jp/config.toml",
+        "[conversation.tools.'*']\nmax_argument_bytes = 200\n\n[conversation.tools.a]\ncommand = \"a\"\nmax_argument_bytes = 100\n\n[conversation.tools.b]\ncommand = \"b\"\n",
+    );
+    let loaded = f.load(&f.options());
+    let tools = &loaded.config.conversation.tools;
+    assert_eq!(argument_limit(tools, "a").bytes, 100);
+    assert_eq!(
+        argument_limit(tools, "b"),
+        ArgumentLimit {
+            bytes: 200,
+            key: "conversation.tools.'*'.max_argument_bytes".into()
+        }
+    );
+
+    f.write(
+        "project/.jp/config.toml",
+        "[conversation.tools.a]\ncommand = \"a\"\nmax_argument_bytes = 0\n",
+    );
+    assert_eq!(
+        f.errors(&f.options()),
+        [
+            "error: project/.jp/config.toml:3: conversation.tools.a.max_argument_bytes: must be at least 1"
+        ]
     );
 }

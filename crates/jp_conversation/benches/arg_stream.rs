@@ -32,7 +32,7 @@ mod timing;
 use std::hint::black_box;
 use std::process::ExitCode;
 
-use jp_conversation::{ArgParseError, FragmentAggregator, IncrementalArgParser, StreamFragment};
+use jp_conversation::{ArgParseError, FragmentAggregator, IncrementalArgParser};
 use serde_json::Value;
 
 use counting_alloc::{Usage, measure};
@@ -60,8 +60,29 @@ fn target(document: &str, chunk: usize) -> Option<f64> {
 }
 
 /// The parser and the aggregator, fed in `chunks`: what jp does with a
-/// streamed tool call.
+/// streamed tool call (fragments borrowed, handed over as they are parsed).
 fn streamed(chunks: &[&str]) -> Result<Option<Value>, ArgParseError> {
+    let mut parser = IncrementalArgParser::new();
+    let mut aggregator = FragmentAggregator::new();
+    let mut root = None;
+    for chunk in chunks {
+        parser.push_with(chunk, |fragment| {
+            if let Some(value) = aggregator.push_fragment(fragment) {
+                root = Some(value);
+            }
+        })?;
+    }
+    parser.finish_with(|fragment| {
+        if let Some(value) = aggregator.push_fragment(fragment) {
+            root = Some(value);
+        }
+    })?;
+    Ok(root)
+}
+
+/// [`streamed`] through the owned API: every push returns a `Vec` of
+/// fragments that each own their path (what jp did before issue 14).
+fn streamed_vec(chunks: &[&str]) -> Result<Option<Value>, ArgParseError> {
     let mut parser = IncrementalArgParser::new();
     let mut aggregator = FragmentAggregator::new();
     let mut root = None;
@@ -86,13 +107,13 @@ fn parser_only(chunks: &[&str]) -> Result<bool, ArgParseError> {
     let mut parser = IncrementalArgParser::new();
     let mut last_is_root_done = false;
     for chunk in chunks {
-        for fragment in parser.push(chunk)? {
-            last_is_root_done = matches!(black_box(fragment), StreamFragment::Done);
-        }
+        parser.push_with(chunk, |fragment| {
+            last_is_root_done = black_box(fragment).depth() == 0 && fragment.is_done();
+        })?;
     }
-    for fragment in parser.finish()? {
-        last_is_root_done = matches!(fragment, StreamFragment::Done);
-    }
+    parser.finish_with(|fragment| {
+        last_is_root_done = fragment.depth() == 0 && fragment.is_done();
+    })?;
     Ok(last_is_root_done)
 }
 
@@ -121,6 +142,9 @@ struct Cell {
 
 struct Measured {
     timing: Comparison,
+    /// The same through the owned-fragment API (`streamed_vec`), for the
+    /// documents with targets.
+    owned: Option<Comparison>,
     /// One run of parser and aggregator.
     streamed: Usage,
     /// One run of `serde_json::from_str`.
@@ -147,11 +171,21 @@ fn run_cell(settings: &Settings, document: &Document, chunk: usize) -> Cell {
     Cell {
         document: document.name,
         chunk,
-        outcome: measure_cell(settings, &document.text, chunk),
+        outcome: measure_cell(
+            settings,
+            &document.text,
+            chunk,
+            target(document.name, chunk).is_some(),
+        ),
     }
 }
 
-fn measure_cell(settings: &Settings, text: &str, chunk: usize) -> Result<Measured, String> {
+fn measure_cell(
+    settings: &Settings,
+    text: &str,
+    chunk: usize,
+    with_owned: bool,
+) -> Result<Measured, String> {
     let chunks = split(text, chunk);
     let (serde, streamed_usage, parser_only_usage) = verify(text, &chunks)?;
     let timing = compare(
@@ -159,8 +193,16 @@ fn measure_cell(settings: &Settings, text: &str, chunk: usize) -> Result<Measure
         || serde_json::from_str::<Value>(black_box(text)),
         || streamed(black_box(&chunks)),
     );
+    let owned = with_owned.then(|| {
+        compare(
+            settings,
+            || serde_json::from_str::<Value>(black_box(text)),
+            || streamed_vec(black_box(&chunks)),
+        )
+    });
     Ok(Measured {
         timing,
+        owned,
         streamed: streamed_usage,
         serde,
         parser_only: parser_only_usage,
@@ -180,6 +222,10 @@ fn verify(text: &str, chunks: &[&str]) -> Result<(Usage, Usage, Usage), String> 
         Ok(None) => return Err("the aggregator never returned the root value".to_owned()),
         Err(error) => return Err(format!("the parser rejects the document: {error}")),
     }
+    match streamed_vec(chunks) {
+        Ok(Some(value)) if value == expected => {}
+        _ => return Err("the owned-fragment API gives another value".to_owned()),
+    }
     let (alone, parser_only_usage) = measure(|| parser_only(chunks));
     match alone {
         Ok(true) => Ok((serde, streamed_usage, parser_only_usage)),
@@ -197,6 +243,7 @@ fn check_only() -> ExitCode {
         ("modify_20k", documents::modify(20_000)),
         ("prose_20k", documents::prose(20_000)),
         ("small", documents::small()),
+        ("adv_20k", documents::adversarial(20_000)),
     ];
     let mut failures = 0;
     for (name, text) in &documents {
@@ -265,6 +312,10 @@ fn main() -> ExitCode {
     }
     println!();
 
+    if selected("adversarial") {
+        print_adversarial();
+    }
+
     print_header();
     let mut cells = Vec::new();
     for document in &documents {
@@ -275,6 +326,7 @@ fn main() -> ExitCode {
         }
     }
 
+    print_owned(&cells);
     print_growth(&cells);
 
     if let Some(document) = documents.iter().find(|d| d.name == "create_200k") {
@@ -345,6 +397,43 @@ fn print_row(cell: &Cell) {
         bytes(measured.serde.peak),
         bytes(measured.parser_only.peak),
     );
+}
+
+/// R of jp's path (borrowed fragments) next to R of the owned-fragment API
+/// (`push` returning a `Vec`, `FragmentAggregator::push`), which is how jp
+/// consumed fragments before issue 14, measured in the same run.
+fn print_owned(cells: &[Cell]) {
+    let rows: Vec<(&Cell, &Measured, &Comparison)> = cells
+        .iter()
+        .filter_map(|cell| {
+            let measured = cell.measured()?;
+            Some((cell, measured, measured.owned.as_ref()?))
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    println!();
+    println!(
+        "Borrowed fragments (jp) vs owned fragments (push + Vec, jp before issue 14), same run"
+    );
+    println!(
+        "{:<12} {:>5} │ {:>9} {:>7} │ {:>9} {:>7} │ {:>8}",
+        "document", "chunk", "serde", "R jp", "serde", "R owned", "owned/jp"
+    );
+    println!("{}", "─".repeat(72));
+    for (cell, measured, owned) in rows {
+        println!(
+            "{:<12} {:>5} │ {:>9} {:>7.2} │ {:>9} {:>7.2} │ {:>8.2}",
+            cell.document,
+            chunk_label(cell.chunk),
+            time(measured.timing.baseline),
+            measured.timing.ratio(),
+            time(owned.baseline),
+            owned.ratio(),
+            owned.subject / measured.timing.subject,
+        );
+    }
 }
 
 /// t(400 KB) / t(200 KB) of the streamed parse; the parser's peak heap at
@@ -481,6 +570,75 @@ fn print_quadratic(settings: &Settings, document: &Document, cells: &[Cell]) {
             format!("{mark}{:.1}x", run.seconds / cell.timing.subject),
         );
     }
+}
+
+/// Hostile arguments pushed whole (issue 14, item 1): the peak heap of
+/// parser and aggregator against the document's size (target: under 4x),
+/// with serde_json's peak for the same document (the value alone costs that
+/// much) and the owned-fragment API's.
+fn print_adversarial() {
+    println!(
+        "Adversarial arguments pushed whole: tiny values {} containers deep (issue 14)",
+        documents::ADVERSARIAL_DEPTH
+    );
+    println!(
+        "peak jp = push_with + push_fragment (jp's path); peak vec = push + push (owned fragments)"
+    );
+    println!(
+        "beyond value = peak minus the value returned (still live at the end): what parsing needed on top"
+    );
+    println!(
+        "{:<9} {:>9} │ {:>10} {:>6} {:>6} │ {:>11} {:>7} │ {:>10} {:>6} {:>7} {:<4} │ {:>10} │ {:>12} {:>6}",
+        "document",
+        "bytes",
+        "peak serde",
+        "/ doc",
+        "value",
+        "peak vec",
+        "/ doc",
+        "peak jp",
+        "/ doc",
+        "target",
+        "",
+        "jp / serde",
+        "jp beyond",
+        "/ doc",
+    );
+    println!("{}", "─".repeat(139));
+    for (name, size) in [("adv_210k", 210_000), ("adv_2m", 2_000_000)] {
+        let text = documents::adversarial(size);
+        let chunks = [text.as_str()];
+        let (expected, serde) = measure(|| serde_json::from_str::<Value>(&text));
+        let (root, usage) = measure(|| streamed(&chunks));
+        let (vec_root, vec_usage) = measure(|| streamed_vec(&chunks));
+        let same = |got: &Result<Option<Value>, ArgParseError>| matches!((&expected, got), (Ok(e), Ok(Some(g))) if e == g);
+        let ratio = |usage: Usage| usage.peak as f64 / text.len() as f64;
+        let jp_ratio = ratio(usage);
+        let beyond = usage.peak.saturating_sub(usage.live);
+        println!(
+            "{:<9} {:>9} │ {:>10} {:>5.1}x {:>5.1}x │ {:>11} {:>6.0}x │ {:>10} {:>5.1}x {:>7} {:<4} │ {:>9.2}x │ {:>12} {:>5.2}x{}",
+            name,
+            text.len(),
+            bytes(serde.peak),
+            ratio(serde),
+            serde.live as f64 / text.len() as f64,
+            bytes(vec_usage.peak),
+            ratio(vec_usage),
+            bytes(usage.peak),
+            jp_ratio,
+            "< 4",
+            if jp_ratio < 4.0 { "ok" } else { "MISS" },
+            usage.peak as f64 / serde.peak as f64,
+            bytes(beyond),
+            beyond as f64 / text.len() as f64,
+            if same(&root) && same(&vec_root) {
+                ""
+            } else {
+                "  FAILED: value differs from serde_json's"
+            },
+        );
+    }
+    println!();
 }
 
 fn print_summary(cells: &[Cell]) -> ExitCode {

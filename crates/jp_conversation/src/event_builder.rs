@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::arguments::{
     ArgParseError, ArgumentsSoFar, FragmentAggregator, IncrementalArgParser, ParserLimits,
-    StreamFragment, ToolCallArgumentProgress,
+    ProgressRef, ToolCallArgumentProgress,
 };
 use crate::event::{
     ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest, json_type_name,
@@ -66,6 +66,43 @@ struct ToolCallBuffer {
     root: Option<Value>,
 }
 
+/// What a visitor of [`EventBuilder::handle_part_with`] can read about the
+/// call a fragment belongs to, as it is after that fragment.
+#[derive(Debug, Clone, Copy)]
+pub struct CallView<'a> {
+    aggregator: &'a FragmentAggregator,
+    root: Option<&'a Value>,
+    bytes: usize,
+    others: &'a EventBuilder,
+}
+
+impl<'a> CallView<'a> {
+    /// The value of the top-level argument `key`, once it is complete (see
+    /// [`EventBuilder::argument`]).
+    #[must_use]
+    pub fn argument(&self, key: &str) -> Option<&'a Value> {
+        match self.root {
+            Some(Value::Object(map)) => map.get(key),
+            Some(_) => None,
+            None => self.aggregator.arguments()?.get(key),
+        }
+    }
+
+    /// How many bytes of argument text the call has received, counting
+    /// the whole chunk being handled.
+    #[must_use]
+    pub fn argument_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The builder's other items: this call is left out while its chunk is
+    /// handled.
+    #[must_use]
+    pub fn others(&self) -> &'a EventBuilder {
+        self.others
+    }
+}
+
 /// A part that does not fit the parts before it at its index: a bug in a
 /// provider decoder, reported instead of guessed around.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -114,7 +151,10 @@ impl EventBuilder {
     /// (empty for anything but a tool call's argument chunk).
     ///
     /// A chunk that makes the arguments invalid is not an error here: the
-    /// call is flushed as invalid and its remaining chunks are ignored.
+    /// call is flushed as invalid and its remaining chunks are ignored. The
+    /// fragments that chunk completed before the invalid byte are handed
+    /// out (and aggregated) all the same: fragments go out as they are
+    /// parsed, never held back for the rest of the chunk.
     ///
     /// # Errors
     ///
@@ -124,15 +164,32 @@ impl EventBuilder {
         index: usize,
         part: EventPart,
     ) -> Result<Vec<ToolCallArgumentProgress>, EventBuilderError> {
+        let mut progress = Vec::new();
+        self.handle_part_with(index, part, |fragment, _| {
+            progress.push(fragment.to_progress());
+        })?;
+        Ok(progress)
+    }
+
+    /// Like [`handle_part`](Self::handle_part), handing each piece of
+    /// argument progress to `visit` instead of collecting it: nothing is
+    /// copied per fragment, so a chunk of many small values nested deep
+    /// costs memory in proportion to its text (issue 14). Alongside each
+    /// piece, `visit` gets a [`CallView`] of the call as it is after that
+    /// fragment.
+    ///
+    /// # Errors
+    ///
+    /// As for [`handle_part`](Self::handle_part).
+    pub fn handle_part_with(
+        &mut self,
+        index: usize,
+        part: EventPart,
+        mut visit: impl FnMut(ProgressRef<'_>, &CallView<'_>),
+    ) -> Result<(), EventBuilderError> {
         match part {
-            EventPart::Message(text) => {
-                self.append_text(index, TextKind::Message, text)?;
-                Ok(Vec::new())
-            }
-            EventPart::Reasoning(text) => {
-                self.append_text(index, TextKind::Reasoning, text)?;
-                Ok(Vec::new())
-            }
+            EventPart::Message(text) => self.append_text(index, TextKind::Message, text),
+            EventPart::Reasoning(text) => self.append_text(index, TextKind::Reasoning, text),
             EventPart::ToolCall(ToolCallPart::Start { id, name }) => {
                 match self.buffers.get(&index) {
                     None => {}
@@ -155,16 +212,26 @@ impl EventBuilder {
                     root: None,
                 };
                 self.buffers.insert(index, Buffer::ToolCall(Box::new(call)));
-                Ok(Vec::new())
+                Ok(())
             }
             EventPart::ToolCall(ToolCallPart::ArgumentChunk(chunk)) => {
-                match self.buffers.get_mut(&index) {
-                    Some(Buffer::ToolCall(call)) => Ok(call.push(&chunk)),
-                    Some(other) => Err(EventBuilderError::KindMismatch {
-                        index,
-                        part: "an argument chunk",
-                        holds: other.kind(),
-                    }),
+                match self.buffers.remove(&index) {
+                    Some(Buffer::ToolCall(mut call)) => {
+                        // Out of the map while it parses, so the visitor
+                        // can look at the other calls.
+                        call.push_with(&chunk, self, &mut visit);
+                        self.buffers.insert(index, Buffer::ToolCall(call));
+                        Ok(())
+                    }
+                    Some(other) => {
+                        let holds = other.kind();
+                        self.buffers.insert(index, other);
+                        Err(EventBuilderError::KindMismatch {
+                            index,
+                            part: "an argument chunk",
+                            holds,
+                        })
+                    }
                     None => Err(EventBuilderError::ChunkWithoutStart { index }),
                 }
             }
@@ -249,6 +316,15 @@ impl EventBuilder {
         }
     }
 
+    /// The tool name of the call at `index`, until it is flushed.
+    #[must_use]
+    pub fn tool_name(&self, index: usize) -> Option<&str> {
+        match self.buffers.get(&index)? {
+            Buffer::ToolCall(call) => Some(&call.name),
+            Buffer::Text(..) => None,
+        }
+    }
+
     /// Whether a tool call is still open (started and not flushed).
     #[must_use]
     pub fn has_open_calls(&self) -> bool {
@@ -325,29 +401,41 @@ enum Ending {
 }
 
 impl ToolCallBuffer {
-    /// Feeds a chunk; after a parse error the call is lost and later chunks
-    /// are ignored (the parser keeps its error for the flush).
-    fn push(&mut self, chunk: &str) -> Vec<ToolCallArgumentProgress> {
-        match self.parser.push(chunk) {
-            Ok(fragments) => self.absorb(fragments),
-            Err(_) => Vec::new(),
-        }
-    }
-
-    fn absorb(&mut self, fragments: Vec<StreamFragment>) -> Vec<ToolCallArgumentProgress> {
-        fragments
-            .into_iter()
-            .map(|fragment| {
-                if let Some(root) = self.aggregator.push_ref(&fragment) {
-                    self.root = Some(root);
-                }
-                ToolCallArgumentProgress {
-                    tool_call_id: self.id.clone(),
-                    tool_name: self.name.clone(),
-                    fragment,
-                }
-            })
-            .collect()
+    /// Feeds a chunk, each fragment to the aggregator and then to `visit`;
+    /// after a parse error the call is lost and later chunks are ignored
+    /// (the parser keeps its error for the flush). `others` is the builder
+    /// without this call.
+    fn push_with(
+        &mut self,
+        chunk: &str,
+        others: &EventBuilder,
+        visit: &mut impl FnMut(ProgressRef<'_>, &CallView<'_>),
+    ) {
+        let bytes = self.parser.bytes_consumed() + chunk.len();
+        let Self {
+            id,
+            name,
+            parser,
+            aggregator,
+            root,
+        } = self;
+        let _ = parser.push_with(chunk, |fragment| {
+            if let Some(value) = aggregator.push_fragment(fragment) {
+                *root = Some(value);
+            }
+            let view = CallView {
+                aggregator,
+                root: root.as_ref(),
+                bytes,
+                others,
+            };
+            let progress = ProgressRef {
+                tool_call_id: id,
+                tool_name: name,
+                fragment,
+            };
+            visit(progress, &view);
+        });
     }
 
     fn finish(mut self, ending: Ending) -> ToolCallRequest {
@@ -375,11 +463,19 @@ impl ToolCallBuffer {
             self.root = Some(Value::Object(Map::new()));
             return None;
         }
-        match self.parser.finish() {
-            Ok(fragments) => {
-                self.absorb(fragments);
+        let Self {
+            parser,
+            aggregator,
+            root,
+            ..
+        } = self;
+        let finished = parser.finish_with(|fragment| {
+            if let Some(value) = aggregator.push_fragment(fragment) {
+                *root = Some(value);
             }
-            Err(error) => return Some(error.into()),
+        });
+        if let Err(error) = finished {
+            return Some(error.into());
         }
         if let Some(error) = self.aggregator.error() {
             return Some(ArgumentsError::Assembly(error.clone()));

@@ -19,14 +19,15 @@ pub mod store;
 
 pub use arguments::{
     AggregateError, ArgParseError, ArgumentsSoFar, DuplicateKey, EmptyKind, Found,
-    FragmentAggregator, IncrementalArgParser, JsonPointer, Limit, ParserLimits, Scalar,
-    StreamFragment, ToolCallArgumentProgress, TruncatedIn,
+    FragmentAggregator, FragmentPath, FragmentRef, IncrementalArgParser, JsonPointer, Leaf, Limit,
+    ParserLimits, PathIter, PathSegment, ProgressRef, Scalar, StreamFragment,
+    ToolCallArgumentProgress, TruncatedIn,
 };
 pub use conversation::{
     ConfigDelta, ConversationEvent, EventKind, PolicyDenial, RanWith, ResponseStatus,
     ToolCallResponse,
 };
 pub use event::{ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest};
-pub use event_builder::{EventBuilder, EventBuilderError};
+pub use event_builder::{CallView, EventBuilder, EventBuilderError};
 pub use policy_watch::PolicyWatch;
 pub use store::{Conversation, ConversationLock, Store, StoreError};

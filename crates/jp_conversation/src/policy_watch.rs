@@ -7,12 +7,12 @@
 //! (`/patterns/path`) is collected here from its fragments, only while some
 //! undecided rule still wants it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use jp_config::policy::{Decision, Piece, Segment, StreamingPolicyState, Workspace};
+use jp_config::policy::{Decision, Piece, Segment, Step, StreamingPolicyState, Workspace};
 use serde_json::Value;
 
-use crate::arguments::{EmptyKind, StreamFragment, ToolCallArgumentProgress};
+use crate::arguments::{EmptyKind, FragmentRef, Leaf, PathSegment, ToolCallArgumentProgress};
 
 /// One call's streaming policy evaluation.
 #[derive(Debug)]
@@ -20,15 +20,33 @@ pub struct PolicyWatch {
     state: StreamingPolicyState,
     /// Nested values being collected, by their place.
     collecting: HashMap<Vec<Segment>, Value>,
+    /// The top-level arguments some rule walks into; `None` when a rule
+    /// walks into every one (its condition starts with `[]`). Pieces of
+    /// other arguments are skipped without building their place, which
+    /// for a value nested deep costs a key per level.
+    walked: Option<HashSet<String>>,
 }
 
 impl PolicyWatch {
     /// Watches a call under `state`'s policy.
     #[must_use]
     pub fn new(state: StreamingPolicyState) -> Self {
+        let mut walked = Some(HashSet::new());
+        for rule in state.policy().rules() {
+            match rule.condition.as_ref().and_then(|c| c.steps().first()) {
+                Some(Step::Member(name)) => {
+                    if let Some(walked) = &mut walked {
+                        walked.insert(name.clone());
+                    }
+                }
+                Some(Step::Each) => walked = None,
+                None => {}
+            }
+        }
         Self {
             state,
             collecting: HashMap::new(),
+            walked,
         }
     }
 
@@ -41,16 +59,28 @@ impl PolicyWatch {
         argument: impl FnOnce(&str) -> Option<&'v Value>,
         workspace: &Workspace,
     ) -> Option<&Decision> {
+        self.feed_fragment(progress.fragment.view(), argument, workspace)
+    }
+
+    /// [`feed`](Self::feed) for a borrowed fragment, as
+    /// [`EventBuilder::handle_part_with`](crate::EventBuilder::handle_part_with)
+    /// hands them out. Nothing is kept of a fragment no undecided rule
+    /// wants.
+    pub fn feed_fragment<'v>(
+        &mut self,
+        fragment: FragmentRef<'_>,
+        argument: impl FnOnce(&str) -> Option<&'v Value>,
+        workspace: &Workspace,
+    ) -> Option<&Decision> {
         if self.state.decision().is_some() {
             return None;
         }
-        let fragment = &progress.fragment;
-        let StreamFragment::ObjectEntry { key, value } = fragment else {
+        let Some(PathSegment::Key(key)) = fragment.path().first() else {
             // The root itself (not an object, or its end): the batch
             // evaluation at the end settles it.
             return None;
         };
-        if matches!(**value, StreamFragment::Done) {
+        if fragment.depth() == 1 && fragment.is_done() {
             let value = argument(key)?;
             return self.state.parameter_done(key, value, workspace);
         }
@@ -58,27 +88,33 @@ impl PolicyWatch {
             // A piece of a top-level scalar or string: only its end counts.
             return None;
         }
-        let (path, leaf) = place(fragment);
+        if self
+            .walked
+            .as_ref()
+            .is_some_and(|walked| !walked.contains(key))
+        {
+            // No rule looks inside this argument; its end is fed above.
+            return None;
+        }
+        let path = place(fragment);
+        let leaf = fragment.leaf();
         let piece = match leaf {
-            StreamFragment::Done => None,
-            StreamFragment::Empty(EmptyKind::Array) => Some(Piece::EmptyArray),
-            StreamFragment::Empty(EmptyKind::Object) => Some(Piece::EmptyObject),
+            Leaf::Done => None,
+            Leaf::Empty(EmptyKind::Array) => Some(Piece::EmptyArray),
+            Leaf::Empty(EmptyKind::Object) => Some(Piece::EmptyObject),
             _ => Some(Piece::Value),
         };
         if let Some(piece) = piece {
             self.state.seen(&path, piece);
         }
-        if matches!(leaf, StreamFragment::Done) {
-            let value = self.collecting.remove(&path)?;
-            return self.state.element_done(&path, &value, workspace);
-        }
         let piece = match leaf {
-            StreamFragment::String(text) => Value::String(text.clone()),
-            StreamFragment::Scalar(scalar) => Value::from(scalar.clone()),
-            StreamFragment::Empty(kind) => kind.value(),
-            // A container where a rule expects a value: the parameter's end
-            // settles it.
-            _ => return None,
+            Leaf::Done => {
+                let value = self.collecting.remove(&path)?;
+                return self.state.element_done(&path, &value, workspace);
+            }
+            Leaf::String(text) => Value::String(text.to_owned()),
+            Leaf::Scalar(scalar) => Value::from(scalar.clone()),
+            Leaf::Empty(kind) => kind.value(),
         };
         if let Some(Value::String(held)) = self.collecting.get_mut(&path) {
             if let Value::String(more) = piece {
@@ -93,23 +129,16 @@ impl PolicyWatch {
     }
 }
 
-/// The place a fragment addresses, and its innermost part.
-fn place(fragment: &StreamFragment) -> (Vec<Segment>, &StreamFragment) {
-    let mut path = Vec::with_capacity(fragment.depth());
-    let mut fragment = fragment;
-    loop {
-        match fragment {
-            StreamFragment::ObjectEntry { key, value } => {
-                path.push(Segment::Key(key.clone()));
-                fragment = value;
-            }
-            StreamFragment::ArrayItem { index, value } => {
-                path.push(Segment::Index(*index));
-                fragment = value;
-            }
-            leaf => return (path, leaf),
-        }
-    }
+/// The place a fragment addresses.
+fn place(fragment: FragmentRef<'_>) -> Vec<Segment> {
+    fragment
+        .path()
+        .iter()
+        .map(|segment| match segment {
+            PathSegment::Key(key) => Segment::Key(key.to_owned()),
+            PathSegment::Index(index) => Segment::Index(index),
+        })
+        .collect()
 }
 
 #[cfg(test)]

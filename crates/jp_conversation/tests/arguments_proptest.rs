@@ -844,3 +844,129 @@ fn depth_limit_around_serde_json_recursion_limit() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// The borrowing API (issue 14)
+// ---------------------------------------------------------------------------
+
+/// The fragments `push_with` and `finish_with` hand out, made owned.
+fn run_with(chunks: &[&str]) -> (Vec<Vec<StreamFragment>>, Result<(), ArgParseError>) {
+    let mut parser = IncrementalArgParser::new();
+    let mut pushes = Vec::new();
+    let result = chunks
+        .iter()
+        .try_for_each(|chunk| {
+            let mut out = Vec::new();
+            let pushed = parser.push_with(chunk, |f| out.push(f.to_fragment()));
+            pushes.push(out);
+            pushed
+        })
+        .and_then(|()| {
+            let mut out = Vec::new();
+            let finished = parser.finish_with(|f| out.push(f.to_fragment()));
+            pushes.push(out);
+            finished
+        });
+    (pushes, result)
+}
+
+/// The value `push_fragment` builds from the borrowed fragments of
+/// `push_with`, the way jp consumes them.
+fn aggregate_with(chunks: &[&str]) -> Result<Option<Value>, ArgParseError> {
+    let mut parser = IncrementalArgParser::new();
+    let mut aggregator = FragmentAggregator::new();
+    let mut root = None;
+    for chunk in chunks {
+        parser.push_with(chunk, |f| {
+            if let Some(value) = aggregator.push_fragment(f) {
+                root = Some(value);
+            }
+        })?;
+    }
+    parser.finish_with(|f| {
+        if let Some(value) = aggregator.push_fragment(f) {
+            root = Some(value);
+        }
+    })?;
+    assert_eq!(aggregator.error(), None);
+    Ok(root)
+}
+
+/// Hostile arguments as issue 14 describes them: tiny values in one array
+/// nested `depth` containers deep, `count` of them, cycling through `items`.
+fn adversarial(depth: usize, count: usize, items: &[&str]) -> String {
+    let mut text = String::new();
+    let mut close = Vec::new();
+    for level in 1..depth {
+        if level % 2 == 1 {
+            text.push_str("{\"k\":");
+            close.push('}');
+        } else {
+            text.push('[');
+            close.push(']');
+        }
+    }
+    text.push('[');
+    close.push(']');
+    let values: Vec<&str> = items.iter().cycle().take(count).copied().collect();
+    text.push_str(&values.join(","));
+    text.extend(close.iter().rev());
+    text
+}
+
+const TINY: [&str; 9] = [
+    "0",
+    "1",
+    "true",
+    "false",
+    "null",
+    "\"a\"",
+    "\"bc\"",
+    "{\"k\":1}",
+    "[2]",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+    /// `push_with` hands out exactly the fragments `push` returns, push by
+    /// push (RFD 043's protocol is unchanged), and `push_fragment` builds
+    /// serde_json's value from them.
+    #[test]
+    fn borrowed_fragments_are_the_owned_ones(doc in document(), chunking in chunking()) {
+        let expected: Value = serde_json::from_str(&doc.text).expect("generated text is JSON");
+        let chunks = chunks(&doc.text, &chunking);
+        let owned = run(&chunks);
+        let (borrowed, result) = run_with(&chunks);
+        prop_assert_eq!(&result, &owned.result);
+        prop_assert_eq!(&borrowed, &owned.pushes);
+        prop_assert_eq!(aggregate_with(&chunks), Ok(Some(expected)));
+    }
+
+    /// Tiny values nested 100 to 127 deep (serde_json's limit), pushed
+    /// whole as Ollama sends them: the value is serde_json's, through the
+    /// borrowing API and through the owned one.
+    #[test]
+    fn adversarial_documents_pushed_whole_match_serde_json(
+        depth in 100usize..=126,
+        count in 1usize..400,
+        first in 0usize..TINY.len(),
+    ) {
+        let items: Vec<&str> = TINY.iter().cycle().skip(first).take(TINY.len()).copied().collect();
+        let text = adversarial(depth, count, &items);
+        let expected: Value = serde_json::from_str(&text).expect("generated text is JSON");
+        prop_assert_eq!(aggregate_with(&[text.as_str()]), Ok(Some(expected.clone())));
+        let (value, _) = aggregate(&run(&[text.as_str()])).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(value, Some(expected));
+    }
+}
+
+/// A 200 KB adversarial document, 120 deep, pushed whole: serde_json's
+/// value through the borrowing API.
+#[test]
+fn a_large_adversarial_document_pushed_whole_matches_serde_json() {
+    let text = adversarial(120, 45_000, &TINY);
+    assert!(text.len() > 200_000, "{}", text.len());
+    let expected: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(aggregate_with(&[text.as_str()]), Ok(Some(expected)));
+}

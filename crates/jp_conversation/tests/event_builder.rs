@@ -379,3 +379,64 @@ fn recorded_anthropic_stream_builds_the_recorded_call() {
         .collect();
     assert_eq!(arguments, vec![json!({"bar": "foo", "foo": "foo"})]);
 }
+
+/// `handle_part_with` hands out the progress `handle_part` returns, and
+/// with each piece a view of the call as it is after that piece: the
+/// top-level arguments complete by then, the call's bytes counting the
+/// chunk being handled, and the other calls (issue 14).
+#[test]
+fn handle_part_with_hands_out_the_same_progress_with_a_view_of_the_call() {
+    let text = r#"{"path":"a.rs","n":[1,2],"x":"yz"}"#;
+    let mut owned = EventBuilder::new();
+    owned.handle_part(0, start("c", "t")).unwrap();
+    let expected: Vec<String> = owned
+        .handle_part(0, chunk(text))
+        .unwrap()
+        .iter()
+        .map(|p| format!("{} {} {}", p.tool_call_id, p.tool_name, p.fragment))
+        .collect();
+
+    let mut builder = EventBuilder::new();
+    builder.handle_part(0, start("c", "t")).unwrap();
+    builder.handle_part(1, start("d", "u")).unwrap();
+    builder.handle_part(1, chunk(r#"{"a":"#)).unwrap();
+    let mut seen = Vec::new();
+    builder
+        .handle_part_with(0, chunk(text), |progress, view| {
+            seen.push(format!(
+                "{} {} {}",
+                progress.tool_call_id, progress.tool_name, progress.fragment
+            ));
+            if let Some(key) = progress.fragment.completes_argument() {
+                seen.push(format!(
+                    "  {key} = {} ({} bytes; other call: {} bytes)",
+                    view.argument(key).unwrap(),
+                    view.argument_bytes(),
+                    view.others().argument_bytes(1),
+                ));
+            }
+        })
+        .unwrap();
+    let arguments: Vec<&str> = seen
+        .iter()
+        .filter(|line| line.starts_with("  "))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        arguments,
+        [
+            "  path = \"a.rs\" (34 bytes; other call: 5 bytes)",
+            "  n = [1,2] (34 bytes; other call: 5 bytes)",
+            "  x = \"yz\" (34 bytes; other call: 5 bytes)",
+        ]
+    );
+    let progress: Vec<String> = seen
+        .into_iter()
+        .filter(|line| !line.starts_with("  "))
+        .collect();
+    assert_eq!(progress, expected);
+    assert_eq!(
+        Value::Object(flush_call(&mut builder, 0).arguments().unwrap().clone()),
+        json!({"path": "a.rs", "n": [1, 2], "x": "yz"})
+    );
+}

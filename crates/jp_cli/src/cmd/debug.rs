@@ -75,9 +75,15 @@ fn stream_args(
         }
         let chunk = &text[start..end];
         let part = EventPart::ToolCall(ToolCallPart::ArgumentChunk(chunk.to_owned()));
-        for progress in builder.handle_part(0, part)? {
-            writeln!(out, "{tool} {}", progress.fragment)?;
-        }
+        // Each fragment is printed as it is parsed, never collected, as
+        // `jp query` handles them (issue 14).
+        let mut written = Ok(());
+        builder.handle_part_with(0, part, |progress, _| {
+            if written.is_ok() {
+                written = writeln!(out, "{tool} {}", progress.fragment);
+            }
+        })?;
+        written?;
         start = end;
     }
     let Some(FlushedEvent::ToolCallRequest(call)) = builder.handle_flush(0) else {

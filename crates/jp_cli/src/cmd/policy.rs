@@ -101,10 +101,13 @@ pub(crate) fn parse_arguments(tool: &str, text: &str) -> Result<serde_json::Valu
         name: tool.to_owned(),
     });
     builder.handle_part(0, start).map_err(|e| e.to_string())?;
+    // The fragments are not wanted, only the call: none is collected, so
+    // deeply nested arguments cost no more than their value (issue 14).
     builder
-        .handle_part(
+        .handle_part_with(
             0,
             EventPart::ToolCall(ToolCallPart::ArgumentChunk(text.to_owned())),
+            |_, _| {},
         )
         .map_err(|e| e.to_string())?;
     let Some(FlushedEvent::ToolCallRequest(call)) = builder.handle_flush(0) else {

@@ -19,10 +19,11 @@ use futures_util::StreamExt as _;
 use futures_util::future::LocalBoxFuture;
 use futures_util::stream::FuturesUnordered;
 use jp_config::AppConfig;
+use jp_config::tool::argument_limit;
 use jp_config::validate::resolve_model_id;
 use jp_conversation::{
-    Conversation, ConversationEvent, ConversationLock, EventKind, ResponseStatus, Store,
-    StreamFragment, ToolCallRequest, ToolCallResponse,
+    Conversation, ConversationEvent, ConversationLock, EventKind, ProgressRef, ResponseStatus,
+    Store, ToolCallRequest, ToolCallResponse,
 };
 use jp_llm::{ChatRequest, Provider};
 use tokio_util::sync::CancellationToken;
@@ -45,6 +46,9 @@ enum Settled {
     Verdict(usize, Verdict),
     /// The answer to a prompt opened while its arguments streamed.
     Early(usize, Answer),
+    /// A prompt opened while its arguments streamed was closed unanswered:
+    /// the call was refused meanwhile (its arguments grew too large).
+    Withdrawn,
 }
 
 /// Prompts still open for calls of the current response.
@@ -53,6 +57,18 @@ type Pending<'t> = FuturesUnordered<LocalBoxFuture<'t, Settled>>;
 /// A prompt's request to page call number `.0`'s arguments so far (`v`):
 /// the turn holds them, not the prompt, so it answers on `.1`.
 type ViewRequest = (usize, tokio::sync::oneshot::Sender<Option<String>>);
+
+/// A streaming call as it is after a piece of its arguments, for
+/// [`Session::on_progress`]: what the turn knows of it, read without the turn
+/// (which is busy parsing while the piece is handed out).
+struct CallState<'a> {
+    /// A completed top-level argument's value.
+    argument: &'a dyn Fn(&str) -> Option<&'a serde_json::Value>,
+    /// Bytes of argument text received.
+    bytes: usize,
+    /// The other calls still streaming and their bytes.
+    others: (usize, usize),
+}
 
 /// The calls of one response, by their number in it, as they are decided.
 struct Calls<'t> {
@@ -67,6 +83,11 @@ struct Calls<'t> {
     complete: HashMap<usize, ToolCallRequest>,
     /// The verdicts, for `RunTools`.
     verdicts: HashMap<usize, Verdict>,
+    /// Closes the early prompt of a call, when one is open.
+    withdraw: HashMap<usize, CancellationToken>,
+    /// Whether a prompt was withdrawn: it leaves the terminal on its own
+    /// thread, so what the turn prints next waits for it.
+    withdrawn: bool,
     /// Calls a stateful policy denied before they were put to the user,
     /// recorded (as `policy_denied`) with their response.
     denials: HashMap<usize, crate::stateful::Denial>,
@@ -100,6 +121,8 @@ impl<'t> Calls<'t> {
             early: HashMap::new(),
             complete: HashMap::new(),
             verdicts: HashMap::new(),
+            withdraw: HashMap::new(),
+            withdrawn: false,
             denials: HashMap::new(),
         }
     }
@@ -758,6 +781,11 @@ impl Session {
                             }
                         }
                     }
+                    if calls.withdrawn {
+                        // A withdrawn question leaves the terminal before
+                        // anything else is printed below it.
+                        prompts.closed().await;
+                    }
                     let mut stopped = false;
                     // Config changes the tools' grants allowed, committed
                     // together when every call of this response is done.
@@ -1062,7 +1090,32 @@ impl Session {
                 // drops the stream, which closes the connection: that stops
                 // generation and billing.
                 ends |= !matches!(input, Input::Event(_) | Input::Abandon { .. });
-                for action in turn.handle(input) {
+                let actions = turn.handle_with(input, &mut |call, progress, view| {
+                    let known = |key: &str| view.argument(key);
+                    let state = CallState {
+                        argument: &known,
+                        bytes: view.argument_bytes(),
+                        others: view.others_streaming(),
+                    };
+                    self.on_progress(
+                        call,
+                        progress,
+                        &state,
+                        calls,
+                        pending,
+                        tools,
+                        prompts,
+                        &mut abandon,
+                    );
+                });
+                for action in actions {
+                    if let Action::ToolCallStarted { call, name, .. } = &action {
+                        let limit = argument_limit(&self.config.conversation.tools, name);
+                        turn.limit_arguments(
+                            *call,
+                            usize::try_from(limit.bytes).unwrap_or(usize::MAX),
+                        );
+                    }
                     match action {
                         Action::RunTools(_)
                         | Action::Request { .. }
@@ -1177,8 +1230,9 @@ impl Session {
                             others_bytes,
                             "decided while streaming"
                         );
+                        let known = |key: &str| turn.argument(call, key).cloned();
                         self.act_early(
-                            call, decision, calls, pending, tools, prompts, turn, abandon,
+                            call, decision, calls, pending, tools, prompts, &known, abandon,
                         );
                     }
                     Some(Err(watch)) => {
@@ -1187,51 +1241,47 @@ impl Session {
                 }
             }
             Action::ArgumentProgress { call, progress } => {
-                tracing::trace!(?progress, "argument progress");
-                if !self.hidden(&progress.tool_name)
-                    && let Some(renderer) = &mut self.renderer
-                {
-                    let lines = renderer.progress(&progress);
-                    self.print_lines(lines);
+                let known = |key: &str| turn.argument(call, key);
+                let state = CallState {
+                    argument: &known,
+                    bytes: turn.argument_bytes(call),
+                    others: turn.others_streaming(call),
+                };
+                self.on_progress(
+                    call,
+                    progress.view(),
+                    &state,
+                    calls,
+                    pending,
+                    tools,
+                    prompts,
+                    abandon,
+                );
+            }
+            Action::ArgumentsTooLarge {
+                call,
+                tool,
+                limit,
+                bytes,
+            } => {
+                tracing::debug!(call, %tool, limit, bytes, "arguments over the limit");
+                let id = calls
+                    .started
+                    .get(&call)
+                    .map(|(id, _)| id.clone())
+                    .unwrap_or_default();
+                let key = argument_limit(&self.config.conversation.tools, &tool).key;
+                let verdict = tools::too_large(&id, &tool, limit, &key);
+                // Decided now, whatever was pending for it: a question
+                // still open about it is withdrawn. The call is ended next,
+                // and its `Decide` takes this answer.
+                if let Some(withdrawn) = calls.withdraw.remove(&call) {
+                    withdrawn.cancel();
                 }
-                if let Some(Early::Watching(watch)) = calls.early.get_mut(&call)
-                    && let Some(decision) = watch
-                        .feed(&progress, |key| turn.argument(call, key), tools.workspace())
-                        .cloned()
-                {
-                    // With the other calls still streaming then, so a log
-                    // shows what a decision came before.
-                    let (others, others_bytes) = turn.others_streaming(call);
-                    tracing::debug!(
-                        call,
-                        tool = %progress.tool_name,
-                        mode = %decision.mode,
-                        bytes = turn.argument_bytes(call),
-                        others,
-                        others_bytes,
-                        "decided while streaming"
-                    );
-                    self.act_early(
-                        call, decision, calls, pending, tools, prompts, turn, abandon,
-                    );
-                }
-                // A question held for a stateful policy's argument: asked
-                // (or denied) once it is in.
-                // Only at the end of one it waits for: the builder may be
-                // further on than this fragment, the renderer is not.
-                if let Some(Early::Held(_)) = calls.early.get(&call)
-                    && let StreamFragment::ObjectEntry { key, value } = &progress.fragment
-                    && matches!(**value, StreamFragment::Done)
-                    && tools.stateful_waits_on(&progress.tool_name, key)
-                    && !tools.stateful_waits(&progress.tool_name, &|key| {
-                        turn.argument(call, key).cloned()
-                    })
-                    && let Some(Early::Held(decision)) = calls.early.remove(&call)
-                {
-                    self.act_early(
-                        call, decision, calls, pending, tools, prompts, turn, abandon,
-                    );
-                }
+                calls.tickets.release(call);
+                calls
+                    .early
+                    .insert(call, Early::Answered(Answer::NotRun(verdict)));
             }
             Action::Record(kind) => self.record(kind)?,
             Action::Decide { call, request } => {
@@ -1271,6 +1321,67 @@ impl Session {
         Ok(())
     }
 
+    /// A piece of call number `call`'s arguments arrived: show it, feed the
+    /// streaming policy, and act on a decision it made. `state` is the call
+    /// as it is after this piece. Nothing of the piece is kept past this
+    /// call (issue 14).
+    #[allow(clippy::too_many_arguments)]
+    fn on_progress<'t>(
+        &mut self,
+        call: usize,
+        progress: ProgressRef<'_>,
+        state: &CallState<'_>,
+        calls: &mut Calls<'t>,
+        pending: &mut Pending<'t>,
+        tools: &'t ToolCoordinator<'_>,
+        prompts: &'t Prompts,
+        abandon: &mut Vec<usize>,
+    ) {
+        tracing::trace!(?progress, "argument progress");
+        if !self.hidden(progress.tool_name)
+            && let Some(renderer) = &mut self.renderer
+        {
+            let lines = renderer.progress_ref(progress);
+            self.print_lines(lines);
+        }
+        let known = |key: &str| (state.argument)(key).cloned();
+        if let Some(Early::Watching(watch)) = calls.early.get_mut(&call)
+            && let Some(decision) = watch
+                .feed_fragment(progress.fragment, state.argument, tools.workspace())
+                .cloned()
+        {
+            // With the other calls still streaming then, so a log
+            // shows what a decision came before.
+            let (others, others_bytes) = state.others;
+            tracing::debug!(
+                call,
+                tool = %progress.tool_name,
+                mode = %decision.mode,
+                bytes = state.bytes,
+                others,
+                others_bytes,
+                "decided while streaming"
+            );
+            self.act_early(
+                call, decision, calls, pending, tools, prompts, &known, abandon,
+            );
+        }
+        // A question held for a stateful policy's argument: asked
+        // (or denied) once it is in.
+        // Only at the end of one it waits for: the builder may be
+        // further on than this fragment, the renderer is not.
+        if let Some(Early::Held(_)) = calls.early.get(&call)
+            && let Some(key) = progress.fragment.completes_argument()
+            && tools.stateful_waits_on(progress.tool_name, key)
+            && !tools.stateful_waits(progress.tool_name, &known)
+            && let Some(Early::Held(decision)) = calls.early.remove(&call)
+        {
+            self.act_early(
+                call, decision, calls, pending, tools, prompts, &known, abandon,
+            );
+        }
+    }
+
     /// Acts on a decision made while call number `call` streams.
     #[allow(clippy::too_many_arguments)]
     fn act_early<'t>(
@@ -1281,14 +1392,13 @@ impl Session {
         pending: &mut Pending<'t>,
         tools: &'t ToolCoordinator<'_>,
         prompts: &'t Prompts,
-        turn: &TurnCoordinator,
+        known: &dyn Fn(&str) -> Option<serde_json::Value>,
         abandon: &mut Vec<usize>,
     ) {
         let Some((id, name)) = calls.started.get(&call).cloned() else {
             return;
         };
-        let known = |key: &str| turn.argument(call, key).cloned();
-        match tools.early(&id, &name, decision, prompts, &known) {
+        match tools.early(&id, &name, decision, prompts, known) {
             EarlyStep::Keep(decision) => {
                 if decision.mode == jp_config::policy::Mode::Unattended {
                     // It runs unasked: the final check can refuse it, never
@@ -1307,14 +1417,14 @@ impl Session {
             }
             EarlyStep::Ask(decision) => {
                 // The question waits for what the stateful policies check.
-                if tools.stateful_waits(&name, &known) {
+                if tools.stateful_waits(&name, known) {
                     calls.early.insert(call, Early::Held(decision));
                     return;
                 }
                 // Not asked about when a stateful policy will deny it
                 // whatever the user says: it ends now, like a decline.
                 if calls.nothing_runs_before(call)
-                    && let Some(denial) = tools.stateful_check_partial(&name, &known)
+                    && let Some(denial) = tools.stateful_check_partial(&name, known)
                 {
                     let verdict = tools::denied(&id, &name, &denial);
                     calls.tickets.release(call);
@@ -1334,6 +1444,8 @@ impl Session {
                 // The place in line taken when the call started.
                 let ticket = calls.tickets.take(call);
                 let views = calls.view_requests.clone();
+                let withdrawn = CancellationToken::new();
+                calls.withdraw.insert(call, withdrawn.clone());
                 pending.push(Box::pin(async move {
                     // `v`: the turn sends the arguments so far.
                     let view = || {
@@ -1344,10 +1456,12 @@ impl Session {
                             answer.await.ok().flatten()
                         }
                     };
-                    let answer = tools
-                        .confirm_early(&id, &name, &shown, decision, ticket, view)
-                        .await;
-                    Settled::Early(call, answer)
+                    tokio::select! {
+                        answer = tools.confirm_early(&id, &name, &shown, decision, ticket, view) => {
+                            Settled::Early(call, answer)
+                        }
+                        () = withdrawn.cancelled() => Settled::Withdrawn,
+                    }
                 }));
             }
         }
@@ -1380,6 +1494,8 @@ impl Session {
     ) {
         match settled {
             Settled::Verdict(call, verdict) => self.settle(calls, call, verdict),
+            // Its verdict is kept already.
+            Settled::Withdrawn => calls.withdrawn = true,
             Settled::Early(call, answer) => {
                 if let Some(request) = calls.complete.remove(&call) {
                     let decided = tools.decide_after(&request, prompts, Some(answer));

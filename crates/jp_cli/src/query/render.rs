@@ -23,8 +23,11 @@ mod text;
 
 use std::collections::HashMap;
 
+#[cfg(test)]
+use jp_conversation::ToolCallArgumentProgress;
 use jp_conversation::{
-    EmptyKind, StreamFragment, ToolCallArgumentProgress, ToolCallRequest, ToolCallResponse,
+    EmptyKind, FragmentRef, Leaf as FragmentLeaf, PathSegment, ProgressRef, ToolCallRequest,
+    ToolCallResponse,
 };
 
 pub use full::full_arguments;
@@ -217,7 +220,14 @@ impl ToolRenderer {
     }
 
     /// A fragment of a call's arguments arrived: the lines now complete.
+    #[cfg(test)]
     pub fn progress(&mut self, progress: &ToolCallArgumentProgress) -> Vec<Line> {
+        self.progress_ref(progress.view())
+    }
+
+    /// [`progress`](Self::progress) for a borrowed fragment; nothing of it
+    /// is kept but what the display needs (issue 14).
+    pub fn progress_ref(&mut self, progress: ProgressRef<'_>) -> Vec<Line> {
         let RenderOptions {
             format,
             show_arguments: show,
@@ -225,12 +235,12 @@ impl ToolRenderer {
             width,
             ..
         } = self.options;
-        let switched = self.last.as_deref() != Some(progress.tool_call_id.as_str());
-        let Some(call) = self.calls.get_mut(&progress.tool_call_id) else {
+        let switched = self.last.as_deref() != Some(progress.tool_call_id);
+        let Some(call) = self.calls.get_mut(progress.tool_call_id) else {
             return Vec::new();
         };
         let mut lines = Vec::new();
-        let (top, leaf, path, in_pattern) = walk(&progress.fragment, format);
+        let (top, leaf, path, in_pattern) = walk(progress.fragment, format);
         if let Some(top) = &top
             && call.arguments.last().is_none_or(|(key, _)| key != top)
         {
@@ -246,7 +256,7 @@ impl ToolRenderer {
                         _ => ("  │ ", Style::Dim),
                     };
                     Text {
-                        path_is_top: path_is_top(&progress.fragment),
+                        path_is_top: path_is_top(progress.fragment),
                         path: path.clone(),
                         short: String::new(),
                         long: false,
@@ -272,7 +282,7 @@ impl ToolRenderer {
                 }
             }
             Leaf::Value(value) => {
-                if path_is_top(&progress.fragment) {
+                if path_is_top(progress.fragment) {
                     finish_argument(call, &top, cut(&value, 40));
                 }
                 // The root itself (`{}`) has no line.
@@ -298,7 +308,7 @@ impl ToolRenderer {
                     if is_top {
                         finish_argument(call, &top, summary);
                     }
-                } else if progress_completes_top(&progress.fragment)
+                } else if progress.fragment.completes_argument().is_some()
                     && call
                         .arguments
                         .last()
@@ -317,7 +327,7 @@ impl ToolRenderer {
             style: Style::Header,
             text: format!("  [{} #{}]", sanitize(&call.name), call.number),
         });
-        self.last = Some(progress.tool_call_id.clone());
+        self.last = Some(progress.tool_call_id.to_owned());
         self.wrap(marker.into_iter().chain(lines).collect())
     }
 
@@ -571,9 +581,8 @@ fn finish_argument(call: &mut Call, top: &Option<String>, shown: String) {
 }
 
 /// Whether the fragment's leaf is a top-level argument itself.
-fn path_is_top(fragment: &StreamFragment) -> bool {
-    matches!(fragment, StreamFragment::ObjectEntry { value, .. }
-        if !matches!(**value, StreamFragment::ObjectEntry { .. } | StreamFragment::ArrayItem { .. }))
+fn path_is_top(fragment: FragmentRef<'_>) -> bool {
+    fragment.depth() == 1 && matches!(fragment.path().first(), Some(PathSegment::Key(_)))
 }
 
 /// What a fragment's leaf is.
@@ -588,19 +597,18 @@ enum Leaf<'a> {
 /// The fragment's top-level key, its leaf, the leaf's display path, and
 /// the key inside a `patterns[i]` item it is under (for the diff).
 fn walk(
-    fragment: &StreamFragment,
+    fragment: FragmentRef<'_>,
     format: CallFormat,
 ) -> (Option<String>, Leaf<'_>, String, Option<&str>) {
     let mut path = String::new();
     let mut top = None;
     let mut keys: Vec<&str> = Vec::new();
     let mut depth = 0;
-    let mut at = fragment;
-    loop {
-        match at {
-            StreamFragment::ObjectEntry { key, value } => {
+    for segment in fragment.path().iter() {
+        match segment {
+            PathSegment::Key(key) => {
                 if top.is_none() {
-                    top = Some(key.clone());
+                    top = Some(key.to_owned());
                 }
                 match format {
                     CallFormat::FunctionCall if path.is_empty() => path.push_str(key),
@@ -613,18 +621,21 @@ fn walk(
                         path.push_str(&key.replace('~', "~0").replace('/', "~1"));
                     }
                 }
-                keys.push(key);
-                at = value;
+                // Only the first three keys matter (`patterns`, an item,
+                // `old` or `new`): a deep path costs no more.
+                if keys.len() <= 3 {
+                    keys.push(key);
+                }
             }
-            StreamFragment::ArrayItem { index, value } => {
+            PathSegment::Index(index) => {
                 match format {
                     CallFormat::FunctionCall => path.push_str(&format!("[{index}]")),
                     CallFormat::Json => path.push_str(&format!("/{index}")),
                 }
-                keys.push("[]");
-                at = value;
+                if keys.len() <= 3 {
+                    keys.push("[]");
+                }
             }
-            _ => break,
         }
         depth += 1;
     }
@@ -639,25 +650,20 @@ fn walk(
         ["patterns", "[]", last] if matches!(*last, "old" | "new") => Some(*last),
         _ => None,
     };
-    let leaf = match at {
-        StreamFragment::String(text) => Leaf::Text(text),
-        StreamFragment::Scalar(scalar) => {
+    let leaf = match fragment.leaf() {
+        FragmentLeaf::String(text) => Leaf::Text(text),
+        FragmentLeaf::Scalar(scalar) => {
             Leaf::Value(serde_json::Value::from(scalar.clone()).to_string())
         }
-        StreamFragment::Empty(kind) => Leaf::Value(match kind {
+        FragmentLeaf::Empty(kind) => Leaf::Value(match kind {
             EmptyKind::String => "\"\"".to_owned(),
             EmptyKind::Array => "[]".to_owned(),
             EmptyKind::Object => "{}".to_owned(),
         }),
-        StreamFragment::Done if depth > 0 => Leaf::Done,
-        _ => Leaf::Inside,
+        FragmentLeaf::Done if depth > 0 => Leaf::Done,
+        FragmentLeaf::Done => Leaf::Inside,
     };
     (top, leaf, path, in_pattern)
-}
-
-/// Whether the fragment is the `Done` of a top-level argument.
-fn progress_completes_top(fragment: &StreamFragment) -> bool {
-    matches!(fragment, StreamFragment::ObjectEntry { value, .. } if matches!(**value, StreamFragment::Done))
 }
 
 #[cfg(test)]

@@ -10,8 +10,10 @@
 //! decisions 1 and 7), or when they do not fit the tool's parameters;
 //! otherwise `policy.run` decides: `unattended` runs, `ask` and `edit`
 //! prompt (and are declined when no prompt is possible, decision 6), `skip`
-//! answers "skipped" without running. Every call gets exactly one
-//! [`ToolCallResponse`].
+//! answers "skipped" without running. Before any of that, a call whose
+//! arguments grow past the tool's `max_argument_bytes` is refused while
+//! it streams, and the stream is stopped as for an early decline (issue 14,
+//! [`too_large`]). Every call gets exactly one [`ToolCallResponse`].
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -1273,6 +1275,20 @@ pub fn denied(id: &str, name: &str, denial: &Denial) -> Verdict {
             format!("The call was not run: {}", denial.reason),
         ),
         note: format!("{name}: denied by {}: {}", denial.policy, denial.reason),
+    }
+}
+
+/// The verdict for a call whose arguments grew past `limit` bytes, the
+/// limit `key` sets: refused while it streamed.
+pub fn too_large(id: &str, name: &str, limit: usize, key: &str) -> Verdict {
+    let why = format!("its arguments are over the limit of {limit} bytes set by {key}");
+    Verdict::NotRun {
+        response: ToolCallResponse::new(
+            id,
+            ResponseStatus::Refused,
+            format!("The call was not run: {why}."),
+        ),
+        note: format!("{name}: refused: {why}"),
     }
 }
 

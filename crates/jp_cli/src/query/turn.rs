@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet};
 
 use jp_conversation::{
-    ArgumentsError, EventBuilder, EventKind, FlushedEvent, ResponseStatus,
+    ArgumentsError, CallView, EventBuilder, EventKind, FlushedEvent, ProgressRef, ResponseStatus,
     ToolCallArgumentProgress, ToolCallRequest, ToolCallResponse,
 };
 use jp_llm::{FinishReason, ProviderError, StreamEvent};
@@ -85,6 +85,21 @@ pub enum Action {
         /// The call.
         request: ToolCallRequest,
     },
+    /// A call's arguments grew past its tool's `max_argument_bytes`: it is
+    /// refused (the shell records why) and ended like a call declined while
+    /// it streams, with the arguments that had completed; the chunk that
+    /// crossed the limit is not read.
+    ArgumentsTooLarge {
+        /// The call's number in this response.
+        call: usize,
+        /// The call's tool.
+        tool: String,
+        /// The limit, in bytes.
+        limit: usize,
+        /// The bytes of argument text the call had sent, counting the chunk
+        /// that crossed the limit.
+        bytes: usize,
+    },
     /// Stop reading the response and close its stream: a declined call was
     /// the last one streaming. The response's end follows.
     CancelStream {
@@ -132,6 +147,43 @@ enum Phase {
     Done,
 }
 
+/// What the shell can read about a streaming call while a piece of its
+/// arguments is handed to it by [`TurnCoordinator::handle_with`].
+#[derive(Debug, Clone, Copy)]
+pub struct StreamView<'a> {
+    call: usize,
+    view: &'a CallView<'a>,
+    open: &'a HashMap<usize, usize>,
+}
+
+impl<'a> StreamView<'a> {
+    /// The value of the call's top-level argument `key`, once complete.
+    #[must_use]
+    pub fn argument(&self, key: &str) -> Option<&'a serde_json::Value> {
+        self.view.argument(key)
+    }
+
+    /// How many bytes of argument text the call has received.
+    #[must_use]
+    pub fn argument_bytes(&self) -> usize {
+        self.view.argument_bytes()
+    }
+
+    /// The other calls still streaming: how many, and how many bytes of
+    /// arguments they have received together (as
+    /// [`TurnCoordinator::others_streaming`]).
+    #[must_use]
+    pub fn others_streaming(&self) -> (usize, usize) {
+        let others = self.view.others();
+        self.open
+            .iter()
+            .filter(|(_, open)| **open != self.call)
+            .fold((0, 0), |(count, bytes), (&index, _)| {
+                (count + 1, bytes + others.argument_bytes(index))
+            })
+    }
+}
+
 /// The turn's state machine.
 #[derive(Debug)]
 pub struct TurnCoordinator {
@@ -145,6 +197,9 @@ pub struct TurnCoordinator {
     /// Stream indexes of calls abandoned while they streamed; their later
     /// parts are dropped.
     abandoned: HashSet<usize>,
+    /// The most argument text each call of this response may send, by call
+    /// number (see [`limit_arguments`](Self::limit_arguments)).
+    argument_limits: HashMap<usize, usize>,
     /// The next call number.
     next_call: usize,
     finish: Option<FinishReason>,
@@ -165,6 +220,7 @@ impl TurnCoordinator {
             calls: Vec::new(),
             open: HashMap::new(),
             abandoned: HashSet::new(),
+            argument_limits: HashMap::new(),
             next_call: 0,
             finish: None,
             seen_ids,
@@ -188,9 +244,18 @@ impl TurnCoordinator {
         self.calls.clear();
         self.open.clear();
         self.abandoned.clear();
+        self.argument_limits.clear();
         self.next_call = 0;
         self.finish = None;
         vec![Action::Request { cycle: self.cycle }]
+    }
+
+    /// Call number `call` may send at most `max_bytes` of argument text: a
+    /// chunk that would take it past that refuses the call
+    /// ([`Action::ArgumentsTooLarge`]) and is not parsed. The shell sets it
+    /// when the call starts, from the tool's config.
+    pub fn limit_arguments(&mut self, call: usize, max_bytes: usize) {
+        self.argument_limits.insert(call, max_bytes);
     }
 
     /// Whether the turn is over.
@@ -202,8 +267,31 @@ impl TurnCoordinator {
 
     /// Feeds one input; returns what to do, in order.
     pub fn handle(&mut self, input: Input) -> Vec<Action> {
+        let mut progress = Vec::new();
+        let actions = self.handle_with(input, &mut |call, piece, _| {
+            progress.push(Action::ArgumentProgress {
+                call,
+                progress: piece.to_progress(),
+            });
+        });
+        // Progress comes from an argument chunk, which yields no other
+        // action before it.
+        progress.extend(actions);
+        progress
+    }
+
+    /// [`handle`](Self::handle), with each piece of argument progress handed
+    /// to `progress` as it is parsed (with the call's number and a view of
+    /// the call) instead of returned as [`Action::ArgumentProgress`]: the
+    /// shell's way, so that a chunk of many small values nested deep costs
+    /// no memory per fragment (issue 14).
+    pub fn handle_with(
+        &mut self,
+        input: Input,
+        progress: &mut dyn FnMut(usize, ProgressRef<'_>, &StreamView<'_>),
+    ) -> Vec<Action> {
         match (self.phase, input) {
-            (Phase::Streaming, Input::Event(event)) => self.on_event(event),
+            (Phase::Streaming, Input::Event(event)) => self.on_event(event, progress),
             (Phase::Streaming, Input::StreamEnded) => self.on_end(None),
             (Phase::Streaming, Input::StreamFailed(error)) => {
                 self.on_end(Some(TurnEnd::Failed(error.to_string())))
@@ -235,7 +323,11 @@ impl TurnCoordinator {
         }
     }
 
-    fn on_event(&mut self, event: StreamEvent) -> Vec<Action> {
+    fn on_event(
+        &mut self,
+        event: StreamEvent,
+        progress: &mut dyn FnMut(usize, ProgressRef<'_>, &StreamView<'_>),
+    ) -> Vec<Action> {
         match event {
             StreamEvent::Part { index, part } => {
                 let starts = matches!(
@@ -278,19 +370,34 @@ impl TurnCoordinator {
                     }
                     jp_conversation::EventPart::ToolCall(_) => {}
                 }
-                match self.builder.handle_part(index, part) {
-                    Ok(progress) => {
-                        if let Some(&call) = self.open.get(&index) {
-                            actions.extend(
-                                progress
-                                    .into_iter()
-                                    .map(|progress| Action::ArgumentProgress { call, progress }),
-                            );
-                        }
+                let call = self.open.get(&index).copied();
+                if let (
+                    Some(call),
+                    jp_conversation::EventPart::ToolCall(
+                        jp_conversation::ToolCallPart::ArgumentChunk(chunk),
+                    ),
+                ) = (call, &part)
+                    && let Some(&limit) = self.argument_limits.get(&call)
+                {
+                    let bytes = self
+                        .builder
+                        .argument_bytes(index)
+                        .saturating_add(chunk.len());
+                    if bytes > limit {
+                        return self.too_large(call, index, limit, bytes);
                     }
-                    Err(error) => actions.push(Action::Notice(format!(
+                }
+                let open = &self.open;
+                let handled = self.builder.handle_part_with(index, part, |piece, view| {
+                    if let Some(call) = call {
+                        let view = StreamView { call, view, open };
+                        progress(call, piece, &view);
+                    }
+                });
+                if let Err(error) = handled {
+                    actions.push(Action::Notice(format!(
                         "ignored a malformed part of the response: {error}"
-                    ))),
+                    )));
                 }
                 actions
             }
@@ -358,14 +465,37 @@ impl TurnCoordinator {
             .find_map(|(&index, &open)| (open == call).then_some(index))
     }
 
+    /// Refuses call number `call` (at stream index `index`), whose
+    /// arguments would pass `limit` with the chunk just received, and ends
+    /// it as declined.
+    fn too_large(&mut self, call: usize, index: usize, limit: usize, bytes: usize) -> Vec<Action> {
+        let tool = self.builder.tool_name(index).unwrap_or_default().to_owned();
+        let mut actions = vec![Action::ArgumentsTooLarge {
+            call,
+            tool,
+            limit,
+            bytes,
+        }];
+        // The refused chunk arrived: the model is told it was cut after it.
+        actions.extend(self.abandon_after(call, Some(bytes)));
+        actions
+    }
+
     /// Ends call number `call`, declined while it streamed; stops the
     /// stream when no other call is still streaming.
     fn abandon(&mut self, call: usize) -> Vec<Action> {
+        self.abandon_after(call, None)
+    }
+
+    /// [`abandon`](Self::abandon); `arrived` counts the argument bytes that
+    /// arrived when some were not parsed (the chunk that crossed the
+    /// limit), else the parsed ones count.
+    fn abandon_after(&mut self, call: usize, arrived: Option<usize>) -> Vec<Action> {
         let Some(index) = self.index_of(call) else {
             // Flushed already: it is decided the normal way.
             return Vec::new();
         };
-        let bytes = self.builder.argument_bytes(index);
+        let bytes = arrived.unwrap_or_else(|| self.builder.argument_bytes(index));
         self.open.remove(&index);
         self.abandoned.insert(index);
         let mut actions = Vec::new();
@@ -545,6 +675,7 @@ mod tests {
                 Action::Decide { .. } => "decide",
                 Action::RunTools(_) => "run tools",
                 Action::CancelStream { .. } => "cancel stream",
+                Action::ArgumentsTooLarge { .. } => "too large",
                 Action::AskReply => "ask reply",
                 Action::Finish(_) => "finish",
             })
@@ -665,6 +796,60 @@ mod tests {
         );
         // An abandon after the stream ended changes nothing.
         assert_eq!(turn.handle(Input::Abandon { call: 1 }), Vec::new());
+    }
+
+    /// Issue 14: the chunk that would take a call past its limit is not
+    /// parsed; the call is refused and ended with what had completed, and
+    /// the stream stops when it was the last call streaming.
+    #[test]
+    fn a_call_over_its_argument_limit_is_refused_and_the_stream_stops() {
+        let mut turn = TurnCoordinator::new(8, HashSet::new());
+        turn.start();
+        let mut actions = turn.handle(part(0, start("a")));
+        turn.limit_arguments(0, 20);
+        // 19 bytes: within the limit; 7 more would pass it.
+        actions.extend(turn.handle(part(0, chunk(r#"{"path":"a.rs","x":"#))));
+        actions.extend(turn.handle(part(0, chunk(r#""more"}"#))));
+        // The rest of the call is dropped.
+        actions.extend(turn.handle(part(0, chunk("ignored"))));
+        assert_eq!(
+            without_progress(&actions),
+            [
+                "started",
+                "too large",
+                "record call",
+                "decide",
+                "record",
+                "cancel stream",
+                "run tools"
+            ]
+        );
+        assert_eq!(
+            actions[actions.len() - 6],
+            Action::ArgumentsTooLarge {
+                call: 0,
+                tool: "t".into(),
+                limit: 20,
+                bytes: 26,
+            }
+        );
+        let Some(Action::Decide { request, .. }) =
+            actions.iter().find(|a| matches!(a, Action::Decide { .. }))
+        else {
+            panic!("{actions:?}")
+        };
+        assert_eq!(
+            request.received_arguments(),
+            serde_json::json!({"path": "a.rs"}).as_object().unwrap()
+        );
+        assert_eq!(
+            actions[actions.len() - 2],
+            Action::CancelStream {
+                call: 0,
+                tool: "t".into(),
+                bytes: 26,
+            }
+        );
     }
 
     #[test]

@@ -60,6 +60,14 @@ pub struct ToolConfig {
     /// Unset: the `'*'` default, else 1048576 (1 MiB).
     pub max_output_bytes: Option<u64>,
 
+    /// The most bytes of argument text the model may send in one call of
+    /// this tool. A call whose arguments grow past it is refused while it
+    /// streams: jp stops reading the response (as when a call is declined
+    /// early, RFD D26), records the refusal and tells the model, so a
+    /// runaway or hostile call cannot exhaust memory. Unset: the `'*'`
+    /// default, else 16777216 (16 MiB).
+    pub max_argument_bytes: Option<u64>,
+
     /// How calls of this tool are shown.
     #[setting(nested)]
     pub style: ToolStyleConfig,
@@ -105,6 +113,43 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
 
 /// The default for [`ToolConfig::max_output_bytes`].
 pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 1024 * 1024;
+
+/// The default for [`ToolConfig::max_argument_bytes`].
+pub const DEFAULT_MAX_ARGUMENT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The most argument text one call of a tool may send, and the config key
+/// a user changes to allow more.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgumentLimit {
+    /// The limit in bytes.
+    pub bytes: u64,
+    /// The key that set it (`conversation.tools.NAME.max_argument_bytes`,
+    /// or the `'*'` entry's); the tool's own key when the default applies.
+    pub key: String,
+}
+
+/// How much argument text one call of `tool` may send: the tool's own
+/// setting, else the `'*'` entry's, else the default.
+#[must_use]
+pub fn argument_limit(tools: &IndexMap<String, ToolConfig>, tool: &str) -> ArgumentLimit {
+    let key = |entry: &str| format!("conversation.tools.{entry}.max_argument_bytes");
+    if let Some(bytes) = tools.get(tool).and_then(|t| t.max_argument_bytes) {
+        return ArgumentLimit {
+            bytes,
+            key: key(tool),
+        };
+    }
+    if let Some(bytes) = tools.get(DEFAULTS_KEY).and_then(|t| t.max_argument_bytes) {
+        return ArgumentLimit {
+            bytes,
+            key: key("'*'"),
+        };
+    }
+    ArgumentLimit {
+        bytes: DEFAULT_MAX_ARGUMENT_BYTES,
+        key: key(tool),
+    }
+}
 
 /// How long a run of `tool` may take and how much it may print: the tool's
 /// own setting, else the `'*'` entry's, else the defaults.

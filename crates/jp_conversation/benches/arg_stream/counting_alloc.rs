@@ -92,6 +92,9 @@ pub struct Usage {
     /// Highest live heap during the run, above what was live before it. What
     /// the run returns is still live at its end, so it is included.
     pub peak: usize,
+    /// Heap still live when the run returned: what it returned (and any
+    /// leak). `peak - live` is what the run needed beyond its result.
+    pub live: usize,
 }
 
 /// Runs `run` with counting on. The benchmark is single-threaded, so every
@@ -105,6 +108,7 @@ pub fn measure<T>(run: impl FnOnce() -> T) -> (T, Usage) {
     let out = run();
     TRACKING.store(false, Ordering::SeqCst);
     let usage = Usage {
+        live: usize::try_from(LIVE.load(Ordering::SeqCst)).unwrap_or(0),
         bytes: BYTES.load(Ordering::SeqCst),
         calls: CALLS.load(Ordering::SeqCst),
         peak: usize::try_from(PEAK.load(Ordering::SeqCst)).unwrap_or(0),

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::fragment::StreamFragment;
+use super::fragment::{FragmentRef, Leaf, PathSegment, StreamFragment};
 use super::pointer::JsonPointer;
 
 /// Rebuilds JSON values from a stream of [`StreamFragment`]s.
@@ -103,9 +103,17 @@ impl FragmentAggregator {
         self.push_ref(&fragment)
     }
 
-    /// Like [`push`](Self::push), for a fragment the caller keeps (the
-    /// `EventBuilder` both aggregates fragments and hands them out).
+    /// Like [`push`](Self::push), for a fragment the caller keeps.
     pub fn push_ref(&mut self, fragment: &StreamFragment) -> Option<Value> {
+        self.push_fragment(fragment.view())
+    }
+
+    /// Like [`push`](Self::push), for a borrowed fragment, as
+    /// [`IncrementalArgParser::push_with`](crate::IncrementalArgParser::push_with)
+    /// hands them out: the value is built from the fragment's path and leaf
+    /// without keeping either, so memory follows the value, not the number
+    /// of fragments times their depth.
+    pub fn push_fragment(&mut self, fragment: FragmentRef<'_>) -> Option<Value> {
         self.completed = None;
         self.pushed += 1;
         if self.error.is_some() {
@@ -216,25 +224,24 @@ impl FragmentAggregator {
         None
     }
 
-    fn apply(&mut self, fragment: &StreamFragment) -> Result<Option<Value>, &'static str> {
+    fn apply(&mut self, fragment: FragmentRef<'_>) -> Result<Option<Value>, &'static str> {
+        let leaf = fragment.leaf();
+        let mut segments = fragment.path().iter();
         let mut level = 0;
-        let mut fragment = fragment;
         loop {
+            let segment = segments.next();
             if level == self.stack.len() {
-                return self.open(fragment).map(|()| None);
+                return self.open(segment, segments, leaf).map(|()| None);
             }
             let has_child = level + 1 < self.stack.len();
-            match (&mut self.stack[level], fragment) {
-                (Node::Object { open, .. }, StreamFragment::ObjectEntry { key, value }) => {
-                    match open {
-                        Some(open_key) if has_child && open_key == key => {}
-                        None if !has_child => *open = Some(key.clone()),
-                        _ => return Err("an entry for a key that is not the open one"),
-                    }
-                    fragment = value;
-                }
-                (Node::Array { items, open }, StreamFragment::ArrayItem { index, value }) => {
-                    if *index != items.len() {
+            match (&mut self.stack[level], segment) {
+                (Node::Object { open, .. }, Some(PathSegment::Key(key))) => match open {
+                    Some(open_key) if has_child && open_key == key => {}
+                    None if !has_child => *open = Some(key.to_owned()),
+                    _ => return Err("an entry for a key that is not the open one"),
+                },
+                (Node::Array { items, open }, Some(PathSegment::Index(index))) => {
+                    if index != items.len() {
                         return Err("an array item out of order");
                     }
                     if !*open {
@@ -243,51 +250,57 @@ impl FragmentAggregator {
                         }
                         *open = true;
                     }
-                    fragment = value;
                 }
-                (Node::String(text), StreamFragment::String(more)) if !has_child => {
-                    text.push_str(more);
-                    return Ok(None);
+                (Node::String(text), None) if !has_child => {
+                    return match leaf {
+                        Leaf::String(more) => {
+                            text.push_str(more);
+                            Ok(None)
+                        }
+                        Leaf::Done => Ok(self.close(level)),
+                        _ => Err("a fragment that does not fit the open value"),
+                    };
                 }
-                (_, StreamFragment::Done) if !has_child => return Ok(self.close(level)),
+                (_, None) if !has_child && leaf == Leaf::Done => return Ok(self.close(level)),
                 _ => return Err("a fragment that does not fit the open value"),
             }
             level += 1;
         }
     }
 
-    /// Starts a new value from its first fragment.
-    fn open(&mut self, fragment: &StreamFragment) -> Result<(), &'static str> {
-        let mut fragment = fragment;
-        loop {
-            let node = match fragment {
-                StreamFragment::ObjectEntry { key, value } => {
-                    self.stack.push(Node::Object {
-                        map: Map::new(),
-                        open: Some(key.clone()),
-                    });
-                    fragment = value;
-                    continue;
-                }
-                StreamFragment::ArrayItem { index, value } => {
-                    if *index != 0 {
+    /// Starts a new value from its first fragment: `first` and `rest` are
+    /// the segments of its path not yet open, `leaf` what it says.
+    fn open<'a>(
+        &mut self,
+        first: Option<PathSegment<'a>>,
+        rest: impl Iterator<Item = PathSegment<'a>>,
+        leaf: Leaf<'_>,
+    ) -> Result<(), &'static str> {
+        for segment in first.into_iter().chain(rest) {
+            match segment {
+                PathSegment::Key(key) => self.stack.push(Node::Object {
+                    map: Map::new(),
+                    open: Some(key.to_owned()),
+                }),
+                PathSegment::Index(index) => {
+                    if index != 0 {
                         return Err("an array whose first item is not item 0");
                     }
                     self.stack.push(Node::Array {
                         items: Vec::new(),
                         open: true,
                     });
-                    fragment = value;
-                    continue;
                 }
-                StreamFragment::String(text) => Node::String(text.clone()),
-                StreamFragment::Scalar(scalar) => Node::Complete(Value::from(scalar.clone())),
-                StreamFragment::Empty(kind) => Node::Complete(kind.value()),
-                StreamFragment::Done => return Err("a Done for a value that never started"),
-            };
-            self.stack.push(node);
-            return Ok(());
+            }
         }
+        let node = match leaf {
+            Leaf::String(text) => Node::String(text.to_owned()),
+            Leaf::Scalar(scalar) => Node::Complete(Value::from(scalar.clone())),
+            Leaf::Empty(kind) => Node::Complete(kind.value()),
+            Leaf::Done => return Err("a Done for a value that never started"),
+        };
+        self.stack.push(node);
+        Ok(())
     }
 
     /// Closes the value at `level` (the innermost) and stores it in its

@@ -148,29 +148,309 @@ impl StreamFragment {
 /// `/patterns/0/old += "text"`, `/path: done`, `(root) = 12`.
 impl fmt::Display for StreamFragment {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.view().fmt(f)
+    }
+}
+
+impl StreamFragment {
+    /// This fragment as a [`FragmentRef`], the form the streaming
+    /// consumers take.
+    #[must_use]
+    pub fn view(&self) -> FragmentRef<'_> {
+        let mut leaf = self;
+        while let Self::ArrayItem { value, .. } | Self::ObjectEntry { value, .. } = leaf {
+            leaf = value;
+        }
+        let leaf = match leaf {
+            Self::Scalar(scalar) => Leaf::Scalar(scalar),
+            Self::String(text) => Leaf::String(text),
+            Self::Empty(kind) => Leaf::Empty(*kind),
+            // The loop above stopped at a leaf, so this is `Done`.
+            _ => Leaf::Done,
+        };
+        FragmentRef {
+            path: FragmentPath(PathRepr::Nested(self)),
+            leaf,
+        }
+    }
+}
+
+/// One step from a value into a value inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathSegment<'a> {
+    /// The entry `key` of an object.
+    Key(&'a str),
+    /// The item at this index of an array.
+    Index(usize),
+}
+
+/// What a fragment says about the value its path leads to: the innermost
+/// part of a [`StreamFragment`], borrowed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Leaf<'a> {
+    /// A complete scalar.
+    Scalar(&'a Scalar),
+    /// Decoded text of a string value; never empty.
+    String(&'a str),
+    /// The value is an empty string, array or object.
+    Empty(EmptyKind),
+    /// No more fragments for this value.
+    Done,
+}
+
+/// The containers between the root and a fragment's leaf, outermost first.
+///
+/// Borrowed from whoever produced the fragment (the parser's stack of open
+/// containers, or an owned [`StreamFragment`]), so handing out a fragment
+/// copies nothing, however deep it is.
+#[derive(Clone, Copy)]
+pub struct FragmentPath<'a>(PathRepr<'a>);
+
+#[derive(Clone, Copy)]
+enum PathRepr<'a> {
+    /// The parser's open containers: `(key, count)` per level, `key` being
+    /// `None` for an array whose current item is `count - 1`.
+    Frames(&'a [super::parser::Frame]),
+    /// The wrappers of an owned fragment.
+    Nested(&'a StreamFragment),
+}
+
+impl<'a> FragmentPath<'a> {
+    pub(crate) fn frames(frames: &'a [super::parser::Frame]) -> Self {
+        Self(PathRepr::Frames(frames))
+    }
+
+    /// The segments, outermost first.
+    #[must_use]
+    pub fn iter(&self) -> PathIter<'a> {
+        PathIter(match self.0 {
+            PathRepr::Frames(frames) => IterRepr::Frames(frames.iter()),
+            PathRepr::Nested(fragment) => IterRepr::Nested(fragment),
+        })
+    }
+
+    /// How many containers lie between the root and the leaf.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        match self.0 {
+            PathRepr::Frames(frames) => frames.len(),
+            PathRepr::Nested(fragment) => fragment.depth(),
+        }
+    }
+
+    /// Whether the fragment is about the root value itself.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The first segment: the top-level key or index, if any.
+    #[must_use]
+    pub fn first(&self) -> Option<PathSegment<'a>> {
+        self.iter().next()
+    }
+
+    /// The path as a JSON pointer.
+    #[must_use]
+    pub fn pointer(&self) -> JsonPointer {
         let mut pointer = JsonPointer::root();
-        let mut fragment = self;
-        loop {
-            match fragment {
-                Self::ObjectEntry { key, value } => {
-                    pointer.push_key(key);
-                    fragment = value;
-                }
-                Self::ArrayItem { index, value } => {
-                    pointer.push_index(*index);
-                    fragment = value;
-                }
-                Self::Scalar(scalar) => {
-                    return write!(f, "{pointer} = {}", serde_json::Value::from(scalar.clone()));
-                }
-                Self::String(text) => {
-                    // JSON string syntax escapes every control character.
-                    let quoted = serde_json::Value::from(text.as_str());
-                    return write!(f, "{pointer} += {quoted}");
-                }
-                Self::Empty(kind) => return write!(f, "{pointer} = {}", kind.value()),
-                Self::Done => return write!(f, "{pointer}: done"),
+        for segment in self.iter() {
+            match segment {
+                PathSegment::Key(key) => pointer.push_key(key),
+                PathSegment::Index(index) => pointer.push_index(index),
             }
+        }
+        pointer
+    }
+}
+
+impl fmt::Debug for FragmentPath<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<'a> IntoIterator for &FragmentPath<'a> {
+    type Item = PathSegment<'a>;
+    type IntoIter = PathIter<'a>;
+
+    fn into_iter(self) -> PathIter<'a> {
+        self.iter()
+    }
+}
+
+/// The segments of a [`FragmentPath`], outermost first.
+#[derive(Clone)]
+pub struct PathIter<'a>(IterRepr<'a>);
+
+#[derive(Clone)]
+enum IterRepr<'a> {
+    Frames(std::slice::Iter<'a, super::parser::Frame>),
+    Nested(&'a StreamFragment),
+}
+
+impl<'a> Iterator for PathIter<'a> {
+    type Item = PathSegment<'a>;
+
+    fn next(&mut self) -> Option<PathSegment<'a>> {
+        match &mut self.0 {
+            IterRepr::Frames(frames) => frames.next().map(super::parser::Frame::segment),
+            IterRepr::Nested(fragment) => match fragment {
+                StreamFragment::ObjectEntry { key, value } => {
+                    *fragment = value;
+                    Some(PathSegment::Key(key))
+                }
+                StreamFragment::ArrayItem { index, value } => {
+                    *fragment = value;
+                    Some(PathSegment::Index(*index))
+                }
+                _ => None,
+            },
+        }
+    }
+}
+
+/// A fragment handed to a visitor: the same information as a
+/// [`StreamFragment`], borrowed instead of owned.
+///
+/// [`IncrementalArgParser::push_with`](crate::IncrementalArgParser::push_with)
+/// hands these out with the path borrowed from its own stack, so a fragment
+/// costs nothing however deep its value is: hostile arguments of many tiny
+/// values nested a hundred levels deep cannot multiply their size in memory
+/// (issue 14). [`to_fragment`](Self::to_fragment) gives the RFD 043 form when one
+/// must be kept.
+#[derive(Clone, Copy)]
+pub struct FragmentRef<'a> {
+    path: FragmentPath<'a>,
+    leaf: Leaf<'a>,
+}
+
+impl<'a> FragmentRef<'a> {
+    pub(crate) fn new(path: FragmentPath<'a>, leaf: Leaf<'a>) -> Self {
+        Self { path, leaf }
+    }
+
+    /// The containers between the root and the leaf.
+    #[must_use]
+    pub fn path(&self) -> FragmentPath<'a> {
+        self.path
+    }
+
+    /// What the fragment says about its value.
+    #[must_use]
+    pub fn leaf(&self) -> Leaf<'a> {
+        self.leaf
+    }
+
+    /// How many containers lie between the root and the leaf.
+    #[must_use]
+    pub fn depth(&self) -> usize {
+        self.path.len()
+    }
+
+    /// Whether this fragment closes the value it addresses.
+    #[must_use]
+    pub fn is_done(&self) -> bool {
+        matches!(self.leaf, Leaf::Done)
+    }
+
+    /// The top-level key when this fragment is the `Done` of a top-level
+    /// argument (`ObjectEntry { key, Done }`).
+    #[must_use]
+    pub fn completes_argument(&self) -> Option<&'a str> {
+        match (self.is_done(), self.depth(), self.path.first()) {
+            (true, 1, Some(PathSegment::Key(key))) => Some(key),
+            _ => None,
+        }
+    }
+
+    /// The owned [`StreamFragment`] with this path and leaf.
+    #[must_use]
+    pub fn to_fragment(&self) -> StreamFragment {
+        let mut fragment = match self.leaf {
+            Leaf::Scalar(scalar) => StreamFragment::Scalar(scalar.clone()),
+            Leaf::String(text) => StreamFragment::String(text.to_owned()),
+            Leaf::Empty(kind) => StreamFragment::Empty(kind),
+            Leaf::Done => StreamFragment::Done,
+        };
+        let segments: Vec<PathSegment<'a>> = self.path.iter().collect();
+        for segment in segments.into_iter().rev() {
+            fragment = match segment {
+                PathSegment::Key(key) => fragment.in_object(key),
+                PathSegment::Index(index) => fragment.in_array(index),
+            };
+        }
+        fragment
+    }
+}
+
+impl fmt::Debug for FragmentRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FragmentRef")
+            .field("path", &self.path)
+            .field("leaf", &self.leaf)
+            .finish()
+    }
+}
+
+impl PartialEq for FragmentRef<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.leaf == other.leaf && self.path.iter().eq(other.path.iter())
+    }
+}
+
+/// Renders a fragment on one line, addressed by JSON pointer:
+/// `/patterns/0/old += "text"`, `/path: done`, `(root) = 12`.
+impl fmt::Display for FragmentRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pointer = self.path.pointer();
+        match self.leaf {
+            Leaf::Scalar(scalar) => {
+                write!(f, "{pointer} = {}", serde_json::Value::from(scalar.clone()))
+            }
+            Leaf::String(text) => {
+                // JSON string syntax escapes every control character.
+                let quoted = serde_json::Value::from(text);
+                write!(f, "{pointer} += {quoted}")
+            }
+            Leaf::Empty(kind) => write!(f, "{pointer} = {}", kind.value()),
+            Leaf::Done => write!(f, "{pointer}: done"),
+        }
+    }
+}
+
+/// A [`ToolCallArgumentProgress`] handed to a visitor: the call's identity
+/// and a borrowed fragment.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProgressRef<'a> {
+    /// The provider's id of the tool call.
+    pub tool_call_id: &'a str,
+    /// The name of the tool being called.
+    pub tool_name: &'a str,
+    /// What arrived for the call's arguments.
+    pub fragment: FragmentRef<'a>,
+}
+
+impl ProgressRef<'_> {
+    /// The owned [`ToolCallArgumentProgress`].
+    #[must_use]
+    pub fn to_progress(&self) -> ToolCallArgumentProgress {
+        ToolCallArgumentProgress {
+            tool_call_id: self.tool_call_id.to_owned(),
+            tool_name: self.tool_name.to_owned(),
+            fragment: self.fragment.to_fragment(),
+        }
+    }
+}
+
+impl ToolCallArgumentProgress {
+    /// This progress as a [`ProgressRef`].
+    #[must_use]
+    pub fn view(&self) -> ProgressRef<'_> {
+        ProgressRef {
+            tool_call_id: &self.tool_call_id,
+            tool_name: &self.tool_name,
+            fragment: self.fragment.view(),
         }
     }
 }

@@ -11,7 +11,10 @@ mod pointer;
 
 pub use aggregator::{AggregateError, ArgumentsSoFar, DuplicateKey, FragmentAggregator};
 pub use error::{ArgParseError, Found, Limit, TruncatedIn};
-pub use fragment::{EmptyKind, Scalar, StreamFragment, ToolCallArgumentProgress};
+pub use fragment::{
+    EmptyKind, FragmentPath, FragmentRef, Leaf, PathIter, PathSegment, ProgressRef, Scalar,
+    StreamFragment, ToolCallArgumentProgress,
+};
 pub use parser::{IncrementalArgParser, ParserLimits};
 pub(crate) use pointer::DisplayKey;
 pub use pointer::JsonPointer;

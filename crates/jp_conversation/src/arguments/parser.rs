@@ -10,7 +10,9 @@
 //! (until the number ends), which [`ParserLimits::max_size`] bounds.
 
 use super::error::{ArgParseError, Found, Limit, TruncatedIn};
-use super::fragment::{EmptyKind, Scalar, StreamFragment};
+use super::fragment::{
+    EmptyKind, FragmentPath, FragmentRef, Leaf, PathSegment, Scalar, StreamFragment,
+};
 use super::lexical::{Escape, Literal, NumberState, STRING_SPECIAL, hex_value, is_whitespace};
 use super::pointer::JsonPointer;
 
@@ -31,7 +33,8 @@ impl ParserLimits {
     /// at 127).
     pub const DEFAULT_MAX_DEPTH: usize = 128;
     /// Default key length: far beyond any parameter name. Kept small because
-    /// every fragment repeats the keys of its path.
+    /// every owned fragment ([`IncrementalArgParser::push`]) repeats the
+    /// keys of its path.
     pub const DEFAULT_MAX_KEY_LEN: usize = 256;
     /// Default input size: room for a large file's content and then some.
     pub const DEFAULT_MAX_SIZE: usize = 64 * 1024 * 1024;
@@ -111,8 +114,10 @@ pub struct IncrementalArgParser {
     finished: bool,
 }
 
+/// An open array or object. Fragments borrow their path from the stack of
+/// these (see [`FragmentPath`]).
 #[derive(Debug)]
-struct Frame {
+pub(crate) struct Frame {
     /// How many items (arrays) or entries (objects) have begun.
     count: usize,
     /// The key of the current entry; `None` for arrays.
@@ -123,7 +128,18 @@ impl Frame {
     fn is_object(&self) -> bool {
         self.key.is_some()
     }
+
+    /// The step into the value open inside this container.
+    pub(crate) fn segment(&self) -> PathSegment<'_> {
+        match &self.key {
+            Some(key) => PathSegment::Key(key),
+            None => PathSegment::Index(self.count.saturating_sub(1)),
+        }
+    }
 }
+
+/// Where the parser hands its fragments.
+type Sink<'s> = dyn FnMut(FragmentRef<'_>) + 's;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -232,17 +248,53 @@ impl IncrementalArgParser {
     /// Feeds the next chunk of JSON text and returns the fragments it
     /// completed.
     ///
+    /// Each fragment owns its whole path, so a chunk of many small values
+    /// nested deep costs far more memory than its text; jp itself uses
+    /// [`push_with`](Self::push_with), which emits the same fragments
+    /// without copying anything.
+    ///
     /// # Errors
     ///
     /// An [`ArgParseError`] when the text so far is not a prefix of valid JSON
     /// or exceeds a limit. The parser then stays failed.
     pub fn push(&mut self, chunk: &str) -> Result<Vec<StreamFragment>, ArgParseError> {
-        self.check_usable()?;
         let mut out = Vec::new();
-        match self.run(chunk, &mut out) {
+        self.push_with(chunk, |fragment| out.push(fragment.to_fragment()))?;
+        Ok(out)
+    }
+
+    /// Feeds the next chunk of JSON text and hands each fragment it
+    /// completed to `visit`, in order: the fragments [`push`](Self::push)
+    /// returns, borrowed from the parser instead of owned, so memory stays
+    /// proportional to the input and the nesting depth, never to their
+    /// product (issue 14).
+    ///
+    /// ```
+    /// use jp_conversation::IncrementalArgParser;
+    ///
+    /// let mut parser = IncrementalArgParser::new();
+    /// let mut lines = Vec::new();
+    /// parser.push_with(r#"{"a":[true,"x"]}"#, |f| lines.push(f.to_string())).unwrap();
+    /// assert_eq!(lines, [
+    ///     "/a/0 = true", "/a/0: done", "/a/1 += \"x\"", "/a/1: done", "/a: done",
+    ///     "(root): done",
+    /// ]);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As for [`push`](Self::push). The fragments before the error in this
+    /// chunk have been handed to `visit` by then.
+    pub fn push_with(
+        &mut self,
+        chunk: &str,
+        mut visit: impl FnMut(FragmentRef<'_>),
+    ) -> Result<(), ArgParseError> {
+        self.check_usable()?;
+        match self.run(chunk, &mut visit) {
             Ok(()) => {
                 self.offset += chunk.len();
-                Ok(out)
+                Ok(())
             }
             Err(error) => Err(self.fail(error)),
         }
@@ -256,12 +308,25 @@ impl IncrementalArgParser {
     /// [`ArgParseError::Truncated`] when the input stopped inside a value,
     /// naming where; the parser's earlier error if it had failed.
     pub fn finish(&mut self) -> Result<Vec<StreamFragment>, ArgParseError> {
-        self.check_usable()?;
         let mut out = Vec::new();
-        match self.finish_inner(&mut out) {
+        self.finish_with(|fragment| out.push(fragment.to_fragment()))?;
+        Ok(out)
+    }
+
+    /// [`finish`](Self::finish), handing the last fragments to `visit`.
+    ///
+    /// # Errors
+    ///
+    /// As for [`finish`](Self::finish).
+    pub fn finish_with(
+        &mut self,
+        mut visit: impl FnMut(FragmentRef<'_>),
+    ) -> Result<(), ArgParseError> {
+        self.check_usable()?;
+        match self.finish_inner(&mut visit) {
             Ok(()) => {
                 self.finished = true;
-                Ok(out)
+                Ok(())
             }
             Err(error) => Err(self.fail(error)),
         }
@@ -282,26 +347,26 @@ impl IncrementalArgParser {
         error
     }
 
-    fn finish_inner(&mut self, out: &mut Vec<StreamFragment>) -> Result<(), ArgParseError> {
+    fn finish_inner(&mut self, out: &mut Sink<'_>) -> Result<(), ArgParseError> {
         match self.state {
             State::End => {
                 if let Some(scalar) = self.root_scalar.take() {
-                    out.push(StreamFragment::Scalar(scalar));
-                    out.push(StreamFragment::Done);
+                    self.emit(Leaf::Scalar(&scalar), out);
+                    self.emit(Leaf::Done, out);
                 }
                 Ok(())
             }
             State::Number(number) if self.stack.is_empty() && number.is_complete() => {
                 let scalar = self.take_number()?;
-                out.push(StreamFragment::Scalar(scalar));
-                out.push(StreamFragment::Done);
+                self.emit(Leaf::Scalar(&scalar), out);
+                self.emit(Leaf::Done, out);
                 Ok(())
             }
             State::Literal { literal, matched }
                 if self.stack.is_empty() && usize::from(matched) == literal.text().len() =>
             {
-                out.push(StreamFragment::Scalar(literal.scalar()));
-                out.push(StreamFragment::Done);
+                self.emit(Leaf::Scalar(&literal.scalar()), out);
+                self.emit(Leaf::Done, out);
                 Ok(())
             }
             _ => Err(self.truncated()),
@@ -345,27 +410,10 @@ impl IncrementalArgParser {
         pointer
     }
 
-    /// Wraps `leaf` in the entries and items of the outermost `depth` frames.
-    fn wrap(&self, leaf: StreamFragment, depth: usize) -> StreamFragment {
-        let mut fragment = leaf;
-        for frame in self.stack[..depth].iter().rev() {
-            fragment = match &frame.key {
-                Some(key) => StreamFragment::ObjectEntry {
-                    key: key.clone(),
-                    value: Box::new(fragment),
-                },
-                None => StreamFragment::ArrayItem {
-                    index: frame.count - 1,
-                    value: Box::new(fragment),
-                },
-            };
-        }
-        fragment
-    }
-
-    /// Emits `leaf` for the value open inside every frame.
-    fn emit(&self, leaf: StreamFragment, out: &mut Vec<StreamFragment>) {
-        out.push(self.wrap(leaf, self.stack.len()));
+    /// Emits `leaf` for the value open inside every frame, its path
+    /// borrowed from the stack.
+    fn emit(&self, leaf: Leaf<'_>, out: &mut Sink<'_>) {
+        out(FragmentRef::new(FragmentPath::frames(&self.stack), leaf));
     }
 
     fn invalid(&self, chunk: &str, at: usize, expected: &'static str) -> ArgParseError {
@@ -377,7 +425,7 @@ impl IncrementalArgParser {
         }
     }
 
-    fn run(&mut self, chunk: &str, out: &mut Vec<StreamFragment>) -> Result<(), ArgParseError> {
+    fn run(&mut self, chunk: &str, out: &mut Sink<'_>) -> Result<(), ArgParseError> {
         if chunk.len() > self.limits.max_size.saturating_sub(self.offset) {
             return Err(ArgParseError::LimitExceeded {
                 limit: Limit::Size,
@@ -408,8 +456,8 @@ impl IncrementalArgParser {
     }
 
     /// Hands out the decoded text of the current string.
-    fn emit_pending(&mut self, out: &mut Vec<StreamFragment>) {
-        let text = String::from(self.pending.as_str());
+    fn emit_pending(&mut self, out: &mut Sink<'_>) {
+        self.emit(Leaf::String(&self.pending), out);
         self.pending.clear();
         // A provider that sends a huge string in one chunk must not leave
         // the parser holding that much memory.
@@ -417,7 +465,6 @@ impl IncrementalArgParser {
             self.pending = String::new();
         }
         self.string_started = true;
-        self.emit(StreamFragment::String(text), out);
     }
 
     /// Reads plain string content from `at` up to the next special byte;
@@ -426,7 +473,7 @@ impl IncrementalArgParser {
         &mut self,
         chunk: &str,
         start: usize,
-        out: &mut Vec<StreamFragment>,
+        out: &mut Sink<'_>,
     ) -> Result<usize, ArgParseError> {
         let bytes = chunk.as_bytes();
         let mut at = start;
@@ -443,9 +490,9 @@ impl IncrementalArgParser {
                 if !self.pending.is_empty() {
                     self.emit_pending(out);
                 } else if !self.string_started {
-                    self.emit(StreamFragment::Empty(EmptyKind::String), out);
+                    self.emit(Leaf::Empty(EmptyKind::String), out);
                 }
-                self.emit(StreamFragment::Done, out);
+                self.emit(Leaf::Done, out);
                 self.end_value();
             }
             b'\\' => self.escape = Escape::Backslash,
@@ -620,12 +667,7 @@ impl IncrementalArgParser {
     }
 
     /// One byte outside plain string content.
-    fn step(
-        &mut self,
-        chunk: &str,
-        at: usize,
-        out: &mut Vec<StreamFragment>,
-    ) -> Result<Step, ArgParseError> {
+    fn step(&mut self, chunk: &str, at: usize, out: &mut Sink<'_>) -> Result<Step, ArgParseError> {
         let byte = chunk.as_bytes()[at];
         match self.state {
             State::InString | State::InKey => {
@@ -796,12 +838,12 @@ impl IncrementalArgParser {
     }
 
     /// A number or literal ended.
-    fn end_scalar(&mut self, scalar: Scalar, out: &mut Vec<StreamFragment>) {
+    fn end_scalar(&mut self, scalar: Scalar, out: &mut Sink<'_>) {
         if self.stack.is_empty() {
             self.root_scalar = Some(scalar);
         } else {
-            self.emit(StreamFragment::Scalar(scalar), out);
-            self.emit(StreamFragment::Done, out);
+            self.emit(Leaf::Scalar(&scalar), out);
+            self.emit(Leaf::Done, out);
         }
         self.end_value();
     }
@@ -816,7 +858,7 @@ impl IncrementalArgParser {
     }
 
     /// Closes the innermost container at `at` (`}` if `object`, else `]`).
-    fn close_container(&mut self, object: bool, out: &mut Vec<StreamFragment>) -> Step {
+    fn close_container(&mut self, object: bool, out: &mut Sink<'_>) -> Step {
         if let Some(frame) = self.stack.pop() {
             if frame.count == 0 {
                 let kind = if object {
@@ -824,9 +866,9 @@ impl IncrementalArgParser {
                 } else {
                     EmptyKind::Array
                 };
-                self.emit(StreamFragment::Empty(kind), out);
+                self.emit(Leaf::Empty(kind), out);
             }
-            self.emit(StreamFragment::Done, out);
+            self.emit(Leaf::Done, out);
         }
         self.end_value();
         Step::Consumed
