@@ -1,6 +1,8 @@
 //! Streaming response events (the shape RFD 012 describes) and what they
 //! become once complete.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use crate::arguments::{AggregateError, ArgParseError, DisplayKey, DuplicateKey};
@@ -50,13 +52,19 @@ pub enum FlushedEvent {
 /// The arguments are reachable only through [`arguments`](Self::arguments),
 /// which refuses when they are unusable, so no caller can run a call with
 /// truncated, invalid or ambiguous arguments by forgetting a check.
+///
+/// The arguments are shared, not copied, when a request is cloned: a turn
+/// hands one call to the conversation, the policy decision and the tool
+/// run, and arguments can be megabytes (issue 14).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCallRequest {
     /// The provider's id for the call.
     pub id: String,
     /// The tool's name.
     pub name: String,
-    arguments: Map<String, Value>,
+    /// Always a [`Value::Object`]: kept as a value so that checks and
+    /// policies, which read a `Value`, need no copy of it.
+    arguments: Arc<Value>,
     error: Option<ArgumentsError>,
 }
 
@@ -71,7 +79,7 @@ impl ToolCallRequest {
         Self {
             id: id.into(),
             name: name.into(),
-            arguments,
+            arguments: Arc::new(Value::Object(arguments)),
             error: None,
         }
     }
@@ -88,7 +96,7 @@ impl ToolCallRequest {
         Self {
             id: id.into(),
             name: name.into(),
-            arguments: received,
+            arguments: Arc::new(Value::Object(received)),
             error: Some(error),
         }
     }
@@ -101,8 +109,27 @@ impl ToolCallRequest {
     pub fn arguments(&self) -> Result<&Map<String, Value>, &ArgumentsError> {
         match &self.error {
             Some(error) => Err(error),
+            None => Ok(self.map()),
+        }
+    }
+
+    /// [`arguments`](Self::arguments) as the object value they are, for
+    /// reading them with JSON pointers without copying them.
+    ///
+    /// # Errors
+    ///
+    /// Why the call's arguments are unusable.
+    pub fn arguments_value(&self) -> Result<&Value, &ArgumentsError> {
+        match &self.error {
+            Some(error) => Err(error),
             None => Ok(&self.arguments),
         }
+    }
+
+    fn map(&self) -> &Map<String, Value> {
+        static EMPTY: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
+        // Every constructor stores an object.
+        self.arguments.as_object().unwrap_or(&EMPTY)
     }
 
     /// Why the arguments are unusable, if they are.
@@ -117,7 +144,7 @@ impl ToolCallRequest {
     /// last value of the key.
     #[must_use]
     pub fn received_arguments(&self) -> &Map<String, Value> {
-        &self.arguments
+        self.map()
     }
 }
 
@@ -140,7 +167,7 @@ impl serde::Serialize for ToolCallRequest {
         let mut out = serializer.serialize_struct("ToolCallRequest", fields)?;
         out.serialize_field("id", &self.id)?;
         out.serialize_field("name", &self.name)?;
-        out.serialize_field("arguments", &self.arguments)?;
+        out.serialize_field("arguments", &*self.arguments)?;
         if let Some(error) = &self.error {
             out.serialize_field("error", &error.to_string())?;
         }
@@ -154,7 +181,7 @@ impl<'de> serde::Deserialize<'de> for ToolCallRequest {
         Ok(Self {
             id: stored.id,
             name: stored.name,
-            arguments: stored.arguments,
+            arguments: Arc::new(Value::Object(stored.arguments)),
             error: stored.error.map(ArgumentsError::Recorded),
         })
     }

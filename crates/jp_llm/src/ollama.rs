@@ -248,8 +248,11 @@ struct WireToolCall {
 #[derive(Deserialize)]
 struct WireFunction {
     name: String,
+    /// Kept as the text that arrived: the parser reads it once, rather
+    /// than a `Value` of it being built, printed and parsed again (a whole
+    /// copy of a call's arguments, many times its size; issue 14).
     #[serde(default)]
-    arguments: Option<Value>,
+    arguments: Option<Box<serde_json::value::RawValue>>,
 }
 
 impl Decoder {
@@ -350,11 +353,18 @@ impl Decoder {
                 name: call.function.name,
             }),
         });
-        let arguments = match call.function.arguments {
-            None | Some(Value::Null) => None,
-            Some(Value::String(text)) => Some(text),
-            Some(value) => Some(value.to_string()),
-        };
+        // Arguments come as an object, or from some servers as a string
+        // holding the JSON text.
+        let arguments = call.function.arguments.and_then(|raw| {
+            let text = raw.get();
+            if text == "null" {
+                None
+            } else if text.starts_with('"') {
+                serde_json::from_str::<String>(text).ok()
+            } else {
+                Some(text.to_owned())
+            }
+        });
         if let Some(arguments) = arguments.filter(|text| !text.is_empty()) {
             out.push(StreamEvent::Part {
                 index,

@@ -175,6 +175,42 @@ fn thinking_parallel_calls_and_a_last_line_without_newline() {
     );
 }
 
+/// Issue 14: arguments go to the parser as the text that arrived, never
+/// through a `Value` (which would cost a whole copy and would quietly keep
+/// the last of two duplicate keys, where jp refuses the call). Arguments a
+/// server sends as a JSON string are that string's text.
+#[test]
+fn arguments_reach_the_parser_as_sent() {
+    let body = concat!(
+        r#"{"message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"w","arguments":{ "path" : "a.rs", "path":"../x" }}},{"function":{"name":"r","arguments":"{\"path\":\"b.rs\"}"}},{"function":{"name":"n","arguments":null}}]},"done":false}"#,
+        "\n",
+        r#"{"message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}"#,
+        "\n",
+    );
+    let events = decode_ok(body.as_bytes());
+    assert_eq!(
+        events[..8],
+        [
+            start(2, "call_0", "w"),
+            chunk(2, r#"{ "path" : "a.rs", "path":"../x" }"#),
+            flush(2),
+            start(3, "call_1", "r"),
+            chunk(3, r#"{"path":"b.rs"}"#),
+            flush(3),
+            start(4, "call_2", "n"),
+            flush(4),
+        ]
+    );
+    let built = build(&events);
+    let FlushedEvent::ToolCallRequest(duplicate) = &built[0] else {
+        panic!("{built:?}")
+    };
+    assert_eq!(
+        duplicate.arguments().unwrap_err().to_string(),
+        "duplicate key `path` at /path: arguments with a repeated key are refused because its meaning is ambiguous"
+    );
+}
+
 #[test]
 fn error_line_after_text() {
     let body = concat!(

@@ -358,12 +358,11 @@ impl<'a> ToolCoordinator<'a> {
             }
             early => early,
         };
-        let arguments = match self.admissible(call) {
-            Ok(arguments) => arguments,
+        let value = match self.admissible(call) {
+            Ok(value) => value,
             Err(verdict) => return Decided::Now(*verdict),
         };
-        let value = Value::Object(arguments.clone());
-        let batch = match self.evaluate(name, PolicyField::Run, &value) {
+        let batch = match self.evaluate(name, PolicyField::Run, value) {
             Ok(decision) => decision,
             Err(error) => {
                 return Decided::Now(not_run(
@@ -399,10 +398,20 @@ impl<'a> ToolCoordinator<'a> {
             }
         };
         let why = decision.reason;
+        // Only a call that may run takes a copy of its arguments (for the
+        // tool's request, or for the user to edit).
+        let Some(arguments) = value.as_object() else {
+            return Decided::Now(not_run(
+                call,
+                ResponseStatus::Refused,
+                "The call was not run because its arguments are not an object.".into(),
+                format!("{name}: refused: the arguments are not an object"),
+            ));
+        };
         match decision.mode {
             Mode::Unattended => Decided::Now(Verdict::Run {
                 tool: name.to_owned(),
-                arguments,
+                arguments: arguments.clone(),
                 edited: false,
                 mode: Mode::Unattended,
                 reason: why,
@@ -410,7 +419,7 @@ impl<'a> ToolCoordinator<'a> {
             }),
             Mode::Ask if approved => Decided::Now(Verdict::Run {
                 tool: name.to_owned(),
-                arguments,
+                arguments: arguments.clone(),
                 edited: false,
                 mode: Mode::Ask,
                 reason: why,
@@ -426,16 +435,17 @@ impl<'a> ToolCoordinator<'a> {
             }
             mode @ (Mode::Ask | Mode::Edit) => Decided::Ask(Ask {
                 call: call.clone(),
-                arguments,
+                arguments: arguments.clone(),
                 mode,
                 why,
             }),
         }
     }
 
-    /// The call's arguments, when they are usable and fit the tool's
-    /// parameters; otherwise the verdict refusing it.
-    fn admissible(&self, call: &ToolCallRequest) -> Result<Map<String, Value>, Box<Verdict>> {
+    /// The call's arguments as an object, when they are usable and fit the
+    /// tool's parameters; otherwise the verdict refusing it. Borrowed, not
+    /// copied: a call's arguments can be megabytes (issue 14).
+    fn admissible<'c>(&self, call: &'c ToolCallRequest) -> Result<&'c Value, Box<Verdict>> {
         let name = call.name.as_str();
         let Some(tool) = self.tool(name) else {
             let available = self.available_tools();
@@ -446,8 +456,8 @@ impl<'a> ToolCoordinator<'a> {
                 format!("{name}: refused: no such tool is configured"),
             )));
         };
-        let arguments = match call.arguments() {
-            Ok(arguments) => arguments.clone(),
+        let arguments = match call.arguments_value() {
+            Ok(arguments) => arguments,
             Err(error) => {
                 return Err(Box::new(not_run(
                     call,
@@ -457,7 +467,7 @@ impl<'a> ToolCoordinator<'a> {
                 )));
             }
         };
-        if let Err(issues) = check_arguments(&tool.parameters, &Value::Object(arguments.clone())) {
+        if let Err(issues) = check_arguments(&tool.parameters, arguments) {
             let list = issues
                 .iter()
                 .map(ToString::to_string)
@@ -810,7 +820,8 @@ impl<'a> ToolCoordinator<'a> {
         let mut request = Request {
             tool: ToolInfo {
                 name: name.clone(),
-                arguments: arguments.clone(),
+                // Moved, not copied: taken back once the tool has run.
+                arguments,
                 answers: Map::new(),
                 options: tool.options.clone().into_iter().collect(),
             },
@@ -916,23 +927,16 @@ impl<'a> ToolCoordinator<'a> {
                 }
             }
         };
+        let arguments = Value::Object(std::mem::take(&mut request.tool.arguments));
         let content = if edited {
             format!(
-                "(The user edited the arguments before the call ran; it ran with {}.)\n{content}",
-                Value::Object(arguments.clone())
+                "(The user edited the arguments before the call ran; it ran with {arguments}.)\n{content}"
             )
         } else {
             content
         };
         let (response, note) = self
-            .deliver(
-                call,
-                &name,
-                &Value::Object(arguments),
-                status,
-                content,
-                prompts,
-            )
+            .deliver(call, &name, &arguments, status, content, prompts)
             .await;
         Ran {
             response,
