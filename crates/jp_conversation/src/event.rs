@@ -146,6 +146,14 @@ impl ToolCallRequest {
     pub fn received_arguments(&self) -> &Map<String, Value> {
         self.map()
     }
+
+    /// [`received_arguments`](Self::received_arguments) as the shared
+    /// object value they are: for handing them on (to a provider request)
+    /// without copying them.
+    #[must_use]
+    pub fn shared_received_arguments(&self) -> Arc<Value> {
+        Arc::clone(&self.arguments)
+    }
 }
 
 /// How a [`ToolCallRequest`] is stored: the arguments received, and the

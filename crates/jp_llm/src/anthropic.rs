@@ -10,12 +10,12 @@
 use std::collections::BTreeMap;
 
 use jp_conversation::{EventPart, ToolCallPart};
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::error::ProviderError;
 pub use crate::http::RetryPolicy;
-use crate::http::{Header, Post, Secret, post_stream, trim_base_url};
+use crate::http::{Header, Post, Secret, json_body, post_stream, trim_base_url};
 use crate::provider::{
     ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, Usage, WireDecoder,
 };
@@ -69,7 +69,7 @@ impl Provider for Anthropic {
                 Header::secret("x-api-key", self.api_key.expose()),
                 Header::plain("anthropic-version", API_VERSION),
             ],
-            body: request_body(&request),
+            body: json_body(&request_body(&request)),
             retry: self.retry,
         };
         post_stream(post, || Box::new(Decoder::new()))
@@ -89,84 +89,118 @@ impl Provider for Anthropic {
 /// keep, and it needs earlier thinking only when extended thinking is on,
 /// which these requests never turn on.
 #[must_use]
-pub fn request_body(request: &ChatRequest) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(request.model));
-    body.insert("max_tokens".into(), json!(request.max_tokens));
-    if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
-        body.insert("system".into(), json!(system));
-    }
-    let messages: Vec<Value> = request.messages.iter().filter_map(message).collect();
-    body.insert("messages".into(), Value::Array(messages));
-    if !request.tools.is_empty() {
-        let tools = request
+pub fn request_body(request: &ChatRequest) -> Body<'_> {
+    Body {
+        model: &request.model,
+        max_tokens: request.max_tokens,
+        system: request.system.as_deref().filter(|s| !s.is_empty()),
+        messages: request.messages.iter().filter_map(message).collect(),
+        tools: request
             .tools
             .iter()
-            .map(|tool| {
-                let mut entry = Map::new();
-                entry.insert("name".into(), json!(tool.name));
-                if let Some(description) = &tool.description {
-                    entry.insert("description".into(), json!(description));
-                }
-                entry.insert("input_schema".into(), tool.parameters.clone());
-                Value::Object(entry)
+            .map(|tool| Tool {
+                name: &tool.name,
+                description: tool.description.as_deref(),
+                input_schema: &tool.parameters,
             })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+            .collect(),
+        temperature: request.temperature,
+        top_p: request.top_p,
+        stream: true,
     }
-    if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
-    if let Some(top_p) = request.top_p {
-        body.insert("top_p".into(), json!(top_p));
-    }
-    body.insert("stream".into(), json!(true));
-    Value::Object(body)
+}
+
+/// The body [`request_body`] builds. It borrows the request, so a call's
+/// arguments are written straight from the conversation into the bytes
+/// sent, never copied (issue 14).
+#[derive(Debug, Serialize)]
+pub struct Body<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<&'a str>,
+    messages: Vec<OutMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+    stream: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct OutMessage<'a> {
+    role: &'static str,
+    content: Vec<OutBlock<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum OutBlock<'a> {
+    Text {
+        text: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: &'a Value,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: &'a str,
+        is_error: bool,
+    },
+}
+
+#[derive(Debug, Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    input_schema: &'a Value,
 }
 
 /// One message as Anthropic wants it; `None` for an empty assistant turn.
-fn message(message: &Message) -> Option<Value> {
+fn message(message: &Message) -> Option<OutMessage<'_>> {
     Some(match message {
-        Message::User(text) => json!({
-            "role": "user",
-            "content": [{"type": "text", "text": text}],
-        }),
+        Message::User(text) => OutMessage {
+            role: "user",
+            content: vec![OutBlock::Text { text }],
+        },
         Message::Assistant {
             reasoning: _,
             text,
             tool_calls,
         } => {
-            let mut content = Vec::new();
+            let mut content = Vec::with_capacity(tool_calls.len() + 1);
             if !text.is_empty() {
-                content.push(json!({"type": "text", "text": text}));
+                content.push(OutBlock::Text { text });
             }
-            for call in tool_calls {
-                content.push(json!({
-                    "type": "tool_use",
-                    "id": call.id,
-                    "name": call.name,
-                    "input": call.arguments,
-                }));
-            }
+            content.extend(tool_calls.iter().map(|call| OutBlock::ToolUse {
+                id: &call.id,
+                name: &call.name,
+                input: &call.arguments,
+            }));
             if content.is_empty() {
                 return None;
             }
-            json!({"role": "assistant", "content": content})
+            OutMessage {
+                role: "assistant",
+                content,
+            }
         }
-        Message::ToolResults(results) => {
-            let content: Vec<Value> = results
+        Message::ToolResults(results) => OutMessage {
+            role: "user",
+            content: results
                 .iter()
-                .map(|result| {
-                    json!({
-                        "type": "tool_result",
-                        "tool_use_id": result.id,
-                        "content": result.content,
-                        "is_error": result.is_error,
-                    })
+                .map(|result| OutBlock::ToolResult {
+                    tool_use_id: &result.id,
+                    content: &result.content,
+                    is_error: result.is_error,
                 })
-                .collect();
-            json!({"role": "user", "content": content})
-        }
+                .collect(),
+        },
     })
 }
 

@@ -4,7 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use jp_conversation::{FlushedEvent, ToolCallRequest};
-use serde_json::json;
+use std::sync::Arc;
+
+use serde_json::{Map, json};
 
 use super::*;
 use crate::provider::{ToolCall, ToolDefinition, ToolResult};
@@ -207,7 +209,7 @@ fn the_request_sends_the_recorded_history() {
                 tool_calls: vec![ToolCall {
                     id: "toolu_01DA4zUaee3mDboviuzJpwdE".into(),
                     name: "run_me".into(),
-                    arguments: object(json!({"bar": "foo"})),
+                    arguments: Arc::new(json!({"bar": "foo"})),
                 }],
             },
             Message::ToolResults(vec![ToolResult {
@@ -236,7 +238,7 @@ fn the_request_sends_the_recorded_history() {
             .unwrap()
             .retain(|block| block["type"] != "thinking");
     }
-    let body = request_body(&request);
+    let body = body_value(&request_body(&request));
     assert_eq!(body["messages"], recorded);
     assert_eq!(
         body,
@@ -263,12 +265,12 @@ fn request_body_with_everything() {
                     ToolCall {
                         id: "toolu_1".into(),
                         name: "fs_create_file".into(),
-                        arguments: object(json!({"path": "a.rs", "content": ""})),
+                        arguments: Arc::new(json!({"path": "a.rs", "content": ""})),
                     },
                     ToolCall {
                         id: "toolu_2".into(),
                         name: "fs_list_files".into(),
-                        arguments: Map::new(),
+                        arguments: Arc::new(json!({})),
                     },
                 ],
             },
@@ -307,7 +309,7 @@ fn request_body_with_everything() {
         top_p: Some(0.9),
     };
     assert_eq!(
-        request_body(&request).to_string(),
+        body_text(&request_body(&request)),
         json!({
             "model": "claude-sonnet-4-5",
             "max_tokens": 1024,
@@ -510,4 +512,14 @@ fn provider_basics() {
         "Anthropic { base_url: \"http://localhost:1234\", api_key: \"<redacted>\", \
          retry: RetryPolicy { max_attempts: 5, base_delay: 1s, max_delay: 30s } }"
     );
+}
+
+/// The exact JSON text of a request body.
+fn body_text(body: &impl serde::Serialize) -> String {
+    serde_json::to_string(body).unwrap()
+}
+
+/// A request body as a value, for comparing with recordings.
+fn body_value(body: &impl serde::Serialize) -> Value {
+    serde_json::to_value(body).unwrap()
 }

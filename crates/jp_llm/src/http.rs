@@ -216,10 +216,25 @@ pub(crate) struct Post {
     pub(crate) url: String,
     /// Headers besides `content-type: application/json`.
     pub(crate) headers: Vec<Header>,
-    /// The JSON body.
-    pub(crate) body: Value,
+    /// The JSON body as sent, or why it could not be written (see
+    /// [`json_body`]).
+    pub(crate) body: Result<Bytes, String>,
     /// How to retry.
     pub(crate) retry: RetryPolicy,
+}
+
+/// `body` as JSON text, for [`Post::body`].
+///
+/// Providers build their bodies as borrowed, typed views of the request and
+/// write them here in one pass: a call's arguments go from the conversation
+/// into these bytes without an intermediate `Value` copy (issue 14).
+/// Writing them cannot fail for the types the providers use (string keys
+/// only); if it ever does, the stream reports it instead of sending
+/// anything.
+pub(crate) fn json_body(body: &impl serde::Serialize) -> Result<Bytes, String> {
+    serde_json::to_vec(body)
+        .map(Bytes::from)
+        .map_err(|error| error.to_string())
 }
 
 /// `base_url` without trailing slashes.
@@ -260,7 +275,12 @@ pub(crate) fn post_stream(
             url: post.url.clone(),
             message: format!("cannot set up the HTTP client: {message}"),
         })?;
-        let body = Bytes::from(post.body.to_string());
+        let body = post.body.clone().map_err(|message| {
+            ProviderError::Config(format!(
+                "{}: cannot write the request: {message}",
+                post.provider
+            ))
+        })?;
         let max_attempts = post.retry.max_attempts.max(1);
         let mut attempt = 1;
         loop {

@@ -12,6 +12,7 @@
 pub mod anthropic;
 mod connect;
 pub mod error;
+mod function_tool;
 mod http;
 mod ndjson;
 pub mod ollama;

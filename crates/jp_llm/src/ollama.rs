@@ -8,12 +8,13 @@
 //! 1, and the tool calls get 2, 3, ... in the order they arrive.
 
 use jp_conversation::{EventPart, ToolCallPart};
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::error::ProviderError;
+use crate::function_tool::{FunctionTool, function_tools};
 pub use crate::http::RetryPolicy;
-use crate::http::{Post, Secret, bearer, post_stream, trim_base_url};
+use crate::http::{Post, Secret, bearer, json_body, post_stream, trim_base_url};
 use crate::ndjson::NdjsonSplitter;
 use crate::provider::{
     ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, Usage, WireDecoder,
@@ -70,7 +71,7 @@ impl Provider for Ollama {
             provider: NAME.to_owned(),
             url: format!("{}/api/chat", self.base_url),
             headers: bearer(self.api_key.as_ref()),
-            body: request_body(&request),
+            body: json_body(&request_body(&request)),
             retry: self.retry,
         };
         post_stream(post, || Box::new(Decoder::new()))
@@ -90,14 +91,14 @@ impl Provider for Ollama {
 /// The model's earlier reasoning is not sent back: Ollama's chat templates
 /// drop the thinking of earlier turns anyway.
 #[must_use]
-pub fn request_body(request: &ChatRequest) -> Value {
-    let mut messages = Vec::new();
+pub fn request_body(request: &ChatRequest) -> Body<'_> {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
-        messages.push(json!({"role": "system", "content": system}));
+        messages.push(OutMessage::System { content: system });
     }
     for (position, message) in request.messages.iter().enumerate() {
         match message {
-            Message::User(text) => messages.push(json!({"role": "user", "content": text})),
+            Message::User(text) => messages.push(OutMessage::User { content: text }),
             Message::Assistant {
                 reasoning: _,
                 text,
@@ -106,67 +107,96 @@ pub fn request_body(request: &ChatRequest) -> Value {
                 if text.is_empty() && tool_calls.is_empty() {
                     continue;
                 }
-                let mut entry = Map::new();
-                entry.insert("role".into(), json!("assistant"));
-                entry.insert("content".into(), json!(text));
-                if !tool_calls.is_empty() {
-                    let calls = tool_calls
+                messages.push(OutMessage::Assistant {
+                    content: text,
+                    tool_calls: tool_calls
                         .iter()
-                        .map(|call| {
-                            json!({
-                                "id": call.id,
-                                "function": {"name": call.name, "arguments": call.arguments},
-                            })
+                        .map(|call| OutCall {
+                            id: &call.id,
+                            function: OutFunction {
+                                name: &call.name,
+                                arguments: &call.arguments,
+                            },
                         })
-                        .collect();
-                    entry.insert("tool_calls".into(), Value::Array(calls));
-                }
-                messages.push(Value::Object(entry));
+                        .collect(),
+                });
             }
             Message::ToolResults(results) => {
-                for result in results {
-                    let mut entry = Map::new();
-                    entry.insert("role".into(), json!("tool"));
-                    entry.insert("content".into(), json!(result.content));
-                    if let Some(name) = tool_name(&request.messages[..position], &result.id) {
-                        entry.insert("tool_name".into(), json!(name));
-                    }
-                    entry.insert("tool_call_id".into(), json!(result.id));
-                    messages.push(Value::Object(entry));
-                }
+                messages.extend(results.iter().map(|result| OutMessage::Tool {
+                    content: &result.content,
+                    tool_name: tool_name(&request.messages[..position], &result.id),
+                    tool_call_id: &result.id,
+                }));
             }
         }
     }
-    let mut body = Map::new();
-    body.insert("model".into(), json!(request.model));
-    body.insert("messages".into(), Value::Array(messages));
-    if !request.tools.is_empty() {
-        let tools = request
-            .tools
-            .iter()
-            .map(|tool| {
-                let mut function = Map::new();
-                function.insert("name".into(), json!(tool.name));
-                if let Some(description) = &tool.description {
-                    function.insert("description".into(), json!(description));
-                }
-                function.insert("parameters".into(), tool.parameters.clone());
-                json!({"type": "function", "function": function})
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+    Body {
+        model: &request.model,
+        messages,
+        tools: function_tools(&request.tools),
+        options: Options {
+            num_predict: request.max_tokens,
+            temperature: request.temperature,
+            top_p: request.top_p,
+        },
+        stream: true,
     }
-    let mut options = Map::new();
-    options.insert("num_predict".into(), json!(request.max_tokens));
-    if let Some(temperature) = request.temperature {
-        options.insert("temperature".into(), json!(temperature));
-    }
-    if let Some(top_p) = request.top_p {
-        options.insert("top_p".into(), json!(top_p));
-    }
-    body.insert("options".into(), Value::Object(options));
-    body.insert("stream".into(), json!(true));
-    Value::Object(body)
+}
+
+/// The body [`request_body`] builds. It borrows the request, so a call's
+/// arguments are written straight from the conversation into the bytes
+/// sent, never copied (issue 14).
+#[derive(Debug, Serialize)]
+pub struct Body<'a> {
+    model: &'a str,
+    messages: Vec<OutMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<FunctionTool<'a>>,
+    options: Options,
+    stream: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Options {
+    num_predict: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+enum OutMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: &'a str,
+    },
+    Assistant {
+        content: &'a str,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<OutCall<'a>>,
+    },
+    Tool {
+        content: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_name: Option<&'a str>,
+        tool_call_id: &'a str,
+    },
+}
+
+#[derive(Debug, Serialize)]
+struct OutCall<'a> {
+    id: &'a str,
+    function: OutFunction<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct OutFunction<'a> {
+    name: &'a str,
+    arguments: &'a Value,
 }
 
 /// The name of the tool call `id` in the latest assistant message of

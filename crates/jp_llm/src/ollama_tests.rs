@@ -4,7 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use jp_conversation::{FlushedEvent, ToolCallRequest};
-use serde_json::json;
+use std::sync::Arc;
+
+use serde_json::{Map, json};
 
 use super::*;
 use crate::provider::{ToolCall, ToolDefinition, ToolResult};
@@ -287,7 +289,7 @@ fn request_body_with_everything() {
                 tool_calls: vec![ToolCall {
                     id: "call_7bvei3gw".into(),
                     name: "run_me".into(),
-                    arguments: object(json!({"foo": "bar"})),
+                    arguments: Arc::new(json!({"foo": "bar"})),
                 }],
             },
             Message::ToolResults(vec![
@@ -318,7 +320,7 @@ fn request_body_with_everything() {
         top_p: None,
     };
     assert_eq!(
-        request_body(&request).to_string(),
+        body_text(&request_body(&request)),
         json!({
             "model": "qwen3.5:9b",
             "messages": [
@@ -351,4 +353,9 @@ fn provider_basics() {
         "Ollama { base_url: \"http://localhost:11434\", api_key: None, \
          retry: RetryPolicy { max_attempts: 5, base_delay: 1s, max_delay: 30s } }"
     );
+}
+
+/// The exact JSON text of a request body.
+fn body_text(body: &impl serde::Serialize) -> String {
+    serde_json::to_string(body).unwrap()
 }

@@ -14,12 +14,13 @@
 use std::collections::BTreeMap;
 
 use jp_conversation::{EventPart, ToolCallPart};
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::error::ProviderError;
+use crate::function_tool::{FunctionTool, function_tools};
 pub use crate::http::RetryPolicy;
-use crate::http::{Post, Secret, bearer, post_stream, trim_base_url};
+use crate::http::{Post, Secret, bearer, json_body, post_stream, trim_base_url};
 use crate::provider::{
     ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, Usage, WireDecoder,
 };
@@ -83,7 +84,7 @@ impl Provider for OpenAiCompatible {
             provider: self.name.clone(),
             url: format!("{}/chat/completions", self.base_url),
             headers: bearer(self.api_key.as_ref()),
-            body: request_body(&self.name, &request),
+            body: json_body(&request_body(&self.name, &request)),
             retry: self.retry,
         };
         let name = self.name.clone();
@@ -108,46 +109,103 @@ impl Provider for OpenAiCompatible {
 /// goes in the field [`token_limit_field`] names for `provider` (the
 /// provider's name, as given to [`OpenAiCompatible::new`]).
 #[must_use]
-pub fn request_body(provider: &str, request: &ChatRequest) -> Value {
-    let mut messages = Vec::new();
+pub fn request_body<'a>(provider: &str, request: &'a ChatRequest) -> Body<'a> {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
-        messages.push(json!({"role": "system", "content": system}));
+        messages.push(OutMessage::System { content: system });
     }
     for message in &request.messages {
         push_message(&mut messages, message);
     }
-    let mut body = Map::new();
-    body.insert("model".into(), json!(request.model));
-    body.insert("messages".into(), Value::Array(messages));
-    if !request.tools.is_empty() {
-        let tools = request
-            .tools
-            .iter()
-            .map(|tool| {
-                let mut function = Map::new();
-                function.insert("name".into(), json!(tool.name));
-                if let Some(description) = &tool.description {
-                    function.insert("description".into(), json!(description));
-                }
-                function.insert("parameters".into(), tool.parameters.clone());
-                json!({"type": "function", "function": function})
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+    // `token_limit_field` says which of the two fields carries the limit.
+    let openai = provider == OPENAI;
+    Body {
+        model: &request.model,
+        messages,
+        tools: function_tools(&request.tools),
+        max_completion_tokens: openai.then_some(request.max_tokens),
+        max_tokens: (!openai).then_some(request.max_tokens),
+        temperature: request.temperature,
+        top_p: request.top_p,
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
     }
-    body.insert(
-        token_limit_field(provider).into(),
-        json!(request.max_tokens),
-    );
-    if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), json!(temperature));
+}
+
+/// The body [`request_body`] builds. It borrows the request, so a call's
+/// arguments are written straight from the conversation into the bytes
+/// sent, never copied (issue 14).
+#[derive(Debug, Serialize)]
+pub struct Body<'a> {
+    model: &'a str,
+    messages: Vec<OutMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<FunctionTool<'a>>,
+    // One of the two, as `token_limit_field` says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+    stream: bool,
+    stream_options: StreamOptions,
+}
+
+#[derive(Debug, Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+enum OutMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: &'a str,
+    },
+    Assistant {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        content: Option<&'a str>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<OutCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
+}
+
+#[derive(Debug, Serialize)]
+struct OutCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: OutFunction<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct OutFunction<'a> {
+    name: &'a str,
+    arguments: JsonText<'a>,
+}
+
+/// A value written as a JSON string holding its JSON text, as Chat
+/// Completions wants a call's arguments; the text is escaped as it is
+/// produced, without a copy of it in memory.
+#[derive(Debug)]
+struct JsonText<'a>(&'a Value);
+
+impl Serialize for JsonText<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self.0)
     }
-    if let Some(top_p) = request.top_p {
-        body.insert("top_p".into(), json!(top_p));
-    }
-    body.insert("stream".into(), json!(true));
-    body.insert("stream_options".into(), json!({"include_usage": true}));
-    Value::Object(body)
 }
 
 /// The request field that carries the token limit for `provider`.
@@ -166,9 +224,9 @@ pub fn token_limit_field(provider: &str) -> &'static str {
     }
 }
 
-fn push_message(messages: &mut Vec<Value>, message: &Message) {
+fn push_message<'a>(messages: &mut Vec<OutMessage<'a>>, message: &'a Message) {
     match message {
-        Message::User(text) => messages.push(json!({"role": "user", "content": text})),
+        Message::User(text) => messages.push(OutMessage::User { content: text }),
         Message::Assistant {
             reasoning: _,
             text,
@@ -177,37 +235,26 @@ fn push_message(messages: &mut Vec<Value>, message: &Message) {
             if text.is_empty() && tool_calls.is_empty() {
                 return;
             }
-            let mut entry = Map::new();
-            entry.insert("role".into(), json!("assistant"));
-            if !text.is_empty() {
-                entry.insert("content".into(), json!(text));
-            }
-            if !tool_calls.is_empty() {
-                let calls = tool_calls
+            messages.push(OutMessage::Assistant {
+                content: Some(text.as_str()).filter(|text| !text.is_empty()),
+                tool_calls: tool_calls
                     .iter()
-                    .map(|call| {
-                        json!({
-                            "id": call.id,
-                            "type": "function",
-                            "function": {
-                                "name": call.name,
-                                "arguments": Value::Object(call.arguments.clone()).to_string(),
-                            },
-                        })
+                    .map(|call| OutCall {
+                        id: &call.id,
+                        kind: "function",
+                        function: OutFunction {
+                            name: &call.name,
+                            arguments: JsonText(&call.arguments),
+                        },
                     })
-                    .collect();
-                entry.insert("tool_calls".into(), Value::Array(calls));
-            }
-            messages.push(Value::Object(entry));
+                    .collect(),
+            });
         }
         Message::ToolResults(results) => {
-            for result in results {
-                messages.push(json!({
-                    "role": "tool",
-                    "tool_call_id": result.id,
-                    "content": result.content,
-                }));
-            }
+            messages.extend(results.iter().map(|result| OutMessage::Tool {
+                tool_call_id: &result.id,
+                content: &result.content,
+            }));
         }
     }
 }

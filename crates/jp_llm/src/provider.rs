@@ -9,10 +9,11 @@
 //! yielded a part.
 
 use std::pin::Pin;
+use std::sync::Arc;
 
 use futures_util::Stream;
 use jp_conversation::EventPart;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::ProviderError;
 
@@ -78,8 +79,11 @@ pub struct ToolCall {
     /// The tool's name.
     pub name: String,
     /// The arguments as the model sent them (for a call that was refused
-    /// because its arguments were unusable: what was received).
-    pub arguments: Map<String, Value>,
+    /// because its arguments were unusable: what was received), always a
+    /// JSON object. Shared with the conversation's
+    /// [`ToolCallRequest`](jp_conversation::ToolCallRequest): a request
+    /// built for every cycle of a turn copies none of them.
+    pub arguments: Arc<Value>,
 }
 
 /// The result of one tool call, as sent to the provider.

@@ -48,7 +48,7 @@ pub fn messages(events: &[ConversationEvent]) -> Vec<Message> {
                 builder.assistant().2.push(ToolCall {
                     id: call.id.clone(),
                     name: call.name.clone(),
-                    arguments: call.received_arguments().clone(),
+                    arguments: call.shared_received_arguments(),
                 });
             }
             EventKind::ToolCallResponse(response) => {
@@ -136,6 +136,8 @@ pub fn tool_definitions(config: &AppConfig) -> Vec<ToolDefinition> {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
+    use std::sync::Arc;
+
     use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
     use serde_json::{Map, json};
 
@@ -181,7 +183,7 @@ mod tests {
                 content: "done".into(),
             }),
         ];
-        let args = json!({"path": "a"}).as_object().unwrap().clone();
+        let args = Arc::new(json!({"path": "a"}));
         assert_eq!(
             messages(&events),
             vec![
@@ -221,6 +223,21 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn a_call_s_arguments_are_shared_with_the_conversation_not_copied() {
+        let events = [ev(call("1")), ev(response("1", ResponseStatus::Success))];
+        let EventKind::ToolCallRequest(request) = &events[0].kind else {
+            unreachable!()
+        };
+        let Message::Assistant { tool_calls, .. } = &messages(&events)[0] else {
+            panic!("not an assistant message")
+        };
+        assert!(Arc::ptr_eq(
+            &tool_calls[0].arguments,
+            &request.shared_received_arguments()
+        ));
     }
 
     #[test]
