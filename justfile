@@ -12,6 +12,10 @@ test:
 bench:
     cargo bench -p jp_conversation
 
+# Peak resident memory of `jp query` for one large tool call (Linux).
+bench-query-memory:
+    cargo bench -p jp_cli --bench query_memory
+
 # Fuzz the argument parser against serde_json (needs nightly and cargo-fuzz).
 fuzz seconds="60":
     cd fuzz && cargo +nightly fuzz run arg_parser -- -max_total_time={{seconds}}

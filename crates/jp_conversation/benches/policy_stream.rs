@@ -22,7 +22,7 @@
 #![allow(clippy::expect_used)]
 
 #[path = "arg_stream/documents.rs"]
-#[allow(dead_code)]
+#[allow(dead_code, unused_imports)]
 mod documents;
 #[path = "arg_stream/timing.rs"]
 #[allow(dead_code)]

@@ -53,6 +53,7 @@
 //!   100-continue` is honoured. Malformed requests get `400` and show up in
 //!   [`TestServer::errors`], not in [`TestServer::requests`].
 
+pub mod documents;
 mod fixture;
 mod record;
 mod reply;
