@@ -250,8 +250,14 @@ impl Query {
             lock,
         };
         tracing::info!(conversation = %session.conversation.id, "turn starts");
-        session.record(EventKind::TurnStart)?;
-        session.record(EventKind::ChatRequest { content: message })?;
+        // One commit: a killed jp leaves both or neither.
+        session.lock.append(
+            &mut session.conversation,
+            [
+                ConversationEvent::now(EventKind::TurnStart),
+                ConversationEvent::now(EventKind::ChatRequest { content: message }),
+            ],
+        )?;
 
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
