@@ -1,7 +1,7 @@
 //! The command tree.
 
 mod config;
-mod conversation;
+pub(crate) mod conversation;
 pub(crate) mod ctx;
 mod debug;
 mod init;

@@ -89,18 +89,24 @@ fn a_torn_last_line_is_reported_and_dropped_and_the_next_query_works() {
     let shown_path = format!("<tmp>/project/.jp/conversations/{id}/events.jsonl");
 
     // A reader leaves the line out, says so, and changes nothing.
+    let ignored = format!(
+        "warning: {shown_path}: ignored its last line ({where_}): it is not a whole event (a crash or kill left it unfinished, or a jp is writing it now)\n"
+    );
     let shown = ws.jp(&["conversation", "show"]);
     assert_eq!(shown.code, 0, "{shown:?}");
-    assert_eq!(
-        shown.stderr,
-        format!(
-            "warning: {shown_path}: ignored its last line ({where_}): it is not a whole event (a crash or kill left it unfinished, or a jp is writing it now)\n"
-        )
-    );
+    assert_eq!(shown.stderr, ignored);
     assert_eq!(
         shown.stdout.lines().skip(3).collect::<Vec<_>>(),
         ["you: one", "assistant: A."]
     );
+    // So do the commands that read its config changes and its calls.
+    let config = ws.jp(&["config", "get", "assistant.model.id"]);
+    assert_eq!(config.code, 0, "{config:?}");
+    assert_eq!(config.stderr, ignored);
+    let args = r#"{"path": "src/a.rs"}"#;
+    let policy = ws.jp(&["policy", "check", "fs_read_file", "--args", args]);
+    assert_eq!(policy.code, 0, "{policy:?}");
+    assert_eq!(policy.stderr, ignored);
     assert_eq!(std::fs::read(&path).unwrap(), torn);
 
     // The next query drops it from the file, says so, and continues.
@@ -132,6 +138,26 @@ fn a_torn_last_line_is_reported_and_dropped_and_the_next_query_works() {
     );
     let again = ws.jp(&["conversation", "show"]);
     assert_eq!(again.stderr, "");
+}
+
+#[test]
+fn jp_config_shows_the_config_when_the_active_conversation_cannot_be_read() {
+    let ws = initialized();
+    let server = TestServer::start(vec![text_reply("A.")]);
+    assert_eq!(query(&ws, &server, MODEL, &[], "one").code, 0);
+    let id = stored(&ws)["id"].as_str().unwrap().to_owned();
+    std::fs::write(log_path(&ws, &id), "not a log\n").unwrap();
+    let config = ws.jp(&["config", "get", "assistant.model.id"]);
+    assert_eq!(config.code, 0, "{config:?}");
+    assert_eq!(config.stdout, "anthropic/claude-sonnet-4-5\n");
+    assert_eq!(
+        config.stderr,
+        format!(
+            "warning: <tmp>/project/.jp/conversations/{id}/events.jsonl is not a readable \
+             conversation: its header (line 1) is not readable: expected ident (column 2); \
+             the config shown leaves out the changes recorded in it\n"
+        )
+    );
 }
 
 #[test]

@@ -92,14 +92,27 @@ fn with_config(
     }
 }
 
-/// The config changes recorded in the workspace's active conversation.
+/// The config changes recorded in the workspace's active conversation. A
+/// conversation that cannot be read is reported and its changes left out:
+/// the config itself can still be shown and fixed.
 fn active_deltas(root: &std::path::Path) -> Vec<jp_config::load::DeltaLayer> {
     let store = jp_conversation::Store::new(root);
-    store
-        .active()
-        .and_then(|id| store.load(&id).ok())
-        .map(|conversation| crate::query::conversation_deltas(&conversation))
-        .unwrap_or_default()
+    let Some(id) = store.active() else {
+        return Vec::new();
+    };
+    match store.load(&id) {
+        Ok(conversation) => {
+            crate::cmd::conversation::warn_torn(&conversation);
+            crate::query::conversation_deltas(&conversation)
+        }
+        Err(error) => {
+            crate::errln!(
+                "warning: {}; the config shown leaves out the changes recorded in it",
+                crate::printer::sanitize(&error.to_string())
+            );
+            Vec::new()
+        }
+    }
 }
 
 /// Every leaf of the resolved config: `(key, value)`. Arrays and empty

@@ -130,8 +130,8 @@ fn show(store: &Store, id: Option<String>, format: Format) -> Result<(), StoreEr
 }
 
 /// Says on stderr that the conversation's unfinished last line was left
-/// out.
-fn warn_torn(c: &Conversation) {
+/// out. Every command that reads a conversation says it.
+pub(crate) fn warn_torn(c: &Conversation) {
     if let Some(tail) = &c.torn_tail {
         errln!("warning: {}", sanitize(&tail.to_string()));
     }

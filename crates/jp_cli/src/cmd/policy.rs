@@ -294,7 +294,11 @@ fn stateful(
     let store = jp_conversation::Store::new(root);
     let id = id.map(str::to_owned).or_else(|| store.active());
     let events = match &id {
-        Some(id) => store.load(id)?.events,
+        Some(id) => {
+            let conversation = store.load(id)?;
+            crate::cmd::conversation::warn_torn(&conversation);
+            conversation.events
+        }
         None => Vec::new(),
     };
     let mut registry = from_config(&loaded.config)?;

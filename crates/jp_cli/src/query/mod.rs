@@ -356,9 +356,7 @@ fn open_active(
             "{e}\n(`jp query --new` starts a new conversation; the old one is left as it is)"
         ),
     })?;
-    if let Some(tail) = &conversation.torn_tail {
-        crate::errln!("warning: {tail}");
-    }
+    crate::cmd::conversation::warn_torn(&conversation);
     Ok(Some((conversation, lock)))
 }
 
