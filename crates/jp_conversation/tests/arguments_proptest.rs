@@ -12,6 +12,7 @@
 use jp_conversation::{
     ArgParseError, EmptyKind, FragmentAggregator, IncrementalArgParser, StreamFragment,
 };
+use jp_test_server::documents::TINY_VALUES as TINY;
 use proptest::prelude::*;
 use proptest::sample::{Index, select};
 use serde_json::{Map, Value};
@@ -913,18 +914,6 @@ fn adversarial(depth: usize, count: usize, items: &[&str]) -> String {
     text.extend(close.iter().rev());
     text
 }
-
-const TINY: [&str; 9] = [
-    "0",
-    "1",
-    "true",
-    "false",
-    "null",
-    "\"a\"",
-    "\"bc\"",
-    "{\"k\":1}",
-    "[2]",
-];
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2_000))]
