@@ -468,6 +468,49 @@ pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// How many columns a tab takes in what jp draws on a terminal: it draws a
+/// tab as that many spaces, so that it knows where each row ends.
+pub const TAB_COLUMNS: usize = 4;
+
+/// How many terminal columns `c` takes once drawn: two for a wide (East
+/// Asian) character, none for a combining mark or another zero-width
+/// character, [`TAB_COLUMNS`] for a tab.
+#[must_use]
+pub fn char_columns(c: char) -> usize {
+    if c == '\t' {
+        TAB_COLUMNS
+    } else {
+        unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+    }
+}
+
+/// How many terminal columns `text` takes (see [`char_columns`]).
+#[must_use]
+pub fn columns(text: &str) -> usize {
+    text.chars().map(char_columns).sum()
+}
+
+/// `text` cut to at most `max` terminal columns, with `…` when cut.
+#[must_use]
+pub fn cut_columns(text: &str, max: usize) -> String {
+    if columns(text) <= max {
+        return text.to_owned();
+    }
+    let room = max.saturating_sub(1);
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = char_columns(c);
+        if used + w > room {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
 /// `text` cut to `max` characters, with `…` when cut.
 #[must_use]
 pub fn cut(text: &str, max: usize) -> String {

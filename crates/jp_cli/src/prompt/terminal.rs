@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{Choice, PagerFailure, PromptError, Prompter, edit_in_editor, pager, run_pager};
-use crate::printer::{Printer, Style, cut};
+use crate::printer::{Printer, Style, char_columns, columns, cut_columns};
 
 /// How often a waiting prompt checks whether the turn was interrupted.
 const POLL: Duration = Duration::from_millis(50);
@@ -112,14 +112,23 @@ impl TerminalPrompter {
         crossterm::terminal::size().map_or(80, |(columns, _)| usize::from(columns).max(2) - 1)
     }
 
-    /// Shows `line` as the prompt, its end kept in view if it is too wide.
+    /// Shows `line` as the prompt, its end kept in view if it is too wide
+    /// (widths in terminal columns: a wide character takes two).
     fn show(&self, line: &str) {
         let width = Self::width();
-        let count = line.chars().count();
-        if count <= width {
+        if columns(line) <= width {
             self.printer.show_prompt(line);
         } else {
-            let tail: String = line.chars().skip(count - width + 1).collect();
+            let mut tail: Vec<char> = Vec::new();
+            let mut used = 1; // the `…`
+            for c in line.chars().rev() {
+                used += char_columns(c);
+                if used > width {
+                    break;
+                }
+                tail.push(c);
+            }
+            let tail: String = tail.into_iter().rev().collect();
             self.printer.show_prompt(&format!("…{tail}"));
         }
     }
@@ -172,8 +181,8 @@ impl TerminalPrompter {
             .collect::<Vec<_>>();
         let keys = format!(" [{},?] ", offered.join(","));
         // The keys always show; a long question gives way.
-        let room = Self::width().saturating_sub(keys.chars().count()).max(1);
-        let line = format!("{}{keys}", cut(prompt, room));
+        let room = Self::width().saturating_sub(columns(&keys)).max(1);
+        let line = format!("{}{keys}", cut_columns(prompt, room));
         self.show(&line);
         loop {
             match self.key(stop)? {

@@ -33,7 +33,7 @@ use jp_conversation::{
 pub use full::full_arguments;
 use text::TextBlock;
 
-use crate::printer::{Style, cut, sanitize};
+use crate::printer::{Style, TAB_COLUMNS, char_columns, columns, cut, sanitize};
 
 /// The two `style.tool_call.format`s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -454,46 +454,56 @@ impl ToolRenderer {
     }
 }
 
-/// Wraps lines wider than `width` characters (at least 8): a line is cut
-/// into pieces that fit, and each continuation starts with the line's
+/// Wraps lines wider than `width` terminal columns (at least 8): a line is
+/// cut into pieces that fit, and each continuation starts with the line's
 /// indent (its leading spaces), unless the indent takes more than half the
-/// width. Nothing is dropped: the pieces, indents aside, join back into the
-/// line.
+/// width. Widths are the terminal's ([`columns`]): a tab is first drawn as
+/// [`TAB_COLUMNS`] spaces, a wide character that does not fit at the end
+/// of a row starts the next one, and a zero-width character stays with the
+/// one before it. Nothing is dropped: the pieces, indents aside, join back
+/// into the line, its tabs as spaces.
 #[must_use]
 pub fn wrap(lines: Vec<Line>, width: usize) -> Vec<Line> {
     let width = width.max(8);
     let mut out = Vec::with_capacity(lines.len());
-    for line in lines {
-        let chars: Vec<char> = line.text.chars().collect();
-        if chars.len() <= width {
+    for mut line in lines {
+        if line.text.contains('\t') {
+            line.text = line.text.replace('\t', &" ".repeat(TAB_COLUMNS));
+        }
+        if columns(&line.text) <= width {
             out.push(line);
             continue;
         }
-        let indent: String = chars.iter().take_while(|c| **c == ' ').collect();
-        let indent = if indent.len() * 2 > width {
-            String::new()
+        let spaces = line.text.len() - line.text.trim_start_matches(' ').len();
+        let indent = if spaces * 2 > width {
+            ""
         } else {
-            indent
+            &line.text[..spaces]
         };
-        let room = (width - indent.len()).max(1);
-        let mut rest = &chars[..];
+        let room = width - indent.len();
+        let mut rest = line.text.as_str();
         let mut first = true;
         while !rest.is_empty() {
-            let take = if first {
-                width.min(rest.len())
-            } else {
-                room.min(rest.len())
-            };
-            let piece: String = rest[..take].iter().collect();
+            let limit = if first { width } else { room };
+            let (mut end, mut used) = (0, 0);
+            for (at, c) in rest.char_indices() {
+                let w = char_columns(c);
+                if used + w > limit && end > 0 {
+                    break;
+                }
+                used += w;
+                end = at + c.len_utf8();
+            }
+            let piece = &rest[..end];
             out.push(Line {
                 style: line.style,
                 text: if first {
-                    piece
+                    piece.to_owned()
                 } else {
                     format!("{indent}{piece}")
                 },
             });
-            rest = &rest[take..];
+            rest = &rest[end..];
             first = false;
         }
     }

@@ -454,27 +454,78 @@ fn escape_sequences_in_a_result_are_shown_escaped() {
 }
 
 /// Checks what `wrap` promises of `wrapped`, the lines of `lines` at
-/// `width`: no line is wider, each continuation starts with its line's
-/// indent and keeps its style, and the pieces join back into each line.
+/// `width`: no line takes more terminal columns, each continuation starts
+/// with its line's indent and keeps its style, and the pieces join back
+/// into each line, its tabs drawn as spaces.
 fn assert_wrapped(lines: &[Line], wrapped: &[Line], width: usize) {
     let mut at = wrapped.iter();
     for line in lines {
-        let indent: String = line.text.chars().take_while(|c| *c == ' ').collect();
+        let text = line.text.replace('\t', &" ".repeat(TAB_COLUMNS));
+        let indent: String = text.chars().take_while(|c| *c == ' ').collect();
+        let indent = if indent.len() * 2 > width.max(8) {
+            String::new()
+        } else {
+            indent
+        };
         let first = at.next().unwrap();
         assert_eq!(first.style, line.style);
         let mut joined = first.text.clone();
-        while joined.chars().count() < line.text.chars().count() {
+        while joined.len() < text.len() {
             let next = at.next().unwrap();
             assert_eq!(next.style, line.style, "{next:?}");
             let piece = next.text.strip_prefix(&indent).unwrap();
             assert!(!piece.is_empty(), "{next:?}");
             joined.push_str(piece);
         }
-        assert_eq!(joined, line.text);
+        assert_eq!(joined, text);
     }
     assert_eq!(at.next(), None);
     for line in wrapped {
-        assert!(line.text.chars().count() <= width, "{line:?}");
+        assert!(columns(&line.text) <= width, "{line:?}");
+        assert!(!line.text.contains('\t'), "{line:?}");
+    }
+}
+
+#[test]
+fn wide_characters_and_tabs_wrap_at_the_terminal_s_columns() {
+    let line = |text: &str| Line {
+        style: Style::Dim,
+        text: text.to_owned(),
+    };
+    // Each of 日本語 takes two columns; `e\u{301}` is one column (a
+    // combining accent); a tab takes TAB_COLUMNS. A wide character that
+    // does not fit at the end of a row starts the next one.
+    let lines = vec![
+        line("日本語のファイル名.rs"),
+        line("  \tif x {\treturn;\t}"),
+        line("  日本語日本語"),
+        line("cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301}"),
+        line("ab日本語"),
+    ];
+    let wrapped = wrap(lines.clone(), 9);
+    assert_wrapped(&lines, &wrapped, 9);
+    let texts: Vec<&str> = wrapped.iter().map(|l| l.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "日本語の",
+            "ファイル",
+            "名.rs",
+            "      if ",
+            "x {    re",
+            "turn;    ",
+            "}",
+            "  日本語",
+            "  日本語",
+            "cafe\u{301} cafe\u{301}",
+            " cafe\u{301} caf",
+            "e\u{301}",
+            "ab日本語",
+        ]
+    );
+    // Wrapping is the same at every width, however narrow.
+    for width in 0..40 {
+        assert_wrapped(&lines, &wrap(lines.clone(), width), width.max(8));
     }
 }
 
@@ -655,8 +706,8 @@ fn a_calls_values_are_capped_in_all() {
 #[test]
 fn long_lines_render_the_same_however_they_are_split() {
     // Rows fill character by character, so where the chunks end never
-    // changes them; escapes and wide characters included.
-    let line = "é\u{1b}[2J→".repeat(40);
+    // changes them; escapes, tabs and wide characters included.
+    let line = "é\u{1b}[2J→日\t".repeat(40);
     let content = format!("{line}\n{line}{line}\nend");
     let args = serde_json::json!({"path": "a", "content": content}).to_string();
     for (width, max_lines) in [(12, 3), (30, 5), (80, 20)] {
@@ -676,7 +727,8 @@ fn long_lines_render_the_same_however_they_are_split() {
         // Each line is `STYLE  TEXT`, the style padded to 6.
         for line in whole.lines() {
             let text = &line[7..];
-            assert!(text.chars().count() <= width.max(8), "{line}");
+            assert!(columns(text) <= width.max(8), "{line}");
+            assert!(!text.contains('\t'), "{line}");
         }
     }
 }

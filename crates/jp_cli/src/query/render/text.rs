@@ -7,7 +7,7 @@
 //! (the ones after the first are indented as far as the prefix), and a row
 //! shows as soon as it is full, so a long line without a newline (a
 //! minified file) is shown live too. A line shows at most [`LINE_CHARS`]
-//! characters; its last row shown then ends in `…`, and so does the last
+//! terminal columns; its last row shown then ends in `…`, and so does the last
 //! row the cap allows when its line goes on. What is not shown is counted
 //! into one tail line: `… N more lines` (lines not shown at all), `… N more
 //! bytes` (the rest of lines cut short), or both.
@@ -16,10 +16,10 @@
 //! width, not by the string.
 
 use super::{Line, wrap};
-use crate::printer::{Style, sanitize};
+use crate::printer::{Style, columns, sanitize};
 
-/// The most characters of one line of a long string that are shown; the
-/// rest of the line is counted, not shown.
+/// The most terminal columns of one line of a long string that are shown;
+/// the rest of the line is counted, not shown.
 pub const LINE_CHARS: usize = 400;
 
 /// How the line being received is shown.
@@ -45,10 +45,10 @@ pub struct TextBlock {
     rows: usize,
     /// Of the line being received: what arrived and is not shown yet (less
     /// than a row, except while a row is being cut off), and its width on
-    /// screen (an escaped control character counts as its escape).
+    /// screen in columns (see [`shown_width`]).
     pending: String,
     pending_width: usize,
-    /// Its characters and rows shown so far.
+    /// Its columns and rows shown so far.
     line_width: usize,
     line_rows: usize,
     /// Whether any of it arrived.
@@ -241,8 +241,9 @@ impl TextBlock {
     }
 }
 
-/// How many characters `c` takes on screen once sanitized.
+/// How many terminal columns `c` takes once sanitized (an escaped control
+/// character takes its escape; see [`columns`]).
 fn shown_width(c: char) -> usize {
     let mut buffer = [0; 4];
-    sanitize(c.encode_utf8(&mut buffer)).chars().count()
+    columns(&sanitize(c.encode_utf8(&mut buffer)))
 }
