@@ -162,13 +162,15 @@ pub fn edit_in_editor(text: &str) -> Result<String, PromptError> {
         .tempfile()
         .map_err(fail)?;
     std::fs::write(file.path(), text).map_err(fail)?;
-    let mut words = editor.split_whitespace();
-    let program = words.next().unwrap_or("vi");
-    let status = std::process::Command::new(program)
-        .args(words)
+    let status = user_command(&editor)
         .arg(file.path())
         .status()
         .map_err(|e| PromptError::Terminal(format!("cannot run the editor `{editor}`: {e}")))?;
+    if let Some(why) = not_run(status) {
+        return Err(PromptError::Terminal(format!(
+            "cannot run the editor `{editor}`: {why}"
+        )));
+    }
     if !status.success() {
         return Err(PromptError::Terminal(format!(
             "the editor `{editor}` exited with {status}"
@@ -202,18 +204,16 @@ pub enum PagerFailure {
     Failed(String),
 }
 
-/// Runs `pager` (its program and arguments, split at whitespace, like
-/// `$EDITOR`) with `text` on its stdin and the terminal as its output
-/// (jp's stdout may be a file), and waits for it to end.
+/// Runs `pager` (a command line, like `$EDITOR`: see [`user_command`])
+/// with `text` on its stdin and the terminal as its output (jp's stdout
+/// may be a file), and waits for it to end.
 ///
 /// # Errors
 ///
 /// [`PagerFailure`] when it cannot start, or exits with a failure.
 pub fn run_pager(pager: &str, text: &str) -> Result<(), PagerFailure> {
-    let mut words = pager.split_whitespace();
-    let program = words.next().unwrap_or("less");
-    let mut command = std::process::Command::new(program);
-    command.args(words).stdin(std::process::Stdio::piped());
+    let mut command = user_command(pager);
+    command.stdin(std::process::Stdio::piped());
     if let Ok(tty) = std::fs::OpenOptions::new().write(true).open("/dev/tty") {
         command.stdout(tty);
     }
@@ -229,6 +229,11 @@ pub fn run_pager(pager: &str, text: &str) -> Result<(), PagerFailure> {
     let status = child
         .wait()
         .map_err(|e| PagerFailure::Failed(format!("the pager `{pager}` failed: {e}")))?;
+    if let Some(why) = not_run(status) {
+        return Err(PagerFailure::NotStarted(format!(
+            "cannot run the pager `{pager}`: {why}"
+        )));
+    }
     if status.success() {
         Ok(())
     } else {
@@ -326,5 +331,93 @@ impl Prompter for ScriptedPrompter {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(text.to_owned());
         Ok(())
+    }
+}
+
+/// The command that runs `command_line` (`$VISUAL`, `$EDITOR`, `$PAGER`)
+/// as git and most Unix tools do: through `sh -c`, so that it may quote a
+/// program whose path has spaces (`'/opt/My Editor/edit' --wait`) or use
+/// the shell's syntax. Arguments added to the command follow the line as
+/// `"$@"`. Where there is no `/bin/sh`, the line is split at whitespace.
+fn user_command(command_line: &str) -> std::process::Command {
+    if cfg!(unix) {
+        let mut command = std::process::Command::new("/bin/sh");
+        command
+            .arg("-c")
+            .arg(format!("{command_line} \"$@\""))
+            .arg(command_line);
+        command
+    } else {
+        let mut words = command_line.split_whitespace();
+        let mut command = std::process::Command::new(words.next().unwrap_or_default());
+        command.args(words);
+        command
+    }
+}
+
+/// Why a [`user_command`] did not run its program, from the shell's exit
+/// status: 127 when it found no such command, 126 when it could not run it
+/// (it then says which on the terminal).
+fn not_run(status: std::process::ExitStatus) -> Option<&'static str> {
+    if !cfg!(unix) {
+        return None;
+    }
+    match status.code() {
+        Some(127) => Some("no such command"),
+        Some(126) => Some("it cannot be run"),
+        _ => None,
+    }
+}
+
+#[cfg(all(test, unix))]
+mod user_command_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::os::unix::fs::PermissionsExt as _;
+    use std::process::Stdio;
+
+    use super::{not_run, user_command};
+
+    #[test]
+    fn a_quoted_program_path_with_spaces_runs_with_its_arguments() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("My Editor");
+        std::fs::create_dir(&bin).unwrap();
+        let program = bin.join("edit");
+        std::fs::write(
+            &program,
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let line = format!("'{}' --wait", program.display());
+        let status = user_command(&line)
+            .arg("/tmp/a file.json")
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert_eq!(not_run(status), None);
+        assert_eq!(
+            std::fs::read_to_string(bin.join("args")).unwrap(),
+            "--wait\n/tmp/a file.json\n"
+        );
+    }
+
+    #[test]
+    fn a_program_that_is_not_there_is_told_apart_from_one_that_failed() {
+        let run = |line: &str| {
+            user_command(line)
+                .arg("file")
+                .stderr(Stdio::null())
+                .status()
+                .unwrap()
+        };
+        assert_eq!(
+            not_run(run("jp-test-no-such-editor --wait")),
+            Some("no such command")
+        );
+        let failed = run("false");
+        assert!(!failed.success());
+        assert_eq!(not_run(failed), None);
     }
 }
