@@ -467,7 +467,7 @@ fn a_change_that_model_overrides_for_this_query_says_when_it_applies() {
     assert!(
         run.stderr.contains(
             "config changed by change_model: assistant.model.id\n\
-             note: --cfg assistant.model.id=haiku sets assistant.model.id for this query, so the change to it applies from the next query\n\
+             note: --model haiku sets assistant.model.id for this query, so the change to it applies from the next query\n\
              ── jp (anthropic/claude-haiku-4-5) ──\n"
         ),
         "{}",

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use jp_config::ConfigPath;
-use jp_config::load::{LoadOptions, Loaded, load};
+use jp_config::load::{FlagAssignment, LoadOptions, Loaded, load};
 
 struct Fixture {
     dir: tempfile::TempDir,
@@ -266,6 +266,30 @@ fn aliases_resolve_and_unknown_ids_are_errors() {
         f.errors(&options),
         [
             "error: --cfg assistant.model.id=gpt: assistant.model.id: `gpt` is neither `provider/name` nor an alias (aliases: haiku, sonnet, opus)"
+        ]
+    );
+}
+
+#[test]
+fn a_flag_s_value_wins_over_cfg_and_is_named_after_the_flag() {
+    let f = Fixture::new();
+    let mut options = f.options();
+    options.assignments = vec!["assistant.model.id=sonnet".into()];
+    options.flags = vec![FlagAssignment {
+        flag: "--model haiku".into(),
+        assignment: "assistant.model.id=haiku".into(),
+    }];
+    let loaded = f.load(&options);
+    assert_eq!(loaded.config.assistant.model.id, "haiku");
+    assert_eq!(label(&loaded, "assistant.model.id"), "--model haiku");
+    options.flags = vec![FlagAssignment {
+        flag: "--model gpt".into(),
+        assignment: "assistant.model.id=gpt".into(),
+    }];
+    assert_eq!(
+        f.errors(&options),
+        [
+            "error: --model gpt: assistant.model.id: `gpt` is neither `provider/name` nor an alias (aliases: haiku, sonnet, opus)"
         ]
     );
 }

@@ -14,6 +14,8 @@ pub struct Ctx {
     pub env: Vec<(String, String)>,
     /// `--cfg` arguments, in order.
     pub assignments: Vec<String>,
+    /// What other flags set (`--model`), after the `--cfg` arguments.
+    pub flags: Vec<load::FlagAssignment>,
 }
 
 impl Ctx {
@@ -29,6 +31,7 @@ impl Ctx {
                 .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
                 .collect(),
             assignments,
+            flags: Vec::new(),
         })
     }
 
@@ -39,6 +42,7 @@ impl Ctx {
             user_config: load::user_config_file(&self.env),
             env: self.env.clone(),
             assignments: self.assignments.clone(),
+            flags: self.flags.clone(),
             overrides: Vec::new(),
             deltas: Vec::new(),
         }

@@ -162,7 +162,10 @@ impl Query {
     /// Runs the turn.
     pub fn run(self, mut ctx: Ctx) -> Result<ExitCode, Box<dyn std::error::Error>> {
         if let Some(model) = &self.model {
-            ctx.assignments.push(format!("assistant.model.id={model}"));
+            ctx.flags.push(jp_config::load::FlagAssignment {
+                flag: format!("--model {model}"),
+                assignment: format!("assistant.model.id={model}"),
+            });
         }
         let message = self.message.join(" ");
         if message.trim().is_empty() {
@@ -669,7 +672,7 @@ impl Session {
                 continue;
             };
             if let Some(layer) = loaded.source_of(&unset.path)
-                && layer.label.starts_with("--cfg")
+                && layer.label.starts_with("--")
             {
                 self.printer.chrome_line(
                     Style::Warn,

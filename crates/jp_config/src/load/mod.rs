@@ -62,11 +62,25 @@ pub struct LoadOptions {
     pub env: Vec<(String, String)>,
     /// `--cfg` arguments, in order.
     pub assignments: Vec<String>,
+    /// Assignments that other command-line flags make, applied after
+    /// `assignments` and named after the flag (`--model haiku`).
+    pub flags: Vec<FlagAssignment>,
     /// File contents to use instead of what is on disk (used to check an
     /// edit before writing it).
     pub overrides: Vec<(PathBuf, String)>,
     /// The conversation's config changes, oldest first.
     pub deltas: Vec<DeltaLayer>,
+}
+
+/// A config value a command-line flag sets: `--model haiku` sets
+/// `assistant.model.id=haiku`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlagAssignment {
+    /// The flag as given (`--model haiku`): the layer's label, which
+    /// `jp config show` and messages name.
+    pub flag: String,
+    /// What it sets, as a `--cfg` assignment (`assistant.model.id=haiku`).
+    pub assignment: String,
 }
 
 /// A config change recorded in a conversation, replayed as a layer.
@@ -83,8 +97,8 @@ pub struct DeltaLayer {
 /// One config layer: where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layer {
-    /// A short label: the file's path, `env JP_CFG_X`, `--cfg k=v`, or
-    /// `default`.
+    /// A short label: the file's path, `env JP_CFG_X`, `--cfg k=v`, a flag
+    /// (`--model haiku`), or `default`.
     pub label: String,
     /// The file, for file layers.
     pub file: Option<PathBuf>,
@@ -489,6 +503,16 @@ impl Loader<'_> {
                 Err(e) => self
                     .errors
                     .push(with_source(Diagnostic::error(None, e.to_string()), &label)),
+            }
+        }
+
+        for flag in &self.options.flags {
+            match Assignment::parse(&flag.assignment) {
+                Ok(assignment) => self.assignment(flag.flag.clone(), &assignment),
+                Err(e) => self.errors.push(with_source(
+                    Diagnostic::error(None, e.to_string()),
+                    &flag.flag,
+                )),
             }
         }
     }
