@@ -16,8 +16,9 @@
 //!
 //! - the same query with a small call: what jp needs anyway;
 //! - a child of this benchmark that parses the document into a
-//!   `serde_json::Value` and holds it, minus the same child parsing `{}`:
-//!   what one copy of the call costs.
+//!   `serde_json::Value`, lets the text go and holds the value (its
+//!   resident memory then, minus the same child's for `{}`): what one copy
+//!   of the call costs.
 //!
 //! "copies" is (jp's peak − the small call's) / one copy: how many whole
 //! copies of the call jp holds at its peak. Linux only; it prints a table
@@ -42,7 +43,8 @@ const HOLD: &str = "JP_BENCH_HOLD";
 
 /// The tool the model calls: reads its request and answers `ok`. Its
 /// parameter check refuses the adversarial document (its elements have an
-/// unknown member `k`), as it would in use; the others run.
+/// unknown member `k`), as it would in use; the others run, `objects` being
+/// the hostile call that does.
 fn tool_config() -> String {
     echo_tool("t", "ok")
         + r#"[conversation.tools.t.parameters.args]
@@ -65,16 +67,18 @@ fn main() {
         [
             ("small", small()),
             ("text_200k", text(200_000)),
+            ("objects_200k", objects(200_000)),
             ("adv_210k", adversarial(210_000)),
         ]
     } else {
         [
             ("small", small()),
             ("text_2m", text(2_000_000)),
+            ("objects_2m", objects(2_000_000)),
             ("adv_2m", adversarial(2_000_000)),
         ]
     };
-    let empty = value_peak("{}");
+    let empty = value_resident("{}");
     println!("jp query, one tool call; peak resident memory (VmHWM), same run\n");
     println!(
         "| provider | document | bytes | jp peak | beyond the small call | one copy (Value) | copies | time |"
@@ -86,7 +90,7 @@ fn main() {
             let (peak, elapsed) = query_peak(provider, document);
             let base = *small_peak.get_or_insert(peak);
             let beyond = peak.saturating_sub(base);
-            let copy = value_peak(document).saturating_sub(empty);
+            let copy = value_resident(document).saturating_sub(empty);
             let copies = if *name == "small" || copy == 0 {
                 "-".to_owned()
             } else {
@@ -115,6 +119,23 @@ fn text(size: usize) -> String {
     let line = "    let name = format!(\"{}\\t{}\", first, last); // \"quoted\"\n";
     let content = line.repeat(size / line.len() + 1);
     serde_json::json!({"args": [{"path": "src/big.rs", "content": content}]}).to_string()
+}
+
+/// Hostile arguments the tool's parameters accept, so the call runs:
+/// about `size` bytes of small objects (`{"depth":7}`), each of which is a
+/// map in a `Value`.
+fn objects(size: usize) -> String {
+    let mut text = String::from("{\"args\":[");
+    let mut n = 0;
+    while text.len() + 16 < size {
+        if n > 0 {
+            text.push(',');
+        }
+        text.push_str(&format!("{{\"depth\":{}}}", n % 10));
+        n += 1;
+    }
+    text.push_str("]}");
+    text
 }
 
 /// Runs one `jp query` whose model calls `t` with `arguments`; returns
@@ -173,9 +194,9 @@ fn query_peak(provider: &str, arguments: &str) -> (u64, Duration) {
     (peak, elapsed)
 }
 
-/// The peak resident memory of a child of this benchmark that parses
-/// `document` into a `Value` and holds it.
-fn value_peak(document: &str) -> u64 {
+/// The resident memory of a child of this benchmark that has parsed
+/// `document` into a `Value` and holds it (and not the text).
+fn value_resident(document: &str) -> u64 {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("document.json");
     std::fs::write(&path, document).unwrap();
@@ -192,19 +213,25 @@ fn value_peak(document: &str) -> u64 {
         .unwrap()
 }
 
-/// In the child: parses the document at `path`, and prints its own peak
-/// resident memory while it still holds the value.
+/// In the child: parses the document at `path`, lets the text go, and
+/// prints its resident memory while it holds the value alone.
 fn hold(path: &str) {
     let text = std::fs::read_to_string(path).unwrap();
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    drop(text);
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    println!("{}", vm_hwm(&status).unwrap());
+    println!("{}", status_bytes(&status, "VmRSS:").unwrap());
     drop(std::hint::black_box(value));
 }
 
-/// `VmHWM` of a `/proc/PID/status`, in bytes.
+/// `VmHWM` (peak resident memory) of a `/proc/PID/status`, in bytes.
 fn vm_hwm(status: &str) -> Option<u64> {
-    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    status_bytes(status, "VmHWM:")
+}
+
+/// The field `name` of a `/proc/PID/status` (given in KiB), in bytes.
+fn status_bytes(status: &str, name: &str) -> Option<u64> {
+    let line = status.lines().find(|line| line.starts_with(name))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }

@@ -117,14 +117,14 @@ pub fn request_body<'a>(provider: &str, request: &'a ChatRequest) -> Body<'a> {
     for message in &request.messages {
         push_message(&mut messages, message);
     }
-    // `token_limit_field` says which of the two fields carries the limit.
-    let openai = provider == OPENAI;
     Body {
         model: &request.model,
         messages,
         tools: function_tools(&request.tools),
-        max_completion_tokens: openai.then_some(request.max_tokens),
-        max_tokens: (!openai).then_some(request.max_tokens),
+        token_limit: TokenLimit {
+            field: token_limit_field(provider),
+            value: request.max_tokens,
+        },
         temperature: request.temperature,
         top_p: request.top_p,
         stream: true,
@@ -143,17 +143,30 @@ pub struct Body<'a> {
     messages: Vec<OutMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<FunctionTool<'a>>,
-    // One of the two, as `token_limit_field` says.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_completion_tokens: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_tokens: Option<u32>,
+    #[serde(flatten)]
+    token_limit: TokenLimit,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     top_p: Option<f64>,
     stream: bool,
     stream_options: StreamOptions,
+}
+
+/// The token limit, under the name [`token_limit_field`] gives.
+#[derive(Debug)]
+struct TokenLimit {
+    field: &'static str,
+    value: u32,
+}
+
+impl Serialize for TokenLimit {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(self.field, &self.value)?;
+        map.end()
+    }
 }
 
 #[derive(Debug, Serialize)]

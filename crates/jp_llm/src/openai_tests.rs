@@ -275,6 +275,44 @@ fn the_request_sends_the_recorded_llamacpp_history() {
 }
 
 #[test]
+fn a_call_s_arguments_are_sent_as_their_json_text_escaped_once() {
+    // Keys and values that need escaping, a control character, a line
+    // separator and characters outside the BMP: the arguments' compact
+    // JSON text, written as a JSON string.
+    let arguments = json!({"k\"ey\n": "é\u{1}\u{2028}😀", "n": [1.5, -0.0, null]});
+    let request = ChatRequest {
+        model: "m".into(),
+        system: None,
+        messages: vec![Message::Assistant {
+            reasoning: None,
+            text: String::new(),
+            tool_calls: vec![ToolCall {
+                id: "c".into(),
+                name: "t".into(),
+                arguments: Arc::new(arguments.clone()),
+            }],
+        }],
+        tools: vec![],
+        max_tokens: 16,
+        temperature: None,
+        top_p: None,
+    };
+    let body = body_text(&request_body("llamacpp", &request));
+    let sent = [
+        r#""arguments":"{\"k\\\"ey\\n\":\"é\\u0001"#,
+        "\u{2028}",
+        r#"😀\",\"n\":[1.5,-0.0,null]}""#,
+    ]
+    .concat();
+    assert!(body.contains(&sent), "{body}");
+    let value: Value = serde_json::from_str(&body).unwrap();
+    let text = value["messages"][0]["tool_calls"][0]["function"]["arguments"]
+        .as_str()
+        .unwrap();
+    assert_eq!(serde_json::from_str::<Value>(text).unwrap(), arguments);
+}
+
+#[test]
 fn request_body_for_openai_with_everything() {
     let request = ChatRequest {
         model: "gpt-5".into(),

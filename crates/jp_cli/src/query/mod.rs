@@ -858,7 +858,7 @@ impl Session {
                                         tools.stateful_learn(&call.name, &arguments, &ran.response);
                                     // What really ran, for a replay.
                                     let ran_with = jp_conversation::RanWith {
-                                        arguments: edited.then_some(arguments),
+                                        arguments: edited.then(|| arguments.into_map()),
                                         keys,
                                     };
                                     ToolCallResponse {
@@ -978,7 +978,7 @@ impl Session {
     async fn run_call<E: ToolExecutor>(
         &self,
         call: &ToolCallRequest,
-        arguments: serde_json::Map<String, serde_json::Value>,
+        arguments: tools::Arguments,
         edited: bool,
         executor: &E,
         tools: &ToolCoordinator<'_>,
@@ -1296,11 +1296,7 @@ impl Session {
                     // jp ended it while it streamed: what arrived is shown
                     // without calling it truncated (the model did not
                     // stop; jp stopped reading).
-                    self.show_call(&ToolCallRequest::new(
-                        request.id.clone(),
-                        request.name.clone(),
-                        request.received_arguments().clone(),
-                    ));
+                    self.show_call(&request.as_received());
                 } else {
                     self.show_call(&request);
                 }

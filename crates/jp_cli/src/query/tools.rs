@@ -74,6 +74,58 @@ impl ToolExecutor for LocalExecutor {
     }
 }
 
+/// A call's arguments on their way to the tool: a JSON object, shared
+/// with the conversation's [`ToolCallRequest`] until the user edits them,
+/// so a decision, a question and a run copy none of them (issue 14). Reads
+/// as the object it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arguments(Arc<Value>);
+
+impl Arguments {
+    /// `call`'s arguments, shared; for a call whose arguments are usable.
+    fn of(call: &ToolCallRequest) -> Self {
+        Self(call.shared_received_arguments())
+    }
+
+    /// Arguments of their own (edited ones).
+    #[must_use]
+    pub fn new(arguments: Map<String, Value>) -> Self {
+        Self(Arc::new(Value::Object(arguments)))
+    }
+
+    /// A copy of the arguments, for a tool's request.
+    #[must_use]
+    pub fn to_owned_map(&self) -> Map<String, Value> {
+        (**self).clone()
+    }
+
+    /// The arguments as a map of their own: without a copy when nothing
+    /// else shares them.
+    #[must_use]
+    pub fn into_map(self) -> Map<String, Value> {
+        match Arc::unwrap_or_clone(self.0) {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+
+    /// The arguments as the object value they are.
+    #[must_use]
+    pub fn as_value(&self) -> &Value {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Arguments {
+    type Target = Map<String, Value>;
+
+    fn deref(&self) -> &Map<String, Value> {
+        static EMPTY: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
+        // Both constructors hold an object.
+        self.0.as_object().unwrap_or(&EMPTY)
+    }
+}
+
 /// What was decided about a call before running it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
@@ -82,7 +134,7 @@ pub enum Verdict {
         /// The tool this verdict is for.
         tool: String,
         /// The arguments the tool gets.
-        arguments: Map<String, Value>,
+        arguments: Arguments,
         /// Whether the user edited them.
         edited: bool,
         /// The `policy.run` decision.
@@ -398,8 +450,6 @@ impl<'a> ToolCoordinator<'a> {
             }
         };
         let why = decision.reason;
-        // Only a call that may run takes a copy of its arguments (for the
-        // tool's request, or for the user to edit).
         let Some(arguments) = value.as_object() else {
             return Decided::Now(not_run(
                 call,
@@ -411,7 +461,7 @@ impl<'a> ToolCoordinator<'a> {
         match decision.mode {
             Mode::Unattended => Decided::Now(Verdict::Run {
                 tool: name.to_owned(),
-                arguments: arguments.clone(),
+                arguments: Arguments::of(call),
                 edited: false,
                 mode: Mode::Unattended,
                 reason: why,
@@ -419,7 +469,7 @@ impl<'a> ToolCoordinator<'a> {
             }),
             Mode::Ask if approved => Decided::Now(Verdict::Run {
                 tool: name.to_owned(),
-                arguments: arguments.clone(),
+                arguments: Arguments::of(call),
                 edited: false,
                 mode: Mode::Ask,
                 reason: why,
@@ -435,7 +485,7 @@ impl<'a> ToolCoordinator<'a> {
             }
             mode @ (Mode::Ask | Mode::Edit) => Decided::Ask(Ask {
                 call: call.clone(),
-                arguments: arguments.clone(),
+                arguments: Arguments::of(call),
                 mode,
                 why,
             }),
@@ -620,7 +670,7 @@ impl<'a> ToolCoordinator<'a> {
                 edit_now = false;
                 match self.edit_arguments(name, &arguments, &prompt).await {
                     Edit::Done(new) => {
-                        arguments = new;
+                        arguments = Arguments::new(new);
                         edited = true;
                         show = true;
                     }
@@ -763,7 +813,7 @@ impl<'a> ToolCoordinator<'a> {
     pub async fn run<E: ToolExecutor>(
         &self,
         call: &ToolCallRequest,
-        arguments: Map<String, Value>,
+        arguments: Arguments,
         edited: bool,
         executor: &E,
         prompts: &Prompts,
@@ -820,8 +870,9 @@ impl<'a> ToolCoordinator<'a> {
         let mut request = Request {
             tool: ToolInfo {
                 name: name.clone(),
-                // Moved, not copied: taken back once the tool has run.
-                arguments,
+                // The one copy a run makes: the protocol's request owns
+                // its arguments. It is dropped once the tool has run.
+                arguments: arguments.to_owned_map(),
                 answers: Map::new(),
                 options: tool.options.clone().into_iter().collect(),
             },
@@ -927,7 +978,8 @@ impl<'a> ToolCoordinator<'a> {
                 }
             }
         };
-        let arguments = Value::Object(std::mem::take(&mut request.tool.arguments));
+        drop(request);
+        let arguments = arguments.as_value();
         let content = if edited {
             format!(
                 "(The user edited the arguments before the call ran; it ran with {arguments}.)\n{content}"
@@ -936,7 +988,7 @@ impl<'a> ToolCoordinator<'a> {
             content
         };
         let (response, note) = self
-            .deliver(call, &name, &arguments, status, content, prompts)
+            .deliver(call, &name, arguments, status, content, prompts)
             .await;
         Ran {
             response,
@@ -1224,7 +1276,7 @@ const RETRY_CHOICES: [Choice; 2] = [
 #[derive(Debug, Clone)]
 pub struct Ask {
     call: ToolCallRequest,
-    arguments: Map<String, Value>,
+    arguments: Arguments,
     mode: Mode,
     why: String,
 }
@@ -1530,9 +1582,7 @@ policy.run = [{ arg = "/path", prefix = "secret/", mode = "skip" }, { mode = "as
 
     fn outcome(verdict: &Verdict) -> (String, String) {
         match verdict {
-            Verdict::Run { arguments, .. } => {
-                ("run".into(), Value::Object(arguments.clone()).to_string())
-            }
+            Verdict::Run { arguments, .. } => ("run".into(), arguments.as_value().to_string()),
             Verdict::NotRun { response, .. } => {
                 (format!("{:?}", response.status), response.content.clone())
             }

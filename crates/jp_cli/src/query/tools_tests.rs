@@ -170,7 +170,7 @@ impl Fixture {
         self.tools()
             .run(
                 &save("1", "a.txt"),
-                arguments("a.txt"),
+                Arguments::new(arguments("a.txt")),
                 false,
                 executor,
                 prompts,
@@ -519,7 +519,7 @@ async fn a_run_with_edited_arguments_tells_the_model() {
         .tools()
         .run(
             &save("1", "a.txt"),
-            arguments("b.txt"),
+            Arguments::new(arguments("b.txt")),
             true,
             &executor,
             &no_terminal(),
@@ -585,7 +585,7 @@ async fn three_prompts_show_in_call_order() {
     );
     let run = |path: &str| Verdict::Run {
         tool: "save".into(),
-        arguments: arguments(path),
+        arguments: Arguments::new(arguments(path)),
         edited: false,
         mode: Mode::Ask,
         reason: "policy.run is \"ask\"".into(),
@@ -628,7 +628,7 @@ async fn a_result_withheld_by_a_rule_gets_advice_for_this_value_only() {
         .tools()
         .run(
             &save("1", "private/notes.txt"),
-            arguments("private/notes.txt"),
+            Arguments::new(arguments("private/notes.txt")),
             false,
             &executor,
             &no_terminal(),
@@ -692,7 +692,7 @@ fn after(
             ..
         }) => format!(
             "run {} ({mode}: {reason}; approved: {approved})",
-            Value::Object(arguments)
+            arguments.as_value()
         ),
         Decided::Now(Verdict::NotRun { response, note }) => format!(
             "{} \"{}\" / {note}",
@@ -1173,4 +1173,32 @@ async fn a_tool_reads_the_model_resolved_not_its_alias() {
         "{}",
         f.chrome.text()
     );
+}
+
+/// Issue 14: a call that runs, or is put to the user, shares its arguments
+/// with the conversation's request instead of copying them.
+#[tokio::test]
+async fn a_decided_call_shares_its_arguments_with_the_conversation() {
+    let shared = |verdict_arguments: &Arguments, call: &ToolCallRequest| {
+        Arc::ptr_eq(&verdict_arguments.0, &call.shared_received_arguments())
+    };
+    let f = Fixture::new("policy.run = \"unattended\"");
+    let call = save("1", "a.txt");
+    let Decided::Now(Verdict::Run { arguments, .. }) = f.tools().decide(&call, &no_terminal())
+    else {
+        panic!("the policy runs it");
+    };
+    assert!(shared(&arguments, &call));
+
+    let f = Fixture::new("policy.run = \"ask\"");
+    let script = Script::new(&[Some('y')], &[], &[]);
+    let tools = f.tools();
+    let Decided::Ask(ask) = tools.decide(&call, &script.prompts) else {
+        panic!("the policy asks");
+    };
+    assert!(shared(&ask.arguments, &call));
+    let Verdict::Run { arguments, .. } = tools.confirm(ask, script.prompts.ticket()).await else {
+        panic!("approved");
+    };
+    assert!(shared(&arguments, &call));
 }

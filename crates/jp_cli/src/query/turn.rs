@@ -566,12 +566,8 @@ impl TurnCoordinator {
             .find(|id| !self.seen_ids.contains(id))
             .unwrap_or_default();
         self.seen_ids.insert(fresh.clone());
-        ToolCallRequest::invalid(
-            fresh,
-            call.name.clone(),
-            call.received_arguments().clone(),
-            ArgumentsError::DuplicateId(call.id),
-        )
+        let error = ArgumentsError::DuplicateId(call.id.clone());
+        call.refused_as(fresh, error)
     }
 
     /// The stream ended; `failure` is how the turn ends if it did not end
