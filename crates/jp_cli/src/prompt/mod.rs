@@ -162,6 +162,11 @@ pub fn edit_in_editor(text: &str) -> Result<String, PromptError> {
         .tempfile()
         .map_err(fail)?;
     std::fs::write(file.path(), text).map_err(fail)?;
+    if missing_program(&editor).is_some() {
+        return Err(PromptError::Terminal(format!(
+            "cannot run the editor `{editor}`: no such command"
+        )));
+    }
     let status = user_command(&editor)
         .arg(file.path())
         .status()
@@ -212,6 +217,11 @@ pub enum PagerFailure {
 ///
 /// [`PagerFailure`] when it cannot start, or exits with a failure.
 pub fn run_pager(pager: &str, text: &str) -> Result<(), PagerFailure> {
+    if missing_program(pager).is_some() {
+        return Err(PagerFailure::NotStarted(format!(
+            "cannot run the pager `{pager}`: no such command"
+        )));
+    }
     let mut command = user_command(pager);
     command.stdin(std::process::Stdio::piped());
     if let Ok(tty) = std::fs::OpenOptions::new().write(true).open("/dev/tty") {
@@ -355,6 +365,23 @@ fn user_command(command_line: &str) -> std::process::Command {
     }
 }
 
+/// The program `command_line` names, when it is a plain name (no path, no
+/// quoting or other shell syntax) that no directory on the `PATH` holds:
+/// such a command is reported without running the shell, which would
+/// print its own `not found` line on the terminal first.
+fn missing_program(command_line: &str) -> Option<&str> {
+    let program = command_line.split_whitespace().next()?;
+    let plain = program
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '-'));
+    if !plain {
+        return None;
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let found = std::env::split_paths(&path).any(|dir| dir.join(program).is_file());
+    (!found).then_some(program)
+}
+
 /// Why a [`user_command`] did not run its program, from the shell's exit
 /// status: 127 when it found no such command, 126 when it could not run it
 /// (it then says which on the terminal).
@@ -401,6 +428,19 @@ mod user_command_tests {
             std::fs::read_to_string(bin.join("args")).unwrap(),
             "--wait\n/tmp/a file.json\n"
         );
+    }
+
+    #[test]
+    fn a_plain_name_not_on_the_path_is_missing_before_anything_runs() {
+        assert_eq!(
+            super::missing_program("jp-test-no-such-pager -R"),
+            Some("jp-test-no-such-pager")
+        );
+        assert_eq!(super::missing_program("sh -c true"), None);
+        // Paths, quoting and shell syntax are left to the shell.
+        assert_eq!(super::missing_program("'/opt/My Editor/edit' -w"), None);
+        assert_eq!(super::missing_program("/no/such/editor"), None);
+        assert_eq!(super::missing_program("$HOME/bin/edit"), None);
     }
 
     #[test]
