@@ -86,23 +86,28 @@ pub mod exit {
 
 impl Cli {
     /// Runs the chosen command.
-    pub fn run(mut self) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    pub fn run(self) -> Result<ExitCode, Box<dyn std::error::Error>> {
+        let mut flags = Vec::new();
         if let Some(when) = self.color {
             let when = match when {
                 ColorWhen::Auto => "auto",
                 ColorWhen::Always => "always",
                 ColorWhen::Never => "never",
             };
-            self.cfg.push(format!("style.color={when}"));
+            flags.push(jp_config::load::FlagAssignment {
+                flag: format!("--color {when}"),
+                assignment: format!("style.color={when}"),
+            });
         }
+        let ctx = || ctx::Ctx::from_process(self.cfg.clone(), flags.clone());
         match self.command {
-            Command::Init(init) => init.run(&ctx::Ctx::from_process(self.cfg)?.cwd),
-            Command::Query(query) => query.run(ctx::Ctx::from_process(self.cfg)?),
-            Command::Conversation(c) => c.run(&ctx::Ctx::from_process(self.cfg)?.cwd),
+            Command::Init(init) => init.run(&ctx()?.cwd),
+            Command::Query(query) => query.run(ctx()?),
+            Command::Conversation(c) => c.run(&ctx()?.cwd),
             Command::Tool(tool) => Ok(tool.run()),
             Command::Debug(debug) => debug.run(),
-            Command::Config(config) => config.run(&ctx::Ctx::from_process(self.cfg)?),
-            Command::Policy(policy) => policy.run(&ctx::Ctx::from_process(self.cfg)?),
+            Command::Config(config) => config.run(&ctx()?),
+            Command::Policy(policy) => policy.run(&ctx()?),
         }
     }
 }

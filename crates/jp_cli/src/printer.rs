@@ -444,15 +444,33 @@ impl Printer {
 }
 
 /// `text` with terminal control characters made visible: C0 controls
-/// (except newline and tab), DEL, C1 controls and bidirectional overrides
-/// become `\u{..}` escapes. Chrome shows text from the model and from tools
-/// (names, arguments, results, questions); raw, an escape sequence in it
-/// could clear the screen, retitle the window or forge an "approved" line.
+/// (except newline and tab), DEL, C1 controls, bidirectional overrides and
+/// invisible characters that can hide text or that terminals draw at
+/// different widths (soft hyphen, zero-width space, word joiner and
+/// invisible operators, Hangul fillers, the byte-order mark, and the tag
+/// characters that can smuggle a hidden message) become `\u{..}` escapes.
+/// Chrome shows text from the model and from tools (names, arguments,
+/// results, questions); raw, an escape sequence in it could clear the
+/// screen, retitle the window or forge an "approved" line. Joiners and
+/// variation selectors, which emoji and some scripts need, are kept.
 #[must_use]
 pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
     let unsafe_char = |c: char| {
         (c.is_control() && c != '\n' && c != '\t')
-            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+            || matches!(
+                c,
+                '\u{202a}'..='\u{202e}'
+                    | '\u{2066}'..='\u{2069}'
+                    | '\u{00ad}'
+                    | '\u{115f}'
+                    | '\u{1160}'
+                    | '\u{200b}'
+                    | '\u{2060}'..='\u{2064}'
+                    | '\u{3164}'
+                    | '\u{feff}'
+                    | '\u{ffa0}'
+                    | '\u{e0000}'..='\u{e007f}'
+            )
     };
     if !text.chars().any(unsafe_char) {
         return std::borrow::Cow::Borrowed(text);
@@ -488,6 +506,14 @@ pub fn char_columns(c: char) -> usize {
 #[must_use]
 pub fn columns(text: &str) -> usize {
     text.chars().map(char_columns).sum()
+}
+
+/// `text` as jp draws it on one terminal line: [`sanitize`]d, its tabs
+/// drawn as [`TAB_COLUMNS`] spaces, so that [`columns`] measures what the
+/// terminal shows.
+#[must_use]
+pub fn one_line(text: &str) -> String {
+    sanitize(text).replace('\t', &" ".repeat(TAB_COLUMNS))
 }
 
 /// `text` cut to at most `max` terminal columns, with `…` when cut.
@@ -595,6 +621,25 @@ impl Write for Captured {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_line_is_measured_as_drawn() {
+        let line = one_line("Name\tthe\u{1b}[7m 日本");
+        assert_eq!(line, "Name    the\\u{1b}[7m 日本");
+        assert_eq!(columns(&line), 4 + 4 + 3 + 6 + 3 + 1 + 4);
+    }
+
+    #[test]
+    fn invisible_characters_that_hide_text_are_shown_escaped() {
+        // A zero-width space, a soft hyphen, a Hangul filler, a byte-order
+        // mark and a message in tag characters (`hi`) are escaped; the
+        // joiner and variation selector of an emoji are kept.
+        let text = "a\u{200b}b\u{ad}c\u{3164}d\u{feff}e\u{e0068}\u{e0069} ❤\u{fe0f} 👩\u{200d}💻";
+        assert_eq!(
+            sanitize(text),
+            "a\\u{200b}b\\u{ad}c\\u{3164}d\\u{feff}e\\u{e0068}\\u{e0069} ❤\u{fe0f} 👩\u{200d}💻"
+        );
+    }
 
     struct Closed;
     impl Write for Closed {

@@ -109,6 +109,14 @@ fn show_lists_every_value_with_its_source() {
         out["sources"]["style.show_reasoning"],
         serde_json::json!(["default"])
     );
+    // A flag is named as the flag, not as the assignment it makes.
+    let run = ws.jp(&["--color", "always", "config", "show", "--format", "json"]);
+    let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(out["config"]["style"]["color"], "always");
+    assert_eq!(
+        out["sources"]["style.color"],
+        serde_json::json!(["--color always"])
+    );
 }
 
 #[test]
@@ -195,6 +203,9 @@ fn set_refuses_a_change_that_would_break_the_config() {
             stderr: "error: .jp/config.toml:2: style.color: unknown variant `sometimes`, expected one of `auto`, `always`, `never`\nerror: .jp/config.toml is unchanged: the config would not be valid\n".into(),
         }
     );
+    // A flag that sets the same key does not hide the file's bad value.
+    let run = ws.jp(&["--color", "always", "config", "set", "style.color=sometimes"]);
+    assert_eq!(run.code, 1, "{run:?}");
     let run = ws.jp(&[
         "config",
         "set",

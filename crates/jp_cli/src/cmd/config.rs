@@ -236,10 +236,12 @@ fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Box<dyn std::error:
             }
         };
         // Check the files alone: a value that only passes because an
-        // environment variable or `--cfg` overrides it must not be written.
+        // environment variable, `--cfg` or a flag (`--color`) overrides it
+        // must not be written.
         let mut options = ctx.load_options();
         options.env.clear();
         options.assignments.clear();
+        options.flags.clear();
         options.overrides.push((file.clone(), new_text.clone()));
         match load::load(&options) {
             Ok(loaded) => {

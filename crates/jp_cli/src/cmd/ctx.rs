@@ -20,7 +20,10 @@ pub struct Ctx {
 
 impl Ctx {
     /// The context of this process.
-    pub fn from_process(assignments: Vec<String>) -> Result<Self, String> {
+    pub fn from_process(
+        assignments: Vec<String>,
+        flags: Vec<load::FlagAssignment>,
+    ) -> Result<Self, String> {
         let cwd = std::env::current_dir()
             .map_err(|e| format!("cannot read the current directory: {e}"))?;
         Ok(Self {
@@ -31,7 +34,7 @@ impl Ctx {
                 .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
                 .collect(),
             assignments,
-            flags: Vec::new(),
+            flags,
         })
     }
 

@@ -145,16 +145,14 @@ impl Prompter for NoPrompter {
 }
 
 /// Runs `$VISUAL`, `$EDITOR` or `vi` on a temporary copy of `text` and
-/// returns what the user saved.
+/// returns what the user saved. An empty variable counts as unset.
 ///
 /// # Errors
 ///
 /// When the file cannot be written or read, or the editor cannot run or
 /// fails.
 pub fn edit_in_editor(text: &str) -> Result<String, PromptError> {
-    let editor = std::env::var("VISUAL")
-        .or_else(|_| std::env::var("EDITOR"))
-        .unwrap_or_else(|_| "vi".into());
+    let editor = editor_line(std::env::var("VISUAL").ok(), std::env::var("EDITOR").ok());
     let fail = |e: std::io::Error| PromptError::Terminal(e.to_string());
     let file = tempfile::Builder::new()
         .prefix("jp-edit-")
@@ -182,6 +180,16 @@ pub fn edit_in_editor(text: &str) -> Result<String, PromptError> {
         )));
     }
     std::fs::read_to_string(file.path()).map_err(fail)
+}
+
+/// The editor's command line: `$VISUAL`, else `$EDITOR`, else `vi`; an
+/// empty or blank variable counts as unset (run, it would make the file
+/// the command).
+fn editor_line(visual: Option<String>, editor: Option<String>) -> String {
+    let set = |value: Option<String>| value.filter(|v| !v.trim().is_empty());
+    set(visual)
+        .or_else(|| set(editor))
+        .unwrap_or_else(|| "vi".into())
 }
 
 /// The pager to show a call's arguments in: `$PAGER`, or `less -R` when
@@ -345,10 +353,11 @@ impl Prompter for ScriptedPrompter {
 }
 
 /// The command that runs `command_line` (`$VISUAL`, `$EDITOR`, `$PAGER`)
-/// as git and most Unix tools do: through `sh -c`, so that it may quote a
-/// program whose path has spaces (`'/opt/My Editor/edit' --wait`) or use
-/// the shell's syntax. Arguments added to the command follow the line as
-/// `"$@"`. Where there is no `/bin/sh`, the line is split at whitespace.
+/// as git and most Unix tools do: through `/bin/sh -c`, so that it may
+/// quote a program whose path has spaces (`'/opt/My Editor/edit' --wait`)
+/// or use the shell's syntax. Arguments added to the command follow the
+/// line as `"$@"`. On systems other than Unix, the line is split at
+/// whitespace.
 fn user_command(command_line: &str) -> std::process::Command {
     if cfg!(unix) {
         let mut command = std::process::Command::new("/bin/sh");
@@ -366,32 +375,41 @@ fn user_command(command_line: &str) -> std::process::Command {
 }
 
 /// The program `command_line` names, when it is a plain name (no path, no
-/// quoting or other shell syntax) that no directory on the `PATH` holds:
-/// such a command is reported without running the shell, which would
-/// print its own `not found` line on the terminal first.
+/// quoting or other shell syntax) that the shell knows neither as a
+/// program on the `PATH` nor as a builtin (`exec vim` is fine): such a
+/// command is reported without running it, where the shell would print
+/// its own `not found` line on the terminal first.
 fn missing_program(command_line: &str) -> Option<&str> {
     let program = command_line.split_whitespace().next()?;
     let plain = program
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '-'));
-    if !plain {
+    if !plain || !cfg!(unix) {
         return None;
     }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let found = std::env::split_paths(&path).any(|dir| dir.join(program).is_file());
-    (!found).then_some(program)
+    let known = std::process::Command::new("/bin/sh")
+        .args(["-c", "command -v \"$1\"", "sh", program])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        // No shell to ask: let running it say what is wrong.
+        .map_or(true, |status| status.success());
+    (!known).then_some(program)
 }
 
-/// Why a [`user_command`] did not run its program, from the shell's exit
-/// status: 127 when it found no such command, 126 when it could not run it
-/// (it then says which on the terminal).
+/// Why a [`user_command`] most likely did not run its program, from the
+/// shell's exit status: 127 when it found no such command, 126 when it
+/// could not run it (the shell says which on the terminal). A program that
+/// ran and exited with one of these itself is taken for the same: a guess,
+/// and the message says whose code it is.
 fn not_run(status: std::process::ExitStatus) -> Option<&'static str> {
     if !cfg!(unix) {
         return None;
     }
     match status.code() {
-        Some(127) => Some("no such command"),
-        Some(126) => Some("it cannot be run"),
+        Some(127) => Some("no such command (the shell's exit status 127)"),
+        Some(126) => Some("it cannot be run (the shell's exit status 126)"),
         _ => None,
     }
 }
@@ -431,12 +449,25 @@ mod user_command_tests {
     }
 
     #[test]
+    fn an_empty_editor_variable_counts_as_unset() {
+        let line = |visual: Option<&str>, editor: Option<&str>| {
+            super::editor_line(visual.map(str::to_owned), editor.map(str::to_owned))
+        };
+        assert_eq!(line(Some(""), Some("nano")), "nano");
+        assert_eq!(line(Some("  "), Some(" ")), "vi");
+        assert_eq!(line(None, None), "vi");
+        assert_eq!(line(Some("code --wait"), Some("nano")), "code --wait");
+    }
+
+    #[test]
     fn a_plain_name_not_on_the_path_is_missing_before_anything_runs() {
         assert_eq!(
             super::missing_program("jp-test-no-such-pager -R"),
             Some("jp-test-no-such-pager")
         );
         assert_eq!(super::missing_program("sh -c true"), None);
+        // A builtin is no program on the PATH, and runs all the same.
+        assert_eq!(super::missing_program("exec true"), None);
         // Paths, quoting and shell syntax are left to the shell.
         assert_eq!(super::missing_program("'/opt/My Editor/edit' -w"), None);
         assert_eq!(super::missing_program("/no/such/editor"), None);
@@ -454,7 +485,7 @@ mod user_command_tests {
         };
         assert_eq!(
             not_run(run("jp-test-no-such-editor --wait")),
-            Some("no such command")
+            Some("no such command (the shell's exit status 127)")
         );
         let failed = run("false");
         assert!(!failed.success());

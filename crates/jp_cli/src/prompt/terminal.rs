@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{Choice, PagerFailure, PromptError, Prompter, edit_in_editor, pager, run_pager};
-use crate::printer::{Printer, Style, char_columns, columns, cut_columns};
+use crate::printer::{Printer, Style, char_columns, columns, cut_columns, one_line};
 
 /// How often a waiting prompt checks whether the turn was interrupted.
 const POLL: Duration = Duration::from_millis(50);
@@ -113,11 +113,13 @@ impl TerminalPrompter {
     }
 
     /// Shows `line` as the prompt, its end kept in view if it is too wide
-    /// (widths in terminal columns: a wide character takes two).
+    /// (widths in terminal columns, of the line as drawn: escapes, tabs and
+    /// wide characters included).
     fn show(&self, line: &str) {
         let width = Self::width();
-        if columns(line) <= width {
-            self.printer.show_prompt(line);
+        let line = one_line(line);
+        if columns(&line) <= width {
+            self.printer.show_prompt(&line);
         } else {
             let mut tail: Vec<char> = Vec::new();
             let mut used = 1; // the `…`
@@ -182,7 +184,7 @@ impl TerminalPrompter {
         let keys = format!(" [{},?] ", offered.join(","));
         // The keys always show; a long question gives way.
         let room = Self::width().saturating_sub(columns(&keys)).max(1);
-        let line = format!("{}{keys}", cut_columns(prompt, room));
+        let line = format!("{}{keys}", cut_columns(&one_line(prompt), room));
         self.show(&line);
         loop {
             match self.key(stop)? {

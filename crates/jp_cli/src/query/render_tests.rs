@@ -704,6 +704,25 @@ fn a_calls_values_are_capped_in_all() {
 }
 
 #[test]
+fn zero_width_characters_count_toward_the_caps() {
+    // 100,000 joiners (zero columns each) on one line: the line is still
+    // cut at the row and line caps, and the rest is counted, not held.
+    let content = format!("a{}\nend", "\u{200d}".repeat(100_000));
+    let args = serde_json::json!({"path": "a", "content": content}).to_string();
+    let options = RenderOptions {
+        width: 30,
+        max_lines: 3,
+        ..options(CallFormat::FunctionCall)
+    };
+    let out = render(options, &[(0, "a", "t", &pieces(&args, 4096))], true);
+    assert!(out.len() < 1_000, "{} bytes shown", out.len());
+    assert!(out.contains(" more bytes"), "{out}");
+    for line in out.lines() {
+        assert!(columns(&line[7..]) <= 30, "{line}");
+    }
+}
+
+#[test]
 fn long_lines_render_the_same_however_they_are_split() {
     // Rows fill character by character, so where the chunks end never
     // changes them; escapes, tabs and wide characters included.

@@ -242,8 +242,11 @@ impl TextBlock {
 }
 
 /// How many terminal columns `c` takes once sanitized (an escaped control
-/// character takes its escape; see [`columns`]).
+/// character takes its escape; see [`columns`]), counting a zero-width
+/// character (a combining mark, a joiner) as one: rows and the line cap
+/// then bound what is held and shown whatever the text, at the price of a
+/// row a little narrower than the terminal where such characters are.
 fn shown_width(c: char) -> usize {
     let mut buffer = [0; 4];
-    columns(&sanitize(c.encode_utf8(&mut buffer)))
+    columns(&sanitize(c.encode_utf8(&mut buffer))).max(1)
 }
