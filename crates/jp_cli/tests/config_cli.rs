@@ -204,7 +204,13 @@ fn set_refuses_a_change_that_would_break_the_config() {
         }
     );
     // A flag that sets the same key does not hide the file's bad value.
-    let run = ws.jp(&["--color", "always", "config", "set", "style.color=sometimes"]);
+    let run = ws.jp(&[
+        "--color",
+        "always",
+        "config",
+        "set",
+        "style.color=sometimes",
+    ]);
     assert_eq!(run.code, 1, "{run:?}");
     let run = ws.jp(&[
         "config",

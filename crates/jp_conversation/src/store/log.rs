@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::error::Category;
 
 use super::{StoreError, io_error};
+use crate::ParserLimits;
 use crate::conversation::ConversationEvent;
 
 /// The file name of a conversation's log.
@@ -37,6 +38,58 @@ pub const LOG_VERSION: u32 = 2;
 
 /// How much of a line an error message quotes at most.
 const QUOTE_MAX: usize = 400;
+
+/// The deepest a stored line may nest. An event holds a tool call's
+/// arguments, which the parser takes up to
+/// [`ParserLimits::DEFAULT_MAX_DEPTH`] deep, a few levels down (a
+/// response's `ran.arguments` is the deepest); serde_json's own limit
+/// (128) is less than that, so a line that jp wrote could not be read back.
+/// Lines are read with serde_json's limit lifted, after [`nesting`] has
+/// checked this one, which keeps the reader's stack bounded.
+pub(super) const MAX_LINE_DEPTH: usize = ParserLimits::DEFAULT_MAX_DEPTH + 8;
+
+/// How deep `text` nests its arrays and objects, counting no further than
+/// `limit + 1`. Brackets inside strings do not count.
+pub(super) fn nesting(text: &[u8], limit: usize) -> usize {
+    let (mut depth, mut deepest) = (0_usize, 0);
+    let (mut in_string, mut escaped) = (false, false);
+    for &byte in text {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+                if deepest > limit {
+                    break;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// `T` from JSON `text` that [`nesting`] has checked: serde_json's
+/// recursion limit lifted, the whole text read.
+pub(super) fn from_checked_slice<'de, T: Deserialize<'de>>(
+    text: &'de [u8],
+) -> serde_json::Result<T> {
+    let mut deserializer = serde_json::Deserializer::from_slice(text);
+    deserializer.disable_recursion_limit();
+    let value = T::deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(value)
+}
 
 /// Line 1 of a log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -186,7 +239,12 @@ pub(super) fn read(path: &Path) -> Result<ReadLog, ReadError> {
             torn = Some((number, offset, n as u64));
             break;
         };
-        match serde_json::from_slice::<ConversationEvent>(text) {
+        if nesting(text, MAX_LINE_DEPTH) > MAX_LINE_DEPTH {
+            return Err(corrupt(format!(
+                "line {number} nests deeper than {MAX_LINE_DEPTH} levels, more than jp writes"
+            )));
+        }
+        match from_checked_slice::<ConversationEvent>(text) {
             Ok(event) => {
                 events.push(event);
                 offset += n as u64;

@@ -1,5 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use serde_json::{Map, Value};
+
 use super::*;
 
 fn event(content: &str) -> ConversationEvent {
@@ -592,4 +594,70 @@ fn a_log_cut_at_any_byte_reads_as_its_whole_lines() {
             "cut at {cut}"
         );
     }
+}
+
+/// Arguments nested `depth` levels deep, the object itself being the first:
+/// `{"data": [[...]]}`.
+fn nested_arguments(depth: usize) -> Map<String, Value> {
+    let mut value = Value::Array(Vec::new());
+    for _ in 2..depth {
+        value = Value::Array(vec![value]);
+    }
+    let mut arguments = Map::new();
+    arguments.insert("data".into(), value);
+    arguments
+}
+
+#[test]
+fn the_deepest_call_the_parser_accepts_reads_back() {
+    // A call as deep as the argument parser goes, and a response that ran
+    // with arguments as deep: deeper than serde_json reads by default once
+    // inside an event line.
+    let depth = crate::ParserLimits::DEFAULT_MAX_DEPTH;
+    let arguments = nested_arguments(depth);
+    let call = ConversationEvent {
+        at_ms: 7,
+        kind: EventKind::ToolCallRequest(crate::ToolCallRequest::new("c1", "t", arguments.clone())),
+    };
+    let mut response = crate::ToolCallResponse::new("c1", crate::ResponseStatus::Success, "ok");
+    response.ran = Some(crate::RanWith {
+        arguments: Some(arguments),
+        keys: std::collections::BTreeMap::new(),
+    });
+    let response = ConversationEvent {
+        at_ms: 8,
+        kind: EventKind::ToolCallResponse(response),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path());
+    let (mut c, mut lock) = store.create().unwrap();
+    lock.append(&mut c, [call.clone(), response.clone()])
+        .unwrap();
+    drop(lock);
+    assert_eq!(store.load(&c.id).unwrap().events, [call.clone(), response]);
+
+    // A version 1 file holding it reads too.
+    let id = "1795350600000";
+    let v1_dir = store.root().join(id);
+    fs::create_dir_all(&v1_dir).unwrap();
+    fs::write(v1_dir.join(v1::V1_NAME), v1_text(id, None, &[call.clone()])).unwrap();
+    assert_eq!(store.load(id).unwrap().events, [call]);
+}
+
+#[test]
+fn a_line_deeper_than_jp_writes_is_refused_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path());
+    let (c, lock) = store.create().unwrap();
+    drop(lock);
+    let deep = format!(
+        "{{\"at_ms\":7,\"type\":\"chat_request\",\"content\":\"[[[\",\"x\":{}{}}}\n",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let text = format!("{}{deep}", header_line(&c.id, 5));
+    assert_eq!(
+        corrupt(&store, &c, text.as_bytes()),
+        "<log> is not a readable conversation: line 2 nests deeper than 136 levels, more than jp writes"
+    );
 }

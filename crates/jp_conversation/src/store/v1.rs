@@ -34,7 +34,15 @@ pub(super) fn read(path: &Path, id: &str) -> Result<Option<Conversation>, StoreE
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io_error("cannot read", path)(e)),
     };
-    let file: V1File = serde_json::from_slice(&text).map_err(|e| StoreError::Corrupt {
+    // The file holds the events two levels down.
+    let limit = log::MAX_LINE_DEPTH + 2;
+    if log::nesting(&text, limit) > limit {
+        return Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            message: format!("it nests deeper than {limit} levels, more than jp writes"),
+        });
+    }
+    let file: V1File = log::from_checked_slice(&text).map_err(|e| StoreError::Corrupt {
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;
