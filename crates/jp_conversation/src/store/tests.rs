@@ -640,7 +640,11 @@ fn the_deepest_call_the_parser_accepts_reads_back() {
     let id = "1795350600000";
     let v1_dir = store.root().join(id);
     fs::create_dir_all(&v1_dir).unwrap();
-    fs::write(v1_dir.join(v1::V1_NAME), v1_text(id, None, &[call.clone()])).unwrap();
+    fs::write(
+        v1_dir.join(v1::V1_NAME),
+        v1_text(id, None, std::slice::from_ref(&call)),
+    )
+    .unwrap();
     assert_eq!(store.load(id).unwrap().events, [call]);
 }
 
