@@ -897,3 +897,54 @@ fn tool_output_that_is_not_utf8_reaches_the_user_and_the_model_safely() {
         ]})
     );
 }
+
+/// A server that sends tool calls without ids (Ollama may): the ids jp
+/// makes up are new to the conversation, so the call of the second
+/// response runs like the first instead of being refused as a repeat.
+#[test]
+fn calls_without_ids_in_two_responses_both_run() {
+    let ws = initialized();
+    ws.write("project/.jp/tools.toml", &echo_tool("list_items", "listed"));
+    let call = "{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"function\":{\"name\":\"list_items\",\"arguments\":{}}}]},\"done\":false}\n\
+                {\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,\"done_reason\":\"stop\"}\n";
+    let server = TestServer::start(vec![
+        Reply::ndjson(call),
+        Reply::ndjson(call),
+        Reply::ndjson(ollama(&[Item::Text("Both listed.")])),
+    ]);
+    let run = query(
+        &ws,
+        &server,
+        "ollama/qwen3.5:9b",
+        &["--cfg", "@.jp/tools.toml"],
+        "List twice.",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "Both listed.\n");
+    let conversation = stored(&ws);
+    assert_eq!(
+        responses(&conversation),
+        [
+            ("success".to_owned(), "listed".to_owned()),
+            ("success".to_owned(), "listed".to_owned())
+        ]
+    );
+    let ids: Vec<&str> = conversation["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "tool_call_request")
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["jp_call_0", "jp_call_1"]);
+    // The third request carries both calls under those ids.
+    let sent = server.wait_for(3, Duration::from_secs(5))[2].json();
+    let sent_ids: Vec<&str> = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(sent_ids, ["jp_call_0", "jp_call_1"]);
+}

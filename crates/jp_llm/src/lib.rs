@@ -10,6 +10,7 @@
 //! - [`tool`] runs local tools as processes speaking `jp_tool`'s protocol.
 
 pub mod anthropic;
+pub mod call_ids;
 mod connect;
 pub mod error;
 mod function_tool;

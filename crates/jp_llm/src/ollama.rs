@@ -11,6 +11,7 @@ use jp_conversation::{EventPart, ToolCallPart};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::call_ids::CallIds;
 use crate::error::ProviderError;
 use crate::function_tool::{FunctionTool, function_tools};
 pub use crate::http::RetryPolicy;
@@ -74,7 +75,10 @@ impl Provider for Ollama {
             body: json_body(&request_body(&request)),
             retry: self.retry,
         };
-        post_stream(post, || Box::new(Decoder::new()))
+        let ids = CallIds::of(&request);
+        post_stream(post, move || {
+            Box::new(Decoder::new().with_call_ids(ids.clone()))
+        })
     }
 }
 
@@ -216,8 +220,8 @@ fn tool_name<'a>(history: &'a [Message], id: &str) -> Option<&'a str> {
 /// `message.content` streams as [`EventPart::Message`] at index 0 and
 /// `message.thinking` as [`EventPart::Reasoning`] at index 1. Each of
 /// `message.tool_calls` arrives whole, so it gets the next index from 2 on
-/// and is sent at once as [`ToolCallPart::Start`] (its `id`, or `call_{n}`
-/// for the n-th call if Ollama sends none), one
+/// and is sent at once as [`ToolCallPart::Start`] (its `id`, or one from
+/// [`CallIds`] if Ollama sends none), one
 /// [`ToolCallPart::ArgumentChunk`] with the arguments as JSON text, and its
 /// flush.
 ///
@@ -239,6 +243,7 @@ pub struct Decoder {
     text_open: bool,
     reasoning_open: bool,
     tool_calls: usize,
+    ids: CallIds,
     done: bool,
 }
 
@@ -290,6 +295,14 @@ impl Decoder {
     #[must_use]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The same decoder, making up the ids of calls that come without one
+    /// from `ids` (new to the conversation).
+    #[must_use]
+    pub fn with_call_ids(mut self, ids: CallIds) -> Self {
+        self.ids = ids;
+        self
     }
 
     fn decode(&mut self, bytes: &[u8], out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
@@ -371,10 +384,13 @@ impl Decoder {
 
     fn tool_call(&mut self, call: WireToolCall, out: &mut Vec<StreamEvent>) {
         let index = FIRST_TOOL_INDEX + self.tool_calls;
-        let id = call
-            .id
-            .filter(|id| !id.is_empty())
-            .unwrap_or_else(|| format!("call_{}", self.tool_calls));
+        let id = match call.id.filter(|id| !id.is_empty()) {
+            Some(id) => {
+                self.ids.note(&id);
+                id
+            }
+            None => self.ids.fresh(),
+        };
         self.tool_calls += 1;
         out.push(StreamEvent::Part {
             index,

@@ -143,10 +143,10 @@ fn thinking_parallel_calls_and_a_last_line_without_newline() {
         vec![
             part(1, EventPart::Reasoning("Two files.".into())),
             part(0, EventPart::Message("Reading both.".into())),
-            start(2, "call_0", "fs_read_file"),
+            start(2, "jp_call_0", "fs_read_file"),
             chunk(2, "{\"path\":\"b.rs\",\"lines\":[1,2]}"),
             flush(2),
-            start(3, "call_1", "fs_list_files"),
+            start(3, "jp_call_1", "fs_list_files"),
             flush(3),
             flush(0),
             flush(1),
@@ -162,12 +162,12 @@ fn thinking_parallel_calls_and_a_last_line_without_newline() {
         build(&events),
         vec![
             FlushedEvent::ToolCallRequest(ToolCallRequest::new(
-                "call_0",
+                "jp_call_0",
                 "fs_read_file",
                 object(json!({"path": "b.rs", "lines": [1, 2]}))
             )),
             FlushedEvent::ToolCallRequest(ToolCallRequest::new(
-                "call_1",
+                "jp_call_1",
                 "fs_list_files",
                 Map::new()
             )),
@@ -193,13 +193,13 @@ fn arguments_reach_the_parser_as_sent() {
     assert_eq!(
         events[..8],
         [
-            start(2, "call_0", "w"),
+            start(2, "jp_call_0", "w"),
             chunk(2, r#"{ "path" : "a.rs", "path":"../x" }"#),
             flush(2),
-            start(3, "call_1", "r"),
+            start(3, "jp_call_1", "r"),
             chunk(3, r#"{"path":"b.rs"}"#),
             flush(3),
-            start(4, "call_2", "n"),
+            start(4, "jp_call_2", "n"),
             flush(4),
         ]
     );

@@ -17,6 +17,7 @@ use jp_conversation::{EventPart, ToolCallPart};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::call_ids::CallIds;
 use crate::error::ProviderError;
 use crate::function_tool::{FunctionTool, function_tools};
 pub use crate::http::RetryPolicy;
@@ -88,7 +89,10 @@ impl Provider for OpenAiCompatible {
             retry: self.retry,
         };
         let name = self.name.clone();
-        post_stream(post, move || Box::new(Decoder::for_provider(name.clone())))
+        let ids = CallIds::of(&request);
+        post_stream(post, move || {
+            Box::new(Decoder::for_provider(name.clone()).with_call_ids(ids.clone()))
+        })
     }
 }
 
@@ -278,7 +282,7 @@ fn push_message<'a>(messages: &mut Vec<OutMessage<'a>>, message: &'a Message) {
 /// at index 0, `delta.reasoning_content` (or `delta.reasoning`) as
 /// [`EventPart::Reasoning`] at index 1. A tool call numbered `k` gets index
 /// `k + 2`: [`ToolCallPart::Start`] once its name is known (with its `id`,
-/// or `call_{k}` if the server sends none), then its `arguments` text as
+/// or one from [`CallIds`] if the server sends none), then its `arguments` text as
 /// [`ToolCallPart::ArgumentChunk`]s, whether they come whole (llama.cpp) or
 /// in pieces; empty pieces are skipped.
 ///
@@ -309,6 +313,7 @@ pub struct Decoder {
     /// The provider index of the latest tool-call delta, for servers that
     /// leave `index` out.
     last_call: Option<usize>,
+    ids: CallIds,
     finished: bool,
     done: bool,
 }
@@ -415,9 +420,18 @@ impl Decoder {
             reasoning_open: false,
             calls: BTreeMap::new(),
             last_call: None,
+            ids: CallIds::default(),
             finished: false,
             done: false,
         }
+    }
+
+    /// The same decoder, making up the ids of calls that come without one
+    /// from `ids` (new to the conversation).
+    #[must_use]
+    pub fn with_call_ids(mut self, ids: CallIds) -> Self {
+        self.ids = ids;
+        self
     }
 
     fn decode(&mut self, bytes: &[u8], out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
@@ -569,7 +583,13 @@ impl Decoder {
             && let Some(name) = &entry.name
         {
             entry.started = true;
-            let id = entry.id.clone().unwrap_or_else(|| format!("call_{key}"));
+            let id = match entry.id.clone() {
+                Some(id) => {
+                    self.ids.note(&id);
+                    id
+                }
+                None => self.ids.fresh(),
+            };
             out.push(StreamEvent::Part {
                 index,
                 part: EventPart::ToolCall(ToolCallPart::Start {

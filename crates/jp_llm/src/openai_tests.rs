@@ -526,7 +526,7 @@ fn calls_without_index_or_id_and_arguments_before_the_name() {
             chunk(2, "{}"),
             start(3, "b", "two"),
             chunk(3, "{\"x\":1}"),
-            start(7, "call_5", "three"),
+            start(7, "jp_call_0", "three"),
             chunk(7, "{\"y\":2}"),
             flush(2),
             flush(3),
@@ -622,4 +622,34 @@ fn body_text(body: &impl serde::Serialize) -> String {
 /// A request body as a value, for comparing with recordings.
 fn body_value(body: &impl serde::Serialize) -> Value {
     serde_json::to_value(body).unwrap()
+}
+
+#[test]
+fn a_call_without_an_id_gets_one_new_to_the_conversation() {
+    let body = sse(&[
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"t","arguments":"{}"}}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_1","function":{"name":"t","arguments":"{}"}}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":2,"function":{"name":"t","arguments":"{}"}}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        "[DONE]",
+    ]);
+    let mut taken = crate::call_ids::CallIds::default();
+    taken.note("jp_call_0");
+    let (events, error) = decode(
+        || Decoder::for_provider("test").with_call_ids(taken.clone()),
+        &body,
+    );
+    assert_eq!(error, None);
+    let ids: Vec<String> = events
+        .iter()
+        .filter_map(|event| match event {
+            StreamEvent::Part {
+                part: EventPart::ToolCall(ToolCallPart::Start { id, .. }),
+                ..
+            } => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    // jp_call_0 is the conversation's, call_1 the server's own.
+    assert_eq!(ids, ["jp_call_1", "call_1", "jp_call_2"]);
 }
