@@ -313,10 +313,17 @@ pub struct Decoder {
     /// The provider index of the latest tool-call delta, for servers that
     /// leave `index` out.
     last_call: Option<usize>,
+    /// Argument text held for calls whose name has not arrived, in bytes.
+    held: usize,
     ids: CallIds,
     finished: bool,
     done: bool,
 }
+
+/// The most argument text held, over all calls, for calls whose tool's
+/// name has not arrived yet: what the argument parser takes of one call
+/// ([`ParserLimits::DEFAULT_MAX_SIZE`]).
+const MAX_HELD_ARGUMENTS: usize = jp_conversation::ParserLimits::DEFAULT_MAX_SIZE;
 
 /// A tool call being streamed.
 #[derive(Debug, Default)]
@@ -420,6 +427,7 @@ impl Decoder {
             reasoning_open: false,
             calls: BTreeMap::new(),
             last_call: None,
+            held: 0,
             ids: CallIds::default(),
             finished: false,
             done: false,
@@ -574,10 +582,25 @@ impl Decoder {
         if entry.name.is_none() {
             entry.name = name.filter(|name| !name.is_empty());
         }
+        let before = entry.pending.len();
         match arguments {
             None | Some(Value::Null) => {}
             Some(Value::String(text)) => entry.pending.push_str(&text),
             Some(other) => entry.pending.push_str(&other.to_string()),
+        }
+        // Text held for calls whose tool is not named yet is bounded like
+        // the parser bounds a call: no tool's limit applies before its name.
+        if !entry.started {
+            self.held += entry.pending.len() - before;
+            if entry.name.is_some() {
+                self.held -= entry.pending.len();
+            } else if self.held > MAX_HELD_ARGUMENTS {
+                return Err(self.decode_error(format!(
+                    "{}: tool calls sent more than {} MiB of arguments before their tool's name",
+                    event.describe(),
+                    MAX_HELD_ARGUMENTS / (1024 * 1024)
+                )));
+            }
         }
         if !entry.started
             && let Some(name) = &entry.name

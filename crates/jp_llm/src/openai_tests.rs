@@ -653,3 +653,39 @@ fn a_call_without_an_id_gets_one_new_to_the_conversation() {
     // jp_call_0 is the conversation's, call_1 the server's own.
     assert_eq!(ids, ["jp_call_1", "call_1", "jp_call_2"]);
 }
+
+#[test]
+fn arguments_held_before_a_tool_s_name_are_bounded() {
+    // 1 MiB pieces for a call whose name never comes: refused once what is
+    // held passes the parser's own limit for a call, not buffered on.
+    let piece = "x".repeat(1024 * 1024);
+    let delta = format!(
+        "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":0,\"function\":{{\"arguments\":\"{piece}\"}}}}]}}}}]}}\n\n"
+    );
+    let mut decoder = Decoder::for_provider("test");
+    let mut fed = 0;
+    let error = loop {
+        match decoder.feed(delta.as_bytes()) {
+            Ok(events) => assert_eq!(events, []),
+            Err(error) => break error,
+        }
+        fed += 1;
+        assert!(fed <= 64, "still buffering after {fed} MiB");
+    };
+    assert_eq!(fed, 64);
+    assert!(
+        error
+            .to_string()
+            .ends_with("tool calls sent more than 64 MiB of arguments before their tool's name"),
+        "{error}"
+    );
+    // Named in time, the same text goes on to the parser.
+    let mut decoder = Decoder::for_provider("test");
+    decoder.feed(delta.as_bytes()).unwrap();
+    let named = decoder
+        .feed(br#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"t"}}]}}]}
+
+"#)
+        .unwrap();
+    assert_eq!(named.len(), 2, "a start and the held text");
+}
