@@ -579,10 +579,13 @@ pub fn stdout_line(text: &str) {
     let _ = writeln!(out, "{text}").and_then(|()| out.flush());
 }
 
-/// Writes `text` and a newline to stderr, ignoring a closed pipe.
+/// Writes `text`, [`sanitize`]d, and a newline to stderr, ignoring a closed
+/// pipe.
 pub fn stderr_line(text: &str) {
     let mut err = io::stderr().lock();
-    let _ = writeln!(err, "{text}");
+    // Diagnostics quote config, files and names that may come from a
+    // cloned repository: escaped like everything else jp shows.
+    let _ = writeln!(err, "{}", sanitize(text));
 }
 
 /// An in-memory writer for tests: what was written, shared.

@@ -485,3 +485,20 @@ fn config_mistakes_get_messages_in_the_users_terms() {
         )
     );
 }
+
+/// A config from a cloned repository can name a tool with an escape
+/// sequence; the error quoting it must not drive the terminal.
+#[test]
+fn an_error_quoting_the_config_shows_its_escapes_escaped() {
+    let ws = Workspace::new();
+    ws.write(
+        "project/.jp/config.toml",
+        "[conversation.tools.\"ec\\u001b]0;PWNED\\u0007ho\"]\ncommand = \"true\"\n",
+    );
+    let run = ws.jp(&["config", "show"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "error: .jp/config.toml:1: conversation.tools.'ec\\u{1b}]0;PWNED\\u{7}ho': a tool name may hold only letters, digits, `_` and `-`, at most 64 of them (providers refuse other names)\n"
+    );
+}

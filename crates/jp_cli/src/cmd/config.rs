@@ -171,7 +171,7 @@ fn get(loaded: &Loaded, key: &str) -> Result<ExitCode, Box<dyn std::error::Error
         Some(serde_json::Value::String(s)) => println!("{s}"),
         Some(value) => println!("{}", serde_json::to_string_pretty(value)?),
         None => {
-            eprintln!("error: no config key `{path}`");
+            crate::errln!("error: no config key `{path}`");
             return Ok(exit::INVALID_CONFIG.into());
         }
     }
@@ -206,14 +206,14 @@ fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Box<dyn std::error:
     let assignment = match Assignment::parse(arg) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::errln!("error: {e}");
             return Ok(exit::USAGE.into());
         }
     };
     let file = match target_file(ctx, user) {
         Ok(file) => file,
         Err(message) => {
-            eprintln!("error: {message}");
+            crate::errln!("error: {message}");
             return Ok(exit::USAGE.into());
         }
     };
@@ -231,7 +231,7 @@ fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Box<dyn std::error:
         let new_text = match jp_config::edit::set_key(&text, &assignment.path, &candidate) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("error: {}: {e}", file.display());
+                crate::errln!("error: {}: {e}", file.display());
                 return Ok(exit::INVALID_CONFIG.into());
             }
         };
@@ -247,7 +247,7 @@ fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Box<dyn std::error:
             Ok(loaded) => {
                 write_atomically(&file, &new_text)?;
                 for warning in &loaded.warnings {
-                    eprintln!("{warning}");
+                    crate::errln!("{warning}");
                 }
                 println!(
                     "{} = {} in {}",
@@ -262,7 +262,7 @@ fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Box<dyn std::error:
     }
     if let Some(error) = failure {
         print_load_error(&error);
-        eprintln!(
+        crate::errln!(
             "error: {} is unchanged: the config would not be valid",
             load::display_path(&file, &ctx.cwd)
         );

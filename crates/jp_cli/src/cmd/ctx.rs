@@ -55,7 +55,7 @@ impl Ctx {
     pub fn load(&self) -> Result<Loaded, LoadError> {
         let loaded = load::load(&self.load_options())?;
         for warning in &loaded.warnings {
-            eprintln!("{warning}");
+            crate::errln!("{warning}");
         }
         Ok(loaded)
     }
@@ -76,7 +76,7 @@ impl Ctx {
 /// Prints a failed load to stderr (warnings, then errors).
 pub fn print_load_error(error: &LoadError) {
     for diagnostic in error.warnings.iter().chain(&error.errors) {
-        eprintln!("{diagnostic}");
+        crate::errln!("{diagnostic}");
     }
 }
 

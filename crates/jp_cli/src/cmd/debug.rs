@@ -100,7 +100,7 @@ fn stream_args(
         }
         Err(error) => {
             out.flush()?;
-            eprintln!("{tool}: unusable arguments: {error}");
+            crate::errln!("{tool}: unusable arguments: {error}");
             Ok(ExitCode::FAILURE)
         }
     }

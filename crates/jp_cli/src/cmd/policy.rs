@@ -120,7 +120,7 @@ pub(crate) fn parse_arguments(tool: &str, text: &str) -> Result<serde_json::Valu
 }
 
 fn usage_error(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
+    crate::errln!("error: {message}");
     exit::USAGE.into()
 }
 
@@ -235,7 +235,7 @@ fn describe(
                 );
             }
             for warning in &warnings {
-                eprintln!("warning: {tool}: {warning}");
+                crate::errln!("warning: {tool}: {warning}");
             }
         }
     }
@@ -353,7 +353,7 @@ fn check(
     };
     if let Err(issues) = check_arguments(&cfg.parameters, &arguments) {
         for issue in &issues {
-            eprintln!("error: --args: {issue}");
+            crate::errln!("error: --args: {issue}");
         }
         return Ok(usage_error(&format!(
             "the arguments do not fit `{tool}`'s parameters"
