@@ -241,3 +241,21 @@ fn a_version_1_conversation_is_read_then_converted_by_the_next_query() {
         ["you: and now?", "assistant: Still milk."]
     );
 }
+
+#[test]
+fn an_active_conversation_that_went_missing_is_reported() {
+    let ws = initialized();
+    let server = TestServer::start(vec![text_reply("A."), text_reply("B.")]);
+    assert_eq!(query(&ws, &server, MODEL, &[], "one").code, 0);
+    let id = stored(&ws)["id"].as_str().unwrap().to_owned();
+    std::fs::remove_file(log_path(&ws, &id)).unwrap();
+    let next = query(&ws, &server, MODEL, &[], "two");
+    assert_eq!(next.code, 0, "{next:?}");
+    assert_eq!(
+        next.stderr,
+        format!(
+            "warning: the active conversation `{id}` is not in <tmp>/project/.jp/conversations any more; this query starts a new one\n{HEADER}"
+        )
+    );
+    assert_ne!(stored(&ws)["id"].as_str().unwrap(), id);
+}

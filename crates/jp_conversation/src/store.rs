@@ -369,6 +369,14 @@ impl Store {
         Self::holds_conversation(&dir).then(|| id.to_owned())
     }
 
+    /// The id the active-conversation marker names, whether or not that
+    /// conversation is there ([`active`](Self::active) checks that it is).
+    #[must_use]
+    pub fn active_marker(&self) -> Option<String> {
+        let id = fs::read_to_string(self.root.join(ACTIVE_NAME)).ok()?;
+        Some(id.trim().to_owned()).filter(|id| !id.is_empty())
+    }
+
     /// Makes `id` the active conversation.
     ///
     /// # Errors

@@ -351,6 +351,14 @@ fn open_active(
     store: &Store,
 ) -> Result<Option<(Conversation, ConversationLock)>, Box<dyn std::error::Error>> {
     let Some(id) = store.active() else {
+        // `jp conversation rm` clears the marker; one left naming nothing
+        // means the conversation went missing some other way.
+        if let Some(gone) = store.active_marker() {
+            crate::errln!(
+                "warning: the active conversation `{gone}` is not in {} any more; this query starts a new one",
+                store.root().display()
+            );
+        }
         return Ok(None);
     };
     let (conversation, lock) = store.open(&id).map_err(|e| match e {
