@@ -228,6 +228,41 @@ pub struct Question {
     pub default: Option<Value>,
 }
 
+impl Question {
+    /// Whether the question can be answered: a `select` has options, and a
+    /// default is an answer of its kind (one of the options, for a
+    /// `select`).
+    ///
+    /// # Errors
+    ///
+    /// What is wrong with it, naming the question.
+    pub fn check(&self) -> Result<(), String> {
+        let id = &self.id;
+        if let AnswerKind::Select { options } = &self.answer
+            && options.is_empty()
+        {
+            return Err(format!(
+                "question `{id}` is a `select` without options: it could not be answered"
+            ));
+        }
+        let Some(default) = &self.default else {
+            return Ok(());
+        };
+        let fits = match (&self.answer, default) {
+            (AnswerKind::Boolean, Value::Bool(_)) | (AnswerKind::Text, Value::String(_)) => true,
+            (AnswerKind::Select { options }, Value::String(choice)) => options.contains(choice),
+            _ => false,
+        };
+        if fits {
+            Ok(())
+        } else {
+            Err(format!(
+                "question `{id}` has the default {default}, which is not an answer it accepts"
+            ))
+        }
+    }
+}
+
 /// The kind of answer a [`Question`] expects.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "type")]
@@ -321,10 +356,13 @@ pub fn parse_outcome(text: &str) -> Result<Outcome, String> {
         unset: Option<serde::de::IgnoredAny>,
     }
     let outcome: Outcome = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    let kind = match outcome {
+    let kind = match &outcome {
         Outcome::Success { .. } => return Ok(outcome),
         Outcome::Error { .. } => "error",
-        Outcome::NeedsInput { .. } => "needs_input",
+        Outcome::NeedsInput { question } => {
+            question.check()?;
+            "needs_input"
+        }
     };
     let extra: Extra = serde_json::from_str(text).map_err(|e| e.to_string())?;
     for (field, present) in [
@@ -374,6 +412,37 @@ mod tests {
             request.string_argument("content"),
             Err(Outcome::error("missing argument `content`"))
         );
+    }
+
+    #[test]
+    fn a_question_that_cannot_be_answered_is_not_an_outcome() {
+        let outcome = |question: serde_json::Value| {
+            parse_outcome(&json!({"type": "needs_input", "question": question}).to_string())
+        };
+        assert_eq!(
+            outcome(
+                json!({"id": "q", "text": "Pick", "answer": {"type": "select", "options": []}})
+            ),
+            Err("question `q` is a `select` without options: it could not be answered".into())
+        );
+        assert_eq!(
+            outcome(
+                json!({"id": "q", "text": "Pick", "answer": {"type": "select", "options": ["a", "b"]}, "default": "zzz"})
+            ),
+            Err("question `q` has the default \"zzz\", which is not an answer it accepts".into())
+        );
+        assert_eq!(
+            outcome(json!({"id": "q", "text": "Sure?", "default": "yes"})),
+            Err("question `q` has the default \"yes\", which is not an answer it accepts".into())
+        );
+        assert!(outcome(json!({"id": "q", "text": "Pick", "answer": {"type": "select", "options": ["a", "b"]}, "default": "b"})).is_ok());
+        assert!(
+            outcome(
+                json!({"id": "q", "text": "Name?", "answer": {"type": "text"}, "default": "x"})
+            )
+            .is_ok()
+        );
+        assert!(outcome(json!({"id": "q", "text": "Sure?", "default": false})).is_ok());
     }
 
     #[test]
