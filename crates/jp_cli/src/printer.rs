@@ -139,8 +139,15 @@ impl Inner {
     /// content that ended mid-line would glue to the chrome that follows;
     /// start it afresh. A redirected stdout keeps its bytes untouched.
     fn chrome_on_fresh_line(&mut self) {
-        if !self.content.at_line_start && self.content.terminal && self.chrome.terminal {
+        // Chrome text (reasoning) left its own line open, or content did on
+        // the terminal both share.
+        let chrome_open = !self.chrome.at_line_start;
+        let content_open =
+            !self.content.at_line_start && self.content.terminal && self.chrome.terminal;
+        if chrome_open || content_open {
             self.chrome.write("\n");
+        }
+        if content_open {
             self.content.at_line_start = true;
         }
     }
@@ -331,15 +338,21 @@ impl Printer {
         inner.emit(Channel::Chrome, &styled);
     }
 
-    /// Ends streamed content with a newline if it did not end with one.
+    /// Ends streamed content, and streamed chrome text (reasoning), with a
+    /// newline where they did not end with one.
     pub fn finish_content(&self) {
         let mut inner = self.lock();
         if inner.overlay.active() {
             if !inner.overlay.partial[Channel::Content as usize].is_empty() {
                 inner.emit(Channel::Content, "\n");
             }
-        } else if !inner.content.at_line_start {
-            inner.content.write("\n");
+        } else {
+            if !inner.content.at_line_start {
+                inner.content.write("\n");
+            }
+            if !inner.chrome.at_line_start {
+                inner.chrome.write("\n");
+            }
         }
     }
 
@@ -624,6 +637,22 @@ impl Write for Captured {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn streamed_reasoning_ends_its_line_before_the_next_chrome_line() {
+        let (out, err) = (Captured::default(), Captured::default());
+        let printer = Printer::new(Box::new(out.clone()), false, Box::new(err.clone()), false);
+        printer.chrome_text(Style::Dim, "thinking ");
+        printer.chrome_text(Style::Dim, "hard");
+        printer.chrome_line(Style::Header, "Calling tool t()");
+        printer.chrome_text(Style::Dim, "more thought");
+        printer.finish_content();
+        assert_eq!(
+            err.text(),
+            "thinking hard\nCalling tool t()\nmore thought\n"
+        );
+        assert_eq!(out.text(), "");
+    }
 
     #[test]
     fn one_line_is_measured_as_drawn() {
