@@ -182,6 +182,23 @@ fn a_missing_extends_file_and_cycles_are_errors() {
 }
 
 #[test]
+fn an_extends_entry_that_is_no_regular_file_says_what_it_is() {
+    let f = Fixture::new();
+    f.write(
+        "project/.jp/config.toml",
+        "extends = [\"/dev/null\", \"sub\"]\n",
+    );
+    std::fs::create_dir_all(f.project().join(".jp/sub")).unwrap();
+    assert_eq!(
+        f.errors(&f.options()),
+        [
+            "error: project/.jp/config.toml:1: extends[0]: /dev/null is not a regular file (a device or a pipe?); config files are read only from regular files",
+            "error: project/.jp/config.toml:1: extends[1]: project/.jp/sub is a directory, not a config file",
+        ]
+    );
+}
+
+#[test]
 fn parse_errors_name_file_line_and_key() {
     let f = Fixture::new();
     f.write(

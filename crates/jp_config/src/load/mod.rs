@@ -492,7 +492,7 @@ impl Loader<'_> {
                     self.file(&path);
                 } else {
                     self.errors.push(with_source(
-                        Diagnostic::error(None, format!("no such file: {}", path.display())),
+                        Diagnostic::error(None, not_a_file(&path)),
                         &label,
                     ));
                 }
@@ -875,6 +875,22 @@ fn path_to_key(path: &serde_path_to_error::Path) -> Option<String> {
     (!out.is_empty()).then_some(out)
 }
 
+/// Why `path`, named as a config file, cannot be read as one: it is not
+/// there, or it is something other than a regular file (a directory, a
+/// device, a pipe), which is not read: it could block or never end.
+fn not_a_file(path: &Path) -> String {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => {
+            format!("{} is a directory, not a config file", path.display())
+        }
+        Ok(_) => format!(
+            "{} is not a regular file (a device or a pipe?); config files are read only from regular files",
+            path.display()
+        ),
+        Err(_) => format!("no such file: {}", path.display()),
+    }
+}
+
 /// Whether an `extends` entry is a glob rather than a file name.
 fn is_glob(pattern: &str) -> bool {
     pattern.contains(['*', '?', '['])
@@ -888,7 +904,7 @@ fn expand(base: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
         return if joined.is_file() {
             Ok(vec![joined])
         } else {
-            Err(format!("no such file: {}", joined.display()))
+            Err(not_a_file(&joined))
         };
     }
     let text = joined.to_str().ok_or_else(|| {
