@@ -272,23 +272,28 @@ impl Provider for Scripted {
                 return;
             };
             let delay = Duration::from_millis(script.delay_ms);
-            for event in plan(response, turn, script.chunk_size, &dir)? {
+            let (events, error) = plan(response, turn, script.chunk_size, &dir)?;
+            for event in events {
                 if delay > Duration::ZERO && matches!(event, StreamEvent::Part { .. }) {
                     tokio::time::sleep(delay).await;
                 }
                 yield event;
             }
+            if let Some(error) = error {
+                Err(error)?;
+            }
         })
     }
 }
 
-/// Every event of one response, in order.
+/// Every event of one response, in order, and the error a replayed body
+/// ends in (after the events before it, as over HTTP).
 fn plan(
     response: &ScriptedResponse,
     turn: usize,
     chunk_size: usize,
     dir: &Path,
-) -> Result<Vec<StreamEvent>, ProviderError> {
+) -> Result<(Vec<StreamEvent>, Option<ProviderError>), ProviderError> {
     if let Some(replay) = &response.replay {
         return replay_events(replay, chunk_size, dir);
     }
@@ -334,14 +339,17 @@ fn plan(
         None => FinishReason::EndTurn,
     };
     events.push(StreamEvent::Finished(finish));
-    Ok(events)
+    Ok((events, None))
 }
 
+/// The events of a recorded body through the provider's real decoder, and
+/// the error that stops it, if one does: the events before it stand, as
+/// they do when the body comes over HTTP.
 fn replay_events(
     replay: &Replay,
     chunk_size: usize,
     dir: &Path,
-) -> Result<Vec<StreamEvent>, ProviderError> {
+) -> Result<(Vec<StreamEvent>, Option<ProviderError>), ProviderError> {
     let body = match (&replay.body, &replay.file) {
         (Some(body), _) => body.clone().into_bytes(),
         (None, Some(file)) => {
@@ -362,10 +370,16 @@ fn replay_events(
     };
     let mut events = Vec::new();
     for piece in body.chunks(chunk_size) {
-        events.extend(decoder.feed(piece)?);
+        match decoder.feed(piece) {
+            Ok(more) => events.extend(more),
+            Err(error) => return Ok((events, Some(error))),
+        }
     }
-    events.extend(decoder.finish()?);
-    Ok(events)
+    match decoder.finish() {
+        Ok(more) => events.extend(more),
+        Err(error) => return Ok((events, Some(error))),
+    }
+    Ok((events, None))
 }
 
 /// `text` cut into pieces of about `size` bytes, at character boundaries.
@@ -443,6 +457,44 @@ mod tests {
             vec![Err(ProviderError::Config(
                 "scripted: script `demo` has 3 responses and this is request #4 of the conversation; start a new one with `jp query --new`".into()
             ))]
+        );
+    }
+
+    #[test]
+    fn a_replay_keeps_the_events_before_its_error() {
+        // Text, then a delta whose JSON holds a lone surrogate: the text
+        // arrives, then the error, as it would over HTTP.
+        let script = Script::parse(
+            r#"
+            [[responses]]
+            replay = { format = "anthropic", body = """
+event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x\\ud800y"}}
+
+""" }
+            "#,
+            "inline",
+        )
+        .unwrap();
+        let provider = Scripted::from_script(script, "inline", Path::new("."));
+        let events = collect(&provider, 0);
+        assert_eq!(
+            events[0],
+            Ok(StreamEvent::Part {
+                index: 0,
+                part: EventPart::Message("a".into())
+            })
+        );
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert!(
+            matches!(events[1], Err(ProviderError::Decode { .. })),
+            "{events:?}"
         );
     }
 
