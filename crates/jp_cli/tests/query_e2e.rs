@@ -672,8 +672,8 @@ fn a_repeated_call_id_never_borrows_another_calls_verdict() {
             .map(|b| b[key].as_str().unwrap().to_owned())
             .collect()
     };
-    assert_eq!(ids(1, "id"), ["dup", "dup~2"]);
-    assert_eq!(ids(2, "tool_use_id"), ["dup", "dup~2"]);
+    assert_eq!(ids(1, "id"), ["dup", "dup-2"]);
+    assert_eq!(ids(2, "tool_use_id"), ["dup", "dup-2"]);
 }
 
 #[test]

@@ -293,11 +293,11 @@ mod tests {
             )
         };
 
-        let renamed = call.refused_as("c1~2", ArgumentsError::DuplicateId("c1".into()));
+        let renamed = call.refused_as("c1-2", ArgumentsError::DuplicateId("c1".into()));
         assert!(shared(&renamed));
         assert_eq!(
             (renamed.id.as_str(), renamed.name.as_str()),
-            ("c1~2", "save")
+            ("c1-2", "save")
         );
         assert_eq!(
             renamed.arguments(),
@@ -308,6 +308,6 @@ mod tests {
         let shown = renamed.as_received();
         assert!(shared(&shown));
         assert_eq!(shown.arguments(), Ok(call.received_arguments()));
-        assert_eq!(shown.id, "c1~2");
+        assert_eq!(shown.id, "c1-2");
     }
 }

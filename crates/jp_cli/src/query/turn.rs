@@ -556,13 +556,15 @@ impl TurnCoordinator {
     /// `call`, or, when its id is taken, the call under a fresh id and
     /// refused (decision 1's spirit: ambiguity fails closed). Calls and
     /// results are matched by id, so a repeated id could hand one call's
-    /// verdict or result to another.
+    /// verdict or result to another. The fresh id (`ID-2`) keeps to the
+    /// characters providers accept in ids (Anthropic takes letters, digits,
+    /// `_` and `-`), since it goes back to the provider with the result.
     fn unique(&mut self, call: ToolCallRequest) -> ToolCallRequest {
         if self.seen_ids.insert(call.id.clone()) {
             return call;
         }
         let fresh = (2..)
-            .map(|n| format!("{}~{n}", call.id))
+            .map(|n| format!("{}-{n}", call.id))
             .find(|id| !self.seen_ids.contains(id))
             .unwrap_or_default();
         self.seen_ids.insert(fresh.clone());
@@ -1010,8 +1012,8 @@ mod tests {
             summary,
             [
                 ("dup", None),
-                ("dup~2", refused("dup")),
-                ("old~2", refused("old"))
+                ("dup-2", refused("dup")),
+                ("old-2", refused("old"))
             ]
         );
     }
