@@ -526,7 +526,17 @@ pub fn columns(text: &str) -> usize {
 /// terminal shows.
 #[must_use]
 pub fn one_line(text: &str) -> String {
-    sanitize(text).replace('\t', &" ".repeat(TAB_COLUMNS))
+    expand_tabs(&sanitize(text)).into_owned()
+}
+
+/// `text` with each tab drawn as [`TAB_COLUMNS`] spaces.
+#[must_use]
+pub fn expand_tabs(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\t') {
+        std::borrow::Cow::Owned(text.replace('\t', &" ".repeat(TAB_COLUMNS)))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 /// `text` cut to at most `max` terminal columns, with `…` when cut.

@@ -107,8 +107,7 @@ fn active_deltas(root: &std::path::Path) -> Vec<jp_config::load::DeltaLayer> {
         }
         Err(error) => {
             crate::errln!(
-                "warning: {}; the config shown leaves out the changes recorded in it",
-                crate::printer::sanitize(&error.to_string())
+                "warning: {error}; the config shown leaves out the changes recorded in it"
             );
             Vec::new()
         }

@@ -133,7 +133,7 @@ fn show(store: &Store, id: Option<String>, format: Format) -> Result<(), StoreEr
 /// out. Every command that reads a conversation says it.
 pub(crate) fn warn_torn(c: &Conversation) {
     if let Some(tail) = &c.torn_tail {
-        errln!("warning: {}", sanitize(&tail.to_string()));
+        errln!("warning: {tail}");
     }
 }
 

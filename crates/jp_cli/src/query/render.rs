@@ -33,7 +33,7 @@ use jp_conversation::{
 pub use full::full_arguments;
 use text::TextBlock;
 
-use crate::printer::{Style, TAB_COLUMNS, char_columns, columns, cut, sanitize};
+use crate::printer::{Style, char_columns, columns, cut, expand_tabs, sanitize};
 
 /// The two `style.tool_call.format`s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -458,7 +458,7 @@ impl ToolRenderer {
 /// cut into pieces that fit, and each continuation starts with the line's
 /// indent (its leading spaces), unless the indent takes more than half the
 /// width. Widths are the terminal's ([`columns`]): a tab is first drawn as
-/// [`TAB_COLUMNS`] spaces, a wide character that does not fit at the end
+/// spaces ([`expand_tabs`]), a wide character that does not fit at the end
 /// of a row starts the next one, and a zero-width character stays with the
 /// one before it. Nothing is dropped: the pieces, indents aside, join back
 /// into the line, its tabs as spaces.
@@ -467,8 +467,8 @@ pub fn wrap(lines: Vec<Line>, width: usize) -> Vec<Line> {
     let width = width.max(8);
     let mut out = Vec::with_capacity(lines.len());
     for mut line in lines {
-        if line.text.contains('\t') {
-            line.text = line.text.replace('\t', &" ".repeat(TAB_COLUMNS));
+        if let std::borrow::Cow::Owned(text) = expand_tabs(&line.text) {
+            line.text = text;
         }
         if columns(&line.text) <= width {
             out.push(line);

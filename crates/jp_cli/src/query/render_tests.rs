@@ -460,7 +460,7 @@ fn escape_sequences_in_a_result_are_shown_escaped() {
 fn assert_wrapped(lines: &[Line], wrapped: &[Line], width: usize) {
     let mut at = wrapped.iter();
     for line in lines {
-        let text = line.text.replace('\t', &" ".repeat(TAB_COLUMNS));
+        let text = expand_tabs(&line.text).into_owned();
         let indent: String = text.chars().take_while(|c| *c == ' ').collect();
         let indent = if indent.len() * 2 > width.max(8) {
             String::new()
