@@ -165,6 +165,16 @@ impl Inner {
             return;
         }
         self.clear_spinner();
+        // Content after chrome text (reasoning) left a line open on the
+        // terminal both share: the content starts on a line of its own.
+        if channel == Channel::Content
+            && self.content.terminal
+            && self.chrome.terminal
+            && !self.chrome.at_line_start
+            && !self.overlay.active()
+        {
+            self.chrome.write("\n");
+        }
         if !self.sink(channel).terminal || !self.overlay.active() {
             self.sink(channel).write(text);
             return;
@@ -662,6 +672,22 @@ mod tests {
             "thinking hard\nCalling tool t()\nmore thought\n"
         );
         assert_eq!(out.text(), "");
+    }
+
+    #[test]
+    fn on_one_terminal_reasoning_and_text_keep_to_their_own_lines() {
+        let screen = Captured::default();
+        let printer = Printer::new(
+            Box::new(screen.clone()),
+            false,
+            Box::new(screen.clone()),
+            false,
+        );
+        printer.set_terminals(true, true);
+        printer.chrome_text(Style::Dim, "thinking");
+        printer.write(Channel::Content, "Writing it.\n");
+        printer.chrome_line(Style::Header, "Calling tool t()");
+        assert_eq!(screen.text(), "thinking\nWriting it.\nCalling tool t()\n");
     }
 
     #[test]
