@@ -461,11 +461,10 @@ fn config_mistakes_get_messages_in_the_users_terms() {
             "{save}policy.run = [{{ mode = \"ask\" }}, {{ arg = \"/path\", prefix = \"src/\", mode = \"unattended\" }}]\n"
         )),
         (
-            0,
-            "warning: .jp/config.toml:4: conversation.tools.save.policy.run[0]: this rule is a \
-             catch-all (ask), so policy.run[1] comes after it and can never match; move the \
-             catch-all to the end or remove the rules after it\nconfig is valid (default, \
-             .jp/config.toml)\n"
+            1,
+            "error: .jp/config.toml:4: conversation.tools.save.policy.run[1]: can never match: \
+             policy.run[0] (catch-all) matches every call; move the catch-all to the end or \
+             remove this rule\n"
                 .into()
         )
     );
@@ -500,5 +499,92 @@ fn an_error_quoting_the_config_shows_its_escapes_escaped() {
     assert_eq!(
         run.stderr,
         "error: .jp/config.toml:1: conversation.tools.'ec\\u{1b}]0;PWNED\\u{7}ho': a tool name may hold only letters, digits, `_` and `-`, at most 64 of them (providers refuse other names)\n"
+    );
+}
+
+/// Removing is as sensitive as writing (issue 21, item 2): `delete = true`
+/// where a rule reaches a sensitive path is an error like `write = true`,
+/// naming the field; on an ancestor it loads (it stops short of them), and
+/// `"insecure_allow"` acknowledges it. `true`/`false` still parse.
+#[test]
+fn validate_refuses_delete_true_where_it_reaches_a_sensitive_path() {
+    let ws = Workspace::new();
+    let tool = "[conversation.tools.tidy]\ncommand = \"true\"\n";
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{tool}
+[[conversation.tools.tidy.access.config]]
+path = \"conversation.policies\"
+delete = true
+
+[[conversation.tools.tidy.access.config]]
+path = \"conversation.tools.*.style.hidden\"
+write = \"insecure_allow\"
+delete = true
+
+[[conversation.tools.tidy.access.config]]
+path = \"conversation.tools.*.enable\"
+write = true
+delete = true
+"
+        ),
+    );
+    assert_eq!(
+        ws.jp(&["config", "validate"]),
+        Run {
+            code: 1,
+            stdout: "\
+error: .jp/config.toml:6: conversation.tools.tidy.access.config[0].delete: tool `tidy` grants delete = true to `conversation.policies`, which reaches the sensitive path `conversation.policies`; use delete = \"insecure_allow\" to acknowledge this grant
+error: .jp/config.toml:11: conversation.tools.tidy.access.config[1].delete: tool `tidy` grants delete = true to `conversation.tools.*.style.hidden`, which reaches the sensitive path `conversation.tools.*.style.hidden`; use delete = \"insecure_allow\" to acknowledge this grant
+error: .jp/config.toml:15: conversation.tools.tidy.access.config[2].write: tool `tidy` grants write = true to `conversation.tools.*.enable`, which reaches the sensitive path `conversation.tools.*.enable`; use write = \"insecure_allow\" to acknowledge this grant
+error: .jp/config.toml:16: conversation.tools.tidy.access.config[2].delete: tool `tidy` grants delete = true to `conversation.tools.*.enable`, which reaches the sensitive path `conversation.tools.*.enable`; use delete = \"insecure_allow\" to acknowledge this grant
+"
+            .into(),
+            stderr: String::new(),
+        }
+    );
+
+    // On an ancestor, `true` loads; acknowledged, so do sensitive paths.
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{tool}
+[[conversation.tools.tidy.access.config]]
+path = \"conversation\"
+write = true
+delete = true
+apply = \"unattended\"
+
+[[conversation.tools.tidy.access.config]]
+path = \"conversation.policies\"
+delete = \"insecure_allow\"
+"
+        ),
+    );
+    assert_eq!(
+        ws.jp(&["config", "validate"]),
+        ok("config is valid (default, .jp/config.toml)\n")
+    );
+    let run = ws.jp(&["config", "get", "conversation.tools.tidy.access.config"]);
+    assert_eq!(
+        run,
+        ok(r#"[
+  {
+    "path": "conversation",
+    "read": false,
+    "write": true,
+    "delete": true,
+    "apply": "unattended"
+  },
+  {
+    "path": "conversation.policies",
+    "read": false,
+    "write": false,
+    "delete": "insecure_allow",
+    "apply": "ask"
+  }
+]
+"#)
     );
 }

@@ -18,26 +18,32 @@
 //! the other has `*` (first difference from the left) is the more
 //! specific.
 //!
-//! Some paths are sensitive ([`SENSITIVE`]): a tool that could write them
-//! could widen its own access or change what runs. Writing under one needs
-//! `write = "insecure_allow"` on the deciding rule; `write = true` on a rule
-//! that would reach one is a config error, and a `true` grant on an
-//! ancestor (say `conversation.tools`) never reaches a sensitive path below
-//! it.
+//! Some paths are sensitive ([`SENSITIVE`]): a tool that could set or
+//! remove them could widen its own access, change what runs, or hide what
+//! runs. Setting one needs `write = "insecure_allow"` on the deciding rule
+//! and removing one `delete = "insecure_allow"`; `true` on a rule that
+//! would reach one is a config error, and a `true` grant on an ancestor
+//! (say `conversation.tools`) never reaches a sensitive path below it. A
+//! removal takes everything below its path with it, so it is allowed only
+//! when every part of what it removes may be removed: removing
+//! `conversation.tools.x` removes `conversation.tools.x.policy` too.
 
 use std::fmt;
 
-use schematic::Schematic;
+use schematic::{Schema, SchemaBuilder, Schematic};
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::path::ConfigPath;
 
-/// Config paths a tool may write only with `write = "insecure_allow"`
-/// (architecture decision 10; `*` is one segment). `conversation.policies`
-/// (the stateful policies) and a tool's `parameters` (which its policies
-/// read) are here too: changing them changes what is allowed to run.
+/// Config paths a tool may set only with `write = "insecure_allow"` and
+/// remove only with `delete = "insecure_allow"` (architecture decision 10;
+/// `*` is one segment). `conversation.policies` (the stateful policies)
+/// and a tool's `parameters` (which its policies read) are here too:
+/// changing them changes what is allowed to run; and so are a tool's
+/// `enable` and `style.hidden`, which turn a tool on or hide its calls
+/// from the screen.
 pub const SENSITIVE: &[&str] = &[
     "conversation.tools.*.access",
     "conversation.tools.*.command",
@@ -47,6 +53,7 @@ pub const SENSITIVE: &[&str] = &[
     "conversation.tools.*.policy",
     "conversation.tools.*.enable",
     "conversation.tools.*.parameters",
+    "conversation.tools.*.style.hidden",
     "conversation.policies",
     "providers.*.*.base_url",
     "providers.*.*.api_key_env",
@@ -81,28 +88,61 @@ pub struct ConfigGrant {
     #[serde(default)]
     pub write: Write,
     /// The tool may remove values (`unset` in its outcome), and replace
-    /// whole lists.
+    /// whole lists: `true`, or `"insecure_allow"`, needed for sensitive
+    /// paths.
     #[serde(default)]
-    pub delete: bool,
+    pub delete: Delete,
     /// Whether jp asks you before applying a change: `"ask"` (the default)
     /// or `"unattended"`.
     #[serde(default)]
     pub apply: Apply,
 }
 
-/// `write`: no, yes, or yes even where the path is sensitive.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Schematic)]
-pub enum Write {
-    /// `false`: no writes.
+/// `write` or `delete`: no, yes, or yes even where the path is sensitive.
+/// Written `false`, `true` or `"insecure_allow"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Permission {
+    /// `false`: not granted.
     #[default]
     Denied,
-    /// `true`: writes, except to sensitive paths.
+    /// `true`: granted, except on sensitive paths.
     Allowed,
-    /// `"insecure_allow"`: writes, sensitive paths included.
+    /// `"insecure_allow"`: granted, sensitive paths included.
     InsecureAllow,
 }
 
-impl Serialize for Write {
+/// `write`: a [`Permission`] to set values.
+pub type Write = Permission;
+
+/// `delete`: a [`Permission`] to remove values.
+pub type Delete = Permission;
+
+impl Permission {
+    /// Whether it grants anything (`true` or `"insecure_allow"`).
+    #[must_use]
+    pub fn granted(self) -> bool {
+        self != Self::Denied
+    }
+
+    /// Whether it grants acting where the path is sensitive or not, as
+    /// `sensitive` says.
+    #[must_use]
+    pub fn reaches(self, sensitive: bool) -> bool {
+        match self {
+            Self::Denied => false,
+            Self::Allowed => !sensitive,
+            Self::InsecureAllow => true,
+        }
+    }
+}
+
+impl From<bool> for Permission {
+    fn from(granted: bool) -> Self {
+        if granted { Self::Allowed } else { Self::Denied }
+    }
+}
+
+impl Serialize for Permission {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Self::Denied => serializer.serialize_bool(false),
@@ -112,26 +152,43 @@ impl Serialize for Write {
     }
 }
 
-impl<'de> Deserialize<'de> for Write {
+impl<'de> Deserialize<'de> for Permission {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct Visitor;
         impl de::Visitor<'_> for Visitor {
-            type Value = Write;
+            type Value = Permission;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("true, false or \"insecure_allow\"")
             }
-            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Write, E> {
-                Ok(if v { Write::Allowed } else { Write::Denied })
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Permission, E> {
+                Ok(Permission::from(v))
             }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Write, E> {
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Permission, E> {
                 if v == "insecure_allow" {
-                    Ok(Write::InsecureAllow)
+                    Ok(Permission::InsecureAllow)
                 } else {
                     Err(E::invalid_value(de::Unexpected::Str(v), &self))
                 }
             }
         }
         deserializer.deserialize_any(Visitor)
+    }
+}
+
+impl Schematic for Permission {
+    fn schema_name() -> Option<String> {
+        Some("Permission".into())
+    }
+
+    fn build_schema(mut schema: SchemaBuilder) -> Schema {
+        schema.set_description(
+            "`true`, `false`, or `\"insecure_allow\"` (needed where the path is sensitive).",
+        );
+        schema.enumerable(schematic::schema::EnumType::new([
+            schematic::schema::LiteralValue::Bool(false),
+            schematic::schema::LiteralValue::Bool(true),
+            schematic::schema::LiteralValue::String("insecure_allow".into()),
+        ]))
     }
 }
 
@@ -167,6 +224,20 @@ pub fn sensitive(path: &ConfigPath) -> Option<&'static str> {
         .find(|s| prefix_matches(pattern(s).segments(), path.segments()))
 }
 
+/// The most general path at or below both `a` and `b` (patterns, `*` for
+/// any key), if there is one: a literal wins over `*`, the longer one
+/// gives the rest.
+fn meet(a: &[String], b: &[String]) -> Option<Vec<String>> {
+    (0..a.len().max(b.len()))
+        .map(|i| match (a.get(i), b.get(i)) {
+            (Some(x), Some(y)) if x == "*" => Some(y.clone()),
+            (Some(x), Some(y)) if y == "*" || x == y => Some(x.clone()),
+            (Some(_), Some(_)) | (None, None) => None,
+            (Some(x), None) | (None, Some(x)) => Some(x.clone()),
+        })
+        .collect()
+}
+
 /// The sensitive pattern a rule at `rule` (itself a pattern) reaches, if
 /// any: one it is at or under, or one its own wildcards reach at its
 /// depth or deeper. An ancestor of a sensitive path does not reach it.
@@ -196,10 +267,22 @@ pub struct Capabilities {
     /// Set it; `false` also when the path is sensitive and the rule does
     /// not say `"insecure_allow"`.
     pub write: bool,
-    /// Unset it.
+    /// Unset it, with everything below it ([`Grants::removal`]); `false`
+    /// also when a sensitive part of it is not granted with
+    /// `"insecure_allow"`.
     pub delete: bool,
     /// Ask before applying a change.
     pub apply: Apply,
+}
+
+/// The part of a removal the tool may not remove ([`Grants::check_removal`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemovalDenied {
+    /// The part, the removed path itself or a path below it (`*` where it
+    /// stands for any key).
+    pub at: ConfigPath,
+    /// The sensitive pattern it is at or under, if any.
+    pub sensitive: Option<&'static str>,
 }
 
 impl Capabilities {
@@ -264,17 +347,65 @@ impl Grants {
         let Some(rule) = self.rule_for(path) else {
             return Capabilities::NONE;
         };
-        let write = match rule.write {
-            Write::Denied => false,
-            Write::Allowed => sensitive(path).is_none(),
-            Write::InsecureAllow => true,
-        };
         Capabilities {
             read: rule.read,
-            write,
-            delete: rule.delete,
+            write: rule.write.reaches(sensitive(path).is_some()),
+            delete: self.removal(path).is_some(),
             apply: rule.apply,
         }
+    }
+
+    /// Whether the tool may remove `path` with everything below it, and if
+    /// so whether to ask first (`Ask` when any rule deciding about a part
+    /// of what goes says so). Every part needs `delete` on the rule that
+    /// decides about it, `"insecure_allow"` where the part is sensitive:
+    /// removing `conversation.tools.x` removes `conversation.tools.x.policy`
+    /// too, so a `true` grant on `conversation` does not allow it.
+    ///
+    /// The parts checked stand for every part of the removal: `path`
+    /// itself, and where it meets each rule below it and each sensitive
+    /// pattern (and both). Anywhere else in it, the same rule decides and
+    /// the path is as sensitive as at one of those.
+    #[must_use]
+    pub fn removal(&self, path: &ConfigPath) -> Option<Apply> {
+        self.check_removal(path).ok()
+    }
+
+    /// [`Grants::removal`], saying which part may not go.
+    ///
+    /// # Errors
+    ///
+    /// The first part of the removal that no rule lets the tool remove.
+    pub fn check_removal(&self, path: &ConfigPath) -> Result<Apply, RemovalDenied> {
+        let at = path.segments();
+        let mut bases = vec![at.to_vec()];
+        bases.extend(
+            self.rules
+                .iter()
+                .filter(|(rule, _)| rule.segments().len() > at.len())
+                .filter_map(|(rule, _)| meet(rule.segments(), at)),
+        );
+        let mut points = bases.clone();
+        for pattern in SENSITIVE.iter().map(|s| self::pattern(s)) {
+            points.extend(bases.iter().filter_map(|b| meet(pattern.segments(), b)));
+        }
+        let mut apply = Apply::Unattended;
+        for point in points {
+            let point = ConfigPath::from_segments(point);
+            let sensitive = sensitive(&point);
+            match self.rule_for(&point) {
+                Some(rule) if rule.delete.reaches(sensitive.is_some()) => {
+                    apply = apply.min(rule.apply);
+                }
+                _ => {
+                    return Err(RemovalDenied {
+                        at: point,
+                        sensitive,
+                    });
+                }
+            }
+        }
+        Ok(apply)
     }
 
     /// The part of `config` (the resolved config, as JSON) the tool may

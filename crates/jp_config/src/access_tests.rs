@@ -7,12 +7,12 @@ use serde_json::json;
 
 use super::*;
 
-fn grant(path: &str, read: bool, write: Write, delete: bool) -> ConfigGrant {
+fn grant(path: &str, read: bool, write: Write, delete: impl Into<Delete>) -> ConfigGrant {
     ConfigGrant {
         path: path.into(),
         read,
         write,
-        delete,
+        delete: delete.into(),
         apply: Apply::Ask,
     }
 }
@@ -75,9 +75,10 @@ fn a_literal_segment_beats_a_wildcard_of_the_same_length() {
         grants.capabilities(&p("conversation.tools.fs_read_file.style.hidden")),
         Capabilities::NONE
     );
+    // (`style.hidden` is sensitive; `style.result_lines` is not.)
     assert!(
         grants
-            .capabilities(&p("conversation.tools.other.style.hidden"))
+            .capabilities(&p("conversation.tools.other.style.result_lines"))
             .write
     );
     // At the first difference (`b` against `*`) the literal wins.
@@ -114,32 +115,203 @@ fn a_true_grant_never_reaches_a_sensitive_path_and_insecure_allow_does() {
         "conversation.tools.x.access.config",
         "conversation.tools.x.command",
         "conversation.tools.'*'.enable",
+        "conversation.tools.x.style.hidden",
     ] {
         let caps = open.capabilities(&p(path));
-        assert!(!caps.write, "{path}");
-        // Reading and deleting are not writes.
-        assert!(caps.read && caps.delete, "{path}");
+        // Neither set nor removed: removing is as sensitive as writing.
+        assert!(!caps.write && !caps.delete, "{path}");
+        assert!(caps.read, "{path}");
     }
-    assert!(
-        open.capabilities(&p("conversation.tools.x.style.hidden"))
-            .write
-    );
+    let plain = open.capabilities(&p("conversation.tools.x.style.result_lines"));
+    assert!(plain.write && plain.delete);
     let insecure = Grants::new(&[grant(
         "conversation.tools",
         true,
         Write::InsecureAllow,
-        true,
+        Delete::InsecureAllow,
     )]);
-    assert!(
-        insecure
-            .capabilities(&p("conversation.tools.x.policy.run"))
-            .write
-    );
+    let caps = insecure.capabilities(&p("conversation.tools.x.policy.run"));
+    assert!(caps.write && caps.delete);
     assert_eq!(
         sensitive(&p("providers.llm.anthropic.base_url")),
         Some("providers.*.*.base_url")
     );
     assert_eq!(sensitive(&p("providers.llm.anthropic")), None);
+}
+
+#[test]
+fn removing_a_path_removes_what_is_below_it_and_needs_a_grant_for_all_of_it() {
+    // A `true` delete on an ancestor: the removal of a tool, of the tools,
+    // or of the whole section takes sensitive paths with it.
+    let broad = Grants::new(&[grant("conversation", true, Write::Allowed, true)]);
+    for path in ["conversation", "conversation.tools", "conversation.tools.x"] {
+        assert_eq!(
+            broad.check_removal(&p(path)).map_err(|d| d.sensitive),
+            Err(Some("conversation.tools.*.access")),
+            "{path}"
+        );
+    }
+    assert_eq!(
+        broad
+            .check_removal(&p("conversation.tools.x.style"))
+            .map_err(|d| (d.at.to_string(), d.sensitive)),
+        Err((
+            "conversation.tools.x.style.hidden".into(),
+            Some("conversation.tools.*.style.hidden")
+        ))
+    );
+    assert_eq!(
+        broad.removal(&p("conversation.tools.x.summary")),
+        Some(Apply::Ask)
+    );
+
+    // A rule below the removed path decides about its part: a removal
+    // cannot take away what that rule keeps.
+    let kept = Grants::new(&[
+        grant(
+            "conversation.tools",
+            true,
+            Write::Allowed,
+            Delete::InsecureAllow,
+        ),
+        grant(
+            "conversation.tools.fs_delete_file.enable",
+            false,
+            Write::Denied,
+            false,
+        ),
+    ]);
+    assert_eq!(kept.removal(&p("conversation.tools.x")), Some(Apply::Ask));
+    assert_eq!(
+        kept.check_removal(&p("conversation.tools.fs_delete_file"))
+            .map_err(|d| d.at.to_string()),
+        Err("conversation.tools.fs_delete_file.enable".into())
+    );
+    assert_eq!(kept.removal(&p("conversation.tools")), None);
+
+    // ... and its `apply` counts: one part that asks makes the whole
+    // removal ask.
+    let mut asks = grant("conversation.tools.*.style", false, Write::Denied, true);
+    asks.apply = Apply::Ask;
+    let mut unattended = grant(
+        "conversation.tools",
+        false,
+        Write::Denied,
+        Delete::InsecureAllow,
+    );
+    unattended.apply = Apply::Unattended;
+    let mixed = Grants::new(&[unattended, asks]);
+    assert_eq!(
+        mixed.removal(&p("conversation.tools.x.command")),
+        Some(Apply::Unattended)
+    );
+    // `style` is decided by the `true` rule, which stops short of
+    // `style.hidden`.
+    assert_eq!(mixed.removal(&p("conversation.tools.x")), None);
+    let mut hidden = grant(
+        "conversation.tools.*.style.hidden",
+        false,
+        Write::Denied,
+        Delete::InsecureAllow,
+    );
+    hidden.apply = Apply::Unattended;
+    let mixed = Grants::new(&[mixed.rules[0].1.clone(), mixed.rules[1].1.clone(), hidden]);
+    assert_eq!(mixed.removal(&p("conversation.tools.x")), Some(Apply::Ask));
+    assert_eq!(
+        mixed.removal(&p("conversation.tools.x.style.hidden")),
+        Some(Apply::Unattended)
+    );
+    // Nothing to decide: no removal.
+    assert_eq!(Grants::new(&[]).removal(&p("assistant")), None);
+}
+
+/// Every sensitive pattern, as a concrete path, against every way a rule
+/// can cover it (at the path, at an ancestor, through a wildcard) and every
+/// value of `write` and `delete`: only `"insecure_allow"` at or below the
+/// pattern sets or removes it, and `true` is a config error exactly where
+/// the rule reaches the pattern.
+#[test]
+fn sensitive_paths_need_insecure_allow_to_write_and_to_delete() {
+    let concrete = |pattern: &str| {
+        ConfigPath::from_segments(pattern.split('.').enumerate().map(|(i, s)| {
+            if s == "*" {
+                format!("k{i}")
+            } else {
+                s.to_owned()
+            }
+        }))
+    };
+    let permissions = [
+        Permission::Denied,
+        Permission::Allowed,
+        Permission::InsecureAllow,
+    ];
+    for pattern in SENSITIVE {
+        let path = concrete(pattern);
+        assert_eq!(sensitive(&path), Some(*pattern), "{path}");
+        let below = path.join("deeper");
+        let segments = path.segments();
+        // Where a rule may stand to decide about `path`: at it, at its
+        // parent and its root (ancestors), and at the pattern itself and
+        // at the path with its first segment a wildcard.
+        let mut rules: Vec<(String, bool)> = vec![
+            (path.to_string(), true),
+            (pattern.to_string(), true),
+            (
+                std::iter::once("*")
+                    .chain(segments[1..].iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join("."),
+                true,
+            ),
+        ];
+        if segments.len() > 1 {
+            rules.push((
+                ConfigPath::from_segments(segments[..segments.len() - 1].iter().cloned())
+                    .to_string(),
+                false,
+            ));
+            rules.push((segments[0].clone(), false));
+        }
+        for (rule, at_or_below) in rules {
+            for write in permissions {
+                for delete in permissions {
+                    let grants = Grants::new(&[grant(&rule, true, write, delete)]);
+                    let case =
+                        format!("{path} under rule {rule} write={write:?} delete={delete:?}");
+                    let reaches = |granted: Permission| granted == Permission::InsecureAllow;
+                    for at in [&path, &below] {
+                        let caps = grants.capabilities(at);
+                        assert!(caps.read, "{case}");
+                        assert_eq!(caps.write, reaches(write), "{case} at {at}");
+                        assert_eq!(caps.delete, reaches(delete), "{case} at {at}");
+                    }
+                    // Removing the ancestor takes the sensitive path with it.
+                    if segments.len() > 1 {
+                        let parent = ConfigPath::from_segments(
+                            segments[..segments.len() - 1].iter().cloned(),
+                        );
+                        if grants.rule_for(&parent).is_some() {
+                            assert_eq!(
+                                grants.capabilities(&parent).delete,
+                                reaches(delete),
+                                "{case} removing {parent}"
+                            );
+                        }
+                    }
+                    // The config check: `true` is an error where the rule
+                    // reaches the pattern (at or below it, or through a
+                    // wildcard), never on an ancestor.
+                    let rule_path = ConfigPath::parse(&rule).unwrap();
+                    assert_eq!(
+                        reaches_sensitive(&rule_path).is_some(),
+                        at_or_below,
+                        "{case}"
+                    );
+                }
+            }
+        }
+    }
 }
 
 #[test]
@@ -159,6 +331,15 @@ fn reaching_a_sensitive_path_covers_wildcards_but_not_ancestors() {
         Some("conversation.tools.*.access")
     );
     assert_eq!(reaches_sensitive(&p("conversation.tools.*.style")), None);
+    assert_eq!(
+        reaches_sensitive(&p("conversation.tools.*.style.hidden")),
+        Some("conversation.tools.*.style.hidden")
+    );
+    assert_eq!(reaches_sensitive(&p("conversation")), None);
+    assert_eq!(
+        reaches_sensitive(&p("conversation.policies")),
+        Some("conversation.policies")
+    );
     assert_eq!(reaches_sensitive(&p("extends")), Some("extends"));
 }
 
@@ -193,19 +374,31 @@ fn a_tool_reads_exactly_what_it_may() {
 }
 
 #[test]
-fn write_is_true_false_or_insecure_allow() {
-    let parse = |text: &str| serde_json::from_str::<ConfigGrant>(text).map(|g| g.write);
+fn write_and_delete_are_true_false_or_insecure_allow() {
+    for field in ["write", "delete"] {
+        let parse = |value: &str| {
+            serde_json::from_str::<ConfigGrant>(&format!(r#"{{"path": "a", "{field}": {value}}}"#))
+                .map(|g| if field == "write" { g.write } else { g.delete })
+        };
+        assert_eq!(parse("true").unwrap(), Permission::Allowed, "{field}");
+        assert_eq!(parse("false").unwrap(), Permission::Denied, "{field}");
+        assert_eq!(
+            parse(r#""insecure_allow""#).unwrap(),
+            Permission::InsecureAllow,
+            "{field}"
+        );
+        let error = parse(r#""yes""#).unwrap_err().to_string();
+        assert!(
+            error.starts_with(
+                "invalid value: string \"yes\", expected true, false or \"insecure_allow\""
+            ),
+            "{error}"
+        );
+    }
+    let unset = serde_json::from_str::<ConfigGrant>(r#"{"path": "a"}"#).unwrap();
+    assert_eq!((unset.write, unset.delete), (Write::Denied, Delete::Denied));
     assert_eq!(
-        parse(r#"{"path": "a", "write": true}"#).unwrap(),
-        Write::Allowed
-    );
-    assert_eq!(parse(r#"{"path": "a"}"#).unwrap(), Write::Denied);
-    assert_eq!(
-        parse(r#"{"path": "a", "write": "insecure_allow"}"#).unwrap(),
-        Write::InsecureAllow
-    );
-    assert_eq!(
-        parse(r#"{"path": "a", "write": "yes"}"#)
+        serde_json::from_str::<ConfigGrant>(r#"{"path": "a", "write": "yes"}"#)
             .unwrap_err()
             .to_string(),
         "invalid value: string \"yes\", expected true, false or \"insecure_allow\" at line 1 column 28"
@@ -214,6 +407,21 @@ fn write_is_true_false_or_insecure_allow() {
         serde_json::to_value(grant("a", false, Write::InsecureAllow, false)).unwrap(),
         json!({ "path": "a", "read": false, "write": "insecure_allow", "delete": false, "apply": "ask" })
     );
+    assert_eq!(
+        serde_json::to_value(grant("a", false, Write::Allowed, Delete::InsecureAllow)).unwrap(),
+        json!({ "path": "a", "read": false, "write": true, "delete": "insecure_allow", "apply": "ask" })
+    );
+    // The schema says what the file takes.
+    let schema = crate::schema::config_schema().unwrap();
+    let grant = &schema["definitions"]["ConfigGrant"]["properties"];
+    for field in ["write", "delete"] {
+        let node = resolve(&grant[field], schema);
+        assert_eq!(
+            node["enum"],
+            json!([false, true, "insecure_allow"]),
+            "{field}: {node}"
+        );
+    }
 }
 
 #[test]

@@ -18,8 +18,9 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::access::{Apply, Grants};
-use crate::app::AppConfig;
+use crate::access::{Apply, Grants, RemovalDenied};
+use crate::app::{AppConfig, PartialAppConfig};
+use crate::diagnostic::Diagnostic;
 use crate::load::{APPEND_KEYS, deserialize_value};
 use crate::path::ConfigPath;
 
@@ -204,27 +205,38 @@ impl Proposal {
         for (path, value) in &self.sets {
             let can = grants.capabilities(path);
             let replaces = value.is_array() && !appends(path);
+            let removal = grants.check_removal(path);
             if !can.write {
                 refused.push(path.to_string());
-                why.push(format!("{path}: no write grant"));
-            } else if replaces && !can.delete {
+                why.push(format!("{path}: {}", write_refused(grants, path)));
+            } else if let (true, Err(denied)) = (replaces, &removal) {
                 refused.push(path.to_string());
-                why.push(format!(
-                    "{path}: setting this list replaces it, which needs a delete grant too"
-                ));
-            } else if can.apply == Apply::Ask {
-                apply = Apply::Ask;
+                why.push(match removal_refused(grants, path, denied) {
+                    None => format!(
+                        "{path}: setting this list replaces it, which needs a delete grant too"
+                    ),
+                    Some(reason) => format!(
+                        "{path}: setting this list replaces it, which needs delete too: {reason}"
+                    ),
+                });
+            } else {
+                apply = apply.min(can.apply);
+                if let (true, Ok(asks)) = (replaces, removal) {
+                    apply = apply.min(asks);
+                }
             }
         }
         for unset in &self.unsets {
-            let can = grants.capabilities(&unset.path);
-            if can.delete {
-                if can.apply == Apply::Ask {
-                    apply = Apply::Ask;
+            match grants.check_removal(&unset.path) {
+                Ok(asks) => apply = apply.min(asks),
+                Err(denied) => {
+                    refused.push(unset.to_string());
+                    why.push(format!(
+                        "{unset}: {}",
+                        removal_refused(grants, &unset.path, &denied)
+                            .unwrap_or_else(|| "no delete grant".into())
+                    ));
                 }
-            } else {
-                refused.push(unset.to_string());
-                why.push(format!("{unset}: no delete grant"));
             }
         }
         if refused.is_empty() {
@@ -239,6 +251,56 @@ impl Proposal {
                 ),
             })
         }
+    }
+
+    /// Checks that the config still loads with the change applied to
+    /// `current`: as a conversation's change is replayed (see
+    /// [`crate::load`]), the removals come out of the config as it is and
+    /// the values go on top, and the result must merge, deserialize and
+    /// pass [`crate::validate`]. Unsetting a local tool's `command`, say,
+    /// leaves a tool jp cannot run. Only problems the change brings count;
+    /// one the config already has is not the tool's.
+    ///
+    /// `current` stands for every layer below the change, `--cfg` included,
+    /// so a removal here also takes what `--cfg` sets for this query: the
+    /// check is, if anything, stricter than the next load.
+    ///
+    /// # Errors
+    ///
+    /// A [`Refusal`] with `invalid` set, naming each key whose problem the
+    /// change brings and the problem.
+    pub fn check_loads(&self, current: &AppConfig) -> Result<(), Refusal> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        let base = crate::load::resolved_json(current);
+        let before = load_errors(&base, &[], &Value::Object(Map::new()));
+        let mut tree = Value::Object(Map::new());
+        for (path, value) in &self.sets {
+            insert(&mut tree, path.segments(), value.clone());
+        }
+        let brought: Vec<Diagnostic> = load_errors(&base, &self.unsets, &tree)
+            .into_iter()
+            .filter(|error| !before.contains(error))
+            .collect();
+        if brought.is_empty() {
+            return Ok(());
+        }
+        let fields = brought.iter().filter_map(|d| d.key.clone()).collect();
+        let problems: Vec<String> = brought
+            .iter()
+            .map(|d| match &d.key {
+                Some(key) => format!("{key}: {}", d.message),
+                None => d.message.clone(),
+            })
+            .collect();
+        Err(Refusal::invalid(
+            fields,
+            format!(
+                "with this change the config would not load: {}",
+                problems.join("; ")
+            ),
+        ))
     }
 
     /// Each change with its value now (in `resolved`, the config as JSON)
@@ -282,6 +344,78 @@ impl Proposal {
         });
         sets.chain(unsets).collect()
     }
+}
+
+/// Why the tool may not set `path`: no grant, or a `true` grant that
+/// stops short of a sensitive path.
+fn write_refused(grants: &Grants, path: &ConfigPath) -> String {
+    let granted = grants
+        .rule_for(path)
+        .is_some_and(|rule| rule.write.granted());
+    match crate::access::sensitive(path) {
+        Some(sensitive) if granted => format!(
+            "a sensitive path ({sensitive}), which write = true does not reach; that needs write = \"insecure_allow\""
+        ),
+        _ => "no write grant".into(),
+    }
+}
+
+/// Why the tool may not remove `path` (which `denied` says), when there is
+/// more to say than that it has no delete grant there.
+fn removal_refused(grants: &Grants, path: &ConfigPath, denied: &RemovalDenied) -> Option<String> {
+    let rule = grants.rule_for(&denied.at)?;
+    let here = denied.at == *path;
+    match denied.sensitive {
+        Some(sensitive) if rule.delete.granted() && here => Some(format!(
+            "a sensitive path ({sensitive}), which delete = true does not reach; that needs delete = \"insecure_allow\""
+        )),
+        Some(sensitive) if rule.delete.granted() => Some(format!(
+            "removing it removes a sensitive path below it ({sensitive}), which delete = true does not reach; that needs delete = \"insecure_allow\""
+        )),
+        _ if here => None,
+        _ => Some(format!(
+            "removing it removes what the rule for {} does not let the tool remove",
+            rule.path
+        )),
+    }
+}
+
+/// The errors of the config `base` (resolved, as JSON) with `unsets`
+/// removed from it and `sets` (a partial config tree) merged on top, as
+/// the loader finds them: a layer that does not deserialize, a merge that
+/// fails, or what validation calls an error.
+fn load_errors(base: &Value, unsets: &[UnsetPath], sets: &Value) -> Vec<Diagnostic> {
+    use schematic::{Config as _, PartialConfig as _};
+
+    let mut lower = base.clone();
+    for unset in unsets {
+        remove(&mut lower, unset);
+    }
+    let mut merged = match PartialAppConfig::default_values(&()) {
+        Ok(defaults) => defaults.unwrap_or_default(),
+        Err(e) => return vec![Diagnostic::error(None, format!("built-in defaults: {e}"))],
+    };
+    for layer in [&lower, sets] {
+        let partial = match deserialize_value(layer) {
+            Ok(partial) => partial,
+            Err(diagnostic) => return vec![diagnostic],
+        };
+        if let Err(e) = merged.merge(&(), partial) {
+            return vec![Diagnostic::error(
+                None,
+                format!("merging config layers: {e}"),
+            )];
+        }
+    }
+    let config = match merged.finalize(&()) {
+        Ok(finalized) => AppConfig::from_partial(finalized),
+        Err(e) => return vec![Diagnostic::error(None, format!("finalizing config: {e}"))],
+    };
+    crate::validate::validate(&config)
+        .into_iter()
+        .map(|problem| problem.diagnostic)
+        .filter(Diagnostic::is_error)
+        .collect()
 }
 
 /// Whether lists at `path` append across layers rather than replace.

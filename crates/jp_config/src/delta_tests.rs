@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::access::{ConfigGrant, Write};
+use crate::access::{ConfigGrant, Delete, Permission, Write};
 use crate::load::{LoadOptions, load};
 
 fn config() -> AppConfig {
@@ -14,12 +14,12 @@ fn schema() -> &'static Value {
     crate::schema::config_schema().unwrap()
 }
 
-fn grant(path: &str, write: Write, delete: bool, apply: Apply) -> ConfigGrant {
+fn grant(path: &str, write: Write, delete: impl Into<Delete>, apply: Apply) -> ConfigGrant {
     ConfigGrant {
         path: path.into(),
         read: true,
         write,
-        delete,
+        delete: delete.into(),
         apply,
     }
 }
@@ -188,10 +188,22 @@ fn setting_a_list_that_replaces_needs_delete_too() {
             .detail
             .contains("replaces it, which needs a delete grant too")
     );
+    // `parameters` is sensitive: replacing a list there removes from a
+    // sensitive path, which a `true` delete does not reach.
     let with_delete = Grants::new(&[grant(
         "conversation.tools.t.parameters",
         Write::InsecureAllow,
         true,
+        Apply::Unattended,
+    )]);
+    assert_eq!(
+        proposal.authorize(&with_delete).unwrap_err().detail,
+        "the tool's access.config grants do not cover conversation.tools.t.parameters.mode.enum: setting this list replaces it, which needs delete too: a sensitive path (conversation.tools.*.parameters), which delete = true does not reach; that needs delete = \"insecure_allow\""
+    );
+    let with_delete = Grants::new(&[grant(
+        "conversation.tools.t.parameters",
+        Write::InsecureAllow,
+        Delete::InsecureAllow,
         Apply::Unattended,
     )]);
     assert_eq!(proposal.authorize(&with_delete), Ok(Apply::Unattended));
@@ -337,4 +349,226 @@ fn removing_takes_a_key_or_matching_list_elements_out_of_a_layer() {
         raw,
         json!({"assistant": {"instructions": ["b"], "model": {}}})
     );
+}
+
+/// The bypass of issue 21: a `true` grant on `conversation` (which loads)
+/// let a tool remove the stateful policies, a tool's policy and a tool's
+/// `enable` unasked.
+#[test]
+fn removing_sensitive_paths_needs_insecure_allow_like_writing_them() {
+    let unsets = [
+        "conversation.policies",
+        "conversation.tools.fs_modify_file.policy",
+        "conversation.tools.fs_delete_file.enable",
+    ];
+    let proposal = check(json!({}), &unsets).unwrap();
+    let broad = Grants::new(&[grant(
+        "conversation",
+        Write::Allowed,
+        true,
+        Apply::Unattended,
+    )]);
+    let refused = proposal.authorize(&broad).unwrap_err();
+    assert!(!refused.invalid);
+    assert_eq!(refused.fields, unsets);
+    assert_eq!(
+        refused.detail,
+        "the tool's access.config grants do not cover \
+         conversation.policies: a sensitive path (conversation.policies), which delete = true does not reach; that needs delete = \"insecure_allow\"; \
+         conversation.tools.fs_modify_file.policy: a sensitive path (conversation.tools.*.policy), which delete = true does not reach; that needs delete = \"insecure_allow\"; \
+         conversation.tools.fs_delete_file.enable: a sensitive path (conversation.tools.*.enable), which delete = true does not reach; that needs delete = \"insecure_allow\""
+    );
+    // Removing what holds them is no way around it.
+    for ancestor in [
+        "conversation",
+        "conversation.tools",
+        "conversation.tools.fs_modify_file",
+    ] {
+        let refused = check(json!({}), &[ancestor])
+            .unwrap()
+            .authorize(&broad)
+            .unwrap_err();
+        assert!(
+            refused.detail.ends_with(&format!(
+                "{ancestor}: removing it removes a sensitive path below it (conversation.tools.*.access), which delete = true does not reach; that needs delete = \"insecure_allow\""
+            )),
+            "{}",
+            refused.detail
+        );
+    }
+    // Writing them with `true` is refused the same way.
+    let write = check(
+        json!({"conversation": {"tools": {"fs_delete_file": {"style": {"hidden": true}}}}}),
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        write.authorize(&broad).unwrap_err().detail,
+        "the tool's access.config grants do not cover conversation.tools.fs_delete_file.style.hidden: a sensitive path (conversation.tools.*.style.hidden), which write = true does not reach; that needs write = \"insecure_allow\""
+    );
+    // A rule that keeps something is named when a removal would take it.
+    let kept = Grants::new(&[
+        grant(
+            "conversation.tools",
+            Write::Denied,
+            Delete::InsecureAllow,
+            Apply::Unattended,
+        ),
+        grant(
+            "conversation.tools.fs_delete_file.enable",
+            Write::Denied,
+            false,
+            Apply::Unattended,
+        ),
+    ]);
+    assert_eq!(
+        check(json!({}), &["conversation.tools.fs_delete_file"])
+            .unwrap()
+            .authorize(&kept)
+            .unwrap_err()
+            .detail,
+        "the tool's access.config grants do not cover conversation.tools.fs_delete_file: removing it removes what the rule for conversation.tools.fs_delete_file.enable does not let the tool remove"
+    );
+    // Acknowledged, the removal goes through, unasked as the rule says.
+    let acknowledged = Grants::new(&[grant(
+        "conversation",
+        Write::Allowed,
+        Delete::InsecureAllow,
+        Apply::Unattended,
+    )]);
+    assert_eq!(proposal.authorize(&acknowledged), Ok(Apply::Unattended));
+}
+
+/// Every sensitive pattern removed through `authorize`, with `delete` at
+/// the path, at an ancestor and through a wildcard: only
+/// `"insecure_allow"` at or below the pattern removes it.
+#[test]
+fn authorizing_a_removal_of_each_sensitive_path() {
+    for pattern in crate::access::SENSITIVE {
+        let concrete: Vec<String> = pattern
+            .split('.')
+            .map(|s| if s == "*" { "t".into() } else { s.to_owned() })
+            .collect();
+        let path = ConfigPath::from_segments(concrete.iter().cloned()).to_string();
+        let proposal = Proposal {
+            sets: Vec::new(),
+            unsets: vec![UnsetPath::parse(&path).unwrap()],
+        };
+        let mut rules = vec![(path.clone(), true), ((*pattern).to_owned(), true)];
+        if concrete.len() > 1 {
+            rules.push((concrete[0].clone(), false));
+        }
+        for (rule, reaches) in rules {
+            for (delete, removes) in [
+                (Permission::Denied, false),
+                (Permission::Allowed, false),
+                (Permission::InsecureAllow, true),
+            ] {
+                let grants = Grants::new(&[grant(&rule, Write::Denied, delete, Apply::Ask)]);
+                assert_eq!(
+                    proposal.authorize(&grants).is_ok(),
+                    removes,
+                    "{path} under {rule} with delete = {delete:?}"
+                );
+                assert_eq!(
+                    crate::access::reaches_sensitive(&p(&rule)).is_some(),
+                    reaches,
+                    "{rule}"
+                );
+            }
+        }
+    }
+}
+
+/// A local tool `t` defined by a conversation's change over the defaults.
+fn with_tool() -> AppConfig {
+    load(&LoadOptions {
+        deltas: vec![crate::load::DeltaLayer {
+            label: "test".into(),
+            delta: json!({"conversation": {"tools": {"t": {
+                "command": ["sh", "-c", "true"],
+                "summary": "A tool.",
+                "parameters": {"path": {"type": "string"}},
+                "style": {"hidden": false}
+            }}}}),
+            unsets: Vec::new(),
+        }],
+        ..LoadOptions::default()
+    })
+    .unwrap()
+    .config
+}
+
+#[test]
+fn a_change_that_would_leave_the_config_unable_to_load_is_invalid() {
+    let current = with_tool();
+    let proposal = |config: Value, unset: &[&str]| {
+        let unset: Vec<String> = unset.iter().map(|s| (*s).to_owned()).collect();
+        Proposal::check(Some(&config), &unset, &current, schema()).unwrap()
+    };
+    // Nothing, and changes that load, pass.
+    assert_eq!(Proposal::default().check_loads(&current), Ok(()));
+    for ok in [
+        proposal(json!({"assistant": {"model": {"id": "opus"}}}), &[]),
+        proposal(json!({}), &["conversation.tools.t.summary"]),
+        proposal(json!({}), &["conversation.tools.t"]),
+        proposal(
+            json!({"conversation": {"tools": {"t": {"command": "echo hi"}}}}),
+            &["conversation.tools.t.command"],
+        ),
+    ] {
+        assert_eq!(ok.check_loads(&current), Ok(()), "{ok:?}");
+    }
+
+    // Without its command, `t` (which has parameters, so it is defined) is
+    // a local tool jp cannot run.
+    let refused = proposal(json!({}), &["conversation.tools.t.command"])
+        .check_loads(&current)
+        .unwrap_err();
+    assert_eq!(
+        refused,
+        Refusal {
+            invalid: true,
+            fields: vec!["conversation.tools.t.command".into()],
+            detail: "with this change the config would not load: conversation.tools.t.command: a local tool needs a `command` to run".into(),
+        }
+    );
+    // Each value deserializes, but together they do not validate: a rule
+    // about an argument the tool no longer has.
+    let refused = proposal(
+        json!({"conversation": {"tools": {"t": {"policy": {"run": [
+            {"arg": "/path", "prefix": "src/", "mode": "unattended"},
+            {"mode": "ask"}
+        ]}}}}}),
+        &["conversation.tools.t.parameters"],
+    )
+    .check_loads(&current)
+    .unwrap_err();
+    assert!(refused.invalid);
+    assert_eq!(refused.fields, ["conversation.tools.t.policy.run[0]"]);
+    assert!(
+        refused.detail.starts_with(
+            "with this change the config would not load: conversation.tools.t.policy.run[0]: "
+        ),
+        "{}",
+        refused.detail
+    );
+}
+
+#[test]
+fn the_config_as_it_is_passes_its_own_load_check() {
+    // Resolved and read back, the config is itself, whatever it holds: the
+    // check only counts what a change brings.
+    for current in [config(), with_tool()] {
+        let base = crate::load::resolved_json(&current);
+        assert_eq!(
+            load_errors(&base, &[], &json!({})),
+            Vec::<Diagnostic>::new()
+        );
+        let touched = Proposal {
+            sets: vec![(p("style.color"), json!("never"))],
+            unsets: Vec::new(),
+        };
+        assert_eq!(touched.check_loads(&current), Ok(()));
+    }
 }

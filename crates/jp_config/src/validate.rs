@@ -332,15 +332,15 @@ fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
 }
 
 /// A tool's `access.config` rules (RFD 078): paths the config has, `*`
-/// only on maps, one rule per path, and `write = true` never where it
-/// would reach a sensitive path (architecture decision 10).
+/// only on maps, one rule per path, and `write = true` or `delete = true`
+/// never where it would reach a sensitive path (architecture decision 10).
 fn check_grants(
     tool: &str,
     base: &ConfigPath,
     access: &crate::access::AccessConfig,
     problems: &mut Vec<Problem>,
 ) {
-    use crate::access::{Write, check_path, reaches_sensitive};
+    use crate::access::{Permission, check_path, reaches_sensitive};
     let schema = match crate::schema::config_schema() {
         Ok(schema) => schema,
         Err(message) => {
@@ -387,16 +387,18 @@ fn check_grants(
                 ),
             ));
         }
-        if grant.write == Write::Allowed
-            && let Some(sensitive) = reaches_sensitive(&path)
-        {
-            problems.push(Problem::error(
-                at.join("write"),
-                format!(
-                    "tool `{tool}` grants write = true to `{}`, which reaches the sensitive path `{sensitive}`; use write = \"insecure_allow\" to acknowledge this grant",
-                    grant.path
-                ),
-            ));
+        for (field, granted) in [("write", grant.write), ("delete", grant.delete)] {
+            if granted == Permission::Allowed
+                && let Some(sensitive) = reaches_sensitive(&path)
+            {
+                problems.push(Problem::error(
+                    at.join(field),
+                    format!(
+                        "tool `{tool}` grants {field} = true to `{}`, which reaches the sensitive path `{sensitive}`; use {field} = \"insecure_allow\" to acknowledge this grant",
+                        grant.path
+                    ),
+                ));
+            }
         }
         seen.push(path);
     }

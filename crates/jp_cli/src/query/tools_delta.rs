@@ -1,11 +1,11 @@
 //! A tool's proposed config change (RFD 078), between its run and its
-//! result: checked, authorized against its `access.config` grants, put to
-//! the user when a deciding rule says `apply = "ask"`, and either approved
-//! (for the cycle's commit buffer) or rejected with a reason the tool is
-//! run again with.
+//! result: checked, authorized against its `access.config` grants, checked
+//! to leave a config that loads, put to the user when a deciding rule says
+//! `apply = "ask"`, and either approved (for the cycle's commit buffer) or
+//! rejected with a reason the tool is run again with.
 
 use jp_config::access::{Apply, Grants};
-use jp_config::delta::{Change, Proposal};
+use jp_config::delta::{Change, Proposal, Refusal};
 use jp_tool::{DeltaRejection, RejectionReason};
 use serde_json::Value;
 
@@ -49,17 +49,7 @@ impl ToolCoordinator<'_> {
         };
         let proposal = match Proposal::check(config, unset, self.config, schema) {
             Ok(proposal) => proposal,
-            Err(refusal) => {
-                self.notice(&format!(
-                    "⚠ tool {tool} proposed an invalid config change ({}); not applied, the tool runs again",
-                    refusal.detail
-                ));
-                return Settled::Rejected(rejection(
-                    RejectionReason::InvalidConfig,
-                    refusal.fields,
-                    refusal.detail,
-                ));
-            }
+            Err(refusal) => return Settled::Rejected(self.invalid(tool, refusal)),
         };
         if proposal.is_empty() {
             return Settled::Approved(proposal);
@@ -78,6 +68,12 @@ impl ToolCoordinator<'_> {
                 ));
             }
         };
+        // A change the config would not load with is refused before
+        // anyone is asked: committed, it would stop the conversation from
+        // loading at all.
+        if let Err(refusal) = proposal.check_loads(self.config) {
+            return Settled::Rejected(self.invalid(tool, refusal));
+        }
         let changes = proposal.changes(&self.readable_config());
         if apply == Apply::Unattended {
             self.printer.finish_content();
@@ -145,6 +141,20 @@ impl ToolCoordinator<'_> {
             *slot = Value::String(format!("{provider}/{name}"));
         }
         config
+    }
+
+    /// Says that `tool`'s change is invalid; the rejection it runs again
+    /// with.
+    fn invalid(&self, tool: &str, refusal: Refusal) -> DeltaRejection {
+        self.notice(&format!(
+            "⚠ tool {tool} proposed an invalid config change ({}); not applied, the tool runs again",
+            refusal.detail
+        ));
+        rejection(
+            RejectionReason::InvalidConfig,
+            refusal.fields,
+            refusal.detail,
+        )
     }
 
     fn notice(&self, text: &str) {
