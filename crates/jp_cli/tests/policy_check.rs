@@ -306,6 +306,108 @@ error: .jp/config.toml:5: conversation.tools.fs_modify_file.policy.run[0]: \"arg
     );
 }
 
+/// D25: every rule after a catch-all is a config error naming that rule,
+/// whatever the modes, in a tool's policy, in the `'*'` defaults and in a
+/// deprecated top-level `run`.
+#[test]
+fn rules_after_a_catch_all_are_errors_naming_each_rule() {
+    let unreachable = |line: usize, key: &str, rule: usize| {
+        format!(
+            "error: .jp/config.toml:{line}: {key}[{rule}]: can never match: policy.run[0] \
+             (catch-all) matches every call; move the catch-all to the end or remove this rule\n"
+        )
+    };
+    let own = "conversation.tools.fs_modify_file.policy.run";
+
+    let ws = workspace(
+        r#"
+[conversation.tools.fs_modify_file.policy]
+run = [{ mode = "ask" }, { arg = "/path", prefix = "src/", mode = "unattended" }]
+"#,
+    );
+    assert_eq!(
+        ws.jp(&["config", "validate"]),
+        Run {
+            code: 1,
+            stdout: unreachable(4, own, 1),
+            stderr: String::new(),
+        }
+    );
+    // A config with the error does not load for any command.
+    assert_eq!(
+        check(&ws, r#"{"path":"src/a.rs"}"#),
+        Run {
+            code: 1,
+            stdout: String::new(),
+            stderr: unreachable(4, own, 1),
+        }
+    );
+
+    let ws = workspace(
+        r#"
+[conversation.tools.fs_modify_file.policy]
+run = [
+    { arg = "/path", prefix = ".env", mode = "skip" },
+    { mode = "ask" },
+    { arg = "/path", prefix = "src/", mode = "unattended" },
+    { arg = "/path", prefix = "secret/", mode = "skip" },
+]
+"#,
+    );
+    let after_second = |line: usize, rule: usize| {
+        unreachable(line, own, rule)
+            .replace("policy.run[0] (catch-all)", "policy.run[1] (catch-all)")
+    };
+    assert_eq!(
+        ws.jp(&["config", "validate"]),
+        Run {
+            code: 1,
+            stdout: after_second(7, 2) + &after_second(8, 3),
+            stderr: String::new(),
+        }
+    );
+
+    let defaults = "conversation.tools.'*'.policy.run";
+    let ws = workspace(
+        r#"
+[conversation.tools.'*'.policy]
+run = [
+    { mode = "ask" },
+    { arg = "/path", prefix = "src/", mode = "unattended" },
+    { arg = "/command", prefix = "cargo ", mode = "unattended" },
+]
+"#,
+    );
+    assert_eq!(
+        ws.jp(&["config", "validate"]),
+        Run {
+            code: 1,
+            stdout: "warning: .jp/config.toml:7: conversation.tools.'*'.policy.run[2]: its \
+                     `arg` is a parameter of no configured tool, so it never applies\n"
+                .to_owned()
+                + &unreachable(6, defaults, 1)
+                + &unreachable(7, defaults, 2),
+            stderr: String::new(),
+        }
+    );
+
+    let ws = workspace(
+        r#"
+[conversation.tools.fs_modify_file]
+run = [{ mode = "ask" }, { arg = "/path", prefix = "src/", mode = "unattended" }]
+"#,
+    );
+    assert_eq!(
+        ws.jp(&["config", "validate"]),
+        Run {
+            code: 1,
+            // The loader folds the deprecated `run` into `policy.run`.
+            stdout: unreachable(3, own, 1),
+            stderr: String::new(),
+        }
+    );
+}
+
 #[test]
 fn defaults_apply_to_tools_that_have_the_argument() {
     let ws = workspace(

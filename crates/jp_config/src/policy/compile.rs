@@ -178,13 +178,13 @@ impl Policy {
                 .iter()
                 .filter_map(|rule| confinement_warning(field, rule)),
         );
-        let (shadow_errors, shadow_warnings) = shadow::check(field, &rules);
+        let (shadow_errors, shadow_warnings) = shadow::check(field, &rules, specs.len());
         errors.extend(shadow_errors);
         warnings.extend(shadow_warnings);
         errors.sort_by_key(|issue| issue.rule);
         warnings.sort_by_key(|issue| issue.rule);
 
-        // A catch-all before the end is reported by the shadow check.
+        // A catch-all before the end is an error from the shadow check.
         let ends_with_catch_all = specs.iter().any(is_catch_all_spec);
         if specs.is_empty() {
             warnings.push(PolicyIssue {

@@ -1,9 +1,11 @@
 //! Unreachable-rule detection (RFD D25 phase 4).
 //!
 //! A later rule is unreachable when an earlier rule on the same argument
-//! matches every value the later one matches: first match wins, so the
-//! later rule never decides anything. That is a config error, because the
-//! user's intent and the configuration disagree.
+//! matches every value the later one matches, and every rule after a
+//! catch-all is: first match wins, so the later rule never decides
+//! anything. That is a config error (RFD D25, "Unreachable rule
+//! detection"), because the user's intent and the configuration disagree,
+//! whatever the modes of the rules involved.
 //!
 //! The check is pairwise and only claims what it can prove, so it has no
 //! false positives: it never compares rules on different arguments or
@@ -24,22 +26,29 @@ use crate::tool::ParamType;
 
 /// Unreachable rules (errors) and rules reachable only through the
 /// `unattended` quantifier (warnings).
-pub(crate) fn check(field: PolicyField, rules: &[Rule]) -> (Vec<PolicyIssue>, Vec<PolicyIssue>) {
+///
+/// `rules` are the rules that compiled, in order, and `count` the number
+/// of rules written. Every rule written after the first catch-all is
+/// unreachable, whatever its mode, including a default rule this tool skips
+/// and a rule with errors of its own (D25's table: "a catch-all matches
+/// everything; nothing after it can fire"), and each is an error of its
+/// own. A catch-all with an error (an unknown mode) is reported for that
+/// error alone.
+pub(crate) fn check(
+    field: PolicyField,
+    rules: &[Rule],
+    count: usize,
+) -> (Vec<PolicyIssue>, Vec<PolicyIssue>) {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
-    // Everything after the first catch-all is unreachable: one issue for
-    // all of it, on the catch-all, instead of one per rule.
-    let reachable = match rules.iter().position(Rule::is_catch_all) {
-        Some(k) if k + 1 < rules.len() => {
-            let (issue, is_error) = after_catch_all(field, &rules[k], &rules[k + 1..]);
-            if is_error {
-                errors.push(issue);
-            } else {
-                warnings.push(issue);
-            }
-            &rules[..=k]
+    let catch_all = rules.iter().find(|rule| rule.is_catch_all());
+    let reachable = match catch_all.map(|rule| rule.index) {
+        Some(k) => {
+            errors.extend((k + 1..count).map(|index| after_catch_all(field, k, index)));
+            let end = rules.partition_point(|rule| rule.index <= k);
+            &rules[..end]
         }
-        _ => rules,
+        None => rules,
     };
     let rules = reachable;
     for (j, later) in rules.iter().enumerate() {
@@ -95,45 +104,16 @@ pub(crate) fn check(field: PolicyField, rules: &[Rule]) -> (Vec<PolicyIssue>, Ve
     (errors, warnings)
 }
 
-/// The issue for the rules after a catch-all: an error when one of them
-/// is stricter than the catch-all (a restriction the user wrote would be
-/// ignored), a warning when they are merely dead.
-fn after_catch_all(field: PolicyField, catch_all: &Rule, after: &[Rule]) -> (PolicyIssue, bool) {
-    let names = after
-        .iter()
-        .map(|r| format!("{field}[{}]", r.index))
-        .collect::<Vec<_>>();
-    let names = match names.as_slice() {
-        [one] => format!("{one} comes after it and can never match"),
-        [init @ .., last] => format!(
-            "{} and {last} come after it and can never match",
-            init.join(", ")
-        ),
-        [] => String::new(),
-    };
-    let stricter = after
-        .iter()
-        .filter(|r| r.mode > catch_all.mode)
-        .map(|r| format!("{field}[{}] ({})", r.index, r.mode))
-        .collect::<Vec<_>>();
-    let mut message = format!(
-        "this rule is a catch-all ({}), so {names}; move the catch-all to the end or remove \
-         the rules after it",
-        catch_all.mode
-    );
-    if !stricter.is_empty() {
-        message.push_str(&format!(
-            " ({} would be stricter than \"{}\", so this is an error)",
-            stricter.join(", "),
-            catch_all.mode
-        ));
-    }
-    let issue = PolicyIssue {
+/// The error for rule `index`, which comes after the catch-all `catch_all`.
+fn after_catch_all(field: PolicyField, catch_all: usize, index: usize) -> PolicyIssue {
+    PolicyIssue {
         field,
-        rule: Some(catch_all.index),
-        message,
-    };
-    (issue, !stricter.is_empty())
+        rule: Some(index),
+        message: format!(
+            "can never match: {field}[{catch_all}] (catch-all) matches every call; move the \
+             catch-all to the end or remove this rule"
+        ),
+    }
 }
 
 enum Relation {

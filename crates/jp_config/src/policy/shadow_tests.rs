@@ -70,30 +70,31 @@ fn d25_table_enum_before_subset_enum() {
     );
 }
 
+/// The error on rule `later`, which comes after the catch-all `catch_all`.
+fn after_catch_all(later: usize, catch_all: usize) -> String {
+    format!(
+        "policy.run[{later}]: can never match: policy.run[{catch_all}] (catch-all) matches every \
+         call; move the catch-all to the end or remove this rule"
+    )
+}
+
 #[test]
 fn d25_table_catch_all_before_any_rule() {
-    // One issue, on the catch-all, naming every rule after it; an error
-    // because a rule after it is stricter than the catch-all.
+    // An error on every rule after the catch-all, each by its index.
     let text = r#"[
             { arg = "/path", prefix = "src/", mode = "unattended" },
             { mode = "ask" },
             { arg = "/path", prefix = "docs/", mode = "unattended" },
             { mode = "skip" },
         ]"#;
-    assert_eq!(
-        errors(text),
-        [
-            "policy.run[1]: this rule is a catch-all (ask), so policy.run[2] and policy.run[3] \
-             come after it and can never match; move the catch-all to the end or remove the \
-             rules after it (policy.run[3] (skip) would be stricter than \"ask\", so this is an \
-             error)"
-        ]
-    );
+    assert_eq!(errors(text), [after_catch_all(2, 1), after_catch_all(3, 1)]);
     assert_eq!(messages(&compile(text).warnings), Vec::<String>::new());
 }
 
 #[test]
-fn a_catch_all_first_before_laxer_rules_is_one_warning() {
+fn a_catch_all_first_before_laxer_rules_is_an_error_for_each() {
+    // Rules laxer than the catch-all are as unreachable as stricter ones:
+    // D25 makes every one of them a config error, not a warning.
     let compiled = compile(
         r#"[
             { mode = "ask" },
@@ -102,16 +103,90 @@ fn a_catch_all_first_before_laxer_rules_is_one_warning() {
             { arg = "/path", prefix = "x/", mode = "unattended" },
         ]"#,
     );
-    assert!(compiled.policy.is_some());
-    assert_eq!(messages(&compiled.errors), Vec::<String>::new());
+    assert!(compiled.policy.is_none());
     assert_eq!(
-        messages(&compiled.warnings),
+        messages(&compiled.errors),
         [
-            "policy.run[0]: this rule is a catch-all (ask), so policy.run[1], policy.run[2] and \
-             policy.run[3] come after it and can never match; move the catch-all to the end or \
-             remove the rules after it"
+            after_catch_all(1, 0),
+            after_catch_all(2, 0),
+            after_catch_all(3, 0)
         ]
     );
+    assert_eq!(messages(&compiled.warnings), Vec::<String>::new());
+}
+
+/// Catch-alls in every place a list can have them: which rules are
+/// errors, and whether the "no final catch-all" warning is given.
+#[test]
+fn catch_alls_anywhere_in_a_list() {
+    const R: &str = r#"{ arg = "/path", prefix = "src/", mode = "unattended" }"#;
+    const S: &str = r#"{ arg = "/name", const = "x", mode = "skip" }"#;
+    const ASK: &str = r#"{ mode = "ask" }"#;
+    const UNATTENDED: &str = r#"{ mode = "unattended" }"#;
+    /// The rules, the unreachable ones as (index, catch-all), and whether
+    /// the "no final catch-all" warning is given.
+    type Case<'a> = (&'a [&'a str], &'a [(usize, usize)], bool);
+    let table: &[Case<'_>] = &[
+        (&[], &[], false),
+        (&[ASK], &[], false),
+        (&[R], &[], true),
+        (&[R, S], &[], true),
+        (&[R, S, ASK], &[], false),
+        (&[ASK, R], &[(1, 0)], false),
+        (&[UNATTENDED, S], &[(1, 0)], false),
+        (&[ASK, ASK], &[(1, 0)], false),
+        (&[ASK, UNATTENDED], &[(1, 0)], false),
+        (&[R, ASK, S], &[(2, 1)], false),
+        (
+            &[R, ASK, S, R, UNATTENDED],
+            &[(2, 1), (3, 1), (4, 1)],
+            false,
+        ),
+        (&[R, S, UNATTENDED, ASK], &[(3, 2)], false),
+        (&[ASK, R, ASK, S], &[(1, 0), (2, 0), (3, 0)], false),
+    ];
+    for (rules, unreachable, no_catch_all) in table {
+        let text = format!("[{}]", rules.join(", "));
+        let compiled = compile(&text);
+        let want: Vec<String> = unreachable
+            .iter()
+            .map(|&(later, catch_all)| after_catch_all(later, catch_all))
+            .collect();
+        assert_eq!(messages(&compiled.errors), want, "{text}");
+        assert_eq!(compiled.policy.is_some(), want.is_empty(), "{text}");
+        let warned = messages(&compiled.warnings).contains(&NO_CATCH_ALL.to_owned());
+        assert_eq!(warned, *no_catch_all, "{text}");
+    }
+}
+
+#[test]
+fn broken_and_skipped_rules_after_a_catch_all_are_unreachable_too() {
+    use crate::policy::support_tests::compile_with;
+    use crate::policy::{PolicyField, RuleOrigin};
+
+    // A rule with its own error gets that error and the catch-all's.
+    assert_eq!(
+        errors(r#"[{ mode = "ask" }, { arg = "/path", prefx = "src/", mode = "ask" }]"#),
+        [
+            "policy.run[1]: unknown key \"prefx\" (a rule has arg, mode and one matcher: const, \
+             enum, pattern, prefix, minimum, maximum, exclusive_minimum or exclusive_maximum)"
+                .to_owned(),
+            "policy.run[1]: \"arg\" without a matcher (add one of const, enum, pattern, prefix, \
+             minimum, maximum, exclusive_minimum or exclusive_maximum)"
+                .to_owned(),
+            after_catch_all(1, 0),
+        ]
+    );
+    // A `'*'` rule this tool skips (no /command parameter) is reported
+    // as well: it is unreachable for every tool.
+    let compiled = compile_with(
+        RuleOrigin::Defaults,
+        PolicyField::Run,
+        r#"[{ mode = "ask" }, { arg = "/command", prefix = "cargo ", mode = "unattended" }]"#,
+    );
+    assert_eq!(compiled.skipped, [1]);
+    assert_eq!(messages(&compiled.errors), [after_catch_all(1, 0)]);
+    assert!(compiled.policy.is_none());
 }
 
 #[test]
