@@ -221,17 +221,16 @@ fn numbers_compare_numerically() {
         r#"
 [conversation.tools.fs_modify_file.policy]
 run = [
-    { arg = "/start_line", const = 1, mode = "unattended" },
+    { arg = "/start_line", const = 1.0, mode = "unattended" },
     { arg = "/start_line", minimum = 1000, mode = "skip" },
     { mode = "ask" },
 ]
 "#,
     );
-    // Decision 4: `1` equals `1.0` (and JSON Schema counts 1.0 as an integer).
-    assert_eq!(
-        mode_of(&ws, r#"{"path":"a","start_line":1.0}"#),
-        ("unattended".into(), 0.into())
-    );
+    // Decision 4: `1` equals `1.0`: a rule's `const = 1.0` matches the
+    // argument 1. The argument itself must be an integer literal, so
+    // `1.0` from the model is refused before any rule is tried (see
+    // integer_arguments_are_refused_as_the_query_loop_refuses_them).
     assert_eq!(
         mode_of(&ws, r#"{"path":"a","start_line":1}"#),
         ("unattended".into(), 0.into())
@@ -278,6 +277,43 @@ fn unknown_tools_and_unfit_arguments_exit_2() {
     assert_eq!(run.code, 2, "{run:?}");
     let run = check(&ws, r#"{"path":"src/a\u0000.rs"}"#);
     assert_eq!(run.code, 2, "{run:?}");
+}
+
+/// An `integer` argument is an integer literal that fits 64 bits: every
+/// other way of writing a number exits 2 naming the parameter, exactly as
+/// `jp query` refuses the call (docs/tools.md, "Parameters").
+#[test]
+fn integer_arguments_are_refused_as_the_query_loop_refuses_them() {
+    let ws = workspace(D25_RULES);
+    for accepted in ["0", "-7", "-9223372036854775808", "18446744073709551615"] {
+        let run = check(&ws, &format!(r#"{{"path":"a","start_line":{accepted}}}"#));
+        assert_eq!(run.code, 0, "{accepted}: {run:?}");
+    }
+    let refused = [
+        ("1e2", "100.0"),
+        ("100.0000000000000000001", "100.0"),
+        ("-0", "-0.0"),
+        ("1.0", "1.0"),
+        ("18446744073709551616", "1.8446744073709552e+19"),
+        ("-9223372036854775809", "-9.223372036854776e+18"),
+    ];
+    for (text, shown) in refused {
+        let run = check(&ws, &format!(r#"{{"path":"a","start_line":{text}}}"#));
+        assert_eq!(
+            run,
+            Run {
+                code: 2,
+                stdout: String::new(),
+                stderr: format!(
+                    "error: --args: /start_line: expected an integer, found {shown} (an integer \
+                     is written as digits alone, without a fraction, an exponent or a minus \
+                     zero, from -9223372036854775808 to 18446744073709551615)\nerror: the \
+                     arguments do not fit `fs_modify_file`'s parameters\n"
+                ),
+            },
+            "{text}"
+        );
+    }
 }
 
 #[test]

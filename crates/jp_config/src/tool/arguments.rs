@@ -4,17 +4,17 @@
 //! `additionalProperties: false`; this checks that it kept to it before the
 //! call is run: every member is a known parameter, required ones are there,
 //! and every value has its parameter's type (a `path` is a string without
-//! NUL, an `integer` a number without a fractional part, `1.0` included)
-//! and, where the parameter has an `enum`, is one of its values. `null` is
-//! not a value of any type. Every problem is reported, each with the JSON
-//! pointer of the value.
+//! NUL, an `integer` an integer literal that fits 64 bits: no fraction, no
+//! exponent, not `-0`) and, where the parameter has an `enum`, is one of
+//! its values. `null` is not a value of any type. Every problem is reported,
+//! each with the JSON pointer of the value.
 
 use std::fmt;
 
 use serde_json::Value;
 
 use super::{ParamType, ToolParameterConfig, ToolParameters};
-use crate::policy::matcher::{is_integral, json_equal, show};
+use crate::policy::matcher::{json_equal, show};
 use crate::policy::pointer::{encode, quote};
 
 /// One way a call's arguments do not fit the tool's parameters.
@@ -106,6 +106,29 @@ fn unknown_member(properties: &ToolParameters) -> String {
     format!("unknown parameter (expected one of {names})")
 }
 
+/// What an `integer` argument must look like, for messages.
+const INTEGER_RULE: &str = "an integer is written as digits alone, without a fraction, an \
+                            exponent or a minus zero, from -9223372036854775808 to \
+                            18446744073709551615";
+
+/// Whether `n` is what an `integer` parameter accepts: a JSON integer
+/// literal (digits, an optional `-`, no fraction, no exponent) that fits
+/// `i64` or `u64`, and not `-0`.
+///
+/// This is read off how serde_json stores the number, which is how every
+/// tool call's arguments are parsed (the incremental parser hands each
+/// number's text to serde_json): such a literal is stored as an `i64` or
+/// `u64`, and everything else as an `f64`, including `1.0`, `1e2`,
+/// `100.0000000000000000001` (which is `100.0` as an `f64`), `-0` (stored
+/// as `-0.0`) and integer literals beyond 64 bits (`18446744073709551616`,
+/// `-9223372036854775809`). An `f64` is never accepted, even when its
+/// value is integral: it cannot tell `100` from `100.0000000000000000001`
+/// or `2^64` from `2^64 + 1`, so accepting one would let the tool receive a
+/// number the model did not write.
+fn is_integer_literal(n: &serde_json::Number) -> bool {
+    n.is_i64() || n.is_u64()
+}
+
 fn check_value(
     param: &ToolParameterConfig,
     value: &Value,
@@ -124,7 +147,17 @@ fn check_value(
             return;
         }
         (ParamType::Path, Value::String(_)) => None,
-        (ParamType::Integer, Value::Number(n)) if is_integral(n) => None,
+        (ParamType::Integer, Value::Number(n)) if is_integer_literal(n) => None,
+        (ParamType::Integer, Value::Number(_)) => {
+            issues.push(issue(
+                at,
+                format!(
+                    "expected an integer, found {} ({INTEGER_RULE})",
+                    show(value)
+                ),
+            ));
+            return;
+        }
         (ParamType::Array, Value::Array(items)) => {
             if let Some(item) = param.items.as_deref() {
                 for (i, element) in items.iter().enumerate() {
@@ -204,7 +237,7 @@ mod tests {
         let args = json!({
             "path": "src/lib.rs",
             "mode": "a",
-            "count": 1.0,
+            "count": 1,
             "dry": false,
             "patterns": [{ "old": "x", "paths": ["a", "b"] }],
         });
@@ -224,7 +257,9 @@ mod tests {
             messages(&modify_file(), &args),
             [
                 "/mode: expected one of \"a\", \"b\", found \"c\"",
-                "/count: expected an integer, found 1.5",
+                "/count: expected an integer, found 1.5 (an integer is written as digits alone, \
+                 without a fraction, an exponent or a minus zero, from -9223372036854775808 to \
+                 18446744073709551615)",
                 "/dry: expected a boolean, found \"no\"",
                 "/extra: unknown parameter (expected one of \"path\", \"mode\", \"count\", \
                  \"dry\", \"patterns\")",
@@ -265,6 +300,81 @@ mod tests {
                 "/level: expected one of 1, 2.5, found 2",
                 "/a~1b: expected a string, found 1",
             ]
+        );
+    }
+
+    /// Every way of writing a number, parsed as serde_json parses tool-call
+    /// arguments, against an `integer` parameter.
+    #[test]
+    fn an_integer_is_an_integer_literal_that_fits_64_bits() {
+        let p = params(r#"count = { type = "integer" }"#);
+        let table: &[(&str, Option<&str>)] = &[
+            ("0", None),
+            ("7", None),
+            ("-7", None),
+            ("9223372036854775807", None),
+            ("-9223372036854775808", None),
+            ("18446744073709551615", None),
+            ("1.0", Some("1.0")),
+            ("1.5", Some("1.5")),
+            ("1e2", Some("100.0")),
+            ("1E2", Some("100.0")),
+            ("1e+2", Some("100.0")),
+            ("100e-2", Some("1.0")),
+            ("0e0", Some("0.0")),
+            ("100.0000000000000000001", Some("100.0")),
+            ("-0", Some("-0.0")),
+            ("-0.0", Some("-0.0")),
+            ("-0e5", Some("-0.0")),
+            ("18446744073709551616", Some("1.8446744073709552e+19")),
+            ("-9223372036854775809", Some("-9.223372036854776e+18")),
+            (
+                "123456789012345678901234567890",
+                Some("1.2345678901234568e+29"),
+            ),
+        ];
+        for (text, refused_as) in table {
+            let args: Value = serde_json::from_str(&format!(r#"{{"count": {text}}}"#)).unwrap();
+            let got = check_arguments(&p, &args)
+                .map_err(|issues| issues.iter().map(ToString::to_string).collect::<Vec<_>>());
+            let want = refused_as.map(|shown| {
+                vec![format!(
+                    "/count: expected an integer, found {shown} ({INTEGER_RULE})"
+                )]
+            });
+            assert_eq!(got, want.map_or(Ok(()), Err), "{text}");
+        }
+    }
+
+    #[test]
+    fn integer_rule_holds_in_arrays_and_objects_and_numbers_stay_lax() {
+        let p = params(
+            r#"
+            counts = { type = "array", items = { type = "integer" } }
+            size = { type = "number" }
+            [inner]
+            type = "object"
+            properties = { n = { type = "integer" } }
+            "#,
+        );
+        let args: Value =
+            serde_json::from_str(r#"{"counts": [1, 1e2, -0], "size": 1e2, "inner": {"n": 2.0}}"#)
+                .unwrap();
+        let pointers = check_arguments(&p, &args)
+            .unwrap_err()
+            .into_iter()
+            .map(|i| i.pointer)
+            .collect::<Vec<_>>();
+        assert_eq!(pointers, ["/counts/1", "/counts/2", "/inner/n"]);
+    }
+
+    #[test]
+    fn an_integer_enum_still_compares_numerically() {
+        let p = params(r#"level = { type = "integer", enum = [1, 2.0] }"#);
+        assert_eq!(check_arguments(&p, &json!({ "level": 2 })), Ok(()));
+        assert_eq!(
+            messages(&p, &json!({ "level": 3 })),
+            ["/level: expected one of 1, 2.0, found 3"]
         );
     }
 }
