@@ -4,6 +4,7 @@ mod cmd;
 mod printer;
 mod prompt;
 mod query;
+mod recorded;
 mod stateful;
 
 use std::process::ExitCode;

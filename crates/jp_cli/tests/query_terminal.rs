@@ -148,11 +148,14 @@ fn rand_suffix() -> u128 {
 }
 
 /// The shell command running `jp query` in the terminal, with a clean
-/// environment, then holding the pane open to show the exit code.
+/// environment, then holding the pane open to show the exit code. The
+/// model comes from the environment: `--model` would be recorded in the
+/// conversation (issue 21, item 4), which these tests are not about.
 fn query_line(ws: &Workspace, server: &TestServer, message: &str) -> String {
     format!(
         "env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' TERM=xterm ANTHROPIC_API_KEY=test-key \
-         '{jp}' query --model anthropic/claude-haiku-4-5 --cfg providers.llm.anthropic.base_url={url} '{message}'; \
+         JP_CFG_ASSISTANT__MODEL__ID=anthropic/claude-haiku-4-5 \
+         '{jp}' query --cfg providers.llm.anthropic.base_url={url} '{message}'; \
          echo EXIT=$?; sleep 60",
         path = std::env::var("PATH").unwrap_or_default(),
         home = ws.root().display(),

@@ -82,7 +82,9 @@ pub enum EventKind {
 
 /// A change to the conversation's config (RFD 070 and 078, architecture
 /// decision 9): what tools changed in one cycle, committed when the cycle
-/// ended. Replaying the conversation applies it above the config files,
+/// ended, or what the flags of a `jp query` set, recorded when its turn
+/// began. Reading a conversation authorizes each change again (a log is no
+/// authority of its own; see `docs/config.md`). Replaying the conversation applies it above the config files,
 /// removing `unsets` first and then setting `delta`, so the next request
 /// (and the next `jp query`) uses the changed config. Never sent to the
 /// model.
@@ -103,6 +105,12 @@ pub struct ConfigDelta {
     /// conversation.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
+    /// The flags of the `jp query` whose change this is, as given
+    /// (`--model haiku`, `--cfg key=value`, `--cfg @FILE`): the user's own
+    /// change, recorded when the query began its turn. Empty for tools'
+    /// changes (and in logs written before flags were recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
 }
 
 /// Why a stateful policy denied a call.

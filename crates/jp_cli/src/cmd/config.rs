@@ -75,7 +75,7 @@ fn with_config(
         let deltas = loaded
             .workspace_root
             .as_deref()
-            .map(active_deltas)
+            .map(|root| active_deltas(root, &loaded.config, &ctx.cwd))
             .unwrap_or_default();
         if deltas.is_empty() {
             Ok(loaded)
@@ -92,10 +92,16 @@ fn with_config(
     }
 }
 
-/// The config changes recorded in the workspace's active conversation. A
-/// conversation that cannot be read is reported and its changes left out:
-/// the config itself can still be shown and fixed.
-fn active_deltas(root: &std::path::Path) -> Vec<jp_config::load::DeltaLayer> {
+/// The config changes recorded in the workspace's active conversation,
+/// each authorized again against `base` (the config without them); those
+/// refused are named on stderr and left out. A conversation that cannot be
+/// read is reported and its changes left out: the config itself can still
+/// be shown and fixed.
+fn active_deltas(
+    root: &std::path::Path,
+    base: &jp_config::AppConfig,
+    cwd: &std::path::Path,
+) -> Vec<jp_config::load::DeltaLayer> {
     let store = jp_conversation::Store::new(root);
     let Some(id) = store.active() else {
         return Vec::new();
@@ -103,7 +109,12 @@ fn active_deltas(root: &std::path::Path) -> Vec<jp_config::load::DeltaLayer> {
     match store.load(&id) {
         Ok(conversation) => {
             crate::cmd::conversation::warn_torn(&conversation);
-            crate::query::conversation_deltas(&conversation)
+            let authorized = crate::query::conversation_deltas(&conversation, base);
+            crate::recorded::warn(
+                &crate::recorded::log_name(root, &id, cwd),
+                &authorized.refused,
+            );
+            authorized.layers
         }
         Err(error) => {
             crate::errln!(

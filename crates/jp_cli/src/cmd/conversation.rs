@@ -186,7 +186,9 @@ fn print_text(c: &Conversation) {
                 cut(response.content.lines().next().unwrap_or(""), 200)
             ),
             EventKind::ConfigDelta(delta) => {
-                let by = if delta.tools.is_empty() {
+                let by = if !delta.flags.is_empty() {
+                    format!(" by the query's flags ({})", delta.flags.join(" "))
+                } else if delta.tools.is_empty() {
                     String::new()
                 } else {
                     format!(" by {}", delta.tools.join(", "))

@@ -172,33 +172,62 @@ impl Query {
             crate::errln!("error: the message is empty; say what you want the assistant to do");
             return Ok(exit::USAGE.into());
         }
-        let loaded = match ctx.load() {
+        // The config with the flags on top, as every command has it: the
+        // flags are checked here, and the grants come from it.
+        let (flagged, flag_layers) = match crate::recorded::load_with_flags(&ctx) {
             Ok(loaded) => loaded,
             Err(error) => {
                 print_load_error(&error);
                 return Ok(exit::INVALID_CONFIG.into());
             }
         };
-        let Some(root) = loaded.workspace_root.clone() else {
+        let Some(root) = flagged.workspace_root.clone() else {
             return Ok(no_workspace(&ctx.cwd));
         };
         let store = Store::new(&root);
-        // The active conversation's config changes (made by tools) apply
-        // on top of the files; a new conversation has none.
+        // The active conversation's config changes apply on top of the
+        // files, each authorized again (a log is no authority); a new
+        // conversation has none.
         let existing = if self.new { None } else { open_active(&store)? };
-        let deltas = existing
-            .as_ref()
-            .map(|(conversation, _)| conversation_deltas(conversation))
-            .unwrap_or_default();
-        let config = if deltas.is_empty() {
-            loaded.config
-        } else {
-            match ctx.load_with(deltas) {
-                Ok(loaded) => loaded.config,
-                Err(error) => {
-                    print_load_error(&error);
-                    return Ok(exit::INVALID_CONFIG.into());
-                }
+        let mut deltas = match &existing {
+            Some((conversation, _)) => {
+                let authorized = conversation_deltas(conversation, &flagged.config);
+                crate::recorded::warn(
+                    &crate::recorded::log_name(&root, &conversation.id, &ctx.cwd),
+                    &authorized.refused,
+                );
+                authorized.layers
+            }
+            None => Vec::new(),
+        };
+        // The flags are the user's config change, recorded when the turn
+        // begins (RFD 078): a tool's change later in the turn applies over
+        // them, and the next query keeps them. What they may not record
+        // (sensitive keys) stays on top, for this query only.
+        let schema = jp_config::schema::config_schema()?;
+        let mut flags = crate::recorded::sort_flags(&flag_layers, &flagged.config, schema);
+        ctx.assignments.clear();
+        ctx.flags = std::mem::take(&mut flags.query_only);
+        if let Some(record) = &flags.record {
+            let unchanged = ctx
+                .load_with(deltas.clone())
+                .is_ok_and(|current| crate::recorded::changes_nothing(record, &current.resolved));
+            if unchanged {
+                flags.record = None;
+            }
+        }
+        if let Some(record) = &flags.record {
+            // Through the same check as every recorded change.
+            crate::recorded::authorize(record, &flagged.config, schema)
+                .map_err(|reason| format!("the flags of this query: {reason}"))?;
+            let id = existing.as_ref().map_or("(new)", |(c, _)| c.id.as_str());
+            deltas.push(crate::recorded::layer(record, id));
+        }
+        let config = match ctx.load_with(deltas) {
+            Ok(loaded) => loaded.config,
+            Err(error) => {
+                print_load_error(&error);
+                return Ok(exit::INVALID_CONFIG.into());
             }
         };
         let env: HashMap<String, String> = ctx.env.iter().cloned().collect();
@@ -253,14 +282,15 @@ impl Query {
             lock,
         };
         tracing::info!(conversation = %session.conversation.id, "turn starts");
-        // One commit: a killed jp leaves both or neither.
-        session.lock.append(
-            &mut session.conversation,
-            [
-                ConversationEvent::now(EventKind::TurnStart),
-                ConversationEvent::now(EventKind::ChatRequest { content: message }),
-            ],
-        )?;
+        // One commit: a killed jp leaves all or none.
+        let mut start = vec![
+            ConversationEvent::now(EventKind::TurnStart),
+            ConversationEvent::now(EventKind::ChatRequest { content: message }),
+        ];
+        if let Some(record) = flags.record {
+            start.push(ConversationEvent::now(EventKind::ConfigDelta(record)));
+        }
+        session.lock.append(&mut session.conversation, start)?;
 
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -371,29 +401,16 @@ fn open_active(
     Ok(Some((conversation, lock)))
 }
 
-/// A conversation's config changes, as config layers, oldest first.
+/// A conversation's config changes, each authorized again against `base`
+/// (the config without them; see [`crate::recorded`]): the layers that
+/// apply, oldest first, and the changes refused. Every reader of a
+/// conversation's config goes through here.
 #[must_use]
-pub fn conversation_deltas(conversation: &Conversation) -> Vec<jp_config::load::DeltaLayer> {
-    conversation
-        .events
-        .iter()
-        .filter_map(|event| match &event.kind {
-            EventKind::ConfigDelta(delta) => Some(jp_config::load::DeltaLayer {
-                label: if delta.tools.is_empty() {
-                    format!("conversation {}", conversation.id)
-                } else {
-                    format!(
-                        "conversation {} (changed by tool {})",
-                        conversation.id,
-                        delta.tools.join(", ")
-                    )
-                },
-                delta: serde_json::Value::Object(delta.delta.clone()),
-                unsets: delta.unsets.clone(),
-            }),
-            _ => None,
-        })
-        .collect()
+pub fn conversation_deltas(
+    conversation: &Conversation,
+    base: &AppConfig,
+) -> crate::recorded::Authorized {
+    crate::recorded::authorized(conversation, base)
 }
 
 /// The provider and model a config resolves to.
@@ -659,11 +676,21 @@ impl Session {
                 "the config a tool changed does not resolve: {what}; the change stays in the conversation (see `jp conversation show`), and a later one (a tool, or --cfg) can correct it"
             )
         };
-        let loaded = ctx
-            .load_with(conversation_deltas(&self.conversation))
+        // The grants come from the config without the conversation's
+        // changes; every change is authorized again, the new one too.
+        let base = jp_config::load::load(&ctx.load_options())
             .map_err(|error| failed(error.to_string()))?;
-        // A value `--cfg` or `--model` sets for this query stays; say so
-        // rather than let the change look applied.
+        let authorized = conversation_deltas(&self.conversation, &base.config);
+        crate::recorded::warn(
+            &crate::recorded::log_name(root, &self.conversation.id, &ctx.cwd),
+            &authorized.refused,
+        );
+        let loaded = ctx
+            .load_with(authorized.layers)
+            .map_err(|error| failed(error.to_string()))?;
+        // The flags were recorded when the turn began, below this change,
+        // except a value of a sensitive key, which stays on top for this
+        // query only; say so rather than let the change look applied.
         let committed = self
             .conversation
             .events
@@ -685,7 +712,7 @@ impl Session {
                 self.printer.chrome_line(
                     Style::Warn,
                     &format!(
-                        "note: {} sets {} for this query, so the change to it applies from the next query",
+                        "note: {} sets {} for this query only (a sensitive key's flag is not recorded in the conversation), so the change to it applies from the next query",
                         layer.label, unset.path
                     ),
                 );
@@ -956,6 +983,7 @@ impl Session {
             unsets: folded.unsets,
             claims,
             tools: folded.tools,
+            flags: Vec::new(),
         }))
     }
 

@@ -47,10 +47,16 @@ pub fn query_command(
         _ => server.url(),
     };
     let base_cfg = format!("providers.llm.{provider}.base_url={base}");
-    let mut args = vec!["query", "--model", model, "--cfg", &base_cfg];
+    let mut args = vec!["query", "--cfg", &base_cfg];
     args.extend_from_slice(extra);
     args.push(message);
-    ws.command(&args, &ENV)
+    // The model through the environment, a config layer below the
+    // conversation: `--model` would be recorded in the conversation as the
+    // user's change (issue 21, item 4), which is not what these tests are
+    // about (tests/conversation_authority.rs is).
+    let mut env: Vec<(&str, &str)> = ENV.to_vec();
+    env.push(("JP_CFG_ASSISTANT__MODEL__ID", model));
+    ws.command(&args, &env)
 }
 
 /// API keys for every provider.
