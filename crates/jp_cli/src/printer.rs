@@ -466,42 +466,70 @@ impl Printer {
     }
 }
 
-/// `text` with terminal control characters made visible: C0 controls
-/// (except newline and tab), DEL, C1 controls, bidirectional overrides and
-/// invisible characters that can hide text or that terminals draw at
-/// different widths (soft hyphen, zero-width space, word joiner and
-/// invisible operators, Hangul fillers, the byte-order mark, and the tag
-/// characters that can smuggle a hidden message) become `\u{..}` escapes.
-/// Chrome shows text from the model and from tools (names, arguments,
-/// results, questions); raw, an escape sequence in it could clear the
-/// screen, retitle the window or forge an "approved" line. Joiners and
-/// variation selectors, which emoji and some scripts need, are kept.
+/// Whether jp escapes `c` in what it shows: C0 controls (except newline
+/// and tab), DEL, C1 controls, bidirectional overrides and invisible
+/// characters that can hide text or that terminals draw at different widths
+/// (soft hyphen, zero-width space, word joiner and invisible operators,
+/// Hangul fillers, the byte-order mark, and the tag characters that can
+/// smuggle a hidden message). Joiners and variation selectors, which emoji
+/// and some scripts need, are kept. The one list behind [`sanitize`] and
+/// [`escape_json`].
+#[must_use]
+pub fn needs_escape(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(
+            c,
+            '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{00ad}'
+                | '\u{115f}'
+                | '\u{1160}'
+                | '\u{200b}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{3164}'
+                | '\u{feff}'
+                | '\u{ffa0}'
+                | '\u{e0000}'..='\u{e007f}'
+        )
+}
+
+/// `text` with the characters [`needs_escape`] names made visible as
+/// `\u{..}` escapes. Chrome shows text from the model and from tools
+/// (names, arguments, results, questions), and commands show config and
+/// conversations that may come from a cloned repository; raw, an escape
+/// sequence in them could clear the screen, retitle the window or forge an
+/// "approved" line.
 #[must_use]
 pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| {
-        (c.is_control() && c != '\n' && c != '\t')
-            || matches!(
-                c,
-                '\u{202a}'..='\u{202e}'
-                    | '\u{2066}'..='\u{2069}'
-                    | '\u{00ad}'
-                    | '\u{115f}'
-                    | '\u{1160}'
-                    | '\u{200b}'
-                    | '\u{2060}'..='\u{2064}'
-                    | '\u{3164}'
-                    | '\u{feff}'
-                    | '\u{ffa0}'
-                    | '\u{e0000}'..='\u{e007f}'
-            )
-    };
-    if !text.chars().any(unsafe_char) {
+    escape_with(text, |c, out| {
+        out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+    })
+}
+
+/// JSON text (as `serde_json` writes it) with the characters
+/// [`needs_escape`] names written as JSON escapes (`\u009b`, a surrogate
+/// pair beyond the Basic Multilingual Plane): the same characters
+/// [`sanitize`] escapes, in a form that keeps the JSON valid and means the
+/// same to a parser. Outside strings, JSON text holds none of them.
+#[must_use]
+pub fn escape_json(json: &str) -> std::borrow::Cow<'_, str> {
+    escape_with(json, |c, out| {
+        let mut units = [0_u16; 2];
+        for unit in c.encode_utf16(&mut units) {
+            out.push_str(&format!("\\u{unit:04x}"));
+        }
+    })
+}
+
+/// `text` with each character [`needs_escape`] names written by `escape`.
+fn escape_with(text: &str, escape: impl Fn(char, &mut String)) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(needs_escape) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if unsafe_char(c) {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        if needs_escape(c) {
+            escape(c, &mut out);
         } else {
             out.push(c);
         }
@@ -589,8 +617,10 @@ fn paint(color: bool, style: Style, text: &str) -> String {
     }
 }
 
-/// Prints a line to stdout; a closed stdout is ignored (see the module
-/// docs). For commands that print results rather than stream a turn.
+/// Prints a line to stdout, [`sanitize`]d; a closed stdout is ignored (see
+/// the module docs). For commands that print results rather than stream a
+/// turn: what they show (config, conversations, policies) may come from a
+/// cloned repository, a tool or a model.
 #[macro_export]
 macro_rules! outln {
     ($($arg:tt)*) => {
@@ -598,7 +628,7 @@ macro_rules! outln {
     };
 }
 
-/// Prints a line to stderr; a closed stderr is ignored.
+/// Prints a line to stderr, [`sanitize`]d; a closed stderr is ignored.
 #[macro_export]
 macro_rules! errln {
     ($($arg:tt)*) => {
@@ -606,19 +636,46 @@ macro_rules! errln {
     };
 }
 
-/// Writes `text` and a newline to stdout, ignoring a closed pipe.
+/// Writes `text`, [`sanitize`]d, and a newline to stdout, ignoring a closed
+/// pipe.
 pub fn stdout_line(text: &str) {
-    let mut out = io::stdout().lock();
-    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+    write_line(&mut io::stdout().lock(), &sanitize(text));
+}
+
+/// Writes `text` and a newline to stdout: byte for byte when stdout is not
+/// a terminal (a script reading one value, `jp config get`), [`sanitize`]d
+/// when it is. A closed pipe is ignored.
+pub fn stdout_value_line(text: &str) {
+    let out = io::stdout();
+    let terminal = out.is_terminal();
+    write_line(&mut out.lock(), &value_text(text, terminal));
+}
+
+/// What [`stdout_value_line`] writes of `text`.
+fn value_text(text: &str, terminal: bool) -> std::borrow::Cow<'_, str> {
+    if terminal {
+        sanitize(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// Writes `json` (JSON text, as `serde_json` writes it), [`escape_json`]ed,
+/// and a newline to stdout, ignoring a closed pipe.
+pub fn stdout_json(json: &str) {
+    write_line(&mut io::stdout().lock(), &escape_json(json));
 }
 
 /// Writes `text`, [`sanitize`]d, and a newline to stderr, ignoring a closed
 /// pipe.
 pub fn stderr_line(text: &str) {
-    let mut err = io::stderr().lock();
     // Diagnostics quote config, files and names that may come from a
     // cloned repository: escaped like everything else jp shows.
-    let _ = writeln!(err, "{}", sanitize(text));
+    write_line(&mut io::stderr().lock(), &sanitize(text));
+}
+
+fn write_line(out: &mut impl Write, text: &str) {
+    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
 }
 
 /// An in-memory writer for tests: what was written, shared.
@@ -656,6 +713,8 @@ impl Write for Captured {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     #[test]
@@ -707,6 +766,66 @@ mod tests {
             sanitize(text),
             "a\\u{200b}b\\u{ad}c\\u{3164}d\\u{feff}e\\u{e0068}\\u{e0069} ❤\u{fe0f} 👩\u{200d}💻"
         );
+    }
+
+    #[test]
+    fn the_characters_escaped_are_those_a_terminal_acts_on_or_hides() {
+        let escaped: Vec<char> = (0..=0x10_ffff_u32)
+            .filter_map(char::from_u32)
+            .filter(|&c| needs_escape(c))
+            .collect();
+        let mut expected: Vec<char> = ('\0'..='\u{1f}')
+            .filter(|c| !matches!(c, '\n' | '\t'))
+            .chain('\u{7f}'..='\u{9f}')
+            .chain(['\u{ad}', '\u{115f}', '\u{1160}', '\u{200b}'])
+            .chain('\u{202a}'..='\u{202e}')
+            .chain('\u{2060}'..='\u{2064}')
+            .chain('\u{2066}'..='\u{2069}')
+            .chain(['\u{3164}', '\u{feff}', '\u{ffa0}'])
+            .chain('\u{e0000}'..='\u{e007f}')
+            .collect();
+        expected.sort_unstable();
+        assert_eq!(escaped, expected);
+    }
+
+    #[test]
+    fn json_keeps_its_meaning_with_the_same_characters_escaped() {
+        let text = "a\u{1b}]0;pwned\u{7}\u{9b}2J\u{202e}\u{7f}\u{200b}\u{e0041} ❤\u{fe0f}\n";
+        let json = serde_json::to_string(&serde_json::json!({ text: [text] })).unwrap();
+        let escaped = escape_json(&json);
+        let inner =
+            "a\\u001b]0;pwned\\u0007\\u009b2J\\u202e\\u007f\\u200b\\udb40\\udc41 ❤\u{fe0f}\\n";
+        assert_eq!(escaped, format!("{{\"{inner}\":[\"{inner}\"]}}"));
+        let back: serde_json::Value = serde_json::from_str(&escaped).unwrap();
+        assert_eq!(back, serde_json::json!({ text: [text] }));
+        // JSON without such characters is left as it is.
+        assert!(matches!(
+            escape_json("{\"a\": \"\\u001b\"}"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn a_value_is_written_byte_for_byte_when_piped_and_escaped_on_a_terminal() {
+        let value = "id\u{1b}]0;pwned\u{7}\u{9b}\u{202e}";
+        assert_eq!(value_text(value, false), value);
+        assert_eq!(
+            value_text(value, true),
+            "id\\u{1b}]0;pwned\\u{7}\\u{9b}\\u{202e}"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn nothing_escaped_is_left_and_escaping_twice_changes_nothing(text in "\\PC*|[\\x00-\\x{a0}\\x{2000}-\\x{2070}\\x{e0000}-\\x{e0080}]*") {
+            let once = sanitize(&text).into_owned();
+            proptest::prop_assert!(!once.chars().any(needs_escape));
+            proptest::prop_assert_eq!(sanitize(&once), once.as_str());
+            let json = serde_json::to_string(&text).unwrap();
+            let escaped = escape_json(&json);
+            proptest::prop_assert!(!escaped.chars().any(needs_escape));
+            proptest::prop_assert_eq!(serde_json::from_str::<String>(&escaped).unwrap(), text);
+        }
     }
 
     struct Closed;

@@ -58,7 +58,7 @@ impl Config {
             } => set(ctx, &assignment, user),
             Self::Validate => Ok(validate(ctx)),
             Self::Schema => {
-                println!("{}", jp_config::schema::config_json_schema()?);
+                crate::printer::stdout_json(&jp_config::schema::config_json_schema()?);
                 Ok(ExitCode::SUCCESS)
             }
         }
@@ -156,7 +156,7 @@ fn show(loaded: &Loaded, format: Format) -> Result<ExitCode, Box<dyn std::error:
     match format {
         Format::Text => {
             for (key, value) in &all {
-                println!(
+                crate::outln!(
                     "{key} = {}  # {}",
                     serde_json::to_string(value)?,
                     sources(loaded, key).join(", ")
@@ -169,7 +169,7 @@ fn show(loaded: &Loaded, format: Format) -> Result<ExitCode, Box<dyn std::error:
                 .map(|(key, _)| (key.to_string(), sources(loaded, key).into()))
                 .collect::<serde_json::Map<_, _>>();
             let out = serde_json::json!({ "config": loaded.resolved, "sources": sources });
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            crate::printer::stdout_json(&serde_json::to_string_pretty(&out)?);
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -178,8 +178,10 @@ fn show(loaded: &Loaded, format: Format) -> Result<ExitCode, Box<dyn std::error:
 fn get(loaded: &Loaded, key: &str) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let path = ConfigPath::parse(key)?;
     match path.lookup(&loaded.resolved) {
-        Some(serde_json::Value::String(s)) => println!("{s}"),
-        Some(value) => println!("{}", serde_json::to_string_pretty(value)?),
+        // Piped, a string is written byte for byte (a script reads the
+        // value); on a terminal it is escaped like everything jp shows.
+        Some(serde_json::Value::String(s)) => crate::printer::stdout_value_line(s),
+        Some(value) => crate::printer::stdout_json(&serde_json::to_string_pretty(value)?),
         None => {
             crate::errln!("error: no config key `{path}`");
             return Ok(exit::INVALID_CONFIG.into());
@@ -192,7 +194,7 @@ fn validate(ctx: &Ctx) -> ExitCode {
     match load::load(&ctx.load_options()) {
         Ok(loaded) => {
             for warning in &loaded.warnings {
-                println!("{warning}");
+                crate::outln!("{warning}");
             }
             let layers = loaded
                 .layers
@@ -200,12 +202,12 @@ fn validate(ctx: &Ctx) -> ExitCode {
                 .map(|l| l.label.as_str())
                 .collect::<Vec<_>>()
                 .join(", ");
-            println!("config is valid ({layers})");
+            crate::outln!("config is valid ({layers})");
             ExitCode::SUCCESS
         }
         Err(error) => {
             for diagnostic in error.warnings.iter().chain(&error.errors) {
-                println!("{diagnostic}");
+                crate::outln!("{diagnostic}");
             }
             exit::INVALID_CONFIG.into()
         }
@@ -259,7 +261,7 @@ fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Box<dyn std::error:
                 for warning in &loaded.warnings {
                     crate::errln!("{warning}");
                 }
-                println!(
+                crate::outln!(
                     "{} = {} in {}",
                     assignment.path,
                     serde_json::to_string(&candidate)?,

@@ -115,14 +115,13 @@ fn show(store: &Store, id: Option<String>, format: Format) -> Result<(), StoreEr
     let conversation = store.load(&id)?;
     warn_torn(&conversation);
     match format {
-        Format::Json => outln!(
-            "{}",
-            serde_json::to_string_pretty(&Conversation {
+        Format::Json => crate::printer::stdout_json(
+            &serde_json::to_string_pretty(&Conversation {
                 // The stored title, or the one the first message gives.
                 title: conversation.title(),
                 ..conversation
             })
-            .unwrap_or_default()
+            .unwrap_or_default(),
         ),
         Format::Text => print_text(&conversation),
     }

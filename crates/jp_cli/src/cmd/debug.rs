@@ -1,15 +1,18 @@
 //! `jp debug ...`: commands that show what jp's machinery does with an input.
 
-use std::io::{Read as _, Write as _};
+use std::io::Read as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use jp_conversation::{EventBuilder, EventPart, FlushedEvent, ToolCallPart};
 
+use crate::printer::{escape_json, sanitize};
+
 #[derive(Debug, clap::Subcommand)]
 pub enum Debug {
     /// Stream tool-call arguments through jp's incremental parser and show
-    /// each fragment as it would reach the terminal.
+    /// each fragment as it would reach the terminal (control characters
+    /// escaped, as everywhere jp shows text).
     ///
     /// The JSON is fed in chunks of `--chunk-size` bytes (extended to a
     /// character boundary), the way a provider streams it. Prints one line per
@@ -58,13 +61,24 @@ fn stream_args(
     chunk_size: usize,
     tool: String,
 ) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let mut out = std::io::stdout().lock();
+    stream_args_to(&mut std::io::stdout().lock(), text, chunk_size, &tool)
+}
+
+/// [`stream_args`], writing to `out`. The lines show text from the
+/// arguments (and the tool name) with control characters escaped, as
+/// `jp query` shows them.
+fn stream_args_to(
+    out: &mut impl std::io::Write,
+    text: &str,
+    chunk_size: usize,
+    tool: &str,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut builder = EventBuilder::new();
     builder.handle_part(
         0,
         EventPart::ToolCall(ToolCallPart::Start {
             id: "debug".into(),
-            name: tool.clone(),
+            name: tool.to_owned(),
         }),
     )?;
     let mut start = 0;
@@ -80,7 +94,8 @@ fn stream_args(
         let mut written = Ok(());
         builder.handle_part_with(0, part, |progress, _| {
             if written.is_ok() {
-                written = writeln!(out, "{tool} {}", progress.fragment);
+                let line = format!("{tool} {}", progress.fragment);
+                written = writeln!(out, "{}", sanitize(&line));
             }
         })?;
         written?;
@@ -91,11 +106,9 @@ fn stream_args(
     };
     match call.arguments() {
         Ok(arguments) => {
-            writeln!(
-                out,
-                "{tool} arguments: {}",
-                serde_json::to_string(arguments)?
-            )?;
+            let json = serde_json::to_string(arguments)?;
+            let line = format!("{tool} arguments: {}", escape_json(&json));
+            writeln!(out, "{}", sanitize(&line))?;
             Ok(ExitCode::SUCCESS)
         }
         Err(error) => {
@@ -103,5 +116,28 @@ fn stream_args(
             crate::errln!("{tool}: unusable arguments: {error}");
             Ok(ExitCode::FAILURE)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn fragments_and_arguments_show_control_characters_escaped() {
+        let mut out = Vec::new();
+        let args = r#"{"p\u001b[2J":"a\u001b]0;x\u0007\u009b\u202e"}"#;
+        let tool = "t\u{1b}[31m\u{9b}";
+        let code = stream_args_to(&mut out, args, 100, tool).unwrap();
+        assert_eq!(code, ExitCode::SUCCESS);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "t\\u{1b}[31m\\u{9b} /p\\u{001b}[2J += \"a\\u001b]0;x\\u0007\\u{9b}\\u{202e}\"\n\
+             t\\u{1b}[31m\\u{9b} /p\\u{001b}[2J: done\n\
+             t\\u{1b}[31m\\u{9b} (root): done\n\
+             t\\u{1b}[31m\\u{9b} arguments: {\"p\\u001b[2J\":\"a\\u001b]0;x\\u0007\\u009b\\u202e\"}\n"
+        );
     }
 }

@@ -197,19 +197,21 @@ fn describe(
                 "policy": key,
                 "source": source,
             });
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            crate::printer::stdout_json(&serde_json::to_string_pretty(&out)?);
         }
         Format::Text => {
             match policy.unconditional_mode() {
                 Some(mode) => {
-                    println!("{tool} {field}: {mode} for every call, decided as the call starts")
+                    crate::outln!(
+                        "{tool} {field}: {mode} for every call, decided as the call starts"
+                    )
                 }
-                None => println!("{tool} {field}: decided while the arguments stream"),
+                None => crate::outln!("{tool} {field}: decided while the arguments stream"),
             }
             for rule in policy.rules() {
                 let waits = top_parameter(rule)
                     .map_or_else(String::new, |top| format!(" (waits for `{top}`)"));
-                println!(
+                crate::outln!(
                     "  {field}[{}] {}: {}{waits}",
                     rule.index,
                     rule.describe(),
@@ -217,19 +219,19 @@ fn describe(
                 );
             }
             if policy.rules().last().is_some_and(|r| !r.is_catch_all()) {
-                println!("  no rule matches: ask");
+                crate::outln!("  no rule matches: ask");
             }
-            println!(
+            crate::outln!(
                 "  parameters, in schema order (the order models usually send them): {}",
                 order.join(", ")
             );
             if let Some(key) = &key {
-                println!("  policy: {key} ({source})");
+                crate::outln!("  policy: {key} ({source})");
             }
             let stateful = crate::stateful::from_config(&loaded.config)?;
             let governing = stateful.policies_for(tool);
             if !governing.is_empty() {
-                println!(
+                crate::outln!(
                     "  stateful policies (conversation.policies): {}",
                     governing.join(", ")
                 );
@@ -441,11 +443,11 @@ fn check(
                     None => serde_json::json!({ "decided": "at the end" }),
                 };
             }
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            crate::printer::stdout_json(&serde_json::to_string_pretty(&out)?);
         }
         Format::Text if spec.origin == PolicyOrigin::BuiltIn => {
-            println!("{tool} {field}: {}", decision.mode);
-            println!(
+            crate::outln!("{tool} {field}: {}", decision.mode);
+            crate::outln!(
                 "  no {field} is configured for {tool} or '*'; the built-in default is {}",
                 decision.mode
             );
@@ -454,24 +456,24 @@ fn check(
             }
         }
         Format::Text => {
-            println!("{tool} {field}: {}", decision.mode);
+            crate::outln!("{tool} {field}: {}", decision.mode);
             for t in &decision.trace {
                 let verdict = if t.matched { "matches" } else { "no match" };
                 let condition = describe(t.rule);
                 if condition == t.reason {
-                    println!("  {field}[{}] {condition}: {verdict}", t.rule);
+                    crate::outln!("  {field}[{}] {condition}: {verdict}", t.rule);
                 } else {
-                    println!("  {field}[{}] {condition}: {verdict}: {}", t.rule, t.reason);
+                    crate::outln!("  {field}[{}] {condition}: {verdict}: {}", t.rule, t.reason);
                 }
             }
             if decision.rule.is_none() {
-                println!("  {}", decision.reason);
+                crate::outln!("  {}", decision.reason);
             }
             if let Some(text) = &streamed_text {
-                println!("  while streaming: {text}");
+                crate::outln!("  while streaming: {text}");
             }
             if let Some(key) = &key {
-                println!("  policy: {key} ({source})");
+                crate::outln!("  policy: {key} ({source})");
             }
             if let Some(stateful) = &stateful {
                 print_stateful(tool, stateful);
@@ -490,13 +492,14 @@ fn print_stateful(tool: &str, stateful: &Stateful) {
         |id| format!("in conversation {id}"),
     );
     match &stateful.denial {
-        None => println!(
+        None => crate::outln!(
             "  stateful policies ({}): allow {within}",
             stateful.policies.join(", ")
         ),
-        Some(denial) => println!(
+        Some(denial) => crate::outln!(
             "  stateful policies: {} denies {tool} {within}: {}",
-            denial.policy, denial.reason
+            denial.policy,
+            denial.reason
         ),
     }
 }

@@ -20,8 +20,57 @@ pub struct Tool {
 }
 
 impl Tool {
-    /// Serves one request.
+    /// Serves one request, as [`jp_tool::serve`] does; the outcome's JSON
+    /// has the characters jp escapes on a terminal written as JSON escapes
+    /// (see [`crate::printer::escape_json`]), which means the same to jp
+    /// and keeps a file's escape sequences off a terminal that shows it.
     pub fn run(self) -> ExitCode {
-        jp_tool::serve(|request| jp_tools::run(&self.name, request))
+        use std::io::Write as _;
+        let outcome = match jp_tool::read_request(std::io::stdin().lock()) {
+            Ok(request) => jp_tools::run(&self.name, request),
+            Err(message) => jp_tool::Outcome::error(message),
+        };
+        let written = outcome_text(&outcome).and_then(|text| {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            out.flush()
+        });
+        match written {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                crate::errln!("cannot write the outcome to stdout: {error}");
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+/// The line `jp tool` writes for `outcome`.
+fn outcome_text(outcome: &jp_tool::Outcome) -> std::io::Result<String> {
+    let mut json = Vec::new();
+    jp_tool::write_outcome(&mut json, outcome)?;
+    let json = String::from_utf8(json).map_err(std::io::Error::other)?;
+    Ok(crate::printer::escape_json(&json).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn the_outcome_keeps_escape_sequences_as_json_escapes() {
+        let text = "a\u{1b}]0;pwned\u{7}b\u{9b}31m\u{202e}c\u{7f}d\u{200b}e\u{e0041}";
+        let line = outcome_text(&jp_tool::Outcome::success(text)).unwrap();
+        assert_eq!(
+            line,
+            "{\"type\":\"success\",\"content\":\"a\\u001b]0;pwned\\u0007b\\u009b31m\\u202ec\\u007fd\\u200be\\udb40\\udc41\"}\n"
+        );
+        // jp reads back exactly what the tool said.
+        match jp_tool::parse_outcome(&line).unwrap() {
+            jp_tool::Outcome::Success { content, .. } => assert_eq!(content, text),
+            other => panic!("{other:?}"),
+        }
     }
 }
