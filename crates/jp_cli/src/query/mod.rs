@@ -623,6 +623,18 @@ fn human_bytes(bytes: usize) -> String {
     }
 }
 
+/// The response of a call whose config change was dropped because the
+/// turn was interrupted before the cycle's changes were committed: what
+/// the tool said is not kept, since it speaks of a change that did not
+/// happen.
+fn dropped_change(response: ToolCallResponse) -> ToolCallResponse {
+    ToolCallResponse {
+        status: ResponseStatus::Interrupted,
+        content: "The tool finished, but the user interrupted jp before its config change was applied; the change was not applied and the result was not kept.".into(),
+        ..response
+    }
+}
+
 /// `response` as the conversation records it: a call that failed because
 /// the user interrupted the turn was stopped, not failed on its own.
 fn as_recorded(response: ToolCallResponse, cancel: &CancellationToken) -> ToolCallResponse {
@@ -832,7 +844,16 @@ impl Session {
                     // Config changes the tools' grants allowed, committed
                     // together when every call of this response is done.
                     let mut changes = jp_config::delta::Buffer::default();
+                    // The responses from the first call that changed the
+                    // config on, each with whether its change is in
+                    // `changes`: recorded together with the change when it
+                    // is committed, or told the change was not applied
+                    // when the cycle is interrupted (the model must never
+                    // read "switched to ..." for a switch that did not
+                    // happen).
+                    let mut held: Vec<(ToolCallResponse, bool)> = Vec::new();
                     for (number, call) in list {
+                        let mut changed_config = false;
                         let not_run = |content: &str| ToolCallResponse {
                             id: call.id.clone(),
                             status: ResponseStatus::Interrupted,
@@ -851,6 +872,7 @@ impl Session {
                                 arguments,
                                 tool,
                                 edited,
+                                mode,
                                 ..
                             }) if tool == call.name => {
                                 // The stateful policies decide last, with
@@ -865,11 +887,15 @@ impl Session {
                                     self.record_denial(&call, denial)?;
                                     response
                                 } else {
+                                    let mut approval = tools::Approval {
+                                        arguments,
+                                        edited,
+                                        mode,
+                                    };
                                     let (ran, stop) = self
                                         .run_call(
                                             &call,
-                                            arguments.clone(),
-                                            edited,
+                                            &mut approval,
                                             executor,
                                             tools,
                                             prompts,
@@ -879,6 +905,7 @@ impl Session {
                                     stopped |= stop;
                                     if let Some(delta) = ran.delta.clone() {
                                         changes.add(number, &call.name, delta);
+                                        changed_config = true;
                                     }
                                     // Shown as it is recorded.
                                     let ran = tools::Ran {
@@ -889,6 +916,9 @@ impl Session {
                                     if !ran.stderr.is_empty() {
                                         tracing::info!(tool = %call.name, stderr = %ran.stderr.trim_end(), "tool stderr");
                                     }
+                                    let tools::Approval {
+                                        arguments, edited, ..
+                                    } = approval;
                                     let keys =
                                         tools.stateful_learn(&call.name, &arguments, &ran.response);
                                     // What really ran, for a replay.
@@ -918,10 +948,33 @@ impl Session {
                             },
                         };
                         let response = as_recorded(response, &cancel);
-                        self.record(EventKind::ToolCallResponse(response))?;
+                        if held.is_empty() && !changed_config {
+                            self.record(EventKind::ToolCallResponse(response))?;
+                        } else {
+                            held.push((response, changed_config));
+                        }
                     }
                     if cancel.is_cancelled() {
-                        // An interrupted cycle commits no config change.
+                        // An interrupted cycle commits no config change,
+                        // and the calls that proposed one say so.
+                        let held = held
+                            .into_iter()
+                            .map(|(response, changed)| {
+                                if changed {
+                                    self.printer.chrome_line(
+                                        Style::Warn,
+                                        &format!(
+                                            "  the config change of call {} was not applied: the turn was interrupted",
+                                            response.id
+                                        ),
+                                    );
+                                    dropped_change(response)
+                                } else {
+                                    response
+                                }
+                            })
+                            .collect();
+                        self.commit_responses(held)?;
                         return Ok(Step::End(TurnEnd::Interrupted));
                     }
                     let input = if stopped {
@@ -930,10 +983,12 @@ impl Session {
                         Input::ToolsDone
                     };
                     queue.extend(turn.handle(input));
+                    let held = held.into_iter().map(|(response, _)| response).collect();
                     if let Some(folded) = changes.fold() {
-                        self.commit(folded)?;
+                        self.commit(held, folded)?;
                         return Ok(Step::Reload(Box::new((turn, queue))));
                     }
+                    self.commit_responses(held)?;
                 }
                 Action::AskReply => {
                     let Some(reply) = self.ask_reply(prompts).await else {
@@ -959,10 +1014,27 @@ impl Session {
         Ok(Step::End(TurnEnd::Completed))
     }
 
-    /// Records one cycle's config changes as one event, every path it
-    /// touches explicitly unclaimed, and says so.
+    /// Records `responses` held for a config change (none was made).
+    fn commit_responses(
+        &mut self,
+        responses: Vec<ToolCallResponse>,
+    ) -> Result<(), jp_conversation::StoreError> {
+        if responses.is_empty() {
+            return Ok(());
+        }
+        let events = responses
+            .into_iter()
+            .map(|r| ConversationEvent::now(EventKind::ToolCallResponse(r)));
+        self.lock.append(&mut self.conversation, events)
+    }
+
+    /// Records the responses held for one cycle's config changes and the
+    /// changes, as one event with every path it touches explicitly
+    /// unclaimed, in one commit (a killed jp leaves all or none), and says
+    /// so.
     fn commit(
         &mut self,
+        responses: Vec<ToolCallResponse>,
         folded: jp_config::delta::Folded,
     ) -> Result<(), jp_conversation::StoreError> {
         self.printer.chrome_line(
@@ -978,13 +1050,20 @@ impl Session {
             .iter()
             .map(|path| (path.clone(), Vec::new()))
             .collect();
-        self.record(EventKind::ConfigDelta(jp_conversation::ConfigDelta {
+        let change = EventKind::ConfigDelta(jp_conversation::ConfigDelta {
             delta: folded.delta,
             unsets: folded.unsets,
             claims,
             tools: folded.tools,
             flags: Vec::new(),
-        }))
+        });
+        let events = responses
+            .into_iter()
+            .map(EventKind::ToolCallResponse)
+            .chain([change])
+            .map(ConversationEvent::now)
+            .collect::<Vec<_>>();
+        self.lock.append(&mut self.conversation, events)
     }
 
     /// The user's reply after they stopped the turn: `Some(None)` for no
@@ -1010,12 +1089,10 @@ impl Session {
     /// Runs one approved call. Ctrl+C meanwhile opens the tool menu:
     /// continue, stop it and reply (the second value is then true), or
     /// restart it.
-    #[allow(clippy::too_many_arguments)]
     async fn run_call<E: ToolExecutor>(
         &self,
         call: &ToolCallRequest,
-        arguments: tools::Arguments,
-        edited: bool,
+        approval: &mut tools::Approval,
         executor: &E,
         tools: &ToolCoordinator<'_>,
         prompts: &Prompts,
@@ -1027,14 +1104,7 @@ impl Session {
                 self.printer.spin(&format!("running {}", call.name));
             }
             let stop = interrupts.cancel.child_token();
-            let mut run = std::pin::pin!(tools.run(
-                call,
-                arguments.clone(),
-                edited,
-                executor,
-                prompts,
-                &stop
-            ));
+            let mut run = std::pin::pin!(tools.run(call, approval, executor, prompts, &stop));
             let mut menu: Option<LocalBoxFuture<'_, Result<char, PromptError>>> = None;
             let choice = loop {
                 tokio::select! {
@@ -1258,8 +1328,15 @@ impl Session {
                     let lines = renderer.start(&id, &name);
                     self.print_lines(lines);
                 }
+                let not_offered = tools.not_offered(&id, &name);
                 calls.started.insert(call, (id, name.clone()));
                 calls.tickets.reserve(call);
+                if let Some(verdict) = not_offered {
+                    // It can never run: refused now, and the stream
+                    // closed as for a decline when nothing else streams.
+                    self.refuse_streaming(call, verdict, calls, abandon);
+                    return Ok(());
+                }
                 match tools.watch(&name) {
                     None => {}
                     Some(Ok(decision)) => {
@@ -1383,6 +1460,19 @@ impl Session {
             let lines = renderer.progress_ref(progress);
             self.print_lines(lines);
         }
+        // A path with NUL is refused before any policy looks at it.
+        if let jp_conversation::Leaf::String(text) = progress.fragment.leaf()
+            && !matches!(
+                calls.early.get(&call),
+                Some(Early::Answered(Answer::NotRun(_)))
+            )
+            && let Some((id, _)) = calls.started.get(&call)
+            && let Some(verdict) =
+                tools.nul_in_path(id, progress.tool_name, progress.fragment.path(), text)
+        {
+            self.refuse_streaming(call, verdict, calls, abandon);
+            return;
+        }
         let known = |key: &str| (state.argument)(key).cloned();
         if let Some(Early::Watching(watch)) = calls.early.get_mut(&call)
             && let Some(decision) = watch
@@ -1419,6 +1509,27 @@ impl Session {
                 call, decision, calls, pending, tools, prompts, &known, abandon,
             );
         }
+    }
+
+    /// Call number `call` is refused while it streams (`verdict`): whatever
+    /// was pending for it is dropped (an open question is withdrawn), and
+    /// it ends as a decline does, closing the stream when it was the only
+    /// call still streaming.
+    fn refuse_streaming(
+        &self,
+        call: usize,
+        verdict: Verdict,
+        calls: &mut Calls<'_>,
+        abandon: &mut Vec<usize>,
+    ) {
+        if let Some(withdrawn) = calls.withdraw.remove(&call) {
+            withdrawn.cancel();
+        }
+        calls.tickets.release(call);
+        calls
+            .early
+            .insert(call, Early::Answered(Answer::NotRun(verdict)));
+        abandon.push(call);
     }
 
     /// Acts on a decision made while call number `call` streams.

@@ -167,6 +167,23 @@ pub struct Ran {
     pub note: Option<String>,
 }
 
+/// An approved call as it is about to start: the arguments it runs with
+/// and the mode they were cleared at. [`ToolCoordinator::run`] checks the
+/// policy once more right before every start of the tool (the calls before
+/// it, or its own earlier run, may have changed the files its paths name),
+/// and updates this when the user edits the arguments then.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Approval {
+    /// The arguments the tool gets.
+    pub arguments: Arguments,
+    /// Whether the user edited them.
+    pub edited: bool,
+    /// The mode the call was cleared at: `unattended` when the policy let
+    /// it run unasked, `ask` or `edit` when the user approved it. A start
+    /// whose policy now says something stricter is not cleared by it.
+    pub mode: Mode,
+}
+
 /// Each tool's compiled `policy.run` and `policy.result`; `None` for one
 /// that does not compile (which the loader prevents).
 type PolicyCache = HashMap<(String, PolicyField), Option<Arc<Policy>>>;
@@ -498,13 +515,7 @@ impl<'a> ToolCoordinator<'a> {
     fn admissible<'c>(&self, call: &'c ToolCallRequest) -> Result<&'c Value, Box<Verdict>> {
         let name = call.name.as_str();
         let Some(tool) = self.tool(name) else {
-            let available = self.available_tools();
-            return Err(Box::new(not_run(
-                call,
-                ResponseStatus::Refused,
-                format!("There is no tool named `{name}`. Available tools: {available}."),
-                format!("{name}: refused: no such tool is configured"),
-            )));
+            return Err(Box::new(self.no_such_tool(&call.id, name)));
         };
         let arguments = match call.arguments_value() {
             Ok(arguments) => arguments,
@@ -533,6 +544,73 @@ impl<'a> ToolCoordinator<'a> {
             )));
         }
         Ok(arguments)
+    }
+
+    /// The refusal of a call (`id`) to `name` when no tool of that name is
+    /// offered: `None` when one is. Such a call can never run, so it is
+    /// refused as soon as its name is known (issue 21).
+    pub fn not_offered(&self, id: &str, name: &str) -> Option<Verdict> {
+        self.tool(name)
+            .is_none()
+            .then(|| self.no_such_tool(id, name))
+    }
+
+    fn no_such_tool(&self, id: &str, name: &str) -> Verdict {
+        let available = self.available_tools();
+        Verdict::NotRun {
+            response: ToolCallResponse::new(
+                id,
+                ResponseStatus::Refused,
+                format!("There is no tool named `{name}`. Available tools: {available}."),
+            ),
+            note: format!("{name}: refused: no such tool is configured"),
+        }
+    }
+
+    /// The refusal of a call (`id`) to `name` whose arguments, as they
+    /// stream, hold a NUL in a string at `pointer` that the tool's
+    /// parameters make a `path` (`text` is a piece of that string). No
+    /// path can hold NUL, so the call is refused there, before any policy
+    /// looks at the value (architecture decision 3); `None` otherwise.
+    pub fn nul_in_path(
+        &self,
+        id: &str,
+        name: &str,
+        pointer: jp_conversation::FragmentPath<'_>,
+        text: &str,
+    ) -> Option<Verdict> {
+        use jp_conversation::PathSegment;
+        if !text.contains('\0') {
+            return None;
+        }
+        let tool = self.tool(name)?;
+        let mut param: Option<&jp_config::tool::ToolParameterConfig> = None;
+        for segment in pointer.iter() {
+            param = match (param, segment) {
+                (None, PathSegment::Key(key)) => tool.parameters.get(key),
+                (Some(p), PathSegment::Key(key)) => p.properties.get(key),
+                (Some(p), PathSegment::Index(_)) => p.items.as_deref(),
+                (None, PathSegment::Index(_)) => None,
+            };
+            param?;
+        }
+        if param?.kind != jp_config::tool::ParamType::Path {
+            return None;
+        }
+        let issue = jp_config::tool::ArgumentIssue {
+            pointer: pointer.pointer().to_string(),
+            message: "expected a path, found a string containing NUL".to_owned(),
+        };
+        Some(Verdict::NotRun {
+            response: ToolCallResponse::new(
+                id,
+                ResponseStatus::Refused,
+                format!(
+                    "The call was not run because its arguments do not fit the tool's parameters: {issue}."
+                ),
+            ),
+            note: format!("{name}: refused: the arguments do not fit its parameters: {issue}"),
+        })
     }
 
     /// Starts deciding a call of `name` as its arguments stream: its
@@ -810,11 +888,14 @@ impl<'a> ToolCoordinator<'a> {
     }
 
     /// Runs an approved call and applies `policy.result` to its outcome.
+    /// Right before each start of the tool (the first, and each rerun
+    /// after a rejected config change), its `policy.run` is evaluated once
+    /// more with paths resolved as they are then ([`Self::recheck`]): a
+    /// stricter answer than the one `approval` was cleared at applies.
     pub async fn run<E: ToolExecutor>(
         &self,
         call: &ToolCallRequest,
-        arguments: Arguments,
-        edited: bool,
+        approval: &mut Approval,
         executor: &E,
         prompts: &Prompts,
         cancel: &CancellationToken,
@@ -872,7 +953,7 @@ impl<'a> ToolCoordinator<'a> {
                 name: name.clone(),
                 // The one copy a run makes: the protocol's request owns
                 // its arguments. It is dropped once the tool has run.
-                arguments: arguments.to_owned_map(),
+                arguments: approval.arguments.to_owned_map(),
                 answers: Map::new(),
                 options: tool.options.clone().into_iter().collect(),
             },
@@ -885,7 +966,28 @@ impl<'a> ToolCoordinator<'a> {
         let mut stderr = String::new();
         let mut questions = 0;
         let mut rejections = 0;
+        let mut starts = 0;
         let (status, content, delta) = loop {
+            // As close to the start as jp can make it: what the calls
+            // before this one (or its own earlier run) did to the files
+            // counts (issue 21).
+            match self.recheck(call, approval, prompts, starts > 0).await {
+                Ok(false) => {}
+                Ok(true) => request.tool.arguments = approval.arguments.to_owned_map(),
+                Err(verdict) => {
+                    drop(request);
+                    let Verdict::NotRun { response, note } = verdict else {
+                        unreachable!("recheck refuses with a NotRun verdict")
+                    };
+                    return Ran {
+                        response,
+                        delta: None,
+                        stderr,
+                        note: Some(note),
+                    };
+                }
+            }
+            starts += 1;
             let run = executor.run(&argv, &request, &limits, cancel).await;
             if !run.stderr.is_empty() {
                 stderr.push_str(&run.stderr);
@@ -979,8 +1081,8 @@ impl<'a> ToolCoordinator<'a> {
             }
         };
         drop(request);
-        let arguments = arguments.as_value();
-        let content = if edited {
+        let arguments = approval.arguments.as_value();
+        let content = if approval.edited {
             format!(
                 "(The user edited the arguments before the call ran; it ran with {arguments}.)\n{content}"
             )
@@ -995,6 +1097,129 @@ impl<'a> ToolCoordinator<'a> {
             stderr,
             note,
             delta,
+        }
+    }
+
+    /// Checks, right before the tool starts, that its `policy.run` still
+    /// clears the call at `approval`'s mode, with paths resolved as they
+    /// are now. A decision made while the call streamed, or before the
+    /// calls ahead of it ran, was made on the files as they were then: a
+    /// link created since can send an approved path out of the workspace.
+    /// When the policy now says something stricter, that applies: `skip`
+    /// does not run the call, `ask` and `edit` put it to the user with a
+    /// line saying why (and decline it without a terminal). `Ok(true)` when
+    /// the user edited the arguments at that question (they are in
+    /// `approval`, checked again); `again` for a rerun of a tool that ran.
+    async fn recheck(
+        &self,
+        call: &ToolCallRequest,
+        approval: &mut Approval,
+        prompts: &Prompts,
+        again: bool,
+    ) -> Result<bool, Verdict> {
+        let name = call.name.as_str();
+        let not_started = if again {
+            "The tool was not run again"
+        } else {
+            "The call was not run"
+        };
+        let mut edited = false;
+        loop {
+            let now = self
+                .evaluate(name, PolicyField::Run, approval.arguments.as_value())
+                .map_err(|error| {
+                    not_run(
+                        call,
+                        ResponseStatus::Refused,
+                        format!("{not_started}: jp could not evaluate its policy."),
+                        format!("{name}: refused: {error}"),
+                    )
+                })?;
+            if now.mode <= approval.mode {
+                return Ok(edited);
+            }
+            // The rules passed over say what changed (a path that now
+            // resolves elsewhere).
+            let passed_over = now
+                .trace
+                .iter()
+                .filter(|rule| !rule.matched)
+                .map(|rule| format!("; policy.run[{}]: {}", rule.rule, rule.reason))
+                .collect::<String>();
+            let changed = format!(
+                "the policy's decision changed since the call was {}: {} then, {} now ({}{passed_over})",
+                if approval.mode == Mode::Unattended {
+                    "decided"
+                } else {
+                    "approved"
+                },
+                approval.mode,
+                now.mode,
+                now.reason
+            );
+            match now.mode {
+                Mode::Skip => {
+                    return Err(not_run(
+                        call,
+                        ResponseStatus::Skipped,
+                        format!("{not_started}: it is skipped by the user's policy."),
+                        format!("{name}: skipped: {changed}"),
+                    ));
+                }
+                mode if !prompts.available() => {
+                    let arguments = &approval.arguments;
+                    let advice = self.narrow_advice(name, PolicyField::Run, now.rule, &|key| {
+                        arguments.get(key).cloned()
+                    });
+                    let must = if mode == Mode::Edit {
+                        "jp must open an editor"
+                    } else {
+                        "jp must ask"
+                    };
+                    return Err(not_run(
+                        call,
+                        ResponseStatus::Declined,
+                        format!(
+                            "{not_started}: the user's policy requires confirmation and no one could confirm it (jp is running without a terminal)."
+                        ),
+                        format!(
+                            "{name}: declined: {changed}, so {must}, and no terminal is available; {advice}"
+                        ),
+                    ));
+                }
+                mode => {
+                    self.printer.finish_content();
+                    self.printer
+                        .chrome_line(Style::Warn, &format!("  {name}: {changed}"));
+                    let ask = Ask {
+                        call: call.clone(),
+                        arguments: approval.arguments.clone(),
+                        mode,
+                        why: now.reason,
+                    };
+                    match self.confirm(ask, prompts.ticket()).await {
+                        Verdict::Run {
+                            arguments,
+                            edited: by_user,
+                            mode,
+                            ..
+                        } => {
+                            if by_user {
+                                // What the stateful policies allowed was
+                                // the arguments before the edit.
+                                if let Some(denial) = self.stateful_check(name, &arguments) {
+                                    return Err(denied(&call.id, name, &denial));
+                                }
+                                edited = true;
+                                approval.edited = true;
+                            }
+                            approval.arguments = arguments;
+                            approval.mode = mode;
+                        }
+                        verdict @ Verdict::NotRun { .. } => return Err(verdict),
+                    }
+                }
+            }
         }
     }
 

@@ -170,8 +170,7 @@ impl Fixture {
         self.tools()
             .run(
                 &save("1", "a.txt"),
-                Arguments::new(arguments("a.txt")),
-                false,
+                &mut approved(arguments("a.txt"), false, Mode::Ask),
                 executor,
                 prompts,
                 &CancellationToken::new(),
@@ -184,6 +183,15 @@ fn arguments(path: &str) -> Map<String, Value> {
     let mut arguments = Map::new();
     arguments.insert("path".into(), Value::from(path));
     arguments
+}
+
+/// A call's arguments as approved at `mode` (`edited` by the user or not).
+fn approved(arguments: Map<String, Value>, edited: bool, mode: Mode) -> Approval {
+    Approval {
+        arguments: Arguments::new(arguments),
+        edited,
+        mode,
+    }
 }
 
 fn save(id: &str, path: &str) -> ToolCallRequest {
@@ -519,8 +527,7 @@ async fn a_run_with_edited_arguments_tells_the_model() {
         .tools()
         .run(
             &save("1", "a.txt"),
-            Arguments::new(arguments("b.txt")),
-            true,
+            &mut approved(arguments("b.txt"), true, Mode::Unattended),
             &executor,
             &no_terminal(),
             &CancellationToken::new(),
@@ -628,8 +635,7 @@ async fn a_result_withheld_by_a_rule_gets_advice_for_this_value_only() {
         .tools()
         .run(
             &save("1", "private/notes.txt"),
-            Arguments::new(arguments("private/notes.txt")),
-            false,
+            &mut approved(arguments("private/notes.txt"), false, Mode::Unattended),
             &executor,
             &no_terminal(),
             &CancellationToken::new(),
@@ -1201,4 +1207,332 @@ async fn a_decided_call_shares_its_arguments_with_the_conversation() {
         panic!("approved");
     };
     assert!(shared(&arguments, &call));
+}
+
+/// Issue 21, item 1: what a call was decided on may no longer hold when it
+/// starts. A tool whose runs make a symbolic link, run between the decision
+/// and the start, sends an approved path out of the workspace.
+mod checked_at_the_start {
+    use std::os::unix::fs::symlink;
+    use std::path::{Path, PathBuf};
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// `save(path)` under `src/` runs unattended, anything else asks.
+    const SRC_ONLY: &str = "policy.run = [{ arg = \"/path\", prefix = \"src/\", mode = \"unattended\" }, { mode = \"ask\" }]";
+
+    /// An executor that, at its `n`th run, first does the `n`th of `before`
+    /// to the workspace (what a tool run between the decision and the start
+    /// would do), then records where the path the tool was given resolves.
+    struct Linking {
+        root: PathBuf,
+        before: Mutex<VecDeque<Option<(String, String)>>>,
+        landed: Mutex<Vec<PathBuf>>,
+    }
+
+    impl Linking {
+        fn new(root: &Path, before: Vec<Option<(String, String)>>) -> Self {
+            Self {
+                root: root.to_path_buf(),
+                before: Mutex::new(before.into()),
+                landed: Mutex::default(),
+            }
+        }
+    }
+
+    /// Makes `at` (under `root`) a link to `to`, replacing what is there.
+    fn relink(root: &Path, at: &str, to: &str) {
+        let at = root.join(at);
+        if let Ok(meta) = std::fs::symlink_metadata(&at) {
+            if meta.is_dir() {
+                std::fs::remove_dir_all(&at).unwrap();
+            } else {
+                std::fs::remove_file(&at).unwrap();
+            }
+        }
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        symlink(to, &at).unwrap();
+    }
+
+    /// Where `path` ends up: its deepest existing ancestor resolved, and
+    /// the rest appended.
+    fn resolve(path: &Path) -> PathBuf {
+        let mut missing = Vec::new();
+        let mut at = path.to_path_buf();
+        loop {
+            if let Ok(real) = std::fs::canonicalize(&at) {
+                return missing.iter().rev().fold(real, |p, part| p.join(part));
+            }
+            missing.push(at.file_name().unwrap().to_owned());
+            at.pop();
+        }
+    }
+
+    impl ToolExecutor for Linking {
+        fn run(
+            &self,
+            _: &[String],
+            request: &Request,
+            _: &ToolLimits,
+            _: &CancellationToken,
+        ) -> impl Future<Output = ToolRun> {
+            if let Some(Some((at, to))) = self.before.lock().unwrap().pop_front() {
+                relink(&self.root, &at, &to);
+            }
+            let path = request.tool.arguments["path"].as_str().unwrap();
+            self.landed
+                .lock()
+                .unwrap()
+                .push(resolve(&self.root.join(path)));
+            std::future::ready(success("saved"))
+        }
+    }
+
+    fn run(
+        tools: &ToolCoordinator<'_>,
+        executor: &Linking,
+        path: &str,
+        mode: Mode,
+        prompts: &Prompts,
+    ) -> (Ran, Approval) {
+        let mut approval = approved(arguments(path), false, mode);
+        let ran = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(tools.run(
+                &save("1", path),
+                &mut approval,
+                executor,
+                prompts,
+                &CancellationToken::new(),
+            ));
+        (ran, approval)
+    }
+
+    #[test]
+    fn a_call_decided_unattended_asks_when_a_link_now_leads_out() {
+        let f = Fixture::new(SRC_ONLY);
+        let outside = tempfile::tempdir().unwrap();
+        let tools = f.tools();
+        let call = save("1", "src/link/passwd");
+        // Decided while `src/link` does not exist: inside.
+        let Decided::Now(Verdict::Run { mode, .. }) = tools.decide(&call, &no_terminal()) else {
+            panic!("decided unattended");
+        };
+        assert_eq!(mode, Mode::Unattended);
+        relink(f.dir.path(), "src/link", outside.path().to_str().unwrap());
+
+        // On a terminal: asked, with a line saying why; `n` declines.
+        let script = Script::new(&[Some('n')], &[], &[]);
+        let executor = Linking::new(f.dir.path(), Vec::new());
+        let (got, _) = run(&tools, &executor, "src/link/passwd", mode, &script.prompts);
+        assert_eq!(
+            got,
+            ran(
+                ResponseStatus::Declined,
+                "The user declined this call; it was not run.",
+                Some("save: declined by you")
+            )
+        );
+        assert_eq!(
+            script.asked(),
+            ["Run save(path: \"src/link/passwd\")? [y,n,e,v]"]
+        );
+        let out = outside.path().to_str().unwrap();
+        assert_eq!(
+            f.chrome.text().replace(out, "<outside>"),
+            "  save: the policy's decision changed since the call was decided: unattended then, \
+             ask now (policy.run[1] (catch-all) matched; policy.run[0]: \"src/link/passwd\" is \
+             under src/, but resolves to <outside>/passwd, which is not under src/)\n\
+             save would run with:\n  path: \"src/link/passwd\"\n"
+        );
+        assert!(executor.landed.lock().unwrap().is_empty());
+
+        // `y` runs it: the user saw where it goes.
+        let script = Script::new(&[Some('y')], &[], &[]);
+        let (got, approval) = run(&tools, &executor, "src/link/passwd", mode, &script.prompts);
+        assert_eq!(got.response.status, ResponseStatus::Success);
+        assert_eq!(approval.mode, Mode::Ask);
+
+        // Without a terminal: declined, saying why.
+        let executor = Linking::new(f.dir.path(), Vec::new());
+        let (got, _) = run(&tools, &executor, "src/link/passwd", mode, &no_terminal());
+        assert_eq!(got.response.status, ResponseStatus::Declined);
+        assert_eq!(
+            got.note.map(|n| n.replace(out, "<outside>")).as_deref(),
+            Some(
+                "save: declined: the policy's decision changed since the call was decided: \
+                 unattended then, ask now (policy.run[1] (catch-all) matched; policy.run[0]: \
+                 \"src/link/passwd\" is under src/, but resolves to <outside>/passwd, which is \
+                 not under src/), so jp must ask, and no terminal is available; run jp in a \
+                 terminal to answer, or add a rule for calls like this one before policy.run[1] \
+                 in conversation.tools.save (`jp policy check save` tries it)"
+            )
+        );
+        assert!(executor.landed.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_skip_that_applies_by_the_start_is_not_run() {
+        let f = Fixture::new(
+            "policy.run = [{ arg = \"/path\", prefix = \"src/\", mode = \"unattended\" }, { mode = \"skip\" }]",
+        );
+        let outside = tempfile::tempdir().unwrap();
+        relink(f.dir.path(), "src/link", outside.path().to_str().unwrap());
+        let executor = Linking::new(f.dir.path(), Vec::new());
+        let (mut got, _) = run(
+            &f.tools(),
+            &executor,
+            "src/link/x",
+            Mode::Unattended,
+            &no_terminal(),
+        );
+        let out = outside.path().to_str().unwrap();
+        got.note = got.note.map(|n| n.replace(out, "<outside>"));
+        assert_eq!(
+            got,
+            ran(
+                ResponseStatus::Skipped,
+                "The call was not run: it is skipped by the user's policy.",
+                Some(
+                    "save: skipped: the policy's decision changed since the call was decided: \
+                     unattended then, skip now (policy.run[1] (catch-all) matched; \
+                     policy.run[0]: \"src/link/x\" is under src/, but resolves to \
+                     <outside>/x, which is not under src/)"
+                )
+            )
+        );
+        assert!(executor.landed.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_approval_at_a_prompt_holds_when_the_policy_still_asks() {
+        // Asked and approved: a policy that still asks does not ask twice.
+        let f = Fixture::new(SRC_ONLY);
+        let executor = Linking::new(f.dir.path(), Vec::new());
+        let (got, _) = run(
+            &f.tools(),
+            &executor,
+            "README.md",
+            Mode::Ask,
+            &no_terminal(),
+        );
+        assert_eq!(got.response.status, ResponseStatus::Success);
+        assert_eq!(f.chrome.text(), "");
+    }
+
+    #[test]
+    fn a_rerun_after_a_rejected_change_is_checked_again() {
+        // The first run makes `src/link` lead out and proposes a change
+        // the tool may not make; before it runs again, the path is checked.
+        let f = Fixture::new(SRC_ONLY);
+        let outside = tempfile::tempdir().unwrap();
+        let out = outside.path().to_str().unwrap().to_owned();
+        struct LinkThenPropose<'a>(&'a Path, String, Mutex<usize>);
+        impl ToolExecutor for LinkThenPropose<'_> {
+            fn run(
+                &self,
+                _: &[String],
+                _: &Request,
+                _: &ToolLimits,
+                _: &CancellationToken,
+            ) -> impl Future<Output = ToolRun> {
+                *self.2.lock().unwrap() += 1;
+                relink(self.0, "src/link", &self.1);
+                std::future::ready(proposing(json!({"assistant": {"model": {"id": "x"}}}), &[]))
+            }
+        }
+        let executor = LinkThenPropose(f.dir.path(), out, Mutex::new(0));
+        let mut approval = approved(arguments("src/link/a"), false, Mode::Unattended);
+        let got = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f.tools().run(
+                &save("1", "src/link/a"),
+                &mut approval,
+                &executor,
+                &no_terminal(),
+                &CancellationToken::new(),
+            ));
+        assert_eq!(*executor.2.lock().unwrap(), 1, "not run again");
+        assert_eq!(got.response.status, ResponseStatus::Declined);
+        assert_eq!(
+            got.response.content,
+            "The tool was not run again: the user's policy requires confirmation and no one \
+             could confirm it (jp is running without a terminal)."
+        );
+    }
+
+    /// One step of a response: a tool run that relinks `at` to `to` (and
+    /// saves inside), or a save to a path.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Relink(&'static str, &'static str),
+        Save(&'static str),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            (
+                prop::sample::select(vec!["src/a", "src/b", "src/real/c"]),
+                prop::sample::select(vec!["OUT", "../out", "real", "../src", "/"]),
+            )
+                .prop_map(|(at, to)| Step::Relink(at, to)),
+            prop::sample::select(vec!["src/a/x", "src/b/y", "src/real/c/z", "src/real/w"])
+                .prop_map(Step::Save),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        /// Whatever links change between the calls of a response, a save
+        /// decided before any of them ran (as while streaming) only ever
+        /// runs, unasked, on a path inside `src/` as it is when it starts.
+        #[test]
+        fn no_unattended_save_lands_outside_src(steps in prop::collection::vec(step(), 1..8)) {
+            let f = Fixture::new(SRC_ONLY);
+            let root = std::fs::canonicalize(f.dir.path()).unwrap();
+            std::fs::create_dir_all(root.join("src/real")).unwrap();
+            std::fs::create_dir_all(root.join("out")).unwrap();
+            let outside = tempfile::tempdir().unwrap();
+            let out = outside.path().to_str().unwrap().to_owned();
+            let tools = f.tools();
+            // Every save is decided first, on the tree as it is now.
+            let decided: Vec<Option<Mode>> = steps
+                .iter()
+                .map(|step| match step {
+                    Step::Save(path) => match tools.decide(&save("1", path), &no_terminal()) {
+                        Decided::Now(Verdict::Run { mode, .. }) => Some(mode),
+                        _ => None,
+                    },
+                    Step::Relink(..) => None,
+                })
+                .collect();
+            for (step, mode) in steps.iter().zip(decided) {
+                match step {
+                    Step::Relink(at, to) => {
+                        let to = if *to == "OUT" { out.as_str() } else { to };
+                        relink(&root, at, to);
+                    }
+                    Step::Save(path) => {
+                        let Some(mode) = mode else { continue };
+                        let executor = Linking::new(&root, Vec::new());
+                        let (got, _) = run(&tools, &executor, path, mode, &no_terminal());
+                        for landed in executor.landed.lock().unwrap().iter() {
+                            prop_assert!(
+                                landed.starts_with(root.join("src")),
+                                "{path} ran unattended and landed at {}", landed.display()
+                            );
+                        }
+                        if got.response.status != ResponseStatus::Success {
+                            prop_assert_eq!(got.response.status, ResponseStatus::Declined);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
