@@ -98,6 +98,18 @@ struct Calls<'t> {
 }
 
 impl Calls<'_> {
+    /// Call number `call` is refused while it streams (`verdict`), whatever
+    /// was pending for it: an open question about it is withdrawn, and its
+    /// `Decide` takes this answer.
+    fn refuse(&mut self, call: usize, verdict: Verdict) {
+        if let Some(withdrawn) = self.withdraw.remove(&call) {
+            withdrawn.cancel();
+        }
+        self.tickets.release(call);
+        self.early
+            .insert(call, Early::Answered(Answer::NotRun(verdict)));
+    }
+
     /// Whether no call before number `call` of the response will run, so
     /// nothing can change what the stateful policies say about it before
     /// it would run: every one of them has already been answered without
@@ -1334,7 +1346,8 @@ impl Session {
                 if let Some(verdict) = not_offered {
                     // It can never run: refused now, and the stream
                     // closed as for a decline when nothing else streams.
-                    self.refuse_streaming(call, verdict, calls, abandon);
+                    calls.refuse(call, verdict);
+                    abandon.push(call);
                     return Ok(());
                 }
                 match tools.watch(&name) {
@@ -1392,16 +1405,9 @@ impl Session {
                     .unwrap_or_default();
                 let key = argument_limit(&self.config.conversation.tools, &tool).key;
                 let verdict = tools::too_large(&id, &tool, limit, &key);
-                // Decided now, whatever was pending for it: a question
-                // still open about it is withdrawn. The call is ended next,
-                // and its `Decide` takes this answer.
-                if let Some(withdrawn) = calls.withdraw.remove(&call) {
-                    withdrawn.cancel();
-                }
-                calls.tickets.release(call);
-                calls
-                    .early
-                    .insert(call, Early::Answered(Answer::NotRun(verdict)));
+                // The call is ended next, and its `Decide` takes this
+                // answer.
+                calls.refuse(call, verdict);
             }
             Action::Record(kind) => self.record(kind)?,
             Action::Decide { call, request } => {
@@ -1470,7 +1476,8 @@ impl Session {
             && let Some(verdict) =
                 tools.nul_in_path(id, progress.tool_name, progress.fragment.path(), text)
         {
-            self.refuse_streaming(call, verdict, calls, abandon);
+            calls.refuse(call, verdict);
+            abandon.push(call);
             return;
         }
         let known = |key: &str| (state.argument)(key).cloned();
@@ -1509,27 +1516,6 @@ impl Session {
                 call, decision, calls, pending, tools, prompts, &known, abandon,
             );
         }
-    }
-
-    /// Call number `call` is refused while it streams (`verdict`): whatever
-    /// was pending for it is dropped (an open question is withdrawn), and
-    /// it ends as a decline does, closing the stream when it was the only
-    /// call still streaming.
-    fn refuse_streaming(
-        &self,
-        call: usize,
-        verdict: Verdict,
-        calls: &mut Calls<'_>,
-        abandon: &mut Vec<usize>,
-    ) {
-        if let Some(withdrawn) = calls.withdraw.remove(&call) {
-            withdrawn.cancel();
-        }
-        calls.tickets.release(call);
-        calls
-            .early
-            .insert(call, Early::Answered(Answer::NotRun(verdict)));
-        abandon.push(call);
     }
 
     /// Acts on a decision made while call number `call` streams.
