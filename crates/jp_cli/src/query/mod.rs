@@ -1537,9 +1537,12 @@ impl Session {
         match tools.early(&id, &name, decision, prompts, known) {
             EarlyStep::Keep(decision) => {
                 if decision.mode == jp_config::policy::Mode::Unattended {
-                    // It runs unasked: the final check can refuse it, never
-                    // make it ask (the streaming decision equals the batch
-                    // one), so the calls after it need not wait.
+                    // It runs unasked: the check at Flush can refuse it,
+                    // never make it ask (the streaming decision equals the
+                    // batch one), so the calls after it need not wait for
+                    // its prompt. (Only the check at its start, after the
+                    // calls before it ran, can still make it ask, and that
+                    // question takes a new place in line.)
                     calls.tickets.release(call);
                 }
                 calls.early.insert(call, Early::Decided(decision));

@@ -1375,6 +1375,123 @@ mod checked_at_the_start {
     }
 
     #[test]
+    fn an_edit_at_the_start_is_what_runs_and_is_checked_again() {
+        let f = Fixture::new(SRC_ONLY);
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(f.dir.path().join("src/real")).unwrap();
+        relink(f.dir.path(), "src/link", outside.path().to_str().unwrap());
+        // `e` at the question: the edit goes back inside `src/`, then `y`.
+        let script = Script::new(
+            &[Some('e'), Some('y')],
+            &["{\"path\": \"src/real/a\"}"],
+            &[],
+        );
+        let executor = Linking::new(f.dir.path(), Vec::new());
+        let (got, approval) = run(
+            &f.tools(),
+            &executor,
+            "src/link/a",
+            Mode::Unattended,
+            &script.prompts,
+        );
+        assert_eq!(got.response.status, ResponseStatus::Success);
+        assert!(approval.edited);
+        assert_eq!(
+            approval.arguments.as_value(),
+            &json!({ "path": "src/real/a" })
+        );
+        // The tool ran the edited arguments, nowhere else.
+        let root = std::fs::canonicalize(f.dir.path()).unwrap();
+        assert_eq!(*executor.landed.lock().unwrap(), [root.join("src/real/a")]);
+        assert!(
+            got.response.content.starts_with(
+                "(The user edited the arguments before the call ran; it ran with {\"path\":\"src/real/a\"}.)"
+            ),
+            "{}",
+            got.response.content
+        );
+    }
+
+    /// Where a NUL refuses a call as it streams: in a string the
+    /// parameters make a path, at any depth, and nowhere else.
+    #[test]
+    fn a_nul_refuses_a_call_only_in_a_path() {
+        use jp_conversation::{IncrementalArgParser, Leaf};
+
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".jp")).unwrap();
+        std::fs::write(
+            dir.path().join(".jp/config.toml"),
+            "[conversation.tools.t]\n\
+             command = \"t\"\n\
+             parameters.path = { type = \"path\" }\n\
+             parameters.note = { type = \"string\" }\n\
+             parameters.paths = { type = \"array\", items = { type = \"path\" } }\n\
+             parameters.edits = { type = \"array\", items = { type = \"object\", properties = { file = { type = \"path\" }, text = { type = \"string\" } } } }\n",
+        )
+        .unwrap();
+        let config = load(&LoadOptions {
+            cwd: dir.path().to_path_buf(),
+            ..LoadOptions::default()
+        })
+        .unwrap()
+        .config;
+        let tools = ToolCoordinator::new(
+            &config,
+            dir.path(),
+            None,
+            Printer::new(
+                Box::new(std::io::sink()),
+                false,
+                Box::new(std::io::sink()),
+                false,
+            ),
+        );
+        // The pointer of the first string piece holding NUL that refuses
+        // the call, fed to the parser in one piece.
+        let refused_at = |tool: &str, arguments: &str| -> Option<String> {
+            let mut parser = IncrementalArgParser::new();
+            let mut found = None;
+            parser
+                .push_with(arguments, |fragment: jp_conversation::FragmentRef<'_>| {
+                    if found.is_none()
+                        && let Leaf::String(text) = fragment.leaf()
+                        && let Some(Verdict::NotRun { response, .. }) =
+                            tools.nul_in_path("1", tool, fragment.path(), text)
+                    {
+                        assert_eq!(response.status, ResponseStatus::Refused);
+                        found = Some(fragment.path().pointer().to_string());
+                    }
+                })
+                .unwrap();
+            found
+        };
+        let cases: [(&str, Option<&str>); 8] = [
+            (r#"{"path": "a\u0000b"}"#, Some("/path")),
+            (r#"{"path": "ab"}"#, None),
+            (r#"{"note": "a\u0000b"}"#, None),
+            (r#"{"paths": ["ok", "x\u0000"]}"#, Some("/paths/1")),
+            (r#"{"edits": [{"text": "\u0000", "file": "f"}]}"#, None),
+            (
+                r#"{"edits": [{"file": "ok"}, {"file": "\u0000"}]}"#,
+                Some("/edits/1/file"),
+            ),
+            // Not a parameter: refused when complete, not here.
+            (r#"{"other": "\u0000"}"#, None),
+            (r#"{"path": {"x": "\u0000"}}"#, None),
+        ];
+        for (arguments, expected) in cases {
+            assert_eq!(
+                refused_at("t", arguments).as_deref(),
+                expected,
+                "{arguments}"
+            );
+        }
+        // A tool that is not configured has no paths.
+        assert_eq!(refused_at("nope", r#"{"path": "\u0000"}"#), None);
+    }
+
+    #[test]
     fn a_skip_that_applies_by_the_start_is_not_run() {
         let f = Fixture::new(
             "policy.run = [{ arg = \"/path\", prefix = \"src/\", mode = \"unattended\" }, { mode = \"skip\" }]",
