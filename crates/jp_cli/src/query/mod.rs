@@ -635,6 +635,18 @@ fn human_bytes(bytes: usize) -> String {
     }
 }
 
+/// Why a stateful policy denied `call`, as the conversation records it
+/// (telemetry for `jp conversation show`; never sent to the model).
+fn denial_event(call: &ToolCallRequest, denial: crate::stateful::Denial) -> EventKind {
+    EventKind::PolicyDenied(jp_conversation::PolicyDenial {
+        id: call.id.clone(),
+        policy: denial.policy,
+        tool: call.name.clone(),
+        reason: denial.reason,
+        metadata: denial.metadata,
+    })
+}
+
 /// The response of a call whose config change was dropped because the
 /// turn was interrupted before the cycle's changes were committed: what
 /// the tool said is not kept, since it speaks of a change that did not
@@ -856,14 +868,14 @@ impl Session {
                     // Config changes the tools' grants allowed, committed
                     // together when every call of this response is done.
                     let mut changes = jp_config::delta::Buffer::default();
-                    // The responses from the first call that changed the
-                    // config on, each with whether its change is in
-                    // `changes`: recorded together with the change when it
-                    // is committed, or told the change was not applied
-                    // when the cycle is interrupted (the model must never
-                    // read "switched to ..." for a switch that did not
-                    // happen).
-                    let mut held: Vec<(ToolCallResponse, bool)> = Vec::new();
+                    // What the calls record from the first call that
+                    // changed the config on, each response with whether its
+                    // change is in `changes`: recorded together with the
+                    // change when it is committed, or told the change was
+                    // not applied when the cycle is interrupted (the model
+                    // must never read "switched to ..." for a switch that
+                    // did not happen).
+                    let mut held: Vec<(EventKind, bool)> = Vec::new();
                     for (number, call) in list {
                         let mut changed_config = false;
                         let not_run = |content: &str| ToolCallResponse {
@@ -896,13 +908,14 @@ impl Session {
                                         unreachable!("denied() is a NotRun verdict")
                                     };
                                     self.printer.chrome_line(Style::Warn, &format!("  {note}"));
-                                    self.record_denial(&call, denial)?;
+                                    self.keep(&mut held, denial_event(&call, denial), false)?;
                                     response
                                 } else {
                                     let mut approval = tools::Approval {
                                         arguments,
                                         edited,
                                         mode,
+                                        runs: 0,
                                     };
                                     let (ran, stop) = self
                                         .run_call(
@@ -915,6 +928,10 @@ impl Session {
                                         )
                                         .await;
                                     stopped |= stop;
+                                    if let Some(denial) = ran.denial.clone() {
+                                        // Denied at its start, after an edit.
+                                        self.keep(&mut held, denial_event(&call, denial), false)?;
+                                    }
                                     if let Some(delta) = ran.delta.clone() {
                                         changes.add(number, &call.name, delta);
                                         changed_config = true;
@@ -947,7 +964,7 @@ impl Session {
                             }
                             Some(Verdict::NotRun { response, .. }) => {
                                 if let Some(denial) = calls.denials.remove(&number) {
-                                    self.record_denial(&call, denial)?;
+                                    self.keep(&mut held, denial_event(&call, denial), false)?;
                                 }
                                 response
                             }
@@ -960,19 +977,19 @@ impl Session {
                             },
                         };
                         let response = as_recorded(response, &cancel);
-                        if held.is_empty() && !changed_config {
-                            self.record(EventKind::ToolCallResponse(response))?;
-                        } else {
-                            held.push((response, changed_config));
-                        }
+                        self.keep(
+                            &mut held,
+                            EventKind::ToolCallResponse(response),
+                            changed_config,
+                        )?;
                     }
                     if cancel.is_cancelled() {
                         // An interrupted cycle commits no config change,
                         // and the calls that proposed one say so.
                         let held = held
                             .into_iter()
-                            .map(|(response, changed)| {
-                                if changed {
+                            .map(|(event, changed)| match event {
+                                EventKind::ToolCallResponse(response) if changed => {
                                     self.printer.chrome_line(
                                         Style::Warn,
                                         &format!(
@@ -980,13 +997,12 @@ impl Session {
                                             response.id
                                         ),
                                     );
-                                    dropped_change(response)
-                                } else {
-                                    response
+                                    EventKind::ToolCallResponse(dropped_change(response))
                                 }
+                                event => event,
                             })
                             .collect();
-                        self.commit_responses(held)?;
+                        self.commit_events(held)?;
                         return Ok(Step::End(TurnEnd::Interrupted));
                     }
                     let input = if stopped {
@@ -995,12 +1011,12 @@ impl Session {
                         Input::ToolsDone
                     };
                     queue.extend(turn.handle(input));
-                    let held = held.into_iter().map(|(response, _)| response).collect();
+                    let held = held.into_iter().map(|(event, _)| event).collect();
                     if let Some(folded) = changes.fold() {
                         self.commit(held, folded)?;
                         return Ok(Step::Reload(Box::new((turn, queue))));
                     }
-                    self.commit_responses(held)?;
+                    self.commit_events(held)?;
                 }
                 Action::AskReply => {
                     let Some(reply) = self.ask_reply(prompts).await else {
@@ -1026,27 +1042,39 @@ impl Session {
         Ok(Step::End(TurnEnd::Completed))
     }
 
-    /// Records `responses` held for a config change (none was made).
-    fn commit_responses(
+    /// Records `kind` now, or holds it (in `held`) when the cycle holds
+    /// what its calls record until its config change is committed: from
+    /// the first response whose call `changed` the config on.
+    fn keep(
         &mut self,
-        responses: Vec<ToolCallResponse>,
+        held: &mut Vec<(EventKind, bool)>,
+        kind: EventKind,
+        changed: bool,
     ) -> Result<(), jp_conversation::StoreError> {
-        if responses.is_empty() {
+        if held.is_empty() && !changed {
+            self.record(kind)
+        } else {
+            held.push((kind, changed));
+            Ok(())
+        }
+    }
+
+    /// Records `events` held for a config change in one commit.
+    fn commit_events(&mut self, events: Vec<EventKind>) -> Result<(), jp_conversation::StoreError> {
+        if events.is_empty() {
             return Ok(());
         }
-        let events = responses
-            .into_iter()
-            .map(|r| ConversationEvent::now(EventKind::ToolCallResponse(r)));
+        let events = events.into_iter().map(ConversationEvent::now);
         self.lock.append(&mut self.conversation, events)
     }
 
-    /// Records the responses held for one cycle's config changes and the
-    /// changes, as one event with every path it touches explicitly
+    /// Records what was held for one cycle's config changes (`events`)
+    /// and the changes, as one event with every path it touches explicitly
     /// unclaimed, in one commit (a killed jp leaves all or none), and says
     /// so.
     fn commit(
         &mut self,
-        responses: Vec<ToolCallResponse>,
+        events: Vec<EventKind>,
         folded: jp_config::delta::Folded,
     ) -> Result<(), jp_conversation::StoreError> {
         self.printer.chrome_line(
@@ -1069,9 +1097,8 @@ impl Session {
             tools: folded.tools,
             flags: Vec::new(),
         });
-        let events = responses
+        let events = events
             .into_iter()
-            .map(EventKind::ToolCallResponse)
             .chain([change])
             .map(ConversationEvent::now)
             .collect::<Vec<_>>();
@@ -1678,22 +1705,6 @@ impl Session {
                 }));
             }
         }
-    }
-
-    /// Records why a stateful policy denied `call` (telemetry for
-    /// `jp conversation show`; never sent to the model).
-    fn record_denial(
-        &mut self,
-        call: &ToolCallRequest,
-        denial: crate::stateful::Denial,
-    ) -> Result<(), jp_conversation::StoreError> {
-        self.record(EventKind::PolicyDenied(jp_conversation::PolicyDenial {
-            id: call.id.clone(),
-            policy: denial.policy,
-            tool: call.name.clone(),
-            reason: denial.reason,
-            metadata: denial.metadata,
-        }))
     }
 
     /// A call's verdict is known: shows it and keeps it for `RunTools`.

@@ -165,6 +165,9 @@ pub struct Ran {
     pub stderr: String,
     /// What happened to the result, when it did not simply go to the model.
     pub note: Option<String>,
+    /// The stateful policy that denied the call at its start (after the
+    /// user edited it then), for the conversation's `policy_denied` record.
+    pub denial: Option<Denial>,
 }
 
 /// An approved call as it is about to start: the arguments it runs with
@@ -182,6 +185,9 @@ pub struct Approval {
     /// it run unasked, `ask` or `edit` when the user approved it. A start
     /// whose policy now says something stricter is not cleared by it.
     pub mode: Mode,
+    /// How many times the tool has started for this call (a rerun after a
+    /// rejected config change, a restart from the Ctrl+C menu).
+    pub runs: usize,
 }
 
 /// Each tool's compiled `policy.run` and `policy.result`; `None` for one
@@ -917,6 +923,7 @@ impl<'a> ToolCoordinator<'a> {
                 stderr: String::new(),
                 note: None,
                 delta: None,
+                denial: None,
             };
         };
         let argv = match (tool.source, &tool.command) {
@@ -931,6 +938,7 @@ impl<'a> ToolCoordinator<'a> {
                     stderr: String::new(),
                     note: None,
                     delta: None,
+                    denial: None,
                 };
             }
             (ToolSource::Local, command) => {
@@ -966,16 +974,16 @@ impl<'a> ToolCoordinator<'a> {
         let mut stderr = String::new();
         let mut questions = 0;
         let mut rejections = 0;
-        let mut starts = 0;
         let (status, content, delta) = loop {
             // As close to the start as jp can make it: what the calls
             // before this one (or its own earlier run) did to the files
             // counts (issue 21).
-            match self.recheck(call, approval, prompts, starts > 0).await {
+            match self.recheck(call, approval, prompts).await {
                 Ok(false) => {}
                 Ok(true) => request.tool.arguments = approval.arguments.to_owned_map(),
-                Err(verdict) => {
+                Err(refused) => {
                     drop(request);
+                    let (verdict, denial) = *refused;
                     let Verdict::NotRun { response, note } = verdict else {
                         unreachable!("recheck refuses with a NotRun verdict")
                     };
@@ -984,10 +992,11 @@ impl<'a> ToolCoordinator<'a> {
                         delta: None,
                         stderr,
                         note: Some(note),
+                        denial,
                     };
                 }
             }
-            starts += 1;
+            approval.runs += 1;
             let run = executor.run(&argv, &request, &limits, cancel).await;
             if !run.stderr.is_empty() {
                 stderr.push_str(&run.stderr);
@@ -1097,6 +1106,7 @@ impl<'a> ToolCoordinator<'a> {
             stderr,
             note,
             delta,
+            denial: None,
         }
     }
 
@@ -1109,16 +1119,17 @@ impl<'a> ToolCoordinator<'a> {
     /// does not run the call, `ask` and `edit` put it to the user with a
     /// line saying why (and decline it without a terminal). `Ok(true)` when
     /// the user edited the arguments at that question (they are in
-    /// `approval`, checked again); `again` for a rerun of a tool that ran.
+    /// `approval`, checked again, the stateful policies too: a denial is
+    /// returned with the verdict, for the record).
     async fn recheck(
         &self,
         call: &ToolCallRequest,
         approval: &mut Approval,
         prompts: &Prompts,
-        again: bool,
-    ) -> Result<bool, Verdict> {
+    ) -> Result<bool, Box<(Verdict, Option<Denial>)>> {
         let name = call.name.as_str();
-        let not_started = if again {
+        let refuse = |verdict| Box::new((verdict, None));
+        let not_started = if approval.runs > 0 {
             "The tool was not run again"
         } else {
             "The call was not run"
@@ -1128,12 +1139,12 @@ impl<'a> ToolCoordinator<'a> {
             let now = self
                 .evaluate(name, PolicyField::Run, approval.arguments.as_value())
                 .map_err(|error| {
-                    not_run(
+                    refuse(not_run(
                         call,
                         ResponseStatus::Refused,
                         format!("{not_started}: jp could not evaluate its policy."),
                         format!("{name}: refused: {error}"),
-                    )
+                    ))
                 })?;
             if now.mode <= approval.mode {
                 return Ok(edited);
@@ -1159,12 +1170,12 @@ impl<'a> ToolCoordinator<'a> {
             );
             match now.mode {
                 Mode::Skip => {
-                    return Err(not_run(
+                    return Err(refuse(not_run(
                         call,
                         ResponseStatus::Skipped,
                         format!("{not_started}: it is skipped by the user's policy."),
                         format!("{name}: skipped: {changed}"),
-                    ));
+                    )));
                 }
                 mode if !prompts.available() => {
                     let arguments = &approval.arguments;
@@ -1176,7 +1187,7 @@ impl<'a> ToolCoordinator<'a> {
                     } else {
                         "jp must ask"
                     };
-                    return Err(not_run(
+                    return Err(refuse(not_run(
                         call,
                         ResponseStatus::Declined,
                         format!(
@@ -1185,7 +1196,7 @@ impl<'a> ToolCoordinator<'a> {
                         format!(
                             "{name}: declined: {changed}, so {must}, and no terminal is available; {advice}"
                         ),
-                    ));
+                    )));
                 }
                 mode => {
                     self.printer.finish_content();
@@ -1208,7 +1219,8 @@ impl<'a> ToolCoordinator<'a> {
                                 // What the stateful policies allowed was
                                 // the arguments before the edit.
                                 if let Some(denial) = self.stateful_check(name, &arguments) {
-                                    return Err(denied(&call.id, name, &denial));
+                                    let verdict = denied(&call.id, name, &denial);
+                                    return Err(Box::new((verdict, Some(denial))));
                                 }
                                 edited = true;
                                 approval.edited = true;
@@ -1216,7 +1228,7 @@ impl<'a> ToolCoordinator<'a> {
                             approval.arguments = arguments;
                             approval.mode = mode;
                         }
-                        verdict @ Verdict::NotRun { .. } => return Err(verdict),
+                        verdict @ Verdict::NotRun { .. } => return Err(refuse(verdict)),
                     }
                 }
             }

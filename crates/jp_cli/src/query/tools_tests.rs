@@ -191,6 +191,7 @@ fn approved(arguments: Map<String, Value>, edited: bool, mode: Mode) -> Approval
         arguments: Arguments::new(arguments),
         edited,
         mode,
+        runs: 0,
     }
 }
 
@@ -252,6 +253,7 @@ fn ran(status: ResponseStatus, content: &str, note: Option<&str>) -> Ran {
         stderr: String::new(),
         note: note.map(str::to_owned),
         delta: None,
+        denial: None,
     }
 }
 
@@ -410,6 +412,7 @@ async fn needs_input_of_each_kind_is_asked_and_the_answers_go_back_to_the_tool()
             stderr: "asking 1\nasking 3\n".into(),
             note: None,
             delta: None,
+            denial: None,
         }
     );
     // Each question reached the prompter whole, kind and all.
@@ -1410,6 +1413,40 @@ mod checked_at_the_start {
             "{}",
             got.response.content
         );
+    }
+
+    #[test]
+    fn an_edit_at_the_start_that_a_stateful_policy_denies_is_not_run_and_says_which() {
+        let f = Fixture::new(&format!(
+            "{SRC_ONLY}\n\
+             [[conversation.policies]]\n\
+             kind = \"read_before_write\"\n\
+             read_tools = [\"read\"]\n\
+             write_tools = [\"save\"]\n"
+        ));
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(f.dir.path().join("src/real")).unwrap();
+        std::fs::write(f.dir.path().join("src/real/old.rs"), "unread").unwrap();
+        relink(f.dir.path(), "src/link", outside.path().to_str().unwrap());
+        let script = Script::new(
+            &[Some('e'), Some('y')],
+            &["{\"path\": \"src/real/old.rs\"}"],
+            &[],
+        );
+        let executor = Linking::new(f.dir.path(), Vec::new());
+        let (got, _) = run(
+            &f.tools().with_history(&[]).unwrap(),
+            &executor,
+            "src/link/a",
+            Mode::Unattended,
+            &script.prompts,
+        );
+        assert_eq!(got.response.status, ResponseStatus::Denied);
+        assert_eq!(
+            got.denial.map(|d| d.policy),
+            Some("read_before_write".to_owned())
+        );
+        assert!(executor.landed.lock().unwrap().is_empty());
     }
 
     /// Where a NUL refuses a call as it streams: in a string the

@@ -404,7 +404,14 @@ impl Appender {
                 Ok(())
             }
             Err(e) => {
+                // Cut what was written of the lines now, not at the next
+                // append: jp usually stops on this error, and a reader
+                // keeps every whole line it finds, so a batch (a tool's
+                // result and the config change it claims) must not be left
+                // half on disk. Cutting needs no free space; if it fails
+                // too, the next append or open tries again.
                 self.dirty = true;
+                let _ = self.truncate();
                 Err(io_error("cannot write", &self.path)(e))
             }
         }
