@@ -218,9 +218,11 @@ fn a_query_refuses_an_integer_written_as_1e2() {
         responses(&stored(&ws)),
         [(
             "refused".to_owned(),
+            // Refused as soon as the number was complete, before any
+            // policy: the rest of the response was not read.
             format!(
                 "The call was not run because its arguments do not fit the tool's parameters: \
-                 {why}."
+                 {why}. jp stopped your response after 14 B of this call's arguments."
             )
         )]
     );

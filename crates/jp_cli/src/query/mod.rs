@@ -1493,15 +1493,18 @@ impl Session {
             let lines = renderer.progress_ref(progress);
             self.print_lines(lines);
         }
-        // A path with NUL is refused before any policy looks at it.
-        if let jp_conversation::Leaf::String(text) = progress.fragment.leaf()
-            && !matches!(
-                calls.early.get(&call),
-                Some(Early::Answered(Answer::NotRun(_)))
+        // A value that can never run (a path with NUL, an integer written
+        // `1e2`) is refused before any policy looks at it.
+        if !matches!(
+            calls.early.get(&call),
+            Some(Early::Answered(Answer::NotRun(_)))
+        ) && let Some((id, _)) = calls.started.get(&call)
+            && let Some(verdict) = tools.refused_while_streaming(
+                id,
+                progress.tool_name,
+                progress.fragment.path(),
+                progress.fragment.leaf(),
             )
-            && let Some((id, _)) = calls.started.get(&call)
-            && let Some(verdict) =
-                tools.nul_in_path(id, progress.tool_name, progress.fragment.path(), text)
         {
             calls.refuse(call, verdict);
             abandon.push(call);

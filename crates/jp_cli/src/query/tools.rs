@@ -574,24 +574,32 @@ impl<'a> ToolCoordinator<'a> {
     }
 
     /// The refusal of a call (`id`) to `name` whose arguments, as they
-    /// stream, hold a NUL in a string at `pointer` that the tool's
-    /// parameters make a `path` (`text` is a piece of that string). No
-    /// path can hold NUL, so the call is refused there, before any policy
-    /// looks at the value (architecture decision 3); `None` otherwise.
-    pub fn nul_in_path(
+    /// stream, already hold a value its parameters refuse, at `path`
+    /// (`leaf` is what arrived there): a complete scalar (or empty value)
+    /// of the wrong type or out of range (`1e2` for an `integer`), or a
+    /// piece of a string holding NUL where the parameters make it a
+    /// `path`. Such a call can never run, so it is refused there, before
+    /// any policy looks at it (architecture decision 3), with the message
+    /// the check of the complete arguments would give. `None` otherwise,
+    /// and for a value that is no parameter (refused when complete).
+    pub fn refused_while_streaming(
         &self,
         id: &str,
         name: &str,
-        pointer: jp_conversation::FragmentPath<'_>,
-        text: &str,
+        path: jp_conversation::FragmentPath<'_>,
+        leaf: jp_conversation::Leaf<'_>,
     ) -> Option<Verdict> {
-        use jp_conversation::PathSegment;
-        if !text.contains('\0') {
-            return None;
-        }
+        use jp_conversation::{Leaf, PathSegment};
+        let value = match leaf {
+            Leaf::Scalar(scalar) => Value::from(scalar.clone()),
+            Leaf::Empty(kind) => kind.value(),
+            Leaf::String(text) if text.contains('\0') => Value::String(text.to_owned()),
+            Leaf::String(_) | Leaf::Done => return None,
+        };
         let tool = self.tool(name)?;
         let mut param: Option<&jp_config::tool::ToolParameterConfig> = None;
-        for segment in pointer.iter() {
+        let mut at = Vec::new();
+        for segment in path.iter() {
             param = match (param, segment) {
                 (None, PathSegment::Key(key)) => tool.parameters.get(key),
                 (Some(p), PathSegment::Key(key)) => p.properties.get(key),
@@ -599,23 +607,35 @@ impl<'a> ToolCoordinator<'a> {
                 (None, PathSegment::Index(_)) => None,
             };
             param?;
+            at.push(match segment {
+                PathSegment::Key(key) => key.to_owned(),
+                PathSegment::Index(index) => index.to_string(),
+            });
         }
-        if param?.kind != jp_config::tool::ParamType::Path {
+        let param = param?;
+        if matches!(leaf, Leaf::String(_)) && param.kind != jp_config::tool::ParamType::Path {
+            // A piece of a string says nothing of its type until it is
+            // whole; only a path cannot hold NUL.
             return None;
         }
-        let issue = jp_config::tool::ArgumentIssue {
-            pointer: pointer.pointer().to_string(),
-            message: "expected a path, found a string containing NUL".to_owned(),
-        };
+        let issues = jp_config::tool::check_value_at(param, &value, at);
+        if issues.is_empty() {
+            return None;
+        }
+        let list = issues
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ");
         Some(Verdict::NotRun {
             response: ToolCallResponse::new(
                 id,
                 ResponseStatus::Refused,
                 format!(
-                    "The call was not run because its arguments do not fit the tool's parameters: {issue}."
+                    "The call was not run because its arguments do not fit the tool's parameters: {list}."
                 ),
             ),
-            note: format!("{name}: refused: the arguments do not fit its parameters: {issue}"),
+            note: format!("{name}: refused: the arguments do not fit its parameters: {list}"),
         })
     }
 

@@ -1449,11 +1449,13 @@ mod checked_at_the_start {
         assert!(executor.landed.lock().unwrap().is_empty());
     }
 
-    /// Where a NUL refuses a call as it streams: in a string the
-    /// parameters make a path, at any depth, and nowhere else.
+    /// Where a value refuses a call as it streams: a NUL in a string the
+    /// parameters make a path, a complete scalar that does not fit its
+    /// parameter, at any depth; never a string piece elsewhere or a value
+    /// that is no parameter (refused when the arguments are complete).
     #[test]
-    fn a_nul_refuses_a_call_only_in_a_path() {
-        use jp_conversation::{IncrementalArgParser, Leaf};
+    fn a_value_that_cannot_run_refuses_a_call_as_it_streams() {
+        use jp_conversation::IncrementalArgParser;
 
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join(".jp")).unwrap();
@@ -1463,6 +1465,7 @@ mod checked_at_the_start {
              command = \"t\"\n\
              parameters.path = { type = \"path\" }\n\
              parameters.note = { type = \"string\" }\n\
+             parameters.count = { type = \"integer\" }\n\
              parameters.paths = { type = \"array\", items = { type = \"path\" } }\n\
              parameters.edits = { type = \"array\", items = { type = \"object\", properties = { file = { type = \"path\" }, text = { type = \"string\" } } } }\n",
         )
@@ -1492,9 +1495,8 @@ mod checked_at_the_start {
             parser
                 .push_with(arguments, |fragment: jp_conversation::FragmentRef<'_>| {
                     if found.is_none()
-                        && let Leaf::String(text) = fragment.leaf()
                         && let Some(Verdict::NotRun { response, .. }) =
-                            tools.nul_in_path("1", tool, fragment.path(), text)
+                            tools.refused_while_streaming("1", tool, fragment.path(), fragment.leaf())
                     {
                         assert_eq!(response.status, ResponseStatus::Refused);
                         found = Some(fragment.path().pointer().to_string());
@@ -1503,7 +1505,13 @@ mod checked_at_the_start {
                 .unwrap();
             found
         };
-        let cases: [(&str, Option<&str>); 8] = [
+        let cases: [(&str, Option<&str>); 14] = [
+            (r#"{"count": 1e2}"#, Some("/count")),
+            (r#"{"count": -0}"#, Some("/count")),
+            (r#"{"count": 18446744073709551616}"#, Some("/count")),
+            (r#"{"count": "5"}"#, None),
+            (r#"{"count": 5, "note": true}"#, Some("/note")),
+            (r#"{"count": 5, "paths": []}"#, None),
             (r#"{"path": "a\u0000b"}"#, Some("/path")),
             (r#"{"path": "ab"}"#, None),
             (r#"{"note": "a\u0000b"}"#, None),

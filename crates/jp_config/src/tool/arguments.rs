@@ -57,6 +57,23 @@ pub fn check_arguments(params: &ToolParameters, args: &Value) -> Result<(), Vec<
     }
 }
 
+/// Checks one value against its parameter, as [`check_arguments`] checks
+/// it where it stands in the arguments (`at`, the pointer's segments):
+/// for a value that is complete before the rest of the arguments are (a
+/// scalar while the call streams), so a call that cannot run can be
+/// refused before anything else is decided about it.
+#[must_use]
+pub fn check_value_at(
+    param: &ToolParameterConfig,
+    value: &Value,
+    at: Vec<String>,
+) -> Vec<ArgumentIssue> {
+    let mut issues = Vec::new();
+    let mut at = at;
+    check_value(param, value, &mut at, &mut issues);
+    issues
+}
+
 fn issue(at: &[String], message: String) -> ArgumentIssue {
     ArgumentIssue {
         pointer: encode(at),

@@ -12,7 +12,7 @@ use indexmap::IndexMap;
 use schematic::{Config, Schematic};
 use serde::{Deserialize, Serialize};
 
-pub use arguments::{ArgumentIssue, check_arguments};
+pub use arguments::{ArgumentIssue, check_arguments, check_value_at};
 pub use parameter::{ParamType, ToolParameterConfig, ToolParameters, parameters_json_schema};
 
 use crate::policy::PolicySpec;
