@@ -691,3 +691,99 @@ fn a_change_the_config_would_not_load_with_is_rejected_and_the_tool_told_why() {
     let server = TestServer::start(vec![text("Hi.")]);
     assert_eq!(query(&ws, &server, &[]).code, 0);
 }
+
+/// A tool `name` that answers `outcome` (JSON) and may change the config
+/// within `grant` (TOML for one `access.config` rule), unattended.
+fn proposing_tool(name: &str, outcome: &Value, grant: &str) -> String {
+    format!(
+        "[conversation.tools.{name}]\n\
+         command = [\"sh\", \"-c\", {}]\n\
+         policy.run = \"unattended\"\n\n\
+         [[conversation.tools.{name}.access.config]]\n{grant}\n",
+        Value::String(format!("echo '{outcome}'"))
+    )
+}
+
+#[test]
+fn changes_that_load_alone_but_not_together_are_not_applied_and_the_tools_told_why() {
+    // `a` gives `t` a rule on /path; `b` removes the parameter `path`.
+    // Each loads with the config as the cycle began; together the rule
+    // names a parameter that is gone, which no config may hold.
+    let ws = initialized();
+    let rule = json!({"type": "success", "content": "t now asks outside src/", "config": {
+        "conversation": {"tools": {"t": {"policy": {"run": [
+            {"arg": "/path", "prefix": "src/", "mode": "unattended"}, {"mode": "ask"}
+        ]}}}}
+    }});
+    let drop_path = json!({"type": "success", "content": "t takes no path now",
+        "unset": ["conversation.tools.t.parameters.path"]});
+    on_haiku(
+        &ws,
+        &format!(
+            "[conversation.tools.t]\n\
+             command = \"true\"\n\
+             parameters.path = {{ type = \"path\" }}\n\
+             policy.run = \"unattended\"\n\n{}{}",
+            proposing_tool(
+                "a",
+                &rule,
+                "path = \"conversation.tools.t.policy\"\nwrite = \"insecure_allow\"\ndelete = \"insecure_allow\"\napply = \"unattended\""
+            ),
+            proposing_tool(
+                "b",
+                &drop_path,
+                "path = \"conversation.tools.t.parameters\"\ndelete = \"insecure_allow\"\napply = \"unattended\""
+            ),
+        ),
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[
+                Item::Tool("toolu_1", "a", "{}"),
+                Item::Tool("toolu_2", "b", "{}"),
+            ],
+            "tool_use",
+            false,
+        )),
+        text("Noted."),
+    ]);
+    let run = query(&ws, &server, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "Noted.\n");
+    let why = "conversation.tools.t.policy.run[0]: \"arg\" \"/path\": the tool has no \
+               parameter \"path\" (it has none)";
+    assert!(
+        run.stderr.ends_with(&format!(
+            "  b success: t takes no path now\n\
+             ⚠ the config changes of this response were not applied: together they leave a \
+             config that does not load: {why}\n\
+             ── jp (anthropic/claude-haiku-4-5) ──\n"
+        )),
+        "{}",
+        run.stderr
+    );
+    let conversation = stored(&ws);
+    assert!(
+        !event_types(&conversation).contains(&"config_delta".to_owned()),
+        "nothing committed"
+    );
+    let dropped = format!(
+        "The tool finished, but its config change was not applied: together with the other \
+         config changes of this response it leaves a config that does not load ({why}). The \
+         result was not kept."
+    );
+    assert_eq!(
+        responses(&conversation),
+        [
+            ("error".to_owned(), dropped.clone()),
+            ("error".to_owned(), dropped)
+        ]
+    );
+    // The turn went on, with the config as it was.
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(
+        ws.jp(&["config", "get", "conversation.tools.t.policy.run"])
+            .stdout,
+        "unattended\n"
+    );
+}

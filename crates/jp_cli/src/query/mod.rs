@@ -647,14 +647,22 @@ fn denial_event(call: &ToolCallRequest, denial: crate::stateful::Denial) -> Even
     })
 }
 
-/// The response of a call whose config change was dropped because the
-/// turn was interrupted before the cycle's changes were committed: what
-/// the tool said is not kept, since it speaks of a change that did not
-/// happen.
-fn dropped_change(response: ToolCallResponse) -> ToolCallResponse {
+/// What the model reads of a call whose config change was dropped because
+/// the turn was interrupted before the cycle's changes were committed.
+const INTERRUPTED_CHANGE: &str = "The tool finished, but the user interrupted jp before its config change was applied; the change was not applied and the result was not kept.";
+
+/// The response of a call whose config change was dropped (interrupted,
+/// or the cycle's changes would not load together): what the tool said is
+/// not kept, since it speaks of a change that did not happen; `content`
+/// says why instead.
+fn dropped_change(
+    response: ToolCallResponse,
+    status: ResponseStatus,
+    content: String,
+) -> ToolCallResponse {
     ToolCallResponse {
-        status: ResponseStatus::Interrupted,
-        content: "The tool finished, but the user interrupted jp before its config change was applied; the change was not applied and the result was not kept.".into(),
+        status,
+        content,
         ..response
     }
 }
@@ -997,7 +1005,11 @@ impl Session {
                                             response.id
                                         ),
                                     );
-                                    EventKind::ToolCallResponse(dropped_change(response))
+                                    EventKind::ToolCallResponse(dropped_change(
+                                        response,
+                                        ResponseStatus::Interrupted,
+                                        INTERRUPTED_CHANGE.into(),
+                                    ))
                                 }
                                 event => event,
                             })
@@ -1011,12 +1023,40 @@ impl Session {
                         Input::ToolsDone
                     };
                     queue.extend(turn.handle(input));
-                    let held = held.into_iter().map(|(event, _)| event).collect();
-                    if let Some(folded) = changes.fold() {
-                        self.commit(held, folded)?;
-                        return Ok(Step::Reload(Box::new((turn, queue))));
+                    let folded = changes.fold();
+                    // Each change was checked alone against the config as
+                    // the cycle began; together they must load as well.
+                    let apart = folded.as_ref().and_then(|f| self.unloadable(f));
+                    if let Some(detail) = &apart {
+                        self.printer.chrome_line(
+                            Style::Bad,
+                            &format!(
+                                "⚠ the config changes of this response were not applied: together they leave a config that does not load: {detail}"
+                            ),
+                        );
                     }
-                    self.commit_events(held)?;
+                    let held = held
+                        .into_iter()
+                        .map(|(event, changed)| match (event, &apart) {
+                            (EventKind::ToolCallResponse(response), Some(detail)) if changed => {
+                                EventKind::ToolCallResponse(dropped_change(
+                                    response,
+                                    ResponseStatus::Error,
+                                    format!(
+                                        "The tool finished, but its config change was not applied: together with the other config changes of this response it leaves a config that does not load ({detail}). The result was not kept."
+                                    ),
+                                ))
+                            }
+                            (event, _) => event,
+                        })
+                        .collect();
+                    match folded {
+                        Some(folded) if apart.is_none() => {
+                            self.commit(held, folded)?;
+                            return Ok(Step::Reload(Box::new((turn, queue))));
+                        }
+                        _ => self.commit_events(held)?,
+                    }
                 }
                 Action::AskReply => {
                     let Some(reply) = self.ask_reply(prompts).await else {
@@ -1040,6 +1080,31 @@ impl Session {
             }
         }
         Ok(Step::End(TurnEnd::Completed))
+    }
+
+    /// Why the config would not load with all of one cycle's changes
+    /// (`folded`), each of which loads on its own; `None` when it loads.
+    fn unloadable(&self, folded: &jp_config::delta::Folded) -> Option<String> {
+        let unsets = folded
+            .unsets
+            .iter()
+            .map(|text| jp_config::delta::UnsetPath::parse(text))
+            .collect::<Result<Vec<_>, _>>();
+        let unsets = match unsets {
+            Ok(unsets) => unsets,
+            Err(error) => return Some(error),
+        };
+        let together = jp_config::delta::Proposal {
+            sets: jp_config::delta::leaves(&serde_json::Value::Object(folded.delta.clone())),
+            unsets,
+        };
+        together.check_loads(&self.config).err().map(|refusal| {
+            // Said of one change; here it is all of them.
+            refusal
+                .detail
+                .strip_prefix("with this change the config would not load: ")
+                .map_or_else(|| refusal.detail.clone(), str::to_owned)
+        })
     }
 
     /// Records `kind` now, or holds it (in `held`) when the cycle holds
