@@ -136,6 +136,15 @@ fn singles(proposal: &Proposal) -> Vec<(String, Proposal)> {
 ///
 /// Why the change is not applied.
 pub fn authorize(delta: &ConfigDelta, base: &AppConfig, schema: &Value) -> Result<(), String> {
+    authorized_proposal(delta, base, schema).map(|_| ())
+}
+
+/// [`authorize`], giving the change as checked.
+fn authorized_proposal(
+    delta: &ConfigDelta,
+    base: &AppConfig,
+    schema: &Value,
+) -> Result<Proposal, String> {
     let tree = Value::Object(delta.delta.clone());
     let set = (!delta.delta.is_empty()).then_some(&tree);
     let proposal = Proposal::check(set, &delta.unsets, base, schema)
@@ -149,7 +158,7 @@ pub fn authorize(delta: &ConfigDelta, base: &AppConfig, schema: &Value) -> Resul
         }
         let user = user_grants(schema);
         if delta.tools.is_empty() {
-            return proposal.authorize(&user).map(|_| ()).map_err(|refusal| {
+            return proposal.authorize(&user).map(|_| proposal.clone()).map_err(|refusal| {
                 format!(
                     "the flags of a query are not recorded for {} (a sensitive or loader key applies only to the query that sets it)",
                     refusal.fields.join(", ")
@@ -170,16 +179,19 @@ pub fn authorize(delta: &ConfigDelta, base: &AppConfig, schema: &Value) -> Resul
     }
     match authorities.as_slice() {
         [] => Err("it names no tool and is no query's flags, so nothing authorizes it".into()),
-        [grants] => proposal.authorize(grants).map(|_| ()).map_err(|refusal| {
-            if base.conversation.tools.contains_key(&delta.tools[0]) {
-                refusal.detail
-            } else {
-                format!(
-                    "the tool is not configured here, so it has no grants ({})",
+        [grants] => proposal
+            .authorize(grants)
+            .map(|_| proposal.clone())
+            .map_err(|refusal| {
+                if base.conversation.tools.contains_key(&delta.tools[0]) {
                     refusal.detail
-                )
-            }
-        }),
+                } else {
+                    format!(
+                        "the tool is not configured here, so it has no grants ({})",
+                        refusal.detail
+                    )
+                }
+            }),
         several => {
             let uncovered: Vec<String> = singles(&proposal)
                 .into_iter()
@@ -187,7 +199,7 @@ pub fn authorize(delta: &ConfigDelta, base: &AppConfig, schema: &Value) -> Resul
                 .map(|(path, _)| path)
                 .collect();
             if uncovered.is_empty() {
-                Ok(())
+                Ok(proposal)
             } else {
                 Err(format!(
                     "nothing it names is granted {}",
@@ -226,12 +238,16 @@ pub fn layer(delta: &ConfigDelta, conversation: &str) -> DeltaLayer {
 }
 
 /// A conversation's config changes, each authorized again against `base`
-/// (the config without them): the ones that apply, as layers, and the ones
-/// that do not, with their line in the log.
+/// (the config without them) and applied in order only if the config
+/// still loads with it: the ones that apply, as layers, and the ones that
+/// do not, with their line in the log. A change that loaded only on top
+/// of one left out is left out too, so what applies always loads.
 #[must_use]
 pub fn authorized(conversation: &Conversation, base: &AppConfig) -> Authorized {
     let schema = jp_config::schema::config_schema();
     let mut out = Authorized::default();
+    // The config with the changes applied so far.
+    let mut current: Option<AppConfig> = None;
     for (index, event) in conversation.events.iter().enumerate() {
         let EventKind::ConfigDelta(delta) = &event.kind else {
             continue;
@@ -241,11 +257,19 @@ pub fn authorized(conversation: &Conversation, base: &AppConfig) -> Authorized {
             continue;
         }
         let verdict = match &schema {
-            Ok(schema) => authorize(delta, base, schema),
+            Ok(schema) => authorized_proposal(delta, base, schema),
             Err(e) => Err(format!("the config schema is not available: {e}")),
-        };
+        }
+        .and_then(|proposal| {
+            proposal
+                .applied(current.as_ref().unwrap_or(base))
+                .map_err(|refusal| refusal.detail)
+        });
         match verdict {
-            Ok(()) => out.layers.push(layer(delta, &conversation.id)),
+            Ok(next) => {
+                current = Some(next);
+                out.layers.push(layer(delta, &conversation.id));
+            }
             Err(reason) => out.refused.push(Refused {
                 // Line 1 is the header; each event is one line.
                 line: index + 2,
@@ -384,7 +408,8 @@ fn sort_node(
         return;
     }
     match node {
-        Value::Object(map) => {
+        // `{}` below the root is a value (it empties a map).
+        Value::Object(map) if !map.is_empty() || at.is_empty() => {
             for (key, child) in map {
                 at.push(key.clone());
                 sort_node(child, at, grants, kept, flag, query_only);
@@ -413,16 +438,56 @@ fn insert(tree: &mut Value, segments: &[String], value: Value) {
     }
 }
 
-/// Whether recording `delta` over `current` (the resolved config the
-/// query has without it) would change nothing: every value it sets is
-/// already the value, and none appends to a list.
+/// What of `delta` (the flags' change) would change `current` (the config
+/// the query has without it): values it already has are left out (a model
+/// id compared as it resolves, so `--model sonnet` changes nothing where
+/// the config says `sonnet`), and so are the elements a list that appends
+/// (`assistant.instructions`) already holds, so a flag given again on every
+/// query is recorded once. `None` when nothing is left.
 #[must_use]
-pub fn changes_nothing(delta: &ConfigDelta, current: &Value) -> bool {
-    leaves(&Value::Object(delta.delta.clone()))
-        .iter()
-        .all(|(path, value)| {
-            !APPEND_KEYS.iter().any(|key| path.segments() == *key)
-                && path.lookup(current) == Some(value)
+pub fn news(delta: ConfigDelta, current: &Loaded) -> Option<ConfigDelta> {
+    let mut tree = Value::Object(Map::new());
+    let mut touched = Vec::new();
+    for (path, value) in leaves(&Value::Object(delta.delta.clone())) {
+        let now = path.lookup(&current.resolved);
+        let value = if APPEND_KEYS.iter().any(|key| path.segments() == *key) {
+            let held = now.and_then(Value::as_array).cloned().unwrap_or_default();
+            let added: Vec<Value> = value
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|element| !held.contains(element))
+                .cloned()
+                .collect();
+            if added.is_empty() {
+                continue;
+            }
+            Value::Array(added)
+        } else if now == Some(&value) || same_model(&path, now, &value, &current.config) {
+            continue;
+        } else {
+            value
+        };
+        insert(&mut tree, path.segments(), value);
+        touched.push(path.to_string());
+    }
+    let Value::Object(delta_tree) = tree else {
+        return None;
+    };
+    (!touched.is_empty()).then(|| ConfigDelta {
+        delta: delta_tree,
+        claims: touched.into_iter().map(|path| (path, Vec::new())).collect(),
+        ..delta
+    })
+}
+
+/// Whether `value` set at `path` is the model `now` (as written, an alias
+/// perhaps) resolves to in `config`.
+fn same_model(path: &ConfigPath, now: Option<&Value>, value: &Value, config: &AppConfig) -> bool {
+    path.segments() == ["assistant", "model", "id"]
+        && now.and_then(Value::as_str).is_some_and(|id| {
+            jp_config::validate::resolve_model_id(config, id)
+                .is_ok_and(|(provider, name)| value.as_str() == Some(&format!("{provider}/{name}")))
         })
 }
 

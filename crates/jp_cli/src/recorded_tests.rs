@@ -230,6 +230,27 @@ fn every_recorded_change_is_authorized_by_what_it_names() {
             change(json!({}), &["assistant.nothing"], &["m"], &[]),
             false,
         ),
+        // An empty object replaces a map: a value like any other (review).
+        (
+            "an empty map of grants, by a tool without grants",
+            change(
+                json!({"conversation": {"tools": {"fs_x": {"access": {}, "parameters": {}}}}}),
+                &[],
+                &["none"],
+                &[],
+            ),
+            false,
+        ),
+        (
+            "an empty map of grants, as flags",
+            change(
+                json!({"conversation": {"tools": {"m": {"access": {}}}}}),
+                &[],
+                &[],
+                &["--cfg x"],
+            ),
+            false,
+        ),
     ];
     for (name, delta, applies) in cases {
         let verdict = authorize(&delta, &base, schema());
@@ -426,28 +447,89 @@ fn flags_that_only_set_sensitive_keys_record_nothing() {
 }
 
 #[test]
-fn a_record_that_changes_nothing_is_told_apart() {
-    let current = json!({"assistant": {"model": {"id": "anthropic/claude-haiku-4-5"}, "instructions": ["a"]}});
-    let same = change(
-        json!({"assistant": {"model": {"id": "anthropic/claude-haiku-4-5"}}}),
-        &[],
-        &[],
-        &["--model haiku"],
+fn only_what_the_flags_change_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".jp")).unwrap();
+    std::fs::write(
+        dir.path().join(".jp/config.toml"),
+        "[assistant]\ninstructions = [\"a\"]\n\n[assistant.model]\nid = \"haiku\"\n",
+    )
+    .unwrap();
+    let current = jp_config::load::load(&jp_config::load::LoadOptions {
+        cwd: dir.path().to_path_buf(),
+        ..jp_config::load::LoadOptions::default()
+    })
+    .unwrap();
+    let flags = |delta: Value| change(delta, &[], &[], &["--cfg x"]);
+    // The id the config's alias resolves to is no change (review: it
+    // compared the resolved id with the alias as written).
+    assert_eq!(
+        news(
+            flags(json!({"assistant": {"model": {"id": "anthropic/claude-haiku-4-5"}}})),
+            &current
+        ),
+        None
     );
-    assert!(changes_nothing(&same, &current));
-    let other = change(
-        json!({"assistant": {"model": {"id": "anthropic/claude-opus-5"}}}),
-        &[],
-        &[],
-        &["--model opus"],
+    let opus = flags(json!({"assistant": {"model": {"id": "anthropic/claude-opus-5"}}}));
+    assert_eq!(
+        news(opus.clone(), &current).map(|record| record.delta),
+        Some(opus.delta)
     );
-    assert!(!changes_nothing(&other, &current));
-    // A list that appends always adds.
-    let append = change(
-        json!({"assistant": {"instructions": ["a"]}}),
-        &[],
-        &[],
-        &["--cfg x"],
+    // A list that appends records only what it does not hold yet, so the
+    // same flag on every query is recorded once.
+    assert_eq!(
+        news(
+            flags(json!({"assistant": {"instructions": ["a"]}})),
+            &current
+        ),
+        None
     );
-    assert!(!changes_nothing(&append, &current));
+    let got = news(
+        flags(json!({"assistant": {"instructions": ["a", "b"], "model": {"id": "haiku"}}})),
+        &current,
+    )
+    .unwrap();
+    assert_eq!(
+        Value::Object(got.delta),
+        json!({"assistant": {"instructions": ["b"]}})
+    );
+    assert_eq!(
+        got.claims.keys().collect::<Vec<_>>(),
+        ["assistant.instructions"]
+    );
+}
+
+#[test]
+fn a_change_applies_only_if_the_config_still_loads_with_it() {
+    // `wide` may set `timeout_secs`; 0 is no timeout the loader takes.
+    // A later change that loads on its own still applies; one that loaded
+    // only over a change left out does not.
+    let base = config(TOOLS);
+    let conversation = conversation(vec![
+        EventKind::TurnStart,
+        EventKind::ConfigDelta(change(
+            json!({"conversation": {"tools": {"m": {"timeout_secs": 0}}}}),
+            &[],
+            &["wide"],
+            &[],
+        )),
+        EventKind::ConfigDelta(change(
+            json!({"assistant": {"model": {"id": "anthropic/claude-opus-5"}}}),
+            &[],
+            &["m"],
+            &[],
+        )),
+    ]);
+    let authorized = authorized(&conversation, &base);
+    assert_eq!(authorized.refused.len(), 1, "{:?}", authorized.refused);
+    assert_eq!(authorized.refused[0].line, 3);
+    assert!(
+        authorized.refused[0]
+            .reason
+            .starts_with("with this change the config would not load: "),
+        "{}",
+        authorized.refused[0].reason
+    );
+    let labels: Vec<&str> = authorized.layers.iter().map(|l| l.label.as_str()).collect();
+    assert_eq!(labels, ["conversation c1 (changed by tool m)"]);
 }

@@ -470,3 +470,47 @@ fn the_flags_of_a_query_are_recorded_and_shown_and_the_next_query_keeps_them() {
         ]
     );
 }
+
+/// Found in review: an empty object has no leaves, so it went unchecked,
+/// yet applied it empties a tool's grants and parameters; and a change that
+/// passes authorization but leaves a config that does not load made every
+/// later command on the conversation fail.
+#[test]
+fn hand_added_empty_maps_and_unloadable_values_are_not_applied() {
+    let ws = workspace("");
+    started(&ws);
+    let forged = [
+        json!({"at_ms": 1, "type": "config_delta", "tools": ["none"],
+               "delta": {"conversation": {"tools": {"fs_modify_file": {"access": {}, "parameters": {}}}}}}),
+        json!({"at_ms": 1, "type": "config_delta", "flags": ["--cfg x"],
+               "delta": {"conversation": {"tools": {"fs_read_file": {"timeout_secs": 0}}}}}),
+    ];
+    let lines: Vec<usize> = forged.iter().map(|event| add_line(&ws, event)).collect();
+    let (rel, _) = log(&ws);
+    let get = ws.jp(&[
+        "config",
+        "get",
+        "conversation.tools.fs_modify_file.parameters.path.type",
+    ]);
+    assert_eq!(get.code, 0, "{get:?}");
+    assert_eq!(get.stdout, "path\n");
+    let warnings: Vec<&str> = get.stderr.lines().collect();
+    assert_eq!(warnings.len(), 2, "{}", get.stderr);
+    assert!(
+        warnings[0].starts_with(&format!(
+            "warning: {rel}:{}: a recorded config change (by tool none) is not applied: ",
+            lines[0]
+        )),
+        "{}",
+        warnings[0]
+    );
+    assert!(
+        warnings[1].starts_with(&format!(
+            "warning: {rel}:{}: a recorded config change (by --cfg x) is not applied: with this \
+             change the config would not load: ",
+            lines[1]
+        )),
+        "{}",
+        warnings[1]
+    );
+}

@@ -54,6 +54,7 @@ pub const SENSITIVE: &[&str] = &[
     "conversation.tools.*.enable",
     "conversation.tools.*.parameters",
     "conversation.tools.*.style.hidden",
+    "style.tool_call.show_arguments",
     "conversation.policies",
     "providers.*.*.base_url",
     "providers.*.*.api_key_env",

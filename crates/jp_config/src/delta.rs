@@ -261,9 +261,10 @@ impl Proposal {
     /// leaves a tool jp cannot run. Only problems the change brings count;
     /// one the config already has is not the tool's.
     ///
-    /// `current` stands for every layer below the change, `--cfg` included,
-    /// so a removal here also takes what `--cfg` sets for this query: the
-    /// check is, if anything, stricter than the next load.
+    /// `current` stands for every layer below the change, `--cfg` included
+    /// (a removal here also takes what `--cfg` sets for this query), so
+    /// the check is of the config as this query has it, which can differ
+    /// from the next load's where `--cfg` sets the same keys.
     ///
     /// # Errors
     ///
@@ -273,18 +274,48 @@ impl Proposal {
         if self.is_empty() {
             return Ok(());
         }
+        self.applied(current).map(|_| ())
+    }
+
+    /// The config `current` becomes with the change applied, checked as
+    /// [`Proposal::check_loads`] checks it: for a caller that applies
+    /// changes one after another and needs each one's result.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Proposal::check_loads`].
+    pub fn applied(&self, current: &AppConfig) -> Result<AppConfig, Refusal> {
         let base = crate::load::resolved_json(current);
-        let before = load_errors(&base, &[], &Value::Object(Map::new()));
+        let (_, before) = apply_layers(&base, &[], &Value::Object(Map::new()));
+        if !before.is_empty() {
+            // A config that loaded reads back without errors; when it does
+            // not, no error could be told from one the change brings, so
+            // the change is not taken on trust (found in review).
+            let problems: Vec<String> = before.iter().map(|d| d.message.clone()).collect();
+            return Err(Refusal::invalid(
+                Vec::new(),
+                format!(
+                    "jp cannot check this change: the config as it is does not read back ({})",
+                    problems.join("; ")
+                ),
+            ));
+        }
         let mut tree = Value::Object(Map::new());
         for (path, value) in &self.sets {
             insert(&mut tree, path.segments(), value.clone());
         }
-        let brought: Vec<Diagnostic> = load_errors(&base, &self.unsets, &tree)
+        let (config, errors) = apply_layers(&base, &self.unsets, &tree);
+        let brought: Vec<Diagnostic> = errors
             .into_iter()
             .filter(|error| !before.contains(error))
             .collect();
         if brought.is_empty() {
-            return Ok(());
+            return config.ok_or_else(|| {
+                Refusal::invalid(
+                    Vec::new(),
+                    "with this change the config would not load".to_owned(),
+                )
+            });
         }
         let fields = brought.iter().filter_map(|d| d.key.clone()).collect();
         let problems: Vec<String> = brought
@@ -384,7 +415,14 @@ fn removal_refused(grants: &Grants, path: &ConfigPath, denied: &RemovalDenied) -
 /// removed from it and `sets` (a partial config tree) merged on top, as
 /// the loader finds them: a layer that does not deserialize, a merge that
 /// fails, or what validation calls an error.
-fn load_errors(base: &Value, unsets: &[UnsetPath], sets: &Value) -> Vec<Diagnostic> {
+/// `base` (a resolved config as JSON) without `unsets` and with `sets` on
+/// top, over the built-in defaults: the config, when it merges, and the
+/// errors it has.
+fn apply_layers(
+    base: &Value,
+    unsets: &[UnsetPath],
+    sets: &Value,
+) -> (Option<AppConfig>, Vec<Diagnostic>) {
     use schematic::{Config as _, PartialConfig as _};
 
     let mut lower = base.clone();
@@ -393,29 +431,43 @@ fn load_errors(base: &Value, unsets: &[UnsetPath], sets: &Value) -> Vec<Diagnost
     }
     let mut merged = match PartialAppConfig::default_values(&()) {
         Ok(defaults) => defaults.unwrap_or_default(),
-        Err(e) => return vec![Diagnostic::error(None, format!("built-in defaults: {e}"))],
+        Err(e) => {
+            return (
+                None,
+                vec![Diagnostic::error(None, format!("built-in defaults: {e}"))],
+            );
+        }
     };
     for layer in [&lower, sets] {
         let partial = match deserialize_value(layer) {
             Ok(partial) => partial,
-            Err(diagnostic) => return vec![diagnostic],
+            Err(diagnostic) => return (None, vec![diagnostic]),
         };
         if let Err(e) = merged.merge(&(), partial) {
-            return vec![Diagnostic::error(
+            return (
                 None,
-                format!("merging config layers: {e}"),
-            )];
+                vec![Diagnostic::error(
+                    None,
+                    format!("merging config layers: {e}"),
+                )],
+            );
         }
     }
     let config = match merged.finalize(&()) {
         Ok(finalized) => AppConfig::from_partial(finalized),
-        Err(e) => return vec![Diagnostic::error(None, format!("finalizing config: {e}"))],
+        Err(e) => {
+            return (
+                None,
+                vec![Diagnostic::error(None, format!("finalizing config: {e}"))],
+            );
+        }
     };
-    crate::validate::validate(&config)
+    let errors = crate::validate::validate(&config)
         .into_iter()
         .map(|problem| problem.diagnostic)
         .filter(Diagnostic::is_error)
-        .collect()
+        .collect();
+    (Some(config), errors)
 }
 
 /// Whether lists at `path` append across layers rather than replace.
@@ -442,13 +494,15 @@ fn resolve_alias(path: &ConfigPath, value: &Value, current: &AppConfig) -> Resul
         .map_err(|e| Refusal::invalid(vec![path.to_string()], e))
 }
 
-/// The leaves of a config tree: every value that is not an object, with
+/// The leaves of a config tree: every value that is not an object, and
+/// every empty object below the root (setting `{}` replaces what a plain
+/// map held, so it is a value to check and authorize like any other), with
 /// its path, in the tree's order.
 #[must_use]
 pub fn leaves(tree: &Value) -> Vec<(ConfigPath, Value)> {
     fn walk(node: &Value, at: &mut Vec<String>, out: &mut Vec<(ConfigPath, Value)>) {
         match node {
-            Value::Object(map) => {
+            Value::Object(map) if !map.is_empty() || at.is_empty() => {
                 for (key, child) in map {
                     at.push(key.clone());
                     walk(child, at, out);

@@ -220,13 +220,12 @@ impl Query {
         let mut flags = crate::recorded::sort_flags(&flag_layers, &flagged.config, schema);
         ctx.assignments.clear();
         ctx.flags = std::mem::take(&mut flags.query_only);
-        if let Some(record) = &flags.record {
-            let unchanged = ctx
-                .load_with(deltas.clone())
-                .is_ok_and(|current| crate::recorded::changes_nothing(record, &current.resolved));
-            if unchanged {
-                flags.record = None;
-            }
+        if let Some(record) = flags.record.take() {
+            // Only what the flags change is recorded.
+            flags.record = match ctx.load_with(deltas.clone()) {
+                Ok(current) => crate::recorded::news(record, &current),
+                Err(_) => Some(record),
+            };
         }
         if let Some(record) = &flags.record {
             // Through the same check as every recorded change.

@@ -1495,8 +1495,8 @@ mod checked_at_the_start {
             parser
                 .push_with(arguments, |fragment: jp_conversation::FragmentRef<'_>| {
                     if found.is_none()
-                        && let Some(Verdict::NotRun { response, .. }) =
-                            tools.refused_while_streaming("1", tool, fragment.path(), fragment.leaf())
+                        && let Some(Verdict::NotRun { response, .. }) = tools
+                            .refused_while_streaming("1", tool, fragment.path(), fragment.leaf())
                     {
                         assert_eq!(response.status, ResponseStatus::Refused);
                         found = Some(fragment.path().pointer().to_string());
