@@ -12,7 +12,29 @@ use std::process::ExitCode;
 use clap::Parser as _;
 
 fn main() -> ExitCode {
-    let cli = cmd::Cli::parse();
+    let cli = match cmd::Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and the version hold no input: clap prints them, coloured.
+        Err(error)
+            if matches!(
+                error.kind(),
+                clap::error::ErrorKind::DisplayHelp
+                    | clap::error::ErrorKind::DisplayVersion
+                    | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) =>
+        {
+            error.exit()
+        }
+        // An error quotes the arguments, which may hold anything: escaped,
+        // like every line jp writes (found in review).
+        Err(error) => {
+            let text = error.render().to_string();
+            for line in text.trim_end().lines() {
+                errln!("{line}");
+            }
+            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+        }
+    };
     init_logging(cli.verbose);
     prompt::install_panic_restore();
     match cli.run() {

@@ -467,7 +467,8 @@ impl Printer {
 }
 
 /// Whether jp escapes `c` in what it shows: C0 controls (except newline
-/// and tab), DEL, C1 controls, bidirectional overrides and invisible
+/// and tab), DEL, C1 controls, bidirectional controls (overrides, isolates
+/// and the direction marks) and invisible
 /// characters that can hide text or that terminals draw at different widths
 /// (soft hyphen, zero-width space, word joiner and invisible operators,
 /// Hangul fillers, the byte-order mark, and the tag characters that can
@@ -481,6 +482,9 @@ pub fn needs_escape(c: char) -> bool {
             c,
             '\u{202a}'..='\u{202e}'
                 | '\u{2066}'..='\u{2069}'
+                | '\u{061c}'
+                | '\u{200e}'
+                | '\u{200f}'
                 | '\u{00ad}'
                 | '\u{115f}'
                 | '\u{1160}'
@@ -778,6 +782,8 @@ mod tests {
             .filter(|c| !matches!(c, '\n' | '\t'))
             .chain('\u{7f}'..='\u{9f}')
             .chain(['\u{ad}', '\u{115f}', '\u{1160}', '\u{200b}'])
+            // The bidi direction marks (review).
+            .chain(['\u{61c}', '\u{200e}', '\u{200f}'])
             .chain('\u{202a}'..='\u{202e}')
             .chain('\u{2060}'..='\u{2064}')
             .chain('\u{2066}'..='\u{2069}')

@@ -527,3 +527,20 @@ fn config_show_validate_and_policy_check_show_hostile_text_escaped() {
         )
     );
 }
+
+/// Found in review: clap's errors quote the arguments, which were written
+/// raw, and a panic's message too.
+#[test]
+fn an_argument_error_quotes_the_argument_escaped() {
+    let ws = Workspace::new();
+    let run = ws.jp(&["\u{9b}31mred\u{202e}x"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr
+            .starts_with("error: unrecognized subcommand '\\u{9b}31mred\\u{202e}x'\n"),
+        "{}",
+        run.stderr
+    );
+    assert!(raw_controls(&run.stderr).is_empty(), "{}", run.stderr);
+}

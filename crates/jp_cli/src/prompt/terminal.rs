@@ -53,12 +53,31 @@ pub fn restore_terminal() {
     }
 }
 
-/// Restores the terminal before a panic is reported.
+/// Restores the terminal before a panic is reported, and reports it
+/// escaped like every other line jp writes: a panic message can quote a
+/// string from a config or a model (found in review).
 pub fn install_panic_restore() {
-    let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore_terminal();
-        previous(info);
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|text| (*text).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".to_owned());
+        let at = info
+            .location()
+            .map(|at| format!(" at {}:{}:{}", at.file(), at.line(), at.column()))
+            .unwrap_or_default();
+        crate::errln!("jp panicked{at}: {message}");
+        let trace = std::backtrace::Backtrace::capture();
+        if trace.status() == std::backtrace::BacktraceStatus::Captured {
+            crate::errln!("{trace}");
+        } else {
+            crate::errln!(
+                "note: run with `RUST_BACKTRACE=1` to see where; please report this as a bug"
+            );
+        }
     }));
 }
 
