@@ -625,16 +625,33 @@ fn compile_pattern(source: &str) -> Result<Regex, String> {
             ),
         });
     }
-    if let Err(err) = regex_syntax::Parser::new().parse(source) {
-        let detail = match &err {
-            regex_syntax::Error::Parse(e) => e.kind().to_string(),
-            regex_syntax::Error::Translate(e) => e.kind().to_string(),
-            other => other.to_string(),
-        };
-        return Err(format!(
-            "\"pattern\" {} is not a valid regular expression: {detail}",
-            quote(source)
-        ));
+    match regex_syntax::Parser::new().parse(source) {
+        Err(err) => {
+            let detail = match &err {
+                regex_syntax::Error::Parse(e) => e.kind().to_string(),
+                regex_syntax::Error::Translate(e) => e.kind().to_string(),
+                other => other.to_string(),
+            };
+            return Err(format!(
+                "\"pattern\" {} is not a valid regular expression: {detail}",
+                quote(source)
+            ));
+        }
+        // Unanchored, a pattern that can match nothing at all, with no
+        // `^`, `$` or `\b` to hold it, matches at the start of every value:
+        // a catch-all written as a matcher, like the empty pattern (`.*`,
+        // `x?`, `(?:)`; found in review).
+        Ok(hir)
+            if hir.properties().minimum_len() == Some(0)
+                && hir.properties().look_set().is_empty() =>
+        {
+            return Err(format!(
+                "\"pattern\" {} matches the empty string, so it would match every value; \
+                 remove \"arg\" and \"pattern\" for a catch-all",
+                quote(source)
+            ));
+        }
+        Ok(_) => {}
     }
     Regex::new(source).map_err(|err| {
         let detail = match err {

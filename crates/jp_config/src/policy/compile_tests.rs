@@ -388,6 +388,24 @@ fn patterns_must_be_valid_rust_regex() {
         "policy.run[0]: \"pattern\" is empty, so it would match every value; remove \"arg\" and \
          \"pattern\" for a catch-all"
     );
+    // Whatever matches the empty string, unanchored, matches every value.
+    for source in [".*", "x?", "(?:)", "a*|b", "(?i)", "[a-z]{0,3}"] {
+        let rule = format!("{{ arg = \"/util\", pattern = '{source}', mode = \"ask\" }}");
+        assert_eq!(
+            one_error(&rule),
+            format!(
+                "policy.run[0]: \"pattern\" \"{source}\" matches the empty string, so it would \
+                 match every value; remove \"arg\" and \"pattern\" for a catch-all"
+            ),
+            "{source}"
+        );
+    }
+    // Held by an anchor or a boundary, or needing a character, it does not.
+    for source in ["^$", "^a*$", "\\ba*", "x+", "a?b"] {
+        let rule = format!("{{ arg = \"/util\", pattern = '{source}', mode = \"ask\" }}");
+        let found = errors(&format!("[{rule}, {{ mode = \"ask\" }}]"));
+        assert!(found.is_empty(), "{source}: {found:?}");
+    }
     assert_eq!(
         one_error(r#"{ arg = "/util", pattern = 'a{99999999}', mode = "ask" }"#),
         "policy.run[0]: \"pattern\" \"a{99999999}\" is not a valid regular expression: it is too \
