@@ -192,3 +192,60 @@ fn a_chain_of_forty_links_that_stays_inside_runs_unattended() {
     );
     assert_eq!(ws.read("project/src/sub/a.rs"), "pwned");
 }
+
+/// Found by an adversarial run: `/proc/self/cwd` leads to jp's directory
+/// when jp resolves it and to the tool's (the workspace root) when the tool
+/// does. Run from `sub/`, jp saw `src/p/src/x` as `src/x` and ran the call
+/// unattended; the tool wrote `../src/x`, outside the workspace. A link
+/// under /proc cannot be resolved, so the call asks.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_link_through_proc_self_cwd_is_never_unattended() {
+    let ws = workspace();
+    std::fs::create_dir_all(ws.project().join("sub")).unwrap();
+    symlink("/proc/self/cwd/..", ws.project().join("src/p")).unwrap();
+
+    let server = save_call("src/p/src/x");
+    let output =
+        common::query::query_command(&ws, &server, "anthropic/claude-haiku-4-5", &[], "save it")
+            .current_dir(ws.project().join("sub"))
+            .output()
+            .unwrap();
+    let run = ws.run_of(output);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(responses(&stored(&ws))[0].0, "declined", "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "save: declined: policy.run[1] (catch-all) matched, so jp must ask, and no terminal \
+             is available"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!ws.root().join("src/x").exists(), "written outside");
+    assert!(!ws.project().join("src/x").exists());
+
+    let mut check = ws.command(
+        &[
+            "policy",
+            "check",
+            "save",
+            "--args",
+            r#"{"path": "src/p/src/x", "content": "x"}"#,
+        ],
+        &[],
+    );
+    let check = ws.run_of(
+        check
+            .current_dir(ws.project().join("sub"))
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        check.stdout.contains(
+            "cannot be resolved: the way goes through /proc/self, a link under /proc that leads \
+             somewhere else for each process that follows it"
+        ),
+        "{check:?}"
+    );
+}

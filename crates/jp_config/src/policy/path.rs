@@ -261,6 +261,14 @@ pub enum Unresolvable {
     /// The kernel gives up at that point (`ELOOP`) but a tool that resolves
     /// paths itself may not, so no form can be trusted.
     TooManyLinks,
+    /// The way leads through a link under `/proc` (`/proc/self/cwd`,
+    /// `/dev/fd`, ...), which leads somewhere else for each process that
+    /// follows it: jp would resolve it as jp, the tool follows it as the
+    /// tool, from another directory (found by an adversarial run).
+    ProcessDependent {
+        /// The link, as [`PathForm::text`] shows it.
+        link: String,
+    },
     /// A component could not be inspected (permission denied, a name too
     /// long, not a directory, ...).
     Inaccessible {
@@ -278,6 +286,11 @@ impl std::fmt::Display for Unresolvable {
             Self::TooManyLinks => write!(
                 f,
                 "more than {MAX_SYMLINKS} symbolic links would have to be followed"
+            ),
+            Self::ProcessDependent { link } => write!(
+                f,
+                "the way goes through {link}, a link under /proc that leads somewhere else for \
+                 each process that follows it"
             ),
             Self::Inaccessible { at, reason } => write!(f, "{at} cannot be inspected: {reason}"),
         }
@@ -303,6 +316,9 @@ pub fn resolve_path(value: &str, workspace: &Workspace) -> Result<PathValue, Nul
         Ok(path) => Ok(PathForm::new(path, &workspace.resolved)),
         Err(Failure::Loop(link)) => Err(Unresolvable::Loop { link: show(link) }),
         Err(Failure::TooManyLinks) => Err(Unresolvable::TooManyLinks),
+        Err(Failure::ProcessDependent(link)) => {
+            Err(Unresolvable::ProcessDependent { link: show(link) })
+        }
         Err(Failure::Inaccessible(at, error)) => Err(Unresolvable::Inaccessible {
             at: show(at),
             reason: io_reason(&error),
@@ -333,6 +349,7 @@ pub const MAX_SYMLINKS: usize = 40;
 enum Failure {
     Loop(PathBuf),
     TooManyLinks,
+    ProcessDependent(PathBuf),
     Inaccessible(PathBuf, std::io::Error),
 }
 
@@ -369,6 +386,11 @@ fn resolve_physically(path: &Path) -> Result<PathBuf, Failure> {
         let next = out.join(&name);
         match std::fs::symlink_metadata(&next) {
             Ok(meta) if meta.file_type().is_symlink() => {
+                // `/proc/self`, `/proc/PID/cwd`, `root`, `fd/N`: what they
+                // lead to depends on who follows them.
+                if next.starts_with("/proc") {
+                    return Err(Failure::ProcessDependent(next));
+                }
                 if !followed.insert((next.clone(), pending.clone())) {
                     return Err(Failure::Loop(next));
                 }

@@ -329,3 +329,39 @@ fn a_component_that_cannot_be_inspected_is_unresolvable() {
         "src/file/x cannot be inspected: not a directory"
     );
 }
+
+/// Found by an adversarial run: `/proc/self/cwd` is jp's directory when jp
+/// follows it and the tool's when the tool does, so a link through it
+/// resolved inside for jp (run from a subdirectory) and outside for the
+/// tool (run in the workspace root).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_link_through_proc_is_unresolvable() {
+    use std::os::unix::fs::symlink;
+    let (dir, ws) = workspace();
+    for (name, target) in [
+        ("p", "/proc/self/cwd/.."),
+        ("fd", "/dev/fd/0"),
+        ("root", "/proc/self/root/etc"),
+        ("thread", "/proc/thread-self/cwd"),
+    ] {
+        symlink(target, dir.path().join("src").join(name)).unwrap();
+        let forms = resolve_path(&format!("src/{name}/x"), &ws).unwrap();
+        let Err(Unresolvable::ProcessDependent { link }) = &forms.resolved else {
+            panic!("{target}: {:?}", forms.resolved);
+        };
+        assert!(link.starts_with("/proc/"), "{target}: {link}");
+        assert!(!forms.is_inside(), "{target}");
+    }
+    assert_eq!(
+        Unresolvable::ProcessDependent {
+            link: "/proc/self".into()
+        }
+        .to_string(),
+        "the way goes through /proc/self, a link under /proc that leads somewhere else for each \
+         process that follows it"
+    );
+    // A link that only passes by /proc, into a real directory, is fine.
+    symlink("/proc/../tmp", dir.path().join("src/tmp")).unwrap();
+    assert!(resolve_path("src/tmp/x", &ws).unwrap().resolved.is_ok());
+}
