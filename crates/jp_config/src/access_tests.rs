@@ -451,3 +451,118 @@ fn a_rule_path_must_exist_and_wildcards_stand_only_for_map_keys() {
         Err("`assistant.model.id` is a single value; nothing is below it".into())
     );
 }
+
+/// `check_removal` decides from a few points of what a removal takes; the
+/// oracle walks every concrete path it takes, in a small world of names
+/// (those the sensitive patterns use, one more, and a name no rule spells,
+/// which a `*` stands for), and asks the deciding rule about each.
+mod removal_against_every_part {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// The names rules and paths are made of.
+    const NAMES: [&str; 8] = [
+        "conversation",
+        "tools",
+        "policy",
+        "enable",
+        "style",
+        "hidden",
+        "policies",
+        "t1",
+    ];
+    /// A name no rule spells.
+    const FRESH: &str = "fresh";
+    const DEPTH: usize = 5;
+
+    fn permission() -> impl Strategy<Value = Permission> {
+        prop_oneof![
+            Just(Permission::Denied),
+            Just(Permission::Allowed),
+            Just(Permission::InsecureAllow)
+        ]
+    }
+
+    /// Paths rules and removals are cut from: the sensitive ones and their
+    /// neighbours, so that the interesting meetings come up often.
+    const TEMPLATES: [&[&str]; 6] = [
+        &["conversation", "tools", "t1", "policy"],
+        &["conversation", "tools", "t1", "style", "hidden"],
+        &["conversation", "tools", "t1", "enable"],
+        &["conversation", "policies"],
+        &["conversation", "tools", "t1", "style", "policy"],
+        &["style", "tools", "hidden"],
+    ];
+
+    /// A prefix of a template, each segment kept, made `*`, or made
+    /// another name.
+    fn cut(wild: bool) -> impl Strategy<Value = Vec<String>> {
+        (
+            prop::sample::select(TEMPLATES.to_vec()),
+            1..=DEPTH,
+            prop::collection::vec(0..10_u8, DEPTH),
+        )
+            .prop_map(move |(template, len, dice)| {
+                template
+                    .iter()
+                    .take(len)
+                    .zip(dice)
+                    .map(|(name, die)| match die {
+                        0 if wild => "*".to_owned(),
+                        1 => FRESH.to_owned(),
+                        2 => NAMES[usize::from(die) % NAMES.len()].to_owned(),
+                        _ => (*name).to_owned(),
+                    })
+                    .collect()
+            })
+    }
+
+    fn rule() -> impl Strategy<Value = ConfigGrant> {
+        (cut(true), permission(), any::<bool>()).prop_map(|(path, delete, ask)| ConfigGrant {
+            path: path.join("."),
+            read: false,
+            write: Write::Denied,
+            delete,
+            apply: if ask { Apply::Ask } else { Apply::Unattended },
+        })
+    }
+
+    /// Every concrete path at or below `at`, to `DEPTH` segments.
+    fn below(at: &[String]) -> Vec<Vec<String>> {
+        let mut out = vec![at.to_vec()];
+        let mut frontier = vec![at.to_vec()];
+        while let Some(path) = frontier.pop() {
+            if path.len() >= DEPTH {
+                continue;
+            }
+            for name in NAMES.iter().chain([&FRESH]) {
+                let mut next = path.clone();
+                next.push((*name).to_owned());
+                out.push(next.clone());
+                frontier.push(next);
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        #[test]
+        fn a_removal_is_allowed_exactly_when_every_part_of_it_is(
+            rules in prop::collection::vec(rule(), 1..5),
+            at in cut(false),
+        ) {
+            let grants = Grants::new(&rules);
+            let every_part = below(&at).into_iter().all(|part| {
+                let part = ConfigPath::from_segments(part);
+                grants
+                    .rule_for(&part)
+                    .is_some_and(|rule| rule.delete.reaches(sensitive(&part).is_some()))
+            });
+            let got = grants.check_removal(&ConfigPath::from_segments(at.clone()));
+            prop_assert_eq!(got.is_ok(), every_part, "removing {:?}: {:?}", at, got);
+        }
+    }
+}
