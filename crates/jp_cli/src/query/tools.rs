@@ -1155,6 +1155,8 @@ impl<'a> ToolCoordinator<'a> {
             "The call was not run"
         };
         let mut edited = false;
+        // Whether the user was asked about a path that leads out.
+        let mut asked_about_paths = false;
         loop {
             let now = self
                 .evaluate(name, PolicyField::Run, approval.arguments.as_value())
@@ -1166,8 +1168,63 @@ impl<'a> ToolCoordinator<'a> {
                         format!("{name}: refused: {error}"),
                     ))
                 })?;
-            if now.mode <= approval.mode {
+            // The user approved the paths they saw: one that now leads out
+            // of the workspace through a link (made since, perhaps by a
+            // call before it) is put to them again, once (found by an
+            // adversarial run). An unattended call needs no such check:
+            // its rule approves only paths inside, as they are now.
+            let leaving = (approval.mode > Mode::Unattended && !asked_about_paths)
+                .then(|| self.path_leaving(name, approval.arguments.as_value()))
+                .flatten();
+            if now.mode <= approval.mode && leaving.is_none() {
                 return Ok(edited);
+            }
+            if now.mode <= approval.mode
+                && let Some(leaving) = leaving
+            {
+                asked_about_paths = true;
+                let changed =
+                    format!("{leaving} since the call was approved, so it is asked about again");
+                if !prompts.available() {
+                    return Err(refuse(not_run(
+                        call,
+                        ResponseStatus::Declined,
+                        format!(
+                            "{not_started}: a path it names now leads outside the workspace, and no one could confirm it (jp is running without a terminal)."
+                        ),
+                        format!("{name}: declined: {changed}, and no terminal is available"),
+                    )));
+                }
+                self.printer.finish_content();
+                self.printer
+                    .chrome_line(Style::Warn, &format!("  {name}: {changed}"));
+                let ask = Ask {
+                    call: call.clone(),
+                    arguments: approval.arguments.clone(),
+                    mode: Mode::Ask,
+                    why: leaving.trim_end_matches(',').to_owned(),
+                };
+                match self.confirm(ask, prompts.ticket()).await {
+                    Verdict::Run {
+                        arguments,
+                        edited: by_user,
+                        ..
+                    } => {
+                        if by_user {
+                            if let Some(denial) = self.stateful_check(name, &arguments) {
+                                let verdict = denied(&call.id, name, &denial);
+                                return Err(Box::new((verdict, Some(denial))));
+                            }
+                            edited = true;
+                            approval.edited = true;
+                            // New arguments, new paths: checked again.
+                            asked_about_paths = false;
+                        }
+                        approval.arguments = arguments;
+                    }
+                    verdict @ Verdict::NotRun { .. } => return Err(refuse(verdict)),
+                }
+                continue;
             }
             // The rules passed over say what changed (a path that now
             // resolves elsewhere).
@@ -1245,6 +1302,9 @@ impl<'a> ToolCoordinator<'a> {
                                 edited = true;
                                 approval.edited = true;
                             }
+                            // They were told where the paths lead now
+                            // (unless they changed them).
+                            asked_about_paths = !by_user;
                             approval.arguments = arguments;
                             approval.mode = mode;
                         }
@@ -1253,6 +1313,61 @@ impl<'a> ToolCoordinator<'a> {
                 }
             }
         }
+    }
+
+    /// The first `path` argument of a call to `name` that reads as inside
+    /// the workspace but leads outside it (through a link), said as
+    /// `/path "src/x" now leads outside the workspace, to /tmp/x`; `None`
+    /// when there is none.
+    fn path_leaving(&self, name: &str, arguments: &Value) -> Option<String> {
+        fn walk(
+            param: &jp_config::tool::ToolParameterConfig,
+            value: &Value,
+            at: &mut Vec<String>,
+            workspace: &Workspace,
+        ) -> Option<String> {
+            match (param.kind, value) {
+                (jp_config::tool::ParamType::Path, Value::String(text)) => {
+                    let forms = jp_config::policy::path::resolve_path(text, workspace).ok()?;
+                    if forms.lexical.relative().is_none() || forms.is_inside() {
+                        return None;
+                    }
+                    let whither = match &forms.resolved {
+                        Ok(resolved) => format!("to {}", resolved.text()),
+                        Err(why) => format!("or cannot be resolved: {why}"),
+                    };
+                    Some(format!(
+                        "/{} {} now leads outside the workspace, {whither},",
+                        at.join("/"),
+                        serde_json::Value::String(text.clone())
+                    ))
+                }
+                (_, Value::Array(items)) => param.items.as_deref().and_then(|item| {
+                    items.iter().enumerate().find_map(|(i, element)| {
+                        at.push(i.to_string());
+                        let found = walk(item, element, at, workspace);
+                        at.pop();
+                        found
+                    })
+                }),
+                (_, Value::Object(members)) => members.iter().find_map(|(key, member)| {
+                    let param = param.properties.get(key)?;
+                    at.push(key.clone());
+                    let found = walk(param, member, at, workspace);
+                    at.pop();
+                    found
+                }),
+                _ => None,
+            }
+        }
+        let tool = self.tool(name)?;
+        let Value::Object(members) = arguments else {
+            return None;
+        };
+        members.iter().find_map(|(key, member)| {
+            let param = tool.parameters.get(key)?;
+            walk(param, member, &mut vec![key.clone()], &self.workspace)
+        })
     }
 
     /// Applies `policy.result`: deliver, ask, edit or withhold.

@@ -1536,6 +1536,48 @@ mod checked_at_the_start {
         assert_eq!(refused_at("nope", r#"{"path": "\u0000"}"#), None);
     }
 
+    /// Found by an adversarial run: a call the user approved for a path
+    /// inside the workspace ran, without a word, on the file outside that
+    /// a link made since pointed it to (the policy asked, and still did).
+    #[test]
+    fn an_approved_path_that_now_leads_out_is_asked_about_again_once() {
+        let f = Fixture::new(SRC_ONLY);
+        let outside = tempfile::tempdir().unwrap();
+        let out = outside.path().to_str().unwrap().to_owned();
+        relink(f.dir.path(), "README", &format!("{out}/f"));
+        let line = |chrome: String| chrome.replace(&out, "<outside>");
+
+        // Without a terminal: declined, saying why.
+        let executor = Linking::new(f.dir.path(), Vec::new());
+        let (got, _) = run(&f.tools(), &executor, "README", Mode::Ask, &no_terminal());
+        assert_eq!(got.response.status, ResponseStatus::Declined);
+        assert_eq!(
+            got.note.map(line).as_deref(),
+            Some(
+                "save: declined: /path \"README\" now leads outside the workspace, to \
+                 <outside>/f, since the call was approved, so it is asked about again, and no \
+                 terminal is available"
+            )
+        );
+        assert!(executor.landed.lock().unwrap().is_empty());
+
+        // On a terminal: asked once more, with a line saying why; `y` runs
+        // it (no second question for the same path).
+        let script = Script::new(&[Some('y')], &[], &[]);
+        let (got, _) = run(&f.tools(), &executor, "README", Mode::Ask, &script.prompts);
+        assert_eq!(got.response.status, ResponseStatus::Success);
+        assert_eq!(script.asked(), ["Run save(path: \"README\")? [y,n,e,v]"]);
+        assert!(
+            line(f.chrome.text()).starts_with(
+                "  save: /path \"README\" now leads outside the workspace, to <outside>/f, since \
+                 the call was approved, so it is asked about again\n"
+            ),
+            "{}",
+            f.chrome.text()
+        );
+        assert_eq!(executor.landed.lock().unwrap().len(), 1);
+    }
+
     #[test]
     fn a_skip_that_applies_by_the_start_is_not_run() {
         let f = Fixture::new(
