@@ -400,7 +400,14 @@ fn sort_node(
     query_only: &mut Vec<FlagAssignment>,
 ) {
     let path = ConfigPath::from_segments(at.iter().cloned());
-    if !path.is_root() && !grants.capabilities(&path).write {
+    // A tool is one thing: when a flag sets any of a tool's keys that stay
+    // with the query (its command, policy, ...), the whole tool does, so
+    // a later query is never left with half a tool (a summary and a
+    // timeout, with no command).
+    let a_tool = at.len() == 3 && at[0] == "conversation" && at[1] == "tools";
+    if !path.is_root()
+        && (!grants.capabilities(&path).write || (a_tool && any_kept_back(node, at, grants)))
+    {
         query_only.push(FlagAssignment {
             flag: flag.to_owned(),
             assignment: format!("{path}:={node}"),
@@ -418,6 +425,23 @@ fn sort_node(
         }
         Value::Null => {}
         leaf => insert(kept, at, leaf.clone()),
+    }
+}
+
+/// Whether any part of `node` (at `at`) is a key the flags may not record.
+fn any_kept_back(node: &Value, at: &mut Vec<String>, grants: &Grants) -> bool {
+    let path = ConfigPath::from_segments(at.iter().cloned());
+    if !grants.capabilities(&path).write {
+        return true;
+    }
+    match node {
+        Value::Object(map) => map.iter().any(|(key, child)| {
+            at.push(key.clone());
+            let kept_back = any_kept_back(child, at, grants);
+            at.pop();
+            kept_back
+        }),
+        _ => false,
     }
 }
 

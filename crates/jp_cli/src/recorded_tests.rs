@@ -403,9 +403,14 @@ fn flags_record_what_they_may_and_keep_sensitive_keys_to_the_query() {
                 flag: "--cfg providers.llm.anthropic.base_url=http://127.0.0.1:1".into(),
                 assignment: "providers.llm.anthropic.base_url:=\"http://127.0.0.1:1\"".into(),
             },
+            // A tool whose command stays with the query stays whole: a
+            // later query is never left with half a tool.
             FlagAssignment {
                 flag: "--cfg @extra.toml".into(),
-                assignment: "conversation.tools.m.command:=[\"x\"]".into(),
+                assignment: format!(
+                    "conversation.tools.m:={}",
+                    json!({"summary": "Model.", "command": ["x"]})
+                ),
             },
         ]
     );
@@ -414,8 +419,7 @@ fn flags_record_what_they_may_and_keep_sensitive_keys_to_the_query() {
     assert_eq!(
         Value::Object(record.delta.clone()),
         json!({
-            "assistant": {"model": {"parameters": {"max_tokens": 1234}, "id": "anthropic/claude-opus-5"}},
-            "conversation": {"tools": {"m": {"summary": "Model."}}}
+            "assistant": {"model": {"parameters": {"max_tokens": 1234}, "id": "anthropic/claude-opus-5"}}
         })
     );
     assert_eq!(record.flags, ["--cfg @extra.toml", "--model opus"]);
@@ -424,8 +428,7 @@ fn flags_record_what_they_may_and_keep_sensitive_keys_to_the_query() {
         record.claims.keys().collect::<Vec<_>>(),
         [
             "assistant.model.id",
-            "assistant.model.parameters.max_tokens",
-            "conversation.tools.m.summary"
+            "assistant.model.parameters.max_tokens"
         ]
     );
     // What is recorded passes the check every reader makes.
