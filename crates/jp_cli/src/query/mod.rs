@@ -650,22 +650,6 @@ fn denial_event(call: &ToolCallRequest, denial: crate::stateful::Denial) -> Even
 /// the turn was interrupted before the cycle's changes were committed.
 const INTERRUPTED_CHANGE: &str = "The tool finished, but the user interrupted jp before its config change was applied; the change was not applied and the result was not kept.";
 
-/// The response of a call whose config change was dropped (interrupted,
-/// or the cycle's changes would not load together): what the tool said is
-/// not kept, since it speaks of a change that did not happen; `content`
-/// says why instead.
-fn dropped_change(
-    response: ToolCallResponse,
-    status: ResponseStatus,
-    content: String,
-) -> ToolCallResponse {
-    ToolCallResponse {
-        status,
-        content,
-        ..response
-    }
-}
-
 /// `response` as the conversation records it: a call that failed because
 /// the user interrupted the turn was stopped, not failed on its own.
 fn as_recorded(response: ToolCallResponse, cancel: &CancellationToken) -> ToolCallResponse {
@@ -993,27 +977,7 @@ impl Session {
                     if cancel.is_cancelled() {
                         // An interrupted cycle commits no config change,
                         // and the calls that proposed one say so.
-                        let held = held
-                            .into_iter()
-                            .map(|(event, changed)| match event {
-                                EventKind::ToolCallResponse(response) if changed => {
-                                    self.printer.chrome_line(
-                                        Style::Warn,
-                                        &format!(
-                                            "  the config change of call {} was not applied: the turn was interrupted",
-                                            response.id
-                                        ),
-                                    );
-                                    EventKind::ToolCallResponse(dropped_change(
-                                        response,
-                                        ResponseStatus::Interrupted,
-                                        INTERRUPTED_CHANGE.into(),
-                                    ))
-                                }
-                                event => event,
-                            })
-                            .collect();
-                        self.commit_events(held)?;
+                        self.settle_changes(held, &changes, true)?;
                         return Ok(Step::End(TurnEnd::Interrupted));
                     }
                     let input = if stopped {
@@ -1022,39 +986,8 @@ impl Session {
                         Input::ToolsDone
                     };
                     queue.extend(turn.handle(input));
-                    let folded = changes.fold();
-                    // Each change was checked alone against the config as
-                    // the cycle began; together they must load as well.
-                    let apart = folded.as_ref().and_then(|f| self.unloadable(f));
-                    if let Some(detail) = &apart {
-                        self.printer.chrome_line(
-                            Style::Bad,
-                            &format!(
-                                "⚠ the config changes of this response were not applied: together they leave a config that does not load: {detail}"
-                            ),
-                        );
-                    }
-                    let held = held
-                        .into_iter()
-                        .map(|(event, changed)| match (event, &apart) {
-                            (EventKind::ToolCallResponse(response), Some(detail)) if changed => {
-                                EventKind::ToolCallResponse(dropped_change(
-                                    response,
-                                    ResponseStatus::Error,
-                                    format!(
-                                        "The tool finished, but its config change was not applied: together with the other config changes of this response it leaves a config that does not load ({detail}). The result was not kept."
-                                    ),
-                                ))
-                            }
-                            (event, _) => event,
-                        })
-                        .collect();
-                    match folded {
-                        Some(folded) if apart.is_none() => {
-                            self.commit(held, folded)?;
-                            return Ok(Step::Reload(Box::new((turn, queue))));
-                        }
-                        _ => self.commit_events(held)?,
+                    if self.settle_changes(held, &changes, false)? {
+                        return Ok(Step::Reload(Box::new((turn, queue))));
                     }
                 }
                 Action::AskReply => {
@@ -1079,6 +1012,74 @@ impl Session {
             }
         }
         Ok(Step::End(TurnEnd::Completed))
+    }
+
+    /// Records what the cycle `held` for its config `changes` (each event
+    /// with whether it is the result of a call that changed the config),
+    /// and commits the changes with it, unless the turn was `interrupted`
+    /// or the config would not load with all of them: then none applies,
+    /// and each changing call's result says its change was not applied
+    /// instead of what the tool said of it. Whether the changes were
+    /// committed (the config must be resolved again).
+    fn settle_changes(
+        &mut self,
+        held: Vec<(EventKind, bool)>,
+        changes: &jp_config::delta::Buffer,
+        interrupted: bool,
+    ) -> Result<bool, jp_conversation::StoreError> {
+        let folded = changes.fold();
+        let dropped = if interrupted {
+            Some((ResponseStatus::Interrupted, INTERRUPTED_CHANGE.to_owned()))
+        } else {
+            // Each change was checked alone against the config as the
+            // cycle began; together they must load as well.
+            folded.as_ref().and_then(|f| self.unloadable(f)).map(|detail| {
+                self.printer.chrome_line(
+                    Style::Bad,
+                    &format!(
+                        "⚠ the config changes of this response were not applied: together they leave a config that does not load: {detail}"
+                    ),
+                );
+                (
+                    ResponseStatus::Error,
+                    format!(
+                        "The tool finished, but its config change was not applied: together with the other config changes of this response it leaves a config that does not load ({detail}). The result was not kept."
+                    ),
+                )
+            })
+        };
+        let events = held
+            .into_iter()
+            .map(|(event, changed)| match (event, &dropped) {
+                (EventKind::ToolCallResponse(response), Some((status, content))) if changed => {
+                    if interrupted {
+                        self.printer.chrome_line(
+                            Style::Warn,
+                            &format!(
+                                "  the config change of call {} was not applied: the turn was interrupted",
+                                response.id
+                            ),
+                        );
+                    }
+                    EventKind::ToolCallResponse(ToolCallResponse {
+                        status: *status,
+                        content: content.clone(),
+                        ..response
+                    })
+                }
+                (event, _) => event,
+            })
+            .collect();
+        match folded {
+            Some(folded) if dropped.is_none() => {
+                self.commit(events, folded)?;
+                Ok(true)
+            }
+            _ => {
+                self.commit_events(events)?;
+                Ok(false)
+            }
+        }
     }
 
     /// Why the config would not load with all of one cycle's changes
