@@ -1195,34 +1195,14 @@ impl<'a> ToolCoordinator<'a> {
                         format!("{name}: declined: {changed}, and no terminal is available"),
                     )));
                 }
-                self.printer.finish_content();
-                self.printer
-                    .chrome_line(Style::Warn, &format!("  {name}: {changed}"));
-                let ask = Ask {
-                    call: call.clone(),
-                    arguments: approval.arguments.clone(),
-                    mode: Mode::Ask,
-                    why: leaving.trim_end_matches(',').to_owned(),
-                };
-                match self.confirm(ask, prompts.ticket()).await {
-                    Verdict::Run {
-                        arguments,
-                        edited: by_user,
-                        ..
-                    } => {
-                        if by_user {
-                            if let Some(denial) = self.stateful_check(name, &arguments) {
-                                let verdict = denied(&call.id, name, &denial);
-                                return Err(Box::new((verdict, Some(denial))));
-                            }
-                            edited = true;
-                            approval.edited = true;
-                            // New arguments, new paths: checked again.
-                            asked_about_paths = false;
-                        }
-                        approval.arguments = arguments;
-                    }
-                    verdict @ Verdict::NotRun { .. } => return Err(refuse(verdict)),
+                let why = leaving.trim_end_matches(',').to_owned();
+                if self
+                    .ask_again(call, approval, Mode::Ask, why, &changed, prompts)
+                    .await?
+                {
+                    edited = true;
+                    // New arguments, new paths: checked again.
+                    asked_about_paths = false;
                 }
                 continue;
             }
@@ -1276,42 +1256,59 @@ impl<'a> ToolCoordinator<'a> {
                     )));
                 }
                 mode => {
-                    self.printer.finish_content();
-                    self.printer
-                        .chrome_line(Style::Warn, &format!("  {name}: {changed}"));
-                    let ask = Ask {
-                        call: call.clone(),
-                        arguments: approval.arguments.clone(),
-                        mode,
-                        why: now.reason,
-                    };
-                    match self.confirm(ask, prompts.ticket()).await {
-                        Verdict::Run {
-                            arguments,
-                            edited: by_user,
-                            mode,
-                            ..
-                        } => {
-                            if by_user {
-                                // What the stateful policies allowed was
-                                // the arguments before the edit.
-                                if let Some(denial) = self.stateful_check(name, &arguments) {
-                                    let verdict = denied(&call.id, name, &denial);
-                                    return Err(Box::new((verdict, Some(denial))));
-                                }
-                                edited = true;
-                                approval.edited = true;
-                            }
-                            // They were told where the paths lead now
-                            // (unless they changed them).
-                            asked_about_paths = !by_user;
-                            approval.arguments = arguments;
-                            approval.mode = mode;
-                        }
-                        verdict @ Verdict::NotRun { .. } => return Err(refuse(verdict)),
-                    }
+                    let by_user = self
+                        .ask_again(call, approval, mode, now.reason, &changed, prompts)
+                        .await?;
+                    edited |= by_user;
+                    // They were told where the paths lead now (unless they
+                    // changed them).
+                    asked_about_paths = !by_user;
                 }
             }
+        }
+    }
+
+    /// Puts a call cleared earlier to the user again at its start, at
+    /// `mode`, after a line saying what `changed`. When they approve,
+    /// `approval` takes what they approved (the arguments, edited or not,
+    /// and the mode); `Ok(true)` when they edited the arguments, which the
+    /// stateful policies then check again (they allowed the ones before).
+    async fn ask_again(
+        &self,
+        call: &ToolCallRequest,
+        approval: &mut Approval,
+        mode: Mode,
+        why: String,
+        changed: &str,
+        prompts: &Prompts,
+    ) -> Result<bool, Box<(Verdict, Option<Denial>)>> {
+        let name = call.name.as_str();
+        self.printer.finish_content();
+        self.printer
+            .chrome_line(Style::Warn, &format!("  {name}: {changed}"));
+        let ask = Ask {
+            call: call.clone(),
+            arguments: approval.arguments.clone(),
+            mode,
+            why,
+        };
+        match self.confirm(ask, prompts.ticket()).await {
+            Verdict::Run {
+                arguments,
+                edited,
+                mode,
+                ..
+            } => {
+                if edited && let Some(denial) = self.stateful_check(name, &arguments) {
+                    let verdict = denied(&call.id, name, &denial);
+                    return Err(Box::new((verdict, Some(denial))));
+                }
+                approval.edited |= edited;
+                approval.arguments = arguments;
+                approval.mode = approval.mode.max(mode);
+                Ok(edited)
+            }
+            verdict @ Verdict::NotRun { .. } => Err(Box::new((verdict, None))),
         }
     }
 
