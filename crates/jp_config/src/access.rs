@@ -53,6 +53,7 @@ pub const SENSITIVE: &[&str] = &[
     "conversation.tools.*.policy",
     "conversation.tools.*.enable",
     "conversation.tools.*.parameters",
+    "conversation.tools.*.options",
     "conversation.tools.*.style.hidden",
     "style.tool_call.show_arguments",
     "conversation.policies",

@@ -137,14 +137,15 @@ fn compile(rule: &str) -> Policy {
 /// `unattended` rules on `/path` whose matchers name no absolute location,
 /// so only paths inside the workspace may be approved.
 ///
-/// `pattern = ""` is refused by the compiler (it would match everything),
-/// so it cannot approve anything (see [`an_empty_pattern_is_refused`]);
-/// `pattern = "^"` stands in for it.
+/// `pattern = ""` and `"^"` are refused by the compiler (they would match
+/// everything), so they cannot approve anything (see
+/// [`an_empty_pattern_is_refused`]); `pattern = "(?s)."`, which matches
+/// every path (a path is never empty), stands in for them.
 const RELATIVE_RULES: [&str; 7] = [
     r#"{ arg = "/path", prefix = "src/", mode = "unattended" }"#,
     r#"{ arg = "/path", prefix = ".", mode = "unattended" }"#,
     r#"{ arg = "/path", pattern = "\\.rs$", mode = "unattended" }"#,
-    r#"{ arg = "/path", pattern = "^", mode = "unattended" }"#,
+    r#"{ arg = "/path", pattern = "(?s).", mode = "unattended" }"#,
     r#"{ arg = "/path", pattern = "x", mode = "unattended" }"#,
     r#"{ arg = "/path", enum = ["src/x.rs", "a/x.rs", ".", "src/l0", "src/sub/y.rs", "a/b/l1/x.rs", "src/ch/y.rs"], mode = "unattended" }"#,
     r#"{ arg = "/path", const = "src/l1/new", mode = "unattended" }"#,
@@ -671,9 +672,11 @@ fn a_workspace_given_through_a_link_confines_the_same() {
 
 #[test]
 fn an_empty_pattern_is_refused() {
-    let compiled = compile_rules(
-        r#"[{ arg = "/path", pattern = "", mode = "unattended" }, { mode = "ask" }]"#,
-    );
-    assert!(compiled.policy.is_none());
-    assert_eq!(compiled.errors.len(), 1, "{:?}", compiled.errors);
+    for pattern in ["\"\"", "\"^\"", "\".*\""] {
+        let compiled = compile_rules(&format!(
+            r#"[{{ arg = "/path", pattern = {pattern}, mode = "unattended" }}, {{ mode = "ask" }}]"#
+        ));
+        assert!(compiled.policy.is_none(), "{pattern}");
+        assert_eq!(compiled.errors.len(), 1, "{pattern}: {:?}", compiled.errors);
+    }
 }

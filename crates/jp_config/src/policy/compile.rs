@@ -595,6 +595,62 @@ fn number_from_f64(f: f64) -> serde_json::Number {
     serde_json::Number::from_f64(f).unwrap_or_else(|| 0.into())
 }
 
+/// Whether the regular expression `hir`, searched unanchored as `pattern`
+/// is, matches every value: when it can match nothing at all needing only
+/// what holds at the start of any text (`^`, `(?m)^`) or only what holds
+/// at its end (`$`). So `.*`, `x?`, `^`, `.*$` and `^|x` do; `^$`, `\b` and
+/// `x+` do not. (Some others match every value too, such as `^$|(?s).`;
+/// this finds the ones that say so on their face.)
+fn matches_every_value(hir: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::{HirKind, Look, LookSet};
+
+    /// At most this many ways to match nothing are followed.
+    const MAX_WAYS: usize = 64;
+
+    fn merge(mut ways: Vec<LookSet>) -> Vec<LookSet> {
+        ways.sort_by_key(|set| set.bits);
+        ways.dedup();
+        ways.truncate(MAX_WAYS);
+        ways
+    }
+
+    /// The assertions each way of matching nothing needs.
+    fn empty_ways(hir: &regex_syntax::hir::Hir) -> Vec<LookSet> {
+        match hir.kind() {
+            HirKind::Empty => vec![LookSet::empty()],
+            HirKind::Literal(_) | HirKind::Class(_) => Vec::new(),
+            HirKind::Look(look) => vec![LookSet::singleton(*look)],
+            HirKind::Repetition(repetition) => {
+                let mut ways = empty_ways(&repetition.sub);
+                if repetition.min == 0 {
+                    ways.push(LookSet::empty());
+                }
+                merge(ways)
+            }
+            HirKind::Capture(capture) => empty_ways(&capture.sub),
+            HirKind::Concat(parts) => parts.iter().fold(vec![LookSet::empty()], |ways, part| {
+                let next = empty_ways(part);
+                merge(
+                    ways.iter()
+                        .flat_map(|a| next.iter().map(move |b| a.union(*b)))
+                        .collect(),
+                )
+            }),
+            HirKind::Alternation(branches) => merge(branches.iter().flat_map(empty_ways).collect()),
+        }
+    }
+
+    let start = LookSet::singleton(Look::Start)
+        .insert(Look::StartLF)
+        .insert(Look::StartCRLF);
+    let end = LookSet::singleton(Look::End)
+        .insert(Look::EndLF)
+        .insert(Look::EndCRLF);
+    empty_ways(hir)
+        .into_iter()
+        .any(|way| way.subtract(start).is_empty() || way.subtract(end).is_empty())
+}
+
 /// Compiles a `pattern`, with clear messages for the features Rust's regex
 /// syntax leaves out on purpose (it runs in linear time on model-written
 /// arguments).
@@ -637,17 +693,13 @@ fn compile_pattern(source: &str) -> Result<Regex, String> {
                 quote(source)
             ));
         }
-        // Unanchored, a pattern that can match nothing at all, with no
-        // `^`, `$` or `\b` to hold it, matches at the start of every value:
-        // a catch-all written as a matcher, like the empty pattern (`.*`,
-        // `x?`, `(?:)`; found in review).
-        Ok(hir)
-            if hir.properties().minimum_len() == Some(0)
-                && hir.properties().look_set().is_empty() =>
-        {
+        // A catch-all written as a matcher, like the empty pattern (found
+        // in review and by an adversarial run).
+        Ok(hir) if matches_every_value(&hir) => {
             return Err(format!(
-                "\"pattern\" {} matches the empty string, so it would match every value; \
-                 remove \"arg\" and \"pattern\" for a catch-all",
+                "\"pattern\" {} matches every value (it can match nothing at all at the \
+                 start or at the end of any value); remove \"arg\" and \"pattern\" for a \
+                 catch-all",
                 quote(source)
             ));
         }

@@ -388,20 +388,53 @@ fn patterns_must_be_valid_rust_regex() {
         "policy.run[0]: \"pattern\" is empty, so it would match every value; remove \"arg\" and \
          \"pattern\" for a catch-all"
     );
-    // Whatever matches the empty string, unanchored, matches every value.
-    for source in [".*", "x?", "(?:)", "a*|b", "(?i)", "[a-z]{0,3}"] {
+    // Whatever can match nothing at the start or the end of any value,
+    // matches every value.
+    for source in [
+        ".*",
+        "x?",
+        "(?:)",
+        "a*|b",
+        "(?i)",
+        "[a-z]{0,3}",
+        "^",
+        "$",
+        "^.*",
+        ".*$",
+        "\\A",
+        "\\z",
+        "(?m)^",
+        "^|x",
+        "^$|",
+        "^.?",
+        "(^)",
+        "x|^|y",
+    ] {
         let rule = format!("{{ arg = \"/util\", pattern = '{source}', mode = \"ask\" }}");
         assert_eq!(
             one_error(&rule),
             format!(
-                "policy.run[0]: \"pattern\" \"{source}\" matches the empty string, so it would \
-                 match every value; remove \"arg\" and \"pattern\" for a catch-all"
+                "policy.run[0]: \"pattern\" {} matches every value (it can match nothing at \
+                 all at the start or at the end of any value); remove \"arg\" and \"pattern\" \
+                 for a catch-all",
+                crate::policy::pointer::quote(source)
             ),
             "{source}"
         );
     }
     // Held by an anchor or a boundary, or needing a character, it does not.
-    for source in ["^$", "^a*$", "\\ba*", "x+", "a?b"] {
+    for source in [
+        "^$",
+        "^a*$",
+        "\\ba*",
+        "x+",
+        "a?b",
+        "\\.rs$",
+        ".*\\.rs$",
+        "(?i)readme",
+        "^(foo)?$",
+        "x?y",
+    ] {
         let rule = format!("{{ arg = \"/util\", pattern = '{source}', mode = \"ask\" }}");
         let found = errors(&format!("[{rule}, {{ mode = \"ask\" }}]"));
         assert!(found.is_empty(), "{source}: {found:?}");
