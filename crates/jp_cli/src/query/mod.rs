@@ -867,6 +867,20 @@ impl Session {
                     // must never read "switched to ..." for a switch that
                     // did not happen).
                     let mut held: Vec<(EventKind, bool)> = Vec::new();
+                    // Where the paths of the calls the user approved lead
+                    // now, before any call runs: as they were approved.
+                    let mut seen: HashMap<usize, Vec<(String, String)>> = list
+                        .iter()
+                        .filter_map(|(number, _)| match calls.verdicts.get(number) {
+                            Some(Verdict::Run {
+                                tool,
+                                arguments,
+                                approved: true,
+                                ..
+                            }) => Some((*number, tools.path_targets(tool, arguments.as_value()))),
+                            _ => None,
+                        })
+                        .collect();
                     for (number, call) in list {
                         let mut changed_config = false;
                         let not_run = |content: &str| ToolCallResponse {
@@ -907,6 +921,7 @@ impl Session {
                                         edited,
                                         mode,
                                         runs: 0,
+                                        seen: seen.remove(&number),
                                     };
                                     let (ran, stop) = self
                                         .run_call(

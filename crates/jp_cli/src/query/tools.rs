@@ -188,6 +188,11 @@ pub struct Approval {
     /// How many times the tool has started for this call (a rerun after a
     /// rejected config change, a restart from the Ctrl+C menu).
     pub runs: usize,
+    /// Where each `path` argument led when the user approved the call
+    /// ([`ToolCoordinator::path_targets`], taken before any call of the
+    /// response ran); `None` for a call no one approved. A path that leads
+    /// elsewhere by its start is put to the user again.
+    pub seen: Option<Vec<(String, String)>>,
 }
 
 /// Each tool's compiled `policy.run` and `policy.result`; `None` for one
@@ -1155,8 +1160,6 @@ impl<'a> ToolCoordinator<'a> {
             "The call was not run"
         };
         let mut edited = false;
-        // Whether the user was asked about a path that leads out.
-        let mut asked_about_paths = false;
         loop {
             let now = self
                 .evaluate(name, PolicyField::Run, approval.arguments.as_value())
@@ -1168,42 +1171,40 @@ impl<'a> ToolCoordinator<'a> {
                         format!("{name}: refused: {error}"),
                     ))
                 })?;
-            // The user approved the paths they saw: one that now leads out
-            // of the workspace through a link (made since, perhaps by a
-            // call before it) is put to them again, once (found by an
-            // adversarial run). An unattended call needs no such check:
-            // its rule approves only paths inside, as they are now.
-            let leaving = (approval.mode > Mode::Unattended && !asked_about_paths)
-                .then(|| self.path_leaving(name, approval.arguments.as_value()))
-                .flatten();
-            if now.mode <= approval.mode && leaving.is_none() {
+            // The user approved the paths as they led then: one that leads
+            // elsewhere now, through a link made since (perhaps by a call
+            // before it), is put to them again (found by adversarial runs:
+            // outside the workspace, or onto .jp/config.toml). An
+            // unattended call needs no such check: its rule approves only
+            // paths inside, as they are now.
+            let moved = approval.seen.as_ref().and_then(|seen| {
+                let targets = self.path_targets(name, approval.arguments.as_value());
+                targets.into_iter().find_map(|(at, target)| {
+                    let (_, before) = seen.iter().find(|(was_at, _)| *was_at == at)?;
+                    (*before != target).then(|| format!("{at} now leads to {target}, not {before}"))
+                })
+            });
+            if now.mode <= approval.mode && moved.is_none() {
                 return Ok(edited);
             }
             if now.mode <= approval.mode
-                && let Some(leaving) = leaving
+                && let Some(moved) = moved
             {
-                asked_about_paths = true;
                 let changed =
-                    format!("{leaving} since the call was approved, so it is asked about again");
+                    format!("{moved} as when the call was approved, so it is asked about again");
                 if !prompts.available() {
                     return Err(refuse(not_run(
                         call,
                         ResponseStatus::Declined,
                         format!(
-                            "{not_started}: a path it names now leads outside the workspace, and no one could confirm it (jp is running without a terminal)."
+                            "{not_started}: a path it names leads somewhere else than when the user approved it, and no one could confirm it again (jp is running without a terminal)."
                         ),
                         format!("{name}: declined: {changed}, and no terminal is available"),
                     )));
                 }
-                let why = leaving.trim_end_matches(',').to_owned();
-                if self
-                    .ask_again(call, approval, Mode::Ask, why, &changed, prompts)
-                    .await?
-                {
-                    edited = true;
-                    // New arguments, new paths: checked again.
-                    asked_about_paths = false;
-                }
+                edited |= self
+                    .ask_again(call, approval, Mode::Ask, moved, &changed, prompts)
+                    .await?;
                 continue;
             }
             // The rules passed over say what changed (a path that now
@@ -1256,13 +1257,9 @@ impl<'a> ToolCoordinator<'a> {
                     )));
                 }
                 mode => {
-                    let by_user = self
+                    edited |= self
                         .ask_again(call, approval, mode, now.reason, &changed, prompts)
                         .await?;
-                    edited |= by_user;
-                    // They were told where the paths lead now (unless they
-                    // changed them).
-                    asked_about_paths = !by_user;
                 }
             }
         }
@@ -1306,65 +1303,74 @@ impl<'a> ToolCoordinator<'a> {
                 approval.edited |= edited;
                 approval.arguments = arguments;
                 approval.mode = approval.mode.max(mode);
+                // Approved as they lead now.
+                approval.seen = Some(self.path_targets(name, approval.arguments.as_value()));
                 Ok(edited)
             }
             verdict @ Verdict::NotRun { .. } => Err(Box::new((verdict, None))),
         }
     }
 
-    /// The first `path` argument of a call to `name` that reads as inside
-    /// the workspace but leads outside it (through a link), said as
-    /// `/path "src/x" now leads outside the workspace, to /tmp/x`; `None`
-    /// when there is none.
-    fn path_leaving(&self, name: &str, arguments: &Value) -> Option<String> {
+    /// Where each `path` argument of a call to `name` leads now: its JSON
+    /// pointer and its target with links followed (`src/x`, `/tmp/x`, or
+    /// why it cannot be resolved), in the order of the arguments.
+    #[must_use]
+    pub fn path_targets(&self, name: &str, arguments: &Value) -> Vec<(String, String)> {
         fn walk(
             param: &jp_config::tool::ToolParameterConfig,
             value: &Value,
             at: &mut Vec<String>,
             workspace: &Workspace,
-        ) -> Option<String> {
+            out: &mut Vec<(String, String)>,
+        ) {
             match (param.kind, value) {
                 (jp_config::tool::ParamType::Path, Value::String(text)) => {
-                    let forms = jp_config::policy::path::resolve_path(text, workspace).ok()?;
-                    if forms.lexical.relative().is_none() || forms.is_inside() {
-                        return None;
-                    }
-                    let whither = match &forms.resolved {
-                        Ok(resolved) => format!("to {}", resolved.text()),
-                        Err(why) => format!("or cannot be resolved: {why}"),
+                    let Ok(forms) = jp_config::policy::path::resolve_path(text, workspace) else {
+                        return;
                     };
-                    Some(format!(
-                        "/{} {} now leads outside the workspace, {whither},",
-                        at.join("/"),
-                        serde_json::Value::String(text.clone())
-                    ))
+                    let target = match &forms.resolved {
+                        Ok(resolved) => resolved.text(),
+                        Err(why) => format!("nowhere jp can tell ({why})"),
+                    };
+                    out.push((format!("/{}", at.join("/")), target));
                 }
-                (_, Value::Array(items)) => param.items.as_deref().and_then(|item| {
-                    items.iter().enumerate().find_map(|(i, element)| {
-                        at.push(i.to_string());
-                        let found = walk(item, element, at, workspace);
-                        at.pop();
-                        found
-                    })
-                }),
-                (_, Value::Object(members)) => members.iter().find_map(|(key, member)| {
-                    let param = param.properties.get(key)?;
-                    at.push(key.clone());
-                    let found = walk(param, member, at, workspace);
-                    at.pop();
-                    found
-                }),
-                _ => None,
+                (_, Value::Array(items)) => {
+                    if let Some(item) = param.items.as_deref() {
+                        for (i, element) in items.iter().enumerate() {
+                            at.push(i.to_string());
+                            walk(item, element, at, workspace, out);
+                            at.pop();
+                        }
+                    }
+                }
+                (_, Value::Object(members)) => {
+                    for (key, member) in members {
+                        if let Some(param) = param.properties.get(key) {
+                            at.push(key.clone());
+                            walk(param, member, at, workspace, out);
+                            at.pop();
+                        }
+                    }
+                }
+                _ => {}
             }
         }
-        let tool = self.tool(name)?;
-        let Value::Object(members) = arguments else {
-            return None;
+        let mut out = Vec::new();
+        let (Some(tool), Value::Object(members)) = (self.tool(name), arguments) else {
+            return out;
         };
-        members.iter().find_map(|(key, member)| {
-            let param = tool.parameters.get(key)?;
-            walk(param, member, &mut vec![key.clone()], &self.workspace)
-        })
+        for (key, member) in members {
+            if let Some(param) = tool.parameters.get(key) {
+                walk(
+                    param,
+                    member,
+                    &mut vec![key.clone()],
+                    &self.workspace,
+                    &mut out,
+                );
+            }
+        }
+        out
     }
 
     /// Applies `policy.result`: deliver, ask, edit or withhold.

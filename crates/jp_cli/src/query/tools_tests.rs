@@ -192,6 +192,7 @@ fn approved(arguments: Map<String, Value>, edited: bool, mode: Mode) -> Approval
         edited,
         mode,
         runs: 0,
+        seen: None,
     }
 }
 
@@ -1536,46 +1537,100 @@ mod checked_at_the_start {
         assert_eq!(refused_at("nope", r#"{"path": "\u0000"}"#), None);
     }
 
-    /// Found by an adversarial run: a call the user approved for a path
-    /// inside the workspace ran, without a word, on the file outside that
-    /// a link made since pointed it to (the policy asked, and still did).
+    /// Runs `save(path)` approved at a question, where the paths led as
+    /// `seen`.
+    fn run_approved(
+        f: &Fixture,
+        executor: &Linking,
+        path: &str,
+        seen: Vec<(String, String)>,
+        prompts: &Prompts,
+    ) -> Ran {
+        let mut approval = approved(arguments(path), false, Mode::Ask);
+        approval.seen = Some(seen);
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f.tools().run(
+                &save("1", path),
+                &mut approval,
+                executor,
+                prompts,
+                &CancellationToken::new(),
+            ))
+    }
+
+    /// Found by adversarial runs: a call the user approved for `README`
+    /// ran, without a word, on whatever a link made since pointed `README`
+    /// at, outside the workspace or onto its config (the policy asked, and
+    /// still did).
     #[test]
-    fn an_approved_path_that_now_leads_out_is_asked_about_again_once() {
+    fn an_approved_path_that_leads_elsewhere_by_its_start_is_asked_about_again() {
         let f = Fixture::new(SRC_ONLY);
         let outside = tempfile::tempdir().unwrap();
         let out = outside.path().to_str().unwrap().to_owned();
+        let seen = f.tools().path_targets("save", &json!({ "path": "README" }));
+        assert_eq!(seen, [("/path".to_owned(), "README".to_owned())]);
         relink(f.dir.path(), "README", &format!("{out}/f"));
         let line = |chrome: String| chrome.replace(&out, "<outside>");
 
         // Without a terminal: declined, saying why.
         let executor = Linking::new(f.dir.path(), Vec::new());
-        let (got, _) = run(&f.tools(), &executor, "README", Mode::Ask, &no_terminal());
+        let got = run_approved(&f, &executor, "README", seen.clone(), &no_terminal());
         assert_eq!(got.response.status, ResponseStatus::Declined);
         assert_eq!(
             got.note.map(line).as_deref(),
             Some(
-                "save: declined: /path \"README\" now leads outside the workspace, to \
-                 <outside>/f, since the call was approved, so it is asked about again, and no \
-                 terminal is available"
+                "save: declined: /path now leads to <outside>/f, not README as when the call was \
+                 approved, so it is asked about again, and no terminal is available"
             )
         );
         assert!(executor.landed.lock().unwrap().is_empty());
 
         // On a terminal: asked once more, with a line saying why; `y` runs
-        // it (no second question for the same path).
+        // it, without a second question.
         let script = Script::new(&[Some('y')], &[], &[]);
-        let (got, _) = run(&f.tools(), &executor, "README", Mode::Ask, &script.prompts);
+        let got = run_approved(&f, &executor, "README", seen.clone(), &script.prompts);
         assert_eq!(got.response.status, ResponseStatus::Success);
         assert_eq!(script.asked(), ["Run save(path: \"README\")? [y,n,e,v]"]);
         assert!(
             line(f.chrome.text()).starts_with(
-                "  save: /path \"README\" now leads outside the workspace, to <outside>/f, since \
-                 the call was approved, so it is asked about again\n"
+                "  save: /path now leads to <outside>/f, not README as when the call was \
+                 approved, so it is asked about again\n"
             ),
             "{}",
             f.chrome.text()
         );
         assert_eq!(executor.landed.lock().unwrap().len(), 1);
+
+        // Inside the workspace too: onto its config.
+        relink(f.dir.path(), "README", ".jp/config.toml");
+        let got = run_approved(&f, &executor, "README", seen, &no_terminal());
+        assert_eq!(
+            got.note.as_deref(),
+            Some(
+                "save: declined: /path now leads to .jp/config.toml, not README as when the call \
+                 was approved, so it is asked about again, and no terminal is available"
+            )
+        );
+    }
+
+    /// A link that already led where it leads when the call was approved
+    /// is what the user approved: no second question.
+    #[test]
+    fn an_approved_path_that_leads_where_it_led_is_not_asked_about_again() {
+        let f = Fixture::new(SRC_ONLY);
+        let outside = tempfile::tempdir().unwrap();
+        relink(
+            f.dir.path(),
+            "README",
+            &format!("{}/f", outside.path().display()),
+        );
+        let seen = f.tools().path_targets("save", &json!({ "path": "README" }));
+        let executor = Linking::new(f.dir.path(), Vec::new());
+        let got = run_approved(&f, &executor, "README", seen, &no_terminal());
+        assert_eq!(got.response.status, ResponseStatus::Success);
+        assert_eq!(f.chrome.text(), "");
     }
 
     #[test]
