@@ -332,6 +332,18 @@ pub fn sort_flags(layers: &[(String, Value)], config: &AppConfig, schema: &Value
     let grants = user_grants(schema);
     let mut flags = Flags::default();
     let mut buffer = Buffer::default();
+    // The tools a flag sets a key of that stays with the query: each stays
+    // whole, whichever flags set its other keys.
+    let whole: BTreeSet<String> = layers
+        .iter()
+        .filter_map(|(_, raw)| raw.pointer("/conversation/tools")?.as_object())
+        .flat_map(|tools| tools.iter())
+        .filter(|(name, tool)| {
+            let mut at = vec!["conversation".into(), "tools".into(), (*name).clone()];
+            any_kept_back(tool, &mut at, &grants)
+        })
+        .map(|(name, _)| name.clone())
+        .collect();
     for (index, (label, raw)) in layers.iter().enumerate() {
         let flag = if label.starts_with("--") {
             label.clone()
@@ -349,9 +361,12 @@ pub fn sort_flags(layers: &[(String, Value)], config: &AppConfig, schema: &Value
         sort_node(
             &raw,
             &mut Vec::new(),
-            &grants,
+            &Sorting {
+                grants: &grants,
+                whole: &whole,
+                flag: &flag,
+            },
             &mut kept,
-            &flag,
             &mut flags.query_only,
         );
         if kept.as_object().is_some_and(Map::is_empty) {
@@ -389,27 +404,36 @@ pub fn sort_flags(layers: &[(String, Value)], config: &AppConfig, schema: &Value
     flags
 }
 
+/// What [`sort_node`] sorts by.
+struct Sorting<'a> {
+    /// What the flags may record.
+    grants: &'a Grants,
+    /// The tools that stay with the query whole.
+    whole: &'a BTreeSet<String>,
+    /// The flag, for the assignments kept to the query.
+    flag: &'a str,
+}
+
 /// Walks a flag's value: a subtree at a key the flags may not record goes
-/// to `query_only` whole, everything else to `kept`.
+/// to `query_only` whole, everything else to `kept`. A tool is one thing:
+/// when the flags set any of a tool's keys that stay with the query (its
+/// command, policy, ...), the whole tool does (`whole`), so a later query is
+/// never left with half a tool (a summary and a timeout, with no command).
 fn sort_node(
     node: &Value,
     at: &mut Vec<String>,
-    grants: &Grants,
+    sorting: &Sorting<'_>,
     kept: &mut Value,
-    flag: &str,
     query_only: &mut Vec<FlagAssignment>,
 ) {
     let path = ConfigPath::from_segments(at.iter().cloned());
-    // A tool is one thing: when a flag sets any of a tool's keys that stay
-    // with the query (its command, policy, ...), the whole tool does, so
-    // a later query is never left with half a tool (a summary and a
-    // timeout, with no command).
-    let a_tool = at.len() == 3 && at[0] == "conversation" && at[1] == "tools";
-    if !path.is_root()
-        && (!grants.capabilities(&path).write || (a_tool && any_kept_back(node, at, grants)))
-    {
+    let a_whole_tool = at.len() == 3
+        && at[0] == "conversation"
+        && at[1] == "tools"
+        && sorting.whole.contains(&at[2]);
+    if !path.is_root() && (!sorting.grants.capabilities(&path).write || a_whole_tool) {
         query_only.push(FlagAssignment {
-            flag: flag.to_owned(),
+            flag: sorting.flag.to_owned(),
             assignment: format!("{path}:={node}"),
         });
         return;
@@ -419,7 +443,7 @@ fn sort_node(
         Value::Object(map) if !map.is_empty() || at.is_empty() => {
             for (key, child) in map {
                 at.push(key.clone());
-                sort_node(child, at, grants, kept, flag, query_only);
+                sort_node(child, at, sorting, kept, query_only);
                 at.pop();
             }
         }

@@ -536,3 +536,47 @@ fn a_change_applies_only_if_the_config_still_loads_with_it() {
     let labels: Vec<&str> = authorized.layers.iter().map(|l| l.label.as_str()).collect();
     assert_eq!(labels, ["conversation c1 (changed by tool m)"]);
 }
+
+#[test]
+fn a_tool_the_flags_keep_to_the_query_stays_whole_across_flags() {
+    // Found by an adversarial run: `--cfg @tools.toml` defines `nt` (its
+    // command stays with the query), and another `--cfg` sets its
+    // description, which was recorded: later queries kept half a tool.
+    let current = config(TOOLS);
+    let flags = sort_flags(
+        &layers(&[
+            (
+                "tools.toml",
+                json!({"conversation": {"tools": {"nt": {"command": ["x"]}}}}),
+            ),
+            (
+                "--cfg conversation.tools.nt.description=hi",
+                json!({"conversation": {"tools": {"nt": {"description": "hi"}}}}),
+            ),
+            (
+                "--cfg conversation.tools.m.summary=kept",
+                json!({"conversation": {"tools": {"m": {"summary": "kept"}}}}),
+            ),
+        ]),
+        &current,
+        schema(),
+    );
+    let assignments: Vec<&str> = flags
+        .query_only
+        .iter()
+        .map(|a| a.assignment.as_str())
+        .collect();
+    assert_eq!(
+        assignments,
+        [
+            "conversation.tools.nt:={\"command\":[\"x\"]}",
+            "conversation.tools.nt:={\"description\":\"hi\"}"
+        ]
+    );
+    let record = flags.record.unwrap();
+    assert_eq!(
+        Value::Object(record.delta),
+        json!({"conversation": {"tools": {"m": {"summary": "kept"}}}})
+    );
+    assert_eq!(record.flags, ["--cfg conversation.tools.m.summary=kept"]);
+}
