@@ -486,13 +486,14 @@ mod removal_against_every_part {
 
     /// Paths rules and removals are cut from: the sensitive ones and their
     /// neighbours, so that the interesting meetings come up often.
-    const TEMPLATES: [&[&str]; 6] = [
+    const TEMPLATES: [&[&str]; 7] = [
         &["conversation", "tools", "t1", "policy"],
         &["conversation", "tools", "t1", "style", "hidden"],
         &["conversation", "tools", "t1", "enable"],
         &["conversation", "policies"],
         &["conversation", "tools", "t1", "style", "policy"],
-        &["style", "tools", "hidden"],
+        &["style", "tool_call", "show_arguments"],
+        &["conversation", "tools", "t1", "options"],
     ];
 
     /// A prefix of a template, each segment kept, made `*`, or made
@@ -528,17 +529,41 @@ mod removal_against_every_part {
         })
     }
 
-    /// Every concrete path at or below `at`, to `DEPTH` segments.
-    fn below(at: &[String]) -> Vec<Vec<String>> {
+    /// Every concrete path at or below `at`, to `DEPTH` segments, whose
+    /// names at each depth are those some sensitive pattern or rule spells
+    /// there, and one that none does (which stands for all the others:
+    /// they are decided alike).
+    fn below(at: &[String], rules: &[ConfigGrant]) -> Vec<Vec<String>> {
+        let spelled: Vec<Vec<String>> = SENSITIVE
+            .iter()
+            .map(|s| s.split('.').map(str::to_owned).collect())
+            .chain(
+                rules
+                    .iter()
+                    .map(|r| r.path.split('.').map(str::to_owned).collect()),
+            )
+            .collect();
+        let names_at = |depth: usize| {
+            let mut names: Vec<String> = spelled
+                .iter()
+                .filter_map(|segments| segments.get(depth))
+                .filter(|name| *name != "*")
+                .cloned()
+                .collect();
+            names.push(FRESH.to_owned());
+            names.sort();
+            names.dedup();
+            names
+        };
         let mut out = vec![at.to_vec()];
         let mut frontier = vec![at.to_vec()];
         while let Some(path) = frontier.pop() {
             if path.len() >= DEPTH {
                 continue;
             }
-            for name in NAMES.iter().chain([&FRESH]) {
+            for name in names_at(path.len()) {
                 let mut next = path.clone();
-                next.push((*name).to_owned());
+                next.push(name);
                 out.push(next.clone());
                 frontier.push(next);
             }
@@ -555,7 +580,7 @@ mod removal_against_every_part {
             at in cut(false),
         ) {
             let grants = Grants::new(&rules);
-            let every_part = below(&at).into_iter().all(|part| {
+            let every_part = below(&at, &rules).into_iter().all(|part| {
                 let part = ConfigPath::from_segments(part);
                 grants
                     .rule_for(&part)
