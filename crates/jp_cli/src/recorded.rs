@@ -33,7 +33,7 @@ use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
 use jp_config::access::{Apply, ConfigGrant, Grants, Write};
-use jp_config::delta::{Buffer, Proposal, leaves};
+use jp_config::delta::{Buffer, Proposal, insert, leaves};
 use jp_config::load::{APPEND_KEYS, DeltaLayer, FlagAssignment, LoadError, Loaded};
 use jp_config::{AppConfig, ConfigPath};
 use jp_conversation::{ConfigDelta, Conversation, EventKind};
@@ -466,23 +466,6 @@ fn any_kept_back(node: &Value, at: &mut Vec<String>, grants: &Grants) -> bool {
             kept_back
         }),
         _ => false,
-    }
-}
-
-/// Sets `value` at `segments` in the object `tree`.
-fn insert(tree: &mut Value, segments: &[String], value: Value) {
-    let Some((last, parents)) = segments.split_last() else {
-        return;
-    };
-    let mut node = tree;
-    for segment in parents {
-        let Value::Object(map) = node else { return };
-        node = map
-            .entry(segment.clone())
-            .or_insert_with(|| Value::Object(Map::new()));
-    }
-    if let Value::Object(map) = node {
-        map.insert(last.clone(), value);
     }
 }
 

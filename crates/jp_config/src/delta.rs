@@ -616,7 +616,7 @@ impl Buffer {
 }
 
 /// Sets `value` at `segments` in `tree`, making objects on the way.
-fn insert(tree: &mut Value, segments: &[String], value: Value) {
+pub fn insert(tree: &mut Value, segments: &[String], value: Value) {
     let Some((last, parents)) = segments.split_last() else {
         *tree = value;
         return;

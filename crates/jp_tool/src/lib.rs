@@ -314,11 +314,20 @@ impl Request {
 /// code: success whenever an outcome was written (a tool error is still a
 /// protocol success), failure when stdout could not be written.
 pub fn serve(handler: impl FnOnce(Request) -> Outcome) -> ExitCode {
+    serve_with(handler, |output, outcome| write_outcome(output, outcome))
+}
+
+/// [`serve`], with the outcome written to stdout by `write` (which must
+/// write what [`parse_outcome`] reads as that outcome).
+pub fn serve_with(
+    handler: impl FnOnce(Request) -> Outcome,
+    write: impl FnOnce(&mut dyn std::io::Write, &Outcome) -> std::io::Result<()>,
+) -> ExitCode {
     let outcome = match read_request(std::io::stdin().lock()) {
         Ok(request) => handler(request),
         Err(message) => Outcome::error(message),
     };
-    match write_outcome(std::io::stdout().lock(), &outcome) {
+    match write(&mut std::io::stdout().lock(), &outcome) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("cannot write the outcome to stdout: {error}");

@@ -25,23 +25,13 @@ impl Tool {
     /// (see [`crate::printer::escape_json`]), which means the same to jp
     /// and keeps a file's escape sequences off a terminal that shows it.
     pub fn run(self) -> ExitCode {
-        use std::io::Write as _;
-        let outcome = match jp_tool::read_request(std::io::stdin().lock()) {
-            Ok(request) => jp_tools::run(&self.name, request),
-            Err(message) => jp_tool::Outcome::error(message),
-        };
-        let written = outcome_text(&outcome).and_then(|text| {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
-            out.flush()
-        });
-        match written {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                crate::errln!("cannot write the outcome to stdout: {error}");
-                ExitCode::FAILURE
-            }
-        }
+        jp_tool::serve_with(
+            |request| jp_tools::run(&self.name, request),
+            |output, outcome| {
+                output.write_all(outcome_text(outcome)?.as_bytes())?;
+                output.flush()
+            },
+        )
     }
 }
 
