@@ -453,6 +453,16 @@ fn resolve(
     })
 }
 
+/// How running one response's calls ended.
+struct RanTools {
+    /// The user interrupted the turn.
+    interrupted: bool,
+    /// The user stopped the tools to reply.
+    stopped: bool,
+    /// Config changes were committed: the config must be resolved again.
+    committed: bool,
+}
+
 /// What `run_turn` hands back: the turn's end, or its state when tools
 /// changed the config and the turn goes on after it is resolved again.
 enum Step {
@@ -787,7 +797,6 @@ impl Session {
         interrupts: &mut Interrupts,
         resume: Option<(TurnCoordinator, std::collections::VecDeque<Action>)>,
     ) -> Result<Step, Box<dyn std::error::Error>> {
-        let cancel = interrupts.cancel.clone();
         let (mut turn, mut queue) = match resume {
             Some(state) => state,
             None => {
@@ -855,153 +864,19 @@ impl Session {
                         // anything else is printed below it.
                         prompts.closed().await;
                     }
-                    let mut stopped = false;
-                    // Config changes the tools' grants allowed, committed
-                    // together when every call of this response is done.
-                    let mut changes = jp_config::delta::Buffer::default();
-                    // What the calls record from the first call that
-                    // changed the config on, each response with whether its
-                    // change is in `changes`: recorded together with the
-                    // change when it is committed, or told the change was
-                    // not applied when the cycle is interrupted (the model
-                    // must never read "switched to ..." for a switch that
-                    // did not happen).
-                    let mut held: Vec<(EventKind, bool)> = Vec::new();
-                    // Where the paths of the calls the user approved lead
-                    // now, before any call runs: as they were approved.
-                    let mut seen: HashMap<usize, Vec<(String, String)>> = list
-                        .iter()
-                        .filter_map(|(number, _)| match calls.verdicts.get(number) {
-                            Some(Verdict::Run {
-                                tool,
-                                arguments,
-                                approved: true,
-                                ..
-                            }) => Some((*number, tools.path_targets(tool, arguments.as_value()))),
-                            _ => None,
-                        })
-                        .collect();
-                    for (number, call) in list {
-                        let mut changed_config = false;
-                        let not_run = |content: &str| ToolCallResponse {
-                            id: call.id.clone(),
-                            status: ResponseStatus::Interrupted,
-                            content: content.into(),
-                            ran: None,
-                        };
-                        let response = match calls.verdicts.remove(&number) {
-                            // Interrupted: the calls not yet run never run.
-                            Some(Verdict::Run { .. }) if cancel.is_cancelled() => {
-                                not_run("The call was not run: the user interrupted the turn.")
-                            }
-                            Some(Verdict::Run { .. }) if stopped => not_run(
-                                "The call was not run: the user stopped the tools to reply.",
-                            ),
-                            Some(Verdict::Run {
-                                arguments,
-                                tool,
-                                edited,
-                                mode,
-                                ..
-                            }) if tool == call.name => {
-                                // The stateful policies decide last, with
-                                // what the calls before this one did.
-                                if let Some(denial) = tools.stateful_check(&call.name, &arguments) {
-                                    let Verdict::NotRun { response, note } =
-                                        tools::denied(&call.id, &call.name, &denial)
-                                    else {
-                                        unreachable!("denied() is a NotRun verdict")
-                                    };
-                                    self.printer.chrome_line(Style::Warn, &format!("  {note}"));
-                                    self.keep(&mut held, denial_event(&call, denial), false)?;
-                                    response
-                                } else {
-                                    let mut approval = tools::Approval {
-                                        arguments,
-                                        edited,
-                                        mode,
-                                        runs: 0,
-                                        seen: seen.remove(&number),
-                                    };
-                                    let (ran, stop) = self
-                                        .run_call(
-                                            &call,
-                                            &mut approval,
-                                            executor,
-                                            tools,
-                                            prompts,
-                                            interrupts,
-                                        )
-                                        .await;
-                                    stopped |= stop;
-                                    if let Some(denial) = ran.denial.clone() {
-                                        // Denied at its start, after an edit.
-                                        self.keep(&mut held, denial_event(&call, denial), false)?;
-                                    }
-                                    if let Some(delta) = ran.delta.clone() {
-                                        changes.add(number, &call.name, delta);
-                                        changed_config = true;
-                                    }
-                                    // Shown as it is recorded.
-                                    let ran = tools::Ran {
-                                        response: as_recorded(ran.response, &cancel),
-                                        ..ran
-                                    };
-                                    self.show_result(&call, &ran.response, ran.note.as_deref());
-                                    if !ran.stderr.is_empty() {
-                                        tracing::info!(tool = %call.name, stderr = %ran.stderr.trim_end(), "tool stderr");
-                                    }
-                                    let tools::Approval {
-                                        arguments, edited, ..
-                                    } = approval;
-                                    let keys =
-                                        tools.stateful_learn(&call.name, &arguments, &ran.response);
-                                    // What really ran, for a replay.
-                                    let ran_with = jp_conversation::RanWith {
-                                        arguments: edited.then(|| arguments.into_map()),
-                                        keys,
-                                    };
-                                    ToolCallResponse {
-                                        ran: (ran_with != jp_conversation::RanWith::default())
-                                            .then_some(ran_with),
-                                        ..ran.response
-                                    }
-                                }
-                            }
-                            Some(Verdict::NotRun { response, .. }) => {
-                                if let Some(denial) = calls.denials.remove(&number) {
-                                    self.keep(&mut held, denial_event(&call, denial), false)?;
-                                }
-                                response
-                            }
-                            // A verdict for another tool, or none: fail closed.
-                            Some(Verdict::Run { .. }) | None => ToolCallResponse {
-                                id: call.id.clone(),
-                                status: ResponseStatus::Refused,
-                                content: "The call was not run: jp made no decision for it.".into(),
-                                ran: None,
-                            },
-                        };
-                        let response = as_recorded(response, &cancel);
-                        self.keep(
-                            &mut held,
-                            EventKind::ToolCallResponse(response),
-                            changed_config,
-                        )?;
-                    }
-                    if cancel.is_cancelled() {
-                        // An interrupted cycle commits no config change,
-                        // and the calls that proposed one say so.
-                        self.settle_changes(held, &changes, true)?;
+                    let ran = self
+                        .run_tools(list, &mut calls, tools, executor, prompts, interrupts)
+                        .await?;
+                    if ran.interrupted {
                         return Ok(Step::End(TurnEnd::Interrupted));
                     }
-                    let input = if stopped {
+                    let input = if ran.stopped {
                         Input::Stopped
                     } else {
                         Input::ToolsDone
                     };
                     queue.extend(turn.handle(input));
-                    if self.settle_changes(held, &changes, false)? {
+                    if ran.committed {
                         return Ok(Step::Reload(Box::new((turn, queue))));
                     }
                 }
@@ -1027,6 +902,158 @@ impl Session {
             }
         }
         Ok(Step::End(TurnEnd::Completed))
+    }
+
+    /// Runs the calls of one response, in order, once every one of them
+    /// is decided: each checked at its start, its result shown and kept,
+    /// what the cycle records held from the first call that changed the
+    /// config on, and the changes committed with it at the end (or not,
+    /// [`Session::settle_changes`]).
+    async fn run_tools<E: ToolExecutor>(
+        &mut self,
+        list: Vec<(usize, ToolCallRequest)>,
+        calls: &mut Calls<'_>,
+        tools: &ToolCoordinator<'_>,
+        executor: &E,
+        prompts: &Prompts,
+        interrupts: &mut Interrupts,
+    ) -> Result<RanTools, Box<dyn std::error::Error>> {
+        let cancel = interrupts.cancel.clone();
+        let mut stopped = false;
+        // Config changes the tools' grants allowed, committed
+        // together when every call of this response is done.
+        let mut changes = jp_config::delta::Buffer::default();
+        // What the calls record from the first call that
+        // changed the config on, each response with whether its
+        // change is in `changes`: recorded together with the
+        // change when it is committed, or told the change was
+        // not applied when the cycle is interrupted (the model
+        // must never read "switched to ..." for a switch that
+        // did not happen).
+        let mut held: Vec<(EventKind, bool)> = Vec::new();
+        // Where the paths of the calls the user approved lead
+        // now, before any call runs: as they were approved.
+        let mut seen: HashMap<usize, Vec<(String, String)>> = list
+            .iter()
+            .filter_map(|(number, _)| match calls.verdicts.get(number) {
+                Some(Verdict::Run {
+                    tool,
+                    arguments,
+                    approved: true,
+                    ..
+                }) => Some((*number, tools.path_targets(tool, arguments.as_value()))),
+                _ => None,
+            })
+            .collect();
+        for (number, call) in list {
+            let mut changed_config = false;
+            let not_run = |content: &str| ToolCallResponse {
+                id: call.id.clone(),
+                status: ResponseStatus::Interrupted,
+                content: content.into(),
+                ran: None,
+            };
+            let response = match calls.verdicts.remove(&number) {
+                // Interrupted: the calls not yet run never run.
+                Some(Verdict::Run { .. }) if cancel.is_cancelled() => {
+                    not_run("The call was not run: the user interrupted the turn.")
+                }
+                Some(Verdict::Run { .. }) if stopped => {
+                    not_run("The call was not run: the user stopped the tools to reply.")
+                }
+                Some(Verdict::Run {
+                    arguments,
+                    tool,
+                    edited,
+                    mode,
+                    ..
+                }) if tool == call.name => {
+                    // The stateful policies decide last, with
+                    // what the calls before this one did.
+                    if let Some(denial) = tools.stateful_check(&call.name, &arguments) {
+                        let Verdict::NotRun { response, note } =
+                            tools::denied(&call.id, &call.name, &denial)
+                        else {
+                            unreachable!("denied() is a NotRun verdict")
+                        };
+                        self.printer.chrome_line(Style::Warn, &format!("  {note}"));
+                        self.keep(&mut held, denial_event(&call, denial), false)?;
+                        response
+                    } else {
+                        let mut approval = tools::Approval {
+                            arguments,
+                            edited,
+                            mode,
+                            runs: 0,
+                            seen: seen.remove(&number),
+                        };
+                        let (ran, stop) = self
+                            .run_call(&call, &mut approval, executor, tools, prompts, interrupts)
+                            .await;
+                        stopped |= stop;
+                        if let Some(denial) = ran.denial.clone() {
+                            // Denied at its start, after an edit.
+                            self.keep(&mut held, denial_event(&call, denial), false)?;
+                        }
+                        if let Some(delta) = ran.delta.clone() {
+                            changes.add(number, &call.name, delta);
+                            changed_config = true;
+                        }
+                        // Shown as it is recorded.
+                        let ran = tools::Ran {
+                            response: as_recorded(ran.response, &cancel),
+                            ..ran
+                        };
+                        self.show_result(&call, &ran.response, ran.note.as_deref());
+                        if !ran.stderr.is_empty() {
+                            tracing::info!(tool = %call.name, stderr = %ran.stderr.trim_end(), "tool stderr");
+                        }
+                        let tools::Approval {
+                            arguments, edited, ..
+                        } = approval;
+                        let keys = tools.stateful_learn(&call.name, &arguments, &ran.response);
+                        // What really ran, for a replay.
+                        let ran_with = jp_conversation::RanWith {
+                            arguments: edited.then(|| arguments.into_map()),
+                            keys,
+                        };
+                        ToolCallResponse {
+                            ran: (ran_with != jp_conversation::RanWith::default())
+                                .then_some(ran_with),
+                            ..ran.response
+                        }
+                    }
+                }
+                Some(Verdict::NotRun { response, .. }) => {
+                    if let Some(denial) = calls.denials.remove(&number) {
+                        self.keep(&mut held, denial_event(&call, denial), false)?;
+                    }
+                    response
+                }
+                // A verdict for another tool, or none: fail closed.
+                Some(Verdict::Run { .. }) | None => ToolCallResponse {
+                    id: call.id.clone(),
+                    status: ResponseStatus::Refused,
+                    content: "The call was not run: jp made no decision for it.".into(),
+                    ran: None,
+                },
+            };
+            let response = as_recorded(response, &cancel);
+            self.keep(
+                &mut held,
+                EventKind::ToolCallResponse(response),
+                changed_config,
+            )?;
+        }
+        let interrupted = cancel.is_cancelled();
+        // An interrupted cycle commits no config change, and the calls
+        // that proposed one say so.
+        let committed = self.settle_changes(held, &changes, interrupted)?;
+        Ok(RanTools {
+            interrupted,
+            stopped,
+            committed,
+        })
     }
 
     /// Records what the cycle `held` for its config `changes` (each event
