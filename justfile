@@ -27,3 +27,7 @@ install:
 # How long a streamed tool-call argument takes to reach the screen (tmux).
 latency:
     cargo test -p jp_cli --test query_terminal argument_latency -- --ignored --nocapture
+
+# The code's shape: long files and functions, import circles (issue 22's measures).
+shape:
+    python3 scripts/shape.py --list

@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""The shape of the workspace's production code, as issue 22 measures it.
+
+- a production file's lines: the lines of a file under crates/*/src before an
+  inline `#[cfg(test)]` module (files named *_tests.rs or tests.rs, and files
+  under a tests/ folder, are test code and not counted);
+- a function's lines: from its `fn` line to its closing brace;
+- import circles: the strongly connected groups (more than one file) of the
+  graph "file A names an item of file B" (through `use` or a path in the
+  code: `crate::`, `super::`, `self::`, or a child module), within each crate.
+
+Usage: scripts/shape.py [--files N] [--fns N] [--list]
+"""
+import os, re, sys, argparse
+from collections import defaultdict
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+
+def strip(src):
+    """Source with comments, strings and char literals blanked (lines kept)."""
+    out, i, n = [], 0, len(src)
+    while i < n:
+        c = src[i]
+        if src.startswith("//", i):
+            j = src.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i)); i = j
+        elif src.startswith("/*", i):
+            depth, j = 1, i + 2
+            while j < n and depth:
+                if src.startswith("/*", j): depth += 1; j += 2
+                elif src.startswith("*/", j): depth -= 1; j += 2
+                else: j += 1
+            out.append(re.sub(r"[^\n]", " ", src[i:j])); i = j
+        elif c == "r" and re.match(r'r#*"', src[i:i + 10]) and not (i and (src[i-1].isalnum() or src[i-1] == "_")):
+            m = re.match(r'r(#*)"', src[i:]); hashes = m.group(1)
+            end = src.find('"' + hashes, i + len(m.group(0)))
+            end = n if end < 0 else end + 1 + len(hashes)
+            out.append(re.sub(r"[^\n]", " ", src[i:end])); i = end
+        elif c == '"':
+            j = i + 1
+            while j < n and src[j] != '"':
+                j += 2 if src[j] == "\\" else 1
+            out.append(re.sub(r"[^\n]", " ", src[i:j + 1])); i = j + 1
+        elif c == "'":
+            m = re.match(r"'(\\.[^']*|[^\\'])'", src[i:i + 12])
+            if m:
+                out.append(" " * len(m.group(0))); i += len(m.group(0))
+            else:
+                out.append(c); i += 1
+        else:
+            out.append(c); i += 1
+    return "".join(out)
+
+
+def is_test_file(path):
+    b = os.path.basename(path)
+    return b.endswith("_tests.rs") or b == "tests.rs" or "/tests/" in path or "/benches/" in path
+
+
+def production_lines(text):
+    lines = text.split("\n")
+    for k, line in enumerate(lines):
+        if line.strip().startswith("#[cfg(test)]"):
+            rest = "\n".join(lines[k + 1:k + 4])
+            if re.search(r"^\s*(pub(\(\w+\))?\s+)?mod\s+\w+", rest, re.M):
+                return k
+    return len(lines) - (1 if text.endswith("\n") else 0)
+
+
+FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+\"[^\"]*\"\s+)?fn\s+(\w+)")
+
+
+def functions(clean, limit):
+    lines = clean.split("\n")[:limit]
+    found = []
+    for k, line in enumerate(lines):
+        m = FN.match(line)
+        if not m:
+            continue
+        depth, started = 0, False
+        for j in range(k, len(lines)):
+            for ch in lines[j]:
+                if ch == "{": depth += 1; started = True
+                elif ch == "}": depth -= 1
+                elif ch == ";" and not started and depth == 0:
+                    break
+            else:
+                if started and depth == 0:
+                    found.append((m.group(1), k + 1, j - k + 1)); break
+                continue
+            break
+    return found
+
+
+def crate_files(crate):
+    src = os.path.join(crate, "src")
+    for d, _, fs in os.walk(src):
+        for f in fs:
+            if f.endswith(".rs"):
+                yield os.path.join(d, f)
+
+
+def module_of(src, path):
+    rel = os.path.relpath(path, src)[:-3].split(os.sep)
+    if rel[-1] in ("mod", "lib", "main"):
+        rel = rel[:-1]
+    return tuple(rel)
+
+
+def resolve(full, modules, reexports, seen=0):
+    """The file a path names: its longest module prefix, following `pub use`."""
+    k = len(full)
+    while k and full[:k] not in modules: k -= 1
+    mod, rest = full[:k], full[k:]
+    if rest and (mod, rest[0]) in reexports and seen < 8:
+        return resolve(reexports[(mod, rest[0])] + rest[1:], modules, reexports, seen + 1)
+    return mod
+
+
+def reexports_of(clean, modpath, modules):
+    """(module, name) -> the absolute path a `pub use` in this module names."""
+    out = {}
+    for m in re.finditer(r"\bpub(?:\([^)]*\))?\s+use\s+([^;]+);", clean):
+        for path in expand([], re.sub(r"\s+", " ", m.group(1)).strip()):
+            path = [x.strip() for x in path if x.strip()]
+            if not path or path[-1] in ("*", "self"): continue
+            if path[0] == "crate": full = tuple(path[1:])
+            elif path[0] == "super":
+                base = modpath
+                while path and path[0] == "super": base = base[:-1]; path = path[1:]
+                full = base + tuple(path)
+            elif path[0] == "self": full = modpath + tuple(path[1:])
+            elif (modpath + (path[0],)) in modules: full = modpath + tuple(path)
+            else: continue
+            out[(modpath, full[-1])] = full
+    return out
+
+
+def expand(prefix, body):
+    """`a::{b, c::{d}}` as the paths [a, b] and [a, c, d]."""
+    parts, depth, cur = [], 0, ""
+    for ch in body:
+        if ch == "{": depth += 1
+        if ch == "}": depth -= 1
+        if ch == "," and depth == 0: parts.append(cur); cur = ""
+        else: cur += ch
+    parts.append(cur)
+    res = []
+    for p in parts:
+        p = p.strip()
+        if not p: continue
+        m = re.match(r"^([\w:]*?)::\{(.*)\}$", p, re.S)
+        if m: res += expand(prefix + m.group(1).split("::"), m.group(2))
+        elif p.startswith("{"): res += expand(prefix, p[1:-1])
+        else: res.append(prefix + re.split(r"\s+as\s+", p)[0].split("::"))
+    return res
+
+
+def imports(clean, modpath, modules, reexports):
+    """Files (module paths) this file names."""
+    out = set()
+    paths = []
+    for m in re.finditer(r"\buse\s+([^;]+);", clean):
+        paths += expand([], re.sub(r"\s+", " ", m.group(1)).strip())
+    for m in re.finditer(r"\b((?:crate|super|self)(?:::\w+)+)", clean):
+        paths.append(m.group(1).split("::"))
+    for p in paths:
+        p = [x.strip() for x in p if x.strip()]
+        if not p: continue
+        if p[0] == "crate": base = ()
+        elif p[0] == "super":
+            base = modpath
+            while p and p[0] == "super":
+                base = base[:-1]; p = p[1:]
+            p = ["_"] + p
+        elif p[0] == "self": base = modpath
+        elif (modpath + (p[0],)) in modules: base = modpath; p = ["_"] + p
+        else: continue
+        full = resolve(base + tuple(p[1:]), modules, reexports)
+        if full in modules and full != modpath and full != ():
+            # naming a child module only to reach its own items counts; naming
+            # the parent from a child counts too
+            out.add(full)
+        elif full == () and () in modules and modpath != ():
+            out.add(())
+    return out
+
+
+def scc(graph):
+    index, low, stack, on, res, c = {}, {}, [], set(), [], [0]
+    sys.setrecursionlimit(10000)
+    def visit(v):
+        index[v] = low[v] = c[0]; c[0] += 1; stack.append(v); on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index: visit(w); low[v] = min(low[v], low[w])
+            elif w in on: low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop(); on.discard(w); comp.append(w)
+                if w == v: break
+            res.append(comp)
+    for v in list(graph): 
+        if v not in index: visit(v)
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--files", type=int, default=900)
+    ap.add_argument("--fns", type=int, default=120)
+    ap.add_argument("--list", action="store_true", help="list every circle's files")
+    a = ap.parse_args()
+    crates = sorted(os.path.join(ROOT, "crates", c) for c in os.listdir(os.path.join(ROOT, "crates")))
+    big_files, long_fns, circles, total = [], [], [], 0
+    for crate in crates:
+        src = os.path.join(crate, "src")
+        modules, texts = {}, {}
+        for path in crate_files(crate):
+            if is_test_file(path): continue
+            text = open(path, encoding="utf-8").read()
+            mp = module_of(src, path)
+            modules[mp] = (path, os.path.basename(path) in ("mod.rs", "lib.rs", "main.rs"))
+            texts[mp] = text
+        graph, reexports, cleaned = {}, {}, {}
+        for mp, (path, _) in modules.items():
+            text = texts[mp]
+            cleaned[mp] = "\n".join(strip(text).split("\n")[:production_lines(text)])
+            reexports.update(reexports_of(cleaned[mp], mp, modules))
+        for mp, (path, _) in modules.items():
+            text = texts[mp]
+            limit = production_lines(text)
+            rel = os.path.relpath(path, ROOT)
+            total += limit
+            if limit > a.files: big_files.append((limit, rel))
+            clean = strip(text)
+            for name, line, n in functions(clean, limit):
+                if n > a.fns: long_fns.append((n, f"{rel}:{line} {name}"))
+            prod = "\n".join(clean.split("\n")[:limit])
+            graph[mp] = imports(prod, mp, modules, reexports)
+        for comp in scc(graph):
+            if len(comp) > 1:
+                circles.append(sorted(os.path.relpath(modules[m][0], ROOT) for m in comp))
+    print(f"production lines: {total}")
+    print(f"files over {a.files} lines: {len(big_files)}")
+    for n, f in sorted(big_files, reverse=True): print(f"  {n:5} {f}")
+    print(f"functions over {a.fns} lines: {len(long_fns)}")
+    for n, f in sorted(long_fns, reverse=True): print(f"  {n:5} {f}")
+    print(f"import circles: {len(circles)}")
+    for c in circles:
+        print(f"  {len(c)} files: " + (", ".join(c) if a.list or len(c) <= 4 else ", ".join(c[:4]) + ", ..."))
+
+
+main()
