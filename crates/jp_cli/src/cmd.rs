@@ -2,7 +2,6 @@
 
 mod config;
 pub(crate) mod conversation;
-pub(crate) mod ctx;
 mod debug;
 mod init;
 pub(crate) mod policy;
@@ -75,15 +74,6 @@ pub enum Format {
     Json,
 }
 
-/// Exit codes shared by commands.
-pub mod exit {
-    /// The config does not load, or a requested key does not exist.
-    pub const INVALID_CONFIG: u8 = 1;
-    /// The command was used wrongly: unknown tool, arguments that do not
-    /// fit, no workspace to write to.
-    pub const USAGE: u8 = 2;
-}
-
 impl Cli {
     /// Runs the chosen command.
     pub fn run(self) -> Result<ExitCode, Box<dyn std::error::Error>> {
@@ -99,7 +89,7 @@ impl Cli {
                 assignment: format!("style.color={when}"),
             });
         }
-        let ctx = || ctx::Ctx::from_process(self.cfg.clone(), flags.clone());
+        let ctx = || crate::ctx::Ctx::from_process(self.cfg.clone(), flags.clone());
         match self.command {
             Command::Init(init) => init.run(&ctx()?.cwd),
             Command::Query(query) => query.run(ctx()?),

@@ -39,7 +39,7 @@ use jp_config::{AppConfig, ConfigPath};
 use jp_conversation::{ConfigDelta, Conversation, EventKind};
 use serde_json::{Map, Value};
 
-use crate::cmd::ctx::Ctx;
+use crate::ctx::Ctx;
 
 /// Top-level keys that steer loading rather than hold config: no flag
 /// records them and no recorded change of the user's may set them.

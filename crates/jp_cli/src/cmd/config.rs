@@ -6,8 +6,9 @@ use std::process::ExitCode;
 use jp_config::ConfigPath;
 use jp_config::load::{self, Assignment, Loaded};
 
-use super::ctx::{Ctx, print_load_error};
-use super::{Format, exit};
+use super::Format;
+use crate::ctx::{Ctx, print_load_error};
+use crate::exit;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Config {
@@ -108,8 +109,8 @@ fn active_deltas(
     };
     match store.load(&id) {
         Ok(conversation) => {
-            crate::cmd::conversation::warn_torn(&conversation);
-            let authorized = crate::query::conversation_deltas(&conversation, base);
+            crate::conversation::warn_torn(&conversation);
+            let authorized = crate::conversation::conversation_deltas(&conversation, base);
             crate::recorded::warn(
                 &crate::recorded::log_name(root, &id, cwd),
                 &authorized.refused,

@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use jp_conversation::conversation::format_utc;
 use jp_conversation::{Conversation, EventKind, Store, StoreError};
 
-use super::{Format, exit};
+use super::Format;
+use crate::conversation::{stopped_note, warn_torn};
+use crate::exit;
 use crate::printer::{cut, sanitize};
 use crate::{errln, outln};
 
@@ -49,7 +51,7 @@ impl ConversationCmd {
     /// Runs the command in the workspace around `cwd`.
     pub fn run(self, cwd: &Path) -> Result<ExitCode, Box<dyn std::error::Error>> {
         let Some(root) = jp_config::load::find_workspace_root(cwd) else {
-            return Ok(super::ctx::no_workspace(cwd));
+            return Ok(crate::ctx::no_workspace(cwd));
         };
         let store = Store::new(&root);
         let result = match self {
@@ -128,14 +130,6 @@ fn show(store: &Store, id: Option<String>, format: Format) -> Result<(), StoreEr
     Ok(())
 }
 
-/// Says on stderr that the conversation's unfinished last line was left
-/// out. Every command that reads a conversation says it.
-pub(crate) fn warn_torn(c: &Conversation) {
-    if let Some(tail) = &c.torn_tail {
-        errln!("warning: {tail}");
-    }
-}
-
 fn print_text(c: &Conversation) {
     showln!(
         "conversation {} · {}",
@@ -176,7 +170,7 @@ fn print_text(c: &Conversation) {
                 );
             }
             EventKind::StreamStopped { tool, bytes, .. } => {
-                showln!("  {}", crate::query::stopped_note(tool, *bytes));
+                showln!("  {}", stopped_note(tool, *bytes));
             }
             EventKind::ToolCallResponse(response) => showln!(
                 "tool result {} [{}]: {}",

@@ -4,7 +4,7 @@ use std::io::IsTerminal as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use super::exit;
+use crate::exit;
 use crate::prompt::{Prompter as _, TerminalPrompter};
 use crate::{errln, outln};
 

@@ -9,10 +9,11 @@ use jp_config::policy::{
 };
 use jp_config::tool::effective::{PolicyOrigin, effective_policy};
 use jp_config::tool::{DEFAULTS_KEY, check_arguments};
-use jp_conversation::{EventBuilder, EventPart, FlushedEvent, ToolCallPart};
 
-use super::ctx::{Ctx, print_load_error};
-use super::{Format, exit};
+use super::Format;
+use crate::ctx::{Ctx, print_load_error};
+use crate::exit;
+use crate::query::arguments::parse_arguments;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Policy {
@@ -88,34 +89,6 @@ impl Policy {
                 }
             }
         }
-    }
-}
-
-/// Parses the arguments the way a streamed tool call is parsed, so what
-/// the query loop would reject (invalid or truncated JSON, a duplicate key,
-/// not an object) is rejected here too.
-pub(crate) fn parse_arguments(tool: &str, text: &str) -> Result<serde_json::Value, String> {
-    let mut builder = EventBuilder::new();
-    let start = EventPart::ToolCall(ToolCallPart::Start {
-        id: "policy-check".into(),
-        name: tool.to_owned(),
-    });
-    builder.handle_part(0, start).map_err(|e| e.to_string())?;
-    // The fragments are not wanted, only the call: none is collected, so
-    // deeply nested arguments cost no more than their value (issue 14).
-    builder
-        .handle_part_with(
-            0,
-            EventPart::ToolCall(ToolCallPart::ArgumentChunk(text.to_owned())),
-            |_, _| {},
-        )
-        .map_err(|e| e.to_string())?;
-    let Some(FlushedEvent::ToolCallRequest(call)) = builder.handle_flush(0) else {
-        return Err("no tool call was assembled".into());
-    };
-    match call.arguments() {
-        Ok(map) => Ok(serde_json::Value::Object(map.clone())),
-        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -298,7 +271,7 @@ fn stateful(
     let events = match &id {
         Some(id) => {
             let conversation = store.load(id)?;
-            crate::cmd::conversation::warn_torn(&conversation);
+            crate::conversation::warn_torn(&conversation);
             conversation.events
         }
         None => Vec::new(),

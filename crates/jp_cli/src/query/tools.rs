@@ -26,17 +26,17 @@ use jp_config::policy::{Decision, Mode, Policy, PolicyField, StreamingPolicyStat
 use jp_config::tool::effective::effective_policy;
 use jp_config::tool::{ToolConfig, ToolSource, check_arguments, offered, run_limits};
 use jp_conversation::{
-    ArgumentsError, ArgumentsSoFar, ConversationEvent, PolicyWatch, ResponseStatus,
-    ToolCallRequest, ToolCallResponse,
+    ConversationEvent, PolicyWatch, ResponseStatus, ToolCallRequest, ToolCallResponse,
 };
 use jp_llm::tool::{ToolLimits, ToolRun};
 use jp_tool::{Context, Outcome, Request, ToolInfo};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::arguments::{Arguments, arguments_header, arguments_page, complete, short_arguments};
 use super::early::Answer;
 use super::render::full_arguments;
-use crate::printer::{Printer, Style, cut, sanitize};
+use crate::printer::{Printer, Style, cut};
 use crate::prompt::{Choice, PromptError, PromptTurn, Prompts, Ticket};
 use crate::stateful::{
     self, Denial, PolicyContext, PolicyDecision, PolicyRegistry, Recording, WorkspaceEnv,
@@ -71,58 +71,6 @@ impl ToolExecutor for LocalExecutor {
         cancel: &CancellationToken,
     ) -> impl Future<Output = ToolRun> {
         jp_llm::tool::run_local(argv, request, limits, cancel)
-    }
-}
-
-/// A call's arguments on their way to the tool: a JSON object, shared
-/// with the conversation's [`ToolCallRequest`] until the user edits them,
-/// so a decision, a question and a run copy none of them (issue 14). Reads
-/// as the object it is.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Arguments(Arc<Value>);
-
-impl Arguments {
-    /// `call`'s arguments, shared; for a call whose arguments are usable.
-    fn of(call: &ToolCallRequest) -> Self {
-        Self(call.shared_received_arguments())
-    }
-
-    /// Arguments of their own (edited ones).
-    #[must_use]
-    pub fn new(arguments: Map<String, Value>) -> Self {
-        Self(Arc::new(Value::Object(arguments)))
-    }
-
-    /// A copy of the arguments, for a tool's request.
-    #[must_use]
-    pub fn to_owned_map(&self) -> Map<String, Value> {
-        (**self).clone()
-    }
-
-    /// The arguments as a map of their own: without a copy when nothing
-    /// else shares them.
-    #[must_use]
-    pub fn into_map(self) -> Map<String, Value> {
-        match Arc::unwrap_or_clone(self.0) {
-            Value::Object(map) => map,
-            _ => Map::new(),
-        }
-    }
-
-    /// The arguments as the object value they are.
-    #[must_use]
-    pub fn as_value(&self) -> &Value {
-        &self.0
-    }
-}
-
-impl std::ops::Deref for Arguments {
-    type Target = Map<String, Value>;
-
-    fn deref(&self) -> &Map<String, Value> {
-        static EMPTY: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
-        // Both constructors hold an object.
-        self.0.as_object().unwrap_or(&EMPTY)
     }
 }
 
@@ -382,18 +330,19 @@ impl<'a> ToolCoordinator<'a> {
     /// (`prompts` unavailable), what would ask is declined.
     #[cfg(test)]
     pub fn decide(&self, call: &ToolCallRequest, prompts: &Prompts) -> Decided {
-        self.decide_after(call, prompts, None)
+        self.decide_after(call, prompts.available(), None)
     }
 
     /// [`decide`](Self::decide) for a call about which something was
     /// decided while it streamed (`early`). The complete arguments are
     /// checked and evaluated once more (architecture decision 7): a refusal
     /// or a stricter mode wins; an approval stands only if they would still
-    /// ask at most.
+    /// ask at most. Without anyone to ask (`can_ask` false), what would ask
+    /// is declined.
     pub fn decide_after(
         &self,
         call: &ToolCallRequest,
-        prompts: &Prompts,
+        can_ask: bool,
         early: Option<Answer>,
     ) -> Decided {
         let name = call.name.as_str();
@@ -479,7 +428,7 @@ impl<'a> ToolCoordinator<'a> {
                 approved: true,
             }),
             Mode::Skip => Decided::Now(skipped(&call.id, name, &why)),
-            Mode::Ask | Mode::Edit if !prompts.available() => {
+            Mode::Ask | Mode::Edit if !can_ask => {
                 let advice =
                     self.narrow_advice(name, PolicyField::Run, decision.rule, &|key: &str| {
                         arguments.get(key).cloned()
@@ -639,27 +588,44 @@ impl<'a> ToolCoordinator<'a> {
     }
 
     /// What to do about a call (`id`, `name`) whose policy decided while
-    /// its arguments stream.
-    /// `known` gives each top-level argument that has arrived.
+    /// its arguments stream: the decision to act on (`unattended` or `edit`
+    /// kept for when the arguments are complete, `ask` to ask now), or the
+    /// verdict that it will not run (`skip`; `ask` or `edit` when no one
+    /// can be asked, `can_ask` false). `known` gives each top-level
+    /// argument that has arrived.
     pub fn early(
         &self,
         id: &str,
         name: &str,
         decision: Decision,
-        prompts: &Prompts,
+        can_ask: bool,
         known: &dyn Fn(&str) -> Option<Value>,
-    ) -> EarlyStep {
+    ) -> Result<Decision, Box<Verdict>> {
         match decision.mode {
-            Mode::Skip => EarlyStep::NotRun(skipped(id, name, &decision.reason)),
+            Mode::Skip => Err(Box::new(skipped(id, name, &decision.reason))),
             // Decision 6: without a prompt `edit` is declined like `ask`,
             // and now, so the rest of the call is not paid for.
-            mode @ (Mode::Ask | Mode::Edit) if !prompts.available() => {
+            mode @ (Mode::Ask | Mode::Edit) if !can_ask => {
                 let advice = self.narrow_advice(name, PolicyField::Run, decision.rule, known);
-                EarlyStep::NotRun(no_terminal(id, name, mode, &decision.reason, &advice))
+                Err(Box::new(no_terminal(
+                    id,
+                    name,
+                    mode,
+                    &decision.reason,
+                    &advice,
+                )))
             }
-            Mode::Unattended | Mode::Edit => EarlyStep::Keep(decision),
-            Mode::Ask => EarlyStep::Ask(decision),
+            Mode::Unattended | Mode::Edit | Mode::Ask => Ok(decision),
         }
+    }
+
+    /// The verdict for a call (`id`) to `name` whose arguments grew past
+    /// `limit` bytes: refused while it streamed, naming the key that sets
+    /// the limit.
+    #[must_use]
+    pub fn too_large(&self, id: &str, name: &str, limit: usize) -> Verdict {
+        let key = jp_config::tool::argument_limit(&self.config.conversation.tools, name).key;
+        too_large(id, name, limit, &key)
     }
 
     /// Asks about a call whose arguments still stream (`shown`: the call
@@ -843,7 +809,7 @@ impl<'a> ToolCoordinator<'a> {
                 Err(PromptError::Interrupted) => return Edit::Interrupted,
                 Err(error) => return Edit::Cancelled(format!("the editor failed: {error}")),
                 Ok(edited) => {
-                    let checked = crate::cmd::policy::parse_arguments(name, &edited)
+                    let checked = super::arguments::parse_arguments(name, &edited)
                         .and_then(|value| self.fits(name, value));
                     text = edited;
                     match checked {
@@ -1320,37 +1286,6 @@ const RUN_CHOICES: [Choice; 4] = [
     },
 ];
 
-/// Complete `arguments`, as [`arguments_page`] takes them.
-fn complete(arguments: &Map<String, Value>) -> ArgumentsSoFar {
-    ArgumentsSoFar {
-        arguments: arguments.clone(),
-        streaming: None,
-        complete: true,
-    }
-}
-
-/// The first line of a call's arguments shown in full.
-fn arguments_header(name: &str, so_far: &ArgumentsSoFar) -> String {
-    if so_far.complete {
-        format!("{name} would run with:")
-    } else {
-        format!("{name}, the arguments so far (more are arriving):")
-    }
-}
-
-/// What `v` at a prompt pages: the call's arguments so far, in full (see
-/// [`full_arguments`]), under a line that says whether more may follow.
-#[must_use]
-pub fn arguments_page(name: &str, so_far: &ArgumentsSoFar) -> String {
-    let mut page = sanitize(&arguments_header(name, so_far)).into_owned();
-    page.push('\n');
-    for line in full_arguments(&so_far.arguments, so_far.streaming.as_deref()) {
-        page.push_str(&line.text);
-        page.push('\n');
-    }
-    page
-}
-
 /// The answers to "Run this call?" while its arguments still stream.
 const EARLY_CHOICES: [Choice; 4] = [
     Choice {
@@ -1400,18 +1335,6 @@ pub enum Decided {
     Now(Verdict),
     /// The user must be asked.
     Ask(Ask),
-}
-
-/// What to do about a call whose policy decided while it streams.
-#[derive(Debug)]
-pub enum EarlyStep {
-    /// Keep the decision (`unattended`, or `edit` with a prompt to open
-    /// the editor from) for when the arguments are complete.
-    Keep(Decision),
-    /// Ask the user now.
-    Ask(Decision),
-    /// It will not run: answer it now.
-    NotRun(Verdict),
 }
 
 /// A verdict that does not run `call`.
@@ -1514,111 +1437,6 @@ fn interrupted(call: &ToolCallRequest) -> Verdict {
             ran: None,
         },
         note: format!("{}: interrupted", call.name),
-    }
-}
-
-/// `path: "src/lib.rs", content: "fn…"`: arguments on one line, each value
-/// cut to a few characters, the whole at most `max` characters.
-#[must_use]
-pub fn short_arguments(arguments: &Map<String, Value>, max: usize) -> String {
-    arguments_line(arguments, None, max)
-}
-
-/// [`short_arguments`] of what a call received. When a key was repeated
-/// (a call that is refused, architecture decision 1), the argument holding
-/// it shows both values, so the line never suggests the call said one
-/// thing: `path: "src/a.rs" or "/etc/passwd" (duplicate key)`.
-#[must_use]
-pub fn received_arguments_line(call: &ToolCallRequest, max: usize) -> String {
-    let received = call.received_arguments();
-    let Some(ArgumentsError::DuplicateKey(duplicate)) = call.error() else {
-        return arguments_line(received, None, max);
-    };
-    let pointer = duplicate.pointer.as_str();
-    let (top, rest) = match pointer.strip_prefix('/').map(|p| p.split_once('/')) {
-        Some(Some((top, rest))) => (top.replace("~1", "/").replace("~0", "~"), Some(rest)),
-        _ => (duplicate.key.clone(), None),
-    };
-    let later = match rest {
-        None => received.get(&top),
-        Some(rest) => received
-            .get(&top)
-            .and_then(|value| value.pointer(&format!("/{rest}"))),
-    };
-    let later = later.map_or_else(|| "?".to_owned(), |v| cut(&v.to_string(), 40));
-    let both = format!("{} or {later}", cut(&duplicate.earlier.to_string(), 40));
-    let shown = match rest {
-        None => format!("{both} (duplicate key)"),
-        Some(_) => format!("<duplicate key at {pointer}: {both}>"),
-    };
-    arguments_line(received, Some((&top, &shown)), max)
-}
-
-/// The arguments on one line, with the value of one key replaced by text.
-fn arguments_line(
-    arguments: &Map<String, Value>,
-    replace: Option<(&str, &str)>,
-    max: usize,
-) -> String {
-    let mut out = String::new();
-    for (i, (key, value)) in arguments.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        out.push_str(key);
-        out.push_str(": ");
-        match replace {
-            Some((replaced, text)) if replaced == key => out.push_str(text),
-            _ => out.push_str(&cut(&value.to_string(), 40)),
-        }
-    }
-    cut(&out, max)
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use jp_conversation::{EventBuilder, EventPart, FlushedEvent, ToolCallPart};
-
-    use super::*;
-
-    fn call(arguments: &str) -> ToolCallRequest {
-        let mut builder = EventBuilder::new();
-        let start = ToolCallPart::Start {
-            id: "1".into(),
-            name: "t".into(),
-        };
-        builder.handle_part(0, EventPart::ToolCall(start)).unwrap();
-        let chunk = ToolCallPart::ArgumentChunk(arguments.into());
-        builder.handle_part(0, EventPart::ToolCall(chunk)).unwrap();
-        let Some(FlushedEvent::ToolCallRequest(call)) = builder.handle_flush(0) else {
-            panic!("no call")
-        };
-        call
-    }
-
-    #[test]
-    fn a_repeated_key_shows_both_values() {
-        assert_eq!(
-            received_arguments_line(&call(r#"{"path": "a", "path": "/etc/x", "n": 1}"#), 200),
-            r#"path: "a" or "/etc/x" (duplicate key), n: 1"#
-        );
-        assert_eq!(
-            received_arguments_line(
-                &call(r#"{"path": "p", "patterns": [{"old": "x", "old": "y", "new": ""}]}"#),
-                200
-            ),
-            r#"path: "p", patterns: <duplicate key at /patterns/0/old: "x" or "y">"#
-        );
-        assert_eq!(
-            received_arguments_line(&call(r#"{"a/b": 1, "a/b": 2}"#), 200),
-            r#"a/b: 1 or 2 (duplicate key)"#
-        );
-        assert_eq!(
-            received_arguments_line(&call(r#"{"path": "a"}"#), 200),
-            r#"path: "a""#
-        );
     }
 }
 

@@ -693,7 +693,7 @@ fn after(
     prompts: &Prompts,
     early: Answer,
 ) -> String {
-    match tools.decide_after(call, prompts, Some(early)) {
+    match tools.decide_after(call, prompts.available(), Some(early)) {
         Decided::Now(Verdict::Run {
             arguments,
             mode,
@@ -838,13 +838,22 @@ fn a_duplicate_key_after_an_early_decision_refuses_the_call() {
 /// `mode` by `policy.run[1]` while it streams, as text.
 fn early_step(tools: &ToolCoordinator<'_>, mode: Mode, prompts: &Prompts) -> String {
     let known = |key: &str| arguments("a.txt").get(key).cloned();
-    match tools.early("1", "save", early_decision(mode, 1), prompts, &known) {
-        EarlyStep::Keep(decision) => format!("keep {}", decision.mode),
-        EarlyStep::Ask(decision) => format!("ask {}", decision.mode),
-        EarlyStep::NotRun(Verdict::NotRun { response, note }) => {
-            format!("{} / {note}", response.status.as_str())
-        }
-        EarlyStep::NotRun(verdict) => format!("not run, but {verdict:?}"),
+    // Kept for when the arguments are complete, or asked now.
+    match tools.early(
+        "1",
+        "save",
+        early_decision(mode, 1),
+        prompts.available(),
+        &known,
+    ) {
+        Ok(decision) if decision.mode == Mode::Ask => format!("ask {}", decision.mode),
+        Ok(decision) => format!("keep {}", decision.mode),
+        Err(verdict) => match *verdict {
+            Verdict::NotRun { response, note } => {
+                format!("{} / {note}", response.status.as_str())
+            }
+            verdict => format!("not run, but {verdict:?}"),
+        },
     }
 }
 

@@ -86,5 +86,5 @@ pub fn no_workspace(cwd: &std::path::Path) -> std::process::ExitCode {
         "error: no jp workspace here or above {}; run `jp init` to create one",
         cwd.display()
     );
-    super::exit::USAGE.into()
+    crate::exit::USAGE.into()
 }

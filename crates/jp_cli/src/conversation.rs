@@ -1,0 +1,79 @@
+//! What the engine and the commands share about a conversation: opening
+//! the active one, the config changes it records (each authorized again),
+//! and how it says what jp did to it.
+
+use jp_config::AppConfig;
+use jp_conversation::{Conversation, ConversationLock, Store};
+
+/// The active conversation (locked), if there is one.
+pub fn open_active(
+    store: &Store,
+) -> Result<Option<(Conversation, ConversationLock)>, Box<dyn std::error::Error>> {
+    let Some(id) = store.active() else {
+        // `jp conversation rm` clears the marker; one left naming nothing
+        // means the conversation went missing some other way.
+        if let Some(gone) = store.active_marker() {
+            crate::errln!(
+                "warning: the active conversation `{gone}` is not in {} any more; this query starts a new one",
+                store.root().display()
+            );
+        }
+        return Ok(None);
+    };
+    let (conversation, lock) = store.open(&id).map_err(|e| match e {
+        e @ jp_conversation::StoreError::Locked { .. } => e.to_string(),
+        e => format!(
+            "{e}\n(`jp query --new` starts a new conversation; the old one is left as it is)"
+        ),
+    })?;
+    warn_torn(&conversation);
+    Ok(Some((conversation, lock)))
+}
+
+/// A conversation's config changes, each authorized again against `base`
+/// (the config without them; see [`crate::recorded`]): the layers that
+/// apply, oldest first, and the changes refused. Every reader of a
+/// conversation's config goes through here.
+#[must_use]
+pub fn conversation_deltas(
+    conversation: &Conversation,
+    base: &AppConfig,
+) -> crate::recorded::Authorized {
+    crate::recorded::authorized(conversation, base)
+}
+
+/// Says on stderr that the conversation's unfinished last line was left
+/// out. Every command that reads a conversation says it.
+pub fn warn_torn(c: &Conversation) {
+    if let Some(tail) = &c.torn_tail {
+        crate::errln!("warning: {tail}");
+    }
+}
+
+/// What stopping the stream early saved, for the user: `stopped the
+/// stream after 2.1 KB of fs_create_file's arguments`. The chrome says it
+/// when it happens; `jp conversation show` says it again from the
+/// recorded [`EventKind::StreamStopped`].
+pub fn stopped_note(tool: &str, bytes: usize) -> String {
+    if bytes == 0 {
+        format!("stopped the stream before {tool}'s arguments")
+    } else {
+        format!(
+            "stopped the stream after {} of {tool}'s arguments",
+            human_bytes(bytes)
+        )
+    }
+}
+
+/// `2.1 KB`, `512 B`: a size for people.
+pub fn human_bytes(bytes: usize) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let kb = bytes as f64 / 1024.0;
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if kb < 1024.0 {
+        format!("{kb:.1} KB")
+    } else {
+        format!("{:.1} MB", kb / 1024.0)
+    }
+}

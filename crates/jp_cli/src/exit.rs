@@ -1,0 +1,9 @@
+//! Exit codes shared by commands.
+
+/// The config does not load, or a requested key does not exist.
+pub const INVALID_CONFIG: u8 = 1;
+/// The command was used wrongly: unknown tool, arguments that do not
+/// fit, no workspace to write to.
+pub const USAGE: u8 = 2;
+/// A turn the user interrupted (as for SIGINT).
+pub const INTERRUPTED: u8 = 130;

@@ -1,0 +1,105 @@
+//! `jp`, the command-line LLM assistant for programmers, as a library: the
+//! `jp` binary is [`main`]. The layers, top down:
+//!
+//! - `cmd`: the command tree, one module a command; nothing below it
+//!   imports it;
+//! - `query`: the engine of `jp query`, pure machines (the turn, the
+//!   decision about each call) behind a thin shell that streams, prompts,
+//!   runs and records;
+//! - what the engine and several commands share: the context a command
+//!   runs in (`ctx`), the conversation's config changes (`recorded`,
+//!   `conversation`), the stateful policies (`stateful`), prompts
+//!   (`prompt`) and the printer (`printer`).
+//!
+//! docs/architecture.md follows one tool call through these files.
+
+mod cmd;
+mod conversation;
+mod ctx;
+mod exit;
+mod printer;
+mod prompt;
+mod query;
+mod recorded;
+mod stateful;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+/// Runs `jp` with the process's arguments: what `main` does.
+#[must_use]
+pub fn main() -> ExitCode {
+    let cli = match cmd::Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and the version hold no input: clap prints them, coloured.
+        Err(error)
+            if matches!(
+                error.kind(),
+                clap::error::ErrorKind::DisplayHelp
+                    | clap::error::ErrorKind::DisplayVersion
+                    | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) =>
+        {
+            error.exit()
+        }
+        // An error quotes the arguments, which may hold anything: escaped,
+        // like every line jp writes (found in review).
+        Err(error) => {
+            let text = error.render().to_string();
+            for line in text.trim_end().lines() {
+                errln!("{line}");
+            }
+            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+        }
+    };
+    init_logging(cli.verbose);
+    prompt::install_panic_restore();
+    match cli.run() {
+        Ok(code) => code,
+        Err(error) => {
+            errln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs go to stderr, never stdout; `-v` raises the level, `RUST_LOG`
+/// overrides it. At the default level a stateful policy's denial (a
+/// warning) is not logged, since the terminal already shows it as chrome.
+/// Field values (a tool's stderr, a provider's error body, names the model
+/// wrote) are escaped like chrome, so an escape sequence in them cannot
+/// reach the terminal.
+fn init_logging(verbose: u8) {
+    use tracing_subscriber::field::MakeExt as _;
+    let quiet = format!("warn,{}=error", stateful::DENIAL_LOG_TARGET);
+    let level = match verbose {
+        0 => quiet.as_str(),
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .fmt_fields(
+            tracing_subscriber::fmt::format::debug_fn(|writer, field, value| {
+                let text = format!("{value:?}");
+                let text = printer::sanitize(&text);
+                if field.name() == "message" {
+                    write!(writer, "{text}")
+                } else {
+                    write!(writer, "{}={text}", field.name())
+                }
+            })
+            .delimited(" "),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        )
+        .with_target(false)
+        .try_init();
+}

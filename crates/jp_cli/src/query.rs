@@ -1,0 +1,340 @@
+//! `jp query`: one turn of a conversation.
+//!
+//! Two pure machines decide; a thin async shell does the I/O (streams from
+//! the provider, prints, prompts, runs tools, saves the conversation after
+//! every recorded event). One tool call travels through these files in
+//! this order:
+//!
+//! 1. [`session`]: the turn sends a request; [`stream`] reads the
+//!    provider's events into the [`turn::TurnCoordinator`], which parses
+//!    the call's argument chunks as they arrive and returns actions
+//!    (`ToolCallStarted`, `ArgumentProgress`, `Decide`, `RunTools`).
+//! 2. [`calls`]: the [`calls::Calls`] machine takes each of those for the
+//!    call (started, a piece of its arguments, complete, answered) and
+//!    says what to do: hold its place in the prompt line, ask while it
+//!    streams, end it early (the stream stops when nothing else streams),
+//!    or settle its verdict. It asks the [`tools::ToolCoordinator`] what
+//!    the policies say ([`tools`]: `policy.run` while streaming and once
+//!    complete, the stateful policies); [`early`] names what is known of
+//!    a call before it completes.
+//! 3. [`tools::confirm`]: the questions put to the user (run, edit, view),
+//!    in call order ([`tickets`]).
+//! 4. [`run`]: once the response ends, the calls run in order: each checked
+//!    again at its start ([`tools::start`]), run by a
+//!    [`tools::ToolExecutor`] ([`tools::execute`]), its config change
+//!    settled ([`tools::delta`]) and its result delivered per
+//!    `policy.result`.
+//! 5. [`changes`]: the response's config changes are committed with what
+//!    its calls record, in one write, and the turn goes on with the config
+//!    resolved again.
+//!
+//! [`render`] draws calls and results; [`signals`] is Ctrl+C and the
+//! other signals; [`arguments`] holds and shows a call's arguments.
+
+pub mod arguments;
+pub mod calls;
+pub mod changes;
+pub mod early;
+pub mod render;
+pub mod run;
+pub mod session;
+pub mod signals;
+pub mod stream;
+pub mod tickets;
+pub mod tools;
+pub mod turn;
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+
+use jp_config::AppConfig;
+use jp_config::validate::resolve_model_id;
+use jp_conversation::{ConversationEvent, EventKind, Store};
+use jp_llm::Provider;
+
+use crate::ctx::{Ctx, no_workspace, print_load_error};
+use crate::exit;
+use crate::printer::{Channel, Printer, Style};
+use crate::prompt::{NoPrompter, Prompter, Prompts, TerminalPrompter};
+use render::{CallFormat, RenderOptions, ToolRenderer};
+use session::{Session, Step};
+use signals::interrupt_on_signals;
+use tools::{LocalExecutor, ToolCoordinator};
+use turn::TurnEnd;
+
+/// The most requests one turn may send before jp stops it: a guard against
+/// a model that calls tools forever.
+pub const MAX_CYCLES: usize = 50;
+
+/// `jp query`.
+#[derive(Debug, clap::Args)]
+pub struct Query {
+    /// Start a new conversation instead of continuing the active one.
+    #[arg(long)]
+    new: bool,
+
+    /// The model, as `PROVIDER/NAME` or an alias (overrides
+    /// `assistant.model.id`).
+    #[arg(long, value_name = "PROVIDER/NAME")]
+    model: Option<String>,
+
+    /// Never prompt: calls and results whose policy asks are declined
+    /// (this is also what happens without a terminal).
+    #[arg(long)]
+    non_interactive: bool,
+
+    /// The message for the assistant.
+    #[arg(required = true, num_args = 1.., value_name = "MESSAGE")]
+    message: Vec<String>,
+}
+
+impl Query {
+    /// Runs the turn.
+    pub fn run(self, mut ctx: Ctx) -> Result<ExitCode, Box<dyn std::error::Error>> {
+        if let Some(model) = &self.model {
+            ctx.flags.push(jp_config::load::FlagAssignment {
+                flag: format!("--model {model}"),
+                assignment: format!("assistant.model.id={model}"),
+            });
+        }
+        let message = self.message.join(" ");
+        if message.trim().is_empty() {
+            crate::errln!("error: the message is empty; say what you want the assistant to do");
+            return Ok(exit::USAGE.into());
+        }
+        // The config with the flags on top, as every command has it: the
+        // flags are checked here, and the grants come from it.
+        let (flagged, flag_layers) = match crate::recorded::load_with_flags(&ctx) {
+            Ok(loaded) => loaded,
+            Err(error) => {
+                print_load_error(&error);
+                return Ok(exit::INVALID_CONFIG.into());
+            }
+        };
+        let Some(root) = flagged.workspace_root.clone() else {
+            return Ok(no_workspace(&ctx.cwd));
+        };
+        let store = Store::new(&root);
+        // The active conversation's config changes apply on top of the
+        // files, each authorized again (a log is no authority); a new
+        // conversation has none.
+        let existing = if self.new {
+            None
+        } else {
+            crate::conversation::open_active(&store)?
+        };
+        let mut deltas = match &existing {
+            Some((conversation, _)) => {
+                let authorized =
+                    crate::conversation::conversation_deltas(conversation, &flagged.config);
+                crate::recorded::warn(
+                    &crate::recorded::log_name(&root, &conversation.id, &ctx.cwd),
+                    &authorized.refused,
+                );
+                authorized.layers
+            }
+            None => Vec::new(),
+        };
+        // The flags are the user's config change, recorded when the turn
+        // begins (RFD 078): a tool's change later in the turn applies over
+        // them, and the next query keeps them. What they may not record
+        // (sensitive keys) stays on top, for this query only.
+        let schema = jp_config::schema::config_schema()?;
+        let mut flags = crate::recorded::sort_flags(&flag_layers, &flagged.config, schema);
+        ctx.assignments.clear();
+        ctx.flags = std::mem::take(&mut flags.query_only);
+        if let Some(record) = flags.record.take() {
+            // Only what the flags change is recorded.
+            flags.record = match ctx.load_with(deltas.clone()) {
+                Ok(current) => crate::recorded::news(record, &current),
+                Err(_) => Some(record),
+            };
+        }
+        if let Some(record) = &flags.record {
+            // Through the same check as every recorded change.
+            crate::recorded::authorize(record, &flagged.config, schema)
+                .map_err(|reason| format!("the flags of this query: {reason}"))?;
+            let id = existing.as_ref().map_or("(new)", |(c, _)| c.id.as_str());
+            deltas.push(crate::recorded::layer(record, id));
+        }
+        let config = match ctx.load_with(deltas) {
+            Ok(loaded) => loaded.config,
+            Err(error) => {
+                print_load_error(&error);
+                return Ok(exit::INVALID_CONFIG.into());
+            }
+        };
+        let env: HashMap<String, String> = ctx.env.iter().cloned().collect();
+        let Resolved {
+            provider,
+            provider_name,
+            model,
+        } = resolve(&config, &env, &root)?;
+        let (conversation, lock) = match existing {
+            Some(open) => open,
+            None => {
+                let (conversation, lock) = store.create()?;
+                store.set_active(&conversation.id)?;
+                (conversation, lock)
+            }
+        };
+        let printer = Printer::stdio(config.style.color);
+        let prompter: Box<dyn Prompter> = if self.non_interactive {
+            Box::new(NoPrompter)
+        } else {
+            TerminalPrompter::open(&printer).map_or_else(
+                || Box::new(NoPrompter) as Box<dyn Prompter>,
+                |t| Box::new(t) as Box<dyn Prompter>,
+            )
+        };
+
+        // Calls render live, argument by argument, on a terminal; a log
+        // (a pipe, a file) gets one line per call.
+        let renderer = printer.is_terminal(Channel::Chrome).then(|| {
+            let style = &config.style.tool_call;
+            ToolRenderer::new(RenderOptions {
+                format: match style.format {
+                    jp_config::style::ToolCallFormat::FunctionCall => CallFormat::FunctionCall,
+                    jp_config::style::ToolCallFormat::Json => CallFormat::Json,
+                },
+                show_arguments: style.show_arguments,
+                max_lines: style.argument_lines as usize,
+                call_lines: style.call_lines as usize,
+                width: crossterm::terminal::size().map_or(80, |(columns, _)| usize::from(columns)),
+            })
+        });
+        let live = renderer.is_some();
+        let config = std::sync::Arc::new(config);
+        let mut session = Session {
+            config: std::sync::Arc::clone(&config),
+            provider,
+            model: model.clone(),
+            header: format!("── jp ({provider_name}/{model}) ──"),
+            printer: printer.clone(),
+            renderer,
+            conversation,
+            lock,
+        };
+        tracing::info!(conversation = %session.conversation.id, "turn starts");
+        // One commit: a killed jp leaves all or none.
+        let mut start = vec![
+            ConversationEvent::now(EventKind::TurnStart),
+            ConversationEvent::now(EventKind::ChatRequest { content: message }),
+        ];
+        if let Some(record) = flags.record {
+            start.push(ConversationEvent::now(EventKind::ConfigDelta(record)));
+        }
+        session.lock.append(&mut session.conversation, start)?;
+
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        let self_exe = std::env::current_exe().ok();
+        let end = runtime.block_on(async {
+            // With a terminal, Ctrl+C opens a menu; without, it interrupts.
+            let mut interrupts = interrupt_on_signals(prompter.available());
+            let prompts = Prompts::new(prompter, interrupts.cancel.clone());
+            let mut resume = None;
+            loop {
+                let config = std::sync::Arc::clone(&session.config);
+                let tools = ToolCoordinator::new(&config, &root, self_exe.clone(), printer.clone())
+                    .arguments_shown_live(live)
+                    .with_history(&session.conversation.events)?;
+                match session
+                    .run_turn(
+                        &tools,
+                        &LocalExecutor,
+                        &prompts,
+                        &mut interrupts,
+                        resume.take(),
+                    )
+                    .await?
+                {
+                    Step::End(end) => break Ok::<_, Box<dyn std::error::Error>>(end),
+                    Step::Reload(state) => {
+                        // Tools changed the config: the next request of
+                        // this turn uses it (RFD 078 phase 3).
+                        if let Err(message) = session.reload(&ctx, &env, &root) {
+                            break Ok(TurnEnd::Failed(message));
+                        }
+                        resume = Some(*state);
+                    }
+                }
+            }
+        })?;
+        printer.stop_spinner();
+        printer.finish_content();
+        Ok(match end {
+            TurnEnd::Completed => ExitCode::SUCCESS,
+            TurnEnd::MaxTokens => {
+                printer.chrome_line(
+                    Style::Warn,
+                    "note: the response was cut off at assistant.model.parameters.max_tokens",
+                );
+                ExitCode::SUCCESS
+            }
+            TurnEnd::Interrupted => {
+                printer.chrome_line(
+                    Style::Warn,
+                    "interrupted; the conversation keeps what arrived",
+                );
+                ExitCode::from(exit::INTERRUPTED)
+            }
+            TurnEnd::Stopped => {
+                printer.chrome_line(
+                    Style::Warn,
+                    "stopped; the conversation keeps what arrived, and `jp query` continues it",
+                );
+                ExitCode::SUCCESS
+            }
+            TurnEnd::Failed(message) => {
+                printer.chrome_line(Style::Bad, &format!("error: {message}"));
+                printer.chrome_line(
+                    Style::Dim,
+                    &format!(
+                        "the conversation keeps what arrived; `jp query` continues it (conversation {})",
+                        session.conversation.id
+                    ),
+                );
+                ExitCode::FAILURE
+            }
+            TurnEnd::CycleLimit(n) => {
+                printer.chrome_line(
+                    Style::Bad,
+                    &format!("error: stopped after {n} responses in one turn; the model kept calling tools"),
+                );
+                ExitCode::FAILURE
+            }
+        })
+    }
+}
+
+/// The provider and model a config resolves to.
+struct Resolved {
+    provider: Box<dyn Provider>,
+    provider_name: String,
+    model: String,
+}
+
+fn resolve(
+    config: &AppConfig,
+    env: &HashMap<String, String>,
+    root: &std::path::Path,
+) -> Result<Resolved, Box<dyn std::error::Error>> {
+    let (provider_name, model) = resolve_model_id(config, &config.assistant.model.id)
+        .map_err(|e| format!("assistant.model.id: {e}"))?;
+    let (provider_name, model) = (provider_name.to_owned(), model.to_owned());
+    let provider = jp_llm::connect(
+        config,
+        &provider_name,
+        &model,
+        &|var| env.get(var).cloned(),
+        root,
+    )?;
+    Ok(Resolved {
+        provider,
+        provider_name,
+        model,
+    })
+}

@@ -1,0 +1,284 @@
+//! Running one response's calls, in order, once every one of them is
+//! decided: each checked at its start, run (Ctrl+C opens the tool menu),
+//! its result shown and kept for the conversation.
+
+use std::collections::HashMap;
+
+use futures_util::future::LocalBoxFuture;
+use jp_conversation::{EventKind, ResponseStatus, ToolCallRequest, ToolCallResponse};
+use tokio_util::sync::CancellationToken;
+
+use super::calls::Calls;
+use super::render;
+use super::session::Session;
+use super::signals::{Interrupts, TOOL_MENU, answer, ctrl_c};
+use super::tools::{self, ToolCoordinator, ToolExecutor, Verdict};
+use crate::printer::Style;
+use crate::prompt::{PromptError, Prompts};
+
+/// How running one response's calls ended.
+pub struct RanTools {
+    /// The user interrupted the turn.
+    pub interrupted: bool,
+    /// The user stopped the tools to reply.
+    pub stopped: bool,
+    /// Config changes were committed: the config must be resolved again.
+    pub committed: bool,
+}
+
+/// Why a stateful policy denied `call`, as the conversation records it
+/// (telemetry for `jp conversation show`; never sent to the model).
+fn denial_event(call: &ToolCallRequest, denial: crate::stateful::Denial) -> EventKind {
+    EventKind::PolicyDenied(jp_conversation::PolicyDenial {
+        id: call.id.clone(),
+        policy: denial.policy,
+        tool: call.name.clone(),
+        reason: denial.reason,
+        metadata: denial.metadata,
+    })
+}
+
+/// What the model reads of a call whose config change was dropped because
+/// the turn was interrupted before the cycle's changes were committed.
+pub const INTERRUPTED_CHANGE: &str = "The tool finished, but the user interrupted jp before its config change was applied; the change was not applied and the result was not kept.";
+
+/// `response` as the conversation records it: a call that failed because
+/// the user interrupted the turn was stopped, not failed on its own.
+fn as_recorded(response: ToolCallResponse, cancel: &CancellationToken) -> ToolCallResponse {
+    if cancel.is_cancelled() && response.status == ResponseStatus::Error {
+        ToolCallResponse {
+            status: ResponseStatus::Interrupted,
+            ..response
+        }
+    } else {
+        response
+    }
+}
+
+impl Session {
+    /// Runs the calls of one response, in order, once every one of them
+    /// is decided: each checked at its start, its result shown and kept,
+    /// what the cycle records held from the first call that changed the
+    /// config on, and the changes committed with it at the end (or not,
+    /// [`Session::settle_changes`]).
+    pub async fn run_tools<E: ToolExecutor>(
+        &mut self,
+        list: Vec<(usize, ToolCallRequest)>,
+        calls: &mut Calls<'_>,
+        tools: &ToolCoordinator<'_>,
+        executor: &E,
+        prompts: &Prompts,
+        interrupts: &mut Interrupts,
+    ) -> Result<RanTools, Box<dyn std::error::Error>> {
+        let cancel = interrupts.cancel.clone();
+        let mut stopped = false;
+        // Config changes the tools' grants allowed, committed
+        // together when every call of this response is done.
+        let mut changes = jp_config::delta::Buffer::default();
+        // What the calls record from the first call that
+        // changed the config on, each response with whether its
+        // change is in `changes`: recorded together with the
+        // change when it is committed, or told the change was
+        // not applied when the cycle is interrupted (the model
+        // must never read "switched to ..." for a switch that
+        // did not happen).
+        let mut held: Vec<(EventKind, bool)> = Vec::new();
+        // Where the paths of the calls the user approved lead
+        // now, before any call runs: as they were approved.
+        let mut seen: HashMap<usize, Vec<(String, String)>> = list
+            .iter()
+            .filter_map(|(number, _)| match calls.verdict(*number) {
+                Some(Verdict::Run {
+                    tool,
+                    arguments,
+                    approved: true,
+                    ..
+                }) => Some((*number, tools.path_targets(tool, arguments.as_value()))),
+                _ => None,
+            })
+            .collect();
+        for (number, call) in list {
+            let mut changed_config = false;
+            let not_run = |content: &str| ToolCallResponse {
+                id: call.id.clone(),
+                status: ResponseStatus::Interrupted,
+                content: content.into(),
+                ran: None,
+            };
+            let response = match calls.take_verdict(number) {
+                // Interrupted: the calls not yet run never run.
+                Some(Verdict::Run { .. }) if cancel.is_cancelled() => {
+                    not_run("The call was not run: the user interrupted the turn.")
+                }
+                Some(Verdict::Run { .. }) if stopped => {
+                    not_run("The call was not run: the user stopped the tools to reply.")
+                }
+                Some(Verdict::Run {
+                    arguments,
+                    tool,
+                    edited,
+                    mode,
+                    ..
+                }) if tool == call.name => {
+                    // The stateful policies decide last, with
+                    // what the calls before this one did.
+                    if let Some(denial) = tools.stateful_check(&call.name, &arguments) {
+                        let Verdict::NotRun { response, note } =
+                            tools::denied(&call.id, &call.name, &denial)
+                        else {
+                            unreachable!("denied() is a NotRun verdict")
+                        };
+                        self.printer.chrome_line(Style::Warn, &format!("  {note}"));
+                        self.keep(&mut held, denial_event(&call, denial), false)?;
+                        response
+                    } else {
+                        let mut approval = tools::Approval {
+                            arguments,
+                            edited,
+                            mode,
+                            runs: 0,
+                            seen: seen.remove(&number),
+                        };
+                        let (ran, stop) = self
+                            .run_call(&call, &mut approval, executor, tools, prompts, interrupts)
+                            .await;
+                        stopped |= stop;
+                        if let Some(denial) = ran.denial.clone() {
+                            // Denied at its start, after an edit.
+                            self.keep(&mut held, denial_event(&call, denial), false)?;
+                        }
+                        if let Some(delta) = ran.delta.clone() {
+                            changes.add(number, &call.name, delta);
+                            changed_config = true;
+                        }
+                        // Shown as it is recorded.
+                        let ran = tools::Ran {
+                            response: as_recorded(ran.response, &cancel),
+                            ..ran
+                        };
+                        self.show_result(&call, &ran.response, ran.note.as_deref());
+                        if !ran.stderr.is_empty() {
+                            tracing::info!(tool = %call.name, stderr = %ran.stderr.trim_end(), "tool stderr");
+                        }
+                        let tools::Approval {
+                            arguments, edited, ..
+                        } = approval;
+                        let keys = tools.stateful_learn(&call.name, &arguments, &ran.response);
+                        // What really ran, for a replay.
+                        let ran_with = jp_conversation::RanWith {
+                            arguments: edited.then(|| arguments.into_map()),
+                            keys,
+                        };
+                        ToolCallResponse {
+                            ran: (ran_with != jp_conversation::RanWith::default())
+                                .then_some(ran_with),
+                            ..ran.response
+                        }
+                    }
+                }
+                Some(Verdict::NotRun { response, .. }) => {
+                    if let Some(denial) = calls.take_denial(number) {
+                        self.keep(&mut held, denial_event(&call, denial), false)?;
+                    }
+                    response
+                }
+                // A verdict for another tool, or none: fail closed.
+                Some(Verdict::Run { .. }) | None => ToolCallResponse {
+                    id: call.id.clone(),
+                    status: ResponseStatus::Refused,
+                    content: "The call was not run: jp made no decision for it.".into(),
+                    ran: None,
+                },
+            };
+            let response = as_recorded(response, &cancel);
+            self.keep(
+                &mut held,
+                EventKind::ToolCallResponse(response),
+                changed_config,
+            )?;
+        }
+        let interrupted = cancel.is_cancelled();
+        // An interrupted cycle commits no config change, and the calls
+        // that proposed one say so.
+        let committed = self.settle_changes(held, &changes, interrupted)?;
+        Ok(RanTools {
+            interrupted,
+            stopped,
+            committed,
+        })
+    }
+
+    /// Runs one approved call. Ctrl+C meanwhile opens the tool menu:
+    /// continue, stop it and reply (the second value is then true), or
+    /// restart it.
+    async fn run_call<E: ToolExecutor>(
+        &self,
+        call: &ToolCallRequest,
+        approval: &mut tools::Approval,
+        executor: &E,
+        tools: &ToolCoordinator<'_>,
+        prompts: &Prompts,
+        interrupts: &mut Interrupts,
+    ) -> (tools::Ran, bool) {
+        let question = format!("Ctrl+C while {} runs:", call.name);
+        loop {
+            if !self.hidden(&call.name) {
+                self.printer.spin(&format!("running {}", call.name));
+            }
+            let stop = interrupts.cancel.child_token();
+            let mut run = std::pin::pin!(tools.run(call, approval, executor, prompts, &stop));
+            let mut menu: Option<LocalBoxFuture<'_, Result<char, PromptError>>> = None;
+            let choice = loop {
+                tokio::select! {
+                    ran = &mut run => return (ran, false),
+                    Some(()) = interrupts.menu.recv() => {
+                        ctrl_c(&mut menu, &interrupts.cancel, || prompts.urgent(&question, &TOOL_MENU));
+                    }
+                    choice = answer(&mut menu), if menu.is_some() => {
+                        menu = None;
+                        match choice {
+                            Ok('c') => {}
+                            Ok(key @ ('s' | 'r')) => break key,
+                            // `a`, or Ctrl+C at the menu.
+                            Ok(_) | Err(_) => interrupts.cancel.cancel(),
+                        }
+                    }
+                }
+            };
+            stop.cancel();
+            let ran = run.await;
+            if choice == 's' {
+                let response = ToolCallResponse {
+                    status: ResponseStatus::Interrupted,
+                    content: "The user stopped the tool while it ran.".into(),
+                    ..ran.response
+                };
+                let ran = tools::Ran { response, ..ran };
+                return (ran, true);
+            }
+            self.printer
+                .chrome_line(Style::Warn, &format!("  {}: restarting", call.name));
+        }
+    }
+
+    /// The call's result, as [`render::result_lines`] lays it out; on a
+    /// terminal wrapped to its width like the call's arguments, in a log
+    /// one line per result line.
+    fn show_result(&self, call: &ToolCallRequest, response: &ToolCallResponse, note: Option<&str>) {
+        let max = self
+            .config
+            .conversation
+            .tools
+            .get(&call.name)
+            .and_then(|t| t.style.result_lines)
+            .unwrap_or(self.config.style.tool_call.result_lines) as usize;
+        let mut lines =
+            render::result_lines(&call.name, response, note, max, self.hidden(&call.name));
+        if let Some(renderer) = &self.renderer {
+            lines = render::wrap(lines, renderer.width());
+        }
+        for line in lines {
+            self.printer.chrome_line(line.style, &line.text);
+        }
+    }
+}

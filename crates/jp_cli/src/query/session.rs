@@ -1,0 +1,237 @@
+//! [`Session`]: one turn's I/O, around the [`TurnCoordinator`]: it sends
+//! each request, streams the response ([`super::stream`]), runs the calls
+//! ([`super::run`]), commits their config changes ([`super::changes`]),
+//! and asks for the user's reply; and resolves the config again when tools
+//! changed it.
+
+use std::collections::HashMap;
+
+use jp_config::AppConfig;
+use jp_conversation::{Conversation, ConversationEvent, ConversationLock, EventKind};
+use jp_llm::{ChatRequest, Provider};
+
+use super::MAX_CYCLES;
+use super::render::ToolRenderer;
+use super::signals::Interrupts;
+use super::stream::Response;
+use super::tools::{ToolCoordinator, ToolExecutor};
+use super::turn::{Action, Input, TurnCoordinator, TurnEnd};
+use crate::ctx::Ctx;
+use crate::printer::{Printer, Style};
+use crate::prompt::{PromptError, Prompts};
+
+/// One turn's I/O.
+pub struct Session {
+    /// The config as of this cycle's start.
+    pub(super) config: std::sync::Arc<AppConfig>,
+    pub(super) provider: Box<dyn Provider>,
+    pub(super) model: String,
+    /// The role header that starts each response: `── jp (PROVIDER/MODEL) ──`.
+    pub(super) header: String,
+    pub(super) printer: Printer,
+    /// Renders calls live on a terminal.
+    pub(super) renderer: Option<ToolRenderer>,
+    pub(super) conversation: Conversation,
+    pub(super) lock: ConversationLock,
+}
+
+/// What `run_turn` hands back: the turn's end, or its state when tools
+/// changed the config and the turn goes on after it is resolved again.
+pub enum Step {
+    End(TurnEnd),
+    Reload(Box<(TurnCoordinator, std::collections::VecDeque<Action>)>),
+}
+
+impl Session {
+    /// Resolves the config again, with the conversation's config changes,
+    /// for the rest of the turn. The message names what does not resolve;
+    /// the change stays in the conversation.
+    pub fn reload(
+        &mut self,
+        ctx: &Ctx,
+        env: &HashMap<String, String>,
+        root: &std::path::Path,
+    ) -> Result<(), String> {
+        let failed = |what: String| {
+            format!(
+                "the config a tool changed does not resolve: {what}; the change stays in the conversation (see `jp conversation show`), and a later one (a tool, or --cfg) can correct it"
+            )
+        };
+        // The grants come from the config without the conversation's
+        // changes; every change is authorized again, the new one too.
+        let base = jp_config::load::load(&ctx.load_options())
+            .map_err(|error| failed(error.to_string()))?;
+        let authorized = crate::conversation::conversation_deltas(&self.conversation, &base.config);
+        crate::recorded::warn(
+            &crate::recorded::log_name(root, &self.conversation.id, &ctx.cwd),
+            &authorized.refused,
+        );
+        let loaded = ctx
+            .load_with(authorized.layers)
+            .map_err(|error| failed(error.to_string()))?;
+        // The flags were recorded when the turn began, below this change,
+        // except a value of a sensitive key, which stays on top for this
+        // query only; say so rather than let the change look applied.
+        let committed = self
+            .conversation
+            .events
+            .iter()
+            .rev()
+            .find_map(|e| match &e.kind {
+                EventKind::ConfigDelta(delta) => {
+                    Some(delta.claims.keys().cloned().collect::<Vec<_>>())
+                }
+                _ => None,
+            });
+        for touched in committed.unwrap_or_default() {
+            let Ok(unset) = jp_config::delta::UnsetPath::parse(&touched) else {
+                continue;
+            };
+            if let Some(layer) = loaded.source_of(&unset.path)
+                && layer.label.starts_with("--")
+            {
+                self.printer.chrome_line(
+                    Style::Warn,
+                    &format!(
+                        "note: {} sets {} for this query only (a sensitive key's flag is not recorded in the conversation), so the change to it applies from the next query",
+                        layer.label, unset.path
+                    ),
+                );
+            }
+        }
+        let resolved =
+            super::resolve(&loaded.config, env, root).map_err(|e| failed(e.to_string()))?;
+        self.header = format!("── jp ({}/{}) ──", resolved.provider_name, resolved.model);
+        self.model = resolved.model;
+        self.provider = resolved.provider;
+        self.config = std::sync::Arc::new(loaded.config);
+        Ok(())
+    }
+
+    /// Appends `kind` to the conversation's log (one commit point).
+    pub fn record(&mut self, kind: EventKind) -> Result<(), jp_conversation::StoreError> {
+        self.lock
+            .append(&mut self.conversation, [ConversationEvent::now(kind)])
+    }
+
+    pub fn request(&self) -> ChatRequest {
+        let assistant = &self.config.assistant;
+        let mut system = assistant.system_prompt.clone().unwrap_or_default();
+        for instruction in &assistant.instructions {
+            if !system.is_empty() {
+                system.push_str("\n\n");
+            }
+            system.push_str(instruction);
+        }
+        ChatRequest {
+            model: self.model.clone(),
+            system: (!system.is_empty()).then_some(system),
+            messages: jp_llm::request::messages(&self.conversation.events),
+            tools: jp_llm::request::tool_definitions(&self.config),
+            max_tokens: assistant.model.parameters.max_tokens,
+            temperature: assistant.model.parameters.temperature,
+            top_p: assistant.model.parameters.top_p,
+        }
+    }
+
+    /// Runs the turn (or goes on with one resumed after its config was
+    /// resolved again) until it ends or tools change the config.
+    pub async fn run_turn<'t, E: ToolExecutor>(
+        &mut self,
+        tools: &'t ToolCoordinator<'t>,
+        executor: &E,
+        prompts: &'t Prompts,
+        interrupts: &mut Interrupts,
+        resume: Option<(TurnCoordinator, std::collections::VecDeque<Action>)>,
+    ) -> Result<Step, Box<dyn std::error::Error>> {
+        let (mut turn, mut queue) = match resume {
+            Some(state) => state,
+            None => {
+                let seen_ids = self
+                    .conversation
+                    .events
+                    .iter()
+                    .filter_map(|e| match &e.kind {
+                        EventKind::ToolCallRequest(call) => Some(call.id.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                let mut turn = TurnCoordinator::new(MAX_CYCLES, seen_ids);
+                let queue: std::collections::VecDeque<Action> = turn.start().into();
+                (turn, queue)
+            }
+        };
+        // What is decided about the calls of the response streaming.
+        let mut response = Response::new(tools, prompts);
+        while let Some(action) = queue.pop_front() {
+            match action {
+                Action::Request { cycle } => {
+                    tracing::debug!(cycle, "requesting a response");
+                    // One header per response, not per query: after a
+                    // tool's result or the user's reply, it says that the
+                    // model speaks again, in a terminal and in a log alike.
+                    self.printer.chrome_line(Style::Header, &self.header);
+                    self.printer.spin(&format!("waiting for {}", self.model));
+                    response = Response::new(tools, prompts);
+                    let inputs = self.stream_response(&mut turn, &mut response, interrupts);
+                    queue.extend(inputs.await?);
+                }
+                Action::RunTools(list) => {
+                    // The stream is over; the questions still open decide.
+                    response.settle_questions(self, &turn).await;
+                    let ran = self
+                        .run_tools(
+                            list,
+                            &mut response.calls,
+                            tools,
+                            executor,
+                            prompts,
+                            interrupts,
+                        )
+                        .await?;
+                    if ran.interrupted {
+                        return Ok(Step::End(TurnEnd::Interrupted));
+                    }
+                    let input = if ran.stopped {
+                        Input::Stopped
+                    } else {
+                        Input::ToolsDone
+                    };
+                    queue.extend(turn.handle(input));
+                    if ran.committed {
+                        return Ok(Step::Reload(Box::new((turn, queue))));
+                    }
+                }
+                Action::AskReply => {
+                    let Some(reply) = self.ask_reply(prompts).await else {
+                        return Ok(Step::End(TurnEnd::Interrupted));
+                    };
+                    queue.extend(turn.handle(Input::Reply(reply)));
+                }
+                Action::Finish(end) => return Ok(Step::End(end)),
+                other => self.perform(other, &mut response, &turn)?,
+            }
+        }
+        Ok(Step::End(TurnEnd::Completed))
+    }
+
+    /// The user's reply after they stopped the turn: `Some(None)` for no
+    /// reply, `None` when they interrupted instead.
+    pub async fn ask_reply(&self, prompts: &Prompts) -> Option<Option<String>> {
+        let question = jp_tool::Question {
+            id: "reply".into(),
+            text: "Your reply (Enter alone ends the turn):".into(),
+            answer: jp_tool::AnswerKind::Text,
+            default: None,
+        };
+        let answer = match prompts.turn().await {
+            Ok(prompt) => prompt.ask(&question).await,
+            Err(error) => Err(error),
+        };
+        match answer {
+            Ok(serde_json::Value::String(reply)) if !reply.trim().is_empty() => Some(Some(reply)),
+            Err(PromptError::Interrupted) => None,
+            Ok(_) | Err(_) => Some(None),
+        }
+    }
+}
