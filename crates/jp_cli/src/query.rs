@@ -15,8 +15,8 @@
 //!    streams, end it early (the stream stops when nothing else streams),
 //!    or settle its verdict. It asks the [`tools::ToolCoordinator`] what
 //!    the policies say ([`tools`]: `policy.run` while streaming and once
-//!    complete, the stateful policies); [`early`] names what is known of
-//!    a call before it completes.
+//!    complete, the stateful policies). [`decision`] is the ladder of
+//!    what is decided about a call, stage by stage.
 //! 3. [`tools::confirm`]: the questions put to the user (run, edit, view),
 //!    in call order ([`tickets`]).
 //! 4. [`run`]: once the response ends, the calls run in order: each checked
@@ -34,7 +34,7 @@
 pub mod arguments;
 pub mod calls;
 pub mod changes;
-pub mod early;
+pub mod decision;
 pub mod render;
 pub mod run;
 pub mod session;

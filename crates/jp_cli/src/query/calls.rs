@@ -18,12 +18,8 @@
 //! - the stateful denials to record with a call's response;
 //! - which calls have a question open, so a refusal can withdraw it.
 //!
-//! The decision types, in the order a call meets them: a policy's
-//! [`Decision`] (mode and reason) → the call's [`Early`] state while it
-//! streams → an [`Answer`] settled before it completed → [`Decided`] once
-//! complete (a [`Verdict`] now, or an [`Ask`](super::tools::Ask) to put to
-//! the user) → the [`Verdict`] (run, or not and why) → [`Ran`](super::tools::Ran)
-//! once it ran → the recorded response.
+//! What the stages of a decision are called, from a policy's `Decision` to
+//! the verdict and what running the call gave, is in [`super::decision`].
 
 use std::collections::{HashMap, HashSet};
 
@@ -31,8 +27,8 @@ use jp_config::policy::{Decision, Mode};
 use jp_conversation::{ProgressRef, ToolCallRequest};
 use serde_json::Value;
 
-use super::early::{Answer, Early};
-use super::tools::{Ask, Decided, ToolCoordinator, Verdict, denied};
+use super::decision::{Answer, Ask, Decided, Early, Verdict, denied};
+use super::tools::ToolCoordinator;
 use crate::stateful::Denial;
 
 /// A streaming call as it is after a piece of its arguments: what the turn

@@ -9,10 +9,11 @@ use jp_conversation::{EventKind, ResponseStatus, ToolCallRequest, ToolCallRespon
 use tokio_util::sync::CancellationToken;
 
 use super::calls::Calls;
+use super::decision::{Ran, Verdict, denied};
 use super::render;
 use super::session::Session;
 use super::signals::{Interrupts, TOOL_MENU, answer, ctrl_c};
-use super::tools::{self, ToolCoordinator, ToolExecutor, Verdict};
+use super::tools::{Approval, ToolCoordinator, ToolExecutor};
 use crate::printer::Style;
 use crate::prompt::{PromptError, Prompts};
 
@@ -124,7 +125,7 @@ impl Session {
                     // what the calls before this one did.
                     if let Some(denial) = tools.stateful_check(&call.name, &arguments) {
                         let Verdict::NotRun { response, note } =
-                            tools::denied(&call.id, &call.name, &denial)
+                            denied(&call.id, &call.name, &denial)
                         else {
                             unreachable!("denied() is a NotRun verdict")
                         };
@@ -132,7 +133,7 @@ impl Session {
                         self.keep(&mut held, denial_event(&call, denial), false)?;
                         response
                     } else {
-                        let mut approval = tools::Approval {
+                        let mut approval = Approval {
                             arguments,
                             edited,
                             mode,
@@ -152,7 +153,7 @@ impl Session {
                             changed_config = true;
                         }
                         // Shown as it is recorded.
-                        let ran = tools::Ran {
+                        let ran = Ran {
                             response: as_recorded(ran.response, &cancel),
                             ..ran
                         };
@@ -160,7 +161,7 @@ impl Session {
                         if !ran.stderr.is_empty() {
                             tracing::info!(tool = %call.name, stderr = %ran.stderr.trim_end(), "tool stderr");
                         }
-                        let tools::Approval {
+                        let Approval {
                             arguments, edited, ..
                         } = approval;
                         let keys = tools.stateful_learn(&call.name, &arguments, &ran.response);
@@ -214,12 +215,12 @@ impl Session {
     async fn run_call<E: ToolExecutor>(
         &self,
         call: &ToolCallRequest,
-        approval: &mut tools::Approval,
+        approval: &mut Approval,
         executor: &E,
         tools: &ToolCoordinator<'_>,
         prompts: &Prompts,
         interrupts: &mut Interrupts,
-    ) -> (tools::Ran, bool) {
+    ) -> (Ran, bool) {
         let question = format!("Ctrl+C while {} runs:", call.name);
         loop {
             if !self.hidden(&call.name) {
@@ -253,7 +254,7 @@ impl Session {
                     content: "The user stopped the tool while it ran.".into(),
                     ..ran.response
                 };
-                let ran = tools::Ran { response, ..ran };
+                let ran = Ran { response, ..ran };
                 return (ran, true);
             }
             self.printer

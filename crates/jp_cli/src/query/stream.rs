@@ -15,11 +15,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::arguments::{arguments_page, received_arguments_line};
 use super::calls::{CallInput, CallState, CallStep, Calls};
+use super::decision::Verdict;
 use super::render;
 use super::session::Session;
 use super::signals::{Interrupts, STREAM_MENU, STREAM_MENU_QUESTION, answer, ctrl_c};
 use super::tickets::CallTickets;
-use super::tools::{ToolCoordinator, Verdict};
+use super::tools::ToolCoordinator;
 use super::turn::{Action, Input, TurnCoordinator};
 use crate::conversation::{human_bytes, stopped_note};
 use crate::printer::{Channel, Style};

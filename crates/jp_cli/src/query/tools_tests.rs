@@ -13,9 +13,23 @@ use jp_config::load::{LoadOptions, load};
 use jp_tool::{AnswerKind, Question};
 use serde_json::json;
 
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use jp_config::AppConfig;
+use jp_config::policy::{Decision, Mode};
+use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
+use jp_llm::tool::{ToolLimits, ToolRun};
+use jp_tool::{Context, Outcome, Request, ToolInfo};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::execute::MAX_QUESTIONS;
 use super::*;
-use crate::printer::Captured;
-use crate::prompt::{NoPrompter, Prompter, ScriptedPrompter};
+use crate::printer::{Captured, Printer};
+use crate::prompt::{NoPrompter, Prompter, Prompts, ScriptedPrompter};
+use crate::query::arguments::{Arguments, arguments_page};
+use crate::query::decision::{Answer, Decided, Ran, Verdict};
 
 /// A tool backend that answers from a script, one [`ToolRun`] per run, and
 /// records what each run was asked to do.

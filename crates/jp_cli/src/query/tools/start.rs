@@ -9,9 +9,11 @@ use jp_config::policy::{Mode, PolicyField, Workspace};
 use jp_conversation::{ResponseStatus, ToolCallRequest};
 use serde_json::Value;
 
-use super::{Arguments, Ask, ToolCoordinator, Verdict, denied, not_run};
+use super::ToolCoordinator;
 use crate::printer::Style;
 use crate::prompt::Prompts;
+use crate::query::arguments::Arguments;
+use crate::query::decision::{Ask, Verdict, denied, not_run};
 use crate::stateful::Denial;
 
 /// An approved call as it is about to start: the arguments it runs with

@@ -1,0 +1,320 @@
+//! The questions put to the user about a call: while its arguments stream
+//! ([`ToolCoordinator::confirm_early`]) and once they are complete
+//! ([`ToolCoordinator::confirm`]): run, decline, edit, view.
+
+use std::future::Future;
+
+use jp_config::policy::{Decision, Mode, PolicyField};
+use jp_config::tool::check_arguments;
+use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
+use serde_json::{Map, Value};
+
+use super::ToolCoordinator;
+use crate::printer::{Style, cut};
+use crate::prompt::{Choice, PromptError, PromptTurn, Ticket};
+use crate::query::arguments::{
+    Arguments, arguments_header, arguments_page, complete, short_arguments,
+};
+use crate::query::decision::{Answer, Ask, Verdict, interrupted, not_run};
+use crate::query::render::full_arguments;
+
+impl ToolCoordinator<'_> {
+    /// Asks about a call whose arguments still stream (`shown`: the call
+    /// with what has arrived), when `ticket`'s turn comes: run it once
+    /// complete, edit it then, or decline it now. `v` pages what `view`
+    /// gives (the arguments so far; `None` when they are gone) and asks
+    /// again: the prompt shows only what the cap let through.
+    pub async fn confirm_early<V, F>(
+        &self,
+        id: &str,
+        name: &str,
+        shown: &str,
+        decision: Decision,
+        ticket: Ticket<'_>,
+        view: V,
+    ) -> Answer
+    where
+        V: Fn() -> F,
+        F: Future<Output = Option<String>>,
+    {
+        let call = ToolCallRequest::new(id, name, Map::new());
+        let prompt = match ticket.wait().await {
+            Ok(prompt) => prompt,
+            Err(_) => return Answer::NotRun(interrupted(&call)),
+        };
+        let question = format!("Run {}?", cut(shown, 160));
+        let key = loop {
+            match prompt.choose(&question, &EARLY_CHOICES).await {
+                Ok('v') => {
+                    let text = view().await.unwrap_or_else(|| {
+                        format!("{name}: its arguments are no longer available to show.")
+                    });
+                    if let Err(PromptError::Interrupted) = prompt.page(&text).await {
+                        return Answer::NotRun(interrupted(&call));
+                    }
+                }
+                key => break key,
+            }
+        };
+        match key {
+            Ok('y') => Answer::Run { decision },
+            Ok('e') => Answer::Edit { decision },
+            Ok(_) => Answer::NotRun(not_run(
+                &call,
+                ResponseStatus::Declined,
+                "The user declined this call; it was not run.".into(),
+                format!("{name}: declined by you"),
+            )),
+            Err(PromptError::Interrupted) => Answer::NotRun(interrupted(&call)),
+            Err(error) => Answer::NotRun(not_run(
+                &call,
+                ResponseStatus::Declined,
+                "The call was not run: the user could not be asked.".into(),
+                format!("{name}: declined: {error}"),
+            )),
+        }
+    }
+
+    /// Puts a call whose policy asks to the user, when `ticket`'s turn
+    /// comes, and returns what they decided.
+    pub async fn confirm(&self, ask: Ask, ticket: Ticket<'_>) -> Verdict {
+        let Ask {
+            call,
+            mut arguments,
+            mode,
+            why,
+        } = ask;
+        let name = call.name.as_str();
+        let not_run = |status, content: &str, note: String| Verdict::NotRun {
+            response: ToolCallResponse {
+                id: call.id.clone(),
+                status,
+                content: content.to_owned(),
+                ran: None,
+            },
+            note,
+        };
+        let declined =
+            |content: &str, note: String| not_run(ResponseStatus::Declined, content, note);
+        let prompt = match ticket.wait().await {
+            Ok(prompt) => prompt,
+            Err(_) => return interrupted(&call),
+        };
+        let mut edited = false;
+        // `edit` opens the editor first; `e` at the prompt does too.
+        let mut edit_now = mode == Mode::Edit;
+        // The user approves what they can see: every argument, in full,
+        // unless they just watched them stream (capped: `v` pages them).
+        let mut show = !self.shown_live;
+        loop {
+            if edit_now {
+                edit_now = false;
+                match self.edit_arguments(name, &arguments, &prompt).await {
+                    Edit::Done(new) => {
+                        arguments = Arguments::new(new);
+                        edited = true;
+                        show = true;
+                    }
+                    Edit::Skip(reason) => {
+                        return not_run(
+                            ResponseStatus::Skipped,
+                            "The user's edit of the arguments is skipped by the user's policy; the call was not run.",
+                            format!(
+                                "{name}: skipped: the edited arguments are skipped by the policy ({reason})"
+                            ),
+                        );
+                    }
+                    Edit::Cancelled(note) => {
+                        return declined(
+                            "The user's edit of the arguments was unusable; the call was not run.",
+                            format!("{name}: not run: {note}"),
+                        );
+                    }
+                    Edit::Interrupted => return interrupted(&call),
+                }
+            }
+            if show {
+                self.show_arguments(name, &arguments);
+                show = false;
+            }
+            let question = format!("Run {name}({})?", short_arguments(&arguments, 120));
+            match prompt.choose(&question, &RUN_CHOICES).await {
+                Ok('y') => {
+                    return Verdict::Run {
+                        tool: name.to_owned(),
+                        arguments,
+                        edited,
+                        mode,
+                        reason: why,
+                        approved: true,
+                    };
+                }
+                Ok('e') => edit_now = true,
+                // `v` pages the arguments in full, then asks again.
+                Ok('v') => {
+                    let text = arguments_page(name, &complete(&arguments));
+                    if let Err(PromptError::Interrupted) = prompt.page(&text).await {
+                        return interrupted(&call);
+                    }
+                }
+                Ok(_) => {
+                    return declined(
+                        "The user declined this call; it was not run.",
+                        format!("{name}: declined by you"),
+                    );
+                }
+                Err(PromptError::Interrupted) => return interrupted(&call),
+                Err(error) => {
+                    return declined(
+                        "The call was not run: the user could not be asked.",
+                        format!("{name}: declined: {error}"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Every argument in full, strings as text: what the user approves.
+    fn show_arguments(&self, name: &str, arguments: &Map<String, Value>) {
+        self.printer.finish_content();
+        self.printer
+            .chrome_line(Style::Header, &arguments_header(name, &complete(arguments)));
+        for line in full_arguments(arguments, None) {
+            self.printer.chrome_line(line.style, &line.text);
+        }
+    }
+
+    /// Lets the user edit the arguments until they are usable, fit the
+    /// tool's parameters and are not skipped by its policy, or the user
+    /// gives up. An edit that does not fit never runs: the user is told why
+    /// and may edit again (`e`) or cancel (`n`).
+    async fn edit_arguments(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+        prompt: &PromptTurn<'_>,
+    ) -> Edit {
+        let mut text = serde_json::to_string_pretty(arguments).unwrap_or_default();
+        loop {
+            let problem = match prompt.edit(&text).await {
+                Err(PromptError::Interrupted) => return Edit::Interrupted,
+                Err(error) => return Edit::Cancelled(format!("the editor failed: {error}")),
+                Ok(edited) => {
+                    let checked = crate::query::arguments::parse_arguments(name, &edited)
+                        .and_then(|value| self.fits(name, value));
+                    text = edited;
+                    match checked {
+                        Ok(new) => {
+                            let value = Value::Object(new.clone());
+                            match self.evaluate(name, PolicyField::Run, &value) {
+                                Ok(decision) if decision.mode == Mode::Skip => {
+                                    return Edit::Skip(decision.reason);
+                                }
+                                Ok(_) => return Edit::Done(new),
+                                Err(error) => return Edit::Cancelled(error),
+                            }
+                        }
+                        Err(problem) => problem,
+                    }
+                }
+            };
+            self.printer.chrome_line(
+                Style::Warn,
+                &format!("{name}: the edited arguments cannot run: {problem}"),
+            );
+            match prompt.choose("Edit them again?", &RETRY_CHOICES).await {
+                Ok('e') => {}
+                Err(PromptError::Interrupted) => return Edit::Interrupted,
+                Ok(_) | Err(_) => {
+                    return Edit::Cancelled(format!("the edited arguments cannot run: {problem}"));
+                }
+            }
+        }
+    }
+
+    /// `value` as arguments that fit the tool's parameters.
+    fn fits(&self, name: &str, value: Value) -> Result<Map<String, Value>, String> {
+        let Value::Object(map) = value else {
+            return Err("the arguments are not an object".into());
+        };
+        let tool = self
+            .tool(name)
+            .ok_or_else(|| format!("no tool named `{name}`"))?;
+        check_arguments(&tool.parameters, &Value::Object(map.clone())).map_err(|issues| {
+            issues
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        })?;
+        Ok(map)
+    }
+}
+
+/// The answers to "Run this call?".
+const RUN_CHOICES: [Choice; 4] = [
+    Choice {
+        key: 'y',
+        help: "run the call",
+    },
+    Choice {
+        key: 'n',
+        help: "decline it (the model is told)",
+    },
+    Choice {
+        key: 'e',
+        help: "edit the arguments in $VISUAL or $EDITOR first",
+    },
+    Choice {
+        key: 'v',
+        help: "view the arguments in full, in $PAGER",
+    },
+];
+
+/// The answers to "Run this call?" while its arguments still stream.
+const EARLY_CHOICES: [Choice; 4] = [
+    Choice {
+        key: 'y',
+        help: "run the call once its arguments are complete",
+    },
+    Choice {
+        key: 'n',
+        help: "decline it now (the rest of it is not streamed)",
+    },
+    Choice {
+        key: 'e',
+        help: "edit the arguments in $VISUAL or $EDITOR once they are complete",
+    },
+    Choice {
+        key: 'v',
+        help: "view the arguments so far in full, in $PAGER",
+    },
+];
+
+/// The answers after an edit that cannot run.
+const RETRY_CHOICES: [Choice; 2] = [
+    Choice {
+        key: 'e',
+        help: "edit again",
+    },
+    Choice {
+        key: 'n',
+        help: "cancel: the call does not run",
+    },
+];
+
+/// How editing a call's arguments ended.
+enum Edit {
+    /// Usable arguments that fit and that the policy does not skip.
+    Done(Map<String, Value>),
+    /// The policy skips the edited arguments (the reason).
+    Skip(String),
+    /// The user gave up, or the editor failed (why).
+    Cancelled(String),
+    /// Ctrl+C.
+    Interrupted,
+}
+
+#[cfg(test)]
+#[path = "confirm_tests.rs"]
+mod tests;

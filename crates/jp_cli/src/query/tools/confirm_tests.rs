@@ -1,0 +1,148 @@
+//! The run prompt with a scripted prompter: what the user's keys and edits
+//! do to a call that asks.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::VecDeque;
+
+use jp_config::load::{LoadOptions, load};
+
+use jp_config::AppConfig;
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::printer::Printer;
+use crate::prompt::{Prompts, ScriptedPrompter};
+use crate::query::decision::Decided;
+
+const CONFIG: &str = r#"
+[conversation.tools.save]
+command = ["true"]
+parameters.path = { type = "path", required = true }
+policy.run = [{ arg = "/path", prefix = "secret/", mode = "skip" }, { mode = "ask" }]
+"#;
+
+fn config() -> (tempfile::TempDir, AppConfig) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".jp")).unwrap();
+    std::fs::write(dir.path().join(".jp/config.toml"), CONFIG).unwrap();
+    let loaded = load(&LoadOptions {
+        cwd: dir.path().to_path_buf(),
+        ..LoadOptions::default()
+    })
+    .unwrap();
+    (dir, loaded.config)
+}
+
+/// The verdict for `save(path)` with these keys and edits, and the
+/// questions asked.
+fn decide(keys: &[Option<char>], edits: &[&str]) -> (Verdict, Vec<String>) {
+    let (dir, config) = config();
+    let printer = Printer::new(
+        Box::new(std::io::sink()),
+        false,
+        Box::new(std::io::sink()),
+        false,
+    );
+    let tools = ToolCoordinator::new(&config, dir.path(), None, printer);
+    let backend = ScriptedPrompter {
+        keys: keys.iter().copied().collect(),
+        edits: edits
+            .iter()
+            .map(|e| (*e).to_owned())
+            .collect::<VecDeque<_>>(),
+        ..ScriptedPrompter::default()
+    };
+    let asked = backend.asked.clone();
+    let prompts = Prompts::new(Box::new(backend), CancellationToken::new());
+    let mut arguments = Map::new();
+    arguments.insert("path".into(), Value::from("a.txt"));
+    let call = ToolCallRequest::new("1", "save", arguments);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let verdict = runtime.block_on(async {
+        match tools.decide(&call, &prompts) {
+            Decided::Now(verdict) => verdict,
+            Decided::Ask(ask) => tools.confirm(ask, prompts.ticket()).await,
+        }
+    });
+    let asked = asked.lock().unwrap().clone();
+    (verdict, asked)
+}
+
+fn outcome(verdict: &Verdict) -> (String, String) {
+    match verdict {
+        Verdict::Run { arguments, .. } => ("run".into(), arguments.as_value().to_string()),
+        Verdict::NotRun { response, .. } => {
+            (format!("{:?}", response.status), response.content.clone())
+        }
+    }
+}
+
+const RUN: &str = "Run save(path: \"a.txt\")? [y,n,e,v]";
+
+#[test]
+fn y_runs_n_declines_and_v_asks_again() {
+    let (verdict, asked) = decide(&[Some('v'), Some('y')], &[]);
+    assert_eq!(
+        outcome(&verdict),
+        ("run".into(), r#"{"path":"a.txt"}"#.into())
+    );
+    assert_eq!(asked, [RUN, RUN]);
+    let (verdict, _) = decide(&[Some('n')], &[]);
+    assert_eq!(
+        outcome(&verdict),
+        (
+            "Declined".into(),
+            "The user declined this call; it was not run.".into()
+        )
+    );
+}
+
+#[test]
+fn an_edit_is_what_runs_and_is_checked_again() {
+    let (verdict, asked) = decide(&[Some('e'), Some('y')], &[r#"{"path": "b.txt"}"#]);
+    assert_eq!(
+        outcome(&verdict),
+        ("run".into(), r#"{"path":"b.txt"}"#.into())
+    );
+    assert!(matches!(verdict, Verdict::Run { edited: true, .. }));
+    assert_eq!(asked, [RUN, "Run save(path: \"b.txt\")? [y,n,e,v]"]);
+
+    // An edit that breaks the schema never runs: edit again or cancel.
+    let (verdict, asked) = decide(&[Some('e'), Some('n')], &[r#"{"nope": 1}"#]);
+    assert_eq!(
+        outcome(&verdict),
+        (
+            "Declined".into(),
+            "The user's edit of the arguments was unusable; the call was not run.".into()
+        )
+    );
+    assert_eq!(asked, [RUN, "Edit them again? [e,n]"]);
+    let (verdict, _) = decide(
+        &[Some('e'), Some('e'), Some('y')],
+        &["{not json", r#"{"path": "c.txt"}"#],
+    );
+    assert_eq!(
+        outcome(&verdict),
+        ("run".into(), r#"{"path":"c.txt"}"#.into())
+    );
+
+    // An edit the policy skips is not run.
+    let (verdict, _) = decide(&[Some('e')], &[r#"{"path": "secret/k"}"#]);
+    assert_eq!(outcome(&verdict).0, "Skipped");
+}
+
+#[test]
+fn ctrl_c_at_the_prompt_interrupts() {
+    let (verdict, _) = decide(&[None], &[]);
+    assert_eq!(
+        outcome(&verdict),
+        (
+            "Interrupted".into(),
+            "The call was not run: the user interrupted the turn.".into()
+        )
+    );
+}

@@ -1,0 +1,346 @@
+//! Running an approved call: the [`ToolExecutor`] that starts the tool's
+//! process, the check right before each start, the tool's questions and
+//! config change, and its result delivered per `policy.result`.
+
+use std::future::Future;
+
+use jp_config::access::Grants;
+use jp_config::policy::{Mode, PolicyField};
+use jp_config::tool::{ToolSource, run_limits};
+use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
+use jp_llm::tool::{ToolLimits, ToolRun};
+use jp_tool::{Context, Outcome, Request, ToolInfo};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::{Approval, ToolCoordinator, delta};
+use crate::printer::Style;
+use crate::prompt::{PromptError, Prompts};
+use crate::query::decision::{Ran, Verdict};
+
+/// How many times a tool may ask for input in one call.
+pub const MAX_QUESTIONS: usize = 8;
+
+/// Runs a local tool process. The production executor is
+/// [`LocalExecutor`]; tests substitute their own.
+pub trait ToolExecutor {
+    /// Runs `argv` with `request` on stdin.
+    fn run(
+        &self,
+        argv: &[String],
+        request: &Request,
+        limits: &ToolLimits,
+        cancel: &CancellationToken,
+    ) -> impl Future<Output = ToolRun>;
+}
+
+/// Runs tools as real processes (`jp_llm::tool::run_local`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LocalExecutor;
+
+impl ToolExecutor for LocalExecutor {
+    fn run(
+        &self,
+        argv: &[String],
+        request: &Request,
+        limits: &ToolLimits,
+        cancel: &CancellationToken,
+    ) -> impl Future<Output = ToolRun> {
+        jp_llm::tool::run_local(argv, request, limits, cancel)
+    }
+}
+
+impl ToolCoordinator<'_> {
+    /// Runs an approved call and applies `policy.result` to its outcome.
+    /// Right before each start of the tool (the first, and each rerun
+    /// after a rejected config change), its `policy.run` is evaluated once
+    /// more with paths resolved as they are then ([`Self::recheck`]): a
+    /// stricter answer than the one `approval` was cleared at applies.
+    pub async fn run<E: ToolExecutor>(
+        &self,
+        call: &ToolCallRequest,
+        approval: &mut Approval,
+        executor: &E,
+        prompts: &Prompts,
+        cancel: &CancellationToken,
+    ) -> Ran {
+        let name = call.name.clone();
+        let respond = |status, content: String| ToolCallResponse {
+            id: call.id.clone(),
+            status,
+            content,
+            ran: None,
+        };
+        let Some(tool) = self.tool(&name) else {
+            // `decide` refused it already; never run an unknown tool.
+            return Ran {
+                response: respond(
+                    ResponseStatus::Refused,
+                    format!("There is no tool named `{name}`."),
+                ),
+                stderr: String::new(),
+                note: None,
+                delta: None,
+                denial: None,
+            };
+        };
+        let argv = match (tool.source, &tool.command) {
+            (ToolSource::Builtin, _) => {
+                return Ran {
+                    response: respond(
+                        ResponseStatus::Error,
+                        format!(
+                            "`{name}` is configured as a builtin tool, and this jp has no builtin tool by that name."
+                        ),
+                    ),
+                    stderr: String::new(),
+                    note: None,
+                    delta: None,
+                    denial: None,
+                };
+            }
+            (ToolSource::Local, command) => {
+                let mut argv = command.as_ref().map(|c| c.argv()).unwrap_or_default();
+                if argv.first().is_some_and(|p| p == "jp")
+                    && let Some(exe) = &self.self_exe
+                {
+                    argv[0] = exe.to_string_lossy().into_owned();
+                }
+                argv
+            }
+        };
+        let (timeout, max_output) = run_limits(&self.config.conversation.tools, &name);
+        let limits = ToolLimits {
+            timeout,
+            max_output_bytes: usize::try_from(max_output).unwrap_or(usize::MAX),
+        };
+        let mut request = Request {
+            tool: ToolInfo {
+                name: name.clone(),
+                // The one copy a run makes: the protocol's request owns
+                // its arguments. It is dropped once the tool has run.
+                arguments: approval.arguments.to_owned_map(),
+                answers: Map::new(),
+                options: tool.options.clone().into_iter().collect(),
+            },
+            context: Context::run(self.root.clone()),
+        };
+        // The config the tool may read, as of the cycle's start (this
+        // coordinator's config); nothing for a tool without read grants.
+        let grants = Grants::new(&tool.access.config);
+        request.context.config = grants.readable(&self.readable_config());
+        let mut stderr = String::new();
+        let mut questions = 0;
+        let mut rejections = 0;
+        let (status, content, delta) = loop {
+            // As close to the start as jp can make it: what the calls
+            // before this one (or its own earlier run) did to the files
+            // counts (issue 21).
+            match self.recheck(call, approval, prompts).await {
+                Ok(false) => {}
+                Ok(true) => request.tool.arguments = approval.arguments.to_owned_map(),
+                Err(refused) => {
+                    drop(request);
+                    let (verdict, denial) = *refused;
+                    let Verdict::NotRun { response, note } = verdict else {
+                        unreachable!("recheck refuses with a NotRun verdict")
+                    };
+                    return Ran {
+                        response,
+                        delta: None,
+                        stderr,
+                        note: Some(note),
+                        denial,
+                    };
+                }
+            }
+            approval.runs += 1;
+            let run = executor.run(&argv, &request, &limits, cancel).await;
+            if !run.stderr.is_empty() {
+                stderr.push_str(&run.stderr);
+            }
+            match run.outcome {
+                Outcome::Success {
+                    content,
+                    config,
+                    unset,
+                } => {
+                    if config.is_none() && unset.is_empty() {
+                        break (ResponseStatus::Success, content, None);
+                    }
+                    // The content waits until the change is settled: the
+                    // model never reads "switched to opus" for a switch
+                    // that did not happen.
+                    match self
+                        .settle_delta(&name, &grants, config.as_ref(), &unset, prompts)
+                        .await
+                    {
+                        delta::Settled::Approved(proposal) => {
+                            let proposal = (!proposal.is_empty()).then_some(proposal);
+                            break (ResponseStatus::Success, content, proposal);
+                        }
+                        delta::Settled::Rejected(rejection) => {
+                            rejections += 1;
+                            if rejections > delta::MAX_DELTA_REJECTIONS {
+                                self.printer.chrome_line(
+                                    Style::Bad,
+                                    &format!("⚠ tool {name} had its config change rejected {rejections} times; the call ends here"),
+                                );
+                                break (
+                                    ResponseStatus::Error,
+                                    delta::exhausted(&name, &rejection),
+                                    None,
+                                );
+                            }
+                            request.context.delta_rejection = Some(rejection);
+                        }
+                        delta::Settled::Interrupted => {
+                            break (
+                                ResponseStatus::Error,
+                                "The user interrupted jp before the tool's config change was decided; the change was not applied and the result was not kept.".into(),
+                                None,
+                            );
+                        }
+                    }
+                }
+                Outcome::Error { message, .. } => break (ResponseStatus::Error, message, None),
+                Outcome::NeedsInput { question } => {
+                    questions += 1;
+                    if questions > MAX_QUESTIONS {
+                        break (
+                            ResponseStatus::Error,
+                            format!(
+                                "The tool asked more than {MAX_QUESTIONS} questions; jp stopped it."
+                            ),
+                            None,
+                        );
+                    }
+                    let answer = match prompts.turn().await {
+                        Ok(prompt) => prompt.ask(&question).await,
+                        Err(error) => Err(error),
+                    };
+                    match answer {
+                        Ok(answer) => {
+                            request.tool.answers.insert(question.id.clone(), answer);
+                        }
+                        Err(PromptError::Unavailable) => {
+                            break (
+                                ResponseStatus::Error,
+                                format!(
+                                    "The tool needs an answer to \"{}\" and no one could answer it (jp is running without a terminal); it did not finish.",
+                                    question.text
+                                ),
+                                None,
+                            );
+                        }
+                        Err(error) => {
+                            break (
+                                ResponseStatus::Error,
+                                format!(
+                                    "The tool needs an answer to \"{}\" and the user could not be asked ({error}); it did not finish.",
+                                    question.text
+                                ),
+                                None,
+                            );
+                        }
+                    }
+                }
+            }
+        };
+        drop(request);
+        let arguments = approval.arguments.as_value();
+        let content = if approval.edited {
+            format!(
+                "(The user edited the arguments before the call ran; it ran with {arguments}.)\n{content}"
+            )
+        } else {
+            content
+        };
+        let (response, note) = self
+            .deliver(call, &name, arguments, status, content, prompts)
+            .await;
+        Ran {
+            response,
+            stderr,
+            note,
+            delta,
+            denial: None,
+        }
+    }
+
+    /// Applies `policy.result`: deliver, ask, edit or withhold.
+    pub(super) async fn deliver(
+        &self,
+        call: &ToolCallRequest,
+        name: &str,
+        arguments: &Value,
+        status: ResponseStatus,
+        content: String,
+        prompts: &Prompts,
+    ) -> (ToolCallResponse, Option<String>) {
+        let respond = |status, content| ToolCallResponse {
+            id: call.id.clone(),
+            status,
+            content,
+            ran: None,
+        };
+        let withheld = |note: String| {
+            (
+                respond(
+                    ResponseStatus::Withheld,
+                    "The tool ran, but the user's policy withholds its result from you.".into(),
+                ),
+                Some(note),
+            )
+        };
+        let decision = match self.evaluate(name, PolicyField::Result, arguments) {
+            Ok(decision) => decision,
+            Err(error) => return withheld(format!("{name}: result withheld: {error}")),
+        };
+        let why = decision.reason.clone();
+        match decision.mode {
+            Mode::Unattended => (respond(status, content), None),
+            Mode::Skip => withheld(format!("{name}: result withheld ({why})")),
+            mode @ (Mode::Ask | Mode::Edit) => {
+                if !prompts.available() {
+                    // As narrow as the advice for `policy.run`: never a
+                    // blanket `unattended`, which would send every future
+                    // result of the tool unseen.
+                    let known = |key: &str| arguments.get(key).cloned();
+                    let advice =
+                        self.narrow_advice(name, PolicyField::Result, decision.rule, &known);
+                    return withheld(format!(
+                        "{name}: result withheld: policy.result is {mode} ({why}) and no terminal is available; {advice}"
+                    ));
+                }
+                let prompt = match prompts.turn().await {
+                    Ok(prompt) => prompt,
+                    Err(error) => return withheld(format!("{name}: result withheld: {error}")),
+                };
+                let content = if mode == Mode::Edit {
+                    match prompt.edit(&content).await {
+                        Ok(edited) => edited,
+                        Err(error) => return withheld(format!("{name}: result withheld: {error}")),
+                    }
+                } else {
+                    // The user decides on what they can see: the whole result.
+                    self.printer.finish_content();
+                    self.printer
+                        .chrome_line(Style::Header, &format!("{name} returned:"));
+                    for line in content.lines() {
+                        self.printer.chrome_line(Style::Dim, &format!("  {line}"));
+                    }
+                    content
+                };
+                match prompt
+                    .confirm(&format!("Send the result of {name} to the model?"))
+                    .await
+                {
+                    Ok(true) => (respond(status, content), None),
+                    Ok(false) => withheld(format!("{name}: result withheld by you")),
+                    Err(error) => withheld(format!("{name}: result withheld: {error}")),
+                }
+            }
+        }
+    }
+}
