@@ -35,6 +35,7 @@ pub mod arguments;
 pub mod calls;
 pub mod changes;
 pub mod decision;
+pub mod drive;
 pub mod render;
 pub mod run;
 pub mod session;
@@ -45,26 +46,25 @@ pub mod tools;
 pub mod turn;
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use jp_config::AppConfig;
-use jp_config::validate::resolve_model_id;
-use jp_conversation::{ConversationEvent, EventKind, Store};
-use jp_llm::Provider;
+use jp_conversation::{
+    ConfigDelta, Conversation, ConversationEvent, ConversationLock, EventKind, Store,
+};
 
 use crate::ctx::{Ctx, no_workspace, print_load_error};
 use crate::exit;
 use crate::printer::{Channel, Printer, Style};
 use crate::prompt::{NoPrompter, Prompter, Prompts, TerminalPrompter};
+use drive::Step;
 use render::{CallFormat, RenderOptions, ToolRenderer};
-use session::{Session, Step};
+use session::{Resolved, Session, resolve};
 use signals::interrupt_on_signals;
 use tools::{LocalExecutor, ToolCoordinator};
 use turn::TurnEnd;
-
-/// The most requests one turn may send before jp stops it: a guard against
-/// a model that calls tools forever.
-pub const MAX_CYCLES: usize = 50;
 
 /// `jp query`.
 #[derive(Debug, clap::Args)]
@@ -102,68 +102,17 @@ impl Query {
             crate::errln!("error: the message is empty; say what you want the assistant to do");
             return Ok(exit::USAGE.into());
         }
-        // The config with the flags on top, as every command has it: the
-        // flags are checked here, and the grants come from it.
-        let (flagged, flag_layers) = match crate::recorded::load_with_flags(&ctx) {
-            Ok(loaded) => loaded,
-            Err(error) => {
-                print_load_error(&error);
-                return Ok(exit::INVALID_CONFIG.into());
-            }
+        let setup = match configure(&mut ctx, self.new)? {
+            Ok(setup) => setup,
+            Err(code) => return Ok(code),
         };
-        let Some(root) = flagged.workspace_root.clone() else {
-            return Ok(no_workspace(&ctx.cwd));
-        };
-        let store = Store::new(&root);
-        // The active conversation's config changes apply on top of the
-        // files, each authorized again (a log is no authority); a new
-        // conversation has none.
-        let existing = if self.new {
-            None
-        } else {
-            crate::conversation::open_active(&store)?
-        };
-        let mut deltas = match &existing {
-            Some((conversation, _)) => {
-                let authorized =
-                    crate::conversation::conversation_deltas(conversation, &flagged.config);
-                crate::recorded::warn(
-                    &crate::recorded::log_name(&root, &conversation.id, &ctx.cwd),
-                    &authorized.refused,
-                );
-                authorized.layers
-            }
-            None => Vec::new(),
-        };
-        // The flags are the user's config change, recorded when the turn
-        // begins (RFD 078): a tool's change later in the turn applies over
-        // them, and the next query keeps them. What they may not record
-        // (sensitive keys) stays on top, for this query only.
-        let schema = jp_config::schema::config_schema()?;
-        let mut flags = crate::recorded::sort_flags(&flag_layers, &flagged.config, schema);
-        ctx.assignments.clear();
-        ctx.flags = std::mem::take(&mut flags.query_only);
-        if let Some(record) = flags.record.take() {
-            // Only what the flags change is recorded.
-            flags.record = match ctx.load_with(deltas.clone()) {
-                Ok(current) => crate::recorded::news(record, &current),
-                Err(_) => Some(record),
-            };
-        }
-        if let Some(record) = &flags.record {
-            // Through the same check as every recorded change.
-            crate::recorded::authorize(record, &flagged.config, schema)
-                .map_err(|reason| format!("the flags of this query: {reason}"))?;
-            let id = existing.as_ref().map_or("(new)", |(c, _)| c.id.as_str());
-            deltas.push(crate::recorded::layer(record, id));
-        }
-        let config = match ctx.load_with(deltas) {
-            Ok(loaded) => loaded.config,
-            Err(error) => {
-                print_load_error(&error);
-                return Ok(exit::INVALID_CONFIG.into());
-            }
-        };
+        let Setup {
+            config,
+            root,
+            store,
+            existing,
+            record,
+        } = setup;
         let env: HashMap<String, String> = ctx.env.iter().cloned().collect();
         let Resolved {
             provider,
@@ -179,34 +128,11 @@ impl Query {
             }
         };
         let printer = Printer::stdio(config.style.color);
-        let prompter: Box<dyn Prompter> = if self.non_interactive {
-            Box::new(NoPrompter)
-        } else {
-            TerminalPrompter::open(&printer).map_or_else(
-                || Box::new(NoPrompter) as Box<dyn Prompter>,
-                |t| Box::new(t) as Box<dyn Prompter>,
-            )
-        };
-
-        // Calls render live, argument by argument, on a terminal; a log
-        // (a pipe, a file) gets one line per call.
-        let renderer = printer.is_terminal(Channel::Chrome).then(|| {
-            let style = &config.style.tool_call;
-            ToolRenderer::new(RenderOptions {
-                format: match style.format {
-                    jp_config::style::ToolCallFormat::FunctionCall => CallFormat::FunctionCall,
-                    jp_config::style::ToolCallFormat::Json => CallFormat::Json,
-                },
-                show_arguments: style.show_arguments,
-                max_lines: style.argument_lines as usize,
-                call_lines: style.call_lines as usize,
-                width: crossterm::terminal::size().map_or(80, |(columns, _)| usize::from(columns)),
-            })
-        });
+        let prompter = prompter(self.non_interactive, &printer);
+        let renderer = renderer(&printer, &config);
         let live = renderer.is_some();
-        let config = std::sync::Arc::new(config);
         let mut session = Session {
-            config: std::sync::Arc::clone(&config),
+            config: Arc::new(config),
             provider,
             model: model.clone(),
             header: format!("── jp ({provider_name}/{model}) ──"),
@@ -221,120 +147,237 @@ impl Query {
             ConversationEvent::now(EventKind::TurnStart),
             ConversationEvent::now(EventKind::ChatRequest { content: message }),
         ];
-        if let Some(record) = flags.record {
+        if let Some(record) = record {
             start.push(ConversationEvent::now(EventKind::ConfigDelta(record)));
         }
         session.lock.append(&mut session.conversation, start)?;
-
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()?;
-        let self_exe = std::env::current_exe().ok();
-        let end = runtime.block_on(async {
-            // With a terminal, Ctrl+C opens a menu; without, it interrupts.
-            let mut interrupts = interrupt_on_signals(prompter.available());
-            let prompts = Prompts::new(prompter, interrupts.cancel.clone());
-            let mut resume = None;
-            loop {
-                let config = std::sync::Arc::clone(&session.config);
-                let tools = ToolCoordinator::new(&config, &root, self_exe.clone(), printer.clone())
-                    .arguments_shown_live(live)
-                    .with_history(&session.conversation.events)?;
-                match session
-                    .run_turn(
-                        &tools,
-                        &LocalExecutor,
-                        &prompts,
-                        &mut interrupts,
-                        resume.take(),
-                    )
-                    .await?
-                {
-                    Step::End(end) => break Ok::<_, Box<dyn std::error::Error>>(end),
-                    Step::Reload(state) => {
-                        // Tools changed the config: the next request of
-                        // this turn uses it (RFD 078 phase 3).
-                        if let Err(message) = session.reload(&ctx, &env, &root) {
-                            break Ok(TurnEnd::Failed(message));
-                        }
-                        resume = Some(*state);
-                    }
-                }
-            }
-        })?;
-        printer.stop_spinner();
-        printer.finish_content();
-        Ok(match end {
-            TurnEnd::Completed => ExitCode::SUCCESS,
-            TurnEnd::MaxTokens => {
-                printer.chrome_line(
-                    Style::Warn,
-                    "note: the response was cut off at assistant.model.parameters.max_tokens",
-                );
-                ExitCode::SUCCESS
-            }
-            TurnEnd::Interrupted => {
-                printer.chrome_line(
-                    Style::Warn,
-                    "interrupted; the conversation keeps what arrived",
-                );
-                ExitCode::from(exit::INTERRUPTED)
-            }
-            TurnEnd::Stopped => {
-                printer.chrome_line(
-                    Style::Warn,
-                    "stopped; the conversation keeps what arrived, and `jp query` continues it",
-                );
-                ExitCode::SUCCESS
-            }
-            TurnEnd::Failed(message) => {
-                printer.chrome_line(Style::Bad, &format!("error: {message}"));
-                printer.chrome_line(
-                    Style::Dim,
-                    &format!(
-                        "the conversation keeps what arrived; `jp query` continues it (conversation {})",
-                        session.conversation.id
-                    ),
-                );
-                ExitCode::FAILURE
-            }
-            TurnEnd::CycleLimit(n) => {
-                printer.chrome_line(
-                    Style::Bad,
-                    &format!("error: stopped after {n} responses in one turn; the model kept calling tools"),
-                );
-                ExitCode::FAILURE
-            }
-        })
+        let end = drive(&mut session, &ctx, &env, &root, prompter, live)?;
+        Ok(ending(&printer, end, &session.conversation.id))
     }
 }
 
-/// The provider and model a config resolves to.
-struct Resolved {
-    provider: Box<dyn Provider>,
-    provider_name: String,
-    model: String,
+/// What a query runs with, once its config is loaded.
+struct Setup {
+    /// The config: files, the conversation's changes, the flags.
+    config: AppConfig,
+    /// The workspace.
+    root: PathBuf,
+    store: Store,
+    /// The active conversation, unless the query starts a new one.
+    existing: Option<(Conversation, ConversationLock)>,
+    /// What the flags change, recorded when the turn begins.
+    record: Option<ConfigDelta>,
 }
 
-fn resolve(
-    config: &AppConfig,
-    env: &HashMap<String, String>,
-    root: &std::path::Path,
-) -> Result<Resolved, Box<dyn std::error::Error>> {
-    let (provider_name, model) = resolve_model_id(config, &config.assistant.model.id)
-        .map_err(|e| format!("assistant.model.id: {e}"))?;
-    let (provider_name, model) = (provider_name.to_owned(), model.to_owned());
-    let provider = jp_llm::connect(
+/// Loads the config a query runs with: the files, the active
+/// conversation's changes (each authorized again) and the flags (what they
+/// may record is recorded; sensitive keys stay on top, for this query
+/// only). `Err` holds the exit code of a config that does not load or of
+/// no workspace, already reported.
+fn configure(
+    ctx: &mut Ctx,
+    new: bool,
+) -> Result<Result<Setup, ExitCode>, Box<dyn std::error::Error>> {
+    // The config with the flags on top, as every command has it: the
+    // flags are checked here, and the grants come from it.
+    let (flagged, flag_layers) = match crate::recorded::load_with_flags(ctx) {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            print_load_error(&error);
+            return Ok(Err(exit::INVALID_CONFIG.into()));
+        }
+    };
+    let Some(root) = flagged.workspace_root.clone() else {
+        return Ok(Err(no_workspace(&ctx.cwd)));
+    };
+    let store = Store::new(&root);
+    // The active conversation's config changes apply on top of the
+    // files, each authorized again (a log is no authority); a new
+    // conversation has none.
+    let existing = if new {
+        None
+    } else {
+        crate::conversation::open_active(&store)?
+    };
+    let mut deltas = match &existing {
+        Some((conversation, _)) => {
+            let authorized =
+                crate::conversation::conversation_deltas(conversation, &flagged.config);
+            crate::recorded::warn(
+                &crate::recorded::log_name(&root, &conversation.id, &ctx.cwd),
+                &authorized.refused,
+            );
+            authorized.layers
+        }
+        None => Vec::new(),
+    };
+    // The flags are the user's config change, recorded when the turn
+    // begins (RFD 078): a tool's change later in the turn applies over
+    // them, and the next query keeps them. What they may not record
+    // (sensitive keys) stays on top, for this query only.
+    let schema = jp_config::schema::config_schema()?;
+    let mut flags = crate::recorded::sort_flags(&flag_layers, &flagged.config, schema);
+    ctx.assignments.clear();
+    ctx.flags = std::mem::take(&mut flags.query_only);
+    if let Some(record) = flags.record.take() {
+        // Only what the flags change is recorded.
+        flags.record = match ctx.load_with(deltas.clone()) {
+            Ok(current) => crate::recorded::news(record, &current),
+            Err(_) => Some(record),
+        };
+    }
+    if let Some(record) = &flags.record {
+        // Through the same check as every recorded change.
+        crate::recorded::authorize(record, &flagged.config, schema)
+            .map_err(|reason| format!("the flags of this query: {reason}"))?;
+        let id = existing.as_ref().map_or("(new)", |(c, _)| c.id.as_str());
+        deltas.push(crate::recorded::layer(record, id));
+    }
+    let config = match ctx.load_with(deltas) {
+        Ok(loaded) => loaded.config,
+        Err(error) => {
+            print_load_error(&error);
+            return Ok(Err(exit::INVALID_CONFIG.into()));
+        }
+    };
+    Ok(Ok(Setup {
         config,
-        &provider_name,
-        &model,
-        &|var| env.get(var).cloned(),
         root,
-    )?;
-    Ok(Resolved {
-        provider,
-        provider_name,
-        model,
+        store,
+        existing,
+        record: flags.record,
+    }))
+}
+
+/// Where questions go: the terminal, or nowhere (`--non-interactive`, or
+/// no terminal), so what would ask is declined.
+fn prompter(non_interactive: bool, printer: &Printer) -> Box<dyn Prompter> {
+    if non_interactive {
+        Box::new(NoPrompter)
+    } else {
+        TerminalPrompter::open(printer).map_or_else(
+            || Box::new(NoPrompter) as Box<dyn Prompter>,
+            |t| Box::new(t) as Box<dyn Prompter>,
+        )
+    }
+}
+
+/// Calls render live, argument by argument, on a terminal; a log (a pipe,
+/// a file) gets one line per call (`None`).
+fn renderer(printer: &Printer, config: &AppConfig) -> Option<ToolRenderer> {
+    printer.is_terminal(Channel::Chrome).then(|| {
+        let style = &config.style.tool_call;
+        ToolRenderer::new(RenderOptions {
+            format: match style.format {
+                jp_config::style::ToolCallFormat::FunctionCall => CallFormat::FunctionCall,
+                jp_config::style::ToolCallFormat::Json => CallFormat::Json,
+            },
+            show_arguments: style.show_arguments,
+            max_lines: style.argument_lines as usize,
+            call_lines: style.call_lines as usize,
+            width: crossterm::terminal::size().map_or(80, |(columns, _)| usize::from(columns)),
+        })
     })
+}
+
+/// Runs the turn on a runtime of its own, the signals watched, its tools
+/// decided by a coordinator made anew whenever tools changed the config
+/// (which is then resolved again: RFD 078 phase 3). `live`: the calls'
+/// arguments are shown as they stream.
+fn drive(
+    session: &mut Session,
+    ctx: &Ctx,
+    env: &HashMap<String, String>,
+    root: &Path,
+    prompter: Box<dyn Prompter>,
+    live: bool,
+) -> Result<TurnEnd, Box<dyn std::error::Error>> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let self_exe = std::env::current_exe().ok();
+    let printer = session.printer.clone();
+    runtime.block_on(async {
+        // With a terminal, Ctrl+C opens a menu; without, it interrupts.
+        let mut interrupts = interrupt_on_signals(prompter.available());
+        let prompts = Prompts::new(prompter, interrupts.cancel.clone());
+        let mut resume = None;
+        loop {
+            let config = Arc::clone(&session.config);
+            let tools = ToolCoordinator::new(&config, root, self_exe.clone(), printer.clone())
+                .arguments_shown_live(live)
+                .with_history(&session.conversation.events)?;
+            match session
+                .run_turn(
+                    &tools,
+                    &LocalExecutor,
+                    &prompts,
+                    &mut interrupts,
+                    resume.take(),
+                )
+                .await?
+            {
+                Step::End(end) => break Ok::<_, Box<dyn std::error::Error>>(end),
+                Step::Reload(state) => {
+                    // Tools changed the config: the next request of this
+                    // turn uses it (RFD 078 phase 3).
+                    if let Err(message) = session.reload(ctx, env, root) {
+                        break Ok(TurnEnd::Failed(message));
+                    }
+                    resume = Some(*state);
+                }
+            }
+        }
+    })
+}
+
+/// Says how the turn ended, after what it printed; the exit code for it.
+fn ending(printer: &Printer, end: TurnEnd, conversation: &str) -> ExitCode {
+    printer.stop_spinner();
+    printer.finish_content();
+    match end {
+        TurnEnd::Completed => ExitCode::SUCCESS,
+        TurnEnd::MaxTokens => {
+            printer.chrome_line(
+                Style::Warn,
+                "note: the response was cut off at assistant.model.parameters.max_tokens",
+            );
+            ExitCode::SUCCESS
+        }
+        TurnEnd::Interrupted => {
+            printer.chrome_line(
+                Style::Warn,
+                "interrupted; the conversation keeps what arrived",
+            );
+            ExitCode::from(exit::INTERRUPTED)
+        }
+        TurnEnd::Stopped => {
+            printer.chrome_line(
+                Style::Warn,
+                "stopped; the conversation keeps what arrived, and `jp query` continues it",
+            );
+            ExitCode::SUCCESS
+        }
+        TurnEnd::Failed(message) => {
+            printer.chrome_line(Style::Bad, &format!("error: {message}"));
+            printer.chrome_line(
+                Style::Dim,
+                &format!(
+                    "the conversation keeps what arrived; `jp query` continues it (conversation {})",
+                    conversation
+                ),
+            );
+            ExitCode::FAILURE
+        }
+        TurnEnd::CycleLimit(n) => {
+            printer.chrome_line(
+                Style::Bad,
+                &format!(
+                    "error: stopped after {n} responses in one turn; the model kept calling tools"
+                ),
+            );
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -18,6 +18,26 @@ use crate::printer::Style;
 use crate::prompt::{PromptError, Prompts};
 
 /// How running one response's calls ended.
+/// One response's calls as they run, for [`Session::run_approved`]: what
+/// runs them, and what they share.
+struct Cycle<'c, E> {
+    executor: &'c E,
+    tools: &'c ToolCoordinator<'c>,
+    prompts: &'c Prompts,
+    /// What the calls record from the first call that changed the config
+    /// on, each response with whether its change is in `changes`: recorded
+    /// together with the change when it is committed, or told the change
+    /// was not applied when the cycle is interrupted (the model must never
+    /// read "switched to ..." for a switch that did not happen).
+    held: Vec<(EventKind, bool)>,
+    /// Config changes the tools' grants allowed, committed together when
+    /// every call of this response is done.
+    changes: jp_config::delta::Buffer,
+    /// Whether the user stopped the tools to reply.
+    stopped: bool,
+}
+
+/// How running one response's calls ended.
 pub struct RanTools {
     /// The user interrupted the turn.
     pub interrupted: bool,
@@ -72,18 +92,14 @@ impl Session {
         interrupts: &mut Interrupts,
     ) -> Result<RanTools, Box<dyn std::error::Error>> {
         let cancel = interrupts.cancel.clone();
-        let mut stopped = false;
-        // Config changes the tools' grants allowed, committed
-        // together when every call of this response is done.
-        let mut changes = jp_config::delta::Buffer::default();
-        // What the calls record from the first call that
-        // changed the config on, each response with whether its
-        // change is in `changes`: recorded together with the
-        // change when it is committed, or told the change was
-        // not applied when the cycle is interrupted (the model
-        // must never read "switched to ..." for a switch that
-        // did not happen).
-        let mut held: Vec<(EventKind, bool)> = Vec::new();
+        let mut cycle = Cycle {
+            executor,
+            tools,
+            prompts,
+            held: Vec::new(),
+            changes: jp_config::delta::Buffer::default(),
+            stopped: false,
+        };
         // Where the paths of the calls the user approved lead
         // now, before any call runs: as they were approved.
         let mut seen: HashMap<usize, Vec<(String, String)>> = list
@@ -111,7 +127,7 @@ impl Session {
                 Some(Verdict::Run { .. }) if cancel.is_cancelled() => {
                     not_run("The call was not run: the user interrupted the turn.")
                 }
-                Some(Verdict::Run { .. }) if stopped => {
+                Some(Verdict::Run { .. }) if cycle.stopped => {
                     not_run("The call was not run: the user stopped the tools to reply.")
                 }
                 Some(Verdict::Run {
@@ -121,65 +137,22 @@ impl Session {
                     mode,
                     ..
                 }) if tool == call.name => {
-                    // The stateful policies decide last, with
-                    // what the calls before this one did.
-                    if let Some(denial) = tools.stateful_check(&call.name, &arguments) {
-                        let Verdict::NotRun { response, note } =
-                            denied(&call.id, &call.name, &denial)
-                        else {
-                            unreachable!("denied() is a NotRun verdict")
-                        };
-                        self.printer.chrome_line(Style::Warn, &format!("  {note}"));
-                        self.keep(&mut held, denial_event(&call, denial), false)?;
-                        response
-                    } else {
-                        let mut approval = Approval {
-                            arguments,
-                            edited,
-                            mode,
-                            runs: 0,
-                            seen: seen.remove(&number),
-                        };
-                        let (ran, stop) = self
-                            .run_call(&call, &mut approval, executor, tools, prompts, interrupts)
-                            .await;
-                        stopped |= stop;
-                        if let Some(denial) = ran.denial.clone() {
-                            // Denied at its start, after an edit.
-                            self.keep(&mut held, denial_event(&call, denial), false)?;
-                        }
-                        if let Some(delta) = ran.delta.clone() {
-                            changes.add(number, &call.name, delta);
-                            changed_config = true;
-                        }
-                        // Shown as it is recorded.
-                        let ran = Ran {
-                            response: as_recorded(ran.response, &cancel),
-                            ..ran
-                        };
-                        self.show_result(&call, &ran.response, ran.note.as_deref());
-                        if !ran.stderr.is_empty() {
-                            tracing::info!(tool = %call.name, stderr = %ran.stderr.trim_end(), "tool stderr");
-                        }
-                        let Approval {
-                            arguments, edited, ..
-                        } = approval;
-                        let keys = tools.stateful_learn(&call.name, &arguments, &ran.response);
-                        // What really ran, for a replay.
-                        let ran_with = jp_conversation::RanWith {
-                            arguments: edited.then(|| arguments.into_map()),
-                            keys,
-                        };
-                        ToolCallResponse {
-                            ran: (ran_with != jp_conversation::RanWith::default())
-                                .then_some(ran_with),
-                            ..ran.response
-                        }
-                    }
+                    let approval = Approval {
+                        arguments,
+                        edited,
+                        mode,
+                        runs: 0,
+                        seen: seen.remove(&number),
+                    };
+                    let (response, changed) = self
+                        .run_approved(number, &call, approval, &mut cycle, interrupts)
+                        .await?;
+                    changed_config = changed;
+                    response
                 }
                 Some(Verdict::NotRun { response, .. }) => {
                     if let Some(denial) = calls.take_denial(number) {
-                        self.keep(&mut held, denial_event(&call, denial), false)?;
+                        self.keep(&mut cycle.held, denial_event(&call, denial), false)?;
                     }
                     response
                 }
@@ -193,7 +166,7 @@ impl Session {
             };
             let response = as_recorded(response, &cancel);
             self.keep(
-                &mut held,
+                &mut cycle.held,
                 EventKind::ToolCallResponse(response),
                 changed_config,
             )?;
@@ -201,12 +174,79 @@ impl Session {
         let interrupted = cancel.is_cancelled();
         // An interrupted cycle commits no config change, and the calls
         // that proposed one say so.
-        let committed = self.settle_changes(held, &changes, interrupted)?;
+        let committed = self.settle_changes(cycle.held, &cycle.changes, interrupted)?;
         Ok(RanTools {
             interrupted,
-            stopped,
+            stopped: cycle.stopped,
             committed,
         })
+    }
+
+    /// Runs call number `number`, approved as `approval`, unless the
+    /// stateful policies deny it now (they decide last, with what the calls
+    /// before it did): shows its result, keeps its config change in the
+    /// `cycle`, and teaches the stateful policies what it did. The response
+    /// to record, and whether the call changed the config.
+    async fn run_approved<E: ToolExecutor>(
+        &mut self,
+        number: usize,
+        call: &ToolCallRequest,
+        mut approval: Approval,
+        cycle: &mut Cycle<'_, E>,
+        interrupts: &mut Interrupts,
+    ) -> Result<(ToolCallResponse, bool), jp_conversation::StoreError> {
+        let cancel = interrupts.cancel.clone();
+        let tools = cycle.tools;
+        if let Some(denial) = tools.stateful_check(&call.name, &approval.arguments) {
+            let Verdict::NotRun { response, note } = denied(&call.id, &call.name, &denial) else {
+                unreachable!("denied() is a NotRun verdict")
+            };
+            self.printer.chrome_line(Style::Warn, &format!("  {note}"));
+            self.keep(&mut cycle.held, denial_event(call, denial), false)?;
+            return Ok((response, false));
+        }
+        let (ran, stop) = self
+            .run_call(
+                call,
+                &mut approval,
+                cycle.executor,
+                tools,
+                cycle.prompts,
+                interrupts,
+            )
+            .await;
+        cycle.stopped |= stop;
+        if let Some(denial) = ran.denial.clone() {
+            // Denied at its start, after an edit.
+            self.keep(&mut cycle.held, denial_event(call, denial), false)?;
+        }
+        let changed = ran.delta.is_some();
+        if let Some(delta) = ran.delta.clone() {
+            cycle.changes.add(number, &call.name, delta);
+        }
+        // Shown as it is recorded.
+        let ran = Ran {
+            response: as_recorded(ran.response, &cancel),
+            ..ran
+        };
+        self.show_result(call, &ran.response, ran.note.as_deref());
+        if !ran.stderr.is_empty() {
+            tracing::info!(tool = %call.name, stderr = %ran.stderr.trim_end(), "tool stderr");
+        }
+        let Approval {
+            arguments, edited, ..
+        } = approval;
+        let keys = tools.stateful_learn(&call.name, &arguments, &ran.response);
+        // What really ran, for a replay.
+        let ran_with = jp_conversation::RanWith {
+            arguments: edited.then(|| arguments.into_map()),
+            keys,
+        };
+        let response = ToolCallResponse {
+            ran: (ran_with != jp_conversation::RanWith::default()).then_some(ran_with),
+            ..ran.response
+        };
+        Ok((response, changed))
     }
 
     /// Runs one approved call. Ctrl+C meanwhile opens the tool menu:

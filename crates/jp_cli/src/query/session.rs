@@ -7,15 +7,11 @@
 use std::collections::HashMap;
 
 use jp_config::AppConfig;
+use jp_config::validate::resolve_model_id;
 use jp_conversation::{Conversation, ConversationEvent, ConversationLock, EventKind};
 use jp_llm::{ChatRequest, Provider};
 
-use super::MAX_CYCLES;
 use super::render::ToolRenderer;
-use super::signals::Interrupts;
-use super::stream::Response;
-use super::tools::{ToolCoordinator, ToolExecutor};
-use super::turn::{Action, Input, TurnCoordinator, TurnEnd};
 use crate::ctx::Ctx;
 use crate::printer::{Printer, Style};
 use crate::prompt::{PromptError, Prompts};
@@ -33,13 +29,6 @@ pub struct Session {
     pub(super) renderer: Option<ToolRenderer>,
     pub(super) conversation: Conversation,
     pub(super) lock: ConversationLock,
-}
-
-/// What `run_turn` hands back: the turn's end, or its state when tools
-/// changed the config and the turn goes on after it is resolved again.
-pub enum Step {
-    End(TurnEnd),
-    Reload(Box<(TurnCoordinator, std::collections::VecDeque<Action>)>),
 }
 
 impl Session {
@@ -134,87 +123,6 @@ impl Session {
         }
     }
 
-    /// Runs the turn (or goes on with one resumed after its config was
-    /// resolved again) until it ends or tools change the config.
-    pub async fn run_turn<'t, E: ToolExecutor>(
-        &mut self,
-        tools: &'t ToolCoordinator<'t>,
-        executor: &E,
-        prompts: &'t Prompts,
-        interrupts: &mut Interrupts,
-        resume: Option<(TurnCoordinator, std::collections::VecDeque<Action>)>,
-    ) -> Result<Step, Box<dyn std::error::Error>> {
-        let (mut turn, mut queue) = match resume {
-            Some(state) => state,
-            None => {
-                let seen_ids = self
-                    .conversation
-                    .events
-                    .iter()
-                    .filter_map(|e| match &e.kind {
-                        EventKind::ToolCallRequest(call) => Some(call.id.clone()),
-                        _ => None,
-                    })
-                    .collect();
-                let mut turn = TurnCoordinator::new(MAX_CYCLES, seen_ids);
-                let queue: std::collections::VecDeque<Action> = turn.start().into();
-                (turn, queue)
-            }
-        };
-        // What is decided about the calls of the response streaming.
-        let mut response = Response::new(tools, prompts);
-        while let Some(action) = queue.pop_front() {
-            match action {
-                Action::Request { cycle } => {
-                    tracing::debug!(cycle, "requesting a response");
-                    // One header per response, not per query: after a
-                    // tool's result or the user's reply, it says that the
-                    // model speaks again, in a terminal and in a log alike.
-                    self.printer.chrome_line(Style::Header, &self.header);
-                    self.printer.spin(&format!("waiting for {}", self.model));
-                    response = Response::new(tools, prompts);
-                    let inputs = self.stream_response(&mut turn, &mut response, interrupts);
-                    queue.extend(inputs.await?);
-                }
-                Action::RunTools(list) => {
-                    // The stream is over; the questions still open decide.
-                    response.settle_questions(self, &turn).await;
-                    let ran = self
-                        .run_tools(
-                            list,
-                            &mut response.calls,
-                            tools,
-                            executor,
-                            prompts,
-                            interrupts,
-                        )
-                        .await?;
-                    if ran.interrupted {
-                        return Ok(Step::End(TurnEnd::Interrupted));
-                    }
-                    let input = if ran.stopped {
-                        Input::Stopped
-                    } else {
-                        Input::ToolsDone
-                    };
-                    queue.extend(turn.handle(input));
-                    if ran.committed {
-                        return Ok(Step::Reload(Box::new((turn, queue))));
-                    }
-                }
-                Action::AskReply => {
-                    let Some(reply) = self.ask_reply(prompts).await else {
-                        return Ok(Step::End(TurnEnd::Interrupted));
-                    };
-                    queue.extend(turn.handle(Input::Reply(reply)));
-                }
-                Action::Finish(end) => return Ok(Step::End(end)),
-                other => self.perform(other, &mut response, &turn)?,
-            }
-        }
-        Ok(Step::End(TurnEnd::Completed))
-    }
-
     /// The user's reply after they stopped the turn: `Some(None)` for no
     /// reply, `None` when they interrupted instead.
     pub async fn ask_reply(&self, prompts: &Prompts) -> Option<Option<String>> {
@@ -234,4 +142,34 @@ impl Session {
             Ok(_) | Err(_) => Some(None),
         }
     }
+}
+
+/// The provider and model a config resolves to.
+pub struct Resolved {
+    pub provider: Box<dyn Provider>,
+    pub provider_name: String,
+    pub model: String,
+}
+
+/// The provider and model `config` names, connected.
+pub fn resolve(
+    config: &AppConfig,
+    env: &HashMap<String, String>,
+    root: &std::path::Path,
+) -> Result<Resolved, Box<dyn std::error::Error>> {
+    let (provider_name, model) = resolve_model_id(config, &config.assistant.model.id)
+        .map_err(|e| format!("assistant.model.id: {e}"))?;
+    let (provider_name, model) = (provider_name.to_owned(), model.to_owned());
+    let provider = jp_llm::connect(
+        config,
+        &provider_name,
+        &model,
+        &|var| env.get(var).cloned(),
+        root,
+    )?;
+    Ok(Resolved {
+        provider,
+        provider_name,
+        model,
+    })
 }

@@ -5,8 +5,9 @@
 use std::future::Future;
 
 use jp_config::access::Grants;
+use jp_config::delta::Proposal;
 use jp_config::policy::{Mode, PolicyField};
-use jp_config::tool::{ToolSource, run_limits};
+use jp_config::tool::{ToolConfig, ToolSource, run_limits};
 use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
 use jp_llm::tool::{ToolLimits, ToolRun};
 use jp_tool::{Context, Outcome, Request, ToolInfo};
@@ -20,6 +21,15 @@ use crate::query::decision::{Ran, Verdict};
 
 /// How many times a tool may ask for input in one call.
 pub const MAX_QUESTIONS: usize = 8;
+
+/// What a call's runs asked of jp so far.
+#[derive(Debug, Default)]
+struct Asked {
+    /// The tool's questions.
+    questions: usize,
+    /// Its config changes that were rejected.
+    rejections: usize,
+}
 
 /// Runs a local tool process. The production executor is
 /// [`LocalExecutor`]; tests substitute their own.
@@ -65,48 +75,16 @@ impl ToolCoordinator<'_> {
         cancel: &CancellationToken,
     ) -> Ran {
         let name = call.name.clone();
-        let respond = |status, content: String| ToolCallResponse {
-            id: call.id.clone(),
-            status,
-            content,
-            ran: None,
-        };
-        let Some(tool) = self.tool(&name) else {
-            // `decide` refused it already; never run an unknown tool.
-            return Ran {
-                response: respond(
-                    ResponseStatus::Refused,
-                    format!("There is no tool named `{name}`."),
-                ),
-                stderr: String::new(),
-                note: None,
-                delta: None,
-                denial: None,
-            };
-        };
-        let argv = match (tool.source, &tool.command) {
-            (ToolSource::Builtin, _) => {
+        let (tool, argv) = match self.argv(&name) {
+            Ok(found) => found,
+            Err((status, content)) => {
                 return Ran {
-                    response: respond(
-                        ResponseStatus::Error,
-                        format!(
-                            "`{name}` is configured as a builtin tool, and this jp has no builtin tool by that name."
-                        ),
-                    ),
+                    response: ToolCallResponse::new(&call.id, status, content),
                     stderr: String::new(),
                     note: None,
                     delta: None,
                     denial: None,
                 };
-            }
-            (ToolSource::Local, command) => {
-                let mut argv = command.as_ref().map(|c| c.argv()).unwrap_or_default();
-                if argv.first().is_some_and(|p| p == "jp")
-                    && let Some(exe) = &self.self_exe
-                {
-                    argv[0] = exe.to_string_lossy().into_owned();
-                }
-                argv
             }
         };
         let (timeout, max_output) = run_limits(&self.config.conversation.tools, &name);
@@ -130,8 +108,7 @@ impl ToolCoordinator<'_> {
         let grants = Grants::new(&tool.access.config);
         request.context.config = grants.readable(&self.readable_config());
         let mut stderr = String::new();
-        let mut questions = 0;
-        let mut rejections = 0;
+        let mut asked = Asked::default();
         let (status, content, delta) = loop {
             // As close to the start as jp can make it: what the calls
             // before this one (or its own earlier run) did to the files
@@ -159,92 +136,18 @@ impl ToolCoordinator<'_> {
             if !run.stderr.is_empty() {
                 stderr.push_str(&run.stderr);
             }
-            match run.outcome {
-                Outcome::Success {
-                    content,
-                    config,
-                    unset,
-                } => {
-                    if config.is_none() && unset.is_empty() {
-                        break (ResponseStatus::Success, content, None);
-                    }
-                    // The content waits until the change is settled: the
-                    // model never reads "switched to opus" for a switch
-                    // that did not happen.
-                    match self
-                        .settle_delta(&name, &grants, config.as_ref(), &unset, prompts)
-                        .await
-                    {
-                        delta::Settled::Approved(proposal) => {
-                            let proposal = (!proposal.is_empty()).then_some(proposal);
-                            break (ResponseStatus::Success, content, proposal);
-                        }
-                        delta::Settled::Rejected(rejection) => {
-                            rejections += 1;
-                            if rejections > delta::MAX_DELTA_REJECTIONS {
-                                self.printer.chrome_line(
-                                    Style::Bad,
-                                    &format!("⚠ tool {name} had its config change rejected {rejections} times; the call ends here"),
-                                );
-                                break (
-                                    ResponseStatus::Error,
-                                    delta::exhausted(&name, &rejection),
-                                    None,
-                                );
-                            }
-                            request.context.delta_rejection = Some(rejection);
-                        }
-                        delta::Settled::Interrupted => {
-                            break (
-                                ResponseStatus::Error,
-                                "The user interrupted jp before the tool's config change was decided; the change was not applied and the result was not kept.".into(),
-                                None,
-                            );
-                        }
-                    }
-                }
-                Outcome::Error { message, .. } => break (ResponseStatus::Error, message, None),
-                Outcome::NeedsInput { question } => {
-                    questions += 1;
-                    if questions > MAX_QUESTIONS {
-                        break (
-                            ResponseStatus::Error,
-                            format!(
-                                "The tool asked more than {MAX_QUESTIONS} questions; jp stopped it."
-                            ),
-                            None,
-                        );
-                    }
-                    let answer = match prompts.turn().await {
-                        Ok(prompt) => prompt.ask(&question).await,
-                        Err(error) => Err(error),
-                    };
-                    match answer {
-                        Ok(answer) => {
-                            request.tool.answers.insert(question.id.clone(), answer);
-                        }
-                        Err(PromptError::Unavailable) => {
-                            break (
-                                ResponseStatus::Error,
-                                format!(
-                                    "The tool needs an answer to \"{}\" and no one could answer it (jp is running without a terminal); it did not finish.",
-                                    question.text
-                                ),
-                                None,
-                            );
-                        }
-                        Err(error) => {
-                            break (
-                                ResponseStatus::Error,
-                                format!(
-                                    "The tool needs an answer to \"{}\" and the user could not be asked ({error}); it did not finish.",
-                                    question.text
-                                ),
-                                None,
-                            );
-                        }
-                    }
-                }
+            let next = self
+                .after_run(
+                    &name,
+                    run.outcome,
+                    &grants,
+                    &mut request,
+                    &mut asked,
+                    prompts,
+                )
+                .await;
+            if let Some(done) = next {
+                break done;
             }
         };
         drop(request);
@@ -265,6 +168,128 @@ impl ToolCoordinator<'_> {
             note,
             delta,
             denial: None,
+        }
+    }
+
+    /// The tool called `name` and the command that runs it (a command
+    /// whose program is `jp` runs this jp); otherwise what answers the
+    /// call.
+    fn argv(&self, name: &str) -> Result<(&ToolConfig, Vec<String>), (ResponseStatus, String)> {
+        let Some(tool) = self.tool(name) else {
+            // `decide` refused it already; never run an unknown tool.
+            return Err((
+                ResponseStatus::Refused,
+                format!("There is no tool named `{name}`."),
+            ));
+        };
+        match (tool.source, &tool.command) {
+            (ToolSource::Builtin, _) => Err((
+                ResponseStatus::Error,
+                format!(
+                    "`{name}` is configured as a builtin tool, and this jp has no builtin tool by that name."
+                ),
+            )),
+            (ToolSource::Local, command) => {
+                let mut argv = command.as_ref().map(|c| c.argv()).unwrap_or_default();
+                if argv.first().is_some_and(|p| p == "jp")
+                    && let Some(exe) = &self.self_exe
+                {
+                    argv[0] = exe.to_string_lossy().into_owned();
+                }
+                Ok((tool, argv))
+            }
+        }
+    }
+
+    /// What one run of tool `name` ended with (`outcome`): the call's
+    /// status, content and approved config change, or `None` to run it
+    /// again (with the answer to its question, or told why its config
+    /// change was rejected, in `request`).
+    async fn after_run(
+        &self,
+        name: &str,
+        outcome: Outcome,
+        grants: &Grants,
+        request: &mut Request,
+        asked: &mut Asked,
+        prompts: &Prompts,
+    ) -> Option<(ResponseStatus, String, Option<Proposal>)> {
+        match outcome {
+            Outcome::Success {
+                content,
+                config,
+                unset,
+            } => {
+                if config.is_none() && unset.is_empty() {
+                    return Some((ResponseStatus::Success, content, None));
+                }
+                // The content waits until the change is settled: the
+                // model never reads "switched to opus" for a switch that
+                // did not happen.
+                match self
+                    .settle_delta(name, grants, config.as_ref(), &unset, prompts)
+                    .await
+                {
+                    delta::Settled::Approved(proposal) => {
+                        let proposal = (!proposal.is_empty()).then_some(proposal);
+                        Some((ResponseStatus::Success, content, proposal))
+                    }
+                    delta::Settled::Rejected(rejection) => {
+                        asked.rejections += 1;
+                        let rejections = asked.rejections;
+                        if rejections > delta::MAX_DELTA_REJECTIONS {
+                            self.printer.chrome_line(
+                                Style::Bad,
+                                &format!("⚠ tool {name} had its config change rejected {rejections} times; the call ends here"),
+                            );
+                            return Some((
+                                ResponseStatus::Error,
+                                delta::exhausted(name, &rejection),
+                                None,
+                            ));
+                        }
+                        request.context.delta_rejection = Some(rejection);
+                        None
+                    }
+                    delta::Settled::Interrupted => Some((
+                        ResponseStatus::Error,
+                        "The user interrupted jp before the tool's config change was decided; the change was not applied and the result was not kept.".into(),
+                        None,
+                    )),
+                }
+            }
+            Outcome::Error { message, .. } => Some((ResponseStatus::Error, message, None)),
+            Outcome::NeedsInput { question } => {
+                asked.questions += 1;
+                if asked.questions > MAX_QUESTIONS {
+                    return Some((
+                        ResponseStatus::Error,
+                        format!(
+                            "The tool asked more than {MAX_QUESTIONS} questions; jp stopped it."
+                        ),
+                        None,
+                    ));
+                }
+                let answer = match prompts.turn().await {
+                    Ok(prompt) => prompt.ask(&question).await,
+                    Err(error) => Err(error),
+                };
+                let failed = match answer {
+                    Ok(answer) => {
+                        request.tool.answers.insert(question.id.clone(), answer);
+                        return None;
+                    }
+                    Err(PromptError::Unavailable) => format!(
+                        "The tool needs an answer to \"{}\" and no one could answer it (jp is running without a terminal); it did not finish.",
+                        question.text
+                    ),
+                    Err(error) => format!(
+                        "The tool needs an answer to \"{}\" and the user could not be asked ({error}); it did not finish.",
+                        question.text
+                    ),
+                };
+                Some((ResponseStatus::Error, failed, None))
+            }
         }
     }
 
