@@ -34,10 +34,8 @@ use std::time::Duration;
 use jp_conversation::{EventPart, ToolCallPart};
 use serde::Deserialize;
 
+use super::{ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, WireDecoder};
 use crate::error::ProviderError;
-use crate::provider::{
-    ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, WireDecoder,
-};
 
 /// The script `scripted/demo` plays: the session the README shows.
 pub const DEMO_SCRIPT: &str = include_str!("scripted/demo.toml");
@@ -364,9 +362,9 @@ fn replay_events(
         (None, None) => Vec::new(),
     };
     let mut decoder: Box<dyn WireDecoder> = match replay.format {
-        ReplayFormat::Anthropic => Box::new(crate::anthropic::Decoder::new()),
-        ReplayFormat::Openai => Box::new(crate::openai::Decoder::new()),
-        ReplayFormat::Ollama => Box::new(crate::ollama::Decoder::new()),
+        ReplayFormat::Anthropic => Box::new(super::anthropic::Decoder::new()),
+        ReplayFormat::Openai => Box::new(super::openai::Decoder::new()),
+        ReplayFormat::Ollama => Box::new(super::ollama::Decoder::new()),
     };
     let mut events = Vec::new();
     for piece in body.chunks(chunk_size) {
