@@ -39,30 +39,33 @@ pub fn connect(
         var.as_deref().map(key).transpose()
     };
     Ok(match provider {
-        "anthropic" => Box::new(crate::anthropic::Anthropic::new(
+        "anthropic" => Box::new(crate::provider::anthropic::Anthropic::new(
             &llm.anthropic.base_url,
             key(&llm.anthropic.api_key_env)?,
         )),
-        "openai" => Box::new(crate::openai::OpenAiCompatible::new(
+        "openai" => Box::new(crate::provider::openai::OpenAiCompatible::new(
             "openai",
             &llm.openai.base_url,
             Some(key(&llm.openai.api_key_env)?),
         )),
-        "openrouter" => Box::new(crate::openai::OpenAiCompatible::new(
+        "openrouter" => Box::new(crate::provider::openai::OpenAiCompatible::new(
             "openrouter",
             &llm.openrouter.base_url,
             Some(key(&llm.openrouter.api_key_env)?),
         )),
-        "llamacpp" => Box::new(crate::openai::OpenAiCompatible::new(
+        "llamacpp" => Box::new(crate::provider::openai::OpenAiCompatible::new(
             "llamacpp",
             &llm.llamacpp.base_url,
             optional_key(&llm.llamacpp.api_key_env)?,
         )),
-        "ollama" => Box::new(crate::ollama::Ollama::new(
+        "ollama" => Box::new(crate::provider::ollama::Ollama::new(
             &llm.ollama.base_url,
             optional_key(&llm.ollama.api_key_env)?,
         )),
-        "scripted" => Box::new(crate::scripted::Scripted::open(model, workspace_root)?),
+        "scripted" => Box::new(crate::provider::scripted::Scripted::open(
+            model,
+            workspace_root,
+        )?),
         other => {
             return Err(ProviderError::Config(format!("unknown provider `{other}`")));
         }

@@ -79,3 +79,74 @@ pub enum ProviderError {
     #[error("{0}")]
     Config(String),
 }
+
+/// Why a script of the `scripted` provider cannot be played. Each message
+/// names the script (`origin`: `demo`, or the file's path).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScriptError {
+    /// The script is not TOML of a script's shape.
+    #[error("script {origin}: {message}")]
+    Toml {
+        /// The script.
+        origin: String,
+        /// What the TOML reader said.
+        message: String,
+    },
+
+    /// `chunk_size` is 0.
+    #[error("script {origin}: chunk_size must be at least 1")]
+    ChunkSize {
+        /// The script.
+        origin: String,
+    },
+
+    /// A part has none, or more than one, of `text`, `reasoning` and `tool`.
+    #[error(
+        "script {origin}: responses[{response}].parts[{part}] needs exactly one of `text`, `reasoning` and `tool`"
+    )]
+    PartKind {
+        /// The script.
+        origin: String,
+        /// The response's index.
+        response: usize,
+        /// The part's index.
+        part: usize,
+    },
+
+    /// A part that is not a tool call has `id` or `arguments`.
+    #[error(
+        "script {origin}: responses[{response}].parts[{part}] has `id` or `arguments` but no `tool`"
+    )]
+    PartWithoutTool {
+        /// The script.
+        origin: String,
+        /// The response's index.
+        response: usize,
+        /// The part's index.
+        part: usize,
+    },
+
+    /// A response has both `replay` and `parts`.
+    #[error("script {origin}: responses[{response}] has both `replay` and `parts`")]
+    ReplayAndParts {
+        /// The script.
+        origin: String,
+        /// The response's index.
+        response: usize,
+    },
+
+    /// A replay has none, or both, of `body` and `file`.
+    #[error("script {origin}: responses[{response}].replay needs exactly one of `body` and `file`")]
+    ReplaySource {
+        /// The script.
+        origin: String,
+        /// The response's index.
+        response: usize,
+    },
+}
+
+impl From<ScriptError> for ProviderError {
+    fn from(error: ScriptError) -> Self {
+        Self::Config(error.to_string())
+    }
+}

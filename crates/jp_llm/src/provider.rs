@@ -7,6 +7,10 @@
 //! moment drops the HTTP response, which closes the connection: that is
 //! what stops generation and billing. A stream never re-POSTs after it has
 //! yielded a part.
+//!
+//! The providers live below: [`anthropic`], [`openai`] and [`ollama`] are
+//! one [`HttpProvider`](http::HttpProvider) over their APIs' wire formats
+//! (see [`http`]), and [`scripted`] plays a script offline.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -16,6 +20,13 @@ use jp_conversation::EventPart;
 use serde_json::Value;
 
 use crate::error::ProviderError;
+
+pub mod anthropic;
+mod function_tool;
+pub(crate) mod http;
+pub mod ollama;
+pub mod openai;
+pub mod scripted;
 
 /// The events of one streamed response.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderError>> + Send>>;

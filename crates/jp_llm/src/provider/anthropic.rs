@@ -1,7 +1,7 @@
 //! Anthropic's Messages API, streamed as server-sent events.
 //!
 //! [`Anthropic`] posts to `{base_url}/v1/messages`; [`request_body`] builds
-//! the JSON it sends and [`Decoder`] reads the events that come back.
+//! the JSON it sends and its decoder reads the events that come back.
 //!
 //! Indexes: a streamed part's index is the content block's own `index`
 //! (text, thinking and each `tool_use` block are separate blocks), so the
@@ -13,13 +13,13 @@ use jp_conversation::{EventPart, ToolCallPart};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use super::http::RetryPolicy;
+use super::http::{Api, Header, HttpProvider, Secret};
+use super::{ChatRequest, FinishReason, Message, StreamEvent, Usage, WireDecoder};
+use crate::decode::{FramedDecoder, Frames};
 use crate::error::ProviderError;
-pub use crate::http::RetryPolicy;
-use crate::http::{Header, Post, Secret, json_body, post_stream, trim_base_url};
-use crate::provider::{
-    ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, Usage, WireDecoder,
-};
-use crate::sse::{Latch, SseDecoder, SseEvent, excerpt};
+use crate::framing::excerpt;
+use crate::framing::sse::{SseDecoder, SseEvent};
 
 /// The provider's name, in model ids and messages.
 const NAME: &str = "anthropic";
@@ -28,51 +28,55 @@ const NAME: &str = "anthropic";
 const API_VERSION: &str = "2023-06-01";
 
 /// The Anthropic Messages API.
-#[derive(Debug, Clone)]
-pub struct Anthropic {
-    base_url: String,
-    api_key: Secret,
-    retry: RetryPolicy,
-}
+pub type Anthropic = HttpProvider<MessagesApi>;
 
 impl Anthropic {
     /// A provider that posts to `{base_url}/v1/messages` (`base_url` is
     /// `https://api.anthropic.com` for Anthropic itself; a trailing `/` is
     /// ignored) with `api_key` in the `x-api-key` header.
     pub fn new(base_url: impl Into<String>, api_key: impl Into<String>) -> Self {
-        Self {
-            base_url: trim_base_url(base_url.into()),
-            api_key: Secret::new(api_key),
-            retry: RetryPolicy::default(),
-        }
-    }
-
-    /// The same provider, retrying rate-limit and overload answers as
-    /// `retry` says.
-    #[must_use]
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
-        self
+        Self::with_api(
+            base_url.into(),
+            MessagesApi {
+                api_key: Secret::new(api_key),
+            },
+        )
     }
 }
 
-impl Provider for Anthropic {
+/// What the Messages API asks of a request: the API key in `x-api-key`
+/// and the API version jp speaks; the body of [`request_body`], read back
+/// by its decoder.
+#[derive(Debug, Clone)]
+pub struct MessagesApi {
+    api_key: Secret,
+}
+
+impl Api for MessagesApi {
+    const TYPE_NAME: &'static str = "Anthropic";
+    const PATH: &'static str = "/v1/messages";
+
     fn name(&self) -> &str {
         NAME
     }
 
-    fn stream(&self, request: ChatRequest) -> EventStream {
-        let post = Post {
-            provider: NAME.to_owned(),
-            url: format!("{}/v1/messages", self.base_url),
-            headers: vec![
-                Header::secret("x-api-key", self.api_key.expose()),
-                Header::plain("anthropic-version", API_VERSION),
-            ],
-            body: json_body(&request_body(&request)),
-            retry: self.retry,
-        };
-        post_stream(post, || Box::new(Decoder::new()))
+    fn api_key(&self) -> &dyn std::fmt::Debug {
+        &self.api_key
+    }
+
+    fn headers(&self) -> Vec<Header> {
+        vec![
+            Header::secret("x-api-key", self.api_key.expose()),
+            Header::plain("anthropic-version", API_VERSION),
+        ]
+    }
+
+    fn body<'a>(&self, request: &'a ChatRequest) -> impl Serialize + use<'a> {
+        request_body(request)
+    }
+
+    fn decoders(&self, _request: &ChatRequest) -> impl Fn() -> Box<dyn WireDecoder> + Send + use<> {
+        || Box::new(Decoder::new())
     }
 }
 
@@ -222,10 +226,11 @@ fn message(message: &Message) -> Option<OutMessage<'_>> {
 /// An error found after some events of the same bytes is returned by the
 /// next call (`feed` of any bytes, even none, or `finish`), so no event
 /// before it is lost.
+pub(crate) type Decoder = FramedDecoder<Events>;
+
+/// What [`Decoder`] knows of a response so far.
 #[derive(Debug, Default)]
-pub struct Decoder {
-    sse: SseDecoder,
-    latch: Latch,
+pub(crate) struct Events {
     blocks: BTreeMap<usize, Block>,
     usage: Usage,
     stopped: bool,
@@ -365,19 +370,39 @@ struct WireError {
 impl Decoder {
     /// A decoder for one response.
     #[must_use]
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
+}
 
-    fn decode(&mut self, bytes: &[u8], out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
-        self.sse.push(bytes);
-        while let Some(event) = self.sse.next_event() {
-            let event = event.map_err(|error| decode_error(error.to_string()))?;
-            self.handle(&event, out)?;
-        }
-        Ok(())
+impl Frames for Events {
+    type Framing = SseDecoder;
+
+    fn provider(&self) -> &str {
+        NAME
     }
 
+    fn frame(&mut self, event: SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        self.handle(&event, out)
+    }
+
+    fn end(
+        &mut self,
+        _rest: Option<SseEvent>,
+        _out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        if self.stopped {
+            Ok(())
+        } else {
+            Err(ProviderError::Disconnected {
+                provider: NAME.to_owned(),
+                message: "the response ended before its `message_stop` event".to_owned(),
+            })
+        }
+    }
+}
+
+impl Events {
     fn handle(
         &mut self,
         event: &SseEvent,
@@ -593,29 +618,6 @@ fn decode_error(message: String) -> ProviderError {
     ProviderError::Decode {
         provider: NAME.to_owned(),
         message,
-    }
-}
-
-impl WireDecoder for Decoder {
-    fn feed(&mut self, bytes: &[u8]) -> Result<Vec<StreamEvent>, ProviderError> {
-        let mut latch = std::mem::take(&mut self.latch);
-        let result = latch.run(|out| self.decode(bytes, out));
-        self.latch = latch;
-        result
-    }
-
-    fn finish(&mut self) -> Result<Vec<StreamEvent>, ProviderError> {
-        let stopped = self.stopped;
-        self.latch.run(|_| {
-            if stopped {
-                Ok(())
-            } else {
-                Err(ProviderError::Disconnected {
-                    provider: NAME.to_owned(),
-                    message: "the response ended before its `message_stop` event".to_owned(),
-                })
-            }
-        })
     }
 }
 

@@ -34,10 +34,8 @@ use std::time::Duration;
 use jp_conversation::{EventPart, ToolCallPart};
 use serde::Deserialize;
 
-use crate::error::ProviderError;
-use crate::provider::{
-    ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, WireDecoder,
-};
+use super::{ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, WireDecoder};
+use crate::error::{ProviderError, ScriptError};
 
 /// The script `scripted/demo` plays: the session the README shows.
 pub const DEMO_SCRIPT: &str = include_str!("scripted/demo.toml");
@@ -159,41 +157,52 @@ impl Script {
     ///
     /// # Errors
     ///
-    /// A message naming the script and what is wrong.
-    pub fn parse(text: &str, origin: &str) -> Result<Self, String> {
-        let script: Self =
-            toml::from_str(text).map_err(|e| format!("script {origin}: {}", e.message()))?;
+    /// A [`ScriptError`] naming the script and what is wrong.
+    pub fn parse(text: &str, origin: &str) -> Result<Self, ScriptError> {
+        let origin = || origin.to_owned();
+        let script: Self = toml::from_str(text).map_err(|e| ScriptError::Toml {
+            origin: origin(),
+            message: e.message().to_owned(),
+        })?;
         if script.chunk_size == 0 {
-            return Err(format!("script {origin}: chunk_size must be at least 1"));
+            return Err(ScriptError::ChunkSize { origin: origin() });
         }
-        for (i, response) in script.responses.iter().enumerate() {
-            for (j, part) in response.parts.iter().enumerate() {
+        for (response, scripted) in script.responses.iter().enumerate() {
+            for (part, scripted_part) in scripted.parts.iter().enumerate() {
                 let kinds = [
-                    part.text.is_some(),
-                    part.reasoning.is_some(),
-                    part.tool.is_some(),
+                    scripted_part.text.is_some(),
+                    scripted_part.reasoning.is_some(),
+                    scripted_part.tool.is_some(),
                 ];
                 if kinds.iter().filter(|k| **k).count() != 1 {
-                    return Err(format!(
-                        "script {origin}: responses[{i}].parts[{j}] needs exactly one of `text`, `reasoning` and `tool`"
-                    ));
+                    return Err(ScriptError::PartKind {
+                        origin: origin(),
+                        response,
+                        part,
+                    });
                 }
-                if part.tool.is_none() && (part.id.is_some() || part.arguments.is_some()) {
-                    return Err(format!(
-                        "script {origin}: responses[{i}].parts[{j}] has `id` or `arguments` but no `tool`"
-                    ));
+                if scripted_part.tool.is_none()
+                    && (scripted_part.id.is_some() || scripted_part.arguments.is_some())
+                {
+                    return Err(ScriptError::PartWithoutTool {
+                        origin: origin(),
+                        response,
+                        part,
+                    });
                 }
             }
-            if let Some(replay) = &response.replay {
-                if !response.parts.is_empty() {
-                    return Err(format!(
-                        "script {origin}: responses[{i}] has both `replay` and `parts`"
-                    ));
+            if let Some(replay) = &scripted.replay {
+                if !scripted.parts.is_empty() {
+                    return Err(ScriptError::ReplayAndParts {
+                        origin: origin(),
+                        response,
+                    });
                 }
                 if replay.body.is_some() == replay.file.is_some() {
-                    return Err(format!(
-                        "script {origin}: responses[{i}].replay needs exactly one of `body` and `file`"
-                    ));
+                    return Err(ScriptError::ReplaySource {
+                        origin: origin(),
+                        response,
+                    });
                 }
             }
         }
@@ -219,7 +228,7 @@ impl Scripted {
     pub fn open(name: &str, workspace_root: &Path) -> Result<Self, ProviderError> {
         if name == "demo" {
             return Ok(Self::from_script(
-                Script::parse(DEMO_SCRIPT, "demo").map_err(ProviderError::Config)?,
+                Script::parse(DEMO_SCRIPT, "demo")?,
                 name,
                 workspace_root,
             ));
@@ -231,8 +240,7 @@ impl Scripted {
                 path.display()
             ))
         })?;
-        let script =
-            Script::parse(&text, &path.display().to_string()).map_err(ProviderError::Config)?;
+        let script = Script::parse(&text, &path.display().to_string())?;
         let dir = path.parent().unwrap_or(workspace_root).to_path_buf();
         Ok(Self::from_script(script, name, &dir))
     }
@@ -364,9 +372,9 @@ fn replay_events(
         (None, None) => Vec::new(),
     };
     let mut decoder: Box<dyn WireDecoder> = match replay.format {
-        ReplayFormat::Anthropic => Box::new(crate::anthropic::Decoder::new()),
-        ReplayFormat::Openai => Box::new(crate::openai::Decoder::new()),
-        ReplayFormat::Ollama => Box::new(crate::ollama::Decoder::new()),
+        ReplayFormat::Anthropic => Box::new(super::anthropic::Decoder::new()),
+        ReplayFormat::Openai => Box::new(super::openai::Decoder::new()),
+        ReplayFormat::Ollama => Box::new(super::ollama::Decoder::new()),
     };
     let mut events = Vec::new();
     for piece in body.chunks(chunk_size) {
@@ -400,221 +408,5 @@ fn chunks(text: &str, size: usize) -> impl Iterator<Item = &str> {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-
-    use futures_util::StreamExt as _;
-    use jp_conversation::{EventBuilder, FlushedEvent};
-
-    use super::*;
-
-    fn request(assistant_messages: usize) -> ChatRequest {
-        let mut messages = vec![Message::User("hi".into())];
-        for _ in 0..assistant_messages {
-            messages.push(Message::Assistant {
-                reasoning: None,
-                text: String::new(),
-                tool_calls: Vec::new(),
-            });
-        }
-        ChatRequest {
-            model: "demo".into(),
-            system: None,
-            messages,
-            tools: Vec::new(),
-            max_tokens: 100,
-            temperature: None,
-            top_p: None,
-        }
-    }
-
-    fn collect(provider: &Scripted, turn: usize) -> Vec<Result<StreamEvent, ProviderError>> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .unwrap();
-        runtime.block_on(provider.stream(request(turn)).collect())
-    }
-
-    #[test]
-    fn chunks_respect_characters() {
-        assert_eq!(chunks("héllo", 2).collect::<Vec<_>>(), ["hé", "ll", "o"]);
-        assert_eq!(chunks("", 2).count(), 0);
-    }
-
-    #[test]
-    fn the_demo_parses_and_ends_every_response() {
-        let script = Script::parse(DEMO_SCRIPT, "demo").unwrap();
-        assert_eq!(script.responses.len(), 3);
-        let provider = Scripted::open("demo", Path::new("/nonexistent")).unwrap();
-        for turn in 0..3 {
-            let events = collect(&provider, turn);
-            assert!(matches!(events.last(), Some(Ok(StreamEvent::Finished(_)))));
-        }
-        let beyond = collect(&provider, 3);
-        assert_eq!(
-            beyond,
-            vec![Err(ProviderError::Config(
-                "scripted: script `demo` has 3 responses and this is request #4 of the conversation; start a new one with `jp query --new`".into()
-            ))]
-        );
-    }
-
-    #[test]
-    fn a_replay_keeps_the_events_before_its_error() {
-        // Text, then a delta whose JSON holds a lone surrogate: the text
-        // arrives, then the error, as it would over HTTP.
-        let script = Script::parse(
-            r#"
-            [[responses]]
-            replay = { format = "anthropic", body = """
-event: content_block_start
-data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}
-
-event: content_block_delta
-data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}
-
-event: content_block_delta
-data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x\\ud800y"}}
-
-""" }
-            "#,
-            "inline",
-        )
-        .unwrap();
-        let provider = Scripted::from_script(script, "inline", Path::new("."));
-        let events = collect(&provider, 0);
-        assert_eq!(
-            events[0],
-            Ok(StreamEvent::Part {
-                index: 0,
-                part: EventPart::Message("a".into())
-            })
-        );
-        assert_eq!(events.len(), 2, "{events:?}");
-        assert!(
-            matches!(events[1], Err(ProviderError::Decode { .. })),
-            "{events:?}"
-        );
-    }
-
-    #[test]
-    fn tool_calls_stream_in_chunks_and_rebuild() {
-        let script = Script::parse(
-            r#"
-            chunk_size = 3
-            [[responses]]
-            parts = [
-              { text = "Héllo" },
-              { tool = "fs_create_file", arguments = { path = "src/a.rs", content = "x" } },
-              { tool = "t", id = "mine", arguments = '{"a": 1, "a": 2}' },
-            ]
-            "#,
-            "inline",
-        )
-        .unwrap();
-        let provider = Scripted::from_script(script, "inline", Path::new("."));
-        let events: Vec<StreamEvent> = collect(&provider, 0)
-            .into_iter()
-            .map(Result::unwrap)
-            .collect();
-        assert_eq!(
-            events[..3],
-            [
-                StreamEvent::Part {
-                    index: 0,
-                    part: EventPart::Message("Hé".into())
-                },
-                StreamEvent::Part {
-                    index: 0,
-                    part: EventPart::Message("llo".into())
-                },
-                StreamEvent::Flush { index: 0 },
-            ]
-        );
-        assert_eq!(
-            events.last(),
-            Some(&StreamEvent::Finished(FinishReason::ToolUse))
-        );
-        let mut builder = EventBuilder::new();
-        let mut flushed = Vec::new();
-        for event in events {
-            match event {
-                StreamEvent::Part { index, part } => {
-                    builder.handle_part(index, part).unwrap();
-                }
-                StreamEvent::Flush { index } => flushed.extend(builder.handle_flush(index)),
-                _ => {}
-            }
-        }
-        let FlushedEvent::ToolCallRequest(create) = &flushed[1] else {
-            panic!("not a call: {flushed:?}")
-        };
-        assert_eq!(create.id, "call_0_1");
-        assert_eq!(
-            serde_json::Value::Object(create.arguments().unwrap().clone()),
-            serde_json::json!({"path": "src/a.rs", "content": "x"})
-        );
-        let FlushedEvent::ToolCallRequest(dup) = &flushed[2] else {
-            panic!("not a call")
-        };
-        assert_eq!(dup.id, "mine");
-        assert_eq!(
-            dup.arguments().unwrap_err().to_string(),
-            "duplicate key `a` at /a: arguments with a repeated key are refused because its meaning is ambiguous"
-        );
-    }
-
-    #[test]
-    fn max_tokens_leaves_the_last_call_unflushed() {
-        let script = Script::parse(
-            r#"
-            [[responses]]
-            finish = "max_tokens"
-            parts = [{ tool = "t", arguments = '{"path": "a' }]
-            "#,
-            "inline",
-        )
-        .unwrap();
-        let provider = Scripted::from_script(script, "inline", Path::new("."));
-        let events: Vec<StreamEvent> = collect(&provider, 0)
-            .into_iter()
-            .map(Result::unwrap)
-            .collect();
-        assert!(
-            !events
-                .iter()
-                .any(|e| matches!(e, StreamEvent::Flush { .. }))
-        );
-        assert_eq!(
-            events.last(),
-            Some(&StreamEvent::Finished(FinishReason::MaxTokens))
-        );
-    }
-
-    #[test]
-    fn script_errors_name_the_script() {
-        assert_eq!(
-            Script::parse("[[responses]]\nparts = [{ txt = \"x\" }]", "s.toml").unwrap_err(),
-            "script s.toml: unknown field `txt`, expected one of `text`, `reasoning`, `tool`, `id`, `arguments`"
-        );
-        assert_eq!(
-            Script::parse(
-                "[[responses]]\nparts = [{ text = \"x\", tool = \"t\" }]",
-                "s.toml"
-            )
-            .unwrap_err(),
-            "script s.toml: responses[0].parts[0] needs exactly one of `text`, `reasoning` and `tool`"
-        );
-        assert_eq!(
-            Script::parse("chunk_size = 0", "s.toml").unwrap_err(),
-            "script s.toml: chunk_size must be at least 1"
-        );
-        assert_eq!(
-            Scripted::open("missing.toml", Path::new("/nonexistent"))
-                .unwrap_err()
-                .to_string(),
-            "scripted: cannot read the script /nonexistent/missing.toml: No such file or directory (os error 2) (the built-in script is `scripted/demo`)"
-        );
-    }
-}
+#[path = "scripted_tests.rs"]
+mod tests;

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::provider::ToolDefinition;
+use super::ToolDefinition;
 
 /// One tool definition as written in a request body, borrowing the
 /// [`ToolDefinition`].

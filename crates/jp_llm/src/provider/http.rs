@@ -1,3 +1,7 @@
+//! The HTTP provider, written once for every API: [`HttpProvider`] holds
+//! the base URL and the retry policy, and streams over the API's [`Api`]
+//! (its endpoint, headers, body and decoder).
+//!
 //! The streaming POST every HTTP provider shares: send the request, retry
 //! rate-limit and overload answers, turn other error statuses into
 //! [`ProviderError::Http`], and pass the body through the provider's
@@ -15,14 +19,114 @@
 //! of a response that precede its first content ([`Holdback`]) are held
 //! back, so a retried response leaves nothing behind.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
+use serde::Serialize;
 use serde_json::Value;
 
+use super::{ChatRequest, EventStream, Provider, StreamEvent, WireDecoder};
 use crate::error::ProviderError;
-use crate::provider::{EventStream, StreamEvent, WireDecoder};
+
+/// A provider that streams over HTTP in the wire format of its [`Api`]:
+/// [`Anthropic`](super::anthropic::Anthropic),
+/// [`OpenAiCompatible`](super::openai::OpenAiCompatible) and
+/// [`Ollama`](super::ollama::Ollama) are this provider over their APIs.
+#[derive(Clone)]
+pub struct HttpProvider<A> {
+    api: A,
+    base_url: String,
+    retry: RetryPolicy,
+}
+
+impl<A> HttpProvider<A> {
+    /// `api` at `base_url` (trailing `/`s are ignored), retrying as
+    /// [`RetryPolicy::default`] says.
+    pub(crate) fn with_api(base_url: String, api: A) -> Self {
+        Self {
+            api,
+            base_url: trim_base_url(base_url),
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    /// The same provider, retrying rate-limit and overload answers as
+    /// `retry` says.
+    #[must_use]
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+}
+
+/// Shows the provider as its API's type, with the name when the provider
+/// is named by its configuration, the base URL, the API key (redacted)
+/// and the retry policy.
+impl<A: Api> std::fmt::Debug for HttpProvider<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut out = f.debug_struct(A::TYPE_NAME);
+        if let Some(name) = self.api.configured_name() {
+            out.field("name", &name);
+        }
+        out.field("base_url", &self.base_url)
+            .field("api_key", self.api.api_key())
+            .field("retry", &self.retry)
+            .finish()
+    }
+}
+
+/// What one HTTP API asks of a request and makes of its answer.
+pub(crate) trait Api: Send + Sync + 'static {
+    /// The provider's type, as `Debug` shows it (`Anthropic`).
+    const TYPE_NAME: &'static str;
+
+    /// The streaming endpoint, after the base URL (`/v1/messages`).
+    const PATH: &'static str;
+
+    /// The provider's name if the configuration gives it (several
+    /// providers speak this API), for `Debug`.
+    fn configured_name(&self) -> Option<&str> {
+        None
+    }
+
+    /// The API key, for `Debug` (a [`Secret`] shows redacted).
+    fn api_key(&self) -> &dyn std::fmt::Debug;
+
+    /// The provider's name, in model ids and messages.
+    fn name(&self) -> &str;
+
+    /// The headers besides `content-type: application/json`.
+    fn headers(&self) -> Vec<Header>;
+
+    /// The JSON body of the request, borrowing it.
+    fn body<'a>(&self, request: &'a ChatRequest) -> impl Serialize + use<'a, Self>;
+
+    /// Makes a fresh decoder for each response to `request` (a retry
+    /// starts over).
+    fn decoders(
+        &self,
+        request: &ChatRequest,
+    ) -> impl Fn() -> Box<dyn WireDecoder> + Send + use<Self>;
+}
+
+impl<A: Api> Provider for HttpProvider<A> {
+    fn name(&self) -> &str {
+        self.api.name()
+    }
+
+    fn stream(&self, request: ChatRequest) -> EventStream {
+        let provider = self.api.name();
+        let post = Post {
+            provider: provider.to_owned(),
+            url: format!("{}{}", self.base_url, A::PATH),
+            headers: self.api.headers(),
+            body: json_body(provider, &self.api.body(&request)),
+            retry: self.retry,
+        };
+        post_stream(post, self.api.decoders(&request))
+    }
+}
 
 /// How a provider retries rate-limit (HTTP 429, a `rate_limit_error` event
 /// before any content) and overload (HTTP 503, HTTP 529, an
@@ -218,7 +322,7 @@ pub(crate) struct Post {
     pub(crate) headers: Vec<Header>,
     /// The JSON body as sent, or why it could not be written (see
     /// [`json_body`]).
-    pub(crate) body: Result<Bytes, String>,
+    pub(crate) body: Result<Bytes, ProviderError>,
     /// How to retry.
     pub(crate) retry: RetryPolicy,
 }
@@ -230,15 +334,15 @@ pub(crate) struct Post {
 /// into these bytes without an intermediate `Value` copy (issue 14).
 /// Writing them cannot fail for the types the providers use (string keys
 /// only); if it ever does, the stream reports it instead of sending
-/// anything.
-pub(crate) fn json_body(body: &impl serde::Serialize) -> Result<Bytes, String> {
-    serde_json::to_vec(body)
-        .map(Bytes::from)
-        .map_err(|error| error.to_string())
+/// anything, as [`ProviderError::Config`] naming `provider`.
+fn json_body(provider: &str, body: &impl Serialize) -> Result<Bytes, ProviderError> {
+    serde_json::to_vec(body).map(Bytes::from).map_err(|error| {
+        ProviderError::Config(format!("{provider}: cannot write the request: {error}"))
+    })
 }
 
 /// `base_url` without trailing slashes.
-pub(crate) fn trim_base_url(mut base_url: String) -> String {
+fn trim_base_url(mut base_url: String) -> String {
     while base_url.ends_with('/') {
         base_url.pop();
     }
@@ -246,8 +350,8 @@ pub(crate) fn trim_base_url(mut base_url: String) -> String {
 }
 
 /// The HTTP client all providers share (one connection pool).
-fn client() -> Result<reqwest::Client, String> {
-    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+fn client() -> Result<reqwest::Client, Arc<reqwest::Error>> {
+    static CLIENT: OnceLock<Result<reqwest::Client, Arc<reqwest::Error>>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
             reqwest::Client::builder()
@@ -258,7 +362,7 @@ fn client() -> Result<reqwest::Client, String> {
                 // body; report it instead (see `check`).
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
-                .map_err(|error| describe(&error))
+                .map_err(Arc::new)
         })
         .clone()
 }
@@ -270,17 +374,12 @@ pub(crate) fn post_stream(
     new_decoder: impl Fn() -> Box<dyn WireDecoder> + Send + 'static,
 ) -> EventStream {
     Box::pin(async_stream::try_stream! {
-        let client = client().map_err(|message| ProviderError::Connect {
+        let client = client().map_err(|error| ProviderError::Connect {
             provider: post.provider.clone(),
             url: post.url.clone(),
-            message: format!("cannot set up the HTTP client: {message}"),
+            message: format!("cannot set up the HTTP client: {}", describe(&*error)),
         })?;
-        let body = post.body.clone().map_err(|message| {
-            ProviderError::Config(format!(
-                "{}: cannot write the request: {message}",
-                post.provider
-            ))
-        })?;
+        let body = post.body.clone()?;
         let max_attempts = post.retry.max_attempts.max(1);
         let mut attempt = 1;
         loop {

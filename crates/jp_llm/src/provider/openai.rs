@@ -3,7 +3,7 @@
 //! speaks `POST /chat/completions` with `stream: true`.
 //!
 //! [`OpenAiCompatible`] posts to `{base_url}/chat/completions`;
-//! [`request_body`] builds the JSON it sends and [`Decoder`] reads the
+//! [`request_body`] builds the JSON it sends and its decoder reads the
 //! chunks that come back. The servers differ in one field of the request:
 //! see [`token_limit_field`].
 //!
@@ -17,15 +17,15 @@ use jp_conversation::{EventPart, ToolCallPart};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::function_tool::{FunctionTool, function_tools};
+pub use super::http::RetryPolicy;
+use super::http::{Api, Header, HttpProvider, Secret, bearer};
+use super::{ChatRequest, FinishReason, Message, StreamEvent, Usage, WireDecoder};
 use crate::call_ids::CallIds;
+use crate::decode::{FramedDecoder, Frames};
 use crate::error::ProviderError;
-use crate::function_tool::{FunctionTool, function_tools};
-pub use crate::http::RetryPolicy;
-use crate::http::{Post, Secret, bearer, json_body, post_stream, trim_base_url};
-use crate::provider::{
-    ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, Usage, WireDecoder,
-};
-use crate::sse::{Latch, SseDecoder, SseEvent, excerpt};
+use crate::framing::excerpt;
+use crate::framing::sse::{SseDecoder, SseEvent};
 
 /// The name of OpenAI's own API among the compatible providers.
 const OPENAI: &str = "openai";
@@ -38,13 +38,7 @@ const REASONING_INDEX: usize = 1;
 const FIRST_TOOL_INDEX: usize = 2;
 
 /// An OpenAI-compatible Chat Completions API.
-#[derive(Debug, Clone)]
-pub struct OpenAiCompatible {
-    name: String,
-    base_url: String,
-    api_key: Option<Secret>,
-    retry: RetryPolicy,
-}
+pub type OpenAiCompatible = HttpProvider<ChatCompletionsApi>;
 
 impl OpenAiCompatible {
     /// A provider called `name` (`openai`, `openrouter`, `llamacpp`) that
@@ -58,41 +52,53 @@ impl OpenAiCompatible {
         base_url: impl Into<String>,
         api_key: Option<String>,
     ) -> Self {
-        Self {
-            name: name.into(),
-            base_url: trim_base_url(base_url.into()),
-            api_key: api_key.map(Secret::new),
-            retry: RetryPolicy::default(),
-        }
-    }
-
-    /// The same provider, retrying rate-limit and overload answers as
-    /// `retry` says.
-    #[must_use]
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
-        self
+        Self::with_api(
+            base_url.into(),
+            ChatCompletionsApi {
+                name: name.into(),
+                api_key: api_key.map(Secret::new),
+            },
+        )
     }
 }
 
-impl Provider for OpenAiCompatible {
+/// What a Chat Completions API asks of a request: the key, if any, as a
+/// bearer token; the body of [`request_body`] for the provider's name, read
+/// back by its decoder.
+#[derive(Debug, Clone)]
+pub struct ChatCompletionsApi {
+    name: String,
+    api_key: Option<Secret>,
+}
+
+impl Api for ChatCompletionsApi {
+    const TYPE_NAME: &'static str = "OpenAiCompatible";
+    const PATH: &'static str = "/chat/completions";
+
     fn name(&self) -> &str {
         &self.name
     }
 
-    fn stream(&self, request: ChatRequest) -> EventStream {
-        let post = Post {
-            provider: self.name.clone(),
-            url: format!("{}/chat/completions", self.base_url),
-            headers: bearer(self.api_key.as_ref()),
-            body: json_body(&request_body(&self.name, &request)),
-            retry: self.retry,
-        };
+    fn configured_name(&self) -> Option<&str> {
+        Some(&self.name)
+    }
+
+    fn api_key(&self) -> &dyn std::fmt::Debug {
+        &self.api_key
+    }
+
+    fn headers(&self) -> Vec<Header> {
+        bearer(self.api_key.as_ref())
+    }
+
+    fn body<'a>(&self, request: &'a ChatRequest) -> impl Serialize + use<'a> {
+        request_body(&self.name, request)
+    }
+
+    fn decoders(&self, request: &ChatRequest) -> impl Fn() -> Box<dyn WireDecoder> + Send + use<> {
         let name = self.name.clone();
-        let ids = CallIds::of(&request);
-        post_stream(post, move || {
-            Box::new(Decoder::for_provider(name.clone()).with_call_ids(ids.clone()))
-        })
+        let ids = CallIds::of(request);
+        move || Box::new(Decoder::for_provider(name.clone()).with_call_ids(ids.clone()))
     }
 }
 
@@ -301,11 +307,12 @@ fn push_message<'a>(messages: &mut Vec<OutMessage<'a>>, message: &'a Message) {
 /// An error found after some events of the same bytes is returned by the
 /// next call (`feed` of any bytes, even none, or `finish`), so no event
 /// before it is lost.
+pub(crate) type Decoder = FramedDecoder<Events>;
+
+/// What [`Decoder`] knows of a response so far.
 #[derive(Debug)]
-pub struct Decoder {
+pub(crate) struct Events {
     provider: String,
-    sse: SseDecoder,
-    latch: Latch,
     text_open: bool,
     reasoning_open: bool,
     /// The tool calls by the provider's index.
@@ -402,27 +409,19 @@ struct WireUsageDetails {
     cached_tokens: Option<u64>,
 }
 
-impl Default for Decoder {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Decoder {
     /// A decoder for one response, naming the provider `openai` in errors.
     #[must_use]
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::for_provider(OPENAI)
     }
 
     /// A decoder for one response, naming the provider `provider` in
     /// errors.
     #[must_use]
-    pub fn for_provider(provider: impl Into<String>) -> Self {
-        Self {
+    pub(crate) fn for_provider(provider: impl Into<String>) -> Self {
+        Self::with_frames(Events {
             provider: provider.into(),
-            sse: SseDecoder::new(),
-            latch: Latch::default(),
             text_open: false,
             reasoning_open: false,
             calls: BTreeMap::new(),
@@ -431,26 +430,46 @@ impl Decoder {
             ids: CallIds::default(),
             finished: false,
             done: false,
-        }
+        })
     }
 
     /// The same decoder, making up the ids of calls that come without one
     /// from `ids` (new to the conversation).
     #[must_use]
-    pub fn with_call_ids(mut self, ids: CallIds) -> Self {
-        self.ids = ids;
+    pub(crate) fn with_call_ids(mut self, ids: CallIds) -> Self {
+        self.frames_mut().ids = ids;
         self
     }
+}
 
-    fn decode(&mut self, bytes: &[u8], out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
-        self.sse.push(bytes);
-        while let Some(event) = self.sse.next_event() {
-            let event = event.map_err(|error| self.decode_error(error.to_string()))?;
-            self.handle(&event, out)?;
-        }
-        Ok(())
+impl Frames for Events {
+    type Framing = SseDecoder;
+
+    fn provider(&self) -> &str {
+        &self.provider
     }
 
+    fn frame(&mut self, event: SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        self.handle(&event, out)
+    }
+
+    fn end(
+        &mut self,
+        _rest: Option<SseEvent>,
+        _out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        if self.done || self.finished {
+            Ok(())
+        } else {
+            Err(ProviderError::Disconnected {
+                provider: self.provider.clone(),
+                message: "the response ended before a finish reason or `data: [DONE]`".to_owned(),
+            })
+        }
+    }
+}
+
+impl Events {
     fn handle(
         &mut self,
         event: &SseEvent,
@@ -695,31 +714,6 @@ fn finish_reason(reason: String) -> FinishReason {
         "tool_calls" | "function_call" => FinishReason::ToolUse,
         "length" => FinishReason::MaxTokens,
         _ => FinishReason::Other(reason),
-    }
-}
-
-impl WireDecoder for Decoder {
-    fn feed(&mut self, bytes: &[u8]) -> Result<Vec<StreamEvent>, ProviderError> {
-        let mut latch = std::mem::take(&mut self.latch);
-        let result = latch.run(|out| self.decode(bytes, out));
-        self.latch = latch;
-        result
-    }
-
-    fn finish(&mut self) -> Result<Vec<StreamEvent>, ProviderError> {
-        let complete = self.done || self.finished;
-        let provider = self.provider.clone();
-        self.latch.run(|_| {
-            if complete {
-                Ok(())
-            } else {
-                Err(ProviderError::Disconnected {
-                    provider,
-                    message: "the response ended before a finish reason or `data: [DONE]`"
-                        .to_owned(),
-                })
-            }
-        })
     }
 }
 

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use serde_json::{Map, json};
 
 use super::*;
-use crate::provider::{ToolCall, ToolDefinition, ToolResult};
-use crate::sse::test_support::{build, decode, fixture_bodies, parts};
+use crate::decode::tests::{build, decode, fixture_bodies, parts};
+use crate::provider::{Provider, ToolCall, ToolDefinition, ToolResult};
 
 const TOOL_CALL: &str = "ollama_test_tool_call_stream.yml";
 

@@ -169,7 +169,7 @@ fn a_chunk_keeps_the_events_before_an_error_in_it() {
                  data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":7,\"output_tokens\":1}}}\n\n\
                  event: error\n\
                  data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"m\"}}\n\n";
-    let mut decoder = crate::anthropic::Decoder::new();
+    let mut decoder = crate::provider::anthropic::Decoder::new();
     let mut events = Vec::new();
     let step = decode_chunk(
         &mut decoder,
@@ -183,7 +183,7 @@ fn a_chunk_keeps_the_events_before_an_error_in_it() {
 
     // The body ends after the first event.
     let cut = body.windows(12).position(|w| w == b"event: error").unwrap();
-    let mut decoder = crate::anthropic::Decoder::new();
+    let mut decoder = crate::provider::anthropic::Decoder::new();
     let mut events = Vec::new();
     assert_eq!(
         decode_chunk(

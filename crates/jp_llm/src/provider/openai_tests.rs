@@ -10,8 +10,8 @@ use std::sync::Arc;
 use serde_json::{Map, json};
 
 use super::*;
-use crate::provider::{ToolCall, ToolDefinition, ToolResult};
-use crate::sse::test_support::{build, decode, fixture_bodies, fixture_requests, parts};
+use crate::decode::tests::{build, decode, fixture_bodies, fixture_requests, parts};
+use crate::provider::{Provider, ToolCall, ToolDefinition, ToolResult};
 
 const OPENROUTER: &str = "openrouter_test_anthropic_opus_5_parallel_tool_round_trip.yml";
 const LLAMACPP: &str = "llamacpp_test_tool_call_stream.yml";

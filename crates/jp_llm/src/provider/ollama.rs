@@ -2,7 +2,7 @@
 //! newline-delimited JSON.
 //!
 //! [`Ollama`] posts to `{base_url}/api/chat`; [`request_body`] builds the
-//! JSON it sends and [`Decoder`] reads the lines that come back.
+//! JSON it sends and its decoder reads the lines that come back.
 //!
 //! Indexes: the assistant text is index 0, reasoning (`thinking`) is index
 //! 1, and the tool calls get 2, 3, ... in the order they arrive.
@@ -11,16 +11,15 @@ use jp_conversation::{EventPart, ToolCallPart};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::function_tool::{FunctionTool, function_tools};
+pub use super::http::RetryPolicy;
+use super::http::{Api, Header, HttpProvider, Secret, bearer};
+use super::{ChatRequest, FinishReason, Message, StreamEvent, Usage, WireDecoder};
 use crate::call_ids::CallIds;
+use crate::decode::{FramedDecoder, Frames};
 use crate::error::ProviderError;
-use crate::function_tool::{FunctionTool, function_tools};
-pub use crate::http::RetryPolicy;
-use crate::http::{Post, Secret, bearer, json_body, post_stream, trim_base_url};
-use crate::ndjson::NdjsonSplitter;
-use crate::provider::{
-    ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, Usage, WireDecoder,
-};
-use crate::sse::{Latch, excerpt};
+use crate::framing::excerpt;
+use crate::framing::ndjson::NdjsonSplitter;
 
 /// The provider's name, in model ids and messages.
 const NAME: &str = "ollama";
@@ -33,12 +32,7 @@ const REASONING_INDEX: usize = 1;
 const FIRST_TOOL_INDEX: usize = 2;
 
 /// Ollama's native chat API.
-#[derive(Debug, Clone)]
-pub struct Ollama {
-    base_url: String,
-    api_key: Option<Secret>,
-    retry: RetryPolicy,
-}
+pub type Ollama = HttpProvider<OllamaChatApi>;
 
 impl Ollama {
     /// A provider that posts to `{base_url}/api/chat` (`base_url` is
@@ -46,39 +40,45 @@ impl Ollama {
     /// ignored), with `Authorization: Bearer {api_key}` when a key is given
     /// (Ollama's cloud, or a proxy that wants one).
     pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
-        Self {
-            base_url: trim_base_url(base_url.into()),
-            api_key: api_key.map(Secret::new),
-            retry: RetryPolicy::default(),
-        }
-    }
-
-    /// The same provider, retrying rate-limit and overload answers as
-    /// `retry` says.
-    #[must_use]
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
-        self
+        Self::with_api(
+            base_url.into(),
+            OllamaChatApi {
+                api_key: api_key.map(Secret::new),
+            },
+        )
     }
 }
 
-impl Provider for Ollama {
+/// What `/api/chat` asks of a request: the key, if any, as a bearer
+/// token; the body of [`request_body`], read back by its decoder.
+#[derive(Debug, Clone)]
+pub struct OllamaChatApi {
+    api_key: Option<Secret>,
+}
+
+impl Api for OllamaChatApi {
+    const TYPE_NAME: &'static str = "Ollama";
+    const PATH: &'static str = "/api/chat";
+
     fn name(&self) -> &str {
         NAME
     }
 
-    fn stream(&self, request: ChatRequest) -> EventStream {
-        let post = Post {
-            provider: NAME.to_owned(),
-            url: format!("{}/api/chat", self.base_url),
-            headers: bearer(self.api_key.as_ref()),
-            body: json_body(&request_body(&request)),
-            retry: self.retry,
-        };
-        let ids = CallIds::of(&request);
-        post_stream(post, move || {
-            Box::new(Decoder::new().with_call_ids(ids.clone()))
-        })
+    fn api_key(&self) -> &dyn std::fmt::Debug {
+        &self.api_key
+    }
+
+    fn headers(&self) -> Vec<Header> {
+        bearer(self.api_key.as_ref())
+    }
+
+    fn body<'a>(&self, request: &'a ChatRequest) -> impl Serialize + use<'a> {
+        request_body(request)
+    }
+
+    fn decoders(&self, request: &ChatRequest) -> impl Fn() -> Box<dyn WireDecoder> + Send + use<> {
+        let ids = CallIds::of(request);
+        move || Box::new(Decoder::new().with_call_ids(ids.clone()))
     }
 }
 
@@ -236,10 +236,11 @@ fn tool_name<'a>(history: &'a [Message], id: &str) -> Option<&'a str> {
 /// An error found after some events of the same bytes is returned by the
 /// next call (`feed` of any bytes, even none, or `finish`), so no event
 /// before it is lost.
+pub(crate) type Decoder = FramedDecoder<Events>;
+
+/// What [`Decoder`] knows of a response so far.
 #[derive(Debug, Default)]
-pub struct Decoder {
-    lines: NdjsonSplitter,
-    latch: Latch,
+pub(crate) struct Events {
     text_open: bool,
     reasoning_open: bool,
     tool_calls: usize,
@@ -293,30 +294,61 @@ struct WireFunction {
 impl Decoder {
     /// A decoder for one response.
     #[must_use]
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// The same decoder, making up the ids of calls that come without one
     /// from `ids` (new to the conversation).
     #[must_use]
-    pub fn with_call_ids(mut self, ids: CallIds) -> Self {
-        self.ids = ids;
+    pub(crate) fn with_call_ids(mut self, ids: CallIds) -> Self {
+        self.frames_mut().ids = ids;
         self
     }
+}
 
-    fn decode(&mut self, bytes: &[u8], out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
-        self.lines.push(bytes);
-        loop {
-            let line = match self.lines.next_line() {
-                None => return Ok(()),
-                Some(Ok((number, line))) => parse(line, number),
-                Some(Err(error)) => Err(decode_error(error.to_string())),
-            };
-            self.handle(line?, out)?;
-        }
+impl Frames for Events {
+    type Framing = NdjsonSplitter;
+
+    fn provider(&self) -> &str {
+        NAME
     }
 
+    fn frame(
+        &mut self,
+        (number, line): (usize, &str),
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        self.handle(parse(line, number)?, out)
+    }
+
+    fn end(
+        &mut self,
+        rest: Option<(usize, &str)>,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        if let Some((number, rest)) = rest {
+            if self.done {
+                return Ok(());
+            }
+            // A last line without its newline counts if it is whole;
+            // a cut one is the connection dropping mid-line.
+            let Ok(line) = parse(rest, number) else {
+                return Err(disconnected("the response ended in the middle of a line"));
+            };
+            self.handle(line, out)?;
+        }
+        if self.done {
+            Ok(())
+        } else {
+            Err(disconnected(
+                "the response ended before its `done: true` line",
+            ))
+        }
+    }
+}
+
+impl Events {
     fn handle(&mut self, line: Line, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
         if self.done {
             return Ok(());
@@ -438,45 +470,6 @@ fn disconnected(message: &str) -> ProviderError {
     ProviderError::Disconnected {
         provider: NAME.to_owned(),
         message: message.to_owned(),
-    }
-}
-
-impl WireDecoder for Decoder {
-    fn feed(&mut self, bytes: &[u8]) -> Result<Vec<StreamEvent>, ProviderError> {
-        let mut latch = std::mem::take(&mut self.latch);
-        let result = latch.run(|out| self.decode(bytes, out));
-        self.latch = latch;
-        result
-    }
-
-    fn finish(&mut self) -> Result<Vec<StreamEvent>, ProviderError> {
-        let mut latch = std::mem::take(&mut self.latch);
-        let result = latch.run(|out| {
-            let rest = match self.lines.finish() {
-                Ok(rest) => rest,
-                Err(error) => return Err(decode_error(error.to_string())),
-            };
-            if let Some((number, rest)) = rest {
-                if self.done {
-                    return Ok(());
-                }
-                // A last line without its newline counts if it is whole;
-                // a cut one is the connection dropping mid-line.
-                let Ok(line) = parse(rest, number) else {
-                    return Err(disconnected("the response ended in the middle of a line"));
-                };
-                self.handle(line, out)?;
-            }
-            if self.done {
-                Ok(())
-            } else {
-                Err(disconnected(
-                    "the response ended before its `done: true` line",
-                ))
-            }
-        });
-        self.latch = latch;
-        result
     }
 }
 
