@@ -28,6 +28,8 @@
 //!
 //! The active conversation's id is kept in `.jp/conversations/active`.
 
+mod disk;
+mod error;
 mod log;
 mod v1;
 
@@ -39,6 +41,9 @@ use serde::Serialize;
 
 use crate::conversation::{ConversationEvent, EventKind, now_ms};
 
+use disk::{sync_dir, write_atomic};
+pub use error::StoreError;
+use error::io_error;
 pub use log::{LOG_FORMAT, LOG_VERSION, TornTail};
 
 const LOCK_NAME: &str = "lock";
@@ -99,65 +104,6 @@ impl Conversation {
     #[must_use]
     pub fn last_activity_ms(&self) -> u64 {
         self.events.last().map_or(self.created_ms, |e| e.at_ms)
-    }
-}
-
-/// What went wrong with stored conversations.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// A file operation failed.
-    #[error("{action} {}: {source}", path.display())]
-    Io {
-        /// What jp was doing (`cannot read`).
-        action: &'static str,
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        source: io::Error,
-    },
-    /// A stored conversation is not readable as one.
-    #[error("{} is not a readable conversation: {message}", path.display())]
-    Corrupt {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong and where.
-        message: String,
-    },
-    /// No conversation has this id.
-    #[error("no conversation `{0}` (see `jp conversation ls`)")]
-    NotFound(String),
-    /// Another process holds the conversation's lock.
-    #[error(
-        "conversation `{id}` is in use by another jp process{}; wait for it to finish",
-        holder.as_deref().map(|h| format!(" ({h})")).unwrap_or_default()
-    )]
-    Locked {
-        /// The conversation.
-        id: String,
-        /// What the lock file says about its holder.
-        holder: Option<String>,
-    },
-    /// An id that cannot name a conversation directory.
-    #[error("`{0}` is not a conversation id")]
-    BadId(String),
-    /// A writer was asked to append to a conversation that is not the one
-    /// it stored: another id, or events added or removed in memory
-    /// without it. A bug in jp, refused rather than written.
-    #[error("cannot append to conversation `{id}`: {message}")]
-    Diverged {
-        /// The locked conversation.
-        id: String,
-        /// How the conversation in memory differs from the log.
-        message: String,
-    },
-}
-
-fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> StoreError {
-    let path = path.to_path_buf();
-    move |source| StoreError::Io {
-        action,
-        path,
-        source,
     }
 }
 
@@ -326,8 +272,15 @@ impl Store {
         match log::read(&path) {
             Ok(read) => conversation_of(&path, id, read),
             Err(log::ReadError::Open(e)) if e.kind() == io::ErrorKind::NotFound => {
-                v1::read(&dir.join(v1::V1_NAME), id)?
-                    .ok_or_else(|| StoreError::NotFound(id.to_owned()))
+                let file = v1::read(&dir.join(v1::V1_NAME), id)?
+                    .ok_or_else(|| StoreError::NotFound(id.to_owned()))?;
+                Ok(Conversation {
+                    id: file.id,
+                    created_ms: file.created_ms,
+                    title: file.title,
+                    events: file.events,
+                    torn_tail: None,
+                })
             }
             Err(log::ReadError::Open(e)) => Err(io_error("cannot read", &path)(e)),
             Err(log::ReadError::Store(e)) => Err(e),
@@ -519,36 +472,6 @@ impl ConversationLock {
     }
 }
 
-/// Syncs directory `dir`, so that an entry created, renamed or removed in
-/// it survives a crash (best effort: not every platform can).
-fn sync_dir(dir: &Path) {
-    if let Ok(dir) = File::open(dir) {
-        let _ = dir.sync_all();
-    }
-}
-
-/// Replaces `path` with `bytes`: temp file, sync, rename, sync the
-/// directory.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map_or_else(|| "file".into(), |n| n.to_string_lossy());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)?;
-        // Make the rename itself durable.
-        sync_dir(dir);
-        Ok(())
-    })();
-    result.map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        io_error("cannot write", path)(e)
-    })
-}
-
 #[cfg(test)]
+#[path = "store_tests.rs"]
 mod tests;

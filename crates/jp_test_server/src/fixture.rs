@@ -30,6 +30,9 @@ use serde::Deserialize;
 
 use crate::reply::{Reply, Split};
 
+/// What a fixture file without an exchange is told.
+const NO_EXCHANGES: &str = "the file holds no exchanges";
+
 /// One recorded HTTP exchange: what the client sent and the exact bytes the provider answered.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fixture {
@@ -75,26 +78,61 @@ impl Fixture {
     }
 }
 
+/// Why a fixture file could not be loaded. Each message names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum FixtureError {
+    /// The file could not be read.
+    #[error("{}: cannot read fixture: {source}", path.display())]
+    Read {
+        /// The fixture file.
+        path: PathBuf,
+        /// The error reading it.
+        source: std::io::Error,
+    },
+    /// The file is not a fixture file, or holds no exchange.
+    #[error("{}: {problem}", path.display())]
+    Invalid {
+        /// The fixture file.
+        path: PathBuf,
+        /// What is wrong, naming the exchange (counting from 1) where there is one.
+        problem: String,
+    },
+}
+
 /// Load the first exchange of a fixture file.
 ///
 /// Most fixture files record a whole conversation, one exchange per YAML document; use
-/// [`load_fixtures`] to get all of them. The error names the file and what is wrong with it.
-pub fn load_fixture(path: impl AsRef<Path>) -> Result<Fixture, String> {
+/// [`load_fixtures`] to get all of them.
+///
+/// # Errors
+///
+/// A [`FixtureError`] naming the file and what is wrong with it.
+pub fn load_fixture(path: impl AsRef<Path>) -> Result<Fixture, FixtureError> {
     let path = path.as_ref();
     load_fixtures(path)?
         .into_iter()
         .next()
-        .ok_or_else(|| format!("{}: the file holds no exchanges", path.display()))
+        .ok_or_else(|| FixtureError::Invalid {
+            path: path.to_path_buf(),
+            problem: NO_EXCHANGES.to_owned(),
+        })
 }
 
 /// Load every exchange of a fixture file, in file order (at least one).
 ///
-/// The error names the file, the exchange (counting from 1) and what is wrong with it.
-pub fn load_fixtures(path: impl AsRef<Path>) -> Result<Vec<Fixture>, String> {
+/// # Errors
+///
+/// A [`FixtureError`] naming the file, the exchange (counting from 1) and what is wrong with it.
+pub fn load_fixtures(path: impl AsRef<Path>) -> Result<Vec<Fixture>, FixtureError> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read fixture: {e}", path.display()))?;
-    parse_fixtures(&text).map_err(|e| format!("{}: {e}", path.display()))
+    let text = std::fs::read_to_string(path).map_err(|source| FixtureError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_fixtures(&text).map_err(|problem| FixtureError::Invalid {
+        path: path.to_path_buf(),
+        problem,
+    })
 }
 
 /// The path of a recorded provider exchange shared by the workspace's tests,
@@ -170,7 +208,7 @@ fn parse_fixtures(text: &str) -> Result<Vec<Fixture>, String> {
         });
     }
     if fixtures.is_empty() {
-        return Err("the file holds no exchanges".to_owned());
+        return Err(NO_EXCHANGES.to_owned());
     }
     Ok(fixtures)
 }
@@ -180,150 +218,5 @@ fn pairs(list: Vec<NameValue>) -> Vec<(String, String)> {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-
-    use super::*;
-
-    const TWO_EXCHANGES: &str = "\
-when:
-  path: /v1/messages
-  method: POST
-  json_body_str: >-
-    {
-      \"model\": \"m\",
-      \"stream\": true
-    }
-then:
-  status: 200
-  header:
-    - name: content-type
-      value: text/event-stream
-  body: |+
-    event: ping
-    data: {\"type\": \"ping\"}
-
-    event: message_stop
-    data: {}
-
----
-when:
-  path: /v1beta/models/x:streamGenerateContent
-  method: POST
-  query_param:
-    - name: alt
-      value: sse
-then:
-  status: 529
-  body: |
-    {\"a\":1}
-    {\"b\":2}
-
-
-";
-
-    #[test]
-    fn parses_every_document_keeping_body_bytes_exactly() {
-        let fixtures = parse_fixtures(TWO_EXCHANGES).unwrap();
-        assert_eq!(
-            fixtures,
-            vec![
-                Fixture {
-                    path: "/v1/messages".to_owned(),
-                    method: "POST".to_owned(),
-                    request_body: Some(serde_json::json!({"model": "m", "stream": true})),
-                    status: 200,
-                    headers: vec![("content-type".to_owned(), "text/event-stream".to_owned())],
-                    body: b"event: ping\ndata: {\"type\": \"ping\"}\n\nevent: message_stop\ndata: {}\n\n"
-                        .to_vec(),
-                    query: vec![],
-                },
-                Fixture {
-                    path: "/v1beta/models/x:streamGenerateContent".to_owned(),
-                    method: "POST".to_owned(),
-                    request_body: None,
-                    status: 529,
-                    headers: vec![],
-                    // `|` (clip) keeps exactly one final newline.
-                    body: b"{\"a\":1}\n{\"b\":2}\n".to_vec(),
-                    query: vec![("alt".to_owned(), "sse".to_owned())],
-                },
-            ]
-        );
-    }
-
-    #[test]
-    fn reply_carries_status_headers_body_and_expected_path_with_query() {
-        let fixtures = parse_fixtures(TWO_EXCHANGES).unwrap();
-        let reply = fixtures[0].reply();
-        assert_eq!(reply.status, 200);
-        assert_eq!(reply.headers, fixtures[0].headers);
-        assert_eq!(reply.body, fixtures[0].body);
-        assert_eq!(reply.split, Split::Whole);
-        assert_eq!(reply.fault, None);
-        assert_eq!(reply.expect_path.as_deref(), Some("/v1/messages"));
-        assert_eq!(
-            fixtures[1].reply().expect_path.as_deref(),
-            Some("/v1beta/models/x:streamGenerateContent?alt=sse")
-        );
-    }
-
-    #[test]
-    fn trailing_empty_document_is_skipped() {
-        let text = format!("{TWO_EXCHANGES}---\n");
-        assert_eq!(parse_fixtures(&text).unwrap().len(), 2);
-    }
-
-    #[test]
-    fn errors_name_the_exchange_and_the_problem() {
-        let cases = [
-            (
-                TWO_EXCHANGES.replace("\"stream\": true", "\"stream\": tru"),
-                "exchange #1: when.json_body_str is not valid JSON: expected ident at line 4 \
-                 column 0 of the JSON text",
-            ),
-            (
-                TWO_EXCHANGES.replace("  query_param:", "  body_contains: x\n  query_param:"),
-                "exchange #2: invalid fixture YAML: when: unknown field `body_contains`, expected \
-                 one of `path`, `method`, `query_param`, `json_body_str` at line 25 column 3",
-            ),
-            (
-                TWO_EXCHANGES.replace("  status: 529\n", ""),
-                "exchange #2: invalid fixture YAML: then: missing field `status` at line 29 column 3",
-            ),
-            (
-                "when: [".to_owned(),
-                "exchange #1: invalid fixture YAML: when: invalid type: sequence, expected struct \
-                 When at line 1 column 7",
-            ),
-            (String::new(), "the file holds no exchanges"),
-        ];
-        for (text, expected) in cases {
-            assert_eq!(parse_fixtures(&text).unwrap_err(), expected);
-        }
-    }
-
-    #[test]
-    fn load_errors_name_the_file() {
-        let path = shared_fixture("does_not_exist.yml");
-        let err = load_fixture(&path).unwrap_err();
-        assert!(
-            err.starts_with(&format!("{}: cannot read fixture: ", path.display())),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn shared_fixture_points_inside_the_repository() {
-        let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .and_then(Path::parent)
-            .unwrap();
-        assert!(workspace.join("Cargo.lock").is_file());
-        assert_eq!(
-            shared_fixture("x.yml"),
-            workspace.join("crates/jp_test_server/tests/data/providers/x.yml")
-        );
-        assert!(shared_fixture("LICENSE-Apache-2.0").is_file());
-    }
-}
+#[path = "fixture_tests.rs"]
+mod tests;

@@ -60,7 +60,7 @@ mod reply;
 mod request;
 mod server;
 
-pub use fixture::{Fixture, load_fixture, load_fixtures, shared_fixture};
+pub use fixture::{Fixture, FixtureError, load_fixture, load_fixtures, shared_fixture};
 pub use record::RecordedRequest;
 pub use reply::{Fault, Reply, Split};
 pub use server::TestServer;

@@ -272,7 +272,7 @@ fn missing_fixture_error_names_the_file() {
     let path = shared_fixture("no_such_provider.yml");
     let err = load_fixture(&path).unwrap_err();
     assert_eq!(
-        err,
+        err.to_string(),
         format!(
             "{}: cannot read fixture: No such file or directory (os error 2)",
             path.display()

@@ -20,11 +20,16 @@
 //! }
 //! ```
 
+mod error;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+pub use error::ProtocolError;
 
 /// What jp sends a tool on stdin.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -236,14 +241,13 @@ impl Question {
     /// # Errors
     ///
     /// What is wrong with it, naming the question.
-    pub fn check(&self) -> Result<(), String> {
-        let id = &self.id;
+    pub fn check(&self) -> Result<(), ProtocolError> {
         if let AnswerKind::Select { options } = &self.answer
             && options.is_empty()
         {
-            return Err(format!(
-                "question `{id}` is a `select` without options: it could not be answered"
-            ));
+            return Err(ProtocolError::SelectWithoutOptions {
+                id: self.id.clone(),
+            });
         }
         let Some(default) = &self.default else {
             return Ok(());
@@ -256,9 +260,10 @@ impl Question {
         if fits {
             Ok(())
         } else {
-            Err(format!(
-                "question `{id}` has the default {default}, which is not an answer it accepts"
-            ))
+            Err(ProtocolError::DefaultNotAnAnswer {
+                id: self.id.clone(),
+                default: default.clone(),
+            })
         }
     }
 }
@@ -325,7 +330,7 @@ pub fn serve_with(
 ) -> ExitCode {
     let outcome = match read_request(std::io::stdin().lock()) {
         Ok(request) => handler(request),
-        Err(message) => Outcome::error(message),
+        Err(error) => Outcome::error(error.to_string()),
     };
     match write(&mut std::io::stdout().lock(), &outcome) {
         Ok(()) => ExitCode::SUCCESS,
@@ -340,51 +345,64 @@ pub fn serve_with(
 ///
 /// # Errors
 ///
-/// A message saying why the input is not a request.
-pub fn read_request(mut input: impl std::io::Read) -> Result<Request, String> {
+/// Why the input is not a request.
+pub fn read_request(mut input: impl std::io::Read) -> Result<Request, ProtocolError> {
     let mut text = String::new();
     input
         .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read the request from stdin: {e}"))?;
-    serde_json::from_str(&text).map_err(|e| format!("the request on stdin is not valid: {e}"))
+        .map_err(ProtocolError::ReadRequest)?;
+    serde_json::from_str(&text).map_err(ProtocolError::InvalidRequest)
 }
 
-/// Parses one outcome from a tool's stdout.
+/// Parses one outcome from a tool's stdout: [`Outcome`]'s [`FromStr`],
+/// with the error as its message.
 ///
 /// # Errors
 ///
-/// A message saying why `text` is not an outcome. `config` and `unset`
-/// belong to a `success` only: an error or a question has not finished
-/// the call, so it cannot change config, and such an outcome is refused
-/// rather than its change silently dropped.
+/// A message saying why `text` is not an outcome (see [`Outcome`]'s
+/// [`FromStr`]).
 pub fn parse_outcome(text: &str) -> Result<Outcome, String> {
-    /// The fields only a success may have, looked for in other outcomes.
-    #[derive(Deserialize)]
-    struct Extra {
-        config: Option<serde::de::IgnoredAny>,
-        unset: Option<serde::de::IgnoredAny>,
-    }
-    let outcome: Outcome = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    let kind = match &outcome {
-        Outcome::Success { .. } => return Ok(outcome),
-        Outcome::Error { .. } => "error",
-        Outcome::NeedsInput { question } => {
-            question.check()?;
-            "needs_input"
+    text.parse().map_err(|e: ProtocolError| e.to_string())
+}
+
+impl FromStr for Outcome {
+    type Err = ProtocolError;
+
+    /// Parses one outcome from a tool's stdout.
+    ///
+    /// # Errors
+    ///
+    /// Why `text` is not an outcome. `config` and `unset` belong to a
+    /// `success` only: an error or a question has not finished the call,
+    /// so it cannot change config, and such an outcome is refused rather
+    /// than its change silently dropped.
+    fn from_str(text: &str) -> Result<Self, ProtocolError> {
+        /// The fields only a success may have, looked for in other outcomes.
+        #[derive(Deserialize)]
+        struct Extra {
+            config: Option<serde::de::IgnoredAny>,
+            unset: Option<serde::de::IgnoredAny>,
         }
-    };
-    let extra: Extra = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    for (field, present) in [
-        ("config", extra.config.is_some()),
-        ("unset", extra.unset.is_some()),
-    ] {
-        if present {
-            return Err(format!(
-                "`{field}` is allowed only on a `success` outcome, not on `{kind}`"
-            ));
+        let outcome: Self = serde_json::from_str(text).map_err(ProtocolError::InvalidOutcome)?;
+        let kind = match &outcome {
+            Self::Success { .. } => return Ok(outcome),
+            Self::Error { .. } => "error",
+            Self::NeedsInput { question } => {
+                question.check()?;
+                "needs_input"
+            }
+        };
+        let extra: Extra = serde_json::from_str(text).map_err(ProtocolError::InvalidOutcome)?;
+        for (field, present) in [
+            ("config", extra.config.is_some()),
+            ("unset", extra.unset.is_some()),
+        ] {
+            if present {
+                return Err(ProtocolError::OnlySuccessChangesConfig { field, kind });
+            }
         }
+        Ok(outcome)
     }
-    Ok(outcome)
 }
 
 /// Writes `outcome` as one line of JSON.
@@ -399,156 +417,5 @@ pub fn write_outcome(mut output: impl std::io::Write, outcome: &Outcome) -> std:
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn request_wire_shape() {
-        let request: Request = serde_json::from_value(json!({
-            "tool": {"name": "fs_read_file", "arguments": {"path": "a.rs"}},
-            "context": {"root": "/w", "action": "run"}
-        }))
-        .unwrap();
-        assert_eq!(request.tool.name, "fs_read_file");
-        assert!(request.tool.answers.is_empty());
-        assert_eq!(request.context.action, Action::Run);
-        assert_eq!(request.string_argument("path"), Ok("a.rs"));
-        assert_eq!(
-            request.string_argument("content"),
-            Err(Outcome::error("missing argument `content`"))
-        );
-    }
-
-    #[test]
-    fn a_question_that_cannot_be_answered_is_not_an_outcome() {
-        let outcome = |question: serde_json::Value| {
-            parse_outcome(&json!({"type": "needs_input", "question": question}).to_string())
-        };
-        assert_eq!(
-            outcome(
-                json!({"id": "q", "text": "Pick", "answer": {"type": "select", "options": []}})
-            ),
-            Err("question `q` is a `select` without options: it could not be answered".into())
-        );
-        assert_eq!(
-            outcome(
-                json!({"id": "q", "text": "Pick", "answer": {"type": "select", "options": ["a", "b"]}, "default": "zzz"})
-            ),
-            Err("question `q` has the default \"zzz\", which is not an answer it accepts".into())
-        );
-        assert_eq!(
-            outcome(json!({"id": "q", "text": "Sure?", "default": "yes"})),
-            Err("question `q` has the default \"yes\", which is not an answer it accepts".into())
-        );
-        assert!(outcome(json!({"id": "q", "text": "Pick", "answer": {"type": "select", "options": ["a", "b"]}, "default": "b"})).is_ok());
-        assert!(
-            outcome(
-                json!({"id": "q", "text": "Name?", "answer": {"type": "text"}, "default": "x"})
-            )
-            .is_ok()
-        );
-        assert!(outcome(json!({"id": "q", "text": "Sure?", "default": false})).is_ok());
-    }
-
-    #[test]
-    fn outcome_wire_shape() {
-        assert_eq!(
-            serde_json::to_value(Outcome::success("ok")).unwrap(),
-            json!({"type": "success", "content": "ok"})
-        );
-        let error: Outcome =
-            serde_json::from_value(json!({"type": "error", "message": "no"})).unwrap();
-        assert_eq!(error, Outcome::error("no"));
-        let question: Outcome = serde_json::from_value(json!({
-            "type": "needs_input",
-            "question": {"id": "overwrite", "text": "Overwrite a.rs?"}
-        }))
-        .unwrap();
-        assert_eq!(
-            question,
-            Outcome::NeedsInput {
-                question: Question {
-                    id: "overwrite".into(),
-                    text: "Overwrite a.rs?".into(),
-                    answer: AnswerKind::Boolean,
-                    default: None,
-                }
-            }
-        );
-    }
-
-    #[test]
-    fn a_success_carries_config_changes_and_nothing_else_may() {
-        let outcome = parse_outcome(
-            r#"{"type":"success","content":"switched","config":{"assistant":{"model":{"id":"opus"}}},"unset":["assistant.model.parameters.temperature"]}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            outcome,
-            Outcome::success_with_config(
-                "switched",
-                Some(json!({"assistant": {"model": {"id": "opus"}}})),
-                vec!["assistant.model.parameters.temperature".into()],
-            )
-        );
-        // Without them, the wire shape is unchanged.
-        assert_eq!(
-            parse_outcome(r#"{"type":"success","content":"ok"}"#).unwrap(),
-            Outcome::success("ok")
-        );
-        assert_eq!(
-            parse_outcome(r#"{"type":"error","message":"no","config":{}}"#).unwrap_err(),
-            "`config` is allowed only on a `success` outcome, not on `error`"
-        );
-        assert_eq!(
-            parse_outcome(
-                r#"{"type":"needs_input","question":{"id":"q","text":"?"},"unset":["a"]}"#
-            )
-            .unwrap_err(),
-            "`unset` is allowed only on a `success` outcome, not on `needs_input`"
-        );
-        assert_eq!(
-            parse_outcome("[1]").unwrap_err(),
-            "invalid type: integer `1`, expected variant identifier at line 1 column 2"
-        );
-    }
-
-    #[test]
-    fn a_context_carries_config_only_when_granted() {
-        let plain = serde_json::to_value(Context::run("/w")).unwrap();
-        assert_eq!(plain, json!({"root": "/w", "action": "run"}));
-        let mut context = Context::run("/w");
-        context.config = Some(json!({"assistant": {"model": {"id": "anthropic/x"}}}));
-        context.delta_rejection = Some(DeltaRejection {
-            reason: RejectionReason::UnauthorizedPaths,
-            fields: vec!["assistant.model.id".into()],
-            detail: "no write grant".into(),
-        });
-        assert_eq!(
-            serde_json::to_value(&context).unwrap(),
-            json!({
-                "root": "/w",
-                "action": "run",
-                "config": {"assistant": {"model": {"id": "anthropic/x"}}},
-                "delta_rejection": {
-                    "reason": "unauthorized_paths",
-                    "fields": ["assistant.model.id"],
-                    "detail": "no write grant"
-                }
-            })
-        );
-    }
-
-    #[test]
-    fn unreadable_request_says_why() {
-        let error = read_request("{}".as_bytes()).unwrap_err();
-        assert_eq!(
-            error,
-            "the request on stdin is not valid: missing field `tool` at line 1 column 2"
-        );
-    }
-}
+#[path = "lib_tests.rs"]
+mod tests;

@@ -21,6 +21,7 @@
 //! they name the path and say what to do instead where there is something
 //! to do.
 
+mod arguments;
 pub mod atomic;
 mod create;
 mod delete;
@@ -28,10 +29,10 @@ mod list;
 mod modify;
 mod read;
 mod text;
+mod words;
 mod workspace;
 
 use jp_tool::{Action, Outcome, Request};
-use serde_json::Value;
 
 pub use list::MAX_LIST_ENTRIES;
 pub use text::MAX_FILE_BYTES;
@@ -81,135 +82,9 @@ pub fn run(name: &str, request: Request) -> Outcome {
     }
 }
 
-/// The string argument `name`.
-fn string_argument<'a>(request: &'a Request, name: &str) -> Result<&'a str, String> {
-    match request.argument(name) {
-        Some(Value::String(s)) => Ok(s),
-        Some(_) => Err(format!("argument `{name}` must be a string")),
-        None => Err(format!("missing argument `{name}`")),
-    }
-}
-
-/// The optional argument `name`, a list of strings; absent or `null` is
-/// empty.
-fn string_list_argument<'a>(request: &'a Request, name: &str) -> Result<Vec<&'a str>, String> {
-    match request.argument(name) {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|item| {
-                item.as_str()
-                    .ok_or_else(|| format!("argument `{name}` must be an array of strings"))
-            })
-            .collect(),
-        Some(_) => Err(format!("argument `{name}` must be an array of strings")),
-    }
-}
-
-/// "1 line", "3 lines".
-fn plural(count: usize, one: &str, many: &str) -> String {
-    if count == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{count} {many}")
-    }
-}
-
 #[cfg(test)]
 mod test_support;
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-
-    use serde_json::json;
-
-    use super::*;
-    use crate::test_support::Fixture;
-
-    #[test]
-    fn unknown_tools_are_errors() {
-        let f = Fixture::new();
-        assert_eq!(
-            run("fs_move_file", f.request(json!({}))),
-            Outcome::error(
-                "unknown tool `fs_move_file`; jp's default tools are fs_read_file, fs_list_files, fs_create_file, fs_modify_file, fs_delete_file"
-            )
-        );
-    }
-
-    #[test]
-    fn a_missing_root_is_an_error() {
-        let f = Fixture::new();
-        let mut request = f.request(json!({ "path": "a.txt" }));
-        let missing = f.root().join("gone");
-        request.context.root.clone_from(&missing);
-        assert_eq!(
-            run("fs_read_file", request),
-            Outcome::error(format!(
-                "cannot open the workspace root `{}`: No such file or directory (os error 2)",
-                missing.display()
-            ))
-        );
-    }
-
-    #[test]
-    fn arguments_are_checked() {
-        let f = Fixture::new();
-        assert_eq!(
-            run("fs_read_file", f.request(json!({}))),
-            Outcome::error("missing argument `path`")
-        );
-        assert_eq!(
-            run("fs_read_file", f.request(json!({ "path": 3 }))),
-            Outcome::error("argument `path` must be a string")
-        );
-        assert_eq!(
-            run("fs_list_files", f.request(json!({ "prefixes": "src" }))),
-            Outcome::error("argument `prefixes` must be an array of strings")
-        );
-        assert_eq!(
-            run(
-                "fs_list_files",
-                f.request(json!({ "extensions": ["rs", 1] }))
-            ),
-            Outcome::error("argument `extensions` must be an array of strings")
-        );
-    }
-
-    #[test]
-    fn every_tool_refuses_paths_outside_the_workspace() {
-        let f = Fixture::new();
-        let args = |path: &str| json!({ "path": path, "content": "x", "patterns": [{ "old": "a", "new": "b" }] });
-        for name in [
-            "fs_read_file",
-            "fs_create_file",
-            "fs_modify_file",
-            "fs_delete_file",
-        ] {
-            assert_eq!(
-                run(name, f.request(args("../x"))),
-                Outcome::error(
-                    "refused `../x`: it leads outside the workspace (`..` goes above the workspace root)"
-                ),
-                "{name}"
-            );
-            assert_eq!(
-                run(name, f.request(args("/etc/passwd"))),
-                Outcome::error(
-                    "refused `/etc/passwd`: it is an absolute path outside the workspace; use a path relative to the workspace root"
-                ),
-                "{name}"
-            );
-        }
-        assert_eq!(
-            run(
-                "fs_list_files",
-                f.request(json!({ "prefixes": ["src", "../other"] }))
-            ),
-            Outcome::error(
-                "refused `../other`: it leads outside the workspace (`..` goes above the workspace root)"
-            )
-        );
-    }
-}
+#[path = "lib_tests.rs"]
+mod tests;

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::error::Category;
 
-use super::{StoreError, io_error};
+use super::error::{StoreError, io_error};
 use crate::ParserLimits;
 use crate::conversation::ConversationEvent;
 

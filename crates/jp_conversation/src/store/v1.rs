@@ -9,8 +9,9 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::disk::{sync_dir, write_atomic};
+use super::error::{StoreError, io_error};
 use super::log::{self, Header};
-use super::{Conversation, StoreError, io_error, sync_dir, write_atomic};
 use crate::conversation::ConversationEvent;
 
 /// The file name of a version 1 conversation.
@@ -18,17 +19,17 @@ pub(super) const V1_NAME: &str = "conversation.json";
 
 /// A version 1 file.
 #[derive(Deserialize)]
-struct V1File {
+pub(super) struct V1File {
     version: u32,
-    id: String,
-    created_ms: u64,
+    pub id: String,
+    pub created_ms: u64,
     #[serde(default)]
-    title: Option<String>,
-    events: Vec<ConversationEvent>,
+    pub title: Option<String>,
+    pub events: Vec<ConversationEvent>,
 }
 
 /// Reads the version 1 conversation at `path`, stored as `id`.
-pub(super) fn read(path: &Path, id: &str) -> Result<Option<Conversation>, StoreError> {
+pub(super) fn read(path: &Path, id: &str) -> Result<Option<V1File>, StoreError> {
     let text = match fs::read(path) {
         Ok(text) => text,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -64,13 +65,7 @@ pub(super) fn read(path: &Path, id: &str) -> Result<Option<Conversation>, StoreE
             ),
         });
     }
-    Ok(Some(Conversation {
-        id: file.id,
-        created_ms: file.created_ms,
-        title: file.title,
-        events: file.events,
-        torn_tail: None,
-    }))
+    Ok(Some(file))
 }
 
 /// Converts the version 1 conversation in `dir` (stored as `id`) to a log,
