@@ -164,8 +164,11 @@ def imports(clean, modpath, modules, reexports):
     paths = []
     for m in re.finditer(r"\buse\s+([^;]+);", clean):
         paths += expand([], re.sub(r"\s+", " ", m.group(1)).strip())
-    for m in re.finditer(r"\b((?:crate|super|self)(?:::\w+)+)", clean):
-        paths.append(m.group(1).split("::"))
+    for m in re.finditer(r"(?<![\w:])((?:crate|super|self|\w+)(?:::\w+)+)", clean):
+        first = m.group(1).split("::")[0]
+        # a path from the crate, the parent, or into a child module
+        if first in ("crate", "super", "self") or (modpath + (first,)) in modules:
+            paths.append(m.group(1).split("::"))
     for p in paths:
         p = [x.strip() for x in p if x.strip()]
         if not p: continue
@@ -212,6 +215,7 @@ def main():
     ap.add_argument("--files", type=int, default=900)
     ap.add_argument("--fns", type=int, default=120)
     ap.add_argument("--list", action="store_true", help="list every circle's files")
+    ap.add_argument("--edges", metavar="FILE", help="print the files FILE names (a path under crates/)")
     a = ap.parse_args()
     crates = sorted(os.path.join(ROOT, "crates", c) for c in os.listdir(os.path.join(ROOT, "crates")))
     big_files, long_fns, circles, total = [], [], [], 0
@@ -240,6 +244,9 @@ def main():
                 if n > a.fns: long_fns.append((n, f"{rel}:{line} {name}"))
             prod = "\n".join(clean.split("\n")[:limit])
             graph[mp] = imports(prod, mp, modules, reexports)
+            if a.edges and os.path.relpath(path, ROOT) == a.edges:
+                for target in sorted(graph[mp]):
+                    print(f"{a.edges} -> {os.path.relpath(modules[target][0], ROOT)}")
         for comp in scc(graph):
             if len(comp) > 1:
                 circles.append(sorted(os.path.relpath(modules[m][0], ROOT) for m in comp))

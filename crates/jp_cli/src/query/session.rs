@@ -89,7 +89,7 @@ impl Session {
             }
         }
         let resolved =
-            super::resolve(&loaded.config, env, root).map_err(|e| failed(e.to_string()))?;
+            resolve(&loaded.config, env, root).map_err(|e| failed(e.to_string()))?;
         self.header = format!("── jp ({}/{}) ──", resolved.provider_name, resolved.model);
         self.model = resolved.model;
         self.provider = resolved.provider;
