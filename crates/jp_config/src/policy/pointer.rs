@@ -11,7 +11,7 @@
 use jsonptr::{ParseError, Pointer, PointerBuf};
 use serde_json::Value;
 
-use crate::tool::{ParamType, ToolParameterConfig, ToolParameters};
+use crate::tool::parameter::{ParamType, ToolParameterConfig, ToolParameters};
 
 /// One step of the walk from the arguments object to the values a rule
 /// looks at.

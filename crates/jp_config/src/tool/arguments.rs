@@ -13,7 +13,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::{ParamType, ToolParameterConfig, ToolParameters};
+use super::parameter::{ParamType, ToolParameterConfig, ToolParameters};
 use crate::policy::matcher::{json_equal, show};
 use crate::policy::pointer::{encode, quote};
 
