@@ -2,6 +2,8 @@
 //! ranges, the `'*'` tool entry, tool definitions, and every tool's
 //! policies (RFD D25, architecture decisions 2-4).
 
+mod policies;
+
 use std::collections::BTreeMap;
 
 use crate::app::AppConfig;
@@ -409,7 +411,7 @@ fn check_grants(
 /// it into the index in the file the entry is in).
 fn check_stateful(config: &AppConfig, problems: &mut Vec<Problem>) {
     let entry = |index: usize| key("conversation.policies").join(index.to_string());
-    for problem in crate::stateful::check(config) {
+    for problem in policies::check(config) {
         let mut path = entry(problem.index);
         for segment in problem.field.into_iter().flat_map(|f| f.split('.')) {
             path = path.join(segment);

@@ -1,8 +1,12 @@
 //! Single-key assignments: `--cfg key=value`, `--cfg key:=json` and
 //! `JP_CFG_*` environment variables.
 
+use super::parse::deserialize_value;
 use crate::app::PartialAppConfig;
 use crate::path::{ConfigPath, ConfigPathError};
+
+/// The prefix of environment variables that set config keys.
+pub const ENV_PREFIX: &str = "JP_CFG_";
 
 /// One key set to one value.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,7 +107,7 @@ impl Assignment {
             reason,
         };
         let key = name
-            .strip_prefix(super::ENV_PREFIX)
+            .strip_prefix(ENV_PREFIX)
             .ok_or_else(|| err("it does not start with JP_CFG_"))?;
         if key.is_empty() {
             return Err(err("nothing follows JP_CFG_"));
@@ -156,7 +160,7 @@ impl Assignment {
         let mut last = None;
         for candidate in self.candidates() {
             let raw = self.path.wrap(candidate);
-            match super::deserialize_value(&raw) {
+            match deserialize_value(&raw) {
                 Ok(partial) => return Ok((partial, raw)),
                 Err(diagnostic) => last = Some(diagnostic),
             }
