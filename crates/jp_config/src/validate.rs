@@ -25,6 +25,33 @@ pub const PROVIDERS: [&str; 6] = [
     "scripted",
 ];
 
+/// Why a model id names no model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelIdError {
+    /// Neither `provider/name` nor an alias.
+    #[error("`{id}` is neither `provider/name` nor an alias (aliases: {aliases})")]
+    NotAnId {
+        /// The id as written.
+        id: String,
+        /// The aliases there are, listed (`none` for none).
+        aliases: String,
+    },
+    /// A provider jp does not know.
+    #[error("unknown provider `{provider}` in `{target}` (providers: {})", PROVIDERS.join(", "))]
+    UnknownProvider {
+        /// The provider named.
+        provider: String,
+        /// The id, after aliases.
+        target: String,
+    },
+    /// Nothing after the `/`.
+    #[error("`{target}` has no model name after `/`")]
+    NoName {
+        /// The id, after aliases.
+        target: String,
+    },
+}
+
 /// A problem, with the key it is about (the loader adds file and line).
 #[derive(Debug, Clone)]
 pub struct Problem {
@@ -80,11 +107,11 @@ pub fn validate(config: &AppConfig) -> Vec<Problem> {
 ///
 /// # Errors
 ///
-/// A message saying what is wrong with the id.
+/// What is wrong with the id.
 pub fn resolve_model_id<'a>(
     config: &'a AppConfig,
     id: &'a str,
-) -> Result<(&'a str, &'a str), String> {
+) -> Result<(&'a str, &'a str), ModelIdError> {
     let target = config
         .providers
         .llm
@@ -92,19 +119,21 @@ pub fn resolve_model_id<'a>(
         .get(id)
         .map_or(id, String::as_str);
     let Some((provider, name)) = target.split_once('/') else {
-        return Err(format!(
-            "`{id}` is neither `provider/name` nor an alias (aliases: {})",
-            list(config.providers.llm.aliases.keys())
-        ));
+        return Err(ModelIdError::NotAnId {
+            id: id.to_owned(),
+            aliases: list(config.providers.llm.aliases.keys()),
+        });
     };
     if !PROVIDERS.contains(&provider) {
-        return Err(format!(
-            "unknown provider `{provider}` in `{target}` (providers: {})",
-            PROVIDERS.join(", ")
-        ));
+        return Err(ModelIdError::UnknownProvider {
+            provider: provider.to_owned(),
+            target: target.to_owned(),
+        });
     }
     if name.is_empty() {
-        return Err(format!("`{target}` has no model name after `/`"));
+        return Err(ModelIdError::NoName {
+            target: target.to_owned(),
+        });
     }
     Ok((provider, name))
 }
@@ -119,8 +148,8 @@ fn list<'a>(items: impl Iterator<Item = &'a String>) -> String {
 }
 
 fn check_model(config: &AppConfig, problems: &mut Vec<Problem>) {
-    if let Err(message) = resolve_model_id(config, &config.assistant.model.id) {
-        problems.push(Problem::error(key("assistant.model.id"), message));
+    if let Err(error) = resolve_model_id(config, &config.assistant.model.id) {
+        problems.push(Problem::error(key("assistant.model.id"), error.to_string()));
     }
     for (alias, target) in &config.providers.llm.aliases {
         let path = key("providers.llm.aliases").join(alias.clone());
@@ -129,8 +158,8 @@ fn check_model(config: &AppConfig, problems: &mut Vec<Problem>) {
                 path,
                 format!("`{target}` is an alias; an alias must name `provider/name`"),
             ));
-        } else if let Err(message) = resolve_model_id(config, target) {
-            problems.push(Problem::error(path, message));
+        } else if let Err(error) = resolve_model_id(config, target) {
+            problems.push(Problem::error(path, error.to_string()));
         }
     }
 }
@@ -389,8 +418,8 @@ fn check_grants(
     use crate::access::{Permission, check_path, reaches_sensitive};
     let schema = match crate::schema::config_schema() {
         Ok(schema) => schema,
-        Err(message) => {
-            problems.push(Problem::error(base.join("access"), message));
+        Err(error) => {
+            problems.push(Problem::error(base.join("access"), error.to_string()));
             return;
         }
     };

@@ -235,5 +235,5 @@ fn resolve_alias(path: &ConfigPath, value: &Value, current: &AppConfig) -> Resul
     };
     resolve_model_id(current, id)
         .map(|(provider, name)| Value::String(format!("{provider}/{name}")))
-        .map_err(|e| Refusal::invalid(vec![path.to_string()], e))
+        .map_err(|e| Refusal::invalid(vec![path.to_string()], e.to_string()))
 }
