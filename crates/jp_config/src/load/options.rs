@@ -9,9 +9,9 @@ pub struct LoadOptions {
     /// The directory the workspace search starts from.
     pub cwd: PathBuf,
     /// The user config file. `None` means no user config (tests); the
-    /// binary passes [`user_config_file`]'s answer.
+    /// binary passes [`user_config_file`](super::user_config_file)'s answer.
     pub user_config: Option<PathBuf>,
-    /// Environment variables; those starting with [`ENV_PREFIX`] are read.
+    /// Environment variables; those starting with [`ENV_PREFIX`](super::ENV_PREFIX) are read.
     pub env: Vec<(String, String)>,
     /// `--cfg` arguments, in order.
     pub assignments: Vec<String>,

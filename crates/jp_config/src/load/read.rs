@@ -214,41 +214,7 @@ impl Loader<'_> {
 
         self.stack.push(key);
         let extends = partial.extends.take().unwrap_or_default();
-        let base = path.parent().unwrap_or(Path::new("."));
-        for (i, pattern) in extends.iter().enumerate() {
-            let own = self.stack.last().cloned();
-            let is_itself = |file: &Path| std::fs::canonicalize(file).ok() == own;
-            match expand(base, pattern) {
-                // A name without glob characters that is the file itself.
-                Ok(files) if !is_glob(pattern) && files.iter().any(|f| is_itself(f)) => {
-                    let mut d = Diagnostic::error(
-                        Some(format!("extends[{i}]")),
-                        format!(
-                            "`{pattern}` is this file itself; a file cannot extend itself \
-                             (remove the entry)"
-                        ),
-                    );
-                    d.source = Some(label.clone());
-                    d.line = locate_key(&text, &["extends".into(), i.to_string()]);
-                    self.errors.push(d);
-                }
-                Ok(files) => {
-                    // A glob such as `*.toml` next to the file matches the
-                    // file itself; that is not a cycle, just not an extension.
-                    for file in files {
-                        if !is_itself(&file) {
-                            self.file(&file);
-                        }
-                    }
-                }
-                Err(message) => {
-                    let mut d = Diagnostic::error(Some(format!("extends[{i}]")), message);
-                    d.source = Some(label.clone());
-                    d.line = locate_key(&text, &["extends".into(), i.to_string()]);
-                    self.errors.push(d);
-                }
-            }
-        }
+        self.extends(path, &label, &text, &extends);
         self.stack.pop();
 
         let mut raw = raw;
@@ -267,6 +233,46 @@ impl Loader<'_> {
             text: if is_json { None } else { Some(text) },
         });
         self.partials.push(partial);
+    }
+
+    /// Loads the files a file's `extends` names (the file is on top of
+    /// the stack), before the file itself.
+    fn extends(&mut self, path: &Path, label: &str, text: &str, extends: &[String]) {
+        let base = path.parent().unwrap_or(Path::new("."));
+        for (i, pattern) in extends.iter().enumerate() {
+            let own = self.stack.last().cloned();
+            let is_itself = |file: &Path| std::fs::canonicalize(file).ok() == own;
+            match expand(base, pattern) {
+                // A name without glob characters that is the file itself.
+                Ok(files) if !is_glob(pattern) && files.iter().any(|f| is_itself(f)) => {
+                    let mut d = Diagnostic::error(
+                        Some(format!("extends[{i}]")),
+                        format!(
+                            "`{pattern}` is this file itself; a file cannot extend itself \
+                             (remove the entry)"
+                        ),
+                    );
+                    d.source = Some(label.to_owned());
+                    d.line = locate_key(text, &["extends".into(), i.to_string()]);
+                    self.errors.push(d);
+                }
+                Ok(files) => {
+                    // A glob such as `*.toml` next to the file matches the
+                    // file itself; that is not a cycle, just not an extension.
+                    for file in files {
+                        if !is_itself(&file) {
+                            self.file(&file);
+                        }
+                    }
+                }
+                Err(message) => {
+                    let mut d = Diagnostic::error(Some(format!("extends[{i}]")), message);
+                    d.source = Some(label.to_owned());
+                    d.line = locate_key(text, &["extends".into(), i.to_string()]);
+                    self.errors.push(d);
+                }
+            }
+        }
     }
 
     /// A conversation's config change: its removals from every layer so
