@@ -450,6 +450,37 @@ impl Grants {
     }
 }
 
+/// Why a path names nothing in the config schema, in the user's terms.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchemaPathError {
+    /// `*` where the keys are fixed.
+    #[error(
+        "`*` stands for any key of a map, and {here} has fixed keys ({keys}); name the one you mean"
+    )]
+    WildcardOnFixedKeys {
+        /// Where: `the config root` or a quoted key.
+        here: String,
+        /// The keys there are, sorted and listed.
+        keys: String,
+    },
+    /// A key that is not there.
+    #[error("{here} has no key `{segment}` (its keys: {keys})")]
+    NoSuchKey {
+        /// Where: `the config root` or a quoted key.
+        here: String,
+        /// The key named.
+        segment: String,
+        /// The keys there are, sorted and listed.
+        keys: String,
+    },
+    /// A key below a value that has none.
+    #[error("{here} is a single value; nothing is below it")]
+    SingleValue {
+        /// The quoted key.
+        here: String,
+    },
+}
+
 /// Checks a rule's path against the config schema (`schema`, as
 /// `jp config schema` prints it): every segment must be a key the config
 /// has, and `*` may stand only where it has a map.
@@ -457,7 +488,7 @@ impl Grants {
 /// # Errors
 ///
 /// What is wrong, in the user's terms.
-pub fn check_path(path: &ConfigPath, schema: &Value) -> Result<(), String> {
+pub fn check_path(path: &ConfigPath, schema: &Value) -> Result<(), SchemaPathError> {
     schema_at(path, schema).map(|_| ())
 }
 
@@ -467,7 +498,7 @@ pub fn check_path(path: &ConfigPath, schema: &Value) -> Result<(), String> {
 /// # Errors
 ///
 /// What is wrong with `path`, in the user's terms.
-pub fn schema_at<'a>(path: &ConfigPath, schema: &'a Value) -> Result<&'a Value, String> {
+pub fn schema_at<'a>(path: &ConfigPath, schema: &'a Value) -> Result<&'a Value, SchemaPathError> {
     let mut node = resolve(schema, schema);
     let mut walked: Vec<&str> = Vec::new();
     for segment in path.segments() {
@@ -480,24 +511,25 @@ pub fn schema_at<'a>(path: &ConfigPath, schema: &'a Value) -> Result<&'a Value, 
             if segment == "*" {
                 let mut keys: Vec<&str> = props.keys().map(String::as_str).collect();
                 keys.sort_unstable();
-                return Err(format!(
-                    "`*` stands for any key of a map, and {here} has fixed keys ({}); name the one you mean",
-                    keys.join(", ")
-                ));
+                return Err(SchemaPathError::WildcardOnFixedKeys {
+                    here,
+                    keys: keys.join(", "),
+                });
             }
             let Some(next) = props.get(segment) else {
                 let mut keys: Vec<&str> = props.keys().map(String::as_str).collect();
                 keys.sort_unstable();
-                return Err(format!(
-                    "{here} has no key `{segment}` (its keys: {})",
-                    keys.join(", ")
-                ));
+                return Err(SchemaPathError::NoSuchKey {
+                    here,
+                    segment: segment.clone(),
+                    keys: keys.join(", "),
+                });
             };
             node = resolve(next, schema);
         } else if let Some(items) = node.get("additionalProperties").filter(|v| v.is_object()) {
             node = resolve(items, schema);
         } else {
-            return Err(format!("{here} is a single value; nothing is below it"));
+            return Err(SchemaPathError::SingleValue { here });
         }
         walked.push(segment);
     }

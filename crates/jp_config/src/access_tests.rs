@@ -427,7 +427,7 @@ fn write_and_delete_are_true_false_or_insecure_allow() {
 #[test]
 fn a_rule_path_must_exist_and_wildcards_stand_only_for_map_keys() {
     let schema = crate::schema::config_schema().unwrap();
-    let check = |path: &str| check_path(&p(path), schema);
+    let check = |path: &str| check_path(&p(path), schema).map_err(|e| e.to_string());
     for ok in [
         "assistant.model",
         "assistant.model.parameters.temperature",

@@ -37,3 +37,30 @@ pub struct AppConfig {
     #[setting(nested)]
     pub style: StyleConfig,
 }
+
+/// Keys whose lists are concatenated across layers (their schematic merge
+/// is `append_vec`); every other key takes the last layer's value.
+pub const APPEND_KEYS: [&[&str]; 2] = [
+    &["assistant", "instructions"],
+    &["conversation", "policies"],
+];
+
+/// The merged config as JSON (what `jp config show` prints).
+#[must_use]
+pub fn resolved_json(config: &AppConfig) -> serde_json::Value {
+    // Serializing plain config types cannot fail; `Null` is never expected.
+    let value = serde_json::to_value(config).unwrap_or(serde_json::Value::Null);
+    let serde_json::Value::Object(mut map) = value else {
+        return value;
+    };
+    map.remove("extends");
+    // Sections in the order people look for them (and the docs list them).
+    let mut ordered = serde_json::Map::new();
+    for section in ["assistant", "providers", "conversation", "style"] {
+        if let Some(v) = map.remove(section) {
+            ordered.insert(section.to_owned(), v);
+        }
+    }
+    ordered.extend(map);
+    serde_json::Value::Object(ordered)
+}

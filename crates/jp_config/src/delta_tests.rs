@@ -2,8 +2,11 @@
 
 use serde_json::{Value, json};
 
+use super::check::apply_layers;
 use super::*;
 use crate::access::{ConfigGrant, Delete, Permission, Write};
+use crate::app::AppConfig;
+use crate::diagnostic::Diagnostic;
 use crate::load::{LoadOptions, load};
 
 fn config() -> AppConfig {

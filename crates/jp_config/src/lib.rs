@@ -8,6 +8,9 @@
 //!   unreachable-rule detection) and the evaluator.
 //! - [`stateful`] holds `conversation.policies`, the stateful policies
 //!   across calls (read before write, sequential and keyed dependencies).
+//! - [`validate`] checks the merged config as a whole (model ids, tools,
+//!   their policies, `conversation.policies`); the types above do not
+//!   depend on it, nor on [`load`].
 //! - [`edit`] changes one key in a config file, keeping its comments.
 
 pub mod access;

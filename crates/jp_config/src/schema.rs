@@ -8,6 +8,17 @@ use schematic::schema::{
 
 use crate::app::AppConfig;
 
+/// Why the config schema is not there: a bug in the config types.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigSchemaError {
+    /// schematic could not render it.
+    #[error("rendering the config schema: {0}")]
+    Render(String),
+    /// What schematic rendered does not parse as JSON.
+    #[error("the config schema is not JSON: {0}")]
+    NotJson(String),
+}
+
 /// The JSON Schema (draft 07) of a config file, as pretty-printed JSON.
 ///
 /// Nothing is required: every layer sets only what it changes.
@@ -15,7 +26,7 @@ use crate::app::AppConfig;
 /// # Errors
 ///
 /// When schematic cannot render the schema (a bug in the config types).
-pub fn config_json_schema() -> Result<String, String> {
+pub fn config_json_schema() -> Result<String, ConfigSchemaError> {
     let mut generator = SchemaGenerator::default();
     generator.add::<AppConfig>();
     let mut renderer = JsonSchemaRenderer::new(JsonSchemaOptions {
@@ -25,7 +36,7 @@ pub fn config_json_schema() -> Result<String, String> {
     });
     renderer
         .render(generator.schemas)
-        .map_err(|e| format!("rendering the config schema: {e}"))
+        .map_err(|e| ConfigSchemaError::Render(e.to_string()))
 }
 
 /// The JSON Schema of a config file as a value, built once.
@@ -33,13 +44,13 @@ pub fn config_json_schema() -> Result<String, String> {
 /// # Errors
 ///
 /// As [`config_json_schema`].
-pub fn config_schema() -> Result<&'static serde_json::Value, String> {
-    static SCHEMA: std::sync::OnceLock<Result<serde_json::Value, String>> =
+pub fn config_schema() -> Result<&'static serde_json::Value, ConfigSchemaError> {
+    static SCHEMA: std::sync::OnceLock<Result<serde_json::Value, ConfigSchemaError>> =
         std::sync::OnceLock::new();
     SCHEMA
         .get_or_init(|| {
             let text = config_json_schema()?;
-            serde_json::from_str(&text).map_err(|e| format!("the config schema is not JSON: {e}"))
+            serde_json::from_str(&text).map_err(|e| ConfigSchemaError::NotJson(e.to_string()))
         })
         .as_ref()
         .map_err(Clone::clone)
@@ -224,39 +235,5 @@ pub(crate) fn json_type(value: &serde_json::Value) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-
-    use super::*;
-
-    #[test]
-    fn schema_documents_policy_rules_and_requires_nothing() {
-        let schema: serde_json::Value =
-            serde_json::from_str(&config_json_schema().unwrap()).unwrap();
-        assert_eq!(schema["title"], "AppConfig");
-        assert!(schema.get("required").is_none());
-        let rule = &schema["definitions"]["PolicyRule"];
-        assert_eq!(rule["additionalProperties"], false);
-        let keys = rule["properties"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .cloned()
-            .collect::<Vec<_>>();
-        assert_eq!(
-            keys,
-            [
-                "arg",
-                "const",
-                "enum",
-                "exclusive_maximum",
-                "exclusive_minimum",
-                "maximum",
-                "minimum",
-                "mode",
-                "pattern",
-                "prefix"
-            ]
-        );
-    }
-}
+#[path = "schema_tests.rs"]
+mod tests;

@@ -2,7 +2,9 @@
 //! ranges, the `'*'` tool entry, tool definitions, and every tool's
 //! policies (RFD D25, architecture decisions 2-4).
 
-use std::collections::BTreeMap;
+mod policies;
+
+use std::collections::{BTreeMap, HashSet};
 
 use crate::app::AppConfig;
 use crate::diagnostic::{Diagnostic, key_with_indices};
@@ -22,6 +24,33 @@ pub const PROVIDERS: [&str; 6] = [
     "llamacpp",
     "scripted",
 ];
+
+/// Why a model id names no model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelIdError {
+    /// Neither `provider/name` nor an alias.
+    #[error("`{id}` is neither `provider/name` nor an alias (aliases: {aliases})")]
+    NotAnId {
+        /// The id as written.
+        id: String,
+        /// The aliases there are, listed (`none` for none).
+        aliases: String,
+    },
+    /// A provider jp does not know.
+    #[error("unknown provider `{provider}` in `{target}` (providers: {})", PROVIDERS.join(", "))]
+    UnknownProvider {
+        /// The provider named.
+        provider: String,
+        /// The id, after aliases.
+        target: String,
+    },
+    /// Nothing after the `/`.
+    #[error("`{target}` has no model name after `/`")]
+    NoName {
+        /// The id, after aliases.
+        target: String,
+    },
+}
 
 /// A problem, with the key it is about (the loader adds file and line).
 #[derive(Debug, Clone)]
@@ -69,7 +98,7 @@ pub fn validate(config: &AppConfig) -> Vec<Problem> {
     check_tools(config, &mut problems);
     check_stateful(config, &mut problems);
     // A default rule is checked once per tool; say each thing once.
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashSet::new();
     problems.retain(|p| seen.insert(p.diagnostic.clone()));
     problems
 }
@@ -78,11 +107,11 @@ pub fn validate(config: &AppConfig) -> Vec<Problem> {
 ///
 /// # Errors
 ///
-/// A message saying what is wrong with the id.
+/// What is wrong with the id.
 pub fn resolve_model_id<'a>(
     config: &'a AppConfig,
     id: &'a str,
-) -> Result<(&'a str, &'a str), String> {
+) -> Result<(&'a str, &'a str), ModelIdError> {
     let target = config
         .providers
         .llm
@@ -90,19 +119,21 @@ pub fn resolve_model_id<'a>(
         .get(id)
         .map_or(id, String::as_str);
     let Some((provider, name)) = target.split_once('/') else {
-        return Err(format!(
-            "`{id}` is neither `provider/name` nor an alias (aliases: {})",
-            list(config.providers.llm.aliases.keys())
-        ));
+        return Err(ModelIdError::NotAnId {
+            id: id.to_owned(),
+            aliases: list(config.providers.llm.aliases.keys()),
+        });
     };
     if !PROVIDERS.contains(&provider) {
-        return Err(format!(
-            "unknown provider `{provider}` in `{target}` (providers: {})",
-            PROVIDERS.join(", ")
-        ));
+        return Err(ModelIdError::UnknownProvider {
+            provider: provider.to_owned(),
+            target: target.to_owned(),
+        });
     }
     if name.is_empty() {
-        return Err(format!("`{target}` has no model name after `/`"));
+        return Err(ModelIdError::NoName {
+            target: target.to_owned(),
+        });
     }
     Ok((provider, name))
 }
@@ -117,8 +148,8 @@ fn list<'a>(items: impl Iterator<Item = &'a String>) -> String {
 }
 
 fn check_model(config: &AppConfig, problems: &mut Vec<Problem>) {
-    if let Err(message) = resolve_model_id(config, &config.assistant.model.id) {
-        problems.push(Problem::error(key("assistant.model.id"), message));
+    if let Err(error) = resolve_model_id(config, &config.assistant.model.id) {
+        problems.push(Problem::error(key("assistant.model.id"), error.to_string()));
     }
     for (alias, target) in &config.providers.llm.aliases {
         let path = key("providers.llm.aliases").join(alias.clone());
@@ -127,8 +158,8 @@ fn check_model(config: &AppConfig, problems: &mut Vec<Problem>) {
                 path,
                 format!("`{target}` is an alias; an alias must name `provider/name`"),
             ));
-        } else if let Err(message) = resolve_model_id(config, target) {
-            problems.push(Problem::error(path, message));
+        } else if let Err(error) = resolve_model_id(config, target) {
+            problems.push(Problem::error(path, error.to_string()));
         }
     }
 }
@@ -173,40 +204,77 @@ fn check_providers(config: &AppConfig, problems: &mut Vec<Problem>) {
     }
 }
 
+/// Issues already reported for the `'*'` rules on their own: the field,
+/// the rule and the message.
+type Reported = HashSet<(&'static str, Option<usize>, String)>;
+
+/// For each default rule (field and index): how many tools it applied to.
+type DefaultRuleUses = BTreeMap<(&'static str, usize), usize>;
+
 fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
     let tools = &config.conversation.tools;
     for (name, tool) in tools {
-        let base = ConfigPath::from_segments(["conversation", "tools", name.as_str()]);
-        let valid_name = name.len() <= 64
-            && !name.is_empty()
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if name != DEFAULTS_KEY && !valid_name {
-            problems.push(Problem::error(
-                base.clone(),
-                "a tool name may hold only letters, digits, `_` and `-`, at most 64 of them (providers refuse other names)",
-            ));
-        }
-        for (field, value) in [
-            ("timeout_secs", tool.timeout_secs),
-            ("max_output_bytes", tool.max_output_bytes),
-            ("max_argument_bytes", tool.max_argument_bytes),
-        ] {
-            if value == Some(0) {
-                problems.push(Problem::error(base.join(field), "must be at least 1"));
-            }
-        }
+        check_tool_entry(name, tool, problems);
     }
     if let Some(defaults) = tools.get(DEFAULTS_KEY) {
         check_defaults_entry(defaults, problems);
     }
 
-    // The `'*'` rules on their own (no parameters: every rule with an `arg`
-    // is skipped), so their structural problems are reported once, and even
-    // when no tool is configured. Per-tool checks below add what depends on
-    // each tool's parameters.
-    let mut reported = std::collections::HashSet::new();
+    let (reported, default_keys) = check_default_policies(config, problems);
+
+    let mut default_rule_uses = DefaultRuleUses::new();
+    let mut checked_tools = 0usize;
+    for (name, cfg) in tools {
+        if name == DEFAULTS_KEY {
+            continue;
+        }
+        if check_tool(name, cfg, problems) {
+            checked_tools += 1;
+            check_tool_policies(config, name, &reported, &mut default_rule_uses, problems);
+        }
+    }
+
+    if checked_tools > 0 {
+        check_unused_default_rules(config, &default_keys, default_rule_uses, problems);
+    }
+}
+
+/// Any entry of `conversation.tools`, `'*'` included: its name, and the
+/// limits that must be at least 1.
+fn check_tool_entry(name: &str, tool: &ToolConfig, problems: &mut Vec<Problem>) {
+    let base = ConfigPath::from_segments(["conversation", "tools", name]);
+    let valid_name = name.len() <= 64
+        && !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if name != DEFAULTS_KEY && !valid_name {
+        problems.push(Problem::error(
+            base.clone(),
+            "a tool name may hold only letters, digits, `_` and `-`, at most 64 of them (providers refuse other names)",
+        ));
+    }
+    for (field, value) in [
+        ("timeout_secs", tool.timeout_secs),
+        ("max_output_bytes", tool.max_output_bytes),
+        ("max_argument_bytes", tool.max_argument_bytes),
+    ] {
+        if value == Some(0) {
+            problems.push(Problem::error(base.join(field), "must be at least 1"));
+        }
+    }
+}
+
+/// The `'*'` rules on their own (no parameters: every rule with an `arg`
+/// is skipped), so their structural problems are reported once, and even
+/// when no tool is configured. Per-tool checks add what depends on each
+/// tool's parameters. Returns what was reported, and the key each
+/// field's defaults are written at.
+fn check_default_policies(
+    config: &AppConfig,
+    problems: &mut Vec<Problem>,
+) -> (Reported, BTreeMap<&'static str, ConfigPath>) {
+    let mut reported = Reported::new();
     let mut default_keys = BTreeMap::new();
     for field in [PolicyField::Run, PolicyField::Result] {
         let Some(spec) = written_spec(config, DEFAULTS_KEY, field) else {
@@ -224,109 +292,116 @@ fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
         for issue in compiled.errors.iter().chain(&compiled.warnings) {
             reported.insert((field.as_str(), issue.rule, issue.message.clone()));
         }
-        push_issues(
-            problems,
-            &spec,
-            &compiled,
-            "",
-            &std::collections::HashSet::new(),
-        );
+        push_issues(problems, &spec, &compiled, "", &HashSet::new());
     }
+    (reported, default_keys)
+}
 
-    // For each default rule: how many tools it applied to.
-    let mut default_rule_uses: BTreeMap<(&'static str, usize), usize> = BTreeMap::new();
-    let mut checked_tools = 0usize;
+/// A tool's definition: that it is one, its command, parameters and
+/// grants. Returns whether the tool is defined (its policies are checked
+/// only then).
+fn check_tool(name: &str, cfg: &ToolConfig, problems: &mut Vec<Problem>) -> bool {
+    let base = ConfigPath::from_segments(["conversation", "tools", name]);
+    if !cfg.is_defined() {
+        problems.push(Problem::warning(
+            base,
+            "has no `command` or `parameters`, so no tool by this name is defined; its settings are unused",
+        ));
+        return false;
+    }
+    if cfg.source == ToolSource::Local && cfg.command.as_ref().is_none_or(|c| c.argv().is_empty()) {
+        problems.push(Problem::error(
+            base.join("command"),
+            "a local tool needs a `command` to run",
+        ));
+    }
+    for (param, p) in &cfg.parameters {
+        check_parameter(&base.join("parameters").join(param.clone()), p, problems);
+    }
+    check_grants(name, &base, &cfg.access, problems);
+    true
+}
 
-    for (name, cfg) in tools {
-        if name == DEFAULTS_KEY {
+/// A tool's effective policies against its parameters, counting which
+/// default rules applied to it; issues already reported for `'*'` alone
+/// are not repeated.
+fn check_tool_policies(
+    config: &AppConfig,
+    name: &str,
+    reported: &Reported,
+    default_rule_uses: &mut DefaultRuleUses,
+    problems: &mut Vec<Problem>,
+) {
+    for field in [PolicyField::Run, PolicyField::Result] {
+        let Some((spec, compiled)) = effective_policy(config, name, field) else {
+            continue;
+        };
+        if spec.origin == PolicyOrigin::BuiltIn {
             continue;
         }
-        let base = ConfigPath::from_segments(["conversation", "tools", name.as_str()]);
-        if !cfg.is_defined() {
-            problems.push(Problem::warning(
-                base,
-                "has no `command` or `parameters`, so no tool by this name is defined; its settings are unused",
-            ));
-            continue;
-        }
-        checked_tools += 1;
-        if cfg.source == ToolSource::Local
-            && cfg.command.as_ref().is_none_or(|c| c.argv().is_empty())
-        {
-            problems.push(Problem::error(
-                base.join("command"),
-                "a local tool needs a `command` to run",
-            ));
-        }
-        for (param, p) in &cfg.parameters {
-            check_parameter(&base.join("parameters").join(param.clone()), p, problems);
-        }
-        check_grants(name, &base, &cfg.access, problems);
-
-        for field in [PolicyField::Run, PolicyField::Result] {
-            let Some((spec, compiled)) = effective_policy(config, name, field) else {
-                continue;
-            };
-            if spec.origin == PolicyOrigin::BuiltIn {
-                continue;
-            }
-            let for_tool = match spec.origin {
-                PolicyOrigin::Defaults(_) => format!(" (in tool `{name}`)"),
-                _ => String::new(),
-            };
-            let rule_count = match &spec.spec {
-                PolicySpec::Rules(rules) => rules.len(),
-                PolicySpec::Mode(_) => 0,
-            };
-            if matches!(spec.origin, PolicyOrigin::Defaults(_)) {
-                for index in 0..rule_count {
-                    if !compiled.skipped.contains(&index) {
-                        *default_rule_uses
-                            .entry((field.as_str(), index))
-                            .or_default() += 1;
-                    } else {
-                        default_rule_uses
-                            .entry((field.as_str(), index))
-                            .or_default();
-                    }
+        let for_tool = match spec.origin {
+            PolicyOrigin::Defaults(_) => format!(" (in tool `{name}`)"),
+            _ => String::new(),
+        };
+        let rule_count = match &spec.spec {
+            PolicySpec::Rules(rules) => rules.len(),
+            PolicySpec::Mode(_) => 0,
+        };
+        if matches!(spec.origin, PolicyOrigin::Defaults(_)) {
+            for index in 0..rule_count {
+                if !compiled.skipped.contains(&index) {
+                    *default_rule_uses
+                        .entry((field.as_str(), index))
+                        .or_default() += 1;
+                } else {
+                    default_rule_uses
+                        .entry((field.as_str(), index))
+                        .or_default();
                 }
             }
-            let skip = reported
-                .iter()
-                .filter(|(f, _, _)| *f == field.as_str())
-                .map(|(_, rule, message)| (*rule, message.clone()))
-                .collect();
-            push_issues(problems, &spec, &compiled, &for_tool, &skip);
         }
+        let skip = reported
+            .iter()
+            .filter(|(f, _, _)| *f == field.as_str())
+            .map(|(_, rule, message)| (*rule, message.clone()))
+            .collect();
+        push_issues(problems, &spec, &compiled, &for_tool, &skip);
     }
+}
 
-    if checked_tools > 0 {
-        for ((field, index), uses) in default_rule_uses {
-            if let Some(key) = default_keys.get(field)
-                && uses == 0
-            {
-                // A stricter default that applies nowhere is likely a typo in
-                // `arg` that quietly leaves every call to the rules after it.
-                let strict = written_spec(config, DEFAULTS_KEY, PolicyField::Run)
-                    .filter(|_| field == "run")
-                    .or_else(|| {
-                        written_spec(config, DEFAULTS_KEY, PolicyField::Result)
-                            .filter(|_| field == "result")
-                    })
-                    .and_then(|spec| match spec.spec {
-                        PolicySpec::Rules(rules) => rules.get(index).cloned(),
-                        PolicySpec::Mode(_) => None,
-                    })
-                    .and_then(|rule| rule.entries().get("mode").cloned())
-                    .is_some_and(|mode| mode != "unattended");
-                let message = "its `arg` is a parameter of no configured tool, so it never applies";
-                let path = key.join(index.to_string());
-                problems.push(if strict {
-                    Problem::error(path, format!("{message}; a rule stricter than unattended that applies nowhere is taken for a typo"))
-                } else {
-                    Problem::warning(path, message)
-                });
-            }
+/// A default rule that applied to no configured tool: a warning, or an
+/// error for a rule stricter than unattended.
+fn check_unused_default_rules(
+    config: &AppConfig,
+    default_keys: &BTreeMap<&'static str, ConfigPath>,
+    default_rule_uses: DefaultRuleUses,
+    problems: &mut Vec<Problem>,
+) {
+    for ((field, index), uses) in default_rule_uses {
+        if let Some(key) = default_keys.get(field)
+            && uses == 0
+        {
+            // A stricter default that applies nowhere is likely a typo in
+            // `arg` that quietly leaves every call to the rules after it.
+            let strict = written_spec(config, DEFAULTS_KEY, PolicyField::Run)
+                .filter(|_| field == "run")
+                .or_else(|| {
+                    written_spec(config, DEFAULTS_KEY, PolicyField::Result)
+                        .filter(|_| field == "result")
+                })
+                .and_then(|spec| match spec.spec {
+                    PolicySpec::Rules(rules) => rules.get(index).cloned(),
+                    PolicySpec::Mode(_) => None,
+                })
+                .and_then(|rule| rule.entries().get("mode").cloned())
+                .is_some_and(|mode| mode != "unattended");
+            let message = "its `arg` is a parameter of no configured tool, so it never applies";
+            let path = key.join(index.to_string());
+            problems.push(if strict {
+                Problem::error(path, format!("{message}; a rule stricter than unattended that applies nowhere is taken for a typo"))
+            } else {
+                Problem::warning(path, message)
+            });
         }
     }
 }
@@ -343,8 +418,8 @@ fn check_grants(
     use crate::access::{Permission, check_path, reaches_sensitive};
     let schema = match crate::schema::config_schema() {
         Ok(schema) => schema,
-        Err(message) => {
-            problems.push(Problem::error(base.join("access"), message));
+        Err(error) => {
+            problems.push(Problem::error(base.join("access"), error.to_string()));
             return;
         }
     };
@@ -409,7 +484,7 @@ fn check_grants(
 /// it into the index in the file the entry is in).
 fn check_stateful(config: &AppConfig, problems: &mut Vec<Problem>) {
     let entry = |index: usize| key("conversation.policies").join(index.to_string());
-    for problem in crate::stateful::check(config) {
+    for problem in policies::check(config) {
         let mut path = entry(problem.index);
         for segment in problem.field.into_iter().flat_map(|f| f.split('.')) {
             path = path.join(segment);
@@ -431,7 +506,7 @@ fn push_issues(
     spec: &EffectiveSpec,
     compiled: &Compiled,
     suffix: &str,
-    skip: &std::collections::HashSet<(Option<usize>, String)>,
+    skip: &HashSet<(Option<usize>, String)>,
 ) {
     let Some(origin_key) = spec.origin.key() else {
         return;

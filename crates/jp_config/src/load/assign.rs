@@ -1,8 +1,12 @@
 //! Single-key assignments: `--cfg key=value`, `--cfg key:=json` and
 //! `JP_CFG_*` environment variables.
 
+use super::parse::deserialize_value;
 use crate::app::PartialAppConfig;
 use crate::path::{ConfigPath, ConfigPathError};
+
+/// The prefix of environment variables that set config keys.
+pub const ENV_PREFIX: &str = "JP_CFG_";
 
 /// One key set to one value.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,7 +107,7 @@ impl Assignment {
             reason,
         };
         let key = name
-            .strip_prefix(super::ENV_PREFIX)
+            .strip_prefix(ENV_PREFIX)
             .ok_or_else(|| err("it does not start with JP_CFG_"))?;
         if key.is_empty() {
             return Err(err("nothing follows JP_CFG_"));
@@ -156,7 +160,7 @@ impl Assignment {
         let mut last = None;
         for candidate in self.candidates() {
             let raw = self.path.wrap(candidate);
-            match super::deserialize_value(&raw) {
+            match deserialize_value(&raw) {
                 Ok(partial) => return Ok((partial, raw)),
                 Err(diagnostic) => last = Some(diagnostic),
             }
@@ -185,104 +189,5 @@ fn find_unquoted_eq(arg: &str) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-
-    use super::*;
-
-    #[test]
-    fn text_falls_back_to_json_for_typed_keys() {
-        let a = Assignment::parse("assistant.model.parameters.max_tokens=1024").unwrap();
-        let (partial, _) = a.to_partial().unwrap();
-        let tokens = partial
-            .assistant
-            .unwrap()
-            .model
-            .unwrap()
-            .parameters
-            .unwrap()
-            .max_tokens;
-        assert_eq!(tokens, Some(1024));
-
-        // A string key keeps text that looks like a number.
-        let a = Assignment::parse("assistant.model.id=123").unwrap();
-        let (partial, _) = a.to_partial().unwrap();
-        assert_eq!(
-            partial.assistant.unwrap().model.unwrap().id.as_deref(),
-            Some("123")
-        );
-    }
-
-    #[test]
-    fn errors_name_the_key() {
-        let err = Assignment::parse("assistant.model.parameters.max_tokens=lots")
-            .unwrap()
-            .to_partial()
-            .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "assistant.model.parameters.max_tokens: invalid type: string \"lots\", expected u32"
-        );
-        let err = Assignment::parse("assistant.modle.id=x")
-            .unwrap()
-            .to_partial()
-            .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "assistant.modle: unknown field `modle`, expected one of `system_prompt`, `instructions`, `model`"
-        );
-        assert_eq!(
-            Assignment::parse("style.color").unwrap_err().to_string(),
-            "expected `key=value`, `key:=json` or `@file`, found `style.color`"
-        );
-    }
-
-    #[test]
-    fn null_is_never_a_silent_no_op() {
-        let err = Assignment::parse("style.color:=null")
-            .unwrap()
-            .to_partial()
-            .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "style.color: null cannot be assigned; to unset a key, remove it from the file that sets it"
-        );
-        let err = Assignment::parse("style.color=null")
-            .unwrap()
-            .to_partial()
-            .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "style.color: unknown variant `null`, expected one of `auto`, `always`, `never`"
-        );
-    }
-
-    #[test]
-    fn quoted_keys_and_json_values() {
-        let a =
-            Assignment::parse("conversation.tools.'*'.policy.run:=[{\"mode\":\"ask\"}]").unwrap();
-        assert_eq!(
-            a.path.segments(),
-            ["conversation", "tools", "*", "policy", "run"]
-        );
-        assert!(matches!(
-            a.value,
-            AssignedValue::Json(serde_json::Value::Array(_))
-        ));
-        let a = Assignment::parse("conversation.tools.'a=b'.enable=false").unwrap();
-        assert_eq!(a.path.segments()[2], "a=b");
-    }
-
-    #[test]
-    fn env_names_split_on_double_underscore() {
-        let a =
-            Assignment::from_env("JP_CFG_CONVERSATION__TOOLS__FS_READ_FILE__RUN", "ask").unwrap();
-        assert_eq!(a.path.to_string(), "conversation.tools.fs_read_file.run");
-        assert_eq!(
-            Assignment::from_env("JP_CFG_A____B", "x")
-                .unwrap_err()
-                .to_string(),
-            "`JP_CFG_A____B` does not name a config key: a segment between `__` separators is empty"
-        );
-    }
-}
+#[path = "assign_tests.rs"]
+mod tests;

@@ -6,16 +6,17 @@
 //! stopping at the first; a policy with any error is not usable at all, so a
 //! typo can never turn a rule into a catch-all or drop it silently.
 
-use std::fmt;
-
+use indexmap::IndexMap;
 use regex::Regex;
 use serde_json::Value;
 
 use super::matcher::{Condition, Literal, Matcher, is_integral, show};
 use super::path::{PathLiteralError, PolicyPath};
-use super::pointer::{SchemaError, article, parse, quote, resolve_schema};
-use super::{Mode, PolicyField, PolicySpec, RuleSpec, shadow};
-use crate::tool::{ParamType, ToolParameters};
+use super::pointer::{SchemaError, article, encode, parse, quote, resolve_schema};
+use super::rule::{PolicyIssue, Rule};
+use super::shadow;
+use super::spec::{Mode, PolicyField, PolicySpec, RuleSpec};
+use crate::tool::parameter::{ParamType, ToolParameters};
 
 /// The matcher keys, in documentation order.
 const MATCHERS: [&str; 8] = [
@@ -45,29 +46,6 @@ pub enum RuleOrigin {
     Defaults,
 }
 
-/// A problem with a policy: an error makes it unusable, a warning does not.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PolicyIssue {
-    /// The field the policy is in.
-    pub field: PolicyField,
-    /// The rule's index as written (0-based), or `None` for the policy as a
-    /// whole.
-    pub rule: Option<usize>,
-    /// What is wrong, without the location.
-    pub message: String,
-}
-
-impl fmt::Display for PolicyIssue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.rule {
-            Some(i) => write!(f, "{}[{i}]: {}", self.field, self.message),
-            None => write!(f, "{}: {}", self.field, self.message),
-        }
-    }
-}
-
-impl std::error::Error for PolicyIssue {}
-
 /// The result of [`Policy::compile`].
 #[derive(Debug, Clone)]
 pub struct Compiled {
@@ -89,35 +67,6 @@ pub struct Policy {
     origin: RuleOrigin,
     rules: Vec<Rule>,
     alias: bool,
-}
-
-/// One compiled rule.
-#[derive(Debug, Clone)]
-pub struct Rule {
-    /// The rule's index as written (0-based). A mode string (`run = "ask"`)
-    /// is one catch-all rule with index 0.
-    pub index: usize,
-    /// What the rule looks at; `None` for a catch-all.
-    pub condition: Option<Condition>,
-    /// The mode when this rule is the first that matches.
-    pub mode: Mode,
-}
-
-impl Rule {
-    /// The rule's condition as written (`prefix "src/" on /path`), or
-    /// `catch-all`.
-    #[must_use]
-    pub fn describe(&self) -> String {
-        self.condition
-            .as_ref()
-            .map_or_else(|| "catch-all".to_owned(), Condition::describe)
-    }
-
-    /// Whether the rule matches every call.
-    #[must_use]
-    pub fn is_catch_all(&self) -> bool {
-        self.condition.is_none()
-    }
 }
 
 impl Policy {
@@ -311,7 +260,33 @@ fn compile_rule(
 ) -> Outcome {
     let entries = spec.entries();
     let mut errors = Vec::new();
+    check_keys(entries, &mut errors);
+    let unusable = unusable_values(entries, &mut errors);
+    let mode = rule_mode(entries, &mut errors);
+    let Some((arg, key)) = condition_parts(entries, &mut errors) else {
+        return finish(index, errors, mode, None);
+    };
+    if unusable.contains(&"arg") || unusable.contains(&key) {
+        return Outcome::Errors(errors);
+    }
+    match compile_condition(arg, key, entries, origin, params, &mut errors) {
+        Built::Condition(condition) => finish(index, errors, mode, Some(condition)),
+        Built::Skipped if errors.is_empty() => Outcome::Skipped,
+        Built::Skipped | Built::Failed => Outcome::Errors(errors),
+    }
+}
 
+/// What became of a rule's condition.
+enum Built {
+    Condition(Condition),
+    /// A default rule whose `arg` is not one of this tool's parameters.
+    Skipped,
+    /// The problems are in the errors.
+    Failed,
+}
+
+/// Reports every key that is neither `arg`, `mode` nor a matcher.
+fn check_keys(entries: &IndexMap<String, Value>, errors: &mut Vec<String>) {
     for key in entries.keys() {
         if key != "arg" && key != "mode" && !MATCHERS.contains(&key.as_str()) {
             errors.push(format!(
@@ -320,7 +295,13 @@ fn compile_rule(
             ));
         }
     }
+}
 
+/// The known keys whose value is or holds a null, each reported.
+fn unusable_values<'a>(
+    entries: &'a IndexMap<String, Value>,
+    errors: &mut Vec<String>,
+) -> Vec<&'a str> {
     // TOML's nan and inf arrive as null (serde_json has no non-finite
     // numbers); no rule value may be or contain one.
     let mut unusable = Vec::new();
@@ -335,8 +316,12 @@ fn compile_rule(
             unusable.push(key.as_str());
         }
     }
+    unusable
+}
 
-    let mode = match entries.get("mode") {
+/// The rule's `mode`, when it names one.
+fn rule_mode(entries: &IndexMap<String, Value>, errors: &mut Vec<String>) -> Option<Mode> {
+    match entries.get("mode") {
         None => {
             errors.push(format!("missing \"mode\" (one of {MODE_LIST})"));
             None
@@ -356,8 +341,15 @@ fn compile_rule(
             ));
             None
         }
-    };
+    }
+}
 
+/// The rule's `arg` and its one matcher key, when it has both; `None`
+/// for a catch-all and for a rule whose pairing is wrong (reported).
+fn condition_parts<'a>(
+    entries: &'a IndexMap<String, Value>,
+    errors: &mut Vec<String>,
+) -> Option<(&'a Value, &'a str)> {
     let matchers: Vec<&str> = entries
         .keys()
         .map(String::as_str)
@@ -372,7 +364,7 @@ fn compile_rule(
     }
 
     let arg = entries.get("arg");
-    let condition_parts = match (arg, matchers.as_slice()) {
+    match (arg, matchers.as_slice()) {
         (None, []) => None,
         (Some(_), []) => {
             errors.push(format!(
@@ -389,15 +381,19 @@ fn compile_rule(
         }
         (Some(arg), [key]) => Some((arg, *key)),
         (Some(_), _) => None,
-    };
-
-    let Some((arg, key)) = condition_parts else {
-        return finish(index, errors, mode, None);
-    };
-    if unusable.contains(&"arg") || unusable.contains(&key) {
-        return Outcome::Errors(errors);
     }
+}
 
+/// The condition of a rule on `arg` with the matcher `key`, checked
+/// against the tool's parameters.
+fn compile_condition(
+    arg: &Value,
+    key: &str,
+    entries: &IndexMap<String, Value>,
+    origin: RuleOrigin,
+    params: &ToolParameters,
+    errors: &mut Vec<String>,
+) -> Built {
     let arg = match arg {
         Value::String(arg) => arg,
         other => {
@@ -405,7 +401,7 @@ fn compile_rule(
                 "\"arg\" must be a string holding a JSON pointer such as \"/path\", found {}",
                 show(other)
             ));
-            return Outcome::Errors(errors);
+            return Built::Failed;
         }
     };
     let tokens = match parse(arg) {
@@ -419,7 +415,7 @@ fn compile_rule(
     // Checks that do not depend on the parameter come first, so that they
     // are reported even for a default rule this tool skips.
     let Some(value) = entries.get(key) else {
-        return Outcome::Errors(errors);
+        return Built::Failed;
     };
     let pre = match precheck(key, value) {
         Ok(pre) => Some(pre),
@@ -429,53 +425,44 @@ fn compile_rule(
         }
     };
     let Some(tokens) = tokens else {
-        return Outcome::Errors(errors);
+        return Built::Failed;
     };
 
     let target = match resolve_schema(arg, &tokens, params) {
         Ok(target) => target,
-        Err(SchemaError::NotFound(message)) => {
-            if origin == RuleOrigin::Defaults {
-                return if errors.is_empty() {
-                    Outcome::Skipped
-                } else {
-                    Outcome::Errors(errors)
-                };
-            }
-            errors.push(message);
-            return Outcome::Errors(errors);
+        Err(SchemaError::NotFound(_)) if origin == RuleOrigin::Defaults => {
+            return Built::Skipped;
         }
-        Err(SchemaError::Invalid(message)) => {
+        Err(SchemaError::NotFound(message) | SchemaError::Invalid(message)) => {
             errors.push(message);
-            return Outcome::Errors(errors);
+            return Built::Failed;
         }
     };
-    let pointer = super::pointer::encode(&tokens);
+    let pointer = encode(&tokens);
 
     if let Err(message) = applies_to(key, target.param_type, &pointer) {
         errors.push(message);
-        return Outcome::Errors(errors);
+        return Built::Failed;
     }
     let Some(pre) = pre else {
-        return Outcome::Errors(errors);
+        return Built::Failed;
     };
     let matcher = match typed(key, pre, target.param_type, &pointer) {
         Ok(matcher) => matcher,
         Err(messages) => {
             errors.extend(messages);
-            return Outcome::Errors(errors);
+            return Built::Failed;
         }
     };
 
-    let condition = Condition {
+    Built::Condition(Condition {
         arg: arg.clone(),
         tokens,
         steps: target.steps,
         param_type: target.param_type,
         matcher,
         written: value.clone(),
-    };
-    finish(index, errors, mode, Some(condition))
+    })
 }
 
 fn finish(

@@ -13,11 +13,12 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::Mode;
-use super::compile::{Policy, Rule};
+use super::compile::Policy;
 use super::matcher::{Condition, Matcher, Verdict, show};
 use super::path::{PathValue, Workspace};
 use super::pointer::{Found, encode, walk};
+use super::rule::Rule;
+use super::spec::Mode;
 
 /// What a policy decided for one call, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,10 +7,10 @@ use std::path::Path;
 use regex::Regex;
 use serde_json::{Number, Value};
 
-use super::Mode;
 use super::path::{PathValue, PolicyPath, Workspace, resolve_path};
 use super::pointer::{Found, Step, encode, quote, walk};
-use crate::tool::ParamType;
+use super::spec::Mode;
+use crate::tool::parameter::ParamType;
 
 /// A value written in a `const`, `enum` or `prefix` matcher, checked against
 /// the parameter's type.

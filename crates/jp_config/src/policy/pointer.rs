@@ -11,7 +11,7 @@
 use jsonptr::{ParseError, Pointer, PointerBuf};
 use serde_json::Value;
 
-use crate::tool::{ParamType, ToolParameterConfig, ToolParameters};
+use crate::tool::parameter::{ParamType, ToolParameterConfig, ToolParameters};
 
 /// One step of the walk from the arguments object to the values a rule
 /// looks at.
@@ -295,10 +295,6 @@ fn walk_into<'a>(steps: &[Step], value: &'a Value, at: &mut Vec<String>, out: &m
     }
 }
 
-#[cfg(test)]
-#[path = "pointer_tests.rs"]
-mod tests;
-
 /// A stateful policy's `key` (`conversation.policies`): an RFC 6901 pointer
 /// that must name one scalar parameter of `params`, not through an array
 /// (a key is one value per call). Returns the pointer's decoded tokens and
@@ -320,3 +316,7 @@ pub fn key_target(key: &str, params: &ToolParameters) -> Result<(Vec<String>, Pa
     }
     Ok((tokens, target.param_type))
 }
+
+#[cfg(test)]
+#[path = "pointer_tests.rs"]
+mod tests;

@@ -19,10 +19,10 @@
 
 use std::cmp::Ordering;
 
-use super::compile::{PolicyIssue, Rule};
 use super::matcher::{Condition, Literal, Matcher, compare_f64};
-use super::{Mode, PolicyField};
-use crate::tool::ParamType;
+use super::rule::{PolicyIssue, Rule};
+use super::spec::{Mode, PolicyField};
+use crate::tool::parameter::ParamType;
 
 /// Unreachable rules (errors) and rules reachable only through the
 /// `unattended` quantifier (warnings).

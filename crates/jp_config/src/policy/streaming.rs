@@ -29,11 +29,14 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::compile::{Policy, Rule};
+use super::compile::Policy;
 use super::evaluate::{Decision, RuleTrace, explain, try_found};
+use super::matcher::Condition;
 use super::path::Workspace;
 use super::pointer::{Found, Step, encode, walk_member};
-use crate::tool::{ParamType, ToolParameters};
+use super::rule::Rule;
+use super::spec::Mode;
+use crate::tool::parameter::{ParamType, ToolParameters};
 
 /// A concrete place inside a call's arguments: `/patterns/0/path` is
 /// `[Key("patterns"), Index(0), Key("path")]`.
@@ -245,9 +248,9 @@ impl StreamingPolicyState {
                 };
                 // Any value decides a rule that is not `unattended`; any
                 // value eliminates one that is.
-                if rule.mode == super::Mode::Unattended && !satisfied {
+                if rule.mode == Mode::Unattended && !satisfied {
                     self.states[i] = RuleState::Eliminated;
-                } else if rule.mode != super::Mode::Unattended && satisfied {
+                } else if rule.mode != Mode::Unattended && satisfied {
                     let why = explain(condition, &found, &verdict, rule.mode, true);
                     self.states[i] = RuleState::Matched(why);
                 }
@@ -377,7 +380,7 @@ pub fn ordering_warnings(policy: &Policy, params: &ToolParameters) -> Vec<String
 /// [`try_found`] without its explanation.
 fn quick_match(
     rule: &Rule,
-    condition: &super::Condition,
+    condition: &Condition,
     key: &str,
     value: &Value,
     workspace: &Workspace,
@@ -386,7 +389,7 @@ fn quick_match(
         Some((Step::Member(first), rest)) if first == key => rest,
         _ => return false,
     };
-    let unattended = rule.mode == super::Mode::Unattended;
+    let unattended = rule.mode == Mode::Unattended;
     let mut seen = 0usize;
     let mut decided = None;
     visit(rest, value, &mut |found| {

@@ -1,43 +1,6 @@
-//! Argument-conditional tool policies (RFD D25), as written in config.
-//!
-//! `policy.run` decides whether jp asks before running a tool call;
-//! `policy.result` decides how its result reaches the model. Both are either
-//! a [`Mode`] string or an ordered list of rules, the first matching rule
-//! deciding:
-//!
-//! ```toml
-//! [conversation.tools.fs_modify_file.policy]
-//! run = [
-//!     { arg = "/path", prefix = "src/", mode = "unattended" },
-//!     { arg = "/path", prefix = ".env", mode = "ask" },
-//!     { mode = "ask" },
-//! ]
-//! ```
-//!
-//! This module holds the config-file form ([`PolicySpec`], [`RuleSpec`]).
-//! Rules are kept as written, so that every problem in one (an unknown key,
-//! two matchers, a matcher that does not fit the parameter) is reported with
-//! the tool, the field and the rule index once the tool's parameters are
-//! known, instead of as an opaque parse error.
-
-mod compile;
-mod evaluate;
-pub mod matcher;
-pub mod path;
-pub mod pointer;
-mod shadow;
-pub mod streaming;
-#[cfg(test)]
-mod support_tests;
-
-pub use compile::{Compiled, Policy, PolicyIssue, Rule, RuleOrigin};
-pub use evaluate::{Decision, RuleTrace};
-pub use matcher::{Condition, Literal, Matcher};
-pub use path::{PolicyPath, Workspace};
-pub use pointer::Step;
-pub use streaming::{
-    Piece, Segment, Streaming, StreamingPolicyState, ordering_warnings, top_parameter,
-};
+//! The config-file form of a policy: a [`Mode`] string or a list of rules
+//! ([`PolicySpec`], [`RuleSpec`]), and the field it is written in
+//! ([`PolicyField`]).
 
 use std::fmt;
 
@@ -238,46 +201,5 @@ struct RuleShape {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-
-    use super::*;
-
-    #[derive(Debug, Deserialize)]
-    struct Holder {
-        run: PolicySpec,
-    }
-
-    #[test]
-    fn mode_string_and_rules_parse() {
-        let h: Holder = toml::from_str("run = \"unattended\"").unwrap();
-        assert_eq!(h.run, PolicySpec::Mode(Mode::Unattended));
-        let h: Holder =
-            toml::from_str("run = [{ arg = \"/path\", prefix = \"src/\", mode = \"ask\" }]")
-                .unwrap();
-        let PolicySpec::Rules(rules) = h.run else {
-            panic!("expected rules")
-        };
-        assert_eq!(
-            rules[0].entries().keys().collect::<Vec<_>>(),
-            ["arg", "prefix", "mode"]
-        );
-    }
-
-    #[test]
-    fn unknown_mode_is_named() {
-        let err = toml::from_str::<Holder>("run = \"yes\"").unwrap_err();
-        assert_eq!(
-            err.message(),
-            "unknown mode `yes`, expected `unattended`, `ask`, `edit` or `skip`"
-        );
-    }
-
-    #[test]
-    fn strictness_order() {
-        assert!(Mode::Unattended < Mode::Ask);
-        assert!(Mode::Ask < Mode::Edit);
-        assert!(Mode::Edit < Mode::Skip);
-        assert_eq!(Mode::ALL.into_iter().max(), Some(Mode::Skip));
-    }
-}
+#[path = "spec_tests.rs"]
+mod tests;

@@ -1,0 +1,349 @@
+//! Reading every layer in order: the files (following `extends`), the
+//! environment, the conversation's changes, `--cfg` and other flags.
+
+use std::path::{Path, PathBuf};
+
+use super::assign::{Assignment, ENV_PREFIX};
+use super::files::{
+    display_path, expand, find_workspace_root, is_glob, not_a_file, workspace_config_file,
+};
+use super::legacy::{deprecated_legacy, fold_legacy_policies, fold_legacy_raw};
+use super::loaded::Layer;
+use super::locate::locate_key;
+use super::options::{DeltaLayer, LoadOptions};
+use super::parse::{deserialize_value, parse_json_file, parse_toml_file};
+use crate::app::PartialAppConfig;
+use crate::delta::{UnsetPath, remove};
+use crate::diagnostic::Diagnostic;
+
+/// The most files one load reads through `extends`, against runaway globs.
+const MAX_FILES: usize = 1024;
+
+/// Every layer read, weakest first, with what was found reading them.
+pub(super) struct Layers {
+    /// Where each layer came from and what it set.
+    pub(super) layers: Vec<Layer>,
+    /// Each layer's partial config, in the same order.
+    pub(super) partials: Vec<PartialAppConfig>,
+    /// Layers that do not read.
+    pub(super) errors: Vec<Diagnostic>,
+    /// Things worth fixing in layers that read.
+    pub(super) warnings: Vec<Diagnostic>,
+}
+
+/// Reads every layer `options` names: the built-in defaults, the user and
+/// workspace files (with what they extend), the environment, the
+/// conversation's changes, `--cfg` arguments and flags.
+pub(super) fn read_layers(options: &LoadOptions) -> Layers {
+    let mut loader = Loader {
+        options,
+        layers: Vec::new(),
+        partials: Vec::new(),
+        errors: Vec::new(),
+        warnings: Vec::new(),
+        stack: Vec::new(),
+        seen: Vec::new(),
+    };
+    loader.run();
+    Layers {
+        layers: loader.layers,
+        partials: loader.partials,
+        errors: loader.errors,
+        warnings: loader.warnings,
+    }
+}
+
+struct Loader<'a> {
+    options: &'a LoadOptions,
+    layers: Vec<Layer>,
+    partials: Vec<PartialAppConfig>,
+    errors: Vec<Diagnostic>,
+    warnings: Vec<Diagnostic>,
+    /// Files being loaded, for cycle detection.
+    stack: Vec<PathBuf>,
+    /// Files loaded so far (canonical), to bound runaway globs. A file
+    /// reached twice is loaded at both places in the layer order.
+    seen: Vec<PathBuf>,
+}
+
+impl Loader<'_> {
+    fn run(&mut self) {
+        self.layers.push(Layer {
+            label: "default".into(),
+            file: None,
+            raw: serde_json::Value::Object(serde_json::Map::new()),
+            text: None,
+        });
+        self.partials.push(PartialAppConfig::default());
+
+        if let Some(user) = &self.options.user_config
+            && self.exists(user)
+        {
+            self.file(user);
+        }
+        if let Some(root) = find_workspace_root(&self.options.cwd) {
+            let file = workspace_config_file(&root);
+            if self.exists(&file) {
+                self.file(&file);
+            }
+        }
+
+        let mut env: Vec<_> = self
+            .options
+            .env
+            .iter()
+            .filter(|(k, _)| k.starts_with(ENV_PREFIX))
+            .collect();
+        env.sort();
+        for (name, value) in env {
+            let label = format!("env {name}");
+            match Assignment::from_env(name, value) {
+                Ok(assignment) => self.assignment(label, &assignment),
+                Err(e) => self
+                    .errors
+                    .push(with_source(Diagnostic::error(None, e.to_string()), &label)),
+            }
+        }
+
+        for layer in &self.options.deltas {
+            self.delta(layer);
+        }
+
+        for arg in &self.options.assignments {
+            let label = format!("--cfg {arg}");
+            if let Some(file) = arg.strip_prefix('@') {
+                let path = self.options.cwd.join(file);
+                if self.exists(&path) {
+                    self.file(&path);
+                } else {
+                    self.errors.push(with_source(
+                        Diagnostic::error(None, not_a_file(&path)),
+                        &label,
+                    ));
+                }
+                continue;
+            }
+            match Assignment::parse(arg) {
+                Ok(assignment) => self.assignment(label, &assignment),
+                Err(e) => self
+                    .errors
+                    .push(with_source(Diagnostic::error(None, e.to_string()), &label)),
+            }
+        }
+
+        for flag in &self.options.flags {
+            match Assignment::parse(&flag.assignment) {
+                Ok(assignment) => self.assignment(flag.flag.clone(), &assignment),
+                Err(e) => self.errors.push(with_source(
+                    Diagnostic::error(None, e.to_string()),
+                    &flag.flag,
+                )),
+            }
+        }
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.options.overrides.iter().any(|(p, _)| p == path) || path.is_file()
+    }
+
+    fn read(&self, path: &Path) -> std::io::Result<String> {
+        match self.options.overrides.iter().find(|(p, _)| p == path) {
+            Some((_, text)) => Ok(text.clone()),
+            None => std::fs::read_to_string(path),
+        }
+    }
+
+    fn file(&mut self, path: &Path) {
+        let label = display_path(path, &self.options.cwd);
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if self.stack.contains(&key) {
+            // The file whose `extends` closes the cycle is where to fix it.
+            let label = self
+                .stack
+                .last()
+                .map_or(label, |file| display_path(file, &self.options.cwd));
+            let chain = self
+                .stack
+                .iter()
+                .chain(std::iter::once(&key))
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" -> ");
+            self.errors.push(with_source(
+                Diagnostic::error(Some("extends".into()), format!("extends cycle: {chain}")),
+                &label,
+            ));
+            return;
+        }
+        if self.seen.len() >= MAX_FILES {
+            self.errors.push(with_source(
+                Diagnostic::error(
+                    Some("extends".into()),
+                    format!("more than {MAX_FILES} config files; is an extends glob too broad?"),
+                ),
+                &label,
+            ));
+            return;
+        }
+        self.seen.push(key.clone());
+
+        let text = match self.read(path) {
+            Ok(text) => text,
+            Err(e) => {
+                self.errors.push(with_source(
+                    Diagnostic::error(None, format!("cannot read: {e}")),
+                    &label,
+                ));
+                return;
+            }
+        };
+        let is_json = path.extension().is_some_and(|e| e == "json");
+        let parsed = if is_json {
+            parse_json_file(&text)
+        } else {
+            parse_toml_file(&text)
+        };
+        let (mut partial, raw) = match parsed {
+            Ok(parsed) => parsed,
+            Err(mut diagnostic) => {
+                diagnostic.source = Some(label);
+                self.errors.push(diagnostic);
+                return;
+            }
+        };
+
+        self.stack.push(key);
+        let extends = partial.extends.take().unwrap_or_default();
+        self.extends(path, &label, &text, &extends);
+        self.stack.pop();
+
+        let mut raw = raw;
+        fold_legacy_raw(&mut raw);
+        for (tool, field) in fold_legacy_policies(&mut partial) {
+            let key = ["conversation", "tools", tool.as_str(), field];
+            let mut d = deprecated_legacy(&tool, field);
+            d.source = Some(label.clone());
+            d.line = locate_key(&text, &key.map(str::to_owned));
+            self.warnings.push(d);
+        }
+        self.layers.push(Layer {
+            label,
+            file: Some(path.to_path_buf()),
+            raw,
+            text: if is_json { None } else { Some(text) },
+        });
+        self.partials.push(partial);
+    }
+
+    /// Loads the files a file's `extends` names (the file is on top of
+    /// the stack), before the file itself.
+    fn extends(&mut self, path: &Path, label: &str, text: &str, extends: &[String]) {
+        let base = path.parent().unwrap_or(Path::new("."));
+        for (i, pattern) in extends.iter().enumerate() {
+            let own = self.stack.last().cloned();
+            let is_itself = |file: &Path| std::fs::canonicalize(file).ok() == own;
+            match expand(base, pattern) {
+                // A name without glob characters that is the file itself.
+                Ok(files) if !is_glob(pattern) && files.iter().any(|f| is_itself(f)) => {
+                    let mut d = Diagnostic::error(
+                        Some(format!("extends[{i}]")),
+                        format!(
+                            "`{pattern}` is this file itself; a file cannot extend itself \
+                             (remove the entry)"
+                        ),
+                    );
+                    d.source = Some(label.to_owned());
+                    d.line = locate_key(text, &["extends".into(), i.to_string()]);
+                    self.errors.push(d);
+                }
+                Ok(files) => {
+                    // A glob such as `*.toml` next to the file matches the
+                    // file itself; that is not a cycle, just not an extension.
+                    for file in files {
+                        if !is_itself(&file) {
+                            self.file(&file);
+                        }
+                    }
+                }
+                Err(message) => {
+                    let mut d = Diagnostic::error(Some(format!("extends[{i}]")), message);
+                    d.source = Some(label.to_owned());
+                    d.line = locate_key(text, &["extends".into(), i.to_string()]);
+                    self.errors.push(d);
+                }
+            }
+        }
+    }
+
+    /// A conversation's config change: its removals from every layer so
+    /// far (each affected layer is read again), then its values.
+    fn delta(&mut self, layer: &DeltaLayer) {
+        for text in &layer.unsets {
+            let unset = match UnsetPath::parse(text) {
+                Ok(unset) => unset,
+                Err(e) => {
+                    self.errors.push(with_source(
+                        Diagnostic::error(Some(text.clone()), e),
+                        &layer.label,
+                    ));
+                    continue;
+                }
+            };
+            for index in 0..self.layers.len() {
+                if !remove(&mut self.layers[index].raw, &unset) {
+                    continue;
+                }
+                match deserialize_value(&self.layers[index].raw) {
+                    Ok(mut partial) => {
+                        // `extends` was followed when the file loaded.
+                        partial.extends = None;
+                        self.partials[index] = partial;
+                    }
+                    Err(d) => self.errors.push(with_source(d, &layer.label)),
+                }
+            }
+        }
+        if layer.delta.as_object().is_some_and(|map| !map.is_empty()) {
+            match deserialize_value(&layer.delta) {
+                Ok(partial) => {
+                    self.layers.push(Layer {
+                        label: layer.label.clone(),
+                        file: None,
+                        raw: layer.delta.clone(),
+                        text: None,
+                    });
+                    self.partials.push(partial);
+                }
+                Err(d) => self.errors.push(with_source(d, &layer.label)),
+            }
+        }
+    }
+
+    fn assignment(&mut self, label: String, assignment: &Assignment) {
+        match assignment.to_partial() {
+            Ok((mut partial, mut raw)) => {
+                fold_legacy_raw(&mut raw);
+                for (tool, field) in fold_legacy_policies(&mut partial) {
+                    let mut d = deprecated_legacy(&tool, field);
+                    d.source = Some(label.clone());
+                    self.warnings.push(d);
+                }
+                self.layers.push(Layer {
+                    label,
+                    file: None,
+                    raw,
+                    text: None,
+                });
+                self.partials.push(partial);
+            }
+            Err(e) => self
+                .errors
+                .push(with_source(Diagnostic::error(None, e.to_string()), &label)),
+        }
+    }
+}
+
+fn with_source(mut diagnostic: Diagnostic, label: &str) -> Diagnostic {
+    diagnostic.source = Some(label.to_owned());
+    diagnostic
+}
