@@ -1,10 +1,11 @@
 //! The command tree.
 
 mod config;
-pub(crate) mod conversation;
+mod conversation;
 mod debug;
+mod format;
 mod init;
-pub(crate) mod policy;
+mod policy;
 mod tool;
 
 use std::process::ExitCode;
@@ -63,15 +64,6 @@ enum Command {
     /// Run one of jp's default tools: a request on stdin, an outcome on
     /// stdout (the local tool protocol).
     Tool(tool::Tool),
-}
-
-/// Output formats of commands that print structured results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// For people.
-    Text,
-    /// One JSON document, for scripts.
-    Json,
 }
 
 impl Cli {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use jp_config::ConfigPath;
 use jp_config::load::{self, Assignment, Loaded};
 
-use super::Format;
+use super::format::Format;
 use crate::ctx::{Ctx, print_load_error};
 use crate::exit;
 

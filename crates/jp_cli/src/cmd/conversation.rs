@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use jp_conversation::conversation::format_utc;
 use jp_conversation::{Conversation, EventKind, Store, StoreError};
 
-use super::Format;
+use super::format::Format;
 use crate::conversation::{stopped_note, warn_torn};
 use crate::exit;
 use crate::printer::{cut, sanitize};

@@ -10,7 +10,7 @@ use jp_config::policy::{
 use jp_config::tool::effective::{PolicyOrigin, effective_policy};
 use jp_config::tool::{DEFAULTS_KEY, check_arguments};
 
-use super::Format;
+use super::format::Format;
 use crate::ctx::{Ctx, print_load_error};
 use crate::exit;
 use crate::query::arguments::parse_arguments;

@@ -88,8 +88,7 @@ impl Session {
                 );
             }
         }
-        let resolved =
-            resolve(&loaded.config, env, root).map_err(|e| failed(e.to_string()))?;
+        let resolved = resolve(&loaded.config, env, root).map_err(|e| failed(e.to_string()))?;
         self.header = format!("── jp ({}/{}) ──", resolved.provider_name, resolved.model);
         self.model = resolved.model;
         self.provider = resolved.provider;
