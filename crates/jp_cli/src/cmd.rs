@@ -68,7 +68,7 @@ enum Command {
 
 impl Cli {
     /// Runs the chosen command.
-    pub fn run(self) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    pub fn run(self) -> Result<ExitCode, crate::error::Error> {
         let mut flags = Vec::new();
         if let Some(when) = self.color {
             let when = match when {

@@ -5,10 +5,10 @@
 use jp_config::AppConfig;
 use jp_conversation::{Conversation, ConversationLock, Store};
 
+use crate::error::Error;
+
 /// The active conversation (locked), if there is one.
-pub fn open_active(
-    store: &Store,
-) -> Result<Option<(Conversation, ConversationLock)>, Box<dyn std::error::Error>> {
+pub fn open_active(store: &Store) -> Result<Option<(Conversation, ConversationLock)>, Error> {
     let Some(id) = store.active() else {
         // `jp conversation rm` clears the marker; one left naming nothing
         // means the conversation went missing some other way.
@@ -21,10 +21,8 @@ pub fn open_active(
         return Ok(None);
     };
     let (conversation, lock) = store.open(&id).map_err(|e| match e {
-        e @ jp_conversation::StoreError::Locked { .. } => e.to_string(),
-        e => format!(
-            "{e}\n(`jp query --new` starts a new conversation; the old one is left as it is)"
-        ),
+        e @ jp_conversation::StoreError::Locked { .. } => Error::Store(e),
+        e => Error::ActiveUnreadable(e),
     })?;
     warn_torn(&conversation);
     Ok(Some((conversation, lock)))

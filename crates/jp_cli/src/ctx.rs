@@ -23,9 +23,8 @@ impl Ctx {
     pub fn from_process(
         assignments: Vec<String>,
         flags: Vec<load::FlagAssignment>,
-    ) -> Result<Self, String> {
-        let cwd = std::env::current_dir()
-            .map_err(|e| format!("cannot read the current directory: {e}"))?;
+    ) -> Result<Self, crate::error::Error> {
+        let cwd = std::env::current_dir().map_err(crate::error::Error::CurrentDir)?;
         Ok(Self {
             cwd,
             // `vars()` panics on a variable that is not UTF-8; such a

@@ -16,6 +16,7 @@
 mod cmd;
 mod conversation;
 mod ctx;
+mod error;
 mod exit;
 mod printer;
 mod prompt;

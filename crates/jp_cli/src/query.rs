@@ -90,7 +90,7 @@ pub struct Query {
 
 impl Query {
     /// Runs the turn.
-    pub fn run(self, mut ctx: Ctx) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    pub fn run(self, mut ctx: Ctx) -> Result<ExitCode, crate::error::Error> {
         if let Some(model) = &self.model {
             ctx.flags.push(jp_config::load::FlagAssignment {
                 flag: format!("--model {model}"),
@@ -174,10 +174,7 @@ struct Setup {
 /// may record is recorded; sensitive keys stay on top, for this query
 /// only). `Err` holds the exit code of a config that does not load or of
 /// no workspace, already reported.
-fn configure(
-    ctx: &mut Ctx,
-    new: bool,
-) -> Result<Result<Setup, ExitCode>, Box<dyn std::error::Error>> {
+fn configure(ctx: &mut Ctx, new: bool) -> Result<Result<Setup, ExitCode>, crate::error::Error> {
     // The config with the flags on top, as every command has it: the
     // flags are checked here, and the grants come from it.
     let (flagged, flag_layers) = match crate::recorded::load_with_flags(ctx) {
@@ -229,7 +226,7 @@ fn configure(
     if let Some(record) = &flags.record {
         // Through the same check as every recorded change.
         crate::recorded::authorize(record, &flagged.config, schema)
-            .map_err(|reason| format!("the flags of this query: {reason}"))?;
+            .map_err(crate::error::Error::Flags)?;
         let id = existing.as_ref().map_or("(new)", |(c, _)| c.id.as_str());
         deltas.push(crate::recorded::layer(record, id));
     }
@@ -291,7 +288,7 @@ fn drive(
     root: &Path,
     prompter: Box<dyn Prompter>,
     live: bool,
-) -> Result<TurnEnd, Box<dyn std::error::Error>> {
+) -> Result<TurnEnd, crate::error::Error> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -307,7 +304,8 @@ fn drive(
             let config = Arc::clone(&session.config);
             let tools = ToolCoordinator::new(&config, root, self_exe.clone(), printer.clone())
                 .arguments_shown_live(live)
-                .with_history(&session.conversation.events)?;
+                .with_history(&session.conversation.events)
+                .map_err(crate::error::Error::StatefulPolicies)?;
             match session
                 .run_turn(
                     &tools,
@@ -318,7 +316,7 @@ fn drive(
                 )
                 .await?
             {
-                Step::End(end) => break Ok::<_, Box<dyn std::error::Error>>(end),
+                Step::End(end) => break Ok::<_, crate::error::Error>(end),
                 Step::Reload(state) => {
                     // Tools changed the config: the next request of this
                     // turn uses it (RFD 078 phase 3).

@@ -8,6 +8,7 @@ use jp_config::load::{self, Assignment, Loaded};
 
 use super::format::Format;
 use crate::ctx::{Ctx, print_load_error};
+use crate::error::Error;
 use crate::exit;
 
 #[derive(Debug, clap::Subcommand)]
@@ -48,7 +49,7 @@ pub enum Config {
 }
 
 impl Config {
-    pub fn run(self, ctx: &Ctx) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    pub fn run(self, ctx: &Ctx) -> Result<ExitCode, Error> {
         match self {
             Self::Show { format } => with_config(ctx, |loaded| show(loaded, format)),
             Self::Get { key } => with_config(ctx, |loaded| get(loaded, &key)),
@@ -68,8 +69,8 @@ impl Config {
 
 fn with_config(
     ctx: &Ctx,
-    f: impl FnOnce(&Loaded) -> Result<ExitCode, Box<dyn std::error::Error>>,
-) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    f: impl FnOnce(&Loaded) -> Result<ExitCode, Error>,
+) -> Result<ExitCode, Error> {
     let loaded = ctx.load().and_then(|loaded| {
         // The active conversation's config changes (made by tools) are
         // part of the config its next `jp query` uses.
@@ -151,7 +152,7 @@ fn sources(loaded: &Loaded, key: &ConfigPath) -> Vec<String> {
     layers.iter().map(|l| l.label.clone()).collect()
 }
 
-fn show(loaded: &Loaded, format: Format) -> Result<ExitCode, Box<dyn std::error::Error>> {
+fn show(loaded: &Loaded, format: Format) -> Result<ExitCode, Error> {
     let mut all = Vec::new();
     leaves(&ConfigPath::root(), &loaded.resolved, &mut all);
     match format {
@@ -176,7 +177,7 @@ fn show(loaded: &Loaded, format: Format) -> Result<ExitCode, Box<dyn std::error:
     Ok(ExitCode::SUCCESS)
 }
 
-fn get(loaded: &Loaded, key: &str) -> Result<ExitCode, Box<dyn std::error::Error>> {
+fn get(loaded: &Loaded, key: &str) -> Result<ExitCode, Error> {
     let path = ConfigPath::parse(key)?;
     match path.lookup(&loaded.resolved) {
         // Piped, a string is written byte for byte (a script reads the
@@ -215,7 +216,7 @@ fn validate(ctx: &Ctx) -> ExitCode {
     }
 }
 
-fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Box<dyn std::error::Error>> {
+fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Error> {
     let assignment = match Assignment::parse(arg) {
         Ok(a) => a,
         Err(e) => {
@@ -233,7 +234,13 @@ fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Box<dyn std::error:
     let text = match std::fs::read_to_string(&file) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("cannot read {}: {e}", file.display()).into()),
+        Err(source) => {
+            return Err(Error::File {
+                action: "read",
+                path: file,
+                source,
+            });
+        }
     };
 
     // `KEY=VALUE` is a string unless the key wants another type and the
@@ -283,17 +290,13 @@ fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Box<dyn std::error:
     Ok(exit::INVALID_CONFIG.into())
 }
 
-fn target_file(ctx: &Ctx, user: bool) -> Result<PathBuf, String> {
+fn target_file(ctx: &Ctx, user: bool) -> Result<PathBuf, Error> {
     if user {
-        return load::user_config_file(&ctx.env).ok_or_else(|| {
-            "cannot find the user config: neither XDG_CONFIG_HOME nor HOME is set".into()
-        });
+        return load::user_config_file(&ctx.env).ok_or(Error::NoUserConfig);
     }
     load::find_workspace_root(&ctx.cwd)
         .map(|root| load::workspace_config_file(&root))
-        .ok_or_else(|| {
-            "not in a workspace (no .jp directory here or above); run `mkdir .jp` at the project root, or use --user".into()
-        })
+        .ok_or(Error::NoWorkspace)
 }
 
 /// Writes through a temporary file in the same directory and renames it
@@ -301,10 +304,14 @@ fn target_file(ctx: &Ctx, user: bool) -> Result<PathBuf, String> {
 /// config that is a symbolic link (dotfiles repositories often link the
 /// user config) is written where the link points, so the link stays; the
 /// file keeps its permissions.
-fn write_atomically(file: &Path, text: &str) -> Result<(), String> {
+fn write_atomically(file: &Path, text: &str) -> Result<(), Error> {
     let target = link_target(file)?;
     let dir = target.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|source| Error::File {
+        action: "create",
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let written = match std::fs::metadata(&target) {
         Ok(meta) => jp_tools::atomic::replace(&target, text.as_bytes(), meta.permissions()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -312,20 +319,27 @@ fn write_atomically(file: &Path, text: &str) -> Result<(), String> {
         }
         Err(e) => Err(e),
     };
-    written.map_err(|e| format!("cannot write {}: {e}", target.display()))
+    written.map_err(|source| Error::File {
+        action: "write",
+        path: target.clone(),
+        source,
+    })
 }
 
 /// The file a chain of symbolic links at `file` ends in (`file` itself when
 /// it is not a link); the end may not exist yet.
-fn link_target(file: &Path) -> Result<PathBuf, String> {
+fn link_target(file: &Path) -> Result<PathBuf, Error> {
     /// As many links as Linux follows in one path.
     const MAX_LINKS: usize = 40;
     let mut path = file.to_path_buf();
     for _ in 0..MAX_LINKS {
         match std::fs::symlink_metadata(&path) {
             Ok(meta) if meta.file_type().is_symlink() => {
-                let to = std::fs::read_link(&path)
-                    .map_err(|e| format!("cannot read the link {}: {e}", path.display()))?;
+                let to = std::fs::read_link(&path).map_err(|source| Error::File {
+                    action: "read the link",
+                    path: path.clone(),
+                    source,
+                })?;
                 path = match path.parent() {
                     Some(dir) if to.is_relative() => dir.join(to),
                     _ => to,
@@ -333,11 +347,17 @@ fn link_target(file: &Path) -> Result<PathBuf, String> {
             }
             Ok(_) => return Ok(path),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(path),
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+            Err(source) => {
+                return Err(Error::File {
+                    action: "read",
+                    path,
+                    source,
+                });
+            }
         }
     }
-    Err(format!(
-        "cannot write {}: more than {MAX_LINKS} symbolic links in a row",
-        file.display()
-    ))
+    Err(Error::LinkLoop {
+        path: file.to_path_buf(),
+        limit: MAX_LINKS,
+    })
 }

@@ -49,7 +49,7 @@ pub enum ConversationCmd {
 
 impl ConversationCmd {
     /// Runs the command in the workspace around `cwd`.
-    pub fn run(self, cwd: &Path) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    pub fn run(self, cwd: &Path) -> Result<ExitCode, crate::error::Error> {
         let Some(root) = jp_config::load::find_workspace_root(cwd) else {
             return Ok(crate::ctx::no_workspace(cwd));
         };

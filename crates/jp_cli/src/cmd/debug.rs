@@ -31,7 +31,7 @@ pub enum Debug {
 }
 
 impl Debug {
-    pub fn run(self) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    pub fn run(self) -> Result<ExitCode, crate::error::Error> {
         match self {
             Self::StreamArgs {
                 chunk_size,
@@ -42,15 +42,20 @@ impl Debug {
     }
 }
 
-fn read_input(file: Option<&PathBuf>) -> Result<String, Box<dyn std::error::Error>> {
+fn read_input(file: Option<&PathBuf>) -> Result<String, crate::error::Error> {
     Ok(match file {
-        Some(path) => std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?,
+        Some(path) => {
+            std::fs::read_to_string(path).map_err(|source| crate::error::Error::File {
+                action: "read",
+                path: path.clone(),
+                source,
+            })?
+        }
         None => {
             let mut text = String::new();
             std::io::stdin()
                 .read_to_string(&mut text)
-                .map_err(|e| format!("cannot read standard input: {e}"))?;
+                .map_err(crate::error::Error::Stdin)?;
             text
         }
     })
@@ -60,7 +65,7 @@ fn stream_args(
     text: &str,
     chunk_size: usize,
     tool: String,
-) -> Result<ExitCode, Box<dyn std::error::Error>> {
+) -> Result<ExitCode, crate::error::Error> {
     stream_args_to(&mut std::io::stdout().lock(), text, chunk_size, &tool)
 }
 
@@ -72,7 +77,7 @@ fn stream_args_to(
     text: &str,
     chunk_size: usize,
     tool: &str,
-) -> Result<ExitCode, Box<dyn std::error::Error>> {
+) -> Result<ExitCode, crate::error::Error> {
     let mut builder = EventBuilder::new();
     builder.handle_part(
         0,
@@ -102,7 +107,7 @@ fn stream_args_to(
         start = end;
     }
     let Some(FlushedEvent::ToolCallRequest(call)) = builder.handle_flush(0) else {
-        return Err("the tool call vanished before its flush".into());
+        return Err(crate::error::Error::Vanished);
     };
     match call.arguments() {
         Ok(arguments) => {

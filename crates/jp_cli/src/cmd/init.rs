@@ -4,6 +4,7 @@ use std::io::IsTerminal as _;
 use std::path::Path;
 use std::process::ExitCode;
 
+use crate::error::Error;
 use crate::exit;
 use crate::prompt::{Prompter as _, TerminalPrompter};
 use crate::{errln, outln};
@@ -22,7 +23,7 @@ pub struct Init {
 impl Init {
     /// Writes `.jp/config.toml` (model and the default tools) and
     /// `.jp/.gitignore`.
-    pub fn run(self, cwd: &Path) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    pub fn run(self, cwd: &Path) -> Result<ExitCode, Error> {
         let dir = cwd.join(".jp");
         let config = dir.join("config.toml");
         if config.exists() {
@@ -37,8 +38,11 @@ impl Init {
         } else {
             ask_model()
         };
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(|source| Error::File {
+            action: "create",
+            path: dir.clone(),
+            source,
+        })?;
         write_new(&config, &config_text(&model))?;
         let ignore = dir.join(".gitignore");
         if !ignore.exists() {
@@ -90,13 +94,19 @@ fn config_text(model: &str) -> String {
 }
 
 /// Writes a file that must not exist yet.
-fn write_new(path: &Path, text: &str) -> Result<(), String> {
+fn write_new(path: &Path, text: &str) -> Result<(), Error> {
     use std::io::Write as _;
+    let failed = |action| {
+        move |source| Error::File {
+            action,
+            path: path.to_path_buf(),
+            source,
+        }
+    };
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)
-        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    file.write_all(text.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        .map_err(failed("create"))?;
+    file.write_all(text.as_bytes()).map_err(failed("write"))
 }

@@ -54,7 +54,7 @@ pub enum Policy {
 }
 
 impl Policy {
-    pub fn run(self, ctx: &Ctx) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    pub fn run(self, ctx: &Ctx) -> Result<ExitCode, crate::error::Error> {
         match self {
             Self::Check {
                 tool,
@@ -127,7 +127,7 @@ fn describe(
     tool: &str,
     field: PolicyField,
     format: Format,
-) -> Result<ExitCode, Box<dyn std::error::Error>> {
+) -> Result<ExitCode, crate::error::Error> {
     if let Err(code) = known_tool(loaded, tool) {
         return Ok(code);
     }
@@ -135,7 +135,10 @@ fn describe(
         return Ok(usage_error(&format!("unknown tool `{tool}`")));
     };
     let Some(policy) = compiled.policy else {
-        return Err(format!("the {field} policy of `{tool}` does not compile").into());
+        return Err(crate::error::Error::PolicyDoesNotCompile {
+            field: field.to_string(),
+            tool: tool.to_owned(),
+        });
     };
     let params = &loaded.config.conversation.tools[tool].parameters;
     let warnings = ordering_warnings(&policy, params);
@@ -201,7 +204,8 @@ fn describe(
             if let Some(key) = &key {
                 crate::outln!("  policy: {key} ({source})");
             }
-            let stateful = crate::stateful::from_config(&loaded.config)?;
+            let stateful = crate::stateful::from_config(&loaded.config)
+                .map_err(crate::error::Error::StatefulPolicies)?;
             let governing = stateful.policies_for(tool);
             if !governing.is_empty() {
                 crate::outln!(
@@ -264,7 +268,7 @@ fn stateful(
     id: Option<&str>,
     tool: &str,
     arguments: &serde_json::Value,
-) -> Result<Stateful, Box<dyn std::error::Error>> {
+) -> Result<Stateful, crate::error::Error> {
     use crate::stateful::{Call, PolicyContext, PolicyDecision, WorkspaceEnv, from_config, replay};
     let store = jp_conversation::Store::new(root);
     let id = id.map(str::to_owned).or_else(|| store.active());
@@ -276,7 +280,8 @@ fn stateful(
         }
         None => Vec::new(),
     };
-    let mut registry = from_config(&loaded.config)?;
+    let mut registry =
+        from_config(&loaded.config).map_err(crate::error::Error::StatefulPolicies)?;
     let workspace = Workspace::new(root);
     let env = WorkspaceEnv::new(&loaded.config, &workspace);
     let resolved = &loaded.resolved;
@@ -308,7 +313,7 @@ fn check(
     loaded: &Loaded,
     call: &Call<'_>,
     format: Format,
-) -> Result<ExitCode, Box<dyn std::error::Error>> {
+) -> Result<ExitCode, crate::error::Error> {
     let Call {
         tool,
         args,
@@ -339,7 +344,10 @@ fn check(
     };
     let Some(policy) = compiled.policy else {
         // The loader already rejected configs with policy errors.
-        return Err(format!("the {field} policy of `{tool}` does not compile").into());
+        return Err(crate::error::Error::PolicyDoesNotCompile {
+            field: field.to_string(),
+            tool: tool.to_owned(),
+        });
     };
     let root = loaded
         .workspace_root

@@ -36,7 +36,7 @@ impl Session {
         prompts: &'t Prompts,
         interrupts: &mut Interrupts,
         resume: Option<(TurnCoordinator, VecDeque<Action>)>,
-    ) -> Result<Step, Box<dyn std::error::Error>> {
+    ) -> Result<Step, crate::error::Error> {
         let (mut turn, mut queue) = match resume {
             Some(state) => state,
             None => {

@@ -90,7 +90,7 @@ impl Session {
         executor: &E,
         prompts: &Prompts,
         interrupts: &mut Interrupts,
-    ) -> Result<RanTools, Box<dyn std::error::Error>> {
+    ) -> Result<RanTools, crate::error::Error> {
         let cancel = interrupts.cancel.clone();
         let mut cycle = Cycle {
             executor,

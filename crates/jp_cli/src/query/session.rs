@@ -155,9 +155,8 @@ pub fn resolve(
     config: &AppConfig,
     env: &HashMap<String, String>,
     root: &std::path::Path,
-) -> Result<Resolved, Box<dyn std::error::Error>> {
-    let (provider_name, model) = resolve_model_id(config, &config.assistant.model.id)
-        .map_err(|e| format!("assistant.model.id: {e}"))?;
+) -> Result<Resolved, crate::error::Error> {
+    let (provider_name, model) = resolve_model_id(config, &config.assistant.model.id)?;
     let (provider_name, model) = (provider_name.to_owned(), model.to_owned());
     let provider = jp_llm::connect(
         config,

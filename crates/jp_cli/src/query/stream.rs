@@ -121,7 +121,7 @@ impl Session {
         turn: &mut TurnCoordinator,
         response: &mut Response<'t>,
         interrupts: &mut Interrupts,
-    ) -> Result<Vec<Action>, Box<dyn std::error::Error>> {
+    ) -> Result<Vec<Action>, crate::error::Error> {
         let cancel = interrupts.cancel.clone();
         let prompts = response.prompts;
         let mut stream = self.provider.stream(self.request());
@@ -201,7 +201,7 @@ impl Session {
         response: &mut Response<'_>,
         input: Input,
         after: &mut Vec<Action>,
-    ) -> Result<bool, Box<dyn std::error::Error>> {
+    ) -> Result<bool, crate::error::Error> {
         let mut inputs = vec![input];
         let mut ends = false;
         while let Some(input) = inputs.pop() {
@@ -267,7 +267,7 @@ impl Session {
         action: Action,
         response: &mut Response<'_>,
         turn: &TurnCoordinator,
-    ) -> Result<(), Box<dyn std::error::Error>> {
+    ) -> Result<(), crate::error::Error> {
         match action {
             Action::Text(text) => self.printer.write(Channel::Content, &text),
             Action::Reasoning(text) => {
