@@ -43,8 +43,8 @@ pub const YES_NO: [Choice; 2] = [
 ];
 
 /// A way to ask the user: the terminal work of one prompt, done on a
-/// blocking thread. The turn asks through [`Prompts`], which queues prompts
-/// and keeps the turn running while one waits.
+/// blocking thread. The turn asks through [`Prompts`](super::Prompts),
+/// which queues prompts and keeps the turn running while one waits.
 ///
 /// `stop` ends a waiting prompt with [`PromptError::Interrupted`]: the
 /// turn was interrupted, or the answer is no longer needed.
