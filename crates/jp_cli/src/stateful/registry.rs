@@ -130,7 +130,7 @@ impl PolicyRegistry {
                 // Warn, as issue 12 asks, under its own target: the
                 // terminal already shows each denial as a line of chrome,
                 // so jp's default log filter leaves this target out
-                // (`main.rs`); `-v` or `RUST_LOG` bring it back.
+                // (`init_logging` in `lib.rs`); `-v` or `RUST_LOG` bring it back.
                 tracing::warn!(target: DENIAL_LOG_TARGET, policy = policy.name(), tool = call.tool, reason = %denial.reason, "a stateful policy denied a tool call");
                 return PolicyDecision::Deny(Denial {
                     policy: policy.name().to_owned(),
