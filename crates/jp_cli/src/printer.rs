@@ -682,277 +682,6 @@ fn write_line(out: &mut impl Write, text: &str) {
     let _ = writeln!(out, "{text}").and_then(|()| out.flush());
 }
 
-/// An in-memory writer for tests: what was written, shared.
-#[cfg(test)]
-#[derive(Debug, Clone, Default)]
-pub struct Captured(Arc<Mutex<Vec<u8>>>);
-
-#[cfg(test)]
-impl Captured {
-    /// Everything written, as text.
-    #[must_use]
-    pub fn text(&self) -> String {
-        let bytes = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        String::from_utf8_lossy(&bytes).into_owned()
-    }
-}
-
-#[cfg(test)]
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use super::*;
-
-    #[test]
-    fn streamed_reasoning_ends_its_line_before_the_next_chrome_line() {
-        let (out, err) = (Captured::default(), Captured::default());
-        let printer = Printer::new(Box::new(out.clone()), false, Box::new(err.clone()), false);
-        printer.chrome_text(Style::Dim, "thinking ");
-        printer.chrome_text(Style::Dim, "hard");
-        printer.chrome_line(Style::Header, "Calling tool t()");
-        printer.chrome_text(Style::Dim, "more thought");
-        printer.finish_content();
-        assert_eq!(
-            err.text(),
-            "thinking hard\nCalling tool t()\nmore thought\n"
-        );
-        assert_eq!(out.text(), "");
-    }
-
-    #[test]
-    fn on_one_terminal_reasoning_and_text_keep_to_their_own_lines() {
-        let screen = Captured::default();
-        let printer = Printer::new(
-            Box::new(screen.clone()),
-            false,
-            Box::new(screen.clone()),
-            false,
-        );
-        printer.set_terminals(true, true);
-        printer.chrome_text(Style::Dim, "thinking");
-        printer.write(Channel::Content, "Writing it.\n");
-        printer.chrome_line(Style::Header, "Calling tool t()");
-        assert_eq!(screen.text(), "thinking\nWriting it.\nCalling tool t()\n");
-    }
-
-    #[test]
-    fn one_line_is_measured_as_drawn() {
-        let line = one_line("Name\tthe\u{1b}[7m 日本");
-        assert_eq!(line, "Name    the\\u{1b}[7m 日本");
-        assert_eq!(columns(&line), 4 + 4 + 3 + 6 + 3 + 1 + 4);
-    }
-
-    #[test]
-    fn invisible_characters_that_hide_text_are_shown_escaped() {
-        // A zero-width space, a soft hyphen, a Hangul filler, a byte-order
-        // mark and a message in tag characters (`hi`) are escaped; the
-        // joiner and variation selector of an emoji are kept.
-        let text = "a\u{200b}b\u{ad}c\u{3164}d\u{feff}e\u{e0068}\u{e0069} ❤\u{fe0f} 👩\u{200d}💻";
-        assert_eq!(
-            sanitize(text),
-            "a\\u{200b}b\\u{ad}c\\u{3164}d\\u{feff}e\\u{e0068}\\u{e0069} ❤\u{fe0f} 👩\u{200d}💻"
-        );
-    }
-
-    #[test]
-    fn the_characters_escaped_are_those_a_terminal_acts_on_or_hides() {
-        let escaped: Vec<char> = (0..=0x10_ffff_u32)
-            .filter_map(char::from_u32)
-            .filter(|&c| needs_escape(c))
-            .collect();
-        let mut expected: Vec<char> = ('\0'..='\u{1f}')
-            .filter(|c| !matches!(c, '\n' | '\t'))
-            .chain('\u{7f}'..='\u{9f}')
-            .chain(['\u{ad}', '\u{115f}', '\u{1160}', '\u{200b}'])
-            // The bidi direction marks (review).
-            .chain(['\u{61c}', '\u{200e}', '\u{200f}'])
-            .chain('\u{202a}'..='\u{202e}')
-            .chain('\u{2060}'..='\u{2064}')
-            .chain('\u{2066}'..='\u{2069}')
-            .chain(['\u{3164}', '\u{feff}', '\u{ffa0}'])
-            .chain('\u{e0000}'..='\u{e007f}')
-            .collect();
-        expected.sort_unstable();
-        assert_eq!(escaped, expected);
-    }
-
-    #[test]
-    fn json_keeps_its_meaning_with_the_same_characters_escaped() {
-        let text = "a\u{1b}]0;pwned\u{7}\u{9b}2J\u{202e}\u{7f}\u{200b}\u{e0041} ❤\u{fe0f}\n";
-        let json = serde_json::to_string(&serde_json::json!({ text: [text] })).unwrap();
-        let escaped = escape_json(&json);
-        let inner =
-            "a\\u001b]0;pwned\\u0007\\u009b2J\\u202e\\u007f\\u200b\\udb40\\udc41 ❤\u{fe0f}\\n";
-        assert_eq!(escaped, format!("{{\"{inner}\":[\"{inner}\"]}}"));
-        let back: serde_json::Value = serde_json::from_str(&escaped).unwrap();
-        assert_eq!(back, serde_json::json!({ text: [text] }));
-        // JSON without such characters is left as it is.
-        assert!(matches!(
-            escape_json("{\"a\": \"\\u001b\"}"),
-            std::borrow::Cow::Borrowed(_)
-        ));
-    }
-
-    #[test]
-    fn a_value_is_written_byte_for_byte_when_piped_and_escaped_on_a_terminal() {
-        let value = "id\u{1b}]0;pwned\u{7}\u{9b}\u{202e}";
-        assert_eq!(value_text(value, false), value);
-        assert_eq!(
-            value_text(value, true),
-            "id\\u{1b}]0;pwned\\u{7}\\u{9b}\\u{202e}"
-        );
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn nothing_escaped_is_left_and_escaping_twice_changes_nothing(text in "\\PC*|[\\x00-\\x{a0}\\x{2000}-\\x{2070}\\x{e0000}-\\x{e0080}]*") {
-            let once = sanitize(&text).into_owned();
-            proptest::prop_assert!(!once.chars().any(needs_escape));
-            proptest::prop_assert_eq!(sanitize(&once), once.as_str());
-            let json = serde_json::to_string(&text).unwrap();
-            let escaped = escape_json(&json);
-            proptest::prop_assert!(!escaped.chars().any(needs_escape));
-            proptest::prop_assert_eq!(serde_json::from_str::<String>(&escaped).unwrap(), text);
-        }
-    }
-
-    struct Closed;
-    impl Write for Closed {
-        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
-            Err(io::Error::from(io::ErrorKind::BrokenPipe))
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-
-    #[test]
-    fn content_and_chrome_go_to_their_streams() {
-        let (out, err) = (Captured::default(), Captured::default());
-        let printer = Printer::new(Box::new(out.clone()), false, Box::new(err.clone()), false);
-        printer.write(Channel::Content, "Hello");
-        printer.chrome_line(Style::Good, "not a terminal: no newline added");
-        printer.set_terminals(true, true);
-        printer.chrome_line(Style::Good, "tool ran");
-        printer.finish_content();
-        assert_eq!(out.text(), "Hello");
-        assert_eq!(err.text(), "not a terminal: no newline added\n\ntool ran\n");
-    }
-
-    #[test]
-    fn colour_only_when_asked() {
-        let err = Captured::default();
-        let printer = Printer::new(
-            Box::new(Captured::default()),
-            true,
-            Box::new(err.clone()),
-            true,
-        );
-        printer.chrome_line(Style::Bad, "no");
-        assert_eq!(err.text(), "\x1b[31mno\x1b[0m\n");
-    }
-
-    #[test]
-    fn control_characters_are_made_visible() {
-        assert_eq!(sanitize("plain\ttext"), "plain\ttext");
-        assert_eq!(
-            sanitize("a\u{1b}[2J b\u{7}c\u{9b}d\u{202e}e\r"),
-            "a\\u{1b}[2J b\\u{7}c\\u{9b}d\\u{202e}e\\u{d}"
-        );
-        let err = Captured::default();
-        let printer = Printer::new(
-            Box::new(Captured::default()),
-            false,
-            Box::new(err.clone()),
-            false,
-        );
-        printer.chrome_line(Style::Good, "x\u{1b}]0;pwned\u{7}");
-        assert_eq!(err.text(), "x\\u{1b}]0;pwned\\u{7}\n");
-    }
-
-    /// A printer whose streams are both "terminals", with the prompt drawn
-    /// on the chrome writer too (one screen, as in practice).
-    fn terminal() -> (Printer, Captured, Captured) {
-        let (out, err) = (Captured::default(), Captured::default());
-        let printer = Printer::new(Box::new(out.clone()), false, Box::new(err.clone()), false);
-        printer.set_terminals(true, true);
-        printer.set_prompt_terminal(Box::new(err.clone()));
-        (printer, out, err)
-    }
-
-    #[test]
-    fn assistant_text_is_sanitized_on_a_terminal_only() {
-        let text = "fine\u{1b}[8m hidden\ttab\n";
-        let (out, err) = (Captured::default(), Captured::default());
-        let piped = Printer::new(Box::new(out.clone()), false, Box::new(err), false);
-        piped.write(Channel::Content, text);
-        assert_eq!(out.text(), text);
-        let (printer, out, _) = terminal();
-        printer.write(Channel::Content, text);
-        assert_eq!(out.text(), "fine\\u{1b}[8m hidden\ttab\n");
-    }
-
-    #[test]
-    fn output_prints_above_a_waiting_prompt_in_whole_lines() {
-        let (printer, out, err) = terminal();
-        printer.show_prompt("Run x? [y,n,?] ");
-        printer.chrome_line(Style::Dim, "a chrome line");
-        printer.write(Channel::Content, "half a li");
-        printer.write(Channel::Content, "ne\nand more");
-        printer.end_prompt("y");
-        assert_eq!(
-            err.text(),
-            "\r\x1b[2KRun x? [y,n,?] \
-             \r\x1b[2Ka chrome line\r\nRun x? [y,n,?] \
-             \r\x1b[2KRun x? [y,n,?] \
-             \r\x1b[2KRun x? [y,n,?] y\r\n"
-        );
-        // Content reaches its own stream: whole lines while the prompt
-        // shows, the unfinished rest after it.
-        assert_eq!(out.text(), "half a line\r\nand more");
-    }
-
-    #[test]
-    fn output_waits_while_an_editor_owns_the_terminal() {
-        let (printer, out, err) = terminal();
-        printer.holding(|| {
-            printer.write(Channel::Content, "streamed meanwhile");
-            printer.chrome_line(Style::Dim, "and chrome");
-            assert_eq!((out.text(), err.text()), (String::new(), String::new()));
-        });
-        assert_eq!(out.text(), "streamed meanwhile");
-        assert_eq!(err.text(), "\nand chrome\n");
-    }
-
-    #[test]
-    fn a_closed_stream_is_not_an_error() {
-        let err = Captured::default();
-        let printer = Printer::new(Box::new(Closed), false, Box::new(err.clone()), false);
-        printer.write(Channel::Content, "lost");
-        printer.write(Channel::Content, "lost again");
-        printer.chrome_line(Style::Dim, "still here");
-        assert_eq!(err.text(), "still here\n");
-    }
-}
-
 /// Where the spinner draws: stderr, as a terminal a few columns narrower
 /// than it is. indicatif pads its line to the terminal's width, leaving
 /// the cursor in the last column, so the `^C` the terminal itself echoes
@@ -1006,3 +735,40 @@ impl indicatif::TermLike for SpinnerTerm {
         self.0.flush()
     }
 }
+
+/// An in-memory writer for tests: what was written, shared.
+#[cfg(test)]
+#[derive(Debug, Clone, Default)]
+pub struct Captured(Arc<Mutex<Vec<u8>>>);
+
+#[cfg(test)]
+impl Captured {
+    /// Everything written, as text.
+    #[must_use]
+    pub fn text(&self) -> String {
+        let bytes = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+#[cfg(test)]
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "printer_tests.rs"]
+mod tests;

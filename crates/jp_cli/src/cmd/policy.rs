@@ -308,6 +308,8 @@ fn stateful(
     })
 }
 
+/// `jp policy check TOOL --args ...`: the call's arguments checked, its
+/// policy evaluated, and what was found printed in `format`.
 fn check(
     ctx: &Ctx,
     loaded: &Loaded,
@@ -320,25 +322,10 @@ fn check(
         field,
         conversation,
     } = *call;
-    let tools = &loaded.config.conversation.tools;
-    if let Err(code) = known_tool(loaded, tool) {
-        return Ok(code);
-    }
-    let arguments = match parse_arguments(tool, args) {
-        Ok(a) => a,
-        Err(e) => return Ok(usage_error(&format!("--args: {e}"))),
+    let arguments = match checked_arguments(loaded, tool, args) {
+        Ok(arguments) => arguments,
+        Err(code) => return Ok(code),
     };
-    let Some(cfg) = tools.get(tool) else {
-        return Ok(usage_error(&format!("unknown tool `{tool}`")));
-    };
-    if let Err(issues) = check_arguments(&cfg.parameters, &arguments) {
-        for issue in &issues {
-            crate::errln!("error: --args: {issue}");
-        }
-        return Ok(usage_error(&format!(
-            "the arguments do not fit `{tool}`'s parameters"
-        )));
-    }
     let Some((spec, compiled)) = effective_policy(&loaded.config, tool, field) else {
         return Ok(usage_error(&format!("unknown tool `{tool}`")));
     };
@@ -359,11 +346,6 @@ fn check(
     // Only `policy.run` is decided while a call streams.
     let streamed =
         (field == PolicyField::Run).then(|| decided_after(&policy, &arguments, &workspace));
-    let streamed_text = streamed.as_ref().map(|streamed| match streamed {
-        Some(None) => "decided as the call starts".to_owned(),
-        Some(Some(key)) => format!("decided once `{key}` is complete"),
-        None => "decided only when all arguments are in".to_owned(),
-    });
 
     let key = spec.origin.key().map(ToString::to_string);
     let source = spec
@@ -377,91 +359,194 @@ fn check(
     } else {
         None
     };
-    let describe = |rule: usize| {
-        policy
+    let found = Found {
+        tool,
+        field,
+        policy: &policy,
+        decision,
+        streamed,
+        key,
+        source,
+        stateful,
+    };
+    match format {
+        Format::Json => found.print_json()?,
+        Format::Text if spec.origin == PolicyOrigin::BuiltIn => found.print_built_in(),
+        Format::Text => found.print_text(),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The `--args` of a check, parsed and fitted to `tool`'s parameters; or,
+/// when they cannot be checked (an unknown tool, arguments that do not
+/// parse or fit), the usage error, already printed.
+fn checked_arguments(
+    loaded: &Loaded,
+    tool: &str,
+    args: &str,
+) -> Result<serde_json::Value, ExitCode> {
+    known_tool(loaded, tool)?;
+    let arguments = match parse_arguments(tool, args) {
+        Ok(a) => a,
+        Err(e) => return Err(usage_error(&format!("--args: {e}"))),
+    };
+    let Some(cfg) = loaded.config.conversation.tools.get(tool) else {
+        return Err(usage_error(&format!("unknown tool `{tool}`")));
+    };
+    if let Err(issues) = check_arguments(&cfg.parameters, &arguments) {
+        for issue in &issues {
+            crate::errln!("error: --args: {issue}");
+        }
+        return Err(usage_error(&format!(
+            "the arguments do not fit `{tool}`'s parameters"
+        )));
+    }
+    Ok(arguments)
+}
+
+/// What `jp policy check` found about one call, to print.
+struct Found<'a> {
+    tool: &'a str,
+    field: PolicyField,
+    /// The tool's policy for `field`.
+    policy: &'a jp_config::policy::Policy,
+    /// What it decided for the call.
+    decision: jp_config::policy::Decision,
+    /// For `run` only: when a streamed call would be decided
+    /// ([`decided_after`]).
+    streamed: Option<Option<Option<String>>>,
+    /// The config key the policy is set at; `None` for the built-in one.
+    key: Option<String>,
+    /// The layer that set it (`default` when none did).
+    source: String,
+    /// For `run` only: what the stateful policies say.
+    stateful: Option<Stateful>,
+}
+
+impl Found<'_> {
+    /// The condition of the rule with index `rule`, as written.
+    fn condition(&self, rule: usize) -> String {
+        self.policy
             .rules()
             .iter()
             .find(|r| r.index == rule)
             .map_or_else(String::new, jp_config::policy::Rule::describe)
-    };
-    match format {
-        Format::Json => {
-            let trace = decision
-                .trace
-                .iter()
-                .map(|t| {
-                    serde_json::json!({
-                        "rule": t.rule,
-                        "condition": describe(t.rule),
-                        "matched": t.matched,
-                        "reason": t.reason,
-                    })
+    }
+
+    /// One JSON document on stdout.
+    fn print_json(&self) -> Result<(), serde_json::Error> {
+        let Self {
+            tool,
+            field,
+            decision,
+            streamed,
+            key,
+            source,
+            stateful,
+            ..
+        } = self;
+        let trace = decision
+            .trace
+            .iter()
+            .map(|t| {
+                serde_json::json!({
+                    "rule": t.rule,
+                    "condition": self.condition(t.rule),
+                    "matched": t.matched,
+                    "reason": t.reason,
                 })
-                .collect::<Vec<_>>();
-            let mut out = serde_json::json!({
-                "tool": tool,
-                "field": field.as_str(),
-                "mode": decision.mode.as_str(),
-                "rule": decision.rule,
-                "reason": decision.reason,
-                "policy": key,
-                "source": source,
-                "trace": trace,
+            })
+            .collect::<Vec<_>>();
+        let mut out = serde_json::json!({
+            "tool": tool,
+            "field": field.as_str(),
+            "mode": decision.mode.as_str(),
+            "rule": decision.rule,
+            "reason": decision.reason,
+            "policy": key,
+            "source": source,
+            "trace": trace,
+        });
+        if let Some(stateful) = stateful.as_ref().filter(|s| !s.policies.is_empty()) {
+            out["stateful"] = serde_json::json!({
+                "conversation": stateful.conversation,
+                "policies": stateful.policies,
+                "allowed": stateful.denial.is_none(),
+                "policy": stateful.denial.as_ref().map(|d| &d.policy),
+                "reason": stateful.denial.as_ref().map(|d| &d.reason),
             });
-            if let Some(stateful) = stateful.as_ref().filter(|s| !s.policies.is_empty()) {
-                out["stateful"] = serde_json::json!({
-                    "conversation": stateful.conversation,
-                    "policies": stateful.policies,
-                    "allowed": stateful.denial.is_none(),
-                    "policy": stateful.denial.as_ref().map(|d| &d.policy),
-                    "reason": stateful.denial.as_ref().map(|d| &d.reason),
-                });
-            }
-            if let Some(streamed) = &streamed {
-                out["streaming"] = match streamed {
-                    Some(None) => serde_json::json!({ "decided": "at start" }),
-                    Some(Some(key)) => serde_json::json!({ "decided": "after", "argument": key }),
-                    None => serde_json::json!({ "decided": "at the end" }),
-                };
-            }
-            crate::printer::stdout_json(&serde_json::to_string_pretty(&out)?);
         }
-        Format::Text if spec.origin == PolicyOrigin::BuiltIn => {
-            crate::outln!("{tool} {field}: {}", decision.mode);
-            crate::outln!(
-                "  no {field} is configured for {tool} or '*'; the built-in default is {}",
-                decision.mode
-            );
-            if let Some(stateful) = &stateful {
-                print_stateful(tool, stateful);
-            }
+        if let Some(streamed) = &streamed {
+            out["streaming"] = match streamed {
+                Some(None) => serde_json::json!({ "decided": "at start" }),
+                Some(Some(key)) => serde_json::json!({ "decided": "after", "argument": key }),
+                None => serde_json::json!({ "decided": "at the end" }),
+            };
         }
-        Format::Text => {
-            crate::outln!("{tool} {field}: {}", decision.mode);
-            for t in &decision.trace {
-                let verdict = if t.matched { "matches" } else { "no match" };
-                let condition = describe(t.rule);
-                if condition == t.reason {
-                    crate::outln!("  {field}[{}] {condition}: {verdict}", t.rule);
-                } else {
-                    crate::outln!("  {field}[{}] {condition}: {verdict}: {}", t.rule, t.reason);
-                }
-            }
-            if decision.rule.is_none() {
-                crate::outln!("  {}", decision.reason);
-            }
-            if let Some(text) = &streamed_text {
-                crate::outln!("  while streaming: {text}");
-            }
-            if let Some(key) = &key {
-                crate::outln!("  policy: {key} ({source})");
-            }
-            if let Some(stateful) = &stateful {
-                print_stateful(tool, stateful);
-            }
+        crate::printer::stdout_json(&serde_json::to_string_pretty(&out)?);
+        Ok(())
+    }
+
+    /// For people, when no policy is configured and the built-in default
+    /// decided.
+    fn print_built_in(&self) {
+        let Self {
+            tool,
+            field,
+            decision,
+            ..
+        } = self;
+        crate::outln!("{tool} {field}: {}", decision.mode);
+        crate::outln!(
+            "  no {field} is configured for {tool} or '*'; the built-in default is {}",
+            decision.mode
+        );
+        if let Some(stateful) = &self.stateful {
+            print_stateful(tool, stateful);
         }
     }
-    Ok(ExitCode::SUCCESS)
+
+    /// For people: the decision, each rule tried, and where the policy is
+    /// set.
+    fn print_text(&self) {
+        let Self {
+            tool,
+            field,
+            decision,
+            streamed,
+            key,
+            source,
+            stateful,
+            ..
+        } = self;
+        let streamed_text = streamed.as_ref().map(|streamed| match streamed {
+            Some(None) => "decided as the call starts".to_owned(),
+            Some(Some(key)) => format!("decided once `{key}` is complete"),
+            None => "decided only when all arguments are in".to_owned(),
+        });
+        crate::outln!("{tool} {field}: {}", decision.mode);
+        for t in &decision.trace {
+            let verdict = if t.matched { "matches" } else { "no match" };
+            let condition = self.condition(t.rule);
+            if condition == t.reason {
+                crate::outln!("  {field}[{}] {condition}: {verdict}", t.rule);
+            } else {
+                crate::outln!("  {field}[{}] {condition}: {verdict}: {}", t.rule, t.reason);
+            }
+        }
+        if decision.rule.is_none() {
+            crate::outln!("  {}", decision.reason);
+        }
+        if let Some(text) = &streamed_text {
+            crate::outln!("  while streaming: {text}");
+        }
+        if let Some(key) = &key {
+            crate::outln!("  policy: {key} ({source})");
+        }
+        if let Some(stateful) = &stateful {
+            print_stateful(tool, stateful);
+        }
+    }
 }
 
 fn print_stateful(tool: &str, stateful: &Stateful) {

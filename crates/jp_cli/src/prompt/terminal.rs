@@ -14,7 +14,8 @@ use jp_tool::{AnswerKind, Question};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Choice, PagerFailure, PromptError, Prompter, edit_in_editor, pager, run_pager};
+use super::external::{PagerFailure, edit_in_editor, pager, run_pager};
+use super::prompter::{Choice, PromptError, Prompter, YES_NO};
 use crate::printer::{Printer, Style, char_columns, columns, cut_columns, one_line};
 
 /// How often a waiting prompt checks whether the turn was interrupted.
@@ -281,7 +282,7 @@ impl Prompter for TerminalPrompter {
                     .as_ref()
                     .and_then(Value::as_bool)
                     .map(|b| if b { 'y' } else { 'n' });
-                let key = self.one_key(&question.text, &super::YES_NO, default, stop)?;
+                let key = self.one_key(&question.text, &YES_NO, default, stop)?;
                 Ok(Value::Bool(key == 'y'))
             }
             AnswerKind::Text => {

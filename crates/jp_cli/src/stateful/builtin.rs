@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use jp_config::stateful::{ToolPattern, WhenConfig};
 use serde_json::{Map, Value, json};
 
-use super::{Call, PolicyContext, PolicyDecision, ToolPolicy};
+use super::policy::{Call, PolicyContext, PolicyDecision, ToolPolicy};
 
 fn any_matches(patterns: &[ToolPattern], tool: &str) -> bool {
     patterns.iter().any(|p| p.matches(tool))

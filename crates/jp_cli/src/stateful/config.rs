@@ -12,7 +12,9 @@ use jp_config::tool::{ParamType, offered};
 
 use serde_json::Value;
 
-use super::{Conditional, Key, Keyed, PolicyEnv, PolicyRegistry, Sequential, ToolPolicy};
+use super::builtin::{Conditional, Keyed, Sequential};
+use super::policy::{Key, PolicyEnv, ToolPolicy};
+use super::registry::PolicyRegistry;
 
 /// The registry for `config.conversation.policies`, in config order. Each
 /// policy is named by its kind, with `#N` (its position) when the kind

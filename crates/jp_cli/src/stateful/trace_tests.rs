@@ -28,6 +28,7 @@ use jp_conversation::{
 use serde_json::{Value, json};
 
 use super::config::from_entries;
+use super::registry::Snapshot;
 use super::tests::{FakeEnv, args};
 use super::*;
 

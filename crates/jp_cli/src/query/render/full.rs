@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::Line;
+use super::line::Line;
 use crate::printer::{Style, sanitize};
 
 /// Every argument in `arguments`, one line per value (`path: "src/a.rs"`,

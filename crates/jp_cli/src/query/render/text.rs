@@ -15,7 +15,7 @@
 //! Only the unfinished row is kept, so memory is bounded by the terminal's
 //! width, not by the string.
 
-use super::{Line, wrap};
+use super::line::{Line, wrap};
 use crate::printer::{Style, columns, sanitize};
 
 /// The most terminal columns of one line of a long string that are shown;

@@ -7,6 +7,9 @@ use std::collections::BTreeSet;
 use jp_config::stateful::{ToolPattern, WhenConfig};
 use serde_json::{Map, Value, json};
 
+use super::builtin::{Conditional, Keyed, Sequential};
+use super::policy::{Key, PolicyEnv, ToolPolicy};
+use super::registry::{RegistryError, Snapshot};
 use super::*;
 
 /// Keys: `/path` values are normalized lexically (`./a`, `a`, `b/../a` are

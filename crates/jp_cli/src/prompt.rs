@@ -1,0 +1,33 @@
+//! Asking the user: a [`Prompter`] on the terminal, or none at all.
+//!
+//! Prompts go to the terminal itself (`/dev/tty`), never to stdout, so
+//! `jp q ... > answer.md` still allows them. They need stdin to be that
+//! terminal: with piped input (`... | jp q`), `--non-interactive` or no
+//! terminal at all, architecture decision 6 applies: whatever would ask is
+//! declined, never auto-approved.
+//!
+//! Choices are one key, no Enter ([`Prompter::choose`]). Ctrl+C at a
+//! prompt interrupts the turn like Ctrl+C anywhere else
+//! ([`PromptError::Interrupted`]), and an interrupt from a signal while a
+//! prompt waits ends the prompt the same way.
+//!
+//! A prompt never stops the turn: [`Prompts`] runs each one on a blocking
+//! thread, one at a time in call order, while the turn keeps reading and
+//! showing the provider stream; the printer draws that output above the
+//! waiting prompt line.
+
+mod external;
+mod prompter;
+mod queue;
+mod terminal;
+
+pub use prompter::{Choice, NoPrompter, PromptError, Prompter};
+pub use queue::{PromptTurn, Prompts, Ticket};
+pub use terminal::{TerminalPrompter, install_panic_restore, restore_terminal};
+
+#[cfg(test)]
+mod scripted;
+#[cfg(test)]
+pub use prompter::YES_NO;
+#[cfg(test)]
+pub use scripted::ScriptedPrompter;

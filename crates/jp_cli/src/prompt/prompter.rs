@@ -1,0 +1,125 @@
+//! What asking is: the [`Prompter`] trait, the one-key [`Choice`]s it
+//! offers, why a prompt got no answer ([`PromptError`]), and
+//! [`NoPrompter`] for when there is no terminal.
+
+use jp_tool::Question;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// Why a prompt got no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PromptError {
+    /// No terminal to ask on.
+    #[error("no terminal is available")]
+    Unavailable,
+    /// The user pressed Ctrl+C, or the turn was interrupted by a signal.
+    #[error("interrupted")]
+    Interrupted,
+    /// The terminal closed or failed.
+    #[error("the terminal failed: {0}")]
+    Terminal(String),
+}
+
+/// One answer of a one-key question: its key and what it does, for the
+/// `?` help.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Choice {
+    /// The key (lowercase).
+    pub key: char,
+    /// What it does: `run the call`.
+    pub help: &'static str,
+}
+
+/// `y`/`n` for a plain yes-or-no question.
+pub const YES_NO: [Choice; 2] = [
+    Choice {
+        key: 'y',
+        help: "yes",
+    },
+    Choice {
+        key: 'n',
+        help: "no",
+    },
+];
+
+/// A way to ask the user: the terminal work of one prompt, done on a
+/// blocking thread. The turn asks through [`Prompts`](super::Prompts),
+/// which queues prompts and keeps the turn running while one waits.
+///
+/// `stop` ends a waiting prompt with [`PromptError::Interrupted`]: the
+/// turn was interrupted, or the answer is no longer needed.
+pub trait Prompter: Send {
+    /// Whether prompts can be answered at all.
+    fn available(&self) -> bool;
+
+    /// Ctrl+C at a prompt cancels `cancel` (the turn's interrupt).
+    fn bind_interrupt(&mut self, cancel: CancellationToken) {
+        let _ = cancel;
+    }
+
+    /// Asks `question` with one-key `choices` (shown as `[y,n,e,?]`; `?`
+    /// is always offered and shows each choice's help); returns the key.
+    ///
+    /// # Errors
+    ///
+    /// [`PromptError`] when it cannot be asked or answered.
+    fn choose(
+        &mut self,
+        question: &str,
+        choices: &[Choice],
+        stop: &CancellationToken,
+    ) -> Result<char, PromptError>;
+
+    /// Asks a tool's question; the answer is the JSON value the tool gets.
+    ///
+    /// # Errors
+    ///
+    /// [`PromptError`] when it cannot be asked or answered.
+    fn ask(&mut self, question: &Question, stop: &CancellationToken) -> Result<Value, PromptError>;
+
+    /// Lets the user edit `text` in their editor; returns the edited text.
+    ///
+    /// # Errors
+    ///
+    /// [`PromptError`] when no editor can run.
+    fn edit(&mut self, text: &str) -> Result<String, PromptError>;
+
+    /// Shows `text` (a call's arguments in full) in the user's pager, or
+    /// prints it when there is none.
+    ///
+    /// # Errors
+    ///
+    /// [`PromptError`] when it cannot be shown.
+    fn page(&mut self, text: &str) -> Result<(), PromptError>;
+}
+
+/// No terminal: every prompt is unavailable.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoPrompter;
+
+impl Prompter for NoPrompter {
+    fn available(&self) -> bool {
+        false
+    }
+
+    fn choose(
+        &mut self,
+        _: &str,
+        _: &[Choice],
+        _: &CancellationToken,
+    ) -> Result<char, PromptError> {
+        Err(PromptError::Unavailable)
+    }
+
+    fn ask(&mut self, _: &Question, _: &CancellationToken) -> Result<Value, PromptError> {
+        Err(PromptError::Unavailable)
+    }
+
+    fn edit(&mut self, _: &str) -> Result<String, PromptError> {
+        Err(PromptError::Unavailable)
+    }
+
+    fn page(&mut self, _: &str) -> Result<(), PromptError> {
+        Err(PromptError::Unavailable)
+    }
+}
