@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The shape of the workspace's production code, as issue 22 measures it.
 
-- a production file's lines: the lines of a file under crates/*/src before an
-  inline `#[cfg(test)]` module (files named *_tests.rs or tests.rs, and files
-  under a tests/ folder, are test code and not counted);
+- a production file's lines: the lines of a file under crates/*/src but its
+  inline `#[cfg(test)] mod NAME { ... }` blocks (files named *_tests.rs or
+  tests.rs, and files under a tests/ folder, are test code and not counted);
 - a function's lines: from its `fn` line to its closing brace;
 - import circles: the strongly connected groups (more than one file) of the
   graph "file A names an item of file B" (through `use` or a path in the
@@ -59,21 +59,39 @@ def is_test_file(path):
     return b.endswith("_tests.rs") or b == "tests.rs" or "/tests/" in path or "/benches/" in path
 
 
-def production_lines(text):
+def production_text(text):
+    """`text` without its inline `#[cfg(test)] mod NAME { ... }` blocks
+    (lines kept blank, so line numbers hold), and how many lines are left.
+    A test module declared as `mod NAME;` lives in a file of its own."""
     lines = text.split("\n")
-    for k, line in enumerate(lines):
-        if line.strip().startswith("#[cfg(test)]"):
-            rest = "\n".join(lines[k + 1:k + 4])
-            if re.search(r"^\s*(pub(\(\w+\))?\s+)?mod\s+\w+", rest, re.M):
-                return k
-    return len(lines) - (1 if text.endswith("\n") else 0)
+    clean = strip(text).split("\n")
+    out, k, removed = list(lines), 0, 0
+    while k < len(lines):
+        if lines[k].strip().startswith("#[cfg(test)]"):
+            j = k + 1
+            while j < len(lines) and lines[j].strip().startswith("#["):
+                j += 1
+            if j < len(lines) and re.match(r"^\s*(pub(\([^)]*\))?\s+)?mod\s+\w+\s*\{", clean[j]):
+                depth, end = 0, j
+                for end in range(j, len(lines)):
+                    depth += clean[end].count("{") - clean[end].count("}")
+                    if depth == 0:
+                        break
+                for i in range(k, end + 1):
+                    out[i] = ""
+                removed += end + 1 - k
+                k = end + 1
+                continue
+        k += 1
+    total = len(lines) - (1 if text.endswith("\n") else 0)
+    return "\n".join(out), total - removed
 
 
 FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+\"[^\"]*\"\s+)?fn\s+(\w+)")
 
 
-def functions(clean, limit):
-    lines = clean.split("\n")[:limit]
+def functions(clean):
+    lines = clean.split("\n")
     found = []
     for k, line in enumerate(lines):
         m = FN.match(line)
@@ -230,19 +248,16 @@ def main():
             texts[mp] = text
         graph, reexports, cleaned = {}, {}, {}
         for mp, (path, _) in modules.items():
-            text = texts[mp]
-            cleaned[mp] = "\n".join(strip(text).split("\n")[:production_lines(text)])
+            cleaned[mp] = strip(production_text(texts[mp])[0])
             reexports.update(reexports_of(cleaned[mp], mp, modules))
         for mp, (path, _) in modules.items():
-            text = texts[mp]
-            limit = production_lines(text)
+            limit = production_text(texts[mp])[1]
             rel = os.path.relpath(path, ROOT)
             total += limit
             if limit > a.files: big_files.append((limit, rel))
-            clean = strip(text)
-            for name, line, n in functions(clean, limit):
+            prod = cleaned[mp]
+            for name, line, n in functions(prod):
                 if n > a.fns: long_fns.append((n, f"{rel}:{line} {name}"))
-            prod = "\n".join(clean.split("\n")[:limit])
             graph[mp] = imports(prod, mp, modules, reexports)
             if a.edges and os.path.relpath(path, ROOT) == a.edges:
                 for target in sorted(graph[mp]):
