@@ -151,7 +151,13 @@ impl Query {
             start.push(ConversationEvent::now(EventKind::ConfigDelta(record)));
         }
         session.lock.append(&mut session.conversation, start)?;
-        let end = drive(&mut session, &ctx, &env, &root, prompter, live)?;
+        // Dropped when the query returns, after the ending is said: a
+        // prompt thread still closing then does not hold it up.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        let end = drive(&runtime, &mut session, &ctx, &env, &root, prompter, live)?;
         Ok(ending(&printer, end, &session.conversation.id))
     }
 }
@@ -277,11 +283,12 @@ fn renderer(printer: &Printer, config: &AppConfig) -> Option<ToolRenderer> {
     })
 }
 
-/// Runs the turn on a runtime of its own, the signals watched, its tools
+/// Runs the turn on `runtime`, the signals watched, its tools
 /// decided by a coordinator made anew whenever tools changed the config
 /// (which is then resolved again: RFD 078 phase 3). `live`: the calls'
 /// arguments are shown as they stream.
 fn drive(
+    runtime: &tokio::runtime::Runtime,
     session: &mut Session,
     ctx: &Ctx,
     env: &HashMap<String, String>,
@@ -289,10 +296,6 @@ fn drive(
     prompter: Box<dyn Prompter>,
     live: bool,
 ) -> Result<TurnEnd, crate::error::Error> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
     let self_exe = std::env::current_exe().ok();
     let printer = session.printer.clone();
     runtime.block_on(async {
