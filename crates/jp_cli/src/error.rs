@@ -58,10 +58,9 @@ pub enum Error {
     /// The flags of a query set what they may not record (why).
     #[error("the flags of this query: {0}")]
     Flags(String),
-    /// The stateful policies (`conversation.policies`) cannot be set up
-    /// (why).
-    #[error("{0}")]
-    StatefulPolicies(String),
+    /// The stateful policies (`conversation.policies`) cannot be set up.
+    #[error(transparent)]
+    StatefulPolicies(#[from] crate::stateful::SetupError),
     /// JSON jp writes could not be made.
     #[error(transparent)]
     Json(#[from] serde_json::Error),

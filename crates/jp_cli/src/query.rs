@@ -307,8 +307,7 @@ fn drive(
             let config = Arc::clone(&session.config);
             let tools = ToolCoordinator::new(&config, root, self_exe.clone(), printer.clone())
                 .arguments_shown_live(live)
-                .with_history(&session.conversation.events)
-                .map_err(crate::error::Error::StatefulPolicies)?;
+                .with_history(&session.conversation.events)?;
             match session
                 .run_turn(
                     &tools,

@@ -24,7 +24,7 @@ mod policy;
 mod registry;
 mod replay;
 
-pub use config::{WorkspaceEnv, from_config};
+pub use config::{SetupError, WorkspaceEnv, from_config};
 pub use policy::{Call, Denial, PolicyContext, PolicyDecision};
 pub use registry::{DENIAL_LOG_TARGET, PolicyRegistry};
 pub use replay::{Recording, replay};

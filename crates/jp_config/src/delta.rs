@@ -40,7 +40,7 @@ impl UnsetPath {
     /// # Errors
     ///
     /// What is wrong with the text.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, crate::path::ConfigPathError> {
         if text.ends_with(']') {
             // The first `[` that splits the text into a key and a JSON
             // value; a key may itself hold `[` in a quoted segment.
@@ -56,12 +56,10 @@ impl UnsetPath {
                 }
             }
         }
-        ConfigPath::parse(text)
-            .map(|path| Self {
-                path,
-                element: None,
-            })
-            .map_err(|e| e.to_string())
+        ConfigPath::parse(text).map(|path| Self {
+            path,
+            element: None,
+        })
     }
 }
 

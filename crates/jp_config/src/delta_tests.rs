@@ -51,7 +51,9 @@ fn unset_paths_parse_keys_and_list_elements() {
     let dotted = UnsetPath::parse(r#"conversation.tools.'my.tool'.enable"#).unwrap();
     assert_eq!(dotted.path.segments()[2], "my.tool");
     assert_eq!(
-        UnsetPath::parse("assistant..model").unwrap_err(),
+        UnsetPath::parse("assistant..model")
+            .unwrap_err()
+            .to_string(),
         "invalid config key `assistant..model`: a segment is empty"
     );
 }

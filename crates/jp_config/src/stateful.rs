@@ -127,13 +127,23 @@ pub struct ToolPattern {
     glob: Option<glob::Pattern>,
 }
 
+/// A tool pattern whose glob does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{glob} is not a valid glob: {why}")]
+pub struct BadGlob {
+    /// The pattern, quoted as messages quote names.
+    pub glob: String,
+    /// What is wrong with it.
+    pub why: &'static str,
+}
+
 impl ToolPattern {
     /// Parses a name or glob (`*`, `?`, `[...]`).
     ///
     /// # Errors
     ///
-    /// A message when the glob is malformed.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    /// When the glob is malformed.
+    pub fn parse(text: &str) -> Result<Self, BadGlob> {
         if !text.contains(['*', '?', '[']) {
             return Ok(Self {
                 text: text.to_owned(),
@@ -145,7 +155,10 @@ impl ToolPattern {
                 text: text.to_owned(),
                 glob: Some(glob),
             })
-            .map_err(|e| format!("{} is not a valid glob: {}", quote(text), e.msg))
+            .map_err(|e| BadGlob {
+                glob: quote(text),
+                why: e.msg,
+            })
     }
 
     /// Whether `tool` is this name, or matches this glob.

@@ -204,8 +204,7 @@ fn describe(
             if let Some(key) = &key {
                 crate::outln!("  policy: {key} ({source})");
             }
-            let stateful = crate::stateful::from_config(&loaded.config)
-                .map_err(crate::error::Error::StatefulPolicies)?;
+            let stateful = crate::stateful::from_config(&loaded.config)?;
             let governing = stateful.policies_for(tool);
             if !governing.is_empty() {
                 crate::outln!(
@@ -280,8 +279,7 @@ fn stateful(
         }
         None => Vec::new(),
     };
-    let mut registry =
-        from_config(&loaded.config).map_err(crate::error::Error::StatefulPolicies)?;
+    let mut registry = from_config(&loaded.config)?;
     let workspace = Workspace::new(root);
     let env = WorkspaceEnv::new(&loaded.config, &workspace);
     let resolved = &loaded.resolved;

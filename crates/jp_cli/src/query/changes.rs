@@ -89,7 +89,7 @@ impl Session {
             .collect::<Result<Vec<_>, _>>();
         let unsets = match unsets {
             Ok(unsets) => unsets,
-            Err(error) => return Some(error),
+            Err(error) => return Some(error.to_string()),
         };
         let together = jp_config::delta::Proposal {
             sets: jp_config::delta::leaves(&serde_json::Value::Object(folded.delta.clone())),

@@ -22,10 +22,10 @@ use super::registry::PolicyRegistry;
 ///
 /// # Errors
 ///
-/// A message for an entry the loader should have refused (a malformed
+/// An entry the loader should have refused (a malformed
 /// glob, a missing field): jp refuses to run tools rather than run them
 /// unchecked.
-pub fn from_config(config: &AppConfig) -> Result<PolicyRegistry, String> {
+pub fn from_config(config: &AppConfig) -> Result<PolicyRegistry, SetupError> {
     from_entries(&config.conversation.policies)
 }
 
@@ -34,7 +34,7 @@ pub fn from_config(config: &AppConfig) -> Result<PolicyRegistry, String> {
 /// # Errors
 ///
 /// As [`from_config`].
-pub fn from_entries(entries: &[StatefulPolicyConfig]) -> Result<PolicyRegistry, String> {
+pub fn from_entries(entries: &[StatefulPolicyConfig]) -> Result<PolicyRegistry, SetupError> {
     let mut registry = PolicyRegistry::new();
     for (index, entry) in entries.iter().enumerate() {
         let repeated = entries
@@ -47,26 +47,59 @@ pub fn from_entries(entries: &[StatefulPolicyConfig]) -> Result<PolicyRegistry, 
         } else {
             entry.kind.as_str().to_owned()
         };
-        let policy =
-            build(&name, entry).map_err(|e| format!("conversation.policies[{index}]: {e}"))?;
+        let at = |problem| SetupError { index, problem };
+        let policy = build(&name, entry).map_err(at)?;
         registry
             .register(policy)
-            .map_err(|e| format!("conversation.policies[{index}]: {e}"))?;
+            .map_err(|e| at(Problem::Registry(e)))?;
     }
     Ok(registry)
 }
 
-fn patterns(list: &[String]) -> Result<Vec<ToolPattern>, String> {
-    list.iter().map(|s| ToolPattern::parse(s)).collect()
+/// A `conversation.policies` entry that cannot be set up (the loader
+/// refuses such an entry, so this is a bug): number `index`, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("conversation.policies[{index}]: {problem}")]
+pub struct SetupError {
+    /// The entry's place in `conversation.policies`.
+    pub index: usize,
+    /// What is wrong with it.
+    pub problem: Problem,
 }
 
-fn build(name: &str, entry: &StatefulPolicyConfig) -> Result<Box<dyn ToolPolicy>, String> {
+/// What is wrong with a `conversation.policies` entry jp cannot set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Problem {
+    /// Its kind needs a `tool`.
+    #[error("it has no `tool`")]
+    NoTool,
+    /// Its `tool` is no name or glob.
+    #[error("its `tool` is not a valid name")]
+    BadTool,
+    /// Its kind needs a `key`.
+    #[error("it has no `key`")]
+    NoKey,
+    /// A tool pattern in it does not parse.
+    #[error(transparent)]
+    Glob(#[from] jp_config::stateful::BadGlob),
+    /// The registry refused it.
+    #[error(transparent)]
+    Registry(#[from] super::registry::RegistryError),
+}
+
+fn patterns(list: &[String]) -> Result<Vec<ToolPattern>, Problem> {
+    list.iter()
+        .map(|s| ToolPattern::parse(s).map_err(Problem::from))
+        .collect()
+}
+
+fn build(name: &str, entry: &StatefulPolicyConfig) -> Result<Box<dyn ToolPolicy>, Problem> {
     let tool = || {
         entry
             .tool
             .as_deref()
-            .ok_or("it has no `tool`")
-            .and_then(|t| ToolPattern::parse(t).map_err(|_| "its `tool` is not a valid name"))
+            .ok_or(Problem::NoTool)
+            .and_then(|t| ToolPattern::parse(t).map_err(|_| Problem::BadTool))
     };
     let policy: Box<dyn ToolPolicy> = match entry.kind {
         StatefulKind::Sequential => Box::new(Sequential::new(
@@ -78,7 +111,7 @@ fn build(name: &str, entry: &StatefulPolicyConfig) -> Result<Box<dyn ToolPolicy>
             name,
             vec![tool()?],
             patterns(&entry.dependencies)?,
-            entry.key_pointer().ok_or("it has no `key`")?,
+            entry.key_pointer().ok_or(Problem::NoKey)?,
         )),
         StatefulKind::ReadBeforeWrite => Box::new(Keyed::read_before_write(
             name,

@@ -283,7 +283,7 @@ impl Loader<'_> {
                 Ok(unset) => unset,
                 Err(e) => {
                     self.errors.push(with_source(
-                        Diagnostic::error(Some(text.clone()), e),
+                        Diagnostic::error(Some(text.clone()), e.to_string()),
                         &layer.label,
                     ));
                     continue;

@@ -150,8 +150,8 @@ fn governed_tools(
         for name in names {
             let pattern = match ToolPattern::parse(name) {
                 Ok(pattern) => pattern,
-                Err(message) => {
-                    found.push(Some(field), true, message);
+                Err(bad) => {
+                    found.push(Some(field), true, bad.to_string());
                     continue;
                 }
             };

@@ -73,7 +73,7 @@ impl<'a> ToolCoordinator<'a> {
     ///
     /// When the policies cannot be built (the loader should have refused
     /// them): no tool may run unchecked.
-    pub fn with_history(self, history: &[ConversationEvent]) -> Result<Self, String> {
+    pub fn with_history(self, history: &[ConversationEvent]) -> Result<Self, stateful::SetupError> {
         let mut registry = stateful::from_config(self.config)?;
         let env = WorkspaceEnv::new(self.config, &self.workspace);
         let ctx = PolicyContext {
