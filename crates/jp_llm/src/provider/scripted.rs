@@ -25,7 +25,8 @@
 //! (a duplicate key, cut-off JSON), a string. A response can instead replay
 //! a recorded provider body through that provider's real decoder:
 //! `replay = { format = "anthropic", file = "recordings/turn1.sse" }`
-//! (`format` is `anthropic`, `openai` or `ollama`; `body = "..."` inlines
+//! (`format` is `anthropic`, `openai` (Chat Completions),
+//! `openai_responses` or `ollama`; `body = "..."` inlines
 //! the bytes instead of `file`).
 
 use std::path::{Path, PathBuf};
@@ -150,6 +151,8 @@ pub enum ReplayFormat {
     Openai,
     /// Ollama `/api/chat` NDJSON.
     Ollama,
+    /// OpenAI Responses SSE (`format = "openai_responses"`).
+    OpenaiResponses,
 }
 
 impl Script {
@@ -375,6 +378,7 @@ fn replay_events(
         ReplayFormat::Anthropic => Box::new(super::anthropic::Decoder::new()),
         ReplayFormat::Openai => Box::new(super::openai::Decoder::new()),
         ReplayFormat::Ollama => Box::new(super::ollama::Decoder::new()),
+        ReplayFormat::OpenaiResponses => Box::new(super::openai_responses::Decoder::new()),
     };
     let mut events = Vec::new();
     for piece in body.chunks(chunk_size) {
