@@ -175,6 +175,9 @@ pub struct Usage {
     pub output_tokens: Option<u64>,
     /// Input tokens read from the provider's prompt cache.
     pub cache_read_tokens: Option<u64>,
+    /// Input tokens written to the provider's prompt cache (Anthropic's
+    /// `cache_creation_input_tokens`, billed above the base input price).
+    pub cache_write_tokens: Option<u64>,
 }
 
 /// A provider's wire format, decoded incrementally: bytes in as they arrive

@@ -119,6 +119,18 @@ fn usage(input: u64, output: u64, cached: Option<u64>) -> StreamEvent {
         input_tokens: Some(input),
         output_tokens: Some(output),
         cache_read_tokens: cached,
+        cache_write_tokens: None,
+    })
+}
+
+/// Anthropic's usage: it reports cache reads and writes (both 0 in the
+/// recording).
+fn anthropic_usage(input: u64, output: u64) -> StreamEvent {
+    StreamEvent::Usage(Usage {
+        input_tokens: Some(input),
+        output_tokens: Some(output),
+        cache_read_tokens: Some(0),
+        cache_write_tokens: Some(0),
     })
 }
 
@@ -126,14 +138,14 @@ fn usage(input: u64, output: u64, cached: Option<u64>) -> StreamEvent {
 fn anthropic_tool_call_events() -> Vec<StreamEvent> {
     let id = "toolu_0113bSV1GiCA46VddyWm86oR";
     vec![
-        usage(599, 26, Some(0)),
+        anthropic_usage(599, 26),
         start(0, id, "run_me"),
         chunk(0, "{\"bar\": "),
         chunk(0, "\"foo\""),
         chunk(0, ", \"foo"),
         chunk(0, "\": \"foo\"}"),
         StreamEvent::Flush { index: 0 },
-        usage(599, 71, Some(0)),
+        anthropic_usage(599, 71),
         StreamEvent::Finished(FinishReason::ToolUse),
     ]
 }
@@ -187,7 +199,10 @@ async fn anthropic_replays_a_recorded_tool_call_split_at_every_byte() {
     );
     assert_eq!(
         String::from_utf8_lossy(&sent.body),
-        body_text(&jp_llm::anthropic::request_body(&request()))
+        body_text(&jp_llm::anthropic::request_body(
+            &request(),
+            jp_llm::anthropic::Caching::Breakpoints
+        ))
     );
 }
 
@@ -411,6 +426,7 @@ async fn ollama_replays_a_recorded_tool_call_split_at_every_byte() {
                 input_tokens: Some(253),
                 output_tokens: Some(15),
                 cache_read_tokens: None,
+                cache_write_tokens: None,
             }),
             StreamEvent::Finished(FinishReason::EndTurn),
         ]
@@ -457,6 +473,7 @@ async fn ollama_answer_with_multibyte_text_split_at_every_byte() {
                 input_tokens: Some(53),
                 output_tokens: Some(31),
                 cache_read_tokens: None,
+                cache_write_tokens: None,
             }),
             StreamEvent::Finished(FinishReason::EndTurn),
         ]
@@ -608,6 +625,7 @@ async fn an_overloaded_error_event_after_text_is_final() {
                 input_tokens: Some(7),
                 output_tokens: Some(1),
                 cache_read_tokens: None,
+                cache_write_tokens: None,
             }),
             part(0, EventPart::Message("Hel".into())),
             part(0, EventPart::Message("lo".into())),

@@ -33,14 +33,45 @@ pub type Anthropic = HttpProvider<MessagesApi>;
 impl Anthropic {
     /// A provider that posts to `{base_url}/v1/messages` (`base_url` is
     /// `https://api.anthropic.com` for Anthropic itself; a trailing `/` is
-    /// ignored) with `api_key` in the `x-api-key` header.
+    /// ignored) with `api_key` in the `x-api-key` header. Its requests mark
+    /// cache breakpoints ([`Caching::Breakpoints`]), as the config's
+    /// default `providers.llm.anthropic.cache = true` asks.
     pub fn new(base_url: impl Into<String>, api_key: impl Into<String>) -> Self {
+        Self::with_caching(base_url, api_key, Caching::Breakpoints)
+    }
+
+    /// As [`new`](Self::new), marking cache breakpoints or not as
+    /// `caching` says.
+    pub fn with_caching(
+        base_url: impl Into<String>,
+        api_key: impl Into<String>,
+        caching: Caching,
+    ) -> Self {
         Self::with_api(
             base_url.into(),
             MessagesApi {
                 api_key: Secret::new(api_key),
+                caching,
             },
         )
+    }
+}
+
+/// Whether requests ask Anthropic to cache their prefix (see
+/// [`request_body`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caching {
+    /// No `cache_control` anywhere: the body jp sent before caching.
+    Off,
+    /// `cache_control` breakpoints on the tools and system prompt and on
+    /// the conversation history.
+    Breakpoints,
+}
+
+impl From<bool> for Caching {
+    /// `true` (the config's `cache = true`) is [`Caching::Breakpoints`].
+    fn from(cache: bool) -> Self {
+        if cache { Self::Breakpoints } else { Self::Off }
     }
 }
 
@@ -50,6 +81,7 @@ impl Anthropic {
 #[derive(Debug, Clone)]
 pub struct MessagesApi {
     api_key: Secret,
+    caching: Caching,
 }
 
 impl Api for MessagesApi {
@@ -72,7 +104,7 @@ impl Api for MessagesApi {
     }
 
     fn body<'a>(&self, request: &'a ChatRequest) -> impl Serialize + use<'a> {
-        request_body(request)
+        request_body(request, self.caching)
     }
 
     fn decoders(&self, _request: &ChatRequest) -> impl Fn() -> Box<dyn WireDecoder> + Send + use<> {
@@ -92,25 +124,85 @@ impl Api for MessagesApi {
 /// `thinking` block only with the signature it streamed, which jp does not
 /// keep, and it needs earlier thinking only when extended thinking is on,
 /// which these requests never turn on.
+///
+/// With [`Caching::Breakpoints`], `cache_control: {"type": "ephemeral"}`
+/// marks where the cached prefix ends (Anthropic caches `tools`, `system`
+/// and `messages`, in that order, up to a marked block, and allows four
+/// marks). At most three are set:
+///
+/// - the stable prefix: the system prompt, then sent as one `text` block
+///   (a plain string cannot carry the mark), or the last tool when there
+///   is no system prompt;
+/// - the last block of the history, so that the next step of a tool loop
+///   reads all of this request from the cache and pays in full only for
+///   what it adds;
+/// - the last block before the last assistant response, which is where
+///   the previous request ended: it reads what that request wrote even
+///   when the response added more blocks than Anthropic looks back over
+///   from a mark (about 20, as with many parallel tool calls).
+///
+/// An empty `text` block is never marked (Anthropic refuses the mark
+/// there). With [`Caching::Off`] the body has no mark and the system
+/// prompt is a plain string.
 #[must_use]
-pub fn request_body(request: &ChatRequest) -> Body<'_> {
+pub fn request_body(request: &ChatRequest, caching: Caching) -> Body<'_> {
+    let system = request.system.as_deref().filter(|s| !s.is_empty());
+    let mut messages: Vec<OutMessage<'_>> = request.messages.iter().filter_map(message).collect();
+    let mut tools: Vec<Tool<'_>> = request
+        .tools
+        .iter()
+        .map(|tool| Tool {
+            name: &tool.name,
+            description: tool.description.as_deref(),
+            input_schema: &tool.parameters,
+            cache_control: None,
+        })
+        .collect();
+    let system = match caching {
+        Caching::Off => system.map(System::Text),
+        Caching::Breakpoints => {
+            if system.is_none()
+                && let Some(last) = tools.last_mut()
+            {
+                last.cache_control = Some(CacheControl::EPHEMERAL);
+            }
+            mark_history(&mut messages);
+            system.map(|text| {
+                System::Blocks([SystemBlock {
+                    kind: "text",
+                    text,
+                    cache_control: CacheControl::EPHEMERAL,
+                }])
+            })
+        }
+    };
     Body {
         model: &request.model,
         max_tokens: request.max_tokens,
-        system: request.system.as_deref().filter(|s| !s.is_empty()),
-        messages: request.messages.iter().filter_map(message).collect(),
-        tools: request
-            .tools
-            .iter()
-            .map(|tool| Tool {
-                name: &tool.name,
-                description: tool.description.as_deref(),
-                input_schema: &tool.parameters,
-            })
-            .collect(),
+        system,
+        messages,
+        tools,
         temperature: request.temperature,
         top_p: request.top_p,
         stream: true,
+    }
+}
+
+/// Marks the history's breakpoints (see [`request_body`]): the last
+/// block, and the last block of the message before the last assistant
+/// response.
+fn mark_history(messages: &mut [OutMessage<'_>]) {
+    let previous_end = messages
+        .iter()
+        .rposition(|message| message.role == "assistant")
+        .and_then(|assistant| assistant.checked_sub(1));
+    let last = messages.len().checked_sub(1);
+    for index in [previous_end, last].into_iter().flatten() {
+        if let Some(block) = messages[index].content.last_mut()
+            && block.cacheable()
+        {
+            block.cache_control = Some(CacheControl::EPHEMERAL);
+        }
     }
 }
 
@@ -122,7 +214,7 @@ pub struct Body<'a> {
     model: &'a str,
     max_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
-    system: Option<&'a str>,
+    system: Option<System<'a>>,
     messages: Vec<OutMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Tool<'a>>,
@@ -133,10 +225,63 @@ pub struct Body<'a> {
     stream: bool,
 }
 
+/// The system prompt: a string, or one marked `text` block when caching.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum System<'a> {
+    Text(&'a str),
+    Blocks([SystemBlock<'a>; 1]),
+}
+
+#[derive(Debug, Serialize)]
+struct SystemBlock<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    cache_control: CacheControl,
+}
+
+/// A cache breakpoint: `{"type": "ephemeral"}` (the default five-minute
+/// lifetime).
+#[derive(Debug, Clone, Copy, Serialize)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+impl CacheControl {
+    const EPHEMERAL: Self = Self { kind: "ephemeral" };
+}
+
 #[derive(Debug, Serialize)]
 struct OutMessage<'a> {
     role: &'static str,
-    content: Vec<OutBlock<'a>>,
+    content: Vec<Content<'a>>,
+}
+
+/// A content block and, when it ends a cached prefix, its breakpoint.
+#[derive(Debug, Serialize)]
+struct Content<'a> {
+    #[serde(flatten)]
+    block: OutBlock<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+}
+
+impl<'a> From<OutBlock<'a>> for Content<'a> {
+    fn from(block: OutBlock<'a>) -> Self {
+        Self {
+            block,
+            cache_control: None,
+        }
+    }
+}
+
+impl Content<'_> {
+    /// Whether the block may carry a breakpoint (not an empty `text`).
+    fn cacheable(&self) -> bool {
+        !matches!(self.block, OutBlock::Text { text } if text.is_empty())
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -163,6 +308,8 @@ struct Tool<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a str>,
     input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
 }
 
 /// One message as Anthropic wants it; `None` for an empty assistant turn.
@@ -170,7 +317,7 @@ fn message(message: &Message) -> Option<OutMessage<'_>> {
     Some(match message {
         Message::User(text) => OutMessage {
             role: "user",
-            content: vec![OutBlock::Text { text }],
+            content: vec![OutBlock::Text { text }.into()],
         },
         Message::Assistant {
             reasoning: _,
@@ -179,12 +326,15 @@ fn message(message: &Message) -> Option<OutMessage<'_>> {
         } => {
             let mut content = Vec::with_capacity(tool_calls.len() + 1);
             if !text.is_empty() {
-                content.push(OutBlock::Text { text });
+                content.push(OutBlock::Text { text }.into());
             }
-            content.extend(tool_calls.iter().map(|call| OutBlock::ToolUse {
-                id: &call.id,
-                name: &call.name,
-                input: &call.arguments,
+            content.extend(tool_calls.iter().map(|call| {
+                OutBlock::ToolUse {
+                    id: &call.id,
+                    name: &call.name,
+                    input: &call.arguments,
+                }
+                .into()
             }));
             if content.is_empty() {
                 return None;
@@ -198,10 +348,13 @@ fn message(message: &Message) -> Option<OutMessage<'_>> {
             role: "user",
             content: results
                 .iter()
-                .map(|result| OutBlock::ToolResult {
-                    tool_use_id: &result.id,
-                    content: &result.content,
-                    is_error: result.is_error,
+                .map(|result| {
+                    OutBlock::ToolResult {
+                        tool_use_id: &result.id,
+                        content: &result.content,
+                        is_error: result.is_error,
+                    }
+                    .into()
                 })
                 .collect(),
         },
@@ -211,7 +364,8 @@ fn message(message: &Message) -> Option<OutMessage<'_>> {
 /// Decodes a Messages API event stream.
 ///
 /// - `message_start` and `message_delta` report [`Usage`] (the counts so
-///   far, merged); `message_delta`'s `stop_reason` becomes
+///   far, merged; `input_tokens` are the uncached ones, beside
+///   `cache_read_input_tokens` and `cache_creation_input_tokens`); `message_delta`'s `stop_reason` becomes
 ///   [`StreamEvent::Finished`]: `end_turn` → `EndTurn`, `tool_use` →
 ///   `ToolUse`, `max_tokens` → `MaxTokens`, anything else → `Other`.
 /// - A `text` or `thinking` block yields its non-empty text as
@@ -314,6 +468,8 @@ struct WireUsage {
     output_tokens: Option<u64>,
     #[serde(default)]
     cache_read_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -572,6 +728,9 @@ impl Events {
         self.usage.cache_read_tokens = usage
             .cache_read_input_tokens
             .or(self.usage.cache_read_tokens);
+        self.usage.cache_write_tokens = usage
+            .cache_creation_input_tokens
+            .or(self.usage.cache_write_tokens);
         out.push(StreamEvent::Usage(self.usage));
     }
 }

@@ -20,6 +20,7 @@ fn usage(input: u64, output: u64) -> StreamEvent {
         input_tokens: Some(input),
         output_tokens: Some(output),
         cache_read_tokens: Some(0),
+        cache_write_tokens: Some(0),
     })
 }
 
@@ -238,7 +239,7 @@ fn the_request_sends_the_recorded_history() {
             .unwrap()
             .retain(|block| block["type"] != "thinking");
     }
-    let body = body_value(&request_body(&request));
+    let body = body_value(&request_body(&request, Caching::Off));
     assert_eq!(body["messages"], recorded);
     assert_eq!(
         body,
@@ -251,9 +252,10 @@ fn the_request_sends_the_recorded_history() {
     );
 }
 
-#[test]
-fn request_body_with_everything() {
-    let request = ChatRequest {
+/// A request with a system prompt, tools, parallel calls, an error result
+/// and an empty assistant turn.
+fn request_with_everything() -> ChatRequest {
+    ChatRequest {
         model: "claude-sonnet-4-5".into(),
         system: Some("Be brief.".into()),
         messages: vec![
@@ -307,9 +309,16 @@ fn request_body_with_everything() {
         max_tokens: 1024,
         temperature: Some(0.5),
         top_p: Some(0.9),
-    };
+    }
+}
+
+/// Without caching the body is the one jp sent before caching existed:
+/// this expectation predates it, unchanged.
+#[test]
+fn request_body_with_everything() {
+    let request = request_with_everything();
     assert_eq!(
-        body_text(&request_body(&request)),
+        body_text(&request_body(&request, Caching::Off)),
         json!({
             "model": "claude-sonnet-4-5",
             "max_tokens": 1024,
@@ -342,6 +351,305 @@ fn request_body_with_everything() {
     );
 }
 
+/// With caching, the system prompt becomes one marked `text` block (it
+/// covers the tools before it), and the history is marked on its last
+/// block and where the previous request ended (the message before the
+/// last assistant response); nothing else changes.
+#[test]
+fn request_body_with_everything_cached() {
+    let request = request_with_everything();
+    assert_eq!(
+        body_text(&request_body(&request, Caching::Breakpoints)),
+        json!({
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 1024,
+            "system": [
+                {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}},
+            ],
+            "messages": [
+                {"role": "user", "content": [
+                    {"type": "text", "text": "Make a file.",
+                     "cache_control": {"type": "ephemeral"}},
+                ]},
+                {"role": "assistant", "content": [
+                    {"type": "text", "text": "Creating it."},
+                    {"type": "tool_use", "id": "toolu_1", "name": "fs_create_file",
+                     "input": {"path": "a.rs", "content": ""}},
+                    {"type": "tool_use", "id": "toolu_2", "name": "fs_list_files", "input": {}},
+                ]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1",
+                     "content": "created a.rs", "is_error": false},
+                    {"type": "tool_result", "tool_use_id": "toolu_2",
+                     "content": "declined by policy", "is_error": true,
+                     "cache_control": {"type": "ephemeral"}},
+                ]},
+            ],
+            "tools": [
+                {"name": "fs_create_file", "description": "Create a file.",
+                 "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}},
+                {"name": "fs_list_files", "input_schema": {"type": "object", "properties": {}}},
+            ],
+            "temperature": 0.5,
+            "top_p": 0.9,
+            "stream": true,
+        })
+        .to_string()
+    );
+}
+
+fn tool(name: &str) -> ToolDefinition {
+    ToolDefinition {
+        name: name.into(),
+        description: None,
+        parameters: json!({"type": "object"}),
+    }
+}
+
+fn call(id: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: "fs_read_file".into(),
+        arguments: Arc::new(json!({"path": "a.rs"})),
+    }
+}
+
+fn calling(id: &str) -> Message {
+    Message::Assistant {
+        reasoning: None,
+        text: String::new(),
+        tool_calls: vec![call(id)],
+    }
+}
+
+fn result(id: &str, content: &str) -> Message {
+    Message::ToolResults(vec![ToolResult {
+        id: id.into(),
+        content: content.into(),
+        is_error: false,
+    }])
+}
+
+/// Without a system prompt the tools' breakpoint is on the last tool; the
+/// first request of a conversation has one history breakpoint, on the
+/// user's message.
+#[test]
+fn first_request_without_a_system_prompt_marks_the_last_tool() {
+    let request = ChatRequest {
+        model: "m".into(),
+        system: None,
+        messages: vec![Message::User("Read a.rs".into())],
+        tools: vec![tool("fs_read_file"), tool("fs_list_files")],
+        max_tokens: 10,
+        temperature: None,
+        top_p: None,
+    };
+    assert_eq!(
+        body_text(&request_body(&request, Caching::Breakpoints)),
+        json!({
+            "model": "m",
+            "max_tokens": 10,
+            "messages": [
+                {"role": "user", "content": [
+                    {"type": "text", "text": "Read a.rs", "cache_control": {"type": "ephemeral"}},
+                ]},
+            ],
+            "tools": [
+                {"name": "fs_read_file", "input_schema": {"type": "object"}},
+                {"name": "fs_list_files", "input_schema": {"type": "object"},
+                 "cache_control": {"type": "ephemeral"}},
+            ],
+            "stream": true,
+        })
+        .to_string()
+    );
+}
+
+/// Step 3 of a tool loop: the last tool result is marked, and so is the
+/// result the previous request ended with; the first step's result, read
+/// from the cache through the later marks, is not.
+#[test]
+fn a_tool_loop_marks_the_last_result_and_the_previous_end() {
+    let request = ChatRequest {
+        model: "m".into(),
+        system: Some("Be brief.".into()),
+        messages: vec![
+            Message::User("Read a.rs twice".into()),
+            calling("toolu_1"),
+            result("toolu_1", "fn a() {}"),
+            calling("toolu_2"),
+            result("toolu_2", "fn a() {}"),
+        ],
+        tools: vec![tool("fs_read_file")],
+        max_tokens: 10,
+        temperature: None,
+        top_p: None,
+    };
+    let use_block = |id: &str| {
+        json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": id, "name": "fs_read_file", "input": {"path": "a.rs"}},
+        ]})
+    };
+    assert_eq!(
+        body_text(&request_body(&request, Caching::Breakpoints)),
+        json!({
+            "model": "m",
+            "max_tokens": 10,
+            "system": [
+                {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}},
+            ],
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "Read a.rs twice"}]},
+                use_block("toolu_1"),
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "fn a() {}",
+                     "is_error": false, "cache_control": {"type": "ephemeral"}},
+                ]},
+                use_block("toolu_2"),
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_2", "content": "fn a() {}",
+                     "is_error": false, "cache_control": {"type": "ephemeral"}},
+                ]},
+            ],
+            "tools": [{"name": "fs_read_file", "input_schema": {"type": "object"}}],
+            "stream": true,
+        })
+        .to_string()
+    );
+}
+
+/// A new turn after a tool loop: the user's message is marked, and the
+/// last result before the final answer (where the previous request ended).
+#[test]
+fn a_new_turn_marks_the_user_message_and_the_previous_end() {
+    let request = ChatRequest {
+        model: "m".into(),
+        system: None,
+        messages: vec![
+            Message::User("Read a.rs".into()),
+            calling("toolu_1"),
+            result("toolu_1", "fn a() {}"),
+            Message::Assistant {
+                reasoning: None,
+                text: "It defines a.".into(),
+                tool_calls: vec![],
+            },
+            Message::User("Thanks".into()),
+        ],
+        tools: vec![],
+        max_tokens: 10,
+        temperature: None,
+        top_p: None,
+    };
+    let body = body_value(&request_body(&request, Caching::Breakpoints));
+    let marked: Vec<(usize, usize)> = blocks_marked(&body);
+    assert_eq!(marked, [(2, 0), (4, 0)]);
+    assert_eq!(body.get("tools"), None);
+    assert_eq!(body.get("system"), None);
+}
+
+/// An empty `text` block cannot carry a breakpoint (Anthropic refuses
+/// it); it is left unmarked.
+#[test]
+fn an_empty_text_block_is_not_marked() {
+    let request = ChatRequest {
+        model: "m".into(),
+        system: Some(String::new()),
+        messages: vec![Message::User(String::new())],
+        tools: vec![],
+        max_tokens: 10,
+        temperature: None,
+        top_p: None,
+    };
+    assert_eq!(
+        body_text(&request_body(&request, Caching::Breakpoints)),
+        body_text(&request_body(&request, Caching::Off)),
+    );
+}
+
+/// The `(message, block)` positions that carry `cache_control`.
+fn blocks_marked(body: &Value) -> Vec<(usize, usize)> {
+    let mut marked = Vec::new();
+    for (m, message) in body["messages"].as_array().unwrap().iter().enumerate() {
+        for (b, block) in message["content"].as_array().unwrap().iter().enumerate() {
+            if block.get("cache_control").is_some() {
+                marked.push((m, b));
+            }
+        }
+    }
+    marked
+}
+
+#[test]
+fn the_api_marks_breakpoints_unless_told_not_to() {
+    let request = request_with_everything();
+    let api = |caching| MessagesApi {
+        api_key: Secret::new("k"),
+        caching,
+    };
+    for caching in [Caching::Breakpoints, Caching::Off] {
+        assert_eq!(
+            body_text(&api(caching).body(&request)),
+            body_text(&request_body(&request, caching))
+        );
+    }
+    assert_eq!(Caching::from(true), Caching::Breakpoints);
+    assert_eq!(Caching::from(false), Caching::Off);
+}
+
+/// Usage as Anthropic streams it when the cache is used (the shape of the
+/// recorded `message_start` and `message_delta` events): `input_tokens`
+/// are the uncached ones, beside the reads and writes.
+#[test]
+fn usage_reports_cache_reads_and_writes() {
+    let body = sse(&[
+        r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-haiku-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12,"cache_creation_input_tokens":1860,"cache_read_input_tokens":5231,"cache_creation":{"ephemeral_5m_input_tokens":1860,"ephemeral_1h_input_tokens":0},"output_tokens":1,"service_tier":"standard"}}}"#,
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Done."}}"#,
+        r#"{"type":"content_block_stop","index":0}"#,
+        r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"input_tokens":12,"cache_creation_input_tokens":1860,"cache_read_input_tokens":5231,"output_tokens":9}}"#,
+        r#"{"type":"message_stop"}"#,
+    ]);
+    let cached = |output| {
+        StreamEvent::Usage(Usage {
+            input_tokens: Some(12),
+            output_tokens: Some(output),
+            cache_read_tokens: Some(5231),
+            cache_write_tokens: Some(1860),
+        })
+    };
+    assert_eq!(
+        decode_ok(&body),
+        vec![
+            cached(1),
+            part(0, EventPart::Message("Done.".into())),
+            StreamEvent::Flush { index: 0 },
+            cached(9),
+            StreamEvent::Finished(FinishReason::EndTurn),
+        ]
+    );
+}
+
+/// A `message_delta` that reports only output tokens keeps the cache
+/// counts `message_start` gave.
+#[test]
+fn usage_keeps_cache_counts_across_events() {
+    let body = sse(&[
+        r#"{"type":"message_start","message":{"usage":{"input_tokens":3,"cache_creation_input_tokens":0,"cache_read_input_tokens":2048,"output_tokens":1}}}"#,
+        r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}}"#,
+        r#"{"type":"message_stop"}"#,
+    ]);
+    assert_eq!(
+        decode_ok(&body)[1],
+        StreamEvent::Usage(Usage {
+            input_tokens: Some(3),
+            output_tokens: Some(5),
+            cache_read_tokens: Some(2048),
+            cache_write_tokens: Some(0),
+        })
+    );
+}
+
 /// A body made of `data` lines, each its own event.
 fn sse(events: &[&str]) -> Vec<u8> {
     events
@@ -367,6 +675,7 @@ fn error_event_after_text() {
                     input_tokens: Some(3),
                     output_tokens: Some(1),
                     cache_read_tokens: None,
+                    cache_write_tokens: None,
                 }),
                 part(0, EventPart::Message("Hi".into())),
             ],
@@ -400,6 +709,7 @@ fn tool_call_cut_by_max_tokens_is_refused() {
                 input_tokens: Some(10),
                 output_tokens: Some(20),
                 cache_read_tokens: None,
+                cache_write_tokens: None,
             }),
             StreamEvent::Finished(FinishReason::MaxTokens),
         ]

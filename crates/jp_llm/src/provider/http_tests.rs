@@ -93,6 +93,7 @@ fn usage() -> StreamEvent {
         input_tokens: Some(7),
         output_tokens: Some(1),
         cache_read_tokens: None,
+        cache_write_tokens: None,
     })
 }
 

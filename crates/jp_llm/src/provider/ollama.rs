@@ -400,6 +400,7 @@ impl Events {
                     input_tokens: line.prompt_eval_count,
                     output_tokens: line.eval_count,
                     cache_read_tokens: None,
+                    cache_write_tokens: None,
                 }));
             }
             if let Some(reason) = line.done_reason {

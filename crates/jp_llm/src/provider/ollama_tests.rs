@@ -44,6 +44,7 @@ fn usage(input: u64, output: u64) -> StreamEvent {
         input_tokens: Some(input),
         output_tokens: Some(output),
         cache_read_tokens: None,
+        cache_write_tokens: None,
     })
 }
 
@@ -154,6 +155,7 @@ fn thinking_parallel_calls_and_a_last_line_without_newline() {
                 input_tokens: None,
                 output_tokens: Some(3),
                 cache_read_tokens: None,
+                cache_write_tokens: None,
             }),
             StreamEvent::Finished(FinishReason::MaxTokens),
         ]

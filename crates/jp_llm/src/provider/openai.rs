@@ -517,6 +517,7 @@ impl Events {
                 cache_read_tokens: usage
                     .prompt_tokens_details
                     .and_then(|details| details.cached_tokens),
+                cache_write_tokens: None,
             }));
         }
         Ok(())

@@ -50,6 +50,7 @@ fn usage(input: u64, output: u64, cached: Option<u64>) -> StreamEvent {
         input_tokens: Some(input),
         output_tokens: Some(output),
         cache_read_tokens: cached,
+        cache_write_tokens: None,
     })
 }
 
