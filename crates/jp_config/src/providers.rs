@@ -66,6 +66,12 @@ pub struct AnthropicConfig {
     /// The environment variable that holds the API key.
     #[setting(default = "ANTHROPIC_API_KEY")]
     pub api_key_env: String,
+
+    /// Whether requests mark `cache_control` breakpoints, so that each step
+    /// of a tool loop reads the conversation so far from Anthropic's prompt
+    /// cache instead of paying for it in full again.
+    #[setting(default = true)]
+    pub cache: bool,
 }
 
 /// OpenAI's Responses API (`POST {base_url}/responses`).

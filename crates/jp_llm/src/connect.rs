@@ -39,9 +39,10 @@ pub fn connect(
         var.as_deref().map(key).transpose()
     };
     Ok(match provider {
-        "anthropic" => Box::new(crate::provider::anthropic::Anthropic::new(
+        "anthropic" => Box::new(crate::provider::anthropic::Anthropic::with_caching(
             &llm.anthropic.base_url,
             key(&llm.anthropic.api_key_env)?,
+            llm.anthropic.cache.into(),
         )),
         "openai" => Box::new(crate::provider::openai_responses::OpenAiResponses::new(
             &llm.openai.base_url,
