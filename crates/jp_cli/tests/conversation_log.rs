@@ -123,9 +123,9 @@ fn a_torn_last_line_is_reported_and_dropped_and_the_next_query_works() {
     assert_eq!(
         sent["messages"],
         json!([
-            {"role": "user", "content": [{"type": "text", "text": "one"}]},
+            {"role": "user", "content": [{"type": "text", "text": "one", "cache_control": {"type": "ephemeral"}}]},
             {"role": "assistant", "content": [{"type": "text", "text": "A."}]},
-            {"role": "user", "content": [{"type": "text", "text": "two"}]},
+            {"role": "user", "content": [{"type": "text", "text": "two", "cache_control": {"type": "ephemeral"}}]},
         ])
     );
     let repaired = std::fs::read(&path).unwrap();
@@ -209,9 +209,9 @@ fn a_version_1_conversation_is_read_then_converted_by_the_next_query() {
         json!([
             {"role": "user", "content": [{"type": "text", "text": "what is in notes.txt?"}]},
             {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "fs_read_file", "input": {"path": "notes.txt"}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "buy milk\n", "is_error": false}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "buy milk\n", "is_error": false, "cache_control": {"type": "ephemeral"}}]},
             {"role": "assistant", "content": [{"type": "text", "text": "It says: buy milk."}]},
-            {"role": "user", "content": [{"type": "text", "text": "and now?"}]},
+            {"role": "user", "content": [{"type": "text", "text": "and now?", "cache_control": {"type": "ephemeral"}}]},
         ])
     );
     assert!(!old.exists());

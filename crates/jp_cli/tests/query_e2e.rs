@@ -91,7 +91,7 @@ fn anthropic_tool_call_creates_a_file() {
     let second = requests[1].json();
     assert_eq!(
         second["messages"][2],
-        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "created src/hello.rs (3 lines)", "is_error": false}]})
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "created src/hello.rs (3 lines)", "is_error": false, "cache_control": {"type": "ephemeral"}}]})
     );
 
     let conversation = stored(&ws);
@@ -144,7 +144,7 @@ fn recorded_anthropic_round_trip() {
     assert!(requests.iter().all(|r| r.path_mismatch.is_none()));
     assert_eq!(
         requests[1].json()["messages"][2]["content"][0],
-        json!({"type": "tool_result", "tool_use_id": "toolu_0113bSV1GiCA46VddyWm86oR", "content": "working!", "is_error": false})
+        json!({"type": "tool_result", "tool_use_id": "toolu_0113bSV1GiCA46VddyWm86oR", "content": "working!", "is_error": false, "cache_control": {"type": "ephemeral"}})
     );
     assert!(
         run.stdout.ends_with("returned the output: \"working!\"\n"),
@@ -479,9 +479,9 @@ fn a_second_query_continues_the_conversation() {
     assert_eq!(
         requests[1].json()["messages"],
         json!([
-            {"role": "user", "content": [{"type": "text", "text": "one"}]},
+            {"role": "user", "content": [{"type": "text", "text": "one", "cache_control": {"type": "ephemeral"}}]},
             {"role": "assistant", "content": [{"type": "text", "text": "First answer."}]},
-            {"role": "user", "content": [{"type": "text", "text": "two"}]},
+            {"role": "user", "content": [{"type": "text", "text": "two", "cache_control": {"type": "ephemeral"}}]},
         ])
     );
     let ls = ws.jp(&["conversation", "ls"]);
@@ -505,7 +505,7 @@ fn a_second_query_continues_the_conversation() {
     assert_eq!(third.code, 0, "{third:?}");
     assert_eq!(
         server.wait_for(1, Duration::from_secs(5))[0].json()["messages"],
-        json!([{"role": "user", "content": [{"type": "text", "text": "three"}]}])
+        json!([{"role": "user", "content": [{"type": "text", "text": "three", "cache_control": {"type": "ephemeral"}}]}])
     );
     assert_eq!(ws.jp(&["conversation", "ls"]).stdout.lines().count(), 2);
 }
@@ -897,7 +897,7 @@ fn tool_output_that_is_not_utf8_reaches_the_user_and_the_model_safely() {
         sent["messages"][2],
         json!({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "toolu_1", "content": "caf\u{fffd}", "is_error": false},
-            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "tool `binary` wrote something other than an outcome to stdout: expected value at line 1 column 1; it starts with \"\u{fffd}\u{fffd}\\0\\u{1b}[2J\"", "is_error": true},
+            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "tool `binary` wrote something other than an outcome to stdout: expected value at line 1 column 1; it starts with \"\u{fffd}\u{fffd}\\0\\u{1b}[2J\"", "is_error": true, "cache_control": {"type": "ephemeral"}},
         ]})
     );
 }

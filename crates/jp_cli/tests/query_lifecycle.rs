@@ -84,9 +84,9 @@ fn a_second_process_cannot_write_the_same_conversation_and_ctrl_c_closes_the_str
     assert_eq!(
         sent["messages"],
         json!([
-            {"role": "user", "content": [{"type": "text", "text": "one"}]},
+            {"role": "user", "content": [{"type": "text", "text": "one", "cache_control": {"type": "ephemeral"}}]},
             {"role": "assistant", "content": [{"type": "text", "text": "Thinking about it... "}]},
-            {"role": "user", "content": [{"type": "text", "text": "three"}]},
+            {"role": "user", "content": [{"type": "text", "text": "three", "cache_control": {"type": "ephemeral"}}]},
         ])
     );
 }

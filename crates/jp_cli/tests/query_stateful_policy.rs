@@ -95,7 +95,8 @@ fn a_file_must_be_read_before_it_is_changed_and_the_conversation_remembers() {
             "type": "tool_result",
             "tool_use_id": "toolu_1",
             "content": format!("The call was not run: {DENIED}"),
-            "is_error": true
+            "is_error": true,
+            "cache_control": {"type": "ephemeral"}
         })
     );
     let conversation = stored(&ws);
@@ -251,7 +252,8 @@ fn a_read_that_failed_does_not_count() {
             "type": "tool_result",
             "tool_use_id": "toolu_2",
             "content": format!("The call was not run: {DENIED}"),
-            "is_error": true
+            "is_error": true,
+            "cache_control": {"type": "ephemeral"}
         })
     );
     assert_eq!(
@@ -343,7 +345,8 @@ fn a_write_before_the_read_of_the_same_file_in_one_response_is_denied_and_the_re
                 "type": "tool_result",
                 "tool_use_id": "toolu_2",
                 "content": "draft\n",
-                "is_error": false
+                "is_error": false,
+                "cache_control": {"type": "ephemeral"}
             }
         ])
     );

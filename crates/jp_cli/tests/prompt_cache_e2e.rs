@@ -1,0 +1,204 @@
+//! Prompt caching through the real `jp` binary (issue 23): the Anthropic
+//! bodies the test server received carry `cache_control` breakpoints on
+//! the stable prefix and on the last block of the history, never more
+//! than four, and none with `providers.llm.anthropic.cache = false`; the
+//! OpenAI-compatible body of each step of a tool loop extends the previous
+//! one byte for byte, so the provider's automatic prefix cache hits.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::providers::{Item, openai, text_reply, tool_reply};
+use common::query::{initialized, query};
+use jp_test_server::{Reply, TestServer};
+use serde_json::{Value, json};
+
+const EPHEMERAL: &str = r#"{"type":"ephemeral"}"#;
+
+/// A loop of two `fs_create_file` calls (under `src/`, which runs
+/// unattended) and an answer.
+fn anthropic_loop() -> TestServer {
+    TestServer::start(vec![
+        tool_reply(
+            "toolu_1",
+            "fs_create_file",
+            r#"{"path": "src/a.rs", "content": "fn a() {}\n"}"#,
+        ),
+        tool_reply(
+            "toolu_2",
+            "fs_create_file",
+            r#"{"path": "src/b.rs", "content": "fn b() {}\n"}"#,
+        ),
+        text_reply("Created both."),
+    ])
+}
+
+/// Where a body has breakpoints: `tools[i]`, `system[i]` and
+/// `messages[m][b]`.
+fn breakpoints(body: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let marked = |item: &Value| item.get("cache_control").map(Value::to_string);
+    for (i, tool) in body["tools"].as_array().into_iter().flatten().enumerate() {
+        if let Some(mark) = marked(tool) {
+            out.push(format!("tools[{i}] {mark}"));
+        }
+    }
+    for (i, block) in body["system"].as_array().into_iter().flatten().enumerate() {
+        if let Some(mark) = marked(block) {
+            out.push(format!("system[{i}] {mark}"));
+        }
+    }
+    for (m, message) in body["messages"].as_array().unwrap().iter().enumerate() {
+        for (b, block) in message["content"].as_array().unwrap().iter().enumerate() {
+            if let Some(mark) = marked(block) {
+                out.push(format!("messages[{m}][{b}] {mark}"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn anthropic_requests_mark_the_tools_and_the_last_history_block() {
+    let ws = initialized();
+    let server = anthropic_loop();
+    let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "make two");
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.wait_for(3, Duration::from_secs(5));
+    let bodies: Vec<Value> = requests.iter().map(|r| r.json()).collect();
+    let last_tool = bodies[0]["tools"].as_array().unwrap().len() - 1;
+    let tools = format!("tools[{last_tool}] {EPHEMERAL}");
+    let at = |m: usize| format!("messages[{m}][0] {EPHEMERAL}");
+    // Step 1: the tools and the user's message. Step 2: also the result.
+    // Step 3: the previous request's end (result 1) and the last result.
+    assert_eq!(
+        bodies.iter().map(breakpoints).collect::<Vec<_>>(),
+        [
+            vec![tools.clone(), at(0)],
+            vec![tools.clone(), at(0), at(2)],
+            vec![tools, at(2), at(4)],
+        ]
+    );
+    for body in &bodies {
+        assert!(breakpoints(body).len() <= 4);
+        let messages = body["messages"].as_array().unwrap();
+        let last = messages.last().unwrap()["content"].as_array().unwrap();
+        assert_eq!(
+            last.last().unwrap()["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+    }
+    assert_eq!(
+        bodies[2]["messages"][4],
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_2", "content": "created src/b.rs (1 line)", "is_error": false, "cache_control": {"type": "ephemeral"}}]})
+    );
+}
+
+#[test]
+fn a_system_prompt_is_sent_as_one_marked_block() {
+    let ws = initialized();
+    let server = TestServer::start(vec![text_reply("Hi.")]);
+    let run = query(
+        &ws,
+        &server,
+        "anthropic/claude-haiku-4-5",
+        &["--cfg", "assistant.system_prompt=Be brief."],
+        "hello",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let body = server.wait_for(1, Duration::from_secs(5))[0].json();
+    assert_eq!(
+        body["system"],
+        json!([{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}])
+    );
+    assert_eq!(
+        breakpoints(&body),
+        [
+            format!("system[0] {EPHEMERAL}"),
+            format!("messages[0][0] {EPHEMERAL}")
+        ]
+    );
+}
+
+#[test]
+fn cache_false_sends_no_breakpoint() {
+    let ws = initialized();
+    let server = anthropic_loop();
+    let run = query(
+        &ws,
+        &server,
+        "anthropic/claude-haiku-4-5",
+        &[
+            "--cfg",
+            "providers.llm.anthropic.cache=false",
+            "--cfg",
+            "assistant.system_prompt=Be brief.",
+        ],
+        "make two",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.wait_for(3, Duration::from_secs(5));
+    for request in &requests {
+        let text = String::from_utf8(request.body.clone()).unwrap();
+        assert!(!text.contains("cache_control"), "{text}");
+        assert_eq!(request.json()["system"], "Be brief.");
+    }
+    assert_eq!(
+        requests[2].json()["messages"][4],
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_2", "content": "created src/b.rs (1 line)", "is_error": false}]})
+    );
+}
+
+/// The OpenAI body of step `k` is that of step `k - 1` with messages added
+/// at the end of `messages`: every byte before and after them the same.
+#[test]
+fn openai_bodies_extend_the_previous_step_byte_for_byte() {
+    let ws = initialized();
+    let call = |id: &'static str, path: &'static str| {
+        Reply::sse(openai(
+            &[Item::Tool(
+                id,
+                "fs_create_file",
+                if path == "a" {
+                    r#"{"path": "src/a.rs", "content": "fn a() {}\n"}"#
+                } else {
+                    r#"{"path": "src/b.rs", "content": "fn b() {}\n"}"#
+                },
+            )],
+            "tool_calls",
+        ))
+    };
+    let server = TestServer::start(vec![
+        call("call_1", "a"),
+        call("call_2", "b"),
+        Reply::sse(openai(&[Item::Text("Created both.")], "stop")),
+    ]);
+    let run = query(
+        &ws,
+        &server,
+        "openai/gpt-4.1",
+        &["--cfg", "assistant.system_prompt=Be brief."],
+        "make two",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.wait_for(3, Duration::from_secs(5));
+    let bodies: Vec<String> = requests
+        .iter()
+        .map(|r| String::from_utf8(r.body.clone()).unwrap())
+        .collect();
+    for pair in bodies.windows(2) {
+        let (before, after) = (&pair[0], &pair[1]);
+        let common = before
+            .bytes()
+            .zip(after.bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        let tail = &before[common..];
+        assert!(tail.starts_with("],\"tools\":["), "{tail:.60}");
+        assert_eq!(&after[common..=common], ",");
+        assert!(after.ends_with(tail));
+    }
+}
