@@ -61,27 +61,21 @@ fn breakpoints(body: &Value) -> Vec<String> {
     out
 }
 
-#[test]
-fn anthropic_requests_mark_the_tools_and_the_last_history_block() {
+/// The breakpoints of the three requests of [`anthropic_loop`], run with
+/// `extra` arguments: the bodies and their breakpoints.
+fn loop_breakpoints(extra: &[&str]) -> (Vec<Value>, Vec<Vec<String>>) {
     let ws = initialized();
     let server = anthropic_loop();
-    let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "make two");
+    let run = query(
+        &ws,
+        &server,
+        "anthropic/claude-haiku-4-5",
+        extra,
+        "make two",
+    );
     assert_eq!(run.code, 0, "{run:?}");
     let requests = server.wait_for(3, Duration::from_secs(5));
     let bodies: Vec<Value> = requests.iter().map(|r| r.json()).collect();
-    let last_tool = bodies[0]["tools"].as_array().unwrap().len() - 1;
-    let tools = format!("tools[{last_tool}] {EPHEMERAL}");
-    let at = |m: usize| format!("messages[{m}][0] {EPHEMERAL}");
-    // Step 1: the tools and the user's message. Step 2: also the result.
-    // Step 3: the previous request's end (result 1) and the last result.
-    assert_eq!(
-        bodies.iter().map(breakpoints).collect::<Vec<_>>(),
-        [
-            vec![tools.clone(), at(0)],
-            vec![tools.clone(), at(0), at(2)],
-            vec![tools, at(2), at(4)],
-        ]
-    );
     for body in &bodies {
         assert!(breakpoints(body).len() <= 4);
         let messages = body["messages"].as_array().unwrap();
@@ -91,10 +85,50 @@ fn anthropic_requests_mark_the_tools_and_the_last_history_block() {
             json!({"type": "ephemeral"})
         );
     }
+    let marks = bodies.iter().map(breakpoints).collect();
+    (bodies, marks)
+}
+
+/// Step 1: the prefix and the user's message. Step 2: also the result.
+/// Step 3: the previous request's end (result 1) and the last result.
+fn expected(prefix: &str) -> Vec<Vec<String>> {
+    let at = |m: usize| format!("messages[{m}][0] {EPHEMERAL}");
+    let prefix = format!("{prefix} {EPHEMERAL}");
+    vec![
+        vec![prefix.clone(), at(0)],
+        vec![prefix.clone(), at(0), at(2)],
+        vec![prefix, at(2), at(4)],
+    ]
+}
+
+#[test]
+fn anthropic_requests_mark_the_system_prompt_and_the_last_history_block() {
+    let (bodies, marks) = loop_breakpoints(&[]);
+    assert_eq!(marks, expected("system[0]"));
+    // The default system prompt, as one text block.
+    for body in &bodies {
+        let system = body["system"].as_array().unwrap();
+        assert_eq!(system.len(), 1);
+        assert_eq!(system[0]["type"], "text");
+        assert!(
+            system[0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("You are jp")
+        );
+    }
     assert_eq!(
         bodies[2]["messages"][4],
         json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_2", "content": "created src/b.rs (1 line)", "is_error": false, "cache_control": {"type": "ephemeral"}}]})
     );
+}
+
+#[test]
+fn without_a_system_prompt_the_last_tool_is_marked() {
+    let (bodies, marks) = loop_breakpoints(&["--cfg", "assistant.system_prompt="]);
+    assert_eq!(bodies[0].get("system"), None);
+    let last_tool = bodies[0]["tools"].as_array().unwrap().len() - 1;
+    assert_eq!(marks, expected(&format!("tools[{last_tool}]")));
 }
 
 #[test]
