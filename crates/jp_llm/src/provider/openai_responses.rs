@@ -610,6 +610,7 @@ impl Events {
                 cache_read_tokens: usage
                     .input_tokens_details
                     .and_then(|details| details.cached_tokens),
+                cache_write_tokens: None,
             }));
         }
         out.push(StreamEvent::Finished(finish));

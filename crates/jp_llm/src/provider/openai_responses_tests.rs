@@ -54,6 +54,7 @@ fn usage(input: u64, output: u64, cached: u64) -> StreamEvent {
         input_tokens: Some(input),
         output_tokens: Some(output),
         cache_read_tokens: Some(cached),
+        cache_write_tokens: None,
     })
 }
 
