@@ -2,8 +2,9 @@
 //! bodies the test server received carry `cache_control` breakpoints on
 //! the stable prefix and on the last block of the history, never more
 //! than four, and none with `providers.llm.anthropic.cache = false`; the
-//! OpenAI-compatible body of each step of a tool loop extends the previous
-//! one byte for byte, so the provider's automatic prefix cache hits.
+//! OpenAI (Responses API) and OpenRouter (Chat Completions) body of each
+//! step of a tool loop extends the previous one byte for byte, so the
+//! provider's automatic prefix cache hits.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,7 +12,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::providers::{Item, openai, text_reply, tool_reply};
+use common::providers::{Item, openai, openai_responses, text_reply, tool_reply};
 use common::query::{initialized, query};
 use jp_test_server::{Reply, TestServer};
 use serde_json::{Value, json};
@@ -186,43 +187,37 @@ fn cache_false_sends_no_breakpoint() {
     );
 }
 
-/// The OpenAI body of step `k` is that of step `k - 1` with messages added
-/// at the end of `messages`: every byte before and after them the same.
-#[test]
-fn openai_bodies_extend_the_previous_step_byte_for_byte() {
+/// The bodies of a loop of two `fs_create_file` calls and an answer,
+/// through `model`, each reply made by `reply` from its items.
+fn loop_bodies(model: &str, reply: fn(&[Item<'_>]) -> Reply) -> Vec<String> {
     let ws = initialized();
-    let call = |id: &'static str, path: &'static str| {
-        Reply::sse(openai(
-            &[Item::Tool(
-                id,
-                "fs_create_file",
-                if path == "a" {
-                    r#"{"path": "src/a.rs", "content": "fn a() {}\n"}"#
-                } else {
-                    r#"{"path": "src/b.rs", "content": "fn b() {}\n"}"#
-                },
-            )],
-            "tool_calls",
-        ))
-    };
     let server = TestServer::start(vec![
-        call("call_1", "a"),
-        call("call_2", "b"),
-        Reply::sse(openai(&[Item::Text("Created both.")], "stop")),
+        reply(&[Item::Tool(
+            "call_1",
+            "fs_create_file",
+            r#"{"path": "src/a.rs", "content": "fn a() {}\n"}"#,
+        )]),
+        reply(&[Item::Tool(
+            "call_2",
+            "fs_create_file",
+            r#"{"path": "src/b.rs", "content": "fn b() {}\n"}"#,
+        )]),
+        reply(&[Item::Text("Created both.")]),
     ]);
-    let run = query(
-        &ws,
-        &server,
-        "openai/gpt-4.1",
-        &["--cfg", "assistant.system_prompt=Be brief."],
-        "make two",
-    );
+    let run = query(&ws, &server, model, &[], "make two");
     assert_eq!(run.code, 0, "{run:?}");
-    let requests = server.wait_for(3, Duration::from_secs(5));
-    let bodies: Vec<String> = requests
+    server
+        .wait_for(3, Duration::from_secs(5))
         .iter()
         .map(|r| String::from_utf8(r.body.clone()).unwrap())
-        .collect();
+        .collect()
+}
+
+/// Each body is the one before with items added at the end of its `list`:
+/// every byte before and after them the same (the tools, sent after it,
+/// unchanged).
+fn assert_each_extends_the_previous(bodies: &[String], list: &str) {
+    assert_eq!(bodies.len(), 3);
     for pair in bodies.windows(2) {
         let (before, after) = (&pair[0], &pair[1]);
         let common = before
@@ -230,9 +225,34 @@ fn openai_bodies_extend_the_previous_step_byte_for_byte() {
             .zip(after.bytes())
             .take_while(|(a, b)| a == b)
             .count();
+        assert!(before[..common].contains(&format!("\"{list}\":[")));
         let tail = &before[common..];
         assert!(tail.starts_with("],\"tools\":["), "{tail:.60}");
         assert_eq!(&after[common..=common], ",");
         assert!(after.ends_with(tail));
     }
+}
+
+/// OpenAI (the Responses API) caches by prefix on its own: each step's
+/// body extends the previous one byte for byte.
+#[test]
+fn openai_bodies_extend_the_previous_step_byte_for_byte() {
+    let bodies = loop_bodies("openai/gpt-4.1", |items| {
+        Reply::sse(openai_responses(items))
+    });
+    assert_each_extends_the_previous(&bodies, "input");
+}
+
+/// So does OpenRouter (Chat Completions).
+#[test]
+fn openrouter_bodies_extend_the_previous_step_byte_for_byte() {
+    let bodies = loop_bodies("openrouter/anthropic/claude-opus-5", |items| {
+        let finish = if matches!(items[0], Item::Tool(..)) {
+            "tool_calls"
+        } else {
+            "stop"
+        };
+        Reply::sse(openai(items, finish))
+    });
+    assert_each_extends_the_previous(&bodies, "messages");
 }

@@ -20,9 +20,9 @@
 //! `cargo test -p jp_llm --test prompt_cache -- --nocapture` for the
 //! table. The same loop checks that no request carries more than
 //! Anthropic's four breakpoints, that the last block of the history is
-//! one, and that the OpenAI-compatible body of each step extends the
-//! previous one byte for byte (OpenAI and OpenRouter cache by prefix on
-//! their own).
+//! one, and that the OpenAI (Responses API) and OpenRouter (Chat
+//! Completions) body of each step extends the previous one byte for byte
+//! (they cache by prefix on their own).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -299,19 +299,11 @@ fn each_anthropic_step_extends_the_previous_one() {
     }
 }
 
-/// OpenAI and OpenRouter cache the longest prefix they saw before, with no
-/// marks: the body of step `k` is the body of step `k - 1` with messages
-/// added at the end of `messages`, every byte before them and after them
-/// the same (the tools, sent after the messages, unchanged).
-#[test]
-fn each_openai_step_extends_the_previous_body_byte_for_byte() {
-    let requests = tool_loop(STEPS, 100);
-    let bodies: Vec<String> = requests
-        .iter()
-        .map(|request| {
-            serde_json::to_string(&jp_llm::openai::request_body("openai", request)).unwrap()
-        })
-        .collect();
+/// Whether each body extends the one before: step `k - 1`'s list of
+/// messages (or input items) ends where step `k`'s goes on with `,` and
+/// more, and every byte before and after it is the same (the tools, sent
+/// after it, unchanged).
+fn assert_each_extends_the_previous(bodies: &[String], list: &str) {
     for (step, pair) in bodies.windows(2).enumerate() {
         let (before, after) = (&pair[0], &pair[1]);
         let common = before
@@ -319,13 +311,36 @@ fn each_openai_step_extends_the_previous_body_byte_for_byte() {
             .zip(after.bytes())
             .take_while(|(a, b)| a == b)
             .count();
-        // Step k-1's messages end here with `]`; step k goes on with `,`
-        // and its new messages.
-        assert_eq!(&before[common..=common], "]", "step {step}");
-        assert_eq!(&after[common..=common], ",", "step {step}");
         let tail = &before[common..];
+        assert!(
+            before[..common].contains(&format!("\"{list}\":[")),
+            "step {step}: the bodies differ before `{list}`"
+        );
         assert!(tail.starts_with("],\"tools\":["), "step {step}: {tail:.40}");
+        assert_eq!(&after[common..=common], ",", "step {step}");
         assert!(after.ends_with(tail), "step {step}");
-        assert!(before[..common].ends_with('}'));
     }
+}
+
+/// OpenAI (the Responses API) and OpenRouter (Chat Completions) cache the
+/// longest prefix they saw before, with no marks: the body of step `k` is
+/// the body of step `k - 1` with items added at the end of its list.
+#[test]
+fn each_openai_step_extends_the_previous_body_byte_for_byte() {
+    let requests = tool_loop(STEPS, 100);
+    let chat: Vec<String> = requests
+        .iter()
+        .map(|request| json_text(&jp_llm::openai::request_body("openrouter", request)))
+        .collect();
+    assert_each_extends_the_previous(&chat, "messages");
+    let responses: Vec<String> = requests
+        .iter()
+        .map(|request| json_text(&jp_llm::openai_responses::request_body(request)))
+        .collect();
+    assert_each_extends_the_previous(&responses, "input");
+}
+
+/// A body as its JSON text.
+fn json_text(body: &impl serde::Serialize) -> String {
+    serde_json::to_string(body).unwrap()
 }
