@@ -8,9 +8,9 @@
 //! what stops generation and billing. A stream never re-POSTs after it has
 //! yielded a part.
 //!
-//! The providers live below: [`anthropic`], [`openai`] and [`ollama`] are
-//! one [`HttpProvider`](http::HttpProvider) over their APIs' wire formats
-//! (see [`http`]), and [`scripted`] plays a script offline.
+//! The providers live below: [`anthropic`], [`openai`], [`ollama`] and
+//! [`google`] are one [`HttpProvider`](http::HttpProvider) over their APIs'
+//! wire formats (see [`http`]), and [`scripted`] plays a script offline.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -23,6 +23,7 @@ use crate::error::ProviderError;
 
 pub mod anthropic;
 mod function_tool;
+pub mod google;
 pub(crate) mod http;
 pub mod ollama;
 pub mod openai;
