@@ -25,8 +25,8 @@
 //! (a duplicate key, cut-off JSON), a string. A response can instead replay
 //! a recorded provider body through that provider's real decoder:
 //! `replay = { format = "anthropic", file = "recordings/turn1.sse" }`
-//! (`format` is `anthropic`, `openai` or `ollama`; `body = "..."` inlines
-//! the bytes instead of `file`).
+//! (`format` is `anthropic`, `openai`, `ollama` or `gemini`; `body = "..."`
+//! inlines the bytes instead of `file`).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -35,6 +35,7 @@ use jp_conversation::{EventPart, ToolCallPart};
 use serde::Deserialize;
 
 use super::{ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, WireDecoder};
+use crate::call_ids::CallIds;
 use crate::error::{ProviderError, ScriptError};
 
 /// The script `scripted/demo` plays: the session the README shows.
@@ -150,6 +151,8 @@ pub enum ReplayFormat {
     Openai,
     /// Ollama `/api/chat` NDJSON.
     Ollama,
+    /// Gemini `streamGenerateContent` SSE.
+    Gemini,
 }
 
 impl Script {
@@ -280,7 +283,7 @@ impl Provider for Scripted {
                 return;
             };
             let delay = Duration::from_millis(script.delay_ms);
-            let (events, error) = plan(response, turn, script.chunk_size, &dir)?;
+            let (events, error) = plan(response, &request, turn, script.chunk_size, &dir)?;
             for event in events {
                 if delay > Duration::ZERO && matches!(event, StreamEvent::Part { .. }) {
                     tokio::time::sleep(delay).await;
@@ -298,12 +301,13 @@ impl Provider for Scripted {
 /// ends in (after the events before it, as over HTTP).
 fn plan(
     response: &ScriptedResponse,
+    request: &ChatRequest,
     turn: usize,
     chunk_size: usize,
     dir: &Path,
 ) -> Result<(Vec<StreamEvent>, Option<ProviderError>), ProviderError> {
     if let Some(replay) = &response.replay {
-        return replay_events(replay, chunk_size, dir);
+        return replay_events(replay, request, chunk_size, dir);
     }
     let mut events = Vec::new();
     let mut calls = false;
@@ -355,6 +359,7 @@ fn plan(
 /// they do when the body comes over HTTP.
 fn replay_events(
     replay: &Replay,
+    request: &ChatRequest,
     chunk_size: usize,
     dir: &Path,
 ) -> Result<(Vec<StreamEvent>, Option<ProviderError>), ProviderError> {
@@ -375,6 +380,11 @@ fn replay_events(
         ReplayFormat::Anthropic => Box::new(super::anthropic::Decoder::new()),
         ReplayFormat::Openai => Box::new(super::openai::Decoder::new()),
         ReplayFormat::Ollama => Box::new(super::ollama::Decoder::new()),
+        // Gemini's calls come without ids: make ones new to the
+        // conversation, as over HTTP.
+        ReplayFormat::Gemini => {
+            Box::new(super::google::Decoder::new().with_call_ids(CallIds::of(request)))
+        }
     };
     let mut events = Vec::new();
     for piece in body.chunks(chunk_size) {
