@@ -676,15 +676,19 @@ async fn error_statuses_carry_the_providers_message() {
         ),
         (
             Box::new(|url| Box::new(Google::new(url, "k"))),
+            // Recorded by the Vercel AI SDK (see its README).
             Reply::status(
                 400,
                 "application/json",
-                "{\n  \"error\": {\n    \"code\": 400,\n    \"message\": \"API key not valid. Please pass a valid API key.\",\n    \"status\": \"INVALID_ARGUMENT\"\n  }\n}\n",
+                std::fs::read_to_string(shared_fixture(
+                    "vercel_ai/issue-8943-gemini-2.5-flash-error.json",
+                ))
+                .unwrap(),
             ),
             ProviderError::Http {
                 provider: "google".into(),
                 status: 400,
-                message: "API key not valid. Please pass a valid API key.".into(),
+                message: "Penalty is not enabled for models/gemini-2.5-flash".into(),
             },
         ),
         (

@@ -20,8 +20,8 @@ use super::{ChatRequest, FinishReason, Message, StreamEvent, ToolDefinition, Usa
 use crate::call_ids::CallIds;
 use crate::decode::{FramedDecoder, Frames};
 use crate::error::ProviderError;
-use crate::framing::excerpt;
-use crate::framing::sse::{SseDecoder, SseEvent};
+use crate::framing::sse::{SseDecoder, SseError, SseEvent};
+use crate::framing::{Framing, excerpt};
 
 mod schema;
 
@@ -120,13 +120,15 @@ impl Api for GeminiApi {
 /// in `generationConfig`.
 ///
 /// The model's earlier reasoning and its thought signatures are not kept
-/// by jp, so none are sent back; for a Gemini 3 model, which refuses a
-/// function call in the history without a signature, the first call of
-/// each model turn carries the placeholder Google documents for a history
-/// whose signatures were not kept.
+/// by jp, so none are sent back. Gemini 3 refuses a function call in the
+/// history without a signature, so the first call of each model turn
+/// carries the placeholder Google documents for a history whose signatures
+/// were not kept; it is sent whatever the model (an alias such as
+/// `gemini-flash-latest` may be a Gemini 3), and Gemini 2.5 accepts it
+/// (upstream JP's recording `google_test_tool_call_reasoning.yml` shows
+/// `gemini-2.5-flash-lite` answering such a request).
 #[must_use]
 pub fn request_body(request: &ChatRequest) -> Body<'_> {
-    let placeholder = request.model.starts_with("gemini-3");
     let mut contents: Vec<Content<'_>> = Vec::with_capacity(request.messages.len());
     for (position, message) in request.messages.iter().enumerate() {
         let (role, parts) =
@@ -148,7 +150,7 @@ pub fn request_body(request: &ChatRequest) -> Body<'_> {
                                 name: &call.name,
                                 args: &call.arguments,
                             },
-                            thought_signature: (placeholder && n == 0).then_some(NO_SIGNATURE),
+                            thought_signature: (n == 0).then_some(NO_SIGNATURE),
                         }
                     }));
                     ("model", parts)
@@ -447,8 +449,35 @@ impl Decoder {
     }
 }
 
+/// Gemini's server-sent events: those of [`SseDecoder`], except that an
+/// event the body ends in without its blank line is dispatched (the stream
+/// has no end marker of its own, and a recording may lose the last blank
+/// line); whether it is whole is for its JSON to say.
+#[derive(Debug, Default)]
+pub(crate) struct GeminiSse(SseDecoder);
+
+impl Framing for GeminiSse {
+    type Frame<'a> = SseEvent;
+    type Error = SseError;
+
+    fn push(&mut self, bytes: &[u8]) {
+        self.0.push(bytes);
+    }
+
+    fn next_frame(&mut self) -> Option<Result<SseEvent, SseError>> {
+        self.0.next_event()
+    }
+
+    fn finish(&mut self) -> Result<Option<SseEvent>, SseError> {
+        // The blank line the body did not end with (after a line of its
+        // own, or ending the one it was cut in).
+        self.0.push(b"\n\n");
+        self.0.next_event().transpose()
+    }
+}
+
 impl Frames for Events {
-    type Framing = SseDecoder;
+    type Framing = GeminiSse;
 
     fn provider(&self) -> &str {
         NAME
@@ -467,9 +496,18 @@ impl Frames for Events {
 
     fn end(
         &mut self,
-        _rest: Option<SseEvent>,
-        _out: &mut Vec<StreamEvent>,
+        rest: Option<SseEvent>,
+        out: &mut Vec<StreamEvent>,
     ) -> Result<(), ProviderError> {
+        if let Some(event) = rest.filter(|_| !self.finished) {
+            let Ok(chunk) = serde_json::from_str::<Chunk>(&event.data) else {
+                return Err(ProviderError::Disconnected {
+                    provider: NAME.to_owned(),
+                    message: "the response ended in the middle of an event".to_owned(),
+                });
+            };
+            self.handle(chunk, out)?;
+        }
         if self.finished {
             Ok(())
         } else {

@@ -163,6 +163,141 @@ fn crlf_line_endings_decode_like_lf() {
     assert_eq!(decode_ok(crlf.as_bytes()), decode_ok(&body));
 }
 
+/// Upstream JP's recording with thoughts shown (`gemini-3-pro-preview`):
+/// two thoughts, the answer, and a last event of an empty text with the
+/// thought signature and `finishReason`, which the body ends in without
+/// its blank line.
+#[test]
+fn recorded_gemini_3_reasoning() {
+    let body = &fixture_bodies("unterminated/google_test_gemini_3_reasoning.yml")[0];
+    assert_eq!(body.len(), 3409);
+    assert!(body.ends_with(b"\"Yhc9ae36McSjxN8Phtus6As\"}"));
+    let first = "**Reviewing Test Prompt**\n\nI've successfully received and interpreted the input \"Test message.\" My process is currently focused on determining the best response. I've identified the intent as a connectivity check and am now solidifying the optimal acknowledgment and confirmation strategy.\n\n\n";
+    let second = "**Choosing Response Strategy**\n\nI've examined several response options. \"Received\" feels too terse, while \"I hear you...\" is a bit too casual for this scenario. I'm leaning toward a blend: a concise acknowledgement followed by an offer of assistance. The current draft, \"Message received! How can I help you today?\" feels almost there. A final touch will be to include a phrase to reinforce that the initial check was good.\n\n\n";
+    let answer = "Message received. I am working correctly! How can I help you today?";
+    let events = decode_ok(body);
+    assert_eq!(
+        events,
+        vec![
+            thought(first),
+            thought(second),
+            text(answer),
+            flush(TEXT_INDEX),
+            flush(REASONING_INDEX),
+            usage(3, 15 + 196, None),
+            StreamEvent::Finished(FinishReason::EndTurn),
+        ]
+    );
+    assert_eq!(
+        build(&events),
+        vec![
+            FlushedEvent::Message(answer.into()),
+            FlushedEvent::Reasoning(format!("{first}{second}")),
+        ]
+    );
+}
+
+/// Upstream JP's recording of a call (`gemini-2.5-flash-lite`, no thought
+/// signature) and of the answer to its result, in three pieces.
+#[test]
+fn recorded_tool_call_and_answer_without_thoughts() {
+    let bodies = fixture_bodies("google_test_tool_call_reasoning.yml");
+    assert_eq!(
+        decode_ok(&bodies[0]),
+        vec![
+            start(2, "jp_call_0", "run_me"),
+            chunk(2, r#"{"bar": "foo"}"#),
+            flush(2),
+            usage(67, 15, None),
+            StreamEvent::Finished(FinishReason::EndTurn),
+        ]
+    );
+    let events = decode_ok(&bodies[1]);
+    let pieces = [
+        "This is the output of the",
+        " tool: `{\"run_me_response\": {\"content\": \"working!\"}}",
+        "`.",
+    ];
+    let mut expected: Vec<StreamEvent> = pieces.iter().map(|piece| text(piece)).collect();
+    expected.extend([
+        flush(TEXT_INDEX),
+        usage(43, 24, None),
+        StreamEvent::Finished(FinishReason::EndTurn),
+    ]);
+    assert_eq!(events, expected);
+}
+
+/// A recording of the Vercel AI SDK's (`vercel_ai/`): one chunk per line,
+/// sent as Google sends it, each line a `data:` event, lines ending in
+/// CRLF.
+fn vercel_recording(name: &str) -> Vec<u8> {
+    let path = jp_test_server::shared_fixture(&format!("vercel_ai/{name}"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    text.lines()
+        .filter(|line| !line.is_empty())
+        .map(|line| format!("data: {line}\r\n\r\n"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+/// `gemini-3-pro-preview` calls a function (its signature skipped), then
+/// ends with an empty text part.
+#[test]
+fn recorded_gemini_3_tool_call() {
+    let events = decode_ok(&vercel_recording("google-tool-call-gemini3.chunks.txt"));
+    assert_eq!(
+        events,
+        vec![
+            start(2, "jp_call_0", "weather"),
+            chunk(2, r#"{"location":"San Francisco"}"#),
+            flush(2),
+            usage(29, 15 + 804, None),
+            StreamEvent::Finished(FinishReason::EndTurn),
+        ]
+    );
+    assert_eq!(
+        build(&events),
+        vec![FlushedEvent::ToolCallRequest(ToolCallRequest::new(
+            "jp_call_0",
+            "weather",
+            object(json!({"location": "San Francisco"}))
+        ))]
+    );
+}
+
+/// `gemini-3.1-pro-preview` sends its own call id: it is kept.
+#[test]
+fn recorded_text_then_a_call_with_geminis_id() {
+    let events = decode_ok(&vercel_recording("issue-10781.1.chunks.txt"));
+    assert_eq!(
+        events,
+        vec![
+            text("Let me check."),
+            start(2, "g1bmv6il", "get_weather"),
+            chunk(2, r#"{"city":"San Francisco"}"#),
+            flush(2),
+            flush(TEXT_INDEX),
+            usage(83, 21 + 178, None),
+            StreamEvent::Finished(FinishReason::EndTurn),
+        ]
+    );
+}
+
+#[test]
+fn recorded_blocked_prompt() {
+    assert_eq!(
+        decode_ok(&vercel_recording("issue-19758-prompt-block.chunks.txt")),
+        vec![
+            StreamEvent::Usage(Usage {
+                input_tokens: Some(9),
+                output_tokens: None,
+                cache_read_tokens: None,
+            }),
+            StreamEvent::Finished(FinishReason::Other("blocked: PROHIBITED_CONTENT".into())),
+        ]
+    );
+}
+
 #[test]
 fn thoughts_text_parallel_calls_and_cached_tokens() {
     let body = sse(&[
@@ -352,14 +487,20 @@ fn a_body_without_a_finish_reason_is_a_disconnection() {
     let text_body = std::str::from_utf8(body).unwrap();
     let second = text_body.rfind("data: ").unwrap();
     // Cut after the first event, and in the middle of the second.
-    for cut in [second, second + 40] {
+    for (cut, message) in [
+        (
+            second,
+            "the response ended before a chunk with its `finishReason`",
+        ),
+        (second + 40, "the response ended in the middle of an event"),
+    ] {
         let (events, error) = decode_all(&body[..cut]);
         assert_eq!(events, vec![text("```json")]);
         assert_eq!(
             error,
             Some(ProviderError::Disconnected {
                 provider: "google".into(),
-                message: "the response ended before a chunk with its `finishReason`".into(),
+                message: message.into(),
             })
         );
     }
@@ -463,7 +604,8 @@ fn request_body_with_everything() {
                 {"role": "user", "parts": [{"text": "Run it."}]},
                 {"role": "model", "parts": [
                     {"text": "Running both."},
-                    {"functionCall": {"id": "jp_call_0", "name": "run_me", "args": {"foo": "bar"}}},
+                    {"functionCall": {"id": "jp_call_0", "name": "run_me", "args": {"foo": "bar"}},
+                     "thoughtSignature": "skip_thought_signature_validator"},
                     {"functionCall": {"id": "jp_call_1", "name": "list", "args": {}}},
                 ]},
                 // The results and the next message: one user turn.
@@ -507,40 +649,39 @@ fn request_body_minimal() {
 
 /// Gemini 3 refuses a call in the history without a thought signature;
 /// jp keeps none, so the first call of each model turn carries Google's
-/// documented placeholder. Older models get none.
+/// documented placeholder, whatever the model.
 #[test]
-fn gemini_3_calls_carry_the_placeholder_signature() {
+fn the_first_call_of_each_model_turn_carries_the_placeholder_signature() {
     let call = |id: &str| ToolCall {
         id: id.into(),
         name: "a".into(),
         arguments: Arc::new(json!({})),
     };
-    let messages = vec![
-        Message::User("go".into()),
-        Message::Assistant {
-            reasoning: None,
-            text: String::new(),
-            tool_calls: vec![call("jp_call_0"), call("jp_call_1")],
-        },
-        Message::ToolResults(vec![
-            ToolResult {
-                id: "jp_call_0".into(),
-                content: "ok".into(),
-                is_error: false,
-            },
-            ToolResult {
-                id: "jp_call_1".into(),
-                content: "ok".into(),
-                is_error: false,
-            },
-        ]),
-    ];
-    let gemini_3 = ChatRequest {
+    let result = |id: &str| ToolResult {
+        id: id.into(),
+        content: "ok".into(),
+        is_error: false,
+    };
+    let request = ChatRequest {
         model: "gemini-3-flash-preview".into(),
-        messages: messages.clone(),
+        messages: vec![
+            Message::User("go".into()),
+            Message::Assistant {
+                reasoning: None,
+                text: String::new(),
+                tool_calls: vec![call("jp_call_0"), call("jp_call_1")],
+            },
+            Message::ToolResults(vec![result("jp_call_0"), result("jp_call_1")]),
+            Message::Assistant {
+                reasoning: None,
+                text: "More.".into(),
+                tool_calls: vec![call("jp_call_2")],
+            },
+            Message::ToolResults(vec![result("jp_call_2")]),
+        ],
         ..request()
     };
-    let body: Value = serde_json::from_str(&body_text(&request_body(&gemini_3))).unwrap();
+    let body: Value = serde_json::from_str(&body_text(&request_body(&request))).unwrap();
     assert_eq!(
         body["contents"][1]["parts"],
         json!([
@@ -548,14 +689,12 @@ fn gemini_3_calls_carry_the_placeholder_signature() {
             {"functionCall": {"id": "jp_call_1", "name": "a", "args": {}}},
         ])
     );
-    let older = ChatRequest {
-        messages,
-        ..request()
-    };
-    let body: Value = serde_json::from_str(&body_text(&request_body(&older))).unwrap();
     assert_eq!(
-        body["contents"][1]["parts"][0].get("thoughtSignature"),
-        None
+        body["contents"][3]["parts"],
+        json!([
+            {"text": "More."},
+            {"functionCall": {"id": "jp_call_2", "name": "a", "args": {}}, "thoughtSignature": "skip_thought_signature_validator"},
+        ])
     );
 }
 
