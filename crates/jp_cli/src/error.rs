@@ -46,6 +46,9 @@ pub enum Error {
     /// The active conversation cannot be opened to continue it.
     #[error("{0}\n(`jp query --new` starts a new conversation; the old one is left as it is)")]
     ActiveUnreadable(#[source] jp_conversation::StoreError),
+    /// An instruction file jp will not send.
+    #[error(transparent)]
+    InstructionFile(#[from] crate::query::system::InstructionFileError),
     /// The model's provider cannot be set up (an API key, a base URL).
     #[error(transparent)]
     Provider(#[from] jp_llm::ProviderError),

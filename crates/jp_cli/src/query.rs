@@ -41,6 +41,7 @@ pub mod run;
 pub mod session;
 pub mod signals;
 pub mod stream;
+pub mod system;
 pub mod tickets;
 pub mod tools;
 pub mod turn;
@@ -83,8 +84,17 @@ pub struct Query {
     #[arg(long)]
     non_interactive: bool,
 
+    /// Print the system prompt this query would send, and exit: jp's
+    /// default one (or `assistant.system_prompt`) with the instructions.
+    #[arg(long)]
+    print_system_prompt: bool,
+
     /// The message for the assistant.
-    #[arg(required = true, num_args = 1.., value_name = "MESSAGE")]
+    #[arg(
+        required_unless_present = "print_system_prompt",
+        num_args = 1..,
+        value_name = "MESSAGE"
+    )]
     message: Vec<String>,
 }
 
@@ -98,7 +108,7 @@ impl Query {
             });
         }
         let message = self.message.join(" ");
-        if message.trim().is_empty() {
+        if message.trim().is_empty() && !self.print_system_prompt {
             crate::errln!("error: the message is empty; say what you want the assistant to do");
             return Ok(exit::USAGE.into());
         }
@@ -113,6 +123,11 @@ impl Query {
             existing,
             record,
         } = setup;
+        let system = system::system_prompt(&config.assistant, &system::Facts::here(&root))?;
+        if self.print_system_prompt {
+            crate::outln!("{}", system.as_deref().unwrap_or_default());
+            return Ok(ExitCode::SUCCESS);
+        }
         let env: HashMap<String, String> = ctx.env.iter().cloned().collect();
         let Resolved {
             provider,
@@ -140,6 +155,7 @@ impl Query {
             renderer,
             conversation,
             lock,
+            system,
         };
         tracing::info!(conversation = %session.conversation.id, "turn starts");
         // One commit: a killed jp leaves all or none.

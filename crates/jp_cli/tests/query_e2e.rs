@@ -188,7 +188,9 @@ fn recorded_openrouter_parallel_calls_both_run() {
             )
         })
         .collect();
-    let calls = &messages[1]["tool_calls"];
+    // The system prompt, the user's message, then the assistant's calls.
+    assert_eq!(messages[0]["role"], "system");
+    let calls = &messages[2]["tool_calls"];
     assert_eq!(calls.as_array().unwrap().len(), 2);
     assert_eq!(
         results,
@@ -231,8 +233,10 @@ fn recorded_ollama_round_trip() {
     let requests = server.wait_for(2, Duration::from_secs(5));
     assert_eq!(requests[0].path, "/api/chat");
     let messages = requests[1].json()["messages"].clone();
-    assert_eq!(messages[2]["role"], "tool");
-    assert_eq!(messages[2]["content"], "working!");
+    // The system prompt, the user's message, the call, its result.
+    assert_eq!(messages[0]["role"], "system");
+    assert_eq!(messages[3]["role"], "tool");
+    assert_eq!(messages[3]["content"], "working!");
     assert!(
         run.stdout
             .starts_with("The tool ran successfully! It output: `working!`."),

@@ -43,7 +43,8 @@ use crate::path::ConfigPath;
 /// and a tool's `parameters` (which its policies read) are here too:
 /// changing them changes what is allowed to run; and so are a tool's
 /// `enable` and `style.hidden`, which turn a tool on or hide its calls
-/// from the screen.
+/// from the screen; and `assistant.instruction_files`, whose files' text
+/// is sent to the provider.
 pub const SENSITIVE: &[&str] = &[
     "conversation.tools.*.access",
     "conversation.tools.*.command",
@@ -60,6 +61,7 @@ pub const SENSITIVE: &[&str] = &[
     "providers.*.*.base_url",
     "providers.*.*.api_key_env",
     "providers.mcp",
+    "assistant.instruction_files",
     "extends",
 ];
 

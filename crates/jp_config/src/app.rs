@@ -40,8 +40,9 @@ pub struct AppConfig {
 
 /// Keys whose lists are concatenated across layers (their schematic merge
 /// is `append_vec`); every other key takes the last layer's value.
-pub const APPEND_KEYS: [&[&str]; 2] = [
+pub const APPEND_KEYS: [&[&str]; 3] = [
     &["assistant", "instructions"],
+    &["assistant", "instruction_files"],
     &["conversation", "policies"],
 ];
 

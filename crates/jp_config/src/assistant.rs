@@ -7,15 +7,24 @@ use schematic::Config;
 #[config(rename_all = "snake_case")]
 pub struct AssistantConfig {
     /// Instructions sent to the model before the conversation, as the system
-    /// prompt.
+    /// prompt, in place of jp's default one (which says where the model is:
+    /// the workspace, the OS, the date, how tools and declines work). Sent
+    /// as written: never run as a template.
     pub system_prompt: Option<String>,
 
-    /// Extra instructions appended to the system prompt, one paragraph each.
-    /// Lists from every config layer are concatenated (user config first),
-    /// so a workspace adds to the user's instructions instead of replacing
-    /// them.
+    /// Extra instructions appended to the system prompt (the default one or
+    /// `system_prompt`), one paragraph each. Lists from every config layer
+    /// are concatenated (user config first), so a workspace adds to the
+    /// user's instructions instead of replacing them.
     #[setting(merge = schematic::merge::append_vec)]
     pub instructions: Vec<String>,
+
+    /// Files whose text is appended after `instructions`, one paragraph
+    /// each (`AGENTS.md`, a style guide): paths relative to the workspace
+    /// root, which they may not leave (a link out of it is refused too).
+    /// Lists from every config layer are concatenated.
+    #[setting(merge = schematic::merge::append_vec)]
+    pub instruction_files: Vec<String>,
 
     /// The model and its parameters.
     #[setting(nested)]

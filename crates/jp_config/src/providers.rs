@@ -25,7 +25,7 @@ pub struct LlmProvidersConfig {
     #[setting(nested)]
     pub anthropic: AnthropicConfig,
 
-    /// OpenAI's Chat Completions API.
+    /// OpenAI's Responses API.
     #[setting(nested)]
     pub openai: OpenaiConfig,
 
@@ -72,7 +72,7 @@ pub struct AnthropicConfig {
     pub api_key_env: String,
 }
 
-/// OpenAI's Chat Completions API.
+/// OpenAI's Responses API (`POST {base_url}/responses`).
 #[derive(Debug, Clone, Config, serde::Serialize)]
 #[config(rename_all = "snake_case")]
 pub struct OpenaiConfig {

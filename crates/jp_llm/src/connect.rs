@@ -43,10 +43,9 @@ pub fn connect(
             &llm.anthropic.base_url,
             key(&llm.anthropic.api_key_env)?,
         )),
-        "openai" => Box::new(crate::provider::openai::OpenAiCompatible::new(
-            "openai",
+        "openai" => Box::new(crate::provider::openai_responses::OpenAiResponses::new(
             &llm.openai.base_url,
-            Some(key(&llm.openai.api_key_env)?),
+            key(&llm.openai.api_key_env)?,
         )),
         "openrouter" => Box::new(crate::provider::openai::OpenAiCompatible::new(
             "openrouter",

@@ -1,7 +1,8 @@
 //! LLM providers, their wire decoders, and local tool execution.
 //!
 //! - [`Provider`] streams a response as typed [`StreamEvent`]s; the
-//!   providers are [`anthropic`] (Messages API, SSE), [`openai`]
+//!   providers are [`anthropic`] (Messages API, SSE),
+//!   [`openai_responses`] (OpenAI's Responses API, SSE), [`openai`]
 //!   (OpenAI-compatible Chat Completions, SSE), [`ollama`] (native
 //!   `/api/chat`, NDJSON), [`google`] (Gemini's `streamGenerateContent`,
 //!   SSE) and [`scripted`] (an offline script), all under
@@ -30,4 +31,4 @@ pub use provider::{
     ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, ToolCall,
     ToolDefinition, ToolResult, Usage, WireDecoder,
 };
-pub use provider::{anthropic, google, ollama, openai, scripted};
+pub use provider::{anthropic, google, ollama, openai, openai_responses, scripted};

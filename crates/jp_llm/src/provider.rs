@@ -8,9 +8,11 @@
 //! what stops generation and billing. A stream never re-POSTs after it has
 //! yielded a part.
 //!
-//! The providers live below: [`anthropic`], [`openai`], [`ollama`] and
-//! [`google`] are one [`HttpProvider`](http::HttpProvider) over their APIs'
-//! wire formats (see [`http`]), and [`scripted`] plays a script offline.
+//! The providers live below: [`anthropic`], [`openai_responses`] (the
+//! `openai` provider), [`openai`] (Chat Completions, for OpenAI-compatible
+//! servers), [`ollama`] and [`google`] (Gemini) are one
+//! [`HttpProvider`](http::HttpProvider) over their APIs' wire formats (see
+//! [`http`]), and [`scripted`] plays a script offline.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -27,6 +29,7 @@ pub mod google;
 pub(crate) mod http;
 pub mod ollama;
 pub mod openai;
+pub mod openai_responses;
 pub mod scripted;
 
 /// The events of one streamed response.

@@ -13,6 +13,7 @@ use jp_llm::anthropic::{Anthropic, RetryPolicy};
 use jp_llm::google::Google;
 use jp_llm::ollama::Ollama;
 use jp_llm::openai::OpenAiCompatible;
+use jp_llm::openai_responses::OpenAiResponses;
 use jp_llm::{
     ChatRequest, EventStream, FinishReason, Message, Provider, ProviderError, StreamEvent,
     ToolDefinition, Usage,
@@ -27,6 +28,7 @@ const OPENROUTER: &str = "openrouter_test_anthropic_opus_5_parallel_tool_round_t
 const LLAMACPP: &str = "llamacpp_test_tool_call_stream.yml";
 const OLLAMA: &str = "ollama_test_tool_call_stream.yml";
 const GOOGLE: &str = "google_test_tool_call_stream.yml";
+const OPENAI: &str = "openai_test_tool_call_stream.yml";
 
 fn fixture(name: &str, exchange: usize) -> Fixture {
     load_fixtures(shared_fixture(name))
@@ -324,6 +326,71 @@ async fn openai_sends_the_token_limit_as_max_completion_tokens() {
             "stream": true,
             "stream_options": {"include_usage": true},
         })
+    );
+}
+
+#[tokio::test]
+async fn openai_speaks_the_responses_api() {
+    // jp's recorded Responses answer, split at random places, served where
+    // OpenAI serves it.
+    let server = TestServer::start(vec![
+        fixture(OPENAI, 0)
+            .reply()
+            .split(Split::Random { seed: 23, max: 97 })
+            .expect_path("/v1/responses"),
+    ]);
+    let provider = OpenAiResponses::new(format!("{}/v1/", server.url()), "sk-test");
+    let (events, error) = collect(provider.stream(request())).await;
+    assert_eq!(error, None);
+    let id = "call_AujnMFG9aQStXpHVXQ5Gwfgi";
+    assert_eq!(
+        events.first(),
+        Some(&StreamEvent::Part {
+            index: 1,
+            part: EventPart::ToolCall(ToolCallPart::Start {
+                id: id.into(),
+                name: "run_me".into(),
+            }),
+        })
+    );
+    assert_eq!(
+        events[events.len() - 3..],
+        [
+            StreamEvent::Flush { index: 1 },
+            usage(72, 36, Some(0)),
+            StreamEvent::Finished(FinishReason::ToolUse),
+        ]
+    );
+
+    let requests = ended_requests(&server, 1).await;
+    let sent = &requests[0];
+    assert_eq!(sent.path, "/v1/responses");
+    assert_eq!(sent.path_mismatch, None);
+    assert_eq!(sent.header("authorization"), Some("Bearer sk-test"));
+    assert_eq!(
+        String::from_utf8(sent.body.clone()).unwrap(),
+        json!({
+            "model": "test-model",
+            "instructions": "You are terse.",
+            "input": [
+                {"role": "user", "content": "Please run the tool, providing whatever arguments you want."},
+            ],
+            "tools": [{
+                "type": "function",
+                "name": "run_me",
+                "description": "Runs.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"foo": {"type": "string"}, "bar": {"type": "string"}},
+                    "additionalProperties": false,
+                },
+                "strict": false,
+            }],
+            "max_output_tokens": 1000,
+            "store": false,
+            "stream": true,
+        })
+        .to_string()
     );
 }
 

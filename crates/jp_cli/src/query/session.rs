@@ -12,6 +12,7 @@ use jp_conversation::{Conversation, ConversationEvent, ConversationLock, EventKi
 use jp_llm::{ChatRequest, Provider};
 
 use super::render::ToolRenderer;
+use super::system::{Facts, system_prompt};
 use crate::ctx::Ctx;
 use crate::printer::{Printer, Style};
 use crate::prompt::{PromptError, Prompts};
@@ -29,6 +30,9 @@ pub struct Session {
     pub(super) renderer: Option<ToolRenderer>,
     pub(super) conversation: Conversation,
     pub(super) lock: ConversationLock,
+    /// The system prompt ([`super::system`]), made when the config is
+    /// resolved.
+    pub(super) system: Option<String>,
 }
 
 impl Session {
@@ -89,10 +93,13 @@ impl Session {
             }
         }
         let resolved = resolve(&loaded.config, env, root).map_err(|e| failed(e.to_string()))?;
+        let system = system_prompt(&loaded.config.assistant, &Facts::here(root))
+            .map_err(|e| failed(e.to_string()))?;
         self.header = format!("── jp ({}/{}) ──", resolved.provider_name, resolved.model);
         self.model = resolved.model;
         self.provider = resolved.provider;
         self.config = std::sync::Arc::new(loaded.config);
+        self.system = system;
         Ok(())
     }
 
@@ -104,16 +111,9 @@ impl Session {
 
     pub fn request(&self) -> ChatRequest {
         let assistant = &self.config.assistant;
-        let mut system = assistant.system_prompt.clone().unwrap_or_default();
-        for instruction in &assistant.instructions {
-            if !system.is_empty() {
-                system.push_str("\n\n");
-            }
-            system.push_str(instruction);
-        }
         ChatRequest {
             model: self.model.clone(),
-            system: (!system.is_empty()).then_some(system),
+            system: self.system.clone(),
             messages: jp_llm::request::messages(&self.conversation.events),
             tools: jp_llm::request::tool_definitions(&self.config),
             max_tokens: assistant.model.parameters.max_tokens,

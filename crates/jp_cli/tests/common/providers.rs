@@ -250,6 +250,85 @@ pub fn openai_parallel(calls: &[(&str, &str, &str)], size: usize) -> String {
     out
 }
 
+/// An OpenAI Responses stream, shaped like jp's recording
+/// (`openai_test_tool_call_stream.yml`): `response.created`, an empty
+/// reasoning item at output index 0, then each item at the next output
+/// index: text as `response.output_text.delta`s of 7 bytes, a call as
+/// `response.output_item.added` and `response.function_call_arguments.delta`s
+/// of 9 bytes, each closed by `response.output_item.done`; then
+/// `response.completed` with the usage.
+pub fn openai_responses(items: &[Item<'_>]) -> String {
+    let mut out = String::new();
+    let mut seq = 0;
+    let mut event = |out: &mut String, mut data: Value| {
+        let kind = data["type"].as_str().unwrap().to_owned();
+        data["sequence_number"] = json!(seq);
+        seq += 1;
+        out.push_str(&format!("event: {kind}\ndata: {data}\n\n"));
+    };
+    event(
+        &mut out,
+        json!({"type": "response.created", "response": {"id": "resp_test", "object": "response", "status": "in_progress", "output": [], "store": false, "usage": null}}),
+    );
+    let reasoning = json!({"id": "rs_test", "type": "reasoning", "summary": []});
+    event(
+        &mut out,
+        json!({"type": "response.output_item.added", "item": reasoning, "output_index": 0}),
+    );
+    event(
+        &mut out,
+        json!({"type": "response.output_item.done", "item": reasoning, "output_index": 0}),
+    );
+    for (n, item) in items.iter().enumerate() {
+        let index = n + 1;
+        match item {
+            Item::Text(text) => {
+                let id = format!("msg_{index}");
+                event(
+                    &mut out,
+                    json!({"type": "response.output_item.added", "item": {"id": id, "type": "message", "status": "in_progress", "content": [], "role": "assistant"}, "output_index": index}),
+                );
+                for piece in pieces(text, 7) {
+                    event(
+                        &mut out,
+                        json!({"type": "response.output_text.delta", "content_index": 0, "delta": piece, "item_id": id, "logprobs": [], "output_index": index}),
+                    );
+                }
+                event(
+                    &mut out,
+                    json!({"type": "response.output_item.done", "item": {"id": id, "type": "message", "status": "completed", "content": [{"type": "output_text", "annotations": [], "text": text}], "role": "assistant"}, "output_index": index}),
+                );
+            }
+            Item::Tool(call_id, name, arguments) => {
+                let id = format!("fc_{index}");
+                event(
+                    &mut out,
+                    json!({"type": "response.output_item.added", "item": {"id": id, "type": "function_call", "status": "in_progress", "arguments": "", "call_id": call_id, "name": name}, "output_index": index}),
+                );
+                for piece in pieces(arguments, 9) {
+                    event(
+                        &mut out,
+                        json!({"type": "response.function_call_arguments.delta", "delta": piece, "item_id": id, "output_index": index}),
+                    );
+                }
+                event(
+                    &mut out,
+                    json!({"type": "response.function_call_arguments.done", "arguments": arguments, "item_id": id, "output_index": index}),
+                );
+                event(
+                    &mut out,
+                    json!({"type": "response.output_item.done", "item": {"id": id, "type": "function_call", "status": "completed", "arguments": arguments, "call_id": call_id, "name": name}, "output_index": index}),
+                );
+            }
+        }
+    }
+    event(
+        &mut out,
+        json!({"type": "response.completed", "response": {"id": "resp_test", "object": "response", "status": "completed", "output": [], "store": false, "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}}}),
+    );
+    out
+}
+
 /// A Gemini `streamGenerateContent?alt=sse` stream: text in pieces, each
 /// call whole in a chunk of its own (Gemini sends no call ids: the ids of
 /// `items` are not sent), the last chunk with `finishReason: STOP`, lines

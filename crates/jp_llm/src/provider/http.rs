@@ -31,6 +31,7 @@ use crate::error::ProviderError;
 
 /// A provider that streams over HTTP in the wire format of its [`Api`]:
 /// [`Anthropic`](super::anthropic::Anthropic),
+/// [`OpenAiResponses`](super::openai_responses::OpenAiResponses),
 /// [`OpenAiCompatible`](super::openai::OpenAiCompatible) and
 /// [`Ollama`](super::ollama::Ollama) are this provider over their APIs.
 #[derive(Clone)]

@@ -25,8 +25,9 @@
 //! (a duplicate key, cut-off JSON), a string. A response can instead replay
 //! a recorded provider body through that provider's real decoder:
 //! `replay = { format = "anthropic", file = "recordings/turn1.sse" }`
-//! (`format` is `anthropic`, `openai`, `ollama` or `gemini`; `body = "..."`
-//! inlines the bytes instead of `file`).
+//! (`format` is `anthropic`, `openai` (Chat Completions),
+//! `openai_responses`, `ollama` or `gemini`; `body = "..."` inlines
+//! the bytes instead of `file`).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -151,6 +152,8 @@ pub enum ReplayFormat {
     Openai,
     /// Ollama `/api/chat` NDJSON.
     Ollama,
+    /// OpenAI Responses SSE (`format = "openai_responses"`).
+    OpenaiResponses,
     /// Gemini `streamGenerateContent` SSE.
     Gemini,
 }
@@ -380,6 +383,7 @@ fn replay_events(
         ReplayFormat::Anthropic => Box::new(super::anthropic::Decoder::new()),
         ReplayFormat::Openai => Box::new(super::openai::Decoder::new()),
         ReplayFormat::Ollama => Box::new(super::ollama::Decoder::new()),
+        ReplayFormat::OpenaiResponses => Box::new(super::openai_responses::Decoder::new()),
         // Gemini's calls come without ids: make ones new to the
         // conversation, as over HTTP.
         ReplayFormat::Gemini => {

@@ -96,6 +96,54 @@ data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text
 }
 
 #[test]
+fn a_replay_reads_the_openai_responses_format() {
+    let script = Script::parse(
+        r#"
+            [[responses]]
+            replay = { format = "openai_responses", body = """
+event: response.output_item.added
+data: {"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"run_me","arguments":""}}
+
+event: response.function_call_arguments.delta
+data: {"type":"response.function_call_arguments.delta","output_index":0,"item_id":"fc_1","delta":"{}"}
+
+event: response.output_item.done
+data: {"type":"response.output_item.done","output_index":0,"item":{"type":"function_call","id":"fc_1","status":"completed","call_id":"call_1","name":"run_me","arguments":"{}"}}
+
+event: response.completed
+data: {"type":"response.completed","response":{"status":"completed"}}
+
+""" }
+            "#,
+        "inline",
+    )
+    .unwrap();
+    let provider = Scripted::from_script(script, "inline", Path::new("."));
+    let events: Vec<StreamEvent> = collect(&provider, 0)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        events,
+        vec![
+            StreamEvent::Part {
+                index: 0,
+                part: EventPart::ToolCall(ToolCallPart::Start {
+                    id: "call_1".into(),
+                    name: "run_me".into(),
+                }),
+            },
+            StreamEvent::Part {
+                index: 0,
+                part: EventPart::ToolCall(ToolCallPart::ArgumentChunk("{}".into())),
+            },
+            StreamEvent::Flush { index: 0 },
+            StreamEvent::Finished(FinishReason::ToolUse),
+        ]
+    );
+}
+
+#[test]
 fn tool_calls_stream_in_chunks_and_rebuild() {
     let script = Script::parse(
         r#"
