@@ -605,6 +605,31 @@ const PING: &str = r#"{"type":"ping"}"#;
 const OVERLOADED_EVENT: &str =
     r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
 
+/// Gemini's stream may report an overload as an error event before any
+/// content: retried like Anthropic's `overloaded_error`.
+#[tokio::test]
+async fn a_gemini_unavailable_error_event_before_any_content_is_retried() {
+    let unavailable = "data: {\"error\": {\"code\": 503, \"message\": \"The model is overloaded. Please try again later.\", \"status\": \"UNAVAILABLE\"}}\r\n\r\n";
+    let server = TestServer::start(vec![Reply::sse(unavailable), fixture(GOOGLE, 0).reply()]);
+    let provider = Google::new(server.url(), "k").with_retry(fast_retry());
+    let request = ChatRequest {
+        model: "gemini-2.5-flash-lite".into(),
+        ..request()
+    };
+    let (events, error) = collect(provider.stream(request)).await;
+    assert_eq!(error, None);
+    assert_eq!(
+        events[0],
+        StreamEvent::Notice("overloaded (UNAVAILABLE); retrying in 1ms (attempt 2 of 5)".into())
+    );
+    assert_eq!(
+        events[1],
+        start(2, "jp_call_0", "run_me"),
+        "the retried response's events follow"
+    );
+    assert_eq!(ended_requests(&server, 2).await.len(), 2);
+}
+
 #[tokio::test]
 async fn an_overloaded_error_event_before_any_content_is_retried() {
     let overloaded = anthropic_sse(&[MESSAGE_START, PING, OVERLOADED_EVENT]);

@@ -548,11 +548,17 @@ impl Holdback {
         if self.started {
             return None;
         }
+        // Anthropic's error types, and the statuses Gemini's error events
+        // carry for the same answers (HTTP 503 and 429).
         match error {
-            ProviderError::Api { kind, .. } if kind == "overloaded_error" => {
+            ProviderError::Api { kind, .. }
+                if kind == "overloaded_error" || kind == "UNAVAILABLE" =>
+            {
                 Some(format!("overloaded ({kind})"))
             }
-            ProviderError::Api { kind, .. } if kind == "rate_limit_error" => {
+            ProviderError::Api { kind, .. }
+                if kind == "rate_limit_error" || kind == "RESOURCE_EXHAUSTED" =>
+            {
                 Some(format!("rate limited ({kind})"))
             }
             _ => None,
