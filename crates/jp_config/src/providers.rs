@@ -40,6 +40,10 @@ pub struct LlmProvidersConfig {
     /// A local llama.cpp server (OpenAI-compatible).
     #[setting(nested)]
     pub llamacpp: LlamacppConfig,
+
+    /// Google's Gemini API (native `streamGenerateContent`).
+    #[setting(nested)]
+    pub google: GoogleConfig,
 }
 
 fn default_aliases(_: &()) -> schematic::DefaultValueResult<IndexMap<String, String>> {
@@ -124,4 +128,17 @@ pub struct LlamacppConfig {
     /// The environment variable that holds an API key, if the server wants
     /// one. Unset: no key is sent.
     pub api_key_env: Option<String>,
+}
+
+/// Google's Gemini API.
+#[derive(Debug, Clone, Config, serde::Serialize)]
+#[config(rename_all = "snake_case")]
+pub struct GoogleConfig {
+    /// The API's base URL (jp adds `/v1beta/models/{model}:...`).
+    #[setting(default = "https://generativelanguage.googleapis.com")]
+    pub base_url: String,
+
+    /// The environment variable that holds the API key.
+    #[setting(default = "GEMINI_API_KEY")]
+    pub api_key_env: String,
 }

@@ -16,12 +16,13 @@ use crate::tool::{
 };
 
 /// The providers jp knows, by the name used in model ids.
-pub const PROVIDERS: [&str; 6] = [
+pub const PROVIDERS: [&str; 7] = [
     "anthropic",
     "openai",
     "openrouter",
     "ollama",
     "llamacpp",
+    "google",
     "scripted",
 ];
 
@@ -194,6 +195,7 @@ fn check_providers(config: &AppConfig, problems: &mut Vec<Problem>) {
         ("openrouter", &llm.openrouter.base_url),
         ("ollama", &llm.ollama.base_url),
         ("llamacpp", &llm.llamacpp.base_url),
+        ("google", &llm.google.base_url),
     ] {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             problems.push(Problem::error(

@@ -261,7 +261,7 @@ fn validation_errors_point_at_the_layer_that_wrote_the_key() {
     assert_eq!(
         f.errors(&f.options()),
         [
-            "error: project/.jp/config.toml:2: assistant.model.id: unknown provider `acme` in `acme/model` (providers: anthropic, openai, openrouter, ollama, llamacpp, scripted)",
+            "error: project/.jp/config.toml:2: assistant.model.id: unknown provider `acme` in `acme/model` (providers: anthropic, openai, openrouter, ollama, llamacpp, google, scripted)",
             "error: project/.jp/config.toml:5: assistant.model.parameters.temperature: must be a number from 0 to 2, found 3",
             "error: project/.jp/config.toml:8: conversation.tools.'*'.command: cannot be set for all tools; `'*'` takes only enable, policy, run, result, style, timeout_secs, max_output_bytes and max_argument_bytes",
         ]

@@ -62,6 +62,10 @@ pub fn connect(
             &llm.ollama.base_url,
             optional_key(&llm.ollama.api_key_env)?,
         )),
+        "google" => Box::new(crate::provider::google::Google::new(
+            &llm.google.base_url,
+            key(&llm.google.api_key_env)?,
+        )),
         "scripted" => Box::new(crate::provider::scripted::Scripted::open(
             model,
             workspace_root,

@@ -4,7 +4,8 @@
 //!   providers are [`anthropic`] (Messages API, SSE),
 //!   [`openai_responses`] (OpenAI's Responses API, SSE), [`openai`]
 //!   (OpenAI-compatible Chat Completions, SSE), [`ollama`] (native
-//!   `/api/chat`, NDJSON) and [`scripted`] (an offline script), all under
+//!   `/api/chat`, NDJSON), [`google`] (Gemini's `streamGenerateContent`,
+//!   SSE) and [`scripted`] (an offline script), all under
 //!   [`provider`]. The HTTP ones are one
 //!   [`HttpProvider`](provider::http::HttpProvider) over each API's wire
 //!   format; their decoders cut the body into frames with one line framing
@@ -30,4 +31,4 @@ pub use provider::{
     ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, ToolCall,
     ToolDefinition, ToolResult, Usage, WireDecoder,
 };
-pub use provider::{anthropic, ollama, openai, openai_responses, scripted};
+pub use provider::{anthropic, google, ollama, openai, openai_responses, scripted};

@@ -10,9 +10,9 @@
 //!
 //! The providers live below: [`anthropic`], [`openai_responses`] (the
 //! `openai` provider), [`openai`] (Chat Completions, for OpenAI-compatible
-//! servers) and [`ollama`] are one [`HttpProvider`](http::HttpProvider)
-//! over their APIs' wire formats (see [`http`]), and [`scripted`] plays a
-//! script offline.
+//! servers), [`ollama`] and [`google`] (Gemini) are one
+//! [`HttpProvider`](http::HttpProvider) over their APIs' wire formats (see
+//! [`http`]), and [`scripted`] plays a script offline.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -25,6 +25,7 @@ use crate::error::ProviderError;
 
 pub mod anthropic;
 mod function_tool;
+pub mod google;
 pub(crate) mod http;
 pub mod ollama;
 pub mod openai;

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt as _;
 use jp_conversation::{EventPart, ToolCallPart};
 use jp_llm::anthropic::{Anthropic, RetryPolicy};
+use jp_llm::google::Google;
 use jp_llm::ollama::Ollama;
 use jp_llm::openai::OpenAiCompatible;
 use jp_llm::openai_responses::OpenAiResponses;
@@ -26,6 +27,7 @@ const ANTHROPIC: &str = "anthropic_test_tool_call_stream.yml";
 const OPENROUTER: &str = "openrouter_test_anthropic_opus_5_parallel_tool_round_trip.yml";
 const LLAMACPP: &str = "llamacpp_test_tool_call_stream.yml";
 const OLLAMA: &str = "ollama_test_tool_call_stream.yml";
+const GOOGLE: &str = "google_test_tool_call_stream.yml";
 const OPENAI: &str = "openai_test_tool_call_stream.yml";
 
 fn fixture(name: &str, exchange: usize) -> Fixture {
@@ -444,6 +446,45 @@ async fn ollama_replays_a_recorded_tool_call_split_at_every_byte() {
 }
 
 #[tokio::test]
+async fn google_replays_a_recorded_tool_call_split_at_every_byte() {
+    let recorded = fixture(GOOGLE, 0);
+    let server = TestServer::start(vec![recorded.reply().split(Split::Every(1))]);
+    let provider = Google::new(server.url(), "gemini-key");
+    assert_eq!(provider.name(), "google");
+    let request = ChatRequest {
+        model: "gemini-2.5-flash-lite".into(),
+        ..request()
+    };
+
+    let (events, error) = collect(provider.stream(request.clone())).await;
+    assert_eq!(error, None);
+    assert_eq!(
+        events,
+        vec![
+            start(2, "jp_call_0", "run_me"),
+            chunk(2, r#"{"bar": ["hello","world"],"foo": "test"}"#),
+            StreamEvent::Flush { index: 2 },
+            usage(67, 248, None),
+            StreamEvent::Finished(FinishReason::EndTurn),
+        ]
+    );
+
+    let requests = ended_requests(&server, 1).await;
+    let sent = &requests[0];
+    assert_eq!(
+        sent.path,
+        "/v1beta/models/gemini-2.5-flash-lite:streamGenerateContent?alt=sse"
+    );
+    assert_eq!(sent.path_mismatch, None);
+    assert_eq!(sent.header("x-goog-api-key"), Some("gemini-key"));
+    assert_eq!(sent.header("authorization"), None);
+    assert_eq!(
+        String::from_utf8_lossy(&sent.body),
+        body_text(&jp_llm::google::request_body(&request))
+    );
+}
+
+#[tokio::test]
 async fn ollama_answer_with_multibyte_text_split_at_every_byte() {
     let recorded = fixture(OLLAMA, 1);
     let server = TestServer::start(vec![recorded.reply().split(Split::Every(1))]);
@@ -581,6 +622,31 @@ const PING: &str = r#"{"type":"ping"}"#;
 const OVERLOADED_EVENT: &str =
     r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
 
+/// Gemini's stream may report an overload as an error event before any
+/// content: retried like Anthropic's `overloaded_error`.
+#[tokio::test]
+async fn a_gemini_unavailable_error_event_before_any_content_is_retried() {
+    let unavailable = "data: {\"error\": {\"code\": 503, \"message\": \"The model is overloaded. Please try again later.\", \"status\": \"UNAVAILABLE\"}}\r\n\r\n";
+    let server = TestServer::start(vec![Reply::sse(unavailable), fixture(GOOGLE, 0).reply()]);
+    let provider = Google::new(server.url(), "k").with_retry(fast_retry());
+    let request = ChatRequest {
+        model: "gemini-2.5-flash-lite".into(),
+        ..request()
+    };
+    let (events, error) = collect(provider.stream(request)).await;
+    assert_eq!(error, None);
+    assert_eq!(
+        events[0],
+        StreamEvent::Notice("overloaded (UNAVAILABLE); retrying in 1ms (attempt 2 of 5)".into())
+    );
+    assert_eq!(
+        events[1],
+        start(2, "jp_call_0", "run_me"),
+        "the retried response's events follow"
+    );
+    assert_eq!(ended_requests(&server, 2).await.len(), 2);
+}
+
 #[tokio::test]
 async fn an_overloaded_error_event_before_any_content_is_retried() {
     let overloaded = anthropic_sse(&[MESSAGE_START, PING, OVERLOADED_EVENT]);
@@ -716,6 +782,23 @@ async fn error_statuses_carry_the_providers_message() {
                 provider: "ollama".into(),
                 status: 404,
                 message: "model \"test-model\" not found, try pulling it first".into(),
+            },
+        ),
+        (
+            Box::new(|url| Box::new(Google::new(url, "k"))),
+            // Recorded by the Vercel AI SDK (see its README).
+            Reply::status(
+                400,
+                "application/json",
+                std::fs::read_to_string(shared_fixture(
+                    "vercel_ai/issue-8943-gemini-2.5-flash-error.json",
+                ))
+                .unwrap(),
+            ),
+            ProviderError::Http {
+                provider: "google".into(),
+                status: 400,
+                message: "Penalty is not enabled for models/gemini-2.5-flash".into(),
             },
         ),
         (

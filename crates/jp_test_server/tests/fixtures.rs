@@ -27,6 +27,12 @@ const EXPECTED: &[(&str, &str, &str, &[usize])] = &[
         &[1806, 2708],
     ),
     (
+        "google_test_tool_call_reasoning.yml",
+        "/v1beta/models/gemini-2.5-flash-lite:streamGenerateContent",
+        "text/event-stream",
+        &[448, 1079],
+    ),
+    (
         "google_test_tool_call_stream.yml",
         "/v1beta/models/gemini-2.5-flash-lite:streamGenerateContent",
         "text/event-stream",

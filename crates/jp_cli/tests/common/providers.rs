@@ -3,7 +3,8 @@
 //! quirks of the recordings in `jp_test_server/tests/data/providers`:
 //! Anthropic's padded `data:` JSON, `ping` events and empty first
 //! `input_json_delta`; OpenRouter's comment lines and repeated finish
-//! chunks; Ollama's arguments arriving whole.
+//! chunks; Ollama's arguments arriving whole; Gemini's CRLF events, calls
+//! arriving whole without ids, and usage in every chunk.
 
 #![allow(dead_code)]
 
@@ -325,5 +326,44 @@ pub fn openai_responses(items: &[Item<'_>]) -> String {
         &mut out,
         json!({"type": "response.completed", "response": {"id": "resp_test", "object": "response", "status": "completed", "output": [], "store": false, "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}}}),
     );
+    out
+}
+
+/// A Gemini `streamGenerateContent?alt=sse` stream: text in pieces, each
+/// call whole in a chunk of its own (Gemini sends no call ids: the ids of
+/// `items` are not sent), the last chunk with `finishReason: STOP`, lines
+/// ending in CRLF.
+pub fn gemini(items: &[Item<'_>]) -> String {
+    let mut out = String::new();
+    let mut chunk = |parts: Value, finish: bool| {
+        let mut candidate = json!({"content": {"parts": parts, "role": "model"}, "index": 0});
+        if finish {
+            candidate["finishReason"] = json!("STOP");
+        }
+        let value = json!({
+            "candidates": [candidate],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+            "modelVersion": "gemini-2.5-flash",
+            "responseId": "test",
+        });
+        out.push_str(&format!("data: {value}\r\n\r\n"));
+    };
+    for item in items {
+        match item {
+            Item::Text(text) => {
+                for piece in pieces(text, 7) {
+                    chunk(json!([{"text": piece}]), false);
+                }
+            }
+            Item::Tool(_, name, arguments) => {
+                let arguments: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
+                chunk(
+                    json!([{"functionCall": {"name": name, "args": arguments}}]),
+                    false,
+                );
+            }
+        }
+    }
+    chunk(json!([{"text": ""}]), true);
     out
 }

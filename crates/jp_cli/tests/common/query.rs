@@ -60,10 +60,11 @@ pub fn query_command(
 }
 
 /// API keys for every provider.
-pub const ENV: [(&str, &str); 3] = [
+pub const ENV: [(&str, &str); 4] = [
     KEY,
     ("OPENROUTER_API_KEY", "test-key"),
     ("OPENAI_API_KEY", "test-key"),
+    ("GEMINI_API_KEY", "test-key"),
 ];
 
 /// `text` with conversation ids replaced by `<id>`.

@@ -85,6 +85,12 @@ pub(crate) trait Api: Send + Sync + 'static {
     /// The streaming endpoint, after the base URL (`/v1/messages`).
     const PATH: &'static str;
 
+    /// The endpoint for `request`, after the base URL: [`Self::PATH`],
+    /// unless the API names the model in the path (Gemini).
+    fn path(&self, _request: &ChatRequest) -> String {
+        Self::PATH.to_owned()
+    }
+
     /// The provider's name if the configuration gives it (several
     /// providers speak this API), for `Debug`.
     fn configured_name(&self) -> Option<&str> {
@@ -120,7 +126,7 @@ impl<A: Api> Provider for HttpProvider<A> {
         let provider = self.api.name();
         let post = Post {
             provider: provider.to_owned(),
-            url: format!("{}{}", self.base_url, A::PATH),
+            url: format!("{}{}", self.base_url, self.api.path(&request)),
             headers: self.api.headers(),
             body: json_body(provider, &self.api.body(&request)),
             retry: self.retry,
@@ -542,11 +548,17 @@ impl Holdback {
         if self.started {
             return None;
         }
+        // Anthropic's error types, and the statuses Gemini's error events
+        // carry for the same answers (HTTP 503 and 429).
         match error {
-            ProviderError::Api { kind, .. } if kind == "overloaded_error" => {
+            ProviderError::Api { kind, .. }
+                if kind == "overloaded_error" || kind == "UNAVAILABLE" =>
+            {
                 Some(format!("overloaded ({kind})"))
             }
-            ProviderError::Api { kind, .. } if kind == "rate_limit_error" => {
+            ProviderError::Api { kind, .. }
+                if kind == "rate_limit_error" || kind == "RESOURCE_EXHAUSTED" =>
+            {
                 Some(format!("rate limited ({kind})"))
             }
             _ => None,
@@ -663,7 +675,8 @@ struct ErrorBody {
 
 impl ErrorBody {
     /// Reads Anthropic (`{"error": {"type", "message"}}`), OpenAI and
-    /// OpenRouter (`{"error": {"message", "type" or "code"}}`) and Ollama
+    /// OpenRouter (`{"error": {"message", "type" or "code"}}`), Gemini
+    /// (`{"error": {"code", "message", "status"}}`) and Ollama
     /// (`{"error": "..."}`) error bodies.
     fn parse(body: &str) -> Self {
         let Ok(value) = serde_json::from_str::<Value>(body) else {
@@ -676,7 +689,7 @@ impl ErrorBody {
                 message: Some(message.clone()),
             },
             Some(error @ Value::Object(_)) => Self {
-                kind: string(error.get("type")),
+                kind: string(error.get("type")).or_else(|| string(error.get("status"))),
                 message: string(error.get("message")),
             },
             _ => Self {

@@ -26,7 +26,7 @@
 //! a recorded provider body through that provider's real decoder:
 //! `replay = { format = "anthropic", file = "recordings/turn1.sse" }`
 //! (`format` is `anthropic`, `openai` (Chat Completions),
-//! `openai_responses` or `ollama`; `body = "..."` inlines
+//! `openai_responses`, `ollama` or `gemini`; `body = "..."` inlines
 //! the bytes instead of `file`).
 
 use std::path::{Path, PathBuf};
@@ -36,6 +36,7 @@ use jp_conversation::{EventPart, ToolCallPart};
 use serde::Deserialize;
 
 use super::{ChatRequest, EventStream, FinishReason, Message, Provider, StreamEvent, WireDecoder};
+use crate::call_ids::CallIds;
 use crate::error::{ProviderError, ScriptError};
 
 /// The script `scripted/demo` plays: the session the README shows.
@@ -153,6 +154,8 @@ pub enum ReplayFormat {
     Ollama,
     /// OpenAI Responses SSE (`format = "openai_responses"`).
     OpenaiResponses,
+    /// Gemini `streamGenerateContent` SSE.
+    Gemini,
 }
 
 impl Script {
@@ -283,7 +286,7 @@ impl Provider for Scripted {
                 return;
             };
             let delay = Duration::from_millis(script.delay_ms);
-            let (events, error) = plan(response, turn, script.chunk_size, &dir)?;
+            let (events, error) = plan(response, &request, turn, script.chunk_size, &dir)?;
             for event in events {
                 if delay > Duration::ZERO && matches!(event, StreamEvent::Part { .. }) {
                     tokio::time::sleep(delay).await;
@@ -301,12 +304,13 @@ impl Provider for Scripted {
 /// ends in (after the events before it, as over HTTP).
 fn plan(
     response: &ScriptedResponse,
+    request: &ChatRequest,
     turn: usize,
     chunk_size: usize,
     dir: &Path,
 ) -> Result<(Vec<StreamEvent>, Option<ProviderError>), ProviderError> {
     if let Some(replay) = &response.replay {
-        return replay_events(replay, chunk_size, dir);
+        return replay_events(replay, request, chunk_size, dir);
     }
     let mut events = Vec::new();
     let mut calls = false;
@@ -358,6 +362,7 @@ fn plan(
 /// they do when the body comes over HTTP.
 fn replay_events(
     replay: &Replay,
+    request: &ChatRequest,
     chunk_size: usize,
     dir: &Path,
 ) -> Result<(Vec<StreamEvent>, Option<ProviderError>), ProviderError> {
@@ -379,6 +384,11 @@ fn replay_events(
         ReplayFormat::Openai => Box::new(super::openai::Decoder::new()),
         ReplayFormat::Ollama => Box::new(super::ollama::Decoder::new()),
         ReplayFormat::OpenaiResponses => Box::new(super::openai_responses::Decoder::new()),
+        // Gemini's calls come without ids: make ones new to the
+        // conversation, as over HTTP.
+        ReplayFormat::Gemini => {
+            Box::new(super::google::Decoder::new().with_call_ids(CallIds::of(request)))
+        }
     };
     let mut events = Vec::new();
     for piece in body.chunks(chunk_size) {

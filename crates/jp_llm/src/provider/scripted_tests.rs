@@ -267,3 +267,54 @@ fn script_errors_name_the_script() {
         "scripted: cannot read the script /nonexistent/missing.toml: No such file or directory (os error 2) (the built-in script is `scripted/demo`)"
     );
 }
+
+/// `format = "gemini"` replays through the Gemini decoder, whose calls
+/// come without ids: the ids it makes are new to the conversation, as
+/// over HTTP.
+#[test]
+fn a_gemini_replay_makes_call_ids_new_to_the_conversation() {
+    let script = Script::parse(
+        r#"
+            [[responses]]
+            parts = [{ tool = "list" }]
+            [[responses]]
+            replay = { format = "gemini", body = "data: {\"candidates\": [{\"content\": {\"parts\": [{\"functionCall\": {\"name\": \"list\", \"args\": {}}}], \"role\": \"model\"}, \"finishReason\": \"STOP\"}]}\r\n\r\n" }
+            "#,
+        "inline",
+    )
+    .unwrap();
+    let provider = Scripted::from_script(script, "inline", Path::new("."));
+    let mut request = request(0);
+    request.messages.push(Message::Assistant {
+        reasoning: None,
+        text: String::new(),
+        tool_calls: vec![super::super::ToolCall {
+            id: "jp_call_0".into(),
+            name: "list".into(),
+            arguments: std::sync::Arc::new(serde_json::json!({})),
+        }],
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let events: Vec<_> = runtime.block_on(provider.stream(request).collect());
+    assert_eq!(
+        events,
+        vec![
+            Ok(StreamEvent::Part {
+                index: 2,
+                part: EventPart::ToolCall(ToolCallPart::Start {
+                    id: "jp_call_1".into(),
+                    name: "list".into()
+                })
+            }),
+            Ok(StreamEvent::Part {
+                index: 2,
+                part: EventPart::ToolCall(ToolCallPart::ArgumentChunk("{}".into()))
+            }),
+            Ok(StreamEvent::Flush { index: 2 }),
+            Ok(StreamEvent::Finished(FinishReason::EndTurn)),
+        ]
+    );
+}
