@@ -533,6 +533,7 @@ impl Events {
                 input_tokens: usage.prompt_token_count,
                 output_tokens: output,
                 cache_read_tokens: usage.cached_content_token_count,
+                cache_write_tokens: None,
             });
             // A report after the end (a last chunk of usage alone) stands.
             if self.finished {

@@ -54,6 +54,7 @@ fn usage(input: u64, output: u64, cached: Option<u64>) -> StreamEvent {
         input_tokens: Some(input),
         output_tokens: Some(output),
         cache_read_tokens: cached,
+        cache_write_tokens: None,
     })
 }
 
@@ -292,6 +293,7 @@ fn recorded_blocked_prompt() {
                 input_tokens: Some(9),
                 output_tokens: None,
                 cache_read_tokens: None,
+                cache_write_tokens: None,
             }),
             StreamEvent::Finished(FinishReason::Other("blocked: PROHIBITED_CONTENT".into())),
         ]
@@ -438,6 +440,7 @@ fn a_blocked_prompt_finishes_without_content() {
                 input_tokens: Some(7),
                 output_tokens: None,
                 cache_read_tokens: None,
+                cache_write_tokens: None,
             }),
             StreamEvent::Finished(FinishReason::Other("blocked: PROHIBITED_CONTENT".into())),
         ]
