@@ -23,6 +23,7 @@ mod prompt;
 mod query;
 mod recorded;
 mod stateful;
+mod usage;
 
 use std::process::ExitCode;
 

@@ -151,6 +151,7 @@ impl Query {
             provider,
             model: model.clone(),
             header: format!("── jp ({provider_name}/{model}) ──"),
+            provider_name,
             printer: printer.clone(),
             renderer,
             conversation,
@@ -174,6 +175,12 @@ impl Query {
             .enable_all()
             .build()?;
         let end = drive(&runtime, &mut session, &ctx, &env, &root, prompter, live)?;
+        printer.stop_spinner();
+        printer.finish_content();
+        let turn = crate::usage::last_turn(&session.conversation.events);
+        if let Some(line) = crate::usage::turn_line(turn) {
+            printer.chrome_line(Style::Dim, &line);
+        }
         Ok(ending(&printer, end, &session.conversation.id))
     }
 }

@@ -101,10 +101,12 @@ fn a_hand_added_change_that_unsets_the_policies_is_not_applied() {
         &json!({"at_ms": 1, "type": "config_delta", "unsets": ["conversation.policies"],
                 "claims": {"conversation.policies": []}, "tools": ["fs_read_file"]}),
     );
-    assert_eq!(line, 5);
+    // The log's header and the turn's four events (its usage last) come
+    // first.
+    assert_eq!(line, 6);
     let (rel, _) = log(&ws);
     let warning = format!(
-        "warning: {rel}:5: a recorded config change (by tool fs_read_file) is not applied: the tool's access.config grants do not cover conversation.policies: no delete grant; the rest of the conversation is\n"
+        "warning: {rel}:6: a recorded config change (by tool fs_read_file) is not applied: the tool's access.config grants do not cover conversation.policies: no delete grant; the rest of the conversation is\n"
     );
 
     // Every reader leaves it out, and says so once.
@@ -144,7 +146,8 @@ fn a_hand_added_change_that_unsets_the_policies_is_not_applied() {
              Calling tool fs_modify_file(path: \"notes.txt\", patterns: [{{\"old\":\"draft\",\"new\":\"final\"}}])\n  \
              unattended (policy.run is \"unattended\")\n  \
              fs_modify_file: denied by read_before_write#1: `notes.txt` already exists and has not been read in this conversation; read it with `fs_read_file` first, then call `fs_modify_file` again.\n\
-             {HAIKU}"
+             {HAIKU}\
+             tokens: 2 responses · 20 in · 84 out · $0.0004\n"
         )
     );
     assert_eq!(run.stdout, "Ok.\n");
@@ -175,13 +178,13 @@ fn hand_added_changes_that_set_a_tools_command_are_not_applied() {
                "delta": {"providers": {"llm": {"anthropic": {"base_url": "http://127.0.0.1:9"}}}}}),
     ];
     let lines: Vec<usize> = forged.iter().map(|event| add_line(&ws, event)).collect();
-    assert_eq!(lines, [5, 6, 7, 8]);
+    assert_eq!(lines, [6, 7, 8, 9]);
     let (rel, _) = log(&ws);
     let warnings = format!(
-        "warning: {rel}:5: a recorded config change (by tool fs_read_file) is not applied: the tool's access.config grants do not cover conversation.tools.fs_read_file.command: no write grant; the rest of the conversation is\n\
-         warning: {rel}:6: a recorded config change (by no one) is not applied: it names no tool and is no query's flags, so nothing authorizes it; the rest of the conversation is\n\
-         warning: {rel}:7: a recorded config change (by --cfg x) is not applied: the flags of a query are not recorded for conversation.tools.fs_read_file.command (a sensitive or loader key applies only to the query that sets it); the rest of the conversation is\n\
-         warning: {rel}:8: a recorded config change (by --model x) is not applied: the flags of a query are not recorded for providers.llm.anthropic.base_url (a sensitive or loader key applies only to the query that sets it); the rest of the conversation is\n"
+        "warning: {rel}:6: a recorded config change (by tool fs_read_file) is not applied: the tool's access.config grants do not cover conversation.tools.fs_read_file.command: no write grant; the rest of the conversation is\n\
+         warning: {rel}:7: a recorded config change (by no one) is not applied: it names no tool and is no query's flags, so nothing authorizes it; the rest of the conversation is\n\
+         warning: {rel}:8: a recorded config change (by --cfg x) is not applied: the flags of a query are not recorded for conversation.tools.fs_read_file.command (a sensitive or loader key applies only to the query that sets it); the rest of the conversation is\n\
+         warning: {rel}:9: a recorded config change (by --model x) is not applied: the flags of a query are not recorded for providers.llm.anthropic.base_url (a sensitive or loader key applies only to the query that sets it); the rest of the conversation is\n"
     );
 
     let get = ws.jp(&["config", "get", "conversation.tools.fs_read_file.command"]);
@@ -263,7 +266,10 @@ fn a_recorded_change_within_its_tools_grants_still_applies() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
         run.stderr,
-        format!("{warning}── jp (anthropic/claude-opus-5) ──\n")
+        format!(
+            "{warning}── jp (anthropic/claude-opus-5) ──\n\
+        tokens: 10 in · 42 out\n"
+        )
     );
     let requests = server.wait_for(1, Duration::from_secs(5));
     assert_eq!(requests[0].json()["model"], "claude-opus-5");
@@ -302,11 +308,16 @@ fn a_tool_switches_the_model_of_a_query_started_with_model_and_the_next_query_ke
          assistant.model.id: \"anthropic/claude-sonnet-4-5\" → \"anthropic/claude-opus-5\"\n  \
          change_model success: switched to opus\n\
          config changed by change_model: assistant.model.id\n\
-         ── jp (anthropic/claude-opus-5) ──\n"
+         ── jp (anthropic/claude-opus-5) ──\n\
+         tokens: 2 responses · 20 in · 84 out · $0.0007 for 1 of 2 responses (no price for the model of the others)\n"
     );
     let run = ask(&ws, &server, &[], "and now?");
     assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(run.stderr, "── jp (anthropic/claude-opus-5) ──\n");
+    // No price is known for claude-opus-5: no cost is shown.
+    assert_eq!(
+        run.stderr,
+        "── jp (anthropic/claude-opus-5) ──\ntokens: 10 in · 42 out\n"
+    );
     assert_eq!(
         models(&server, 3),
         ["claude-sonnet-4-5", "claude-opus-5", "claude-opus-5"]
@@ -315,15 +326,17 @@ fn a_tool_switches_the_model_of_a_query_started_with_model_and_the_next_query_ke
     // The flag's change is recorded when the turn begins, the tool's after.
     let conversation = stored(&ws);
     assert_eq!(
-        event_types(&conversation)[..7],
+        event_types(&conversation)[..9],
         [
             "turn_start",
             "chat_request",
             "config_delta",
             "tool_call_request",
+            "usage",
             "tool_call_response",
             "config_delta",
-            "assistant_message"
+            "assistant_message",
+            "usage"
         ]
     );
     let flags = &conversation["events"][2];
@@ -361,10 +374,17 @@ fn the_flags_of_a_query_are_recorded_and_shown_and_the_next_query_keeps_them() {
         "one",
     );
     assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(run.stderr, "── jp (anthropic/claude-opus-5) ──\n");
+    assert_eq!(
+        run.stderr,
+        "── jp (anthropic/claude-opus-5) ──\ntokens: 10 in · 42 out\n"
+    );
     // Without the flags: the conversation keeps them.
     let run = ask(&ws, &server, &[], "two");
-    assert_eq!(run.stderr, "── jp (anthropic/claude-opus-5) ──\n");
+    assert_eq!(
+        run.stderr,
+        "── jp (anthropic/claude-opus-5) ──\n\
+    tokens: 10 in · 42 out\n"
+    );
     // The same value again changes nothing and records nothing.
     let run = ask(
         &ws,
@@ -380,7 +400,10 @@ fn the_flags_of_a_query_are_recorded_and_shown_and_the_next_query_keeps_them() {
         &["--cfg", "assistant.model.id=anthropic/claude-haiku-4-5"],
         "four",
     );
-    assert_eq!(run.stderr, HAIKU);
+    assert_eq!(
+        run.stderr,
+        format!("{HAIKU}tokens: 10 in · 42 out · $0.0002\n")
+    );
     let requests = server.wait_for(4, Duration::from_secs(5));
     let seen: Vec<(Value, Value)> = requests
         .iter()
@@ -456,7 +479,10 @@ fn the_flags_of_a_query_are_recorded_and_shown_and_the_next_query_keeps_them() {
 
     // A new conversation starts from the config, with its own flags.
     let run = ask(&ws, &server, &["--new", "--model", "opus"], "five");
-    assert_eq!(run.stderr, "── jp (anthropic/claude-opus-5) ──\n");
+    assert_eq!(
+        run.stderr,
+        "── jp (anthropic/claude-opus-5) ──\ntokens: 10 in · 42 out\n"
+    );
     let requests = server.wait_for(5, Duration::from_secs(5));
     assert_eq!(requests[4].json()["max_tokens"], json!(8192));
     let fresh = stored(&ws);
@@ -466,7 +492,8 @@ fn the_flags_of_a_query_are_recorded_and_shown_and_the_next_query_keeps_them() {
             "turn_start",
             "chat_request",
             "config_delta",
-            "assistant_message"
+            "assistant_message",
+            "usage"
         ]
     );
 }

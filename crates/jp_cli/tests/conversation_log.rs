@@ -19,6 +19,9 @@ use serde_json::json;
 
 const MODEL: &str = "anthropic/claude-haiku-4-5";
 const HEADER: &str = "── jp (anthropic/claude-haiku-4-5) ──\n";
+/// The line after a turn of one reply (the test server reports 10 input
+/// and 42 output tokens; claude-haiku-4-5 costs $1 and $5 a million).
+const TOKENS: &str = "tokens: 10 in · 42 out · $0.0002\n";
 
 /// The log of conversation `id`.
 fn log_path(ws: &Workspace, id: &str) -> PathBuf {
@@ -52,14 +55,15 @@ fn a_query_appends_its_events_and_rewrites_nothing() {
             "{{\"format\":\"jp-conversation-log\",\"version\":2,\"id\":\"{id}\",\"created_ms\":{created_ms}}}\n\
              {{\"at_ms\":T,\"type\":\"turn_start\"}}\n\
              {{\"at_ms\":T,\"type\":\"chat_request\",\"content\":\"one\"}}\n\
-             {{\"at_ms\":T,\"type\":\"assistant_message\",\"content\":\"{long}\"}}\n"
+             {{\"at_ms\":T,\"type\":\"assistant_message\",\"content\":\"{long}\"}}\n\
+             {{\"at_ms\":T,\"type\":\"usage\",\"model\":\"anthropic/claude-haiku-4-5\",\"input_tokens\":10,\"output_tokens\":42,\"cost_usd\":0.00022}}\n"
         )
     );
     let inode = std::fs::metadata(&path).unwrap().ino();
 
     let second = query(&ws, &server, MODEL, &[], "two");
     assert_eq!(second.code, 0, "{second:?}");
-    assert_eq!(second.stderr, HEADER);
+    assert_eq!(second.stderr, format!("{HEADER}{TOKENS}"));
     let after_second = std::fs::read(&path).unwrap();
     // The same file, grown by the new events' lines and nothing else.
     assert_eq!(std::fs::metadata(&path).unwrap().ino(), inode);
@@ -68,7 +72,8 @@ fn a_query_appends_its_events_and_rewrites_nothing() {
         hide_times(std::str::from_utf8(&after_second[after_first.len()..]).unwrap()),
         "{\"at_ms\":T,\"type\":\"turn_start\"}\n\
          {\"at_ms\":T,\"type\":\"chat_request\",\"content\":\"two\"}\n\
-         {\"at_ms\":T,\"type\":\"assistant_message\",\"content\":\"Short.\"}\n"
+         {\"at_ms\":T,\"type\":\"assistant_message\",\"content\":\"Short.\"}\n\
+         {\"at_ms\":T,\"type\":\"usage\",\"model\":\"anthropic/claude-haiku-4-5\",\"input_tokens\":10,\"output_tokens\":42,\"cost_usd\":0.00022}\n"
     );
 }
 
@@ -85,7 +90,7 @@ fn a_torn_last_line_is_reported_and_dropped_and_the_next_query_works() {
     let cut = br#"{"at_ms":1795350600000,"type":"assistant_mes"#;
     torn.extend_from_slice(cut);
     std::fs::write(&path, &torn).unwrap();
-    let where_ = format!("line 5, {} bytes at offset {}", cut.len(), whole.len());
+    let where_ = format!("line 6, {} bytes at offset {}", cut.len(), whole.len());
     let shown_path = format!("<tmp>/project/.jp/conversations/{id}/events.jsonl");
 
     // A reader leaves the line out, says so, and changes nothing.
@@ -97,7 +102,12 @@ fn a_torn_last_line_is_reported_and_dropped_and_the_next_query_works() {
     assert_eq!(shown.stderr, ignored);
     assert_eq!(
         shown.stdout.lines().skip(3).collect::<Vec<_>>(),
-        ["you: one", "assistant: A."]
+        [
+            "you: one",
+            "assistant: A.",
+            "",
+            "total: 1 turn · 10 in · 42 out · $0.0002"
+        ]
     );
     // So do the commands that read its config changes and its calls.
     let config = ws.jp(&["config", "get", "assistant.model.id"]);
@@ -115,7 +125,7 @@ fn a_torn_last_line_is_reported_and_dropped_and_the_next_query_works() {
     assert_eq!(
         next.stderr,
         format!(
-            "warning: {shown_path}: dropped its last line ({where_}): an event that a crash or kill left unfinished; the conversation continues from the event before it\n{HEADER}"
+            "warning: {shown_path}: dropped its last line ({where_}): an event that a crash or kill left unfinished; the conversation continues from the event before it\n{HEADER}{TOKENS}"
         )
     );
     assert_eq!(next.stdout, "B.\n");
@@ -134,7 +144,8 @@ fn a_torn_last_line_is_reported_and_dropped_and_the_next_query_works() {
         hide_times(std::str::from_utf8(&repaired[whole.len()..]).unwrap()),
         "{\"at_ms\":T,\"type\":\"turn_start\"}\n\
          {\"at_ms\":T,\"type\":\"chat_request\",\"content\":\"two\"}\n\
-         {\"at_ms\":T,\"type\":\"assistant_message\",\"content\":\"B.\"}\n"
+         {\"at_ms\":T,\"type\":\"assistant_message\",\"content\":\"B.\"}\n\
+         {\"at_ms\":T,\"type\":\"usage\",\"model\":\"anthropic/claude-haiku-4-5\",\"input_tokens\":10,\"output_tokens\":42,\"cost_usd\":0.00022}\n"
     );
     let again = ws.jp(&["conversation", "show"]);
     assert_eq!(again.stderr, "");
@@ -202,7 +213,7 @@ fn a_version_1_conversation_is_read_then_converted_by_the_next_query() {
     let server = TestServer::start(vec![text_reply("Still milk.")]);
     let run = query(&ws, &server, MODEL, &[], "and now?");
     assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(run.stderr, HEADER);
+    assert_eq!(run.stderr, format!("{HEADER}{TOKENS}"));
     let sent = server.wait_for(1, Duration::from_secs(5))[0].json();
     assert_eq!(
         sent["messages"],
@@ -228,7 +239,8 @@ fn a_version_1_conversation_is_read_then_converted_by_the_next_query() {
         hide_times(&log[expected.len()..]),
         "{\"at_ms\":T,\"type\":\"turn_start\"}\n\
          {\"at_ms\":T,\"type\":\"chat_request\",\"content\":\"and now?\"}\n\
-         {\"at_ms\":T,\"type\":\"assistant_message\",\"content\":\"Still milk.\"}\n"
+         {\"at_ms\":T,\"type\":\"assistant_message\",\"content\":\"Still milk.\"}\n\
+         {\"at_ms\":T,\"type\":\"usage\",\"model\":\"anthropic/claude-haiku-4-5\",\"input_tokens\":10,\"output_tokens\":42,\"cost_usd\":0.00022}\n"
     );
     // What was there reads as before, with the new turn after it.
     let shown_after = ws.jp(&["conversation", "show"]).stdout;
@@ -238,7 +250,13 @@ fn a_version_1_conversation_is_read_then_converted_by_the_next_query() {
     );
     assert_eq!(
         shown_after.lines().skip(9).collect::<Vec<_>>(),
-        ["you: and now?", "assistant: Still milk."]
+        [
+            "you: and now?",
+            "assistant: Still milk.",
+            "",
+            // The converted turn had no usage recorded; the new one has.
+            "total: 2 turns · 10 in · 42 out · $0.0002"
+        ]
     );
 }
 
@@ -254,7 +272,7 @@ fn an_active_conversation_that_went_missing_is_reported() {
     assert_eq!(
         next.stderr,
         format!(
-            "warning: the active conversation `{id}` is not in <tmp>/project/.jp/conversations any more; this query starts a new one\n{HEADER}"
+            "warning: the active conversation `{id}` is not in <tmp>/project/.jp/conversations any more; this query starts a new one\n{HEADER}{TOKENS}"
         )
     );
     assert_ne!(stored(&ws)["id"].as_str().unwrap(), id);

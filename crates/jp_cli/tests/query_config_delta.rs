@@ -99,7 +99,8 @@ fn a_granted_model_switch_applies_to_the_next_request_and_stays_with_the_convers
          assistant.model.id: \"anthropic/claude-haiku-4-5\" → \"anthropic/claude-opus-5\"\n  \
          change_model success: switched to opus\n\
          config changed by change_model: assistant.model.id\n\
-         ── jp (anthropic/claude-opus-5) ──\n"
+         ── jp (anthropic/claude-opus-5) ──\n\
+         tokens: 2 responses · 20 in · 84 out · $0.0002 for 1 of 2 responses (no price for the model of the others)\n"
     );
     let requests = server.wait_for(2, Duration::from_secs(5));
     assert_eq!(requests[0].json()["model"], "claude-haiku-4-5");
@@ -120,12 +121,14 @@ fn a_granted_model_switch_applies_to_the_next_request_and_stays_with_the_convers
             "turn_start",
             "chat_request",
             "tool_call_request",
+            "usage",
             "tool_call_response",
             "config_delta",
-            "assistant_message"
+            "assistant_message",
+            "usage"
         ]
     );
-    let delta = &conversation["events"][4];
+    let delta = &conversation["events"][5];
     assert_eq!(
         delta["delta"],
         json!({"assistant": {"model": {"id": "anthropic/claude-opus-5"}}})
@@ -286,7 +289,9 @@ fn a_killed_jp_leaves_a_readable_conversation_with_no_provisional_change() {
             "turn_start",
             "chat_request",
             "tool_call_request",
-            "tool_call_request"
+            "tool_call_request",
+            // The response ended before jp was killed.
+            "usage"
         ]
     );
     assert_eq!(
@@ -370,7 +375,8 @@ fn the_shipped_change_model_tool_switches_the_model_for_the_next_request() {
          assistant.model.id: \"anthropic/claude-haiku-4-5\" → \"anthropic/claude-opus-5\"\n  \
          change_model success: Switched from anthropic/claude-haiku-4-5 to opus.\n\
          config changed by change_model: assistant.model.id\n\
-         ── jp (anthropic/claude-opus-5) ──\n"
+         ── jp (anthropic/claude-opus-5) ──\n\
+         tokens: 2 responses · 20 in · 84 out · $0.0002 for 1 of 2 responses (no price for the model of the others)\n"
     );
     let requests = server.wait_for(2, Duration::from_secs(5));
     assert_eq!(requests[0].json()["model"], "claude-haiku-4-5");
@@ -384,7 +390,7 @@ fn the_shipped_change_model_tool_switches_the_model_for_the_next_request() {
         )]
     );
     assert_eq!(
-        conversation["events"][4]["delta"],
+        conversation["events"][5]["delta"],
         json!({"assistant": {"model": {"id": "anthropic/claude-opus-5"}}})
     );
 }
@@ -407,7 +413,8 @@ fn the_shipped_change_model_tool_answers_a_rejection_without_a_change() {
          unattended (policy.run is \"unattended\")\n\
          ⚠ tool change_model proposed a config change that needs your confirmation, and no terminal is available; not applied, the tool runs again (apply = \"unattended\" on the grant applies such changes without asking)\n  \
          change_model success: The model was not switched to opus: the switch needs confirmation from the user, and no one could be asked. Carry on with the current model.\n\
-         ── jp (anthropic/claude-haiku-4-5) ──\n"
+         ── jp (anthropic/claude-haiku-4-5) ──\n\
+         tokens: 2 responses · 20 in · 84 out · $0.0004\n"
     );
     let conversation = stored(&ws);
     assert_eq!(
@@ -551,7 +558,8 @@ fn removing_sensitive_config_needs_insecure_allow_and_the_policies_stay_in_force
              {warning}{warning}{warning}{warning}\
              ⚠ tool tidy had its config change rejected 4 times; the call ends here\n  \
              tidy error: Tool `tidy` proposed a config change jp could not apply 4 times, so the call ends here without its result. Last reason: unauthorized_paths: the tool's access.config grants do not cover conversation.p…\n\
-             ── jp (anthropic/claude-haiku-4-5) ──\n"
+             ── jp (anthropic/claude-haiku-4-5) ──\n\
+             tokens: 2 responses · 20 in · 84 out · $0.0004\n"
         )
     );
     let conversation = stored(&ws);
@@ -622,7 +630,7 @@ fn removing_sensitive_config_needs_insecure_allow_and_the_policies_stay_in_force
     let run = query(&ws, &server, &[]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(tool_requests(&ws).len(), 1);
-    assert_eq!(stored(&ws)["events"][4]["unsets"], json!(SENSITIVE_UNSETS));
+    assert_eq!(stored(&ws)["events"][5]["unsets"], json!(SENSITIVE_UNSETS));
     assert_eq!(
         ws.jp(&["config", "get", "conversation.tools.fs_delete_file.enable"])
             .stdout,
@@ -657,7 +665,8 @@ fn a_change_the_config_would_not_load_with_is_rejected_and_the_tool_told_why() {
              {warning}{warning}{warning}{warning}\
              ⚠ tool tidy had its config change rejected 4 times; the call ends here\n  \
              tidy error: Tool `tidy` proposed a config change jp could not apply 4 times, so the call ends here without its result. Last reason: invalid_config: with this change the config would not load: conversation.tools.…\n\
-             ── jp (anthropic/claude-haiku-4-5) ──\n"
+             ── jp (anthropic/claude-haiku-4-5) ──\n\
+             tokens: 2 responses · 20 in · 84 out · $0.0004\n"
         )
     );
     let got = tool_requests(&ws);
@@ -757,7 +766,8 @@ fn changes_that_load_alone_but_not_together_are_not_applied_and_the_tools_told_w
             "  b success: t takes no path now\n\
              ⚠ the config changes of this response were not applied: together they leave a \
              config that does not load: {why}\n\
-             ── jp (anthropic/claude-haiku-4-5) ──\n"
+             ── jp (anthropic/claude-haiku-4-5) ──\n\
+             tokens: 2 responses · 20 in · 84 out · $0.0004\n"
         )),
         "{}",
         run.stderr

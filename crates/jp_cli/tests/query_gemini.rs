@@ -121,7 +121,8 @@ fn a_declined_gemini_call_closes_the_stream() {
          Calling tool fs_modify_file()\n  \
          fs_modify_file: declined: policy.run is \"ask\", so jp must ask, and no terminal is available; run jp in a terminal to answer, or add a rule for calls like this one in a policy.run list that ends with { mode = \"ask\" } in conversation.tools.fs_modify_file (`jp policy check fs_modify_file` tries it)\n  \
          stopped the stream before fs_modify_file's arguments\n\
-         ── jp (google/gemini-2.5-flash) ──\n"
+         ── jp (google/gemini-2.5-flash) ──\n\
+         tokens: 10 in · 5 out · under $0.0001 · stream stopped before fs_modify_file's arguments; they were never generated\n"
     );
     assert_eq!(run.stdout, "Understood.\n");
 

@@ -82,7 +82,8 @@ fn a_file_must_be_read_before_it_is_changed_and_the_conversation_remembers() {
              Calling tool fs_modify_file(path: \"./notes.txt\", patterns: [{{\"old\":\"draft\",\"new\":\"final\"}}])\n  \
              unattended (policy.run is \"unattended\")\n  \
              fs_modify_file success: 1 change in notes.txt\n\
-             {HEADER}"
+             {HEADER}\
+             tokens: 4 responses · 40 in · 168 out · $0.0009\n"
         )
     );
     assert_eq!(ws.read("project/notes.txt"), "final\n");
@@ -101,9 +102,10 @@ fn a_file_must_be_read_before_it_is_changed_and_the_conversation_remembers() {
     );
     let conversation = stored(&ws);
     assert_eq!(
-        event_types(&conversation)[2..6],
+        event_types(&conversation)[2..7],
         [
             "tool_call_request",
+            "usage",
             "policy_denied",
             "tool_call_response",
             "tool_call_request"
@@ -238,7 +240,8 @@ fn a_read_that_failed_does_not_count() {
              Calling tool fs_modify_file(path: \"notes.txt\", patterns: [{{\"old\":\"caf\",\"new\":\"cafe\"}}])\n  \
              unattended (policy.run is \"unattended\")\n  \
              fs_modify_file: denied by read_before_write: {DENIED}\n\
-             {HEADER}"
+             {HEADER}\
+             tokens: 3 responses · 30 in · 126 out · $0.0007\n"
         )
     );
     assert_eq!(
@@ -327,7 +330,8 @@ fn a_write_before_the_read_of_the_same_file_in_one_response_is_denied_and_the_re
              unattended (policy.run is \"unattended\")\n  \
              fs_modify_file: denied by read_before_write: {DENIED}\n  \
              fs_read_file success: draft\n\
-             {HEADER}"
+             {HEADER}\
+             tokens: 2 responses · 20 in · 84 out · $0.0004\n"
         )
     );
     assert_eq!(ws.read("project/notes.txt"), "draft\n");
@@ -386,7 +390,8 @@ fn a_denial_is_logged_as_a_warning() {
              unattended (policy.run is \"unattended\")\n\
              <time> WARN a stateful policy denied a tool call policy=\"read_before_write\" tool=\"fs_modify_file\" reason={DENIED}\n  \
              fs_modify_file: denied by read_before_write: {DENIED}\n\
-             {HEADER}"
+             {HEADER}\
+             tokens: 2 responses · 20 in · 84 out · $0.0004\n"
         )
     );
 }

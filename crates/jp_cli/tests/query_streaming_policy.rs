@@ -158,7 +158,8 @@ fn an_asking_call_without_a_terminal_is_declined_early_and_the_stream_stops() {
              with a rule before policy.run[3] in conversation.tools.fs_create_file: {{ arg = \
              \"/path\", const = \".env\", mode = \"unattended\" }}\n  \
              stopped the stream after {bytes} B of fs_create_file's arguments\n\
-             ── jp (anthropic/claude-haiku-4-5) ──\n"
+             ── jp (anthropic/claude-haiku-4-5) ──\n\
+             tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 18 B of fs_create_file's arguments; the rest was never generated\n"
         )
     );
     let told = format!(
@@ -197,7 +198,9 @@ fn an_asking_call_without_a_terminal_is_declined_early_and_the_stream_stops() {
              tool call toolu_1 fs_create_file({{\"path\":\".env\"}})\n  \
              stopped the stream after {bytes} B of fs_create_file's arguments\n\
              tool result toolu_1 [declined]: {told}\n\
-             assistant: Understood.\n"
+             assistant: Understood.\n\
+             \n\
+             total: 1 turn · 2 responses · 20 in · 43 out · $0.0002\n"
         )
     );
 }
@@ -270,7 +273,8 @@ fn an_editing_call_without_a_terminal_is_declined_early_and_the_stream_stops() {
              policy.run[0] in conversation.tools.fs_create_file: {{ arg = \"/path\", const = \
              \".env\", mode = \"unattended\" }}\n  \
              stopped the stream after {bytes} B of fs_create_file's arguments\n\
-             ── jp (anthropic/claude-haiku-4-5) ──\n"
+             ── jp (anthropic/claude-haiku-4-5) ──\n\
+             tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 18 B of fs_create_file's arguments; the rest was never generated\n"
         )
     );
     let told = format!(
@@ -296,7 +300,8 @@ fn a_skipped_call_is_answered_early_and_the_stream_stops() {
              fs_create_file: skipped (policy.run[0] (const \".env\" on /path) matched: \
              \".env\" equals .env)\n  \
              stopped the stream after {bytes} B of fs_create_file's arguments\n\
-             ── jp (anthropic/claude-haiku-4-5) ──\n"
+             ── jp (anthropic/claude-haiku-4-5) ──\n\
+             tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 18 B of fs_create_file's arguments; the rest was never generated\n"
         )
     );
     let told = format!(
@@ -442,7 +447,8 @@ fn declining_one_of_two_parallel_calls_keeps_the_stream_for_the_other() {
          unattended (policy.run[2] (prefix \"src/\" on /path) matched: \"src/big.rs\" is under \
          src/)\n  \
          fs_create_file success: created src/big.rs (5000 lines)\n\
-         ── jp (openrouter/test) ──\n"
+         ── jp (openrouter/test) ──\n\
+         tokens: 10 in · 5 out\n"
     );
     eprintln!(
         "decisions: {decided:?} of {} and {} argument bytes",
@@ -525,7 +531,8 @@ fn a_call_over_its_argument_limit_is_refused_and_the_stream_stops() {
          fs_create_file: refused: its arguments are over the limit of 4096 bytes set by \
          conversation.tools.fs_create_file.max_argument_bytes\n  \
          stopped the stream after 4.0 KB of fs_create_file's arguments\n\
-         ── jp (anthropic/claude-haiku-4-5) ──\n"
+         ── jp (anthropic/claude-haiku-4-5) ──\n\
+         tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 4.0 KB of fs_create_file's arguments; the rest was never generated\n"
     );
     let told = "The call was not run: its arguments are over the limit of 4096 bytes set by \
                 conversation.tools.fs_create_file.max_argument_bytes. jp stopped your response \
@@ -578,7 +585,8 @@ fn a_call_sent_whole_over_its_argument_limit_is_refused_unread() {
          fs_create_file: refused: its arguments are over the limit of 1024 bytes set by \
          conversation.tools.'*'.max_argument_bytes\n  \
          stopped the stream after 2.0 KB of fs_create_file's arguments\n\
-         ── jp (ollama/qwen3.5:9b) ──\n"
+         ── jp (ollama/qwen3.5:9b) ──\n\
+         tokens: 10 in · 5 out · stream stopped after 2.0 KB of fs_create_file's arguments; the rest was never generated\n"
     );
     assert_eq!(run.stdout, "Understood.\n");
     let told = "The call was not run: its arguments are over the limit of 1024 bytes set by \

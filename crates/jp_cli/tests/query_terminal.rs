@@ -382,7 +382,7 @@ fn a_stream_that_breaks_while_a_prompt_waits_exits_1_and_restores_the_terminal()
     // The prompt closed before jp said why the turn ended: the error is
     // the last thing on screen, not an unanswered prompt below it.
     let shown = shown(&screen);
-    let end: Vec<&str> = shown.lines().rev().take(5).collect();
+    let end: Vec<&str> = shown.lines().rev().take(6).collect();
     assert_eq!(end[0], "STTY icanon echo", "{shown}");
     assert_eq!(end[1], "EXIT=1", "{shown}");
     assert!(
@@ -393,8 +393,9 @@ fn a_stream_that_breaks_while_a_prompt_waits_exits_1_and_restores_the_terminal()
         end[3].starts_with("error: anthropic: the connection dropped mid-response: "),
         "{shown}"
     );
+    assert_eq!(end[4], "tokens: 10 in · 1 out · under $0.0001", "{shown}");
     assert_eq!(
-        end[4], "Run fs_create_file(<streaming>)? [y,n,e,v,?]",
+        end[5], "Run fs_create_file(<streaming>)? [y,n,e,v,?]",
         "{shown}"
     );
     tmux.assert_restored(&screen);
@@ -843,7 +844,9 @@ fn a_tools_questions_of_each_kind_are_asked_in_the_terminal() {
              choose 1-3: 2\n\
              \x20 deploy success: answers: {\"go\":true,\"name\":\"v1.2 beta\",\"target\":\"production\"}\n\
              ── jp (anthropic/claude-haiku-4-5) ──\n\
-             Deployed.\nEXIT=0\nSTTY icanon echo\n"
+             Deployed.\n\
+             tokens: 2 responses · 20 in · 84 out · $0.0004\n\
+             EXIT=0\nSTTY icanon echo\n"
         ),
         "{screen}"
     );
@@ -891,7 +894,7 @@ fn a_long_result_wraps_to_the_terminals_width_keeping_its_indent() {
         screen.contains(
             "  wide success:\n    word01 word02 word03 word0\n    4 word05 word06 word07 wor\n    \
              d08 word09 word10 word11 w\n    ord12\n    end\n── jp (anthropic/claude-haiku-4-5) ──\n\
-             Done.\nEXIT=0\n"
+             Done.\ntokens: 2 responses · 20 in · 84 out · $0.0004\nEXIT=0\n"
         ),
         "{screen}"
     );
@@ -1112,6 +1115,7 @@ fn restart_at_the_tool_menu_runs_the_tool_again_and_records_that_run() {
          \x20 flaky success: run 2 finished\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
          It ran.\n\
+         tokens: 2 responses · 20 in · 84 out · $0.0004\n\
          EXIT=0\n\
          STTY icanon echo",
         "{screen}"
@@ -1149,7 +1153,7 @@ fn abort_at_the_stream_menu_exits_keeping_what_arrived() {
     let stored = stored(&ws);
     assert_eq!(
         common::query::event_types(&stored),
-        ["turn_start", "chat_request", "assistant_message"]
+        ["turn_start", "chat_request", "assistant_message", "usage"]
     );
     let kept = stored["events"][2]["content"].as_str().unwrap();
     assert!(kept.starts_with("word1 word2 word3 "), "{kept}");
@@ -1182,6 +1186,7 @@ fn abort_at_the_stream_menu_exits_keeping_what_arrived() {
              {echo_before}^C{echo_after}\n\
              Ctrl+C while the response streams: [c,s,a,?] a\n\
              {after}\
+             tokens: 10 in · 1 out · under $0.0001\n\
              interrupted; the conversation keeps what arrived\n\
              EXIT=130\n\
              STTY icanon echo\n"
@@ -1221,6 +1226,7 @@ fn a_second_ctrl_c_at_the_tool_menu_exits_with_130() {
          \x20 unattended (policy.run is \"unattended\")\n\
          Ctrl+C while slow runs: [c,s,r,a,?] ^C\n\
          \x20 slow interrupted: tool `slow` was cancelled; it was stopped\n\
+         tokens: 10 in · 42 out · $0.0002\n\
          interrupted; the conversation keeps what arrived\n\
          EXIT=130\n\
          STTY icanon echo",
@@ -1267,6 +1273,7 @@ fn no_color_turns_colour_off_on_a_terminal() {
                     \x20 echo success: hi\n\
                     ── jp (anthropic/claude-haiku-4-5) ──\n\
                     Echoed.\n\
+                    tokens: 2 responses · 20 in · 84 out · $0.0004\n\
                     EXIT=0";
     assert_eq!(coloured, expected);
     // Without NO_COLOR, the terminal gets colour: the header is bold and
@@ -1660,6 +1667,7 @@ fn a_call_refused_for_its_size_while_its_prompt_waits_closes_the_prompt() {
              Run fs_create_file(<streaming>)? [y,n,e,v,?]\n\
              ── jp (anthropic/claude-haiku-4-5) ──\n\
              Understood.\n\
+             tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 2.0 KB of fs_create_file's arguments; the rest was never generated\n\
              EXIT=0\n\
              STTY icanon echo"
         )

@@ -3,6 +3,8 @@
 use indexmap::IndexMap;
 use schematic::Config;
 
+use crate::models::ModelsConfig;
+
 /// Provider settings.
 #[derive(Debug, Clone, Config, serde::Serialize)]
 #[config(rename_all = "snake_case")]
@@ -76,6 +78,13 @@ pub struct AnthropicConfig {
     /// cache instead of paying for it in full again.
     #[setting(default = true)]
     pub cache: bool,
+
+    /// Prices and context windows of this provider's models, by model name,
+    /// over jp's built-in table (see `docs/query.md`): `price` in US dollars
+    /// per million tokens (`input`, `output`, `cache_read`, `cache_write`)
+    /// and `context_window` in tokens.
+    #[setting(merge = merge_models)]
+    pub models: ModelsConfig,
 }
 
 /// OpenAI's Responses API (`POST {base_url}/responses`).
@@ -89,6 +98,13 @@ pub struct OpenaiConfig {
     /// The environment variable that holds the API key.
     #[setting(default = "OPENAI_API_KEY")]
     pub api_key_env: String,
+
+    /// Prices and context windows of this provider's models, by model name,
+    /// over jp's built-in table (see `docs/query.md`): `price` in US dollars
+    /// per million tokens (`input`, `output`, `cache_read`, `cache_write`)
+    /// and `context_window` in tokens.
+    #[setting(merge = merge_models)]
+    pub models: ModelsConfig,
 }
 
 /// OpenRouter (OpenAI-compatible Chat Completions).
@@ -102,6 +118,13 @@ pub struct OpenrouterConfig {
     /// The environment variable that holds the API key.
     #[setting(default = "OPENROUTER_API_KEY")]
     pub api_key_env: String,
+
+    /// Prices and context windows of this provider's models, by model name,
+    /// over jp's built-in table (see `docs/query.md`): `price` in US dollars
+    /// per million tokens (`input`, `output`, `cache_read`, `cache_write`)
+    /// and `context_window` in tokens.
+    #[setting(merge = merge_models)]
+    pub models: ModelsConfig,
 }
 
 /// A local Ollama server.
@@ -115,6 +138,13 @@ pub struct OllamaConfig {
     /// The environment variable that holds an API key, for servers behind a
     /// proxy that wants one. Unset: no key is sent.
     pub api_key_env: Option<String>,
+
+    /// Prices and context windows of this provider's models, by model name,
+    /// over jp's built-in table (see `docs/query.md`): `price` in US dollars
+    /// per million tokens (`input`, `output`, `cache_read`, `cache_write`)
+    /// and `context_window` in tokens.
+    #[setting(merge = merge_models)]
+    pub models: ModelsConfig,
 }
 
 /// A local llama.cpp server.
@@ -128,6 +158,13 @@ pub struct LlamacppConfig {
     /// The environment variable that holds an API key, if the server wants
     /// one. Unset: no key is sent.
     pub api_key_env: Option<String>,
+
+    /// Prices and context windows of this provider's models, by model name,
+    /// over jp's built-in table (see `docs/query.md`): `price` in US dollars
+    /// per million tokens (`input`, `output`, `cache_read`, `cache_write`)
+    /// and `context_window` in tokens.
+    #[setting(merge = merge_models)]
+    pub models: ModelsConfig,
 }
 
 /// Google's Gemini API.
@@ -141,4 +178,46 @@ pub struct GoogleConfig {
     /// The environment variable that holds the API key.
     #[setting(default = "GEMINI_API_KEY")]
     pub api_key_env: String,
+
+    /// Prices and context windows of this provider's models, by model name,
+    /// over jp's built-in table (see `docs/query.md`): `price` in US dollars
+    /// per million tokens (`input`, `output`, `cache_read`, `cache_write`)
+    /// and `context_window` in tokens.
+    #[setting(merge = merge_models)]
+    pub models: ModelsConfig,
+}
+
+/// Merges `models` tables model by model: a layer's entry for a model
+/// replaces the one below it, and other models stay.
+fn merge_models(
+    mut prev: ModelsConfig,
+    next: ModelsConfig,
+    _: &(),
+) -> schematic::MergeResult<ModelsConfig> {
+    prev.extend(next);
+    Ok(Some(prev))
+}
+
+impl LlmProvidersConfig {
+    /// The `models` table of `provider`, if jp knows the provider.
+    #[must_use]
+    pub fn models(&self, provider: &str) -> Option<&ModelsConfig> {
+        Some(match provider {
+            "anthropic" => &self.anthropic.models,
+            "openai" => &self.openai.models,
+            "openrouter" => &self.openrouter.models,
+            "ollama" => &self.ollama.models,
+            "llamacpp" => &self.llamacpp.models,
+            "google" => &self.google.models,
+            _ => return None,
+        })
+    }
+
+    /// What jp knows of `name` of `provider`: the built-in entry with the
+    /// configured one over it.
+    #[must_use]
+    pub fn model_info(&self, provider: &str, name: &str) -> crate::models::ModelInfo {
+        let configured = self.models(provider).and_then(|models| models.get(name));
+        crate::models::ModelInfo::resolve(provider, name, configured)
+    }
 }

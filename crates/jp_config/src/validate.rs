@@ -203,6 +203,20 @@ fn check_providers(config: &AppConfig, problems: &mut Vec<Problem>) {
                 format!("`{url}` is not an http:// or https:// URL"),
             ));
         }
+        let models = llm
+            .models(name)
+            .map(crate::models::check)
+            .unwrap_or_default();
+        for problem in models {
+            let mut path = key("providers.llm")
+                .join(name)
+                .join("models")
+                .join(problem.model);
+            for segment in problem.field.split('.') {
+                path = path.join(segment);
+            }
+            problems.push(Problem::error(path, problem.message));
+        }
     }
 }
 

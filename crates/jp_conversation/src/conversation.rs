@@ -78,6 +78,81 @@ pub enum EventKind {
         /// How many bytes of the call's arguments had arrived.
         bytes: usize,
     },
+    /// What one response used, as its provider reported it, and what it
+    /// cost where the model's price was known. Never sent to the model.
+    Usage(ResponseUsage),
+}
+
+/// The tokens of one request and response, for `jp query`'s line after
+/// each turn and the totals of `jp conversation show`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResponseUsage {
+    /// The model that answered, as `provider/name`.
+    pub model: String,
+    /// Input tokens, cached ones included; `None` when not reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// Of the input tokens, those read from the provider's prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_tokens: Option<u64>,
+    /// Of the input tokens, those written to the prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_tokens: Option<u64>,
+    /// Output tokens, reasoning included; `None` when not reported (a
+    /// stream jp stopped early ends before the provider counts them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// What the tokens cost in US dollars, by the price jp knew when the
+    /// response ended; `None` when the model's price was unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+/// Usage summed over responses (a turn's, or a whole conversation's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct UsageTotals {
+    /// How many responses reported usage.
+    pub responses: usize,
+    /// Input tokens, cached ones included.
+    pub input_tokens: u64,
+    /// Of them, read from the cache.
+    pub cache_read_tokens: u64,
+    /// Of them, written to the cache.
+    pub cache_write_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// The cost of the responses whose price was known, in US dollars.
+    pub cost_usd: f64,
+    /// How many responses had no known price (their cost is not in
+    /// `cost_usd`).
+    pub unpriced: usize,
+}
+
+impl UsageTotals {
+    /// The totals of the `Usage` events among `events`.
+    #[must_use]
+    pub fn of<'a>(events: impl IntoIterator<Item = &'a ConversationEvent>) -> Self {
+        let mut totals = Self::default();
+        for event in events {
+            if let EventKind::Usage(usage) = &event.kind {
+                totals.add(usage);
+            }
+        }
+        totals
+    }
+
+    /// Adds one response's usage.
+    pub fn add(&mut self, usage: &ResponseUsage) {
+        self.responses += 1;
+        self.input_tokens += usage.input_tokens.unwrap_or(0);
+        self.cache_read_tokens += usage.cache_read_tokens.unwrap_or(0);
+        self.cache_write_tokens += usage.cache_write_tokens.unwrap_or(0);
+        self.output_tokens += usage.output_tokens.unwrap_or(0);
+        match usage.cost_usd {
+            Some(cost) => self.cost_usd += cost,
+            None => self.unpriced += 1,
+        }
+    }
 }
 
 /// A change to the conversation's config (RFD 070 and 078, architecture

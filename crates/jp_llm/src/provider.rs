@@ -170,13 +170,14 @@ pub enum FinishReason {
 /// Token counts for one response.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
-    /// Input (prompt) tokens.
+    /// Input (prompt) tokens, all of them: those read from or written to
+    /// the prompt cache included.
     pub input_tokens: Option<u64>,
     /// Output (completion) tokens.
     pub output_tokens: Option<u64>,
-    /// Input tokens read from the provider's prompt cache.
+    /// Of the input tokens, those read from the provider's prompt cache.
     pub cache_read_tokens: Option<u64>,
-    /// Input tokens written to the provider's prompt cache (Anthropic's
+    /// Of the input tokens, those written to the provider's prompt cache (Anthropic's
     /// `cache_creation_input_tokens`, billed above the base input price).
     pub cache_write_tokens: Option<u64>,
 }

@@ -25,10 +25,11 @@ pub fn messages(events: &[ConversationEvent]) -> Vec<Message> {
     for event in events {
         match &event.kind {
             // Denials and early stops are told to the model through the
-            // call's response.
+            // call's response; usage is jp's own bookkeeping.
             EventKind::TurnStart
             | EventKind::PolicyDenied(_)
             | EventKind::StreamStopped { .. }
+            | EventKind::Usage(_)
             | EventKind::ConfigDelta(_) => {}
             EventKind::ChatRequest { content } => {
                 builder.close_assistant();

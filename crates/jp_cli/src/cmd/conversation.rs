@@ -117,14 +117,23 @@ fn show(store: &Store, id: Option<String>, format: Format) -> Result<(), StoreEr
     let conversation = store.load(&id)?;
     warn_torn(&conversation);
     match format {
-        Format::Json => crate::printer::stdout_json(
-            &serde_json::to_string_pretty(&Conversation {
+        Format::Json => {
+            let usage = jp_conversation::UsageTotals::of(&conversation.events);
+            let mut json = serde_json::to_value(Conversation {
                 // The stored title, or the one the first message gives.
                 title: conversation.title(),
                 ..conversation
             })
-            .unwrap_or_default(),
-        ),
+            .unwrap_or_default();
+            // The totals, beside the events they come from.
+            if let Some(object) = json.as_object_mut() {
+                object.insert(
+                    "usage".into(),
+                    serde_json::to_value(usage).unwrap_or_default(),
+                );
+            }
+            crate::printer::stdout_json(&serde_json::to_string_pretty(&json).unwrap_or_default());
+        }
         Format::Text => print_text(&conversation),
     }
     Ok(())
@@ -172,6 +181,8 @@ fn print_text(c: &Conversation) {
             EventKind::StreamStopped { tool, bytes, .. } => {
                 showln!("  {}", stopped_note(tool, *bytes));
             }
+            // Summed below.
+            EventKind::Usage(_) => {}
             EventKind::ToolCallResponse(response) => showln!(
                 "tool result {} [{}]: {}",
                 response.id,
@@ -211,5 +222,8 @@ fn print_text(c: &Conversation) {
                 );
             }
         }
+    }
+    if let Some(total) = crate::usage::total_line(&c.events) {
+        showln!("\n{total}");
     }
 }

@@ -8,7 +8,9 @@ use std::collections::HashMap;
 
 use jp_config::AppConfig;
 use jp_config::validate::resolve_model_id;
-use jp_conversation::{Conversation, ConversationEvent, ConversationLock, EventKind};
+use jp_conversation::{
+    Conversation, ConversationEvent, ConversationLock, EventKind, ResponseUsage,
+};
 use jp_llm::{ChatRequest, Provider};
 
 use super::render::ToolRenderer;
@@ -23,6 +25,8 @@ pub struct Session {
     pub(super) config: std::sync::Arc<AppConfig>,
     pub(super) provider: Box<dyn Provider>,
     pub(super) model: String,
+    /// The provider's name in config (`anthropic`), for the model's price.
+    pub(super) provider_name: String,
     /// The role header that starts each response: `── jp (PROVIDER/MODEL) ──`.
     pub(super) header: String,
     pub(super) printer: Printer,
@@ -97,6 +101,7 @@ impl Session {
             .map_err(|e| failed(e.to_string()))?;
         self.header = format!("── jp ({}/{}) ──", resolved.provider_name, resolved.model);
         self.model = resolved.model;
+        self.provider_name = resolved.provider_name;
         self.provider = resolved.provider;
         self.config = std::sync::Arc::new(loaded.config);
         self.system = system;
@@ -107,6 +112,33 @@ impl Session {
     pub fn record(&mut self, kind: EventKind) -> Result<(), jp_conversation::StoreError> {
         self.lock
             .append(&mut self.conversation, [ConversationEvent::now(kind)])
+    }
+
+    /// Records what one response used, with its cost where the model's
+    /// price is known.
+    pub fn record_usage(
+        &mut self,
+        usage: jp_llm::Usage,
+    ) -> Result<(), jp_conversation::StoreError> {
+        let info = self
+            .config
+            .providers
+            .llm
+            .model_info(&self.provider_name, &self.model);
+        let tokens = jp_config::models::Tokens {
+            input: usage.input_tokens.unwrap_or(0),
+            cache_read: usage.cache_read_tokens.unwrap_or(0),
+            cache_write: usage.cache_write_tokens.unwrap_or(0),
+            output: usage.output_tokens.unwrap_or(0),
+        };
+        self.record(EventKind::Usage(ResponseUsage {
+            model: format!("{}/{}", self.provider_name, self.model),
+            input_tokens: usage.input_tokens,
+            cache_read_tokens: usage.cache_read_tokens,
+            cache_write_tokens: usage.cache_write_tokens,
+            output_tokens: usage.output_tokens,
+            cost_usd: info.price.map(|price| price.cost(tokens)),
+        }))
     }
 
     pub fn request(&self) -> ChatRequest {

@@ -320,6 +320,7 @@ impl Session {
                 self.apply(steps, response);
             }
             Action::Record(kind) => self.record(kind)?,
+            Action::Usage(usage) => self.record_usage(usage)?,
             Action::Decide { call, request } => {
                 if response.calls.ended_early(call) {
                     // jp ended it while it streamed: what arrived is shown

@@ -14,7 +14,7 @@ use jp_conversation::{
     ArgumentsError, CallView, EventBuilder, EventKind, FlushedEvent, ProgressRef, ResponseStatus,
     ToolCallArgumentProgress, ToolCallRequest, ToolCallResponse,
 };
-use jp_llm::{FinishReason, ProviderError, StreamEvent};
+use jp_llm::{FinishReason, ProviderError, StreamEvent, Usage};
 
 /// What the shell tells the coordinator.
 #[derive(Debug)]
@@ -117,6 +117,9 @@ pub enum Action {
     /// Ask the user for a reply (they stopped the turn to write one), then
     /// send [`Input::Reply`].
     AskReply,
+    /// What the response used, as the provider last reported it: record
+    /// it (once per response, before its calls run or the turn ends).
+    Usage(Usage),
     /// The turn is over.
     Finish(TurnEnd),
 }
@@ -205,6 +208,8 @@ pub struct TurnCoordinator {
     finish: Option<FinishReason>,
     /// Every tool-call id in the conversation so far.
     seen_ids: HashSet<String>,
+    /// What the provider last reported this response used.
+    usage: Option<Usage>,
 }
 
 impl TurnCoordinator {
@@ -224,6 +229,7 @@ impl TurnCoordinator {
             next_call: 0,
             finish: None,
             seen_ids,
+            usage: None,
         }
     }
 
@@ -244,6 +250,7 @@ impl TurnCoordinator {
         self.calls.clear();
         self.open.clear();
         self.abandoned.clear();
+        self.usage = None;
         self.argument_limits.clear();
         self.next_call = 0;
         self.finish = None;
@@ -417,6 +424,8 @@ impl TurnCoordinator {
             }
             StreamEvent::Usage(usage) => {
                 tracing::debug!(?usage, "usage");
+                // Providers report counts so far; the last report stands.
+                self.usage = Some(usage);
                 Vec::new()
             }
             StreamEvent::Notice(text) => vec![Action::Notice(text)],
@@ -582,6 +591,8 @@ impl TurnCoordinator {
             let call = self.open.remove(&index);
             actions.extend(self.flushed(call, flushed));
         }
+        // What the response used is recorded after what it said.
+        actions.extend(self.usage.take().map(Action::Usage));
         if let Some(failure) = failure {
             // A failed response never runs its calls; each gets an
             // "interrupted" response so the conversation stays valid.

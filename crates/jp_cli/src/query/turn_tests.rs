@@ -46,6 +46,7 @@ fn kinds(actions: &[Action]) -> Vec<&'static str> {
             Action::CancelStream { .. } => "cancel stream",
             Action::ArgumentsTooLarge { .. } => "too large",
             Action::AskReply => "ask reply",
+            Action::Usage(_) => "usage",
             Action::Finish(_) => "finish",
         })
         .collect()
@@ -458,4 +459,82 @@ fn stop_and_reply_keeps_what_arrived_and_sends_the_reply() {
         vec![Action::Finish(TurnEnd::Stopped)]
     );
     assert!(turn.is_done());
+}
+
+fn reported(input: u64, output: u64) -> Input {
+    Input::Event(StreamEvent::Usage(Usage {
+        input_tokens: Some(input),
+        output_tokens: Some(output),
+        cache_read_tokens: None,
+        cache_write_tokens: None,
+    }))
+}
+
+/// Providers report counts so far; the turn hands the shell the last
+/// report of each response once, before the response's calls run or the
+/// turn ends, and the next response starts with none.
+#[test]
+fn each_response_hands_on_its_last_usage_report_once() {
+    let mut turn = TurnCoordinator::new(8, HashSet::new());
+    turn.start();
+    let actions = run(
+        &mut turn,
+        vec![
+            reported(100, 1),
+            part(0, start("a")),
+            part(0, chunk("{}")),
+            flush(0),
+            reported(100, 7),
+            Input::StreamEnded,
+        ],
+    );
+    assert_eq!(
+        without_progress(&actions),
+        ["started", "record call", "decide", "usage", "run tools"]
+    );
+    assert!(actions.contains(&Action::Usage(Usage {
+        input_tokens: Some(100),
+        output_tokens: Some(7),
+        cache_read_tokens: None,
+        cache_write_tokens: None,
+    })));
+    turn.handle(Input::ToolsDone);
+    // The second response reports nothing: no usage is handed on.
+    let actions = run(
+        &mut turn,
+        vec![
+            part(0, EventPart::Message("ok".into())),
+            flush(0),
+            Input::StreamEnded,
+        ],
+    );
+    assert_eq!(kinds(&actions), ["text", "record message", "finish"]);
+}
+
+/// A stream jp stops early keeps what was reported before it stopped
+/// (Anthropic's input count arrives first).
+#[test]
+fn a_stopped_stream_hands_on_what_was_reported() {
+    let mut turn = TurnCoordinator::new(8, HashSet::new());
+    turn.start();
+    run(
+        &mut turn,
+        vec![
+            reported(900, 1),
+            part(0, start("a")),
+            part(0, chunk(r#"{"path":"x","#)),
+        ],
+    );
+    let actions = turn.handle(Input::Abandon { call: 0 });
+    assert_eq!(
+        kinds(&actions),
+        [
+            "record call",
+            "decide",
+            "record",
+            "cancel stream",
+            "usage",
+            "run tools"
+        ]
+    );
 }

@@ -364,8 +364,10 @@ fn message(message: &Message) -> Option<OutMessage<'_>> {
 /// Decodes a Messages API event stream.
 ///
 /// - `message_start` and `message_delta` report [`Usage`] (the counts so
-///   far, merged; `input_tokens` are the uncached ones, beside
-///   `cache_read_input_tokens` and `cache_creation_input_tokens`); `message_delta`'s `stop_reason` becomes
+///   far, merged; Anthropic's `input_tokens` are the uncached ones, so
+///   `cache_read_input_tokens` and `cache_creation_input_tokens` are added
+///   to them to make [`Usage::input_tokens`]); `message_delta`'s
+///   `stop_reason` becomes
 ///   [`StreamEvent::Finished`]: `end_turn` → `EndTurn`, `tool_use` →
 ///   `ToolUse`, `max_tokens` → `MaxTokens`, anything else → `Other`.
 /// - A `text` or `thinking` block yields its non-empty text as
@@ -731,7 +733,14 @@ impl Events {
         self.usage.cache_write_tokens = usage
             .cache_creation_input_tokens
             .or(self.usage.cache_write_tokens);
-        out.push(StreamEvent::Usage(self.usage));
+        // Anthropic counts cached input apart from `input_tokens`; jp's
+        // `input_tokens` are all of them, as other providers report.
+        let cached =
+            self.usage.cache_read_tokens.unwrap_or(0) + self.usage.cache_write_tokens.unwrap_or(0);
+        out.push(StreamEvent::Usage(Usage {
+            input_tokens: self.usage.input_tokens.map(|uncached| uncached + cached),
+            ..self.usage
+        }));
     }
 }
 

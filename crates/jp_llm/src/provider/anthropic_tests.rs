@@ -598,8 +598,9 @@ fn the_api_marks_breakpoints_unless_told_not_to() {
 }
 
 /// Usage as Anthropic streams it when the cache is used (the shape of the
-/// recorded `message_start` and `message_delta` events): `input_tokens`
-/// are the uncached ones, beside the reads and writes.
+/// recorded `message_start` and `message_delta` events): Anthropic's
+/// `input_tokens` are the uncached ones, beside the reads and writes, and
+/// jp's are all three together (12 + 5,231 + 1,860).
 #[test]
 fn usage_reports_cache_reads_and_writes() {
     let body = sse(&[
@@ -612,7 +613,7 @@ fn usage_reports_cache_reads_and_writes() {
     ]);
     let cached = |output| {
         StreamEvent::Usage(Usage {
-            input_tokens: Some(12),
+            input_tokens: Some(7103),
             output_tokens: Some(output),
             cache_read_tokens: Some(5231),
             cache_write_tokens: Some(1860),
@@ -631,7 +632,7 @@ fn usage_reports_cache_reads_and_writes() {
 }
 
 /// A `message_delta` that reports only output tokens keeps the cache
-/// counts `message_start` gave.
+/// counts `message_start` gave (and the input they add to: 3 + 2,048).
 #[test]
 fn usage_keeps_cache_counts_across_events() {
     let body = sse(&[
@@ -642,7 +643,7 @@ fn usage_keeps_cache_counts_across_events() {
     assert_eq!(
         decode_ok(&body)[1],
         StreamEvent::Usage(Usage {
-            input_tokens: Some(3),
+            input_tokens: Some(2051),
             output_tokens: Some(5),
             cache_read_tokens: Some(2048),
             cache_write_tokens: Some(0),

@@ -1,0 +1,135 @@
+//! How the tokens a turn or a conversation used, and their cost, are
+//! shown: one line after each `jp query` turn, and the totals of
+//! `jp conversation show`.
+
+use jp_conversation::{ConversationEvent, EventKind, UsageTotals};
+
+use crate::conversation::human_bytes;
+
+/// The line `jp query` prints after a turn whose events are `turn`, or
+/// `None` when no response of it reported usage (the scripted provider, a
+/// provider that failed before answering).
+#[must_use]
+pub fn turn_line(turn: &[ConversationEvent]) -> Option<String> {
+    let totals = UsageTotals::of(turn);
+    if totals.responses == 0 {
+        return None;
+    }
+    let mut line = format!("tokens: {}", describe(&totals));
+    // The last early stop of the turn: what it saved was never generated.
+    let stopped = turn.iter().rev().find_map(|event| match &event.kind {
+        EventKind::StreamStopped { tool, bytes, .. } => Some((tool, *bytes)),
+        _ => None,
+    });
+    if let Some((tool, bytes)) = stopped {
+        if bytes == 0 {
+            line.push_str(&format!(
+                " · stream stopped before {tool}'s arguments; they were never generated"
+            ));
+        } else {
+            line.push_str(&format!(
+                " · stream stopped after {} of {tool}'s arguments; the rest was never generated",
+                human_bytes(bytes)
+            ));
+        }
+    }
+    Some(line)
+}
+
+/// The events of the last turn of `events` (from its `TurnStart`).
+#[must_use]
+pub fn last_turn(events: &[ConversationEvent]) -> &[ConversationEvent] {
+    let start = events
+        .iter()
+        .rposition(|event| matches!(event.kind, EventKind::TurnStart))
+        .unwrap_or(0);
+    &events[start..]
+}
+
+/// The totals line of `jp conversation show`, or `None` when no response
+/// reported usage.
+#[must_use]
+pub fn total_line(events: &[ConversationEvent]) -> Option<String> {
+    let totals = UsageTotals::of(events);
+    if totals.responses == 0 {
+        return None;
+    }
+    let turns = events
+        .iter()
+        .filter(|event| matches!(event.kind, EventKind::TurnStart))
+        .count();
+    let turns = if turns == 1 {
+        "1 turn".to_owned()
+    } else {
+        format!("{turns} turns")
+    };
+    Some(format!("total: {turns} · {}", describe(&totals)))
+}
+
+/// `2 responses · 12,345 in (10,000 cached) · 456 out · $0.0412`: the
+/// response count only when there are several, the cache only when used,
+/// the cost only where a price was known.
+fn describe(totals: &UsageTotals) -> String {
+    let mut parts = Vec::new();
+    if totals.responses > 1 {
+        parts.push(format!("{} responses", totals.responses));
+    }
+    let mut cache = Vec::new();
+    if totals.cache_read_tokens > 0 {
+        cache.push(format!("{} cached", grouped(totals.cache_read_tokens)));
+    }
+    if totals.cache_write_tokens > 0 {
+        cache.push(format!(
+            "{} written to the cache",
+            grouped(totals.cache_write_tokens)
+        ));
+    }
+    let cache = if cache.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", cache.join(", "))
+    };
+    parts.push(format!("{} in{cache}", grouped(totals.input_tokens)));
+    parts.push(format!("{} out", grouped(totals.output_tokens)));
+    let priced = totals.responses - totals.unpriced;
+    if totals.unpriced == 0 {
+        parts.push(dollars(totals.cost_usd));
+    } else if priced > 0 {
+        parts.push(format!(
+            "{} for {priced} of {} responses (no price for the model of the others)",
+            dollars(totals.cost_usd),
+            totals.responses
+        ));
+    }
+    parts.join(" · ")
+}
+
+/// `12,345`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// `$0.0042`, `$1.23`: four decimals below a dollar, where turns cost.
+fn dollars(amount: f64) -> String {
+    if amount == 0.0 {
+        "$0".into()
+    } else if amount < 0.0001 {
+        "under $0.0001".into()
+    } else if amount < 1.0 {
+        format!("${amount:.4}")
+    } else {
+        format!("${amount:.2}")
+    }
+}
+
+#[cfg(test)]
+#[path = "usage_tests.rs"]
+mod tests;
