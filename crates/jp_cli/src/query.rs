@@ -45,6 +45,7 @@ pub mod system;
 pub mod tickets;
 pub mod tools;
 pub mod turn;
+pub mod window;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

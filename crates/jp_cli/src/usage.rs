@@ -105,7 +105,7 @@ fn describe(totals: &UsageTotals) -> String {
 }
 
 /// `12,345`.
-fn grouped(n: u64) -> String {
+pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, digit) in digits.chars().enumerate() {

@@ -25,6 +25,31 @@ pub struct ConversationConfig {
     /// policy the user set; see `docs/policies.md`.
     #[setting(merge = schematic::merge::append_vec)]
     pub policies: Vec<StatefulPolicyConfig>,
+
+    /// Send old, large tool results as a one-line stub instead of whole, so
+    /// a long conversation fits the model's context window. The
+    /// conversation keeps every result whole.
+    #[setting(nested)]
+    pub elide_tool_results: ElideToolResultsConfig,
+}
+
+/// `conversation.elide_tool_results`.
+#[derive(Debug, Clone, Config, serde::Serialize)]
+#[config(rename_all = "snake_case")]
+pub struct ElideToolResultsConfig {
+    /// Whether old results are elided (off by default: the model sees
+    /// everything it was given).
+    #[setting(default = false)]
+    pub enable: bool,
+
+    /// Results of the last this many turns (the current one included) are
+    /// always sent whole; at least 1.
+    #[setting(default = 2)]
+    pub keep_turns: u32,
+
+    /// Results of at most this many bytes are always sent whole.
+    #[setting(default = 4096)]
+    pub min_bytes: u64,
 }
 
 /// Merges tool tables key by key, and each tool field by field, so a

@@ -98,6 +98,12 @@ pub fn validate(config: &AppConfig) -> Vec<Problem> {
     check_providers(config, &mut problems);
     check_tools(config, &mut problems);
     check_stateful(config, &mut problems);
+    if config.conversation.elide_tool_results.keep_turns == 0 {
+        problems.push(Problem::error(
+            key("conversation.elide_tool_results.keep_turns"),
+            "must be at least 1 (the current turn's results are always sent whole)",
+        ));
+    }
     // A default rule is checked once per tool; say each thing once.
     let mut seen = HashSet::new();
     problems.retain(|p| seen.insert(p.diagnostic.clone()));

@@ -78,6 +78,12 @@ pub enum ProviderError {
     /// bad base URL, a missing script).
     #[error("{0}")]
     Config(String),
+
+    /// The request is larger than the model reads: by jp's estimate before
+    /// sending, or by the provider's answer. The message says how large,
+    /// the model's window and what to do.
+    #[error("{0}")]
+    TooLarge(String),
 }
 
 /// Why a script of the `scripted` provider cannot be played. Each message

@@ -21,8 +21,53 @@ pub const MISSING_RESULT: &str =
 /// providers refuse a history with an unanswered call.
 #[must_use]
 pub fn messages(events: &[ConversationEvent]) -> Vec<Message> {
+    messages_eliding(events, None)
+}
+
+/// Which tool results are sent as a one-line stub instead of whole
+/// (`conversation.elide_tool_results`): those of turns before the last
+/// `keep_turns`, larger than `min_bytes`. The conversation keeps them
+/// whole; only the request is smaller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Elision {
+    /// Results of the last this many turns (the current one included) are
+    /// always sent whole.
+    pub keep_turns: usize,
+    /// Results of at most this many bytes are always sent whole.
+    pub min_bytes: usize,
+}
+
+/// The stub a result elided by [`Elision`] is sent as: the call it
+/// answered and the size left out.
+#[must_use]
+pub fn elided_result(tool: &str, id: &str, bytes: usize) -> String {
+    format!(
+        "[jp left out this result of {tool} (call {id}) from an earlier turn: {bytes} bytes, \
+         kept in the conversation but not sent again; call the tool again if you need it]"
+    )
+}
+
+/// [`messages`], with the results `elision` names sent as stubs.
+#[must_use]
+pub fn messages_eliding(events: &[ConversationEvent], elision: Option<Elision>) -> Vec<Message> {
+    // Results of turns before this event index are old enough.
+    let old_before = elision.map_or(0, |elision| {
+        let starts: Vec<usize> = events
+            .iter()
+            .enumerate()
+            .filter(|(_, event)| matches!(event.kind, EventKind::TurnStart))
+            .map(|(i, _)| i)
+            .collect();
+        starts
+            .len()
+            .checked_sub(elision.keep_turns)
+            .and_then(|first_kept| starts.get(first_kept).copied())
+            .unwrap_or(0)
+    });
+    let min_bytes = elision.map_or(usize::MAX, |elision| elision.min_bytes);
+    let mut tools: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
     let mut builder = Builder::default();
-    for event in events {
+    for (index, event) in events.iter().enumerate() {
         match &event.kind {
             // Denials and early stops are told to the model through the
             // call's response; usage is jp's own bookkeeping.
@@ -46,6 +91,7 @@ pub fn messages(events: &[ConversationEvent]) -> Vec<Message> {
                     .push_str(content);
             }
             EventKind::ToolCallRequest(call) => {
+                tools.insert(&call.id, &call.name);
                 builder.assistant().2.push(ToolCall {
                     id: call.id.clone(),
                     name: call.name.clone(),
@@ -53,9 +99,15 @@ pub fn messages(events: &[ConversationEvent]) -> Vec<Message> {
                 });
             }
             EventKind::ToolCallResponse(response) => {
+                let content = if index < old_before && response.content.len() > min_bytes {
+                    let tool = tools.get(response.id.as_str()).copied().unwrap_or("a tool");
+                    elided_result(tool, &response.id, response.content.len())
+                } else {
+                    response.content.clone()
+                };
                 builder.results.push(ToolResult {
                     id: response.id.clone(),
-                    content: response.content.clone(),
+                    content,
                     is_error: response.is_error(),
                 });
             }
@@ -114,6 +166,44 @@ impl Builder {
             self.out.push(Message::ToolResults(results));
         }
     }
+}
+
+/// About how many tokens `request` reads: its characters (the system
+/// prompt, the tools' names, descriptions and schemas, and every message's
+/// text, reasoning, call names, arguments and results) divided by four,
+/// rounded up. Four characters a token is the usual rule for English and
+/// code; real tokenizers differ by model, so this is an estimate, for
+/// telling a conversation that cannot fit from one that may.
+#[must_use]
+pub fn estimate_tokens(request: &crate::ChatRequest) -> u64 {
+    let chars = |text: &str| text.chars().count();
+    let mut total = request.system.as_deref().map_or(0, chars);
+    for tool in &request.tools {
+        total += chars(&tool.name)
+            + tool.description.as_deref().map_or(0, chars)
+            + chars(&tool.parameters.to_string());
+    }
+    for message in &request.messages {
+        total += match message {
+            Message::User(text) => chars(text),
+            Message::Assistant {
+                reasoning,
+                text,
+                tool_calls,
+            } => {
+                reasoning.as_deref().map_or(0, chars)
+                    + chars(text)
+                    + tool_calls
+                        .iter()
+                        .map(|call| chars(&call.name) + chars(&call.arguments.to_string()))
+                        .sum::<usize>()
+            }
+            Message::ToolResults(results) => {
+                results.iter().map(|result| chars(&result.content)).sum()
+            }
+        };
+    }
+    u64::try_from(total.div_ceil(4)).unwrap_or(u64::MAX)
 }
 
 /// The tools offered to the model: every enabled, defined tool except the

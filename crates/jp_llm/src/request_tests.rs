@@ -128,3 +128,133 @@ fn an_unanswered_call_gets_a_result() {
     );
     assert_eq!(out[3], Message::User("again".into()));
 }
+
+fn result_of(id: &str, content: &str) -> EventKind {
+    EventKind::ToolCallResponse(ToolCallResponse {
+        id: id.into(),
+        status: ResponseStatus::Success,
+        content: content.into(),
+        ran: None,
+    })
+}
+
+/// Three turns, each reading a file: a big result and a small one in turn
+/// one, a big one in turns two and three.
+fn three_turns() -> Vec<ConversationEvent> {
+    let big = "x".repeat(5000);
+    let mut events = Vec::new();
+    for (turn, ids) in [["a1", "a2"], ["b1", "b2"], ["c1", "c2"]]
+        .iter()
+        .enumerate()
+    {
+        events.push(ev(EventKind::TurnStart));
+        events.push(ev(EventKind::ChatRequest {
+            content: format!("turn {turn}"),
+        }));
+        events.push(ev(call(ids[0])));
+        events.push(ev(call(ids[1])));
+        events.push(ev(result_of(ids[0], &big)));
+        events.push(ev(result_of(ids[1], "small")));
+        events.push(ev(EventKind::AssistantMessage {
+            content: "ok".into(),
+        }));
+    }
+    events
+}
+
+fn sent_results(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResults(results) => Some(results.iter().map(|r| {
+                if r.content.len() > 100 && !r.content.starts_with('[') {
+                    format!("{}: whole", r.id)
+                } else {
+                    format!("{}: {}", r.id, r.content)
+                }
+            })),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+#[test]
+fn old_large_results_are_sent_as_stubs_naming_the_call_and_size() {
+    let events = three_turns();
+    let elision = Elision {
+        keep_turns: 2,
+        min_bytes: 4096,
+    };
+    assert_eq!(
+        sent_results(&messages_eliding(&events, Some(elision))),
+        [
+            "a1: [jp left out this result of t (call a1) from an earlier turn: 5000 bytes, kept in the conversation but not sent again; call the tool again if you need it]",
+            "a2: small",
+            "b1: whole",
+            "b2: small",
+            "c1: whole",
+            "c2: small",
+        ]
+    );
+    // Keeping one turn elides turn two's as well; none, or keeping more
+    // turns than there are, elides nothing.
+    let one = Elision {
+        keep_turns: 1,
+        ..elision
+    };
+    let sent = sent_results(&messages_eliding(&events, Some(one)));
+    assert!(sent[2].starts_with("b1: [jp left out"), "{sent:?}");
+    assert_eq!(sent[4], "c1: whole");
+    let all = sent_results(&messages(&events));
+    assert_eq!(all[0], "a1: whole");
+    let many = Elision {
+        keep_turns: 9,
+        ..elision
+    };
+    assert_eq!(sent_results(&messages_eliding(&events, Some(many))), all);
+    // The size is a floor: results at most min_bytes stay whole.
+    let large_floor = Elision {
+        keep_turns: 1,
+        min_bytes: 5000,
+    };
+    assert_eq!(
+        sent_results(&messages_eliding(&events, Some(large_floor))),
+        all
+    );
+}
+
+#[test]
+fn the_estimate_counts_every_character_sent_at_four_a_token() {
+    let request = crate::ChatRequest {
+        model: "m".into(),
+        system: Some("12345678".into()),
+        messages: vec![
+            Message::User("héllo".into()),
+            Message::Assistant {
+                reasoning: Some("r".into()),
+                text: "ab".into(),
+                tool_calls: vec![ToolCall {
+                    id: "id".into(),
+                    name: "t".into(),
+                    arguments: Arc::new(json!({"a": 1})),
+                }],
+            },
+            Message::ToolResults(vec![ToolResult {
+                id: "id".into(),
+                content: "0123456789".into(),
+                is_error: false,
+            }]),
+        ],
+        tools: vec![crate::provider::ToolDefinition {
+            name: "t".into(),
+            description: Some("does".into()),
+            parameters: json!({}),
+        }],
+        max_tokens: 10,
+        temperature: None,
+        top_p: None,
+    };
+    // 8 + (1 + 4 + 2) + 5 + (1 + 2 + 1 + 7) + 10 = 41 characters.
+    assert_eq!(estimate_tokens(&request), 11);
+}

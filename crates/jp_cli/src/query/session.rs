@@ -141,12 +141,35 @@ impl Session {
         }))
     }
 
+    /// Which old tool results the request sends as stubs, if any
+    /// (`conversation.elide_tool_results`).
+    fn elision(&self) -> Option<jp_llm::request::Elision> {
+        let elide = &self.config.conversation.elide_tool_results;
+        elide.enable.then(|| jp_llm::request::Elision {
+            keep_turns: usize::try_from(elide.keep_turns).unwrap_or(usize::MAX),
+            min_bytes: usize::try_from(elide.min_bytes).unwrap_or(usize::MAX),
+        })
+    }
+
+    /// The model as `provider/name`, and its context window when known.
+    pub fn window(&self) -> (String, Option<u64>) {
+        let info = self
+            .config
+            .providers
+            .llm
+            .model_info(&self.provider_name, &self.model);
+        (
+            format!("{}/{}", self.provider_name, self.model),
+            info.context_window,
+        )
+    }
+
     pub fn request(&self) -> ChatRequest {
         let assistant = &self.config.assistant;
         ChatRequest {
             model: self.model.clone(),
             system: self.system.clone(),
-            messages: jp_llm::request::messages(&self.conversation.events),
+            messages: jp_llm::request::messages_eliding(&self.conversation.events, self.elision()),
             tools: jp_llm::request::tool_definitions(&self.config),
             max_tokens: assistant.model.parameters.max_tokens,
             temperature: assistant.model.parameters.temperature,

@@ -124,7 +124,19 @@ impl Session {
     ) -> Result<Vec<Action>, crate::error::Error> {
         let cancel = interrupts.cancel.clone();
         let prompts = response.prompts;
-        let mut stream = self.provider.stream(self.request());
+        let request = self.request();
+        let (model, window) = self.window();
+        // A request larger than the model reads is not sent: the turn ends
+        // as if the provider had refused it, in the words it would get.
+        let mut stream = match super::window::refuse_before_sending(&request, &model, window) {
+            Some(refusal) => {
+                let refused: jp_llm::EventStream = Box::pin(futures_util::stream::iter([Err(
+                    jp_llm::ProviderError::TooLarge(refusal),
+                )]));
+                refused
+            }
+            None => self.provider.stream(request),
+        };
         let mut after = Vec::new();
         let mut menu: Option<LocalBoxFuture<'t, Result<char, PromptError>>> = None;
         loop {
@@ -161,7 +173,9 @@ impl Session {
                 }
                 item = stream.next() => match item {
                     Some(Ok(event)) => Input::Event(event),
-                    Some(Err(error)) => Input::StreamFailed(error),
+                    Some(Err(error)) => {
+                        Input::StreamFailed(super::window::reword(error, &model, window))
+                    }
                     None => Input::StreamEnded,
                 },
             };

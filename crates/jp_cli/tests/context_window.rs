@@ -1,0 +1,143 @@
+//! A conversation that outgrows its model (issue 23 part 5), through the
+//! `jp` binary against the test server: jp's estimate refuses to send it,
+//! a provider's own refusal reads the same, and old tool results can be
+//! sent as stubs while the conversation keeps them whole.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::providers::{Item, anthropic};
+use common::query::{hide_ids, initialized, query, stored};
+use jp_test_server::{Reply, TestServer};
+use serde_json::json;
+
+const MODEL: &str = "anthropic/claude-haiku-4-5";
+const REMEDY: &str = "Start a new conversation (`jp query --new`), switch to a model with a larger window (`--model`), or send old tool results as stubs (`conversation.elide_tool_results.enable = true`)";
+
+fn add_config(ws: &common::Workspace, toml: &str) {
+    let config = ws.read("project/.jp/config.toml");
+    ws.write("project/.jp/config.toml", &format!("{config}\n{toml}"));
+}
+
+#[test]
+fn a_conversation_larger_than_the_window_is_not_sent() {
+    let ws = initialized();
+    add_config(
+        &ws,
+        "[providers.llm.anthropic.models.claude-haiku-4-5]\ncontext_window = 3000\n",
+    );
+    let server = TestServer::start(vec![Reply::sse(anthropic(
+        &[Item::Text("never")],
+        "end_turn",
+        false,
+    ))]);
+    let run = query(&ws, &server, MODEL, &[], &"word ".repeat(4000));
+    assert_eq!(run.code, 1, "{run:?}");
+    let estimate = regex::Regex::new(r"about [\d,]+ tokens").unwrap();
+    assert_eq!(
+        estimate.replace(&hide_ids(&run.stderr), "about N tokens"),
+        format!(
+            "── jp (anthropic/claude-haiku-4-5) ──\n\
+             error: the conversation is too large for anthropic/claude-haiku-4-5: about N tokens by jp's estimate, and the model reads at most 3,000 tokens. {REMEDY}\n\
+             the conversation keeps what arrived; `jp query` continues it (conversation <id>)\n"
+        )
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(server.requests().len(), 0, "nothing was sent");
+    // The estimate is the characters sent over four: the message alone is
+    // 20,000 characters.
+    let shown = estimate
+        .find(&run.stderr)
+        .unwrap()
+        .as_str()
+        .replace(',', "");
+    let tokens: u64 = shown
+        .trim_start_matches("about ")
+        .trim_end_matches(" tokens")
+        .parse()
+        .unwrap();
+    assert!((5_000..7_000).contains(&tokens), "{tokens}");
+}
+
+#[test]
+fn a_providers_too_long_answer_reads_the_same() {
+    let ws = initialized();
+    let server = TestServer::start(vec![Reply::status(
+        400,
+        "application/json",
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 215000 tokens > 200000 maximum"}}"#,
+    )]);
+    let run = query(&ws, &server, MODEL, &[], "hello");
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        hide_ids(&run.stderr),
+        format!(
+            "── jp (anthropic/claude-haiku-4-5) ──\n\
+             error: the conversation is too large for anthropic/claude-haiku-4-5: 215,000 tokens by the provider's count, and the model reads at most 200,000 tokens. {REMEDY}\n\
+             the conversation keeps what arrived; `jp query` continues it (conversation <id>)\n"
+        )
+    );
+}
+
+#[test]
+fn old_large_results_are_sent_as_stubs_and_kept_whole() {
+    let ws = initialized();
+    let notes = "line of notes\n".repeat(100);
+    ws.write("project/notes.txt", &notes);
+    add_config(
+        &ws,
+        "[conversation.elide_tool_results]\nenable = true\nkeep_turns = 1\nmin_bytes = 100\n",
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool(
+                "toolu_1",
+                "fs_read_file",
+                r#"{"path": "notes.txt"}"#,
+            )],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(&[Item::Text("Read.")], "end_turn", false)),
+        Reply::sse(anthropic(&[Item::Text("Still.")], "end_turn", false)),
+    ]);
+    let run = query(&ws, &server, MODEL, &[], "read the notes");
+    assert_eq!(run.code, 0, "{run:?}");
+    let run = query(&ws, &server, MODEL, &[], "and now?");
+    assert_eq!(run.code, 0, "{run:?}");
+    let sent = server.wait_for(3, Duration::from_secs(5));
+    let result = |n: usize| sent[n].json()["messages"][2]["content"][0]["content"].clone();
+    // In its own turn the model reads the result whole ...
+    assert_eq!(result(1), json!(notes));
+    // ... and a turn later a stub naming the call and its size.
+    assert_eq!(
+        result(2),
+        json!(
+            "[jp left out this result of fs_read_file (call toolu_1) from an earlier turn: 1400 bytes, kept in the conversation but not sent again; call the tool again if you need it]"
+        )
+    );
+    // The conversation keeps it whole.
+    let kept: Vec<_> = stored(&ws)["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "tool_call_response")
+        .map(|e| e["content"].clone())
+        .collect();
+    assert_eq!(kept, [json!(notes)]);
+}
+
+#[test]
+fn keeping_no_turn_whole_is_a_config_error() {
+    let ws = initialized();
+    add_config(&ws, "[conversation.elide_tool_results]\nkeep_turns = 0\n");
+    let run = ws.jp(&["config", "validate"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "error: .jp/config.toml:131: conversation.elide_tool_results.keep_turns: must be at least 1 (the current turn's results are always sent whole)\n"
+    );
+}
