@@ -180,7 +180,12 @@ impl McpServer {
         let deadline = tokio::time::Instant::now() + server.timeout;
         let service = server
             .within(deadline, async {
-                ().serve((theirs, stdin)).await.map_err(|e| e.to_string())
+                ().serve((theirs, stdin)).await.map_err(|e| match e {
+                    rmcp::service::ClientInitializeError::ConnectionClosed(_) => {
+                        "the server closed the connection during the handshake".to_owned()
+                    }
+                    other => other.to_string(),
+                })
             })
             .await?;
         let listed = server
@@ -253,9 +258,11 @@ impl McpServer {
                     transient: true,
                 };
             }
-            fault = self.faults.changed() => {
+            // The output ending is no fault: the call's answer says the
+            // connection closed, and the server's exit status is read then.
+            Ok(()) = self.faults.changed() => {
                 self.broken = true;
-                let fault = fault.ok().and_then(|()| self.faults.borrow().clone());
+                let fault = self.faults.borrow().clone();
                 let what = fault.map_or_else(|| "its output ended".to_owned(), |f| f.to_string());
                 return Outcome::error(format!(
                     "MCP server `{server}` broke the call to `{tool}`: {what}; jp stopped it"
@@ -275,6 +282,10 @@ impl McpServer {
             )),
             Err(error) => {
                 self.broken = true;
+                let error = match error {
+                    ServiceError::TransportClosed => "the server closed the connection".to_owned(),
+                    other => other.to_string(),
+                };
                 let exit = match tokio::time::timeout(EXIT_WAIT, self.child.wait()).await {
                     Ok(Ok(status)) => format!(" (it exited: {status})"),
                     _ => String::new(),
