@@ -320,7 +320,7 @@ fn a_server_that_cannot_start_withdraws_its_tools_and_the_turn_goes_on() {
     assert_eq!(
         chrome(&run),
         format!(
-            "error: MCP server `test` failed to start: the server closed the connection during the handshake; its stderr ends:\n\
+            "error: MCP server `test` failed to start: it exited during the handshake (exit status: 2); its stderr ends:\n\
              refusing to start; tool echo is not offered to the model\n{HEADER}"
         )
     );

@@ -167,7 +167,7 @@ impl McpServer {
             return Err(start_error("its standard streams were not piped".into()));
         };
         let tail = StderrTail::default();
-        tokio::spawn(log_stderr(name.to_owned(), stderr, Arc::clone(&tail)));
+        let logging = tokio::spawn(log_stderr(name.to_owned(), stderr, Arc::clone(&tail)));
         let (fault_sender, faults) = watch::channel(None);
         let (ours, theirs) = tokio::io::duplex(64 * 1024);
         tokio::spawn(lines::forward(stdout, ours, fault_sender));
@@ -178,7 +178,7 @@ impl McpServer {
             stderr: tail,
         };
         let deadline = tokio::time::Instant::now() + server.timeout;
-        let service = server
+        let handshake = server
             .within(deadline, async {
                 ().serve((theirs, stdin)).await.map_err(|e| match e {
                     rmcp::service::ClientInitializeError::ConnectionClosed(_) => {
@@ -187,7 +187,11 @@ impl McpServer {
                     other => other.to_string(),
                 })
             })
-            .await?;
+            .await;
+        let service = match handshake {
+            Ok(service) => service,
+            Err(error) => return Err(exited(error, &mut child, logging, &server).await),
+        };
         let listed = server
             .within(deadline, async {
                 service
@@ -350,6 +354,26 @@ impl Starting<'_> {
                 Err(failed(reason, &self.stderr))
             }
         }
+    }
+}
+
+/// The error of a handshake that failed: if the server exited (it may
+/// have before jp could write to it), that, with the end of its stderr
+/// once it is read; otherwise `error`.
+async fn exited(
+    error: McpError,
+    child: &mut Child,
+    logging: tokio::task::JoinHandle<()>,
+    server: &Starting<'_>,
+) -> McpError {
+    let Ok(Ok(status)) = tokio::time::timeout(EXIT_WAIT, child.wait()).await else {
+        return error;
+    };
+    let _ = tokio::time::timeout(EXIT_WAIT, logging).await;
+    McpError::Protocol {
+        server: server.name.to_owned(),
+        reason: format!("it exited during the handshake ({status})"),
+        stderr: stderr_suffix(&server.stderr),
     }
 }
 
