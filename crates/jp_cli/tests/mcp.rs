@@ -433,3 +433,34 @@ fn a_killed_jp_leaves_no_server_running() {
     jp.wait().unwrap();
     assert_gone(&ws);
 }
+
+#[test]
+fn config_mistakes_about_servers_are_errors_with_file_and_line() {
+    let ws = Workspace::new();
+    ws.write(
+        "project/.jp/config.toml",
+        "[providers.mcp.git]\ncommand = []\nstartup_timeout_secs = 0\n\n\
+         [conversation.tools.a]\nsource = \"mcp.nope\"\ncommand = \"x\"\n\n\
+         [conversation.tools.b]\ntool = \"t\"\ncommand = \"x\"\n",
+    );
+    let run = ws.jp(&["config", "validate"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "error: .jp/config.toml:2: providers.mcp.git.command: an MCP server needs a `command`: the program and its arguments, such as [\"python3\", \"-m\", \"mcp_server_git\"]\n\
+         error: .jp/config.toml:3: providers.mcp.git.startup_timeout_secs: must be at least 1\n\
+         error: .jp/config.toml:6: conversation.tools.a.source: names the MCP server `nope`, which is not configured: add `[providers.mcp.nope]` with its `command` (servers: git)\n\
+         error: .jp/config.toml:7: conversation.tools.a.command: an MCP tool runs on its server (`providers.mcp.nope.command`), not on a `command` of its own\n\
+         error: .jp/config.toml:10: conversation.tools.b.tool: only an MCP tool (`source = \"mcp.NAME\"`) has a `tool`; this one's source is `local`\n"
+    );
+    ws.write(
+        "project/.jp/config.toml",
+        "[conversation.tools.c]\nsource = \"mcp.\"\n",
+    );
+    let run = ws.jp(&["config", "validate"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "error: .jp/config.toml:2: conversation.tools.c.source: unknown tool source `mcp.`; expected `local`, `builtin` or `mcp.NAME` (a server under `providers.mcp`)\n"
+    );
+}
