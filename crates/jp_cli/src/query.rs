@@ -65,7 +65,7 @@ use drive::Step;
 use render::{CallFormat, RenderOptions, ToolRenderer};
 use session::{Resolved, Session, resolve};
 use signals::interrupt_on_signals;
-use tools::{LocalExecutor, ToolCoordinator};
+use tools::ToolCoordinator;
 use turn::TurnEnd;
 
 /// `jp query`.
@@ -322,37 +322,49 @@ fn drive(
 ) -> Result<TurnEnd, crate::error::Error> {
     let self_exe = std::env::current_exe().ok();
     let printer = session.printer.clone();
+    let servers = jp_llm::tool::mcp::McpServers::new(
+        session.config.providers.mcp.clone(),
+        root.to_path_buf(),
+    );
+    let executor = crate::mcp::Executor::new(servers);
     runtime.block_on(async {
         // With a terminal, Ctrl+C opens a menu; without, it interrupts.
         let mut interrupts = interrupt_on_signals(prompter.available());
         let prompts = Prompts::new(prompter, interrupts.cancel.clone());
         let mut resume = None;
-        loop {
-            let config = Arc::clone(&session.config);
-            let tools = ToolCoordinator::new(&config, root, self_exe.clone(), printer.clone())
-                .arguments_shown_live(live)
-                .with_history(&session.conversation.events)?;
-            match session
-                .run_turn(
-                    &tools,
-                    &LocalExecutor,
-                    &prompts,
-                    &mut interrupts,
-                    resume.take(),
-                )
-                .await?
-            {
-                Step::End(end) => break Ok::<_, crate::error::Error>(end),
-                Step::Reload(state) => {
-                    // Tools changed the config: the next request of this
-                    // turn uses it (RFD 078 phase 3).
-                    if let Err(message) = session.reload(ctx, env, root) {
-                        break Ok(TurnEnd::Failed(message));
+        let end = crate::mcp::attach_shared(&mut session.config, &executor, &printer).await;
+        let end = if let Err(message) = end {
+            Ok(TurnEnd::Failed(message))
+        } else {
+            loop {
+                let config = Arc::clone(&session.config);
+                let tools = ToolCoordinator::new(&config, root, self_exe.clone(), printer.clone())
+                    .arguments_shown_live(live)
+                    .with_history(&session.conversation.events)?;
+                match session
+                    .run_turn(&tools, &executor, &prompts, &mut interrupts, resume.take())
+                    .await?
+                {
+                    Step::End(end) => break Ok::<_, crate::error::Error>(end),
+                    Step::Reload(state) => {
+                        // Tools changed the config: the next request of this
+                        // turn uses it (RFD 078 phase 3).
+                        if let Err(message) = session.reload(ctx, env, root) {
+                            break Ok(TurnEnd::Failed(message));
+                        }
+                        if let Err(message) =
+                            crate::mcp::attach_shared(&mut session.config, &executor, &printer)
+                                .await
+                        {
+                            break Ok(TurnEnd::Failed(message));
+                        }
+                        resume = Some(*state);
                     }
-                    resume = Some(*state);
                 }
             }
-        }
+        };
+        executor.shutdown().await;
+        end
     })
 }
 

@@ -49,6 +49,7 @@ pub const SENSITIVE: &[&str] = &[
     "conversation.tools.*.access",
     "conversation.tools.*.command",
     "conversation.tools.*.source",
+    "conversation.tools.*.tool",
     "conversation.tools.*.run",
     "conversation.tools.*.result",
     "conversation.tools.*.policy",

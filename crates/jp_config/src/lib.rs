@@ -21,6 +21,7 @@ pub mod delta;
 pub mod diagnostic;
 pub mod edit;
 pub mod load;
+pub mod mcp;
 pub mod models;
 pub mod path;
 pub mod policy;

@@ -12,6 +12,10 @@ pub struct ProvidersConfig {
     /// LLM providers.
     #[setting(nested)]
     pub llm: LlmProvidersConfig,
+
+    /// MCP servers, by name; a tool uses one with `source = "mcp.NAME"`.
+    #[setting(nested, merge = crate::mcp::merge_servers)]
+    pub mcp: IndexMap<String, crate::mcp::McpServerConfig>,
 }
 
 /// LLM providers: one table per provider, plus model aliases.

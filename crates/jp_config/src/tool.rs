@@ -6,6 +6,7 @@
 
 pub mod arguments;
 pub mod effective;
+pub mod imported;
 pub mod parameter;
 
 use indexmap::IndexMap;
@@ -31,8 +32,13 @@ pub struct ToolConfig {
     pub enable: bool,
 
     /// Where the tool comes from: `local` (a program jp runs, speaking JSON
-    /// over stdin/stdout) or `builtin` (part of jp).
+    /// over stdin/stdout), `builtin` (part of jp), or `mcp.NAME` (a tool of
+    /// the MCP server configured at `providers.mcp.NAME`).
     pub source: ToolSource,
+
+    /// For an MCP tool: the server's name for the tool. Unset: the name it
+    /// is configured under.
+    pub tool: Option<String>,
 
     /// For local tools: the program to run, as a string of words separated
     /// by spaces (no shell quoting) or as an array of arguments. The request
@@ -91,7 +97,8 @@ pub struct ToolConfig {
 impl ToolConfig {
     /// Whether this entry defines a tool, rather than only carrying settings
     /// for a tool defined elsewhere (say, a user-wide policy for a tool some
-    /// workspaces define): a local tool needs a `command` or `parameters`.
+    /// workspaces define): a local tool needs a `command` or `parameters`;
+    /// an MCP or builtin tool is defined by its `source`.
     #[must_use]
     pub fn is_defined(&self) -> bool {
         self.source != ToolSource::Local || self.command.is_some() || !self.parameters.is_empty()
@@ -167,15 +174,75 @@ pub fn run_limits(tools: &IndexMap<String, ToolConfig>, tool: &str) -> (std::tim
     )
 }
 
-/// Where a tool comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Schematic)]
-#[serde(rename_all = "snake_case")]
+/// Where a tool comes from: written `"local"`, `"builtin"` or
+/// `"mcp.NAME"`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum ToolSource {
     /// A program jp runs, speaking JSON over stdin/stdout.
     #[default]
     Local,
     /// Part of jp itself.
     Builtin,
+    /// A tool of the MCP server configured at `providers.mcp.NAME`; holds
+    /// `NAME`.
+    Mcp(String),
+}
+
+impl ToolSource {
+    /// The MCP server the tool comes from, if it is an MCP tool.
+    #[must_use]
+    pub fn mcp_server(&self) -> Option<&str> {
+        match self {
+            Self::Mcp(server) => Some(server),
+            Self::Local | Self::Builtin => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ToolSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Local => f.write_str("local"),
+            Self::Builtin => f.write_str("builtin"),
+            Self::Mcp(server) => write!(f, "mcp.{server}"),
+        }
+    }
+}
+
+impl std::str::FromStr for ToolSource {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "local" => Ok(Self::Local),
+            "builtin" => Ok(Self::Builtin),
+            _ => match text.strip_prefix("mcp.") {
+                Some(server) if !server.is_empty() => Ok(Self::Mcp(server.to_owned())),
+                _ => Err(format!(
+                    "unknown tool source `{text}`; expected `local`, `builtin` or `mcp.NAME` (a server under `providers.mcp`)"
+                )),
+            },
+        }
+    }
+}
+
+impl Serialize for ToolSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolSource {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl Schematic for ToolSource {
+    fn build_schema(schema: schematic::SchemaBuilder) -> schematic::Schema {
+        schema.infer::<String>()
+    }
 }
 
 /// The program that runs a local tool.

@@ -89,15 +89,39 @@ fn key(path: &str) -> ConfigPath {
     ConfigPath::from_segments(path.split('.'))
 }
 
-/// Every problem in a merged config, errors and warnings.
+/// Whether the parameters of MCP tools are known yet.
+///
+/// An MCP tool's parameters come from its server's `tools/list`, which jp
+/// reads only when a query (or `jp mcp`) starts the server. Until then,
+/// what depends on them (a rule's `arg`, a stateful policy's `key`, which
+/// default rules apply to some tool) cannot be checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpSchemas {
+    /// The servers have not been asked: MCP tools hold only what the
+    /// config adds to their parameters.
+    Pending,
+    /// The servers' schemas are merged into the tools' parameters.
+    Known,
+}
+
+/// Every problem in a merged config, errors and warnings, with the
+/// parameters of MCP tools not yet known.
 #[must_use]
 pub fn validate(config: &AppConfig) -> Vec<Problem> {
+    validate_with(config, McpSchemas::Pending)
+}
+
+/// Every problem in a merged config, with MCP tools' parameters as
+/// `schemas` says.
+#[must_use]
+pub fn validate_with(config: &AppConfig, schemas: McpSchemas) -> Vec<Problem> {
     let mut problems = Vec::new();
     check_model(config, &mut problems);
     check_parameters(config, &mut problems);
     check_providers(config, &mut problems);
-    check_tools(config, &mut problems);
-    check_stateful(config, &mut problems);
+    check_mcp_servers(config, &mut problems);
+    check_tools(config, schemas, &mut problems);
+    check_stateful(config, schemas, &mut problems);
     if config.conversation.elide_tool_results.keep_turns == 0 {
         problems.push(Problem::error(
             key("conversation.elide_tool_results.keep_turns"),
@@ -233,7 +257,39 @@ type Reported = HashSet<(&'static str, Option<usize>, String)>;
 /// For each default rule (field and index): how many tools it applied to.
 type DefaultRuleUses = BTreeMap<(&'static str, usize), usize>;
 
-fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
+/// `providers.mcp`: a command to run, a timeout of at least a second, and
+/// a name a tool's `source` can name.
+fn check_mcp_servers(config: &AppConfig, problems: &mut Vec<Problem>) {
+    for (name, server) in &config.providers.mcp {
+        let base = key("providers.mcp").join(name.clone());
+        if name.is_empty() || name.contains('.') {
+            problems.push(Problem::error(
+                base.clone(),
+                "an MCP server's name must not be empty or contain `.` (a tool names it as `mcp.NAME`)",
+            ));
+        }
+        if server.command.first().is_none_or(String::is_empty) {
+            problems.push(Problem::error(
+                base.join("command"),
+                "an MCP server needs a `command`: the program and its arguments, such as [\"python3\", \"-m\", \"mcp_server_git\"]",
+            ));
+        }
+        if server.startup_timeout_secs == Some(0) {
+            problems.push(Problem::error(
+                base.join("startup_timeout_secs"),
+                "must be at least 1",
+            ));
+        }
+    }
+}
+
+/// Whether the policies of tool `cfg` can be checked now: not those of an
+/// MCP tool before its server's schema is known.
+fn schema_known(cfg: &ToolConfig, schemas: McpSchemas) -> bool {
+    schemas == McpSchemas::Known || cfg.source.mcp_server().is_none()
+}
+
+fn check_tools(config: &AppConfig, schemas: McpSchemas, problems: &mut Vec<Problem>) {
     let tools = &config.conversation.tools;
     for (name, tool) in tools {
         check_tool_entry(name, tool, problems);
@@ -250,13 +306,18 @@ fn check_tools(config: &AppConfig, problems: &mut Vec<Problem>) {
         if name == DEFAULTS_KEY {
             continue;
         }
-        if check_tool(name, cfg, problems) {
+        if check_tool(config, name, cfg, problems) && schema_known(cfg, schemas) {
             checked_tools += 1;
             check_tool_policies(config, name, &reported, &mut default_rule_uses, problems);
         }
     }
 
-    if checked_tools > 0 {
+    // A default rule may be meant for an MCP tool's parameter, which is
+    // not known yet.
+    let pending = tools
+        .values()
+        .any(|cfg| cfg.is_defined() && !schema_known(cfg, schemas));
+    if checked_tools > 0 && !pending {
         check_unused_default_rules(config, &default_keys, default_rule_uses, problems);
     }
 }
@@ -322,8 +383,14 @@ fn check_default_policies(
 /// A tool's definition: that it is one, its command, parameters and
 /// grants. Returns whether the tool is defined (its policies are checked
 /// only then).
-fn check_tool(name: &str, cfg: &ToolConfig, problems: &mut Vec<Problem>) -> bool {
+fn check_tool(
+    config: &AppConfig,
+    name: &str,
+    cfg: &ToolConfig,
+    problems: &mut Vec<Problem>,
+) -> bool {
     let base = ConfigPath::from_segments(["conversation", "tools", name]);
+    check_tool_source(config, &base, cfg, problems);
     if !cfg.is_defined() {
         problems.push(Problem::warning(
             base,
@@ -342,6 +409,51 @@ fn check_tool(name: &str, cfg: &ToolConfig, problems: &mut Vec<Problem>) -> bool
     }
     check_grants(name, &base, &cfg.access, problems);
     true
+}
+
+/// An MCP tool names a configured server and has no `command`; only an
+/// MCP tool has a `tool`.
+fn check_tool_source(
+    config: &AppConfig,
+    base: &ConfigPath,
+    cfg: &ToolConfig,
+    problems: &mut Vec<Problem>,
+) {
+    let Some(server) = cfg.source.mcp_server() else {
+        if cfg.tool.is_some() {
+            problems.push(Problem::error(
+                base.join("tool"),
+                format!(
+                    "only an MCP tool (`source = \"mcp.NAME\"`) has a `tool`; this one's source is `{}`",
+                    cfg.source
+                ),
+            ));
+        }
+        return;
+    };
+    if !config.providers.mcp.contains_key(server) {
+        problems.push(Problem::error(
+            base.join("source"),
+            format!(
+                "names the MCP server `{server}`, which is not configured: add `[providers.mcp.{server}]` with its `command` (servers: {})",
+                list(config.providers.mcp.keys())
+            ),
+        ));
+    }
+    if cfg.command.is_some() {
+        problems.push(Problem::error(
+            base.join("command"),
+            format!(
+                "an MCP tool runs on its server (`providers.mcp.{server}.command`), not on a `command` of its own"
+            ),
+        ));
+    }
+    if cfg.tool.as_deref() == Some("") {
+        problems.push(Problem::error(
+            base.join("tool"),
+            "must name the server's tool, or be left out to use the name the tool is configured under",
+        ));
+    }
 }
 
 /// A tool's effective policies against its parameters, counting which
@@ -504,9 +616,9 @@ fn check_grants(
 /// `conversation.policies` (the stateful policies), each problem keyed at
 /// its entry and field (the index is the merged list's; the loader turns
 /// it into the index in the file the entry is in).
-fn check_stateful(config: &AppConfig, problems: &mut Vec<Problem>) {
+fn check_stateful(config: &AppConfig, schemas: McpSchemas, problems: &mut Vec<Problem>) {
     let entry = |index: usize| key("conversation.policies").join(index.to_string());
-    for problem in policies::check(config) {
+    for problem in policies::check(config, |cfg| schema_known(cfg, schemas)) {
         let mut path = entry(problem.index);
         for segment in problem.field.into_iter().flat_map(|f| f.split('.')) {
             path = path.join(segment);

@@ -12,5 +12,6 @@
 
 mod containment;
 mod local;
+pub mod mcp;
 
 pub use local::{STDERR_TAIL_BYTES, ToolLimits, ToolRun, run_local};

@@ -32,7 +32,7 @@ pub mod execute;
 pub mod start;
 
 pub use coordinator::ToolCoordinator;
-pub use execute::{LocalExecutor, ToolExecutor};
+pub use execute::{LocalExecutor, ToolExecutor, ToolTarget};
 pub use start::Approval;
 
 #[cfg(test)]

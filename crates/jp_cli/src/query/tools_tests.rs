@@ -64,7 +64,7 @@ impl MockExecutor {
 impl ToolExecutor for MockExecutor {
     fn run(
         &self,
-        argv: &[String],
+        target: &ToolTarget,
         request: &Request,
         _: &ToolLimits,
         _: &CancellationToken,
@@ -72,7 +72,7 @@ impl ToolExecutor for MockExecutor {
         self.got
             .lock()
             .unwrap()
-            .push((argv.to_vec(), request.clone()));
+            .push((target.argv().to_vec(), request.clone()));
         // A run past the script is a test bug; it shows as this error in
         // the response the test compares.
         let run =
@@ -1300,7 +1300,7 @@ mod checked_at_the_start {
     impl ToolExecutor for Linking {
         fn run(
             &self,
-            _: &[String],
+            _: &ToolTarget,
             request: &Request,
             _: &ToolLimits,
             _: &CancellationToken,
@@ -1716,7 +1716,7 @@ mod checked_at_the_start {
         impl ToolExecutor for LinkThenPropose<'_> {
             fn run(
                 &self,
-                _: &[String],
+                _: &ToolTarget,
                 _: &Request,
                 _: &ToolLimits,
                 _: &CancellationToken,

@@ -37,9 +37,11 @@ type Edges = BTreeMap<String, BTreeMap<String, usize>>;
 /// The configured tools, by name.
 type Tools<'a> = [(&'a String, &'a ToolConfig)];
 
-/// Every problem with `config.conversation.policies`.
+/// Every problem with `config.conversation.policies`; a key is checked
+/// only in the tools whose parameters are `known` (an MCP tool's are not
+/// until its server is asked).
 #[must_use]
-pub fn check(config: &AppConfig) -> Vec<EntryProblem> {
+pub fn check(config: &AppConfig, known: impl Fn(&ToolConfig) -> bool) -> Vec<EntryProblem> {
     let mut problems = Vec::new();
     let tools: Vec<(&String, &ToolConfig)> = offered(&config.conversation.tools).collect();
     let resolved = resolved_json(config);
@@ -59,7 +61,10 @@ pub fn check(config: &AppConfig) -> Vec<EntryProblem> {
             add_edges(&mut edges, index, &dependents, &prerequisites);
         }
         if let Some(key) = entry.key_pointer() {
-            let governed: BTreeSet<&String> = dependents.union(&prerequisites).collect();
+            let governed: BTreeSet<&String> = dependents
+                .union(&prerequisites)
+                .filter(|name| config.conversation.tools.get(*name).is_some_and(&known))
+                .collect();
             check_key(entry, key, &tools, &governed, &mut found);
         }
         if let Some(when) = &entry.when {

@@ -31,32 +31,64 @@ struct Asked {
     rejections: usize,
 }
 
-/// Runs a local tool process. The production executor is
-/// [`LocalExecutor`]; tests substitute their own.
+/// What runs a call: a local tool's process, or an MCP server's tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolTarget {
+    /// A local tool: its program and arguments.
+    Local {
+        /// The program and its arguments.
+        argv: Vec<String>,
+    },
+    /// A tool of an MCP server.
+    Mcp {
+        /// The server, as named under `providers.mcp`.
+        server: String,
+        /// The server's name for the tool.
+        tool: String,
+    },
+}
+
+impl ToolTarget {
+    /// A local tool's program and arguments; nothing for an MCP tool.
+    #[must_use]
+    pub fn argv(&self) -> &[String] {
+        match self {
+            Self::Local { argv } => argv,
+            Self::Mcp { .. } => &[],
+        }
+    }
+}
+
+/// Runs a tool: the one side effect of a call, behind which a local tool
+/// and an MCP tool differ; every policy is applied in front of it. The
+/// production executor is `crate::mcp::Executor` (local tools through
+/// [`LocalExecutor`]); tests substitute their own.
 pub trait ToolExecutor {
-    /// Runs `argv` with `request` on stdin.
+    /// Runs `target` with `request` (on a local tool's stdin; as the
+    /// arguments of an MCP `tools/call`).
     fn run(
         &self,
-        argv: &[String],
+        target: &ToolTarget,
         request: &Request,
         limits: &ToolLimits,
         cancel: &CancellationToken,
     ) -> impl Future<Output = ToolRun>;
 }
 
-/// Runs tools as real processes (`jp_llm::tool::run_local`).
+/// Runs local tools as real processes (`jp_llm::tool::run_local`), and no
+/// MCP tool.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LocalExecutor;
 
 impl ToolExecutor for LocalExecutor {
     fn run(
         &self,
-        argv: &[String],
+        target: &ToolTarget,
         request: &Request,
         limits: &ToolLimits,
         cancel: &CancellationToken,
     ) -> impl Future<Output = ToolRun> {
-        jp_llm::tool::run_local(argv, request, limits, cancel)
+        jp_llm::tool::run_local(target.argv(), request, limits, cancel)
     }
 }
 
@@ -75,7 +107,7 @@ impl ToolCoordinator<'_> {
         cancel: &CancellationToken,
     ) -> Ran {
         let name = call.name.clone();
-        let (tool, argv) = match self.argv(&name) {
+        let (tool, target) = match self.target(&name) {
             Ok(found) => found,
             Err((status, content)) => {
                 return Ran {
@@ -132,7 +164,7 @@ impl ToolCoordinator<'_> {
                 }
             }
             approval.runs += 1;
-            let run = executor.run(&argv, &request, &limits, cancel).await;
+            let run = executor.run(&target, &request, &limits, cancel).await;
             if !run.stderr.is_empty() {
                 stderr.push_str(&run.stderr);
             }
@@ -171,10 +203,10 @@ impl ToolCoordinator<'_> {
         }
     }
 
-    /// The tool called `name` and the command that runs it (a command
-    /// whose program is `jp` runs this jp); otherwise what answers the
-    /// call.
-    fn argv(&self, name: &str) -> Result<(&ToolConfig, Vec<String>), (ResponseStatus, String)> {
+    /// The tool called `name` and what runs it (a command whose program is
+    /// `jp` runs this jp; an MCP tool, its server's tool); otherwise what
+    /// answers the call.
+    fn target(&self, name: &str) -> Result<(&ToolConfig, ToolTarget), (ResponseStatus, String)> {
         let Some(tool) = self.tool(name) else {
             // `decide` refused it already; never run an unknown tool.
             return Err((
@@ -182,7 +214,7 @@ impl ToolCoordinator<'_> {
                 format!("There is no tool named `{name}`."),
             ));
         };
-        match (tool.source, &tool.command) {
+        match (&tool.source, &tool.command) {
             (ToolSource::Builtin, _) => Err((
                 ResponseStatus::Error,
                 format!(
@@ -196,8 +228,15 @@ impl ToolCoordinator<'_> {
                 {
                     argv[0] = exe.to_string_lossy().into_owned();
                 }
-                Ok((tool, argv))
+                Ok((tool, ToolTarget::Local { argv }))
             }
+            (ToolSource::Mcp(server), _) => Ok((
+                tool,
+                ToolTarget::Mcp {
+                    server: server.clone(),
+                    tool: tool.tool.clone().unwrap_or_else(|| name.to_owned()),
+                },
+            )),
         }
     }
 

@@ -1,0 +1,201 @@
+//! MCP tools in a query: their servers' schemas merged into the config
+//! ([`attach`]), and the [`Executor`] that runs a call on its server (or a
+//! local tool as a process).
+//!
+//! Everything else a call goes through (D25 policies on its arguments,
+//! D26 decisions while they stream, the check at its start, stateful
+//! policies, the edit) works on the tool's config and its parameters, so
+//! once [`attach`] has put the server's schema there, an MCP tool is a
+//! tool like any other up to the moment it runs.
+
+use std::time::Instant;
+
+use jp_config::AppConfig;
+use jp_config::tool::imported::{merge_parameters, parameters_from_schema};
+use jp_config::tool::{ToolConfig, offered};
+use jp_config::validate::{McpSchemas, validate_with};
+use jp_llm::tool::mcp::{McpServers, ServerTool};
+use jp_llm::tool::{ToolLimits, ToolRun};
+use jp_tool::{Outcome, Request};
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::printer::{Printer, Style};
+use crate::query::tools::{LocalExecutor, ToolExecutor, ToolTarget};
+
+/// Runs local tools as processes and MCP tools on their servers, which it
+/// starts when first needed and keeps for the query.
+pub struct Executor {
+    servers: Mutex<McpServers>,
+}
+
+impl Executor {
+    /// An executor for `servers`, none started.
+    #[must_use]
+    pub fn new(servers: McpServers) -> Self {
+        Self {
+            servers: Mutex::new(servers),
+        }
+    }
+
+    /// The servers, to start them ([`attach`]).
+    pub fn servers(&self) -> &Mutex<McpServers> {
+        &self.servers
+    }
+
+    /// Stops every server it started.
+    pub async fn shutdown(&self) {
+        self.servers.lock().await.shutdown().await;
+    }
+}
+
+impl ToolExecutor for Executor {
+    async fn run(
+        &self,
+        target: &ToolTarget,
+        request: &Request,
+        limits: &ToolLimits,
+        cancel: &CancellationToken,
+    ) -> ToolRun {
+        {
+            let (server, tool) = match target {
+                ToolTarget::Local { .. } => {
+                    return LocalExecutor.run(target, request, limits, cancel).await;
+                }
+                ToolTarget::Mcp { server, tool } => (server, tool),
+            };
+            let started = Instant::now();
+            let mut servers = self.servers.lock().await;
+            let outcome = match servers.server(server).await {
+                Ok(running) => {
+                    running
+                        .call(tool, request.tool.arguments.clone(), limits, cancel)
+                        .await
+                }
+                Err(error) => Outcome::error(error.to_string()),
+            };
+            ToolRun {
+                outcome,
+                stderr: String::new(),
+                duration: started.elapsed(),
+            }
+        }
+    }
+}
+
+/// Puts each offered MCP tool's schema into `config`: starts the servers
+/// they name, reads their tools, imports each tool's `inputSchema` into
+/// its parameters (with what the config adds) and takes its description
+/// where the config sets none; then checks the config again now that the
+/// parameters are known (a rule on an argument the server lacks is an
+/// error).
+///
+/// A server that cannot start is reported on `printer` and its tools are
+/// not offered in this query.
+///
+/// # Errors
+///
+/// The config errors found, one a line.
+pub async fn attach(
+    config: &mut AppConfig,
+    servers: &Mutex<McpServers>,
+    printer: &Printer,
+) -> Result<(), String> {
+    let wanted: Vec<(String, String)> = offered(&config.conversation.tools)
+        .filter_map(|(name, tool)| {
+            tool.source
+                .mcp_server()
+                .map(|server| (name.clone(), server.to_owned()))
+        })
+        .collect();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let mut errors = Vec::new();
+    let mut servers = servers.lock().await;
+    for (name, server) in wanted {
+        let Some(tool) = config.conversation.tools.get_mut(&name) else {
+            continue;
+        };
+        match servers.server(&server).await {
+            Ok(running) => {
+                if let Err(error) = import(&name, &server, tool, running.tools()) {
+                    errors.push(error);
+                }
+            }
+            Err(error) => {
+                printer.chrome_line(
+                    Style::Bad,
+                    &format!("error: {error}; tool {name} is not offered to the model"),
+                );
+                tool.enable = false;
+            }
+        }
+    }
+    drop(servers);
+    if errors.is_empty() {
+        errors.extend(
+            validate_with(config, McpSchemas::Known)
+                .into_iter()
+                .filter(|problem| problem.diagnostic.is_error())
+                .map(|problem| problem.diagnostic.to_string()),
+        );
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the config does not fit the MCP servers' tools:\n{}",
+            errors.join("\n")
+        ))
+    }
+}
+
+/// [`attach`] on a query's shared config, with its executor's servers.
+///
+/// # Errors
+///
+/// As [`attach`].
+pub async fn attach_shared(
+    config: &mut std::sync::Arc<AppConfig>,
+    executor: &Executor,
+    printer: &Printer,
+) -> Result<(), String> {
+    attach(
+        std::sync::Arc::make_mut(config),
+        executor.servers(),
+        printer,
+    )
+    .await
+}
+
+/// Imports the server's tool into the config of the tool `name`.
+fn import(
+    name: &str,
+    server: &str,
+    tool: &mut ToolConfig,
+    offered: &[ServerTool],
+) -> Result<(), String> {
+    let wanted = tool.tool.clone().unwrap_or_else(|| name.to_owned());
+    let key = format!("conversation.tools.{name}");
+    let Some(found) = offered.iter().find(|t| t.name == wanted) else {
+        let names = offered
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(format!(
+            "{key}: MCP server `{server}` has no tool `{wanted}` (its tools: {names})"
+        ));
+    };
+    let imported = parameters_from_schema(&found.input_schema).map_err(|e| {
+        format!("{key}: the schema of MCP server `{server}`'s tool `{wanted}`: {e}")
+    })?;
+    tool.parameters = merge_parameters(imported, &tool.parameters)
+        .map_err(|e| format!("{key}.parameters: {e}"))?;
+    if tool.summary.is_none() && tool.description.is_none() {
+        tool.description.clone_from(&found.description);
+        tool.summary.clone_from(&found.title);
+    }
+    Ok(())
+}

@@ -1,0 +1,457 @@
+//! MCP servers (the Model Context Protocol) as a source of tools: one
+//! server process per `providers.mcp.NAME`, spoken to over its stdin and
+//! stdout with the official SDK (`rmcp`).
+//!
+//! A server starts when a query first needs it ([`McpServers::server`]):
+//! in the workspace root, with its `env` added, contained like a local
+//! tool (its own process group, the parent-death signal and a sentinel,
+//! see the `containment` module), so that no server outlives jp, however
+//! jp ends. The `initialize` handshake and `tools/list` must finish within
+//! its `startup_timeout_secs`.
+//!
+//! [`McpServer::call`] never fails: a timeout, a crash mid-call, a line
+//! that is not JSON-RPC, an oversized result or an interrupted call each
+//! become an [`Outcome::Error`] naming the server, so the model always has
+//! a result and the turn goes on. A server that broke is stopped, and
+//! started again when a call needs it. An interrupted call is abandoned
+//! with the protocol's `notifications/cancelled`; the server keeps
+//! running. Its stderr goes to jp's log, escaped, never to the terminal.
+
+mod lines;
+mod result;
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use indexmap::IndexMap;
+use jp_config::mcp::McpServerConfig;
+use jp_tool::Outcome;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RoleClient, RunningService, ServiceError, ServiceExt as _};
+use serde_json::{Map, Value};
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::ToolLimits;
+use super::containment::{self, Containment};
+pub use lines::{Fault, MAX_LINE_BYTES};
+pub use result::outcome;
+
+/// How many lines of a server's stderr an error message quotes (its end).
+const STDERR_LINES: usize = 10;
+
+/// How long a server whose connection closed has to exit before jp says
+/// it did not.
+const EXIT_WAIT: Duration = Duration::from_millis(500);
+
+/// How long a server may take to exit once jp closes its stdin, before it
+/// is killed.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(1);
+
+/// Why an MCP server is not available.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum McpError {
+    /// No `providers.mcp.NAME` entry.
+    #[error("no MCP server `{server}` is configured (add `[providers.mcp.{server}]`)")]
+    Unknown {
+        /// The server's name.
+        server: String,
+    },
+    /// The process could not be started.
+    #[error("cannot start MCP server `{server}` (`{program}`): {reason}")]
+    Start {
+        /// The server's name.
+        server: String,
+        /// The program.
+        program: String,
+        /// Why.
+        reason: String,
+    },
+    /// The handshake or `tools/list` did not finish in time.
+    #[error(
+        "MCP server `{server}` did not finish starting within {secs} s (providers.mcp.{server}.startup_timeout_secs){stderr}"
+    )]
+    StartupTimeout {
+        /// The server's name.
+        server: String,
+        /// The timeout.
+        secs: u64,
+        /// The end of its stderr, as a suffix of the message.
+        stderr: String,
+    },
+    /// The handshake or `tools/list` failed.
+    #[error("MCP server `{server}` failed to start: {reason}{stderr}")]
+    Protocol {
+        /// The server's name.
+        server: String,
+        /// What went wrong.
+        reason: String,
+        /// The end of its stderr, as a suffix of the message.
+        stderr: String,
+    },
+}
+
+/// One tool a server offers, from its `tools/list`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerTool {
+    /// The server's name for it.
+    pub name: String,
+    /// Its human-readable title, if any.
+    pub title: Option<String>,
+    /// What it does.
+    pub description: Option<String>,
+    /// The JSON Schema of its arguments.
+    pub input_schema: Map<String, Value>,
+}
+
+/// The end of a server's stderr, kept for error messages.
+type StderrTail = Arc<Mutex<VecDeque<String>>>;
+
+/// One running MCP server.
+pub struct McpServer {
+    name: String,
+    service: RunningService<RoleClient, ()>,
+    child: Child,
+    containment: Option<Containment>,
+    faults: watch::Receiver<Option<Fault>>,
+    stderr: StderrTail,
+    tools: Vec<ServerTool>,
+    /// The server broke (crashed, wrote garbage, did not answer): it is
+    /// stopped, and started again when next needed.
+    broken: bool,
+}
+
+impl McpServer {
+    /// Starts server `name` in `root`, shakes hands and reads its tools,
+    /// all within its startup timeout.
+    ///
+    /// # Errors
+    ///
+    /// Why it is not available, naming it.
+    pub async fn start(
+        name: &str,
+        config: &McpServerConfig,
+        root: &Path,
+    ) -> Result<Self, McpError> {
+        let Some((program, args)) = config.command.split_first() else {
+            return Err(McpError::Start {
+                server: name.to_owned(),
+                program: String::new(),
+                reason: format!("it has no command; set `providers.mcp.{name}.command`"),
+            });
+        };
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .envs(&config.env)
+            .current_dir(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let start_error = |reason: String| McpError::Start {
+            server: name.to_owned(),
+            program: program.clone(),
+            reason,
+        };
+        let (mut child, containment) = containment::spawn(command)
+            .await
+            .map_err(|e| start_error(e.to_string()))?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(start_error("its standard streams were not piped".into()));
+        };
+        let tail = StderrTail::default();
+        let logging = tokio::spawn(log_stderr(name.to_owned(), stderr, Arc::clone(&tail)));
+        let (fault_sender, faults) = watch::channel(None);
+        let (ours, theirs) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(lines::forward(stdout, ours, fault_sender));
+        let mut server = Starting {
+            name,
+            timeout: config.startup_timeout(),
+            faults,
+            stderr: tail,
+        };
+        let deadline = tokio::time::Instant::now() + server.timeout;
+        let handshake = server
+            .within(deadline, async {
+                ().serve((theirs, stdin)).await.map_err(|e| match e {
+                    rmcp::service::ClientInitializeError::ConnectionClosed(_) => {
+                        "the server closed the connection during the handshake".to_owned()
+                    }
+                    other => other.to_string(),
+                })
+            })
+            .await;
+        let service = match handshake {
+            Ok(service) => service,
+            Err(error) => return Err(exited(error, &mut child, logging, &server).await),
+        };
+        let listed = server
+            .within(deadline, async {
+                service
+                    .peer()
+                    .list_all_tools()
+                    .await
+                    .map_err(|e| e.to_string())
+            })
+            .await?;
+        let tools = listed
+            .into_iter()
+            .map(|tool| ServerTool {
+                name: tool.name.into_owned(),
+                title: tool.title,
+                description: tool.description.map(std::borrow::Cow::into_owned),
+                input_schema: (*tool.input_schema).clone(),
+            })
+            .collect();
+        tracing::info!(server = name, "MCP server started");
+        Ok(Self {
+            name: name.to_owned(),
+            service,
+            child,
+            containment: Some(containment),
+            faults: server.faults,
+            stderr: server.stderr,
+            tools,
+            broken: false,
+        })
+    }
+
+    /// The tools it offers, in its order.
+    #[must_use]
+    pub fn tools(&self) -> &[ServerTool] {
+        &self.tools
+    }
+
+    /// Calls its tool `tool` with `arguments`; never fails (see the module
+    /// docs). `limits.timeout` bounds the wait for the answer and
+    /// `limits.max_output_bytes` the result's text; `cancel` abandons the
+    /// call with MCP cancellation.
+    pub async fn call(
+        &mut self,
+        tool: &str,
+        arguments: Map<String, Value>,
+        limits: &ToolLimits,
+        cancel: &CancellationToken,
+    ) -> Outcome {
+        let server = self.name.clone();
+        self.faults.mark_unchanged();
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = Some(arguments);
+        let peer = self.service.peer().clone();
+        let answer = tokio::select! {
+            answer = peer.call_tool(params) => answer,
+            () = cancel.cancelled() => {
+                return Outcome::error(format!(
+                    "The user interrupted the call to `{tool}` on MCP server `{server}`; jp sent the server MCP cancellation."
+                ));
+            }
+            () = tokio::time::sleep(limits.timeout) => {
+                self.broken = true;
+                return Outcome::Error {
+                    message: format!(
+                        "MCP server `{server}` did not answer the call to `{tool}` within {} s (conversation.tools.NAME.timeout_secs); jp sent it MCP cancellation and stopped it",
+                        limits.timeout.as_secs()
+                    ),
+                    transient: true,
+                };
+            }
+            // The output ending is no fault: the call's answer says the
+            // connection closed, and the server's exit status is read then.
+            Ok(()) = self.faults.changed() => {
+                self.broken = true;
+                let fault = self.faults.borrow().clone();
+                let what = fault.map_or_else(|| "its output ended".to_owned(), |f| f.to_string());
+                return Outcome::error(format!(
+                    "MCP server `{server}` broke the call to `{tool}`: {what}; jp stopped it"
+                ));
+            }
+        };
+        match answer {
+            Ok(result) => match serde_json::to_value(&result) {
+                Ok(value) => outcome(&server, tool, &value, limits.max_output_bytes),
+                Err(e) => Outcome::error(format!(
+                    "cannot read MCP server `{server}`'s answer to `{tool}`: {e}"
+                )),
+            },
+            Err(ServiceError::McpError(error)) => Outcome::error(format!(
+                "MCP server `{server}` refused the call to `{tool}`: {}",
+                error.message
+            )),
+            Err(error) => {
+                self.broken = true;
+                let error = match error {
+                    ServiceError::TransportClosed => "the server closed the connection".to_owned(),
+                    other => other.to_string(),
+                };
+                let exit = match tokio::time::timeout(EXIT_WAIT, self.child.wait()).await {
+                    Ok(Ok(status)) => format!(" (it exited: {status})"),
+                    _ => String::new(),
+                };
+                Outcome::error(format!(
+                    "MCP server `{server}` failed during the call to `{tool}`: {error}{exit}{}",
+                    stderr_suffix(&self.stderr)
+                ))
+            }
+        }
+    }
+
+    /// Whether it broke and must be started again before the next call.
+    #[must_use]
+    pub fn is_broken(&self) -> bool {
+        self.broken
+    }
+
+    /// Stops it: closes the connection, gives it [`SHUTDOWN_WAIT`] to exit,
+    /// then kills what is left of it.
+    pub async fn shutdown(mut self) {
+        let _ = self.service.close_with_timeout(SHUTDOWN_WAIT).await;
+        let _ = tokio::time::timeout(SHUTDOWN_WAIT, self.child.wait()).await;
+        if let Some(containment) = self.containment.take() {
+            containment.release().await;
+        }
+        tracing::info!(server = %self.name, "MCP server stopped");
+    }
+}
+
+/// A server on its way up: what bounds its start.
+struct Starting<'a> {
+    name: &'a str,
+    timeout: Duration,
+    faults: watch::Receiver<Option<Fault>>,
+    stderr: StderrTail,
+}
+
+impl Starting<'_> {
+    /// Runs one step of the start before `deadline`, failing it on a fault
+    /// of the server's output.
+    async fn within<T>(
+        &mut self,
+        deadline: tokio::time::Instant,
+        step: impl Future<Output = Result<T, String>>,
+    ) -> Result<T, McpError> {
+        let failed = |reason: String, stderr: &StderrTail| McpError::Protocol {
+            server: self.name.to_owned(),
+            reason,
+            stderr: stderr_suffix(stderr),
+        };
+        tokio::select! {
+            done = step => done.map_err(|reason| failed(reason, &self.stderr)),
+            () = tokio::time::sleep_until(deadline) => Err(McpError::StartupTimeout {
+                server: self.name.to_owned(),
+                secs: self.timeout.as_secs(),
+                stderr: stderr_suffix(&self.stderr),
+            }),
+            Ok(()) = self.faults.changed() => {
+                let fault = self.faults.borrow().clone();
+                let reason = fault.map_or_else(|| "its output ended".to_owned(), |f| f.to_string());
+                Err(failed(reason, &self.stderr))
+            }
+        }
+    }
+}
+
+/// The error of a handshake that failed: if the server exited (it may
+/// have before jp could write to it), that, with the end of its stderr
+/// once it is read; otherwise `error`.
+async fn exited(
+    error: McpError,
+    child: &mut Child,
+    logging: tokio::task::JoinHandle<()>,
+    server: &Starting<'_>,
+) -> McpError {
+    let Ok(Ok(status)) = tokio::time::timeout(EXIT_WAIT, child.wait()).await else {
+        return error;
+    };
+    let _ = tokio::time::timeout(EXIT_WAIT, logging).await;
+    McpError::Protocol {
+        server: server.name.to_owned(),
+        reason: format!("it exited during the handshake ({status})"),
+        stderr: stderr_suffix(&server.stderr),
+    }
+}
+
+/// Logs each line of a server's stderr, escaped, and keeps its last lines.
+async fn log_stderr(server: String, stderr: impl AsyncRead + Unpin, tail: StderrTail) {
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let line: String = line.chars().flat_map(char::escape_debug).collect();
+        tracing::info!(server = %server, "MCP server stderr: {line}");
+        if let Ok(mut tail) = tail.lock() {
+            if tail.len() == STDERR_LINES {
+                tail.pop_front();
+            }
+            tail.push_back(line);
+        }
+    }
+}
+
+/// "; its stderr ends: ..." with the last lines of a server's stderr, or
+/// nothing.
+fn stderr_suffix(tail: &StderrTail) -> String {
+    let lines = tail.lock().map(|t| t.iter().cloned().collect::<Vec<_>>());
+    match lines {
+        Ok(lines) if !lines.is_empty() => format!("; its stderr ends:\n{}", lines.join("\n")),
+        _ => String::new(),
+    }
+}
+
+/// The MCP servers of one query: each started when first needed, kept
+/// until [`Self::shutdown`], started again after it broke.
+pub struct McpServers {
+    configs: IndexMap<String, McpServerConfig>,
+    root: PathBuf,
+    running: HashMap<String, McpServer>,
+}
+
+impl McpServers {
+    /// The servers `configs` describes, none started, to run in `root`.
+    #[must_use]
+    pub fn new(configs: IndexMap<String, McpServerConfig>, root: PathBuf) -> Self {
+        Self {
+            configs,
+            root,
+            running: HashMap::new(),
+        }
+    }
+
+    /// Server `name`, started now if it is not running (or broke).
+    ///
+    /// # Errors
+    ///
+    /// Why it cannot be started.
+    pub async fn server(&mut self, name: &str) -> Result<&mut McpServer, McpError> {
+        if let Some(broken) = self.running.remove(name) {
+            if broken.is_broken() {
+                broken.shutdown().await;
+            } else {
+                self.running.insert(name.to_owned(), broken);
+            }
+        }
+        if !self.running.contains_key(name) {
+            let Some(config) = self.configs.get(name) else {
+                return Err(McpError::Unknown {
+                    server: name.to_owned(),
+                });
+            };
+            let server = McpServer::start(name, config, &self.root).await?;
+            self.running.insert(name.to_owned(), server);
+        }
+        self.running.get_mut(name).ok_or_else(|| McpError::Unknown {
+            server: name.to_owned(),
+        })
+    }
+
+    /// Stops every running server.
+    pub async fn shutdown(&mut self) {
+        for (_, server) in self.running.drain() {
+            server.shutdown().await;
+        }
+    }
+}
