@@ -66,6 +66,8 @@ fn recorded_responses_round_trip() {
     assert_eq!(first["model"], "gpt-5-mini");
     assert_eq!(first["store"], false);
     assert_eq!(first["stream"], true);
+    // gpt-5-mini reasons: jp asks for summaries of its reasoning.
+    assert_eq!(first["reasoning"], json!({"summary": "auto"}));
     // Flat function tools, not nested as in Chat Completions.
     let run_me = first["tools"]
         .as_array()
@@ -182,4 +184,34 @@ fn a_call_declined_while_it_streams_closes_the_stream() {
         json!({"type": "function_call_output", "call_id": "call_env", "output": told})
     );
     assert_eq!(items.len(), 4);
+}
+
+/// A model that does not reason is not asked for summaries (the API
+/// refuses `reasoning` for it); config can say a model reasons.
+#[test]
+fn reasoning_summaries_are_asked_of_reasoning_models_only() {
+    let ws = initialized();
+    ws.write(
+        "project/.jp/models.toml",
+        "[providers.llm.openai.models.my-reasoner]\nreasoning = true\n",
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(openai_responses(&[Item::Text("One.")])),
+        Reply::sse(openai_responses(&[Item::Text("Two.")])),
+    ]);
+    let run = query(&ws, &server, "openai/gpt-4.1", &[], "one");
+    assert_eq!(run.code, 0, "{run:?}");
+    let run = query(
+        &ws,
+        &server,
+        "openai/my-reasoner",
+        &["--cfg", "@.jp/models.toml"],
+        "two",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let sent = server.wait_for(2, Duration::from_secs(5));
+    assert_eq!(sent[0].json()["model"], "gpt-4.1");
+    assert_eq!(sent[0].json().get("reasoning"), None);
+    assert_eq!(sent[1].json()["model"], "my-reasoner");
+    assert_eq!(sent[1].json()["reasoning"], json!({"summary": "auto"}));
 }

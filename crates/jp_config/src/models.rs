@@ -21,6 +21,12 @@ pub struct ModelInfoConfig {
     /// prompt, tools and conversation together).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u64>,
+
+    /// Whether the model reasons before it answers: for `openai` models jp
+    /// then asks for reasoning summaries (`reasoning.summary = "auto"`),
+    /// which the API refuses for models that do not reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<bool>,
 }
 
 /// A model's prices in US dollars per million tokens. Unset cache prices
@@ -98,6 +104,8 @@ pub struct ModelInfo {
     pub price: Option<Price>,
     /// Its context window in tokens, when known.
     pub context_window: Option<u64>,
+    /// Whether it reasons (and can summarize its reasoning).
+    pub reasoning: bool,
 }
 
 impl ModelInfo {
@@ -122,9 +130,13 @@ impl ModelInfo {
                 cache_write: p.cache_write.unwrap_or(input),
             })
         });
+        let reasoning = configured
+            .and_then(|c| c.reasoning)
+            .unwrap_or_else(|| REASONING.contains(&(provider, name)));
         Self {
             price,
             context_window,
+            reasoning,
         }
     }
 }
@@ -247,6 +259,15 @@ const BUILTIN: &[Row] = &[
     ),
 ];
 
+/// The built-in models that reason (OpenAI's reasoning models, whose
+/// summaries jp asks for).
+const REASONING: &[(&str, &str)] = &[
+    ("openai", "gpt-5"),
+    ("openai", "gpt-5-mini"),
+    ("openai", "o3"),
+    ("openai", "o4-mini"),
+];
+
 /// The built-in entry for `name` of `provider`, if there is one.
 #[must_use]
 pub fn builtin(provider: &str, name: &str) -> Option<ModelInfoConfig> {
@@ -262,6 +283,7 @@ pub fn builtin(provider: &str, name: &str) -> Option<ModelInfoConfig> {
                     cache_write,
                 }),
                 context_window: Some(window),
+                reasoning: REASONING.contains(&(provider, name)).then_some(true),
             },
         )
 }

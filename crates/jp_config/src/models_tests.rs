@@ -17,8 +17,25 @@ fn a_builtin_model_has_its_price_and_window() {
         ModelInfo {
             price: Some(price(3.0, 15.0, 0.3, 3.75)),
             context_window: Some(200_000),
+            reasoning: false,
         }
     );
+}
+
+#[test]
+fn openais_reasoning_models_reason_and_config_can_say_so_of_others() {
+    assert!(ModelInfo::resolve("openai", "o4-mini", None).reasoning);
+    assert!(!ModelInfo::resolve("openai", "gpt-4.1", None).reasoning);
+    let says = ModelInfoConfig {
+        reasoning: Some(true),
+        ..ModelInfoConfig::default()
+    };
+    assert!(ModelInfo::resolve("openai", "o9", Some(&says)).reasoning);
+    let denies = ModelInfoConfig {
+        reasoning: Some(false),
+        ..ModelInfoConfig::default()
+    };
+    assert!(!ModelInfo::resolve("openai", "o3", Some(&denies)).reasoning);
 }
 
 #[test]
@@ -42,6 +59,7 @@ fn config_overrides_field_by_field() {
             ..PriceConfig::default()
         }),
         context_window: None,
+        reasoning: None,
     };
     let info = ModelInfo::resolve("anthropic", "claude-sonnet-4-5", Some(&configured));
     assert_eq!(info.price, Some(price(2.5, 15.0, 0.3, 3.75)));
@@ -56,6 +74,7 @@ fn a_configured_model_needs_input_and_output_prices_and_cache_prices_default_to_
             ..PriceConfig::default()
         }),
         context_window: Some(32_768),
+        reasoning: None,
     };
     let info = ModelInfo::resolve("ollama", "qwen3:8b", Some(&only_input));
     assert_eq!(info.price, None, "no output price: no cost is shown");
@@ -68,6 +87,7 @@ fn a_configured_model_needs_input_and_output_prices_and_cache_prices_default_to_
             ..PriceConfig::default()
         }),
         context_window: None,
+        reasoning: None,
     };
     let info = ModelInfo::resolve("ollama", "qwen3:8b", Some(&both));
     assert_eq!(info.price, Some(price(1.0, 2.0, 1.0, 1.0)));
@@ -124,6 +144,7 @@ fn check_names_bad_prices_and_windows() {
                 ..PriceConfig::default()
             }),
             context_window: Some(0),
+            reasoning: None,
         },
     );
     let fields: Vec<_> = check(&models)

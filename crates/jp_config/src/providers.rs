@@ -85,8 +85,8 @@ pub struct AnthropicConfig {
 
     /// Prices and context windows of this provider's models, by model name,
     /// over jp's built-in table (see `docs/query.md`): `price` in US dollars
-    /// per million tokens (`input`, `output`, `cache_read`, `cache_write`)
-    /// and `context_window` in tokens.
+    /// per million tokens (`input`, `output`, `cache_read`, `cache_write`),
+    /// `context_window` in tokens, and `reasoning`.
     #[setting(merge = merge_models)]
     pub models: ModelsConfig,
 }
@@ -105,8 +105,8 @@ pub struct OpenaiConfig {
 
     /// Prices and context windows of this provider's models, by model name,
     /// over jp's built-in table (see `docs/query.md`): `price` in US dollars
-    /// per million tokens (`input`, `output`, `cache_read`, `cache_write`)
-    /// and `context_window` in tokens.
+    /// per million tokens (`input`, `output`, `cache_read`, `cache_write`),
+    /// `context_window` in tokens, and `reasoning`.
     #[setting(merge = merge_models)]
     pub models: ModelsConfig,
 }
@@ -125,8 +125,8 @@ pub struct OpenrouterConfig {
 
     /// Prices and context windows of this provider's models, by model name,
     /// over jp's built-in table (see `docs/query.md`): `price` in US dollars
-    /// per million tokens (`input`, `output`, `cache_read`, `cache_write`)
-    /// and `context_window` in tokens.
+    /// per million tokens (`input`, `output`, `cache_read`, `cache_write`),
+    /// `context_window` in tokens, and `reasoning`.
     #[setting(merge = merge_models)]
     pub models: ModelsConfig,
 }
@@ -145,8 +145,8 @@ pub struct OllamaConfig {
 
     /// Prices and context windows of this provider's models, by model name,
     /// over jp's built-in table (see `docs/query.md`): `price` in US dollars
-    /// per million tokens (`input`, `output`, `cache_read`, `cache_write`)
-    /// and `context_window` in tokens.
+    /// per million tokens (`input`, `output`, `cache_read`, `cache_write`),
+    /// `context_window` in tokens, and `reasoning`.
     #[setting(merge = merge_models)]
     pub models: ModelsConfig,
 }
@@ -165,8 +165,8 @@ pub struct LlamacppConfig {
 
     /// Prices and context windows of this provider's models, by model name,
     /// over jp's built-in table (see `docs/query.md`): `price` in US dollars
-    /// per million tokens (`input`, `output`, `cache_read`, `cache_write`)
-    /// and `context_window` in tokens.
+    /// per million tokens (`input`, `output`, `cache_read`, `cache_write`),
+    /// `context_window` in tokens, and `reasoning`.
     #[setting(merge = merge_models)]
     pub models: ModelsConfig,
 }
@@ -185,8 +185,8 @@ pub struct GoogleConfig {
 
     /// Prices and context windows of this provider's models, by model name,
     /// over jp's built-in table (see `docs/query.md`): `price` in US dollars
-    /// per million tokens (`input`, `output`, `cache_read`, `cache_write`)
-    /// and `context_window` in tokens.
+    /// per million tokens (`input`, `output`, `cache_read`, `cache_write`),
+    /// `context_window` in tokens, and `reasoning`.
     #[setting(merge = merge_models)]
     pub models: ModelsConfig,
 }

@@ -44,10 +44,13 @@ pub fn connect(
             key(&llm.anthropic.api_key_env)?,
             llm.anthropic.cache.into(),
         )),
-        "openai" => Box::new(crate::provider::openai_responses::OpenAiResponses::new(
-            &llm.openai.base_url,
-            key(&llm.openai.api_key_env)?,
-        )),
+        "openai" => Box::new(
+            crate::provider::openai_responses::OpenAiResponses::with_reasoning_summaries(
+                &llm.openai.base_url,
+                key(&llm.openai.api_key_env)?,
+                llm.model_info("openai", model).reasoning,
+            ),
+        ),
         "openrouter" => Box::new(crate::provider::openai::OpenAiCompatible::new(
             "openrouter",
             &llm.openrouter.base_url,

@@ -43,6 +43,25 @@ impl OpenAiResponses {
             base_url.into(),
             ResponsesApi {
                 api_key: Secret::new(api_key),
+                reasoning_summaries: false,
+            },
+        )
+    }
+
+    /// [`new`](Self::new), asking a reasoning model for summaries of its
+    /// reasoning (`reasoning: {"summary": "auto"}`), which jp shows like
+    /// other reasoning. The API refuses the field for models that do not
+    /// reason, so it is asked for only when `summaries` is set.
+    pub fn with_reasoning_summaries(
+        base_url: impl Into<String>,
+        api_key: impl Into<String>,
+        summaries: bool,
+    ) -> Self {
+        Self::with_api(
+            base_url.into(),
+            ResponsesApi {
+                api_key: Secret::new(api_key),
+                reasoning_summaries: summaries,
             },
         )
     }
@@ -53,6 +72,7 @@ impl OpenAiResponses {
 #[derive(Debug, Clone)]
 pub struct ResponsesApi {
     api_key: Secret,
+    reasoning_summaries: bool,
 }
 
 impl Api for ResponsesApi {
@@ -72,7 +92,11 @@ impl Api for ResponsesApi {
     }
 
     fn body<'a>(&self, request: &'a ChatRequest) -> impl Serialize + use<'a> {
-        request_body(request)
+        let mut body = request_body(request);
+        if self.reasoning_summaries {
+            body.reasoning = Some(Reasoning { summary: "auto" });
+        }
+        body
     }
 
     fn decoders(&self, request: &ChatRequest) -> impl Fn() -> Box<dyn WireDecoder> + Send + use<> {
@@ -114,6 +138,7 @@ pub fn request_body(request: &ChatRequest) -> Body<'_> {
         max_output_tokens: request.max_tokens,
         temperature: request.temperature,
         top_p: request.top_p,
+        reasoning: None,
         store: false,
         stream: true,
     }
@@ -135,8 +160,18 @@ pub struct Body<'a> {
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     top_p: Option<f64>,
+    /// Set for reasoning models: what of their reasoning to stream.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<Reasoning>,
     store: bool,
     stream: bool,
+}
+
+/// `reasoning` of a request: `summary: "auto"` streams summaries of the
+/// model's reasoning as `response.reasoning_summary_text.delta`.
+#[derive(Debug, Serialize)]
+struct Reasoning {
+    summary: &'static str,
 }
 
 /// One item of `input`.
