@@ -588,3 +588,45 @@ delete = \"insecure_allow\"
 "#)
     );
 }
+
+/// `jp init`'s `.gitignore` keeps conversations out of the repository:
+/// after a session, `git add -A` stages the config and not one transcript;
+/// `git add -f` shares one on purpose, without its lock (issue 26 part 3).
+#[test]
+fn conversations_stay_out_of_git_unless_shared_on_purpose() {
+    let ws = Workspace::new();
+    std::fs::remove_dir_all(ws.project().join(".jp")).unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(ws.project())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["init", "-q"]);
+    assert_eq!(ws.jp(&["init", "--yes"]).code, 0);
+    let run = ws.jp(&[
+        "query",
+        "--model",
+        "scripted/demo",
+        "add a hello() to src/lib.rs",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    git(&["add", "-A"]);
+    assert_eq!(
+        git(&["diff", "--cached", "--name-only"]),
+        ".jp/.gitignore\n.jp/config.toml\nsrc/lib.rs\n"
+    );
+    let id = ws.read("project/.jp/conversations/active");
+    let log = format!(".jp/conversations/{}/events.jsonl", id.trim());
+    git(&["add", "-f", &log]);
+    git(&["add", "-A"]);
+    assert_eq!(
+        git(&["diff", "--cached", "--name-only"]),
+        format!(".jp/.gitignore\n.jp/config.toml\n{log}\nsrc/lib.rs\n")
+    );
+}

@@ -133,11 +133,15 @@ fn old_large_results_are_sent_as_stubs_and_kept_whole() {
 #[test]
 fn keeping_no_turn_whole_is_a_config_error() {
     let ws = initialized();
+    // The line of `keep_turns` below jp init's config.
+    let line = ws.read("project/.jp/config.toml").lines().count() + 3;
     add_config(&ws, "[conversation.elide_tool_results]\nkeep_turns = 0\n");
     let run = ws.jp(&["config", "validate"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(
         run.stdout,
-        "error: .jp/config.toml:131: conversation.elide_tool_results.keep_turns: must be at least 1 (the current turn's results are always sent whole)\n"
+        format!(
+            "error: .jp/config.toml:{line}: conversation.elide_tool_results.keep_turns: must be at least 1 (the current turn's results are always sent whole)\n"
+        )
     );
 }

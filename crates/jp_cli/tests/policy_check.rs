@@ -551,3 +551,89 @@ fn jps_default_tools_declare_what_their_policies_need_first() {
          declare `path` first\n"
     );
 }
+
+/// `jp init`'s defaults ask before a file that commonly holds secrets is
+/// read (its text would go to the provider) or a directory of them listed,
+/// and `jp policy check` says which rule decides (issue 26 part 2).
+#[test]
+fn the_default_tools_ask_before_reading_secrets() {
+    let ws = Workspace::new();
+    assert_eq!(ws.jp(&["init", "--yes"]).code, 0);
+    let read = |path: &str| {
+        let args = serde_json::json!({ "path": path }).to_string();
+        let run = ws.jp(&["policy", "check", "fs_read_file", "--args", &args]);
+        assert_eq!(run.code, 0, "{run:?}");
+        run.stdout.lines().next().unwrap().to_owned()
+    };
+    let asked = "fs_read_file policy.run: ask";
+    for secret in [
+        ".env",
+        ".env.local",
+        "config/.env.production",
+        ".envrc",
+        "certs/server.PEM",
+        "tls.key",
+        "deploy/prod.tfvars",
+        "terraform.tfstate",
+        "keys/id_rsa",
+        "keys/id_ed25519.pub",
+        ".npmrc",
+        ".netrc",
+        ".git-credentials",
+        "app/secrets.yaml",
+        "gcp/credentials.json",
+        ".aws/config",
+        "home/.ssh/known_hosts",
+    ] {
+        assert_eq!(read(secret), asked, "{secret}");
+    }
+    for plain in [
+        "src/main.rs",
+        "src/environment.rs",
+        "README.md",
+        "keys.rs",
+        "docs/env.md",
+    ] {
+        assert_eq!(
+            read(plain),
+            "fs_read_file policy.run: unattended",
+            "{plain}"
+        );
+    }
+    let run = ws.jp(&[
+        "policy",
+        "check",
+        "fs_read_file",
+        "--args",
+        r#"{"path": ".env"}"#,
+    ]);
+    assert_eq!(
+        run.stdout,
+        "fs_read_file policy.run: ask\n  \
+         policy.run[0] pattern \"(?i)(^|/)\\\\.env(rc|\\\\.[^/]*)?$\" on /path: matches: \".env\" matches pattern \"(?i)(^|/)\\\\.env(rc|\\\\.[^/]*)?$\"\n  \
+         while streaming: decided once `path` is complete\n  \
+         policy: conversation.tools.fs_read_file.policy.run (.jp/config.toml)\n"
+    );
+    let list = ws.jp(&[
+        "policy",
+        "check",
+        "fs_list_files",
+        "--args",
+        r#"{"prefixes": ["src", ".ssh"]}"#,
+    ]);
+    assert_eq!(
+        list.stdout.lines().next(),
+        Some("fs_list_files policy.run: ask")
+    );
+    let list = ws.jp(&[
+        "policy",
+        "check",
+        "fs_list_files",
+        "--args",
+        r#"{"prefixes": ["src"]}"#,
+    ]);
+    assert_eq!(
+        list.stdout.lines().next(),
+        Some("fs_list_files policy.run: unattended")
+    );
+}

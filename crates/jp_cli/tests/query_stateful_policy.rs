@@ -76,7 +76,7 @@ fn a_file_must_be_read_before_it_is_changed_and_the_conversation_remembers() {
              fs_modify_file: denied by read_before_write: {DENIED}\n\
              {HEADER}\
              Calling tool fs_read_file(path: \"notes.txt\")\n  \
-             unattended (policy.run is \"unattended\")\n  \
+             unattended (policy.run[5] (catch-all) matched)\n  \
              fs_read_file success: draft\n\
              {HEADER}\
              Calling tool fs_modify_file(path: \"./notes.txt\", patterns: [{{\"old\":\"draft\",\"new\":\"final\"}}])\n  \
@@ -234,7 +234,7 @@ fn a_read_that_failed_does_not_count() {
         format!(
             "{HEADER}\
              Calling tool fs_read_file(path: \"notes.txt\")\n  \
-             unattended (policy.run is \"unattended\")\n  \
+             unattended (policy.run[5] (catch-all) matched)\n  \
              fs_read_file error: {UNREADABLE}\n\
              {HEADER}\
              Calling tool fs_modify_file(path: \"notes.txt\", patterns: [{{\"old\":\"caf\",\"new\":\"cafe\"}}])\n  \
@@ -327,7 +327,7 @@ fn a_write_before_the_read_of_the_same_file_in_one_response_is_denied_and_the_re
              Calling tool fs_modify_file(path: \"notes.txt\", patterns: [{{\"old\":\"draft\",\"new\":\"final\"}}])\n  \
              unattended (policy.run is \"unattended\")\n\
              Calling tool fs_read_file(path: \"notes.txt\")\n  \
-             unattended (policy.run is \"unattended\")\n  \
+             unattended (policy.run[5] (catch-all) matched)\n  \
              fs_modify_file: denied by read_before_write: {DENIED}\n  \
              fs_read_file success: draft\n\
              {HEADER}\

@@ -181,19 +181,24 @@ fn conversation_show_totals_the_usage() {
 #[test]
 fn validate_names_a_bad_price_or_window() {
     let ws = initialized();
+    let config = ws.read("project/.jp/config.toml");
+    // The lines of `price` and `context_window` below jp init's config.
+    let price_line = config.lines().count() + 3;
     ws.write(
         "project/.jp/config.toml",
         &format!(
-            "{}\n[providers.llm.openai.models.\"gpt-x\"]\nprice = {{ input = -1.0, output = 2.0 }}\ncontext_window = 0\n",
-            ws.read("project/.jp/config.toml")
+            "{config}\n[providers.llm.openai.models.\"gpt-x\"]\nprice = {{ input = -1.0, output = 2.0 }}\ncontext_window = 0\n",
         ),
     );
     let run = ws.jp(&["config", "validate"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(
         run.stdout,
-        "error: .jp/config.toml:131: providers.llm.openai.models.gpt-x.price.input: must be a price in US dollars per million tokens, 0 or more, found -1\n\
-         error: .jp/config.toml:132: providers.llm.openai.models.gpt-x.context_window: must be at least 1 (the most tokens the model reads)\n"
+        format!(
+            "error: .jp/config.toml:{price_line}: providers.llm.openai.models.gpt-x.price.input: must be a price in US dollars per million tokens, 0 or more, found -1\n\
+             error: .jp/config.toml:{}: providers.llm.openai.models.gpt-x.context_window: must be at least 1 (the most tokens the model reads)\n",
+            price_line + 1
+        )
     );
     assert_eq!(run.stderr, "");
 }

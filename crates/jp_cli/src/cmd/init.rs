@@ -9,6 +9,23 @@ use crate::exit;
 use crate::prompt::{Prompter as _, TerminalPrompter};
 use crate::{errln, outln};
 
+/// `.jp/.gitignore`: conversations hold every message and the text of
+/// every file a tool read, so they stay out of the repository unless one is
+/// shared on purpose (`git add -f`, see docs/query.md); the local state
+/// stays out even then.
+const GITIGNORE: &str = "\
+# Conversations hold your messages and the text of every file a tool read:
+# they stay out of the repository. To share one on purpose:
+#   git add -f .jp/conversations/ID/events.jsonl
+conversations/
+# Local state of jp, also in a shared conversation: which conversation is
+# active, write locks, and temporary files a crash may leave.
+conversations/active
+conversations/*/lock
+conversations/*/.*.tmp
+conversations/.removing-*
+";
+
 /// The model `jp init` writes when nobody chooses one.
 const DEFAULT_MODEL: &str = "anthropic/claude-sonnet-4-5";
 
@@ -46,10 +63,7 @@ impl Init {
         write_new(&config, &config_text(&model))?;
         let ignore = dir.join(".gitignore");
         if !ignore.exists() {
-            write_new(
-                &ignore,
-                "# Local state of jp: which conversation is active, write locks, and\n# temporary files a crash may leave.\nconversations/active\nconversations/*/lock\nconversations/*/.*.tmp\nconversations/.removing-*\n",
-            )?;
+            write_new(&ignore, GITIGNORE)?;
         }
         outln!("Initialized a jp workspace: .jp/config.toml");
         outln!(
