@@ -273,6 +273,9 @@ fn main() -> ExitCode {
     if !std::env::args().any(|arg| arg == "--bench") {
         return check_only();
     }
+    if let Some(spec) = std::env::var_os("JP_BENCH_PROFILE") {
+        return profile(&spec.to_string_lossy());
+    }
     let settings = Settings::from_env();
     let filters: Vec<String> = std::env::args()
         .skip(1)
@@ -334,6 +337,40 @@ fn main() -> ExitCode {
     }
 
     print_summary(&cells)
+}
+
+/// `JP_BENCH_PROFILE=document/chunk` (e.g. `create_200k/8`): runs only the
+/// streamed parse of that document in chunks of that size, for about ten
+/// seconds, for a profiler to sample (`perf record`); no serde_json, no
+/// table.
+fn profile(spec: &str) -> ExitCode {
+    let Some((name, chunk)) = spec.split_once('/') else {
+        println!("JP_BENCH_PROFILE wants document/chunk, e.g. create_200k/8");
+        return ExitCode::FAILURE;
+    };
+    let (Some(document), Ok(chunk)) = (
+        documents::all().into_iter().find(|d| d.name == name),
+        chunk.parse::<usize>(),
+    ) else {
+        println!("JP_BENCH_PROFILE: no document {name:?} or bad chunk size {chunk:?}");
+        return ExitCode::FAILURE;
+    };
+    let chunks = split(&document.text, chunk);
+    let start = std::time::Instant::now();
+    let mut runs = 0_usize;
+    while start.elapsed().as_secs() < 10 {
+        if !matches!(black_box(streamed(black_box(&chunks))), Ok(Some(_))) {
+            println!("JP_BENCH_PROFILE: the streamed parse failed");
+            return ExitCode::FAILURE;
+        }
+        runs += 1;
+    }
+    println!(
+        "{name} at {}: {runs} runs, {:.1} µs each",
+        chunk_label(chunk),
+        start.elapsed().as_secs_f64() * 1e6 / runs as f64
+    );
+    ExitCode::SUCCESS
 }
 
 fn print_header() {
