@@ -10,8 +10,10 @@
 //! (until the number ends), which [`ParserLimits::max_size`] bounds.
 
 use super::error::{ArgParseError, Found, Limit, TruncatedIn};
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use super::fragment::{
-    EmptyKind, FragmentPath, FragmentRef, Leaf, PathSegment, Scalar, StreamFragment,
+    EmptyKind, FragmentPath, FragmentRef, Leaf, PathSegment, Scalar, StreamFragment, StringId,
 };
 use super::lexical::{Escape, Literal, NumberState, STRING_SPECIAL, hex_value, is_whitespace};
 use super::pointer::JsonPointer;
@@ -100,6 +102,10 @@ pub struct IncrementalArgParser {
     pending: String,
     /// Whether the current string value has produced a fragment yet.
     string_started: bool,
+    /// The current (or last) string value, for its fragments: the
+    /// aggregator appends a fragment of the string it appended to last
+    /// without walking the path again.
+    string_id: StringId,
     /// The object key being read.
     key: String,
     /// Source text of the number being read.
@@ -211,6 +217,10 @@ impl IncrementalArgParser {
             offset: 0,
             pending: String::new(),
             string_started: false,
+            string_id: StringId {
+                parser: next_parser_id(),
+                serial: 0,
+            },
             key: String::new(),
             number: String::new(),
             number_offset: 0,
@@ -457,7 +467,11 @@ impl IncrementalArgParser {
 
     /// Hands out the decoded text of the current string.
     fn emit_pending(&mut self, out: &mut Sink<'_>) {
-        self.emit(Leaf::String(&self.pending), out);
+        out(FragmentRef::string(
+            FragmentPath::frames(&self.stack),
+            &self.pending,
+            self.string_id,
+        ));
         self.pending.clear();
         // A provider that sends a huge string in one chunk must not leave
         // the parser holding that much memory.
@@ -474,7 +488,11 @@ impl IncrementalArgParser {
     fn emit_text(&mut self, run: &str, out: &mut Sink<'_>) {
         if self.pending.is_empty() {
             if !run.is_empty() {
-                self.emit(Leaf::String(run), out);
+                out(FragmentRef::string(
+                    FragmentPath::frames(&self.stack),
+                    run,
+                    self.string_id,
+                ));
                 self.string_started = true;
             }
         } else {
@@ -814,6 +832,7 @@ impl IncrementalArgParser {
                 self.state = State::InString;
                 self.escape = Escape::None;
                 self.string_started = false;
+                self.string_id.serial += 1;
             }
             b'{' | b'[' => {
                 if self.stack.len() >= self.limits.max_depth {
@@ -908,6 +927,12 @@ impl IncrementalArgParser {
         self.end_value();
         Step::Consumed
     }
+}
+
+/// A parser id no other parser in the process has.
+fn next_parser_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// The position of the first byte at or after `at` that ends a run of plain
