@@ -300,6 +300,21 @@ impl IncrementalArgParser {
         chunk: &str,
         mut visit: impl FnMut(FragmentRef<'_>),
     ) -> Result<(), ArgParseError> {
+        if self.continues_string(chunk) {
+            // The fast path for a long argument streamed a few characters at
+            // a time: what `run` would do with this chunk, minus the state
+            // dispatch and the checks that cannot fire.
+            if !chunk.is_empty() {
+                visit(FragmentRef::string(
+                    FragmentPath::frames(&self.stack),
+                    chunk,
+                    self.string_id,
+                ));
+                self.string_started = true;
+            }
+            self.offset += chunk.len();
+            return Ok(());
+        }
         self.check_usable()?;
         match self.run(chunk, &mut visit) {
             Ok(()) => {
@@ -340,6 +355,21 @@ impl IncrementalArgParser {
             }
             Err(error) => Err(self.fail(error)),
         }
+    }
+
+    /// Whether `chunk` is nothing but more plain text of the open string
+    /// (no quote, backslash or control byte; within the size limit) with
+    /// nothing of it held back, in a parser that has neither failed nor
+    /// finished: then the chunk is exactly this push's text of the string.
+    #[inline]
+    fn continues_string(&self, chunk: &str) -> bool {
+        self.state == State::InString
+            && self.escape == Escape::None
+            && self.pending.is_empty()
+            && self.failed.is_none()
+            && !self.finished
+            && chunk.len() <= self.limits.max_size.saturating_sub(self.offset)
+            && skip_plain(chunk.as_bytes(), 0) == chunk.len()
     }
 
     fn check_usable(&self) -> Result<(), ArgParseError> {
