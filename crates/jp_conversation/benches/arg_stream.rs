@@ -34,7 +34,10 @@ mod timing;
 use std::hint::black_box;
 use std::process::ExitCode;
 
-use jp_conversation::{ArgParseError, FragmentAggregator, IncrementalArgParser};
+use jp_conversation::{
+    ArgParseError, EventBuilder, EventPart, FlushedEvent, FragmentAggregator, IncrementalArgParser,
+    ToolCallPart,
+};
 use serde_json::Value;
 
 use counting_alloc::{Usage, measure};
@@ -166,6 +169,9 @@ struct Measured {
     /// The same through the owned-fragment API (`streamed_vec`), for the
     /// documents with targets.
     owned: Option<Comparison>,
+    /// The same through the `EventBuilder` (`through_event_builder`), for
+    /// the documents with targets.
+    builder: Option<Comparison>,
     /// One run of parser and aggregator.
     streamed: Usage,
     /// One run of `serde_json::from_str`.
@@ -228,9 +234,17 @@ fn measure_cell(
             || streamed_vec(black_box(&chunks)),
         )
     });
+    let builder = with_owned.then(|| {
+        compare(
+            settings,
+            || serde_json::from_str::<Value>(black_box(text)),
+            || through_event_builder(black_box(&chunks)),
+        )
+    });
     Ok(Measured {
         timing,
         owned,
+        builder,
         streamed: streamed_usage,
         serde,
         parser_only: parser_only_usage,
@@ -253,6 +267,9 @@ fn verify(text: &str, chunks: &[&str]) -> Result<(Usage, Usage, Usage), String> 
     match streamed_vec(chunks) {
         Ok(Some(value)) if value == expected => {}
         _ => return Err("the owned-fragment API gives another value".to_owned()),
+    }
+    if expected.is_object() && through_event_builder(chunks).as_ref() != Some(&expected) {
+        return Err("the EventBuilder gives other arguments".to_owned());
     }
     let (alone, parser_only_usage) = measure(|| parser_only(chunks));
     match alone {
@@ -364,6 +381,7 @@ fn main() -> ExitCode {
     }
 
     print_owned(&cells);
+    print_builder(&cells);
     print_growth(&cells);
 
     if let Some(document) = documents.iter().find(|d| d.name == "create_200k") {
@@ -390,10 +408,16 @@ fn profile(spec: &str) -> ExitCode {
         return ExitCode::FAILURE;
     };
     let chunks = split(&document.text, chunk);
+    let through_builder = std::env::var_os("JP_BENCH_PROFILE_BUILDER").is_some();
     let start = std::time::Instant::now();
     let mut runs = 0_usize;
     while start.elapsed().as_secs() < 10 {
-        if !matches!(black_box(streamed(black_box(&chunks))), Ok(Some(_))) {
+        let ok = if through_builder {
+            through_event_builder(black_box(&chunks)).is_some()
+        } else {
+            matches!(black_box(streamed(black_box(&chunks))), Ok(Some(_)))
+        };
+        if !ok {
             println!("JP_BENCH_PROFILE: the streamed parse failed");
             return ExitCode::FAILURE;
         }
@@ -405,6 +429,31 @@ fn profile(spec: &str) -> ExitCode {
         start.elapsed().as_secs_f64() * 1e6 / runs as f64
     );
     ExitCode::SUCCESS
+}
+
+/// The chunks through jp's `EventBuilder`, each as the owned `String` a
+/// provider decoder hands over (so one allocation per chunk is the
+/// provider's, not the builder's); the call's arguments if it came out
+/// valid.
+fn through_event_builder(chunks: &[&str]) -> Option<Value> {
+    let mut builder = EventBuilder::new();
+    let start = ToolCallPart::Start {
+        id: "call_1".to_owned(),
+        name: "fs_create_file".to_owned(),
+    };
+    builder.handle_part(0, EventPart::ToolCall(start)).ok()?;
+    for chunk in chunks {
+        let part = EventPart::ToolCall(ToolCallPart::ArgumentChunk((*chunk).to_owned()));
+        builder
+            .handle_part_with(0, part, |progress, _| {
+                black_box(progress);
+            })
+            .ok()?;
+    }
+    match builder.handle_flush(0)? {
+        FlushedEvent::ToolCallRequest(request) => request.arguments_value().ok().cloned(),
+        _ => None,
+    }
 }
 
 fn print_header() {
@@ -507,6 +556,44 @@ fn print_owned(cells: &[Cell]) {
             time(owned.baseline),
             owned.ratio(),
             owned.subject / measured.timing.subject,
+        );
+    }
+}
+
+/// R of parser and aggregator next to R of the same chunks through the
+/// `EventBuilder`, each an owned `String` as a provider decoder hands it
+/// over (its allocation included): what a streamed call costs jp end to
+/// end, short of the visitor's own work.
+fn print_builder(cells: &[Cell]) {
+    let rows: Vec<(&Cell, &Measured, &Comparison)> = cells
+        .iter()
+        .filter_map(|cell| {
+            let measured = cell.measured()?;
+            Some((cell, measured, measured.builder.as_ref()?))
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    println!();
+    println!(
+        "Through the EventBuilder (chunks as owned Strings, as providers hand them over), same run"
+    );
+    println!(
+        "{:<12} {:>5} │ {:>9} {:>7} │ {:>9} {:>9} │ {:>10}",
+        "document", "chunk", "serde", "R jp", "serde", "R builder", "builder/jp"
+    );
+    println!("{}", "─".repeat(78));
+    for (cell, measured, builder) in rows {
+        println!(
+            "{:<12} {:>5} │ {:>9} {:>7.2} │ {:>9} {:>9.2} │ {:>10.2}",
+            cell.document,
+            chunk_label(cell.chunk),
+            time(measured.timing.baseline),
+            measured.timing.ratio(),
+            time(builder.baseline),
+            builder.ratio(),
+            builder.subject / measured.timing.subject,
         );
     }
 }
