@@ -246,7 +246,10 @@ fn compare_steps<A, B, RA, RB>(
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
+    let best = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
     timing::Comparison {
+        best_baseline: best(&a),
+        best_subject: best(&b),
         baseline: median(&mut a),
         subject: median(&mut b),
         samples: a.len(),

@@ -1,8 +1,6 @@
 //! [`EventBuilder`]: turns streamed [`EventPart`]s into complete events,
 //! parsing tool-call arguments as they arrive (RFD 043, phase 3).
 
-use std::collections::BTreeMap;
-
 use serde_json::{Map, Value};
 
 use crate::arguments::{
@@ -23,7 +21,70 @@ use crate::event::{
 #[derive(Debug, Default)]
 pub struct EventBuilder {
     limits: ParserLimits,
-    buffers: BTreeMap<usize, Buffer>,
+    buffers: Buffers,
+}
+
+/// The buffers by index, in index order.
+///
+/// A sorted `Vec`: a response holds a handful of items, and every argument
+/// chunk takes its call out and puts it back (so the visitor can look at
+/// the others), which in a `BTreeMap` cost more than parsing the chunk when
+/// chunks are a byte or two (issue 27). Here that is a move of the items
+/// after it, none for the last, and never an allocation.
+#[derive(Debug, Default)]
+struct Buffers(Vec<(usize, Buffer)>);
+
+impl Buffers {
+    fn position(&self, index: usize) -> Result<usize, usize> {
+        self.0.binary_search_by_key(&index, |(at, _)| *at)
+    }
+
+    fn get(&self, index: &usize) -> Option<&Buffer> {
+        let position = self.position(*index).ok()?;
+        self.0.get(position).map(|(_, buffer)| buffer)
+    }
+
+    fn get_mut(&mut self, index: &usize) -> Option<&mut Buffer> {
+        let position = self.position(*index).ok()?;
+        self.0.get_mut(position).map(|(_, buffer)| buffer)
+    }
+
+    /// Puts `buffer` at `index`, replacing what was there.
+    fn insert(&mut self, index: usize, buffer: Buffer) {
+        match self.position(index) {
+            Ok(position) => self.0[position].1 = buffer,
+            Err(position) => self.0.insert(position, (index, buffer)),
+        }
+    }
+
+    fn remove(&mut self, index: &usize) -> Option<Buffer> {
+        self.take(*index).map(|(_, buffer)| buffer)
+    }
+
+    /// Removes the buffer at `index`, with where it was for
+    /// [`put_back`](Self::put_back).
+    fn take(&mut self, index: usize) -> Option<(usize, Buffer)> {
+        let position = self.position(index).ok()?;
+        Some((position, self.0.remove(position).1))
+    }
+
+    /// Returns a buffer [`take`](Self::take) removed, nothing having been
+    /// added or removed since.
+    fn put_back(&mut self, position: usize, index: usize, buffer: Buffer) {
+        self.0.insert(position, (index, buffer));
+    }
+
+    fn keys(&self) -> impl Iterator<Item = &usize> {
+        self.0.iter().map(|(index, _)| index)
+    }
+
+    fn values(&self) -> impl Iterator<Item = &Buffer> {
+        self.0.iter().map(|(_, buffer)| buffer)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 #[derive(Debug)]
@@ -143,7 +204,7 @@ impl EventBuilder {
     pub fn with_limits(limits: ParserLimits) -> Self {
         Self {
             limits,
-            buffers: BTreeMap::new(),
+            buffers: Buffers::default(),
         }
     }
 
@@ -215,17 +276,18 @@ impl EventBuilder {
                 Ok(())
             }
             EventPart::ToolCall(ToolCallPart::ArgumentChunk(chunk)) => {
-                match self.buffers.remove(&index) {
-                    Some(Buffer::ToolCall(mut call)) => {
+                match self.buffers.take(index) {
+                    Some((position, Buffer::ToolCall(mut call))) => {
                         // Out of the map while it parses, so the visitor
                         // can look at the other calls.
                         call.push_with(&chunk, self, &mut visit);
-                        self.buffers.insert(index, Buffer::ToolCall(call));
+                        self.buffers
+                            .put_back(position, index, Buffer::ToolCall(call));
                         Ok(())
                     }
-                    Some(other) => {
+                    Some((position, other)) => {
                         let holds = other.kind();
-                        self.buffers.insert(index, other);
+                        self.buffers.put_back(position, index, other);
                         Err(EventBuilderError::KindMismatch {
                             index,
                             part: "an argument chunk",
@@ -495,3 +557,7 @@ impl ToolCallBuffer {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "event_builder_tests.rs"]
+mod tests;

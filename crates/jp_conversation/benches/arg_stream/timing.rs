@@ -47,18 +47,27 @@ impl Settings {
     }
 }
 
-/// Medians of interleaved samples, in seconds per run.
+/// Medians and minimums of interleaved samples, in seconds per run.
 pub struct Comparison {
     pub baseline: f64,
     pub subject: f64,
+    /// The fastest sample of each side: load on a shared machine only ever
+    /// adds time, so with few samples the minimums are the steadier pair.
+    pub best_baseline: f64,
+    pub best_subject: f64,
     /// Samples taken of each side.
     pub samples: usize,
 }
 
 impl Comparison {
-    /// Subject time over baseline time.
+    /// Subject time over baseline time (medians).
     pub fn ratio(&self) -> f64 {
         self.subject / self.baseline
+    }
+
+    /// Subject time over baseline time, each side's fastest sample.
+    pub fn best_ratio(&self) -> f64 {
+        self.best_subject / self.best_baseline
     }
 }
 
@@ -87,7 +96,10 @@ pub fn compare<B, S>(
             baseline_samples.push(sample(baseline_iters, &mut baseline, &mut baseline_out));
         }
     }
+    let best = |samples: &[f64]| samples.iter().copied().fold(f64::INFINITY, f64::min);
     Comparison {
+        best_baseline: best(&baseline_samples),
+        best_subject: best(&subject_samples),
         baseline: median(&mut baseline_samples),
         subject: median(&mut subject_samples),
         samples: baseline_samples.len(),

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::fragment::{FragmentRef, Leaf, PathSegment, StreamFragment};
+use super::fragment::{FragmentRef, Leaf, PathSegment, StreamFragment, StringId};
 use super::pointer::JsonPointer;
 
 /// Rebuilds JSON values from a stream of [`StreamFragment`]s.
@@ -35,6 +35,10 @@ pub struct FragmentAggregator {
     done: bool,
     /// Fragments pushed so far, to say which one did not fit.
     pushed: usize,
+    /// The string value the last fragment appended to, when the parser
+    /// named it: it is the innermost node, and a fragment of the same
+    /// string is appended to it without walking the path.
+    last_string: Option<StringId>,
 }
 
 /// A key that occurred twice in one object.
@@ -122,6 +126,19 @@ impl FragmentAggregator {
         if self.done {
             return self.reject("a fragment after the root value was done");
         }
+        if let (Leaf::String(more), Some(string)) = (fragment.leaf(), fragment.string_id())
+            && self.last_string == Some(string)
+            && let Some(Node::String(text)) = self.stack.last_mut()
+        {
+            // The next piece of the string the last fragment appended to:
+            // its path was checked when the string began.
+            text.push_str(more);
+            return None;
+        }
+        self.last_string = match fragment.leaf() {
+            Leaf::String(_) => fragment.string_id(),
+            _ => None,
+        };
         match self.apply(fragment) {
             Ok(root) => root,
             Err(reason) => self.reject(reason),

@@ -151,3 +151,42 @@ fn fragments_that_do_not_continue_the_stream_are_rejected() {
         "a fragment after the root value was done"
     );
 }
+
+#[test]
+fn a_string_continues_without_a_path_walk_only_from_its_own_parser() {
+    // Pieces of one string, one push each, take the short way; a piece of
+    // another parser's string at another path is still checked and refused.
+    let mut first = IncrementalArgParser::new();
+    let mut aggregator = FragmentAggregator::new();
+    let mut root = None;
+    for chunk in [r#"{"a":"x"#, "y", "z", r#""}"#] {
+        first
+            .push_with(chunk, |fragment| {
+                if let Some(value) = aggregator.push_fragment(fragment) {
+                    root = Some(value);
+                }
+            })
+            .unwrap();
+    }
+    assert_eq!(root, Some(json!({"a": "xyz"})));
+
+    let mut first = IncrementalArgParser::new();
+    let mut aggregator = FragmentAggregator::new();
+    let feed = |parser: &mut IncrementalArgParser, aggregator: &mut FragmentAggregator, text| {
+        parser
+            .push_with(text, |fragment| {
+                aggregator.push_fragment(fragment);
+            })
+            .unwrap();
+    };
+    feed(&mut first, &mut aggregator, r#"{"a":"x"#);
+    feed(
+        &mut IncrementalArgParser::new(),
+        &mut aggregator,
+        r#"{"b":"y"#,
+    );
+    assert_eq!(
+        aggregator.error().map(|error| error.reason),
+        Some("an entry for a key that is not the open one")
+    );
+}

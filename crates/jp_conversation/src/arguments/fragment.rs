@@ -171,6 +171,7 @@ impl StreamFragment {
         FragmentRef {
             path: FragmentPath(PathRepr::Nested(self)),
             leaf,
+            string: None,
         }
     }
 }
@@ -323,11 +324,43 @@ impl<'a> Iterator for PathIter<'a> {
 pub struct FragmentRef<'a> {
     path: FragmentPath<'a>,
     leaf: Leaf<'a>,
+    /// For a `String` leaf from the parser: which string value it belongs
+    /// to, so the aggregator can append the next piece of the same string
+    /// without walking the path again. Not part of what the fragment says:
+    /// equality, `Debug` and [`to_fragment`](Self::to_fragment) ignore it.
+    string: Option<StringId>,
+}
+
+/// One string value of one parser: the parser's id, unique in the process,
+/// and the string's serial number in that parser's input. Two fragments
+/// with the same id are about the same string, hence the same path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StringId {
+    pub(crate) parser: u64,
+    pub(crate) serial: u64,
 }
 
 impl<'a> FragmentRef<'a> {
     pub(crate) fn new(path: FragmentPath<'a>, leaf: Leaf<'a>) -> Self {
-        Self { path, leaf }
+        Self {
+            path,
+            leaf,
+            string: None,
+        }
+    }
+
+    /// A `String` fragment of the string value `string`.
+    pub(crate) fn string(path: FragmentPath<'a>, text: &'a str, string: StringId) -> Self {
+        Self {
+            path,
+            leaf: Leaf::String(text),
+            string: Some(string),
+        }
+    }
+
+    /// The string value this fragment continues, if the parser said.
+    pub(crate) fn string_id(&self) -> Option<StringId> {
+        self.string
     }
 
     /// The containers between the root and the leaf.

@@ -10,8 +10,10 @@
 //! (until the number ends), which [`ParserLimits::max_size`] bounds.
 
 use super::error::{ArgParseError, Found, Limit, TruncatedIn};
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use super::fragment::{
-    EmptyKind, FragmentPath, FragmentRef, Leaf, PathSegment, Scalar, StreamFragment,
+    EmptyKind, FragmentPath, FragmentRef, Leaf, PathSegment, Scalar, StreamFragment, StringId,
 };
 use super::lexical::{Escape, Literal, NumberState, STRING_SPECIAL, hex_value, is_whitespace};
 use super::pointer::JsonPointer;
@@ -100,6 +102,10 @@ pub struct IncrementalArgParser {
     pending: String,
     /// Whether the current string value has produced a fragment yet.
     string_started: bool,
+    /// The current (or last) string value, for its fragments: the
+    /// aggregator appends a fragment of the string it appended to last
+    /// without walking the path again.
+    string_id: StringId,
     /// The object key being read.
     key: String,
     /// Source text of the number being read.
@@ -211,6 +217,10 @@ impl IncrementalArgParser {
             offset: 0,
             pending: String::new(),
             string_started: false,
+            string_id: StringId {
+                parser: next_parser_id(),
+                serial: 0,
+            },
             key: String::new(),
             number: String::new(),
             number_offset: 0,
@@ -290,6 +300,21 @@ impl IncrementalArgParser {
         chunk: &str,
         mut visit: impl FnMut(FragmentRef<'_>),
     ) -> Result<(), ArgParseError> {
+        if self.continues_string(chunk) {
+            // The fast path for a long argument streamed a few characters at
+            // a time: what `run` would do with this chunk, minus the state
+            // dispatch and the checks that cannot fire.
+            if !chunk.is_empty() {
+                visit(FragmentRef::string(
+                    FragmentPath::frames(&self.stack),
+                    chunk,
+                    self.string_id,
+                ));
+                self.string_started = true;
+            }
+            self.offset += chunk.len();
+            return Ok(());
+        }
         self.check_usable()?;
         match self.run(chunk, &mut visit) {
             Ok(()) => {
@@ -330,6 +355,21 @@ impl IncrementalArgParser {
             }
             Err(error) => Err(self.fail(error)),
         }
+    }
+
+    /// Whether `chunk` is nothing but more plain text of the open string
+    /// (no quote, backslash or control byte; within the size limit) with
+    /// nothing of it held back, in a parser that has neither failed nor
+    /// finished: then the chunk is exactly this push's text of the string.
+    #[inline]
+    fn continues_string(&self, chunk: &str) -> bool {
+        self.state == State::InString
+            && self.escape == Escape::None
+            && self.pending.is_empty()
+            && self.failed.is_none()
+            && !self.finished
+            && chunk.len() <= self.limits.max_size.saturating_sub(self.offset)
+            && skip_plain(chunk.as_bytes(), 0) == chunk.len()
     }
 
     fn check_usable(&self) -> Result<(), ArgParseError> {
@@ -457,7 +497,11 @@ impl IncrementalArgParser {
 
     /// Hands out the decoded text of the current string.
     fn emit_pending(&mut self, out: &mut Sink<'_>) {
-        self.emit(Leaf::String(&self.pending), out);
+        out(FragmentRef::string(
+            FragmentPath::frames(&self.stack),
+            &self.pending,
+            self.string_id,
+        ));
         self.pending.clear();
         // A provider that sends a huge string in one chunk must not leave
         // the parser holding that much memory.
@@ -467,8 +511,33 @@ impl IncrementalArgParser {
         self.string_started = true;
     }
 
-    /// Reads plain string content from `at` up to the next special byte;
-    /// returns the position after what it handled.
+    /// Hands out `run`, the last plain text of this push for the current
+    /// string, after whatever `pending` holds: borrowed from the chunk when
+    /// nothing was decoded before it in this push (no copy), else appended
+    /// to `pending` first. Nothing is emitted when both are empty.
+    fn emit_text(&mut self, run: &str, out: &mut Sink<'_>) {
+        if self.pending.is_empty() {
+            if !run.is_empty() {
+                out(FragmentRef::string(
+                    FragmentPath::frames(&self.stack),
+                    run,
+                    self.string_id,
+                ));
+                self.string_started = true;
+            }
+        } else {
+            self.pending.push_str(run);
+            self.emit_pending(out);
+        }
+    }
+
+    /// Reads string content from `start`: plain runs found a word at a
+    /// time, escapes that lie whole in the chunk decoded on the spot, up to
+    /// the closing quote or the end of the chunk, where this push's text
+    /// goes out. An escape cut by the chunk's end, or a malformed one, is
+    /// left to the byte-at-a-time state machine ([`step`](Self::step)),
+    /// which carries it over and words its errors. Returns the position
+    /// after what it handled.
     fn scan_string(
         &mut self,
         chunk: &str,
@@ -476,35 +545,49 @@ impl IncrementalArgParser {
         out: &mut Sink<'_>,
     ) -> Result<usize, ArgParseError> {
         let bytes = chunk.as_bytes();
+        // Plain text from `run` to `at` is not yet in `pending`. `"`, `\`
+        // and control bytes are ASCII, so every position the loop stops at
+        // is a char boundary.
+        let mut run = start;
         let mut at = start;
-        while at < bytes.len() && !STRING_SPECIAL[usize::from(bytes[at])] {
-            at += 1;
-        }
-        // `"`, `\` and control bytes are ASCII, so `at` is a char boundary.
-        self.pending.push_str(&chunk[start..at]);
-        let Some(&byte) = bytes.get(at) else {
-            return Ok(at);
-        };
-        match byte {
-            b'"' => {
-                if !self.pending.is_empty() {
-                    self.emit_pending(out);
-                } else if !self.string_started {
-                    self.emit(Leaf::Empty(EmptyKind::String), out);
+        loop {
+            at = skip_plain(bytes, at);
+            let Some(&byte) = bytes.get(at) else {
+                self.emit_text(&chunk[run..at], out);
+                return Ok(at);
+            };
+            match byte {
+                b'"' => {
+                    if run == at && self.pending.is_empty() {
+                        if !self.string_started {
+                            self.emit(Leaf::Empty(EmptyKind::String), out);
+                        }
+                    } else {
+                        self.emit_text(&chunk[run..at], out);
+                    }
+                    self.emit(Leaf::Done, out);
+                    self.end_value();
+                    return Ok(at + 1);
                 }
-                self.emit(Leaf::Done, out);
-                self.end_value();
-            }
-            b'\\' => self.escape = Escape::Backslash,
-            _ => {
-                return Err(self.invalid(
-                    chunk,
-                    at,
-                    "a string character (control characters must be escaped)",
-                ));
+                b'\\' => {
+                    self.pending.push_str(&chunk[run..at]);
+                    let Some((decoded, len)) = whole_escape(bytes, at) else {
+                        self.escape = Escape::Backslash;
+                        return Ok(at + 1);
+                    };
+                    self.pending.push(decoded);
+                    at += len;
+                    run = at;
+                }
+                _ => {
+                    return Err(self.invalid(
+                        chunk,
+                        at,
+                        "a string character (control characters must be escaped)",
+                    ));
+                }
             }
         }
-        Ok(at + 1)
     }
 
     /// Like [`scan_string`](Self::scan_string), for an object key.
@@ -779,6 +862,7 @@ impl IncrementalArgParser {
                 self.state = State::InString;
                 self.escape = Escape::None;
                 self.string_started = false;
+                self.string_id.serial += 1;
             }
             b'{' | b'[' => {
                 if self.stack.len() >= self.limits.max_depth {
@@ -873,6 +957,92 @@ impl IncrementalArgParser {
         self.end_value();
         Step::Consumed
     }
+}
+
+/// A parser id no other parser in the process has.
+fn next_parser_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The position of the first byte at or after `at` that ends a run of plain
+/// string content (`"`, `\\` or a control byte), or `bytes.len()`. Looks at
+/// eight bytes at a time: long runs of text are the common case.
+fn skip_plain(bytes: &[u8], mut at: usize) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = ONES * 0x80;
+    const QUOTES: u64 = ONES * b'"' as u64;
+    const BACKSLASHES: u64 = ONES * b'\\' as u64;
+    const SPACES: u64 = ONES * 0x20;
+    while let Some(word) = bytes.get(at..).and_then(<[u8]>::first_chunk::<8>) {
+        let word = u64::from_le_bytes(*word);
+        // A byte of `x` is zero (or, in the last term, below 0x20) where
+        // `x - ONES` borrows into its high bit while `x`'s own high bit is
+        // clear. A borrow only runs upwards from such a byte, so the lowest
+        // flagged byte is the first special one.
+        let quotes = word ^ QUOTES;
+        let backslashes = word ^ BACKSLASHES;
+        let special = (quotes.wrapping_sub(ONES) & !quotes)
+            | (backslashes.wrapping_sub(ONES) & !backslashes)
+            | (word.wrapping_sub(SPACES) & !word);
+        let special = special & HIGH;
+        if special != 0 {
+            // Little-endian: the lowest bits are the first byte.
+            return at + (special.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while at < bytes.len() && !STRING_SPECIAL[usize::from(bytes[at])] {
+        at += 1;
+    }
+    at
+}
+
+/// The escape sequence starting with the `\\` at `at`, decoded, with its
+/// length in bytes, when all of it lies in `bytes` and it is valid (a
+/// surrogate pair counts as one); `None` for anything else, which the
+/// parser's state machine then reads byte by byte, to carry it over a chunk
+/// boundary or to report the exact error.
+fn whole_escape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
+    let decoded = match *bytes.get(at + 1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let code = hex4(bytes, at + 2)?;
+            return match code {
+                0xD800..=0xDBFF => {
+                    if bytes.get(at + 6..at + 8)? != b"\\u" {
+                        return None;
+                    }
+                    let low = hex4(bytes, at + 8)?;
+                    if !(0xDC00..=0xDFFF).contains(&low) {
+                        return None;
+                    }
+                    let scalar =
+                        0x10000 + ((u32::from(code) - 0xD800) << 10) + (u32::from(low) - 0xDC00);
+                    Some((char::from_u32(scalar)?, 12))
+                }
+                0xDC00..=0xDFFF => None,
+                _ => Some((char::from_u32(u32::from(code))?, 6)),
+            };
+        }
+        _ => return None,
+    };
+    Some((decoded, 2))
+}
+
+/// The four hexadecimal digits at `at`, if all are there.
+fn hex4(bytes: &[u8], at: usize) -> Option<u16> {
+    let digits = bytes.get(at..at + 4)?;
+    digits
+        .iter()
+        .try_fold(0, |code, &digit| Some(code << 4 | hex_value(digit)?))
 }
 
 #[cfg(test)]

@@ -528,3 +528,70 @@ fn fragments_display_with_json_pointers() {
         ]
     );
 }
+
+#[test]
+fn skip_plain_stops_where_a_byte_at_a_time_scan_stops() {
+    let naive = |bytes: &[u8], at: usize| {
+        (at..bytes.len())
+            .find(|&i| STRING_SPECIAL[usize::from(bytes[i])])
+            .unwrap_or(bytes.len())
+    };
+    // Every byte value at every position of an 18-byte run of plain text
+    // (two words and a byte tail), from every start.
+    for special in 0..=255_u8 {
+        for position in 0..18 {
+            let mut bytes = b"plain text, \xc3\xa9\x7f ok".to_vec();
+            bytes[position] = special;
+            for start in 0..=bytes.len() {
+                assert_eq!(
+                    skip_plain(&bytes, start),
+                    naive(&bytes, start),
+                    "byte {special:#04x} at {position}, from {start}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn whole_escapes_decode_as_the_state_machine_does() {
+    // Each escape whole in one chunk (the fast path) and one byte per push
+    // (the state machine): the same text, the same errors.
+    let escapes = [
+        r#"\""#,
+        r"\\",
+        r"\/",
+        r"\b",
+        r"\f",
+        r"\n",
+        r"\r",
+        r"\t",
+        r"\u0041",
+        r"\u00e9",
+        r"\uFFFF",
+        r"\u001b",
+        r"\uD83D\uDE00",
+        r"\ud800\udc00",
+        r"\uDBFF\uDFFF",
+        r"\x",
+        r"\u12G4",
+        r"\uDC00",
+        r"\uD800x",
+        r"\uD800\n",
+        r"\uD800\u0041",
+        r"\uD800\uD800",
+    ];
+    for escape in escapes {
+        let text = format!(r#"{{"k":"a{escape}b"}}"#);
+        let bytewise: Vec<String> = text.chars().map(String::from).collect();
+        let bytewise: Vec<&str> = bytewise.iter().map(String::as_str).collect();
+        let expected = serde_json::from_str::<serde_json::Value>(&text);
+        match expected {
+            Ok(value) => {
+                assert_eq!(aggregate(parse_chunks(&[&text])), value, "{escape}");
+                assert_eq!(aggregate(parse_chunks(&bytewise)), value, "{escape}");
+            }
+            Err(_) => assert_eq!(parse_error(&[&text]), parse_error(&bytewise), "{escape}"),
+        }
+    }
+}
