@@ -199,3 +199,22 @@ fn import(
     }
     Ok(())
 }
+
+/// The entries of `conversation.tools` that offer MCP server `server`'s
+/// tool `tool`, as config keys, each with whether it is enabled.
+#[must_use]
+pub fn configured_as(config: &AppConfig, server: &str, tool: &str) -> Vec<(String, bool)> {
+    config
+        .conversation
+        .tools
+        .iter()
+        .filter(|(name, cfg)| {
+            cfg.source.mcp_server() == Some(server)
+                && cfg.tool.as_deref().unwrap_or(name.as_str()) == tool
+        })
+        .map(|(name, cfg)| {
+            let key = jp_config::path::ConfigPath::from_segments(["conversation", "tools", name]);
+            (key.to_string(), cfg.enable)
+        })
+        .collect()
+}
