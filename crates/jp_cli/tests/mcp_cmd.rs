@@ -151,3 +151,83 @@ fn tools_of_an_unknown_server_is_a_usage_error_naming_the_servers() {
     );
     assert!(server_pid(&ws).is_none());
 }
+
+/// `say`: the server's `echo`, unattended when its text starts with "hi";
+/// every other tool of the server through the wildcard, asked.
+const CHECKED: &str = r#"[conversation.tools.say]
+source = "mcp.test"
+tool = "echo"
+policy.run = [{ arg = "/text", prefix = "hi", mode = "unattended" }, { mode = "ask" }]
+
+[conversation.tools.'test.*']
+source = "mcp.test"
+policy.run = "ask"
+"#;
+
+#[test]
+fn policy_check_on_an_mcp_tool_starts_the_server_for_its_schema() {
+    let ws = workspace("", CHECKED);
+    let run = ws.jp(&[
+        "policy",
+        "check",
+        "say",
+        "--args",
+        r#"{"text": "hi there"}"#,
+    ]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "say policy.run: unattended\n  \
+         policy.run[0] prefix \"hi\" on /text: matches: \"hi there\" starts with \"hi\"\n  \
+         while streaming: decided once `text` is complete\n  \
+         policy: conversation.tools.say.policy.run (.jp/config.toml)\n"
+    );
+    assert_gone(&ws);
+
+    // The arguments are checked against the server's schema.
+    let run = ws.jp(&["policy", "check", "say", "--args", r#"{"txt": "hi"}"#]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.stdout, "");
+    assert_eq!(
+        run.stderr,
+        "error: --args: /txt: unknown parameter (expected one of \"text\")\n\
+         error: --args: /text: missing required parameter\n\
+         error: the arguments do not fit `say`'s parameters\n"
+    );
+}
+
+#[test]
+fn policy_check_on_a_wildcard_tool_names_the_wildcard_entry() {
+    let ws = workspace("", CHECKED);
+    let run = ws.jp(&["policy", "check", "huge", "--args", r#"{"bytes": 3}"#]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "huge policy.run: ask\n  \
+         policy.run[0] catch-all: matches\n  \
+         while streaming: decided as the call starts\n  \
+         policy: conversation.tools.'test.*'.policy.run (.jp/config.toml)\n"
+    );
+    // `echo` is offered as `say`, so the wildcard does not add it.
+    let run = ws.jp(&["policy", "check", "echo", "--args", "{}"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "error: unknown tool `echo` (configured tools: fs_read_file, fs_list_files, fs_create_file, \
+         fs_modify_file, fs_delete_file, say, save, fail, crash, hang, garbage, huge, picture)\n"
+    );
+}
+
+#[test]
+fn policy_check_on_a_local_tool_starts_no_server() {
+    let ws = workspace("", CHECKED);
+    let run = ws.jp(&[
+        "policy",
+        "check",
+        "fs_read_file",
+        "--args",
+        r#"{"path": "a"}"#,
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(server_pid(&ws).is_none(), "the server was started");
+}
