@@ -11,9 +11,10 @@ use common::mcp::{assert_gone, server_binary, server_pid, workspace};
 
 /// The test server's tools as `jp mcp ls` lists them, with `echo` and
 /// `save` configured.
-const LISTED: &str = "test: started, 8 tools\n  \
+const LISTED: &str = "test: started, 9 tools\n  \
 echo     Says the text back. (conversation.tools.echo)\n  \
 save     Writes a file. (conversation.tools.save_file, disabled)\n  \
+read     Reads a file. (not configured)\n  \
 fail     Fails. (not configured)\n  \
 crash    Exits mid-call. (not configured)\n  \
 hang     Never answers. (not configured)\n  \
@@ -111,6 +112,10 @@ fn tools_shows_one_servers_tools_with_their_input_schemas() {
          \"type\": \"object\",\n    \"properties\": {\n      \"path\": {\n        \"type\": \"string\"\n      },\n      \
          \"content\": {\n        \"type\": \"string\"\n      }\n    },\n    \"required\": [\n      \"path\",\n      \
          \"content\"\n    ]\n  }\n"
+            .to_owned(),
+        "read\n  Reads a file.\n  not configured\n  input schema: {\n    \"type\": \"object\",\n    \
+         \"properties\": {\n      \"path\": {\n        \"type\": \"string\"\n      }\n    },\n    \"required\": [\n      \
+         \"path\"\n    ]\n  }\n"
             .to_owned(),
         format!("fail\n  Fails.\n  not configured\n{empty}"),
         format!("crash\n  Exits mid-call.\n  not configured\n{empty}"),
@@ -214,7 +219,7 @@ fn policy_check_on_a_wildcard_tool_names_the_wildcard_entry() {
     assert_eq!(
         run.stderr,
         "error: unknown tool `echo` (configured tools: fs_read_file, fs_list_files, fs_create_file, \
-         fs_modify_file, fs_delete_file, say, save, fail, crash, hang, garbage, huge, picture)\n"
+         fs_modify_file, fs_delete_file, say, save, read, fail, crash, hang, garbage, huge, picture)\n"
     );
 }
 

@@ -77,7 +77,7 @@ fn a_wildcard_offers_every_tool_under_its_server_name_with_its_policy() {
     assert_eq!(
         offered,
         [
-            "crash", "echo", "fail", "garbage", "hang", "huge", "picture"
+            "crash", "echo", "fail", "garbage", "hang", "huge", "picture", "read"
         ]
     );
     assert_gone(&ws);
@@ -181,9 +181,10 @@ fn mcp_ls_shows_which_tools_the_wildcard_offers() {
     assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:?}");
     assert_eq!(
         run.stdout,
-        "test: started, 8 tools\n  \
+        "test: started, 9 tools\n  \
          echo     Says the text back. (conversation.tools.'test.*')\n  \
          save     Writes a file. (conversation.tools.save_file, disabled)\n  \
+         read     Reads a file. (conversation.tools.'test.*')\n  \
          fail     Fails. (conversation.tools.fail)\n  \
          crash    Exits mid-call. (conversation.tools.'test.*')\n  \
          hang     Never answers. (conversation.tools.'test.*')\n  \
@@ -191,4 +192,58 @@ fn mcp_ls_shows_which_tools_the_wildcard_offers() {
          huge     Answers with many bytes. (conversation.tools.'test.*')\n  \
          picture  An image. (conversation.tools.'test.*')\n"
     );
+}
+
+/// `save_file` and `read_file`, the server's `save` and `read`, under a
+/// `read_before_write` policy that names them.
+const READ_BEFORE_WRITE: &str = r#"[conversation.tools.save_file]
+source = "mcp.test"
+tool = "save"
+parameters.path = { type = "path" }
+policy.run = "unattended"
+
+[conversation.tools.read_file]
+source = "mcp.test"
+tool = "read"
+parameters.path = { type = "path" }
+policy.run = "unattended"
+
+[[conversation.policies]]
+kind = "read_before_write"
+read_tools = ["read_file"]
+write_tools = ["save_file"]
+"#;
+
+#[test]
+fn read_before_write_governs_mcp_tools_across_calls() {
+    let ws = workspace("", READ_BEFORE_WRITE);
+    ws.write("project/notes.txt", "draft\n");
+    let save = r#"{"path": "notes.txt", "content": "final\n"}"#;
+    let server = TestServer::start(vec![
+        tool("toolu_1", "save_file", save),
+        tool("toolu_2", "read_file", r#"{"path": "notes.txt"}"#),
+        tool("toolu_3", "save_file", save),
+        text("Done."),
+    ]);
+    let run = query(&ws, &server);
+    assert_eq!(run.code, 0, "{run:?}");
+    let denied = "`notes.txt` already exists and has not been read in this conversation; \
+                  read it with `read_file` first, then call `save_file` again.";
+    assert_eq!(
+        run.stderr,
+        format!(
+            "{HEADER}Calling tool save_file(path: \"notes.txt\", content: \"final\\n\")\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             save_file: denied by read_before_write: {denied}\n\
+             {HEADER}Calling tool read_file(path: \"notes.txt\")\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             read_file success: draft\n\
+             {HEADER}Calling tool save_file(path: \"notes.txt\", content: \"final\\n\")\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             save_file success: saved 6 bytes to notes.txt\n\
+             {HEADER}tokens: 4 responses · 40 in · 168 out · $0.0009\n"
+        )
+    );
+    assert_eq!(ws.read("project/notes.txt"), "final\n");
+    assert_gone(&ws);
 }
