@@ -5,6 +5,7 @@ mod conversation;
 mod debug;
 mod format;
 mod init;
+mod mcp;
 mod policy;
 mod tool;
 
@@ -58,6 +59,9 @@ enum Command {
     /// Ask what a tool's policy decides for given arguments.
     #[command(subcommand)]
     Policy(policy::Policy),
+    /// The MCP servers: start them to list their state and tools.
+    #[command(subcommand)]
+    Mcp(mcp::Mcp),
     /// Tools for looking inside jp's machinery.
     #[command(subcommand)]
     Debug(debug::Debug),
@@ -90,6 +94,7 @@ impl Cli {
             Command::Debug(debug) => debug.run(),
             Command::Config(config) => config.run(&ctx()?),
             Command::Policy(policy) => policy.run(&ctx()?),
+            Command::Mcp(mcp) => mcp.run(&ctx()?),
         }
     }
 }

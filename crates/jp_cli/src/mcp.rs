@@ -10,10 +10,11 @@
 
 use std::time::Instant;
 
-use jp_config::AppConfig;
 use jp_config::tool::imported::{merge_parameters, parameters_from_schema};
+use jp_config::tool::wildcard::{expand, wildcard_name, wildcard_server};
 use jp_config::tool::{ToolConfig, offered};
 use jp_config::validate::{McpSchemas, validate_with};
+use jp_config::{AppConfig, ConfigPath};
 use jp_llm::tool::mcp::{McpServers, ServerTool};
 use jp_llm::tool::{ToolLimits, ToolRun};
 use jp_tool::{Outcome, Request};
@@ -101,6 +102,7 @@ pub async fn attach(
     servers: &Mutex<McpServers>,
     printer: &Printer,
 ) -> Result<(), String> {
+    let mut errors = expand_wildcards(config, servers, printer).await;
     let wanted: Vec<(String, String)> = offered(&config.conversation.tools)
         .filter_map(|(name, tool)| {
             tool.source
@@ -108,10 +110,9 @@ pub async fn attach(
                 .map(|server| (name.clone(), server.to_owned()))
         })
         .collect();
-    if wanted.is_empty() {
+    if wanted.is_empty() && errors.is_empty() {
         return Ok(());
     }
-    let mut errors = Vec::new();
     let mut servers = servers.lock().await;
     for (name, server) in wanted {
         let Some(tool) = config.conversation.tools.get_mut(&name) else {
@@ -149,6 +150,44 @@ pub async fn attach(
             errors.join("\n")
         ))
     }
+}
+
+/// Gives each tool of a server with an enabled wildcard entry
+/// (`'git.*'`) an entry of its own ([`expand`]), starting the server to
+/// learn its tools; a server that cannot start is reported on `printer`
+/// and its wildcard turned off. Returns the config errors.
+async fn expand_wildcards(
+    config: &mut AppConfig,
+    servers: &Mutex<McpServers>,
+    printer: &Printer,
+) -> Vec<String> {
+    let wildcards: Vec<(String, String)> = offered(&config.conversation.tools)
+        .filter_map(|(name, _)| Some((name.clone(), wildcard_server(name)?.to_owned())))
+        .collect();
+    if wildcards.is_empty() {
+        return Vec::new();
+    }
+    let mut lists = Vec::new();
+    let mut servers = servers.lock().await;
+    for (name, server) in wildcards {
+        match servers.server(&server).await {
+            Ok(running) => {
+                let tools = running.tools().iter().map(|t| t.name.clone()).collect();
+                lists.push((server, tools));
+            }
+            Err(error) => {
+                let key = ConfigPath::from_segments(["conversation", "tools", &name]);
+                printer.chrome_line(
+                    Style::Bad,
+                    &format!("error: {error}; its tools ({key}) are not offered to the model"),
+                );
+                if let Some(entry) = config.conversation.tools.get_mut(&name) {
+                    entry.enable = false;
+                }
+            }
+        }
+    }
+    expand(&mut config.conversation.tools, &lists)
 }
 
 /// [`attach`] on a query's shared config, with its executor's servers.
@@ -198,4 +237,31 @@ fn import(
         tool.summary.clone_from(&found.title);
     }
     Ok(())
+}
+
+/// The entries of `conversation.tools` that offer MCP server `server`'s
+/// tool `tool`, as config keys, each with whether it is enabled.
+/// When none does, the server's wildcard entry (`'git.*'`), if it has one.
+#[must_use]
+pub fn configured_as(config: &AppConfig, server: &str, tool: &str) -> Vec<(String, bool)> {
+    let tools = &config.conversation.tools;
+    let wildcard = wildcard_name(server);
+    let key = |name: &str| ConfigPath::from_segments(["conversation", "tools", name]).to_string();
+    let own: Vec<(String, bool)> = tools
+        .iter()
+        .filter(|(name, cfg)| {
+            **name != wildcard
+                && cfg.source.mcp_server() == Some(server)
+                && cfg.tool.as_deref().unwrap_or(name.as_str()) == tool
+        })
+        .map(|(name, cfg)| (key(name), cfg.enable))
+        .collect();
+    if !own.is_empty() {
+        return own;
+    }
+    tools
+        .get(&wildcard)
+        .filter(|cfg| cfg.source.mcp_server() == Some(server))
+        .map(|cfg| vec![(key(&wildcard), cfg.enable)])
+        .unwrap_or_default()
 }

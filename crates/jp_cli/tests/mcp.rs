@@ -7,63 +7,15 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use common::Workspace;
+use common::mcp::{assert_gone, running, server_binary, server_pid, unattended, workspace};
 use common::providers::{Item, anthropic, text_reply as text, tool_reply as tool};
-use common::query::{initialized, query_command, responses, stored};
+use common::query::{query_command, responses, stored};
 use jp_test_server::{Reply, Split, TestServer};
 
 const MODEL: &str = "anthropic/claude-haiku-4-5";
-
-/// The test MCP server's binary, built once per test process (a no-op
-/// when `cargo test --workspace` built it already).
-fn server_binary() -> &'static PathBuf {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        let jp = PathBuf::from(env!("CARGO_BIN_EXE_jp"));
-        let profile_dir = jp.parent().unwrap();
-        let target_dir = profile_dir.parent().unwrap();
-        let status = std::process::Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "-q",
-                "-p",
-                "jp_test_server",
-                "--bin",
-                "jp-mcp-test-server",
-            ])
-            .arg("--target-dir")
-            .arg(target_dir)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .unwrap();
-        assert!(status.success(), "cannot build jp-mcp-test-server");
-        profile_dir.join("jp-mcp-test-server")
-    })
-}
-
-/// A workspace with the MCP server `test` (its `env` added) and `tools`
-/// config lines after it.
-fn workspace(env: &str, tools: &str) -> Workspace {
-    let ws = initialized();
-    let config = ws.read("project/.jp/config.toml");
-    let command = serde_json::Value::String(server_binary().display().to_string());
-    ws.write(
-        "project/.jp/config.toml",
-        &format!(
-            "{config}\n[providers.mcp.test]\ncommand = [{command}]\nenv = {{ {env} }}\n\n{tools}"
-        ),
-    );
-    ws
-}
-
-/// An unattended tool `name` of the server `test`.
-fn unattended(name: &str) -> String {
-    format!("[conversation.tools.{name}]\nsource = \"mcp.test\"\npolicy.run = \"unattended\"\n")
-}
 
 fn run(ws: &Workspace, server: &TestServer) -> common::Run {
     let output = query_command(ws, server, MODEL, &[], "use the tools")
@@ -127,33 +79,6 @@ fn a_call_runs_on_the_server_with_its_schema_and_the_result_reaches_the_model() 
     );
     // The server is gone once jp is.
     assert_gone(&ws);
-}
-
-/// The pid the test server wrote in the workspace root.
-fn server_pid(ws: &Workspace) -> Option<u32> {
-    std::fs::read_to_string(ws.project().join("mcp-server.pid"))
-        .ok()?
-        .parse()
-        .ok()
-}
-
-/// Whether process `pid` runs (exists and is not a zombie).
-fn running(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        let state = stat.rsplit_once(") ").map(|(_, rest)| rest.chars().next());
-        !matches!(state, Some(Some('Z' | 'X')))
-    })
-}
-
-/// Asserts that the server that wrote its pid is no longer running (1 s
-/// of grace on a busy machine).
-fn assert_gone(ws: &Workspace) {
-    let pid = server_pid(ws).expect("the MCP server never started");
-    let deadline = Instant::now() + Duration::from_secs(1);
-    while running(pid) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    assert!(!running(pid), "the MCP server {pid} outlived jp by 1 s");
 }
 
 /// A `save` tool of the server under jp's name `save_file`, its `path`

@@ -8,6 +8,7 @@ pub mod arguments;
 pub mod effective;
 pub mod imported;
 pub mod parameter;
+pub mod wildcard;
 
 use indexmap::IndexMap;
 use schematic::{Config, Schematic};

@@ -11,6 +11,7 @@ use crate::diagnostic::{Diagnostic, key_with_indices};
 use crate::path::ConfigPath;
 use crate::policy::{Compiled, Policy, PolicyField, PolicySpec, RuleOrigin};
 use crate::tool::effective::{EffectiveSpec, PolicyOrigin, effective_policy, written_spec};
+use crate::tool::wildcard::wildcard_server;
 use crate::tool::{
     DEFAULTS_KEY, ParamType, ToolConfig, ToolParameterConfig, ToolParameters, ToolSource,
 };
@@ -306,7 +307,12 @@ fn check_tools(config: &AppConfig, schemas: McpSchemas, problems: &mut Vec<Probl
         if name == DEFAULTS_KEY {
             continue;
         }
-        if check_tool(config, name, cfg, problems) && schema_known(cfg, schemas) {
+        // A wildcard's policies are checked on the tools it adds, once the
+        // server's tools are known.
+        if check_tool(config, name, cfg, problems)
+            && schema_known(cfg, schemas)
+            && wildcard_server(name).is_none()
+        {
             checked_tools += 1;
             check_tool_policies(config, name, &reported, &mut default_rule_uses, problems);
         }
@@ -331,7 +337,9 @@ fn check_tool_entry(name: &str, tool: &ToolConfig, problems: &mut Vec<Problem>) 
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if name != DEFAULTS_KEY && !valid_name {
+    if let Some(server) = wildcard_server(name) {
+        check_wildcard_entry(name, server, tool, problems);
+    } else if name != DEFAULTS_KEY && !valid_name {
         problems.push(Problem::error(
             base.clone(),
             "a tool name may hold only letters, digits, `_` and `-`, at most 64 of them (providers refuse other names)",
@@ -344,6 +352,43 @@ fn check_tool_entry(name: &str, tool: &ToolConfig, problems: &mut Vec<Problem>) 
     ] {
         if value == Some(0) {
             problems.push(Problem::error(base.join(field), "must be at least 1"));
+        }
+    }
+}
+
+/// A wildcard entry (`'git.*'`) stands for every tool of the server it
+/// names, so it names that server as its `source`, and sets nothing that
+/// is one tool's own.
+fn check_wildcard_entry(name: &str, server: &str, tool: &ToolConfig, problems: &mut Vec<Problem>) {
+    let base = ConfigPath::from_segments(["conversation", "tools", name]);
+    if tool.source.mcp_server() != Some(server) {
+        problems.push(Problem::error(
+            base.join("source"),
+            format!(
+                "`'{name}'` stands for every tool of MCP server `{server}`, so its source is `mcp.{server}` (set `source = \"mcp.{server}\"`)"
+            ),
+        ));
+    }
+    let own = [
+        ("tool", tool.tool.is_some()),
+        ("command", tool.command.is_some()),
+        ("summary", tool.summary.is_some()),
+        ("description", tool.description.is_some()),
+        ("parameters", !tool.parameters.is_empty()),
+        ("options", !tool.options.is_empty()),
+        (
+            "access",
+            tool.access != crate::access::AccessConfig::default(),
+        ),
+    ];
+    for (field, set) in own {
+        if set {
+            problems.push(Problem::error(
+                base.join(field),
+                format!(
+                    "cannot be set for all of a server's tools; give the tool an entry of its own (`source = \"mcp.{server}\"`, `tool = \"NAME\"`) and set it there"
+                ),
+            ));
         }
     }
 }

@@ -8,7 +8,9 @@ use jp_config::policy::{
     PolicyField, StreamingPolicyState, Workspace, ordering_warnings, top_parameter,
 };
 use jp_config::tool::effective::{PolicyOrigin, effective_policy};
-use jp_config::tool::{DEFAULTS_KEY, check_arguments};
+use jp_config::tool::wildcard::wildcard_server;
+use jp_config::tool::{DEFAULTS_KEY, check_arguments, offered};
+use jp_llm::tool::mcp::McpServers;
 
 use super::format::Format;
 use crate::ctx::{Ctx, print_load_error};
@@ -30,8 +32,15 @@ pub enum Policy {
     /// one waits for while a call streams, and warn when the tool declares a
     /// long parameter before one the policy needs.
     ///
-    /// Exits 0 with a decision, 1 when the config is invalid, 2 when the
-    /// tool is unknown or the arguments do not fit it.
+    /// For an MCP tool (`source = "mcp.NAME"`, or a tool a `'NAME.*'`
+    /// entry adds), this starts the MCP servers the config's tools name, as
+    /// a query would, to check the arguments against the server's schema
+    /// and the policy against its parameters; it stops them before it
+    /// exits.
+    ///
+    /// Exits 0 with a decision, 1 when the config is invalid (or does not
+    /// fit an MCP server's tools), 2 when the tool is unknown or the
+    /// arguments do not fit it.
     Check {
         /// The tool's name.
         tool: String,
@@ -63,13 +72,16 @@ impl Policy {
                 conversation,
                 format,
             } => {
-                let loaded = match ctx.load() {
+                let mut loaded = match ctx.load() {
                     Ok(loaded) => loaded,
                     Err(error) => {
                         print_load_error(&error);
                         return Ok(exit::INVALID_CONFIG.into());
                     }
                 };
+                if let Err(code) = with_mcp_schemas(ctx, &mut loaded, &tool)? {
+                    return Ok(code);
+                }
                 let field = if result {
                     PolicyField::Result
                 } else {
@@ -92,6 +104,46 @@ impl Policy {
     }
 }
 
+/// When `tool` is an MCP tool (or may be one a wildcard entry adds),
+/// starts the servers the config's tools name, as a query does, to put
+/// their schemas into the config ([`crate::mcp::attach`]), and stops them.
+/// The exit code when the config does not fit the servers' tools (said on
+/// stderr).
+fn with_mcp_schemas(
+    ctx: &Ctx,
+    loaded: &mut Loaded,
+    tool: &str,
+) -> Result<Result<(), ExitCode>, crate::error::Error> {
+    let tools = &loaded.config.conversation.tools;
+    let mcp = match tools.get(tool) {
+        Some(cfg) => cfg.source.mcp_server().is_some(),
+        None => offered(tools).any(|(name, _)| wildcard_server(name).is_some()),
+    };
+    if !mcp {
+        return Ok(Ok(()));
+    }
+    let root = loaded
+        .workspace_root
+        .clone()
+        .unwrap_or_else(|| ctx.cwd.clone());
+    let servers =
+        tokio::sync::Mutex::new(McpServers::new(loaded.config.providers.mcp.clone(), root));
+    let printer = crate::printer::Printer::stdio(loaded.config.style.color);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let attached = runtime.block_on(async {
+        let attached = crate::mcp::attach(&mut loaded.config, &servers, &printer).await;
+        servers.lock().await.shutdown().await;
+        attached
+    });
+    Ok(attached.map_err(|message| {
+        crate::errln!("error: {message}");
+        ExitCode::from(exit::INVALID_CONFIG)
+    }))
+}
+
 fn usage_error(message: &str) -> ExitCode {
     crate::errln!("error: {message}");
     exit::USAGE.into()
@@ -104,7 +156,9 @@ fn known_tool(loaded: &Loaded, tool: &str) -> Result<(), ExitCode> {
         .conversation
         .tools
         .iter()
-        .filter(|(name, cfg)| *name != DEFAULTS_KEY && cfg.is_defined())
+        .filter(|(name, cfg)| {
+            *name != DEFAULTS_KEY && cfg.is_defined() && wildcard_server(name).is_none()
+        })
         .map(|(name, _)| name.as_str())
         .collect::<Vec<_>>();
     if known.contains(&tool) {

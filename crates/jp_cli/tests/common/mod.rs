@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod mcp;
 pub mod providers;
 pub mod query;
 

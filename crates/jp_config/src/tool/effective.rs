@@ -5,6 +5,7 @@ use crate::app::AppConfig;
 use crate::path::ConfigPath;
 use crate::policy::{Compiled, Mode, Policy, PolicyField, PolicySpec, RuleOrigin};
 use crate::tool::DEFAULTS_KEY;
+use crate::tool::wildcard::wildcard_name;
 
 /// Where a tool's effective policy is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,10 +81,19 @@ pub fn written_spec(config: &AppConfig, name: &str, field: PolicyField) -> Optio
 }
 
 /// Picks the spec that applies to `field` of `tool` (not the `'*'` entry):
-/// the tool's own, else the `'*'` entry's, else the built-in mode.
+/// the tool's own, else (for an MCP tool) its server's wildcard entry's
+/// (`'git.*'`), else the `'*'` entry's, else the built-in mode.
 #[must_use]
 pub fn effective_spec(config: &AppConfig, tool: &str, field: PolicyField) -> EffectiveSpec {
+    let wildcard = config
+        .conversation
+        .tools
+        .get(tool)
+        .and_then(|cfg| cfg.source.mcp_server())
+        .map(wildcard_name)
+        .filter(|wildcard| wildcard != tool);
     written_spec(config, tool, field)
+        .or_else(|| written_spec(config, wildcard.as_deref()?, field))
         .or_else(|| written_spec(config, DEFAULTS_KEY, field))
         .unwrap_or_else(|| EffectiveSpec {
             spec: PolicySpec::Mode(built_in_mode(field)),

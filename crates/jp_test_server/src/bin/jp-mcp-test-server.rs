@@ -10,6 +10,8 @@
 //! - `echo {text}`: answers `echo: TEXT`;
 //! - `save {path, content}`: writes `content` to `path` (relative to its
 //!   working directory) and says how many bytes;
+//! - `read {path}`: answers with the file's text (relative to its working
+//!   directory), or an `isError` result;
 //! - `fail {}`: an `isError` result;
 //! - `crash {}`: logs a line to stderr and exits with status 3;
 //! - `hang {}`: never answers; when the call is cancelled
@@ -51,6 +53,11 @@ fn tools() -> Vec<Tool> {
             "save",
             "Writes a file.",
             json!({ "type": "object", "properties": { "path": { "type": "string" }, "content": { "type": "string" } }, "required": ["path", "content"] }),
+        ),
+        tool(
+            "read",
+            "Reads a file.",
+            json!({ "type": "object", "properties": { "path": { "type": "string" } }, "required": ["path"] }),
         ),
         tool("fail", "Fails.", none.clone()),
         tool("crash", "Exits mid-call.", none.clone()),
@@ -110,6 +117,10 @@ impl ServerHandler for TestServer {
                     }
                 }
             }
+            "read" => match std::fs::read_to_string(string(&arguments, "path")) {
+                Ok(content) => text(content),
+                Err(e) => Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())]).into()),
+            },
             "fail" => Ok(CallToolResult::error(vec![ContentBlock::text(
                 "the tool failed on purpose",
             )])

@@ -68,14 +68,29 @@ impl ToolCoordinator<'_> {
             }
             _ => (None, None),
         };
+        let entry = self.advice_entry(name, field);
         match (key, value) {
             (Some(key), Some(value)) => format!(
-                "run jp in a terminal to answer, or {allow} with a rule {place} in conversation.tools.{name}: {{ arg = \"/{key}\", const = {value}, mode = \"unattended\" }}"
+                "run jp in a terminal to answer, or {allow} with a rule {place} in {entry}: {{ arg = \"/{key}\", const = {value}, mode = \"unattended\" }}"
             ),
             _ => format!(
-                "run jp in a terminal to answer, or add a rule for calls like this one {place} in conversation.tools.{name} (`jp policy check {name}` tries it)"
+                "run jp in a terminal to answer, or add a rule for calls like this one {place} in {entry} (`jp policy check {name}` tries it)"
             ),
         }
+    }
+
+    /// The entry whose policy to change for tool `name`: the tool's own,
+    /// or, when its policy is its MCP server's wildcard entry's
+    /// (`'git.*'`), that one.
+    fn advice_entry(&self, name: &str, field: PolicyField) -> String {
+        let spec = jp_config::tool::effective::effective_spec(self.config, name, field);
+        let wildcard = spec
+            .origin
+            .key()
+            .and_then(|key| key.segments().get(2))
+            .filter(|entry| jp_config::tool::wildcard::wildcard_server(entry).is_some());
+        let entry = wildcard.map_or(name, String::as_str);
+        jp_config::ConfigPath::from_segments(["conversation", "tools", entry]).to_string()
     }
 
     /// Whether the rule `{ arg = "/KEY", const = VALUE, mode =

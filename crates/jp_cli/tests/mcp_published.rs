@@ -1,0 +1,103 @@
+//! A published MCP server, run unmodified through the real `jp` binary
+//! (issue 24): `@modelcontextprotocol/server-everything` from npm, which
+//! `.ci/run` installs under the target directory (`mcp-npm/`).
+//!
+//! Without it the test skips with the reason on stderr, unless
+//! `JP_REQUIRE_MCP_EVERYTHING` is set (as `.ci/run` sets it): then it fails.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::providers::{text_reply as text, tool_reply as tool};
+use common::query::{initialized, query_command, responses, stored};
+use jp_test_server::TestServer;
+
+/// The server's program: `JP_MCP_EVERYTHING`, else where `.ci/run`
+/// installs it; `None` (after saying why, or failing when it is required)
+/// when it is not there.
+fn everything() -> Option<PathBuf> {
+    let path = std::env::var_os("JP_MCP_EVERYTHING").map_or_else(
+        || {
+            let jp = PathBuf::from(env!("CARGO_BIN_EXE_jp"));
+            let target = jp.parent().unwrap().parent().unwrap();
+            target.join("mcp-npm/node_modules/.bin/mcp-server-everything")
+        },
+        PathBuf::from,
+    );
+    if path.is_file() {
+        return Some(path);
+    }
+    let reason = format!(
+        "{} is not installed; `.ci/run` installs it (npm install --prefix TARGET/mcp-npm @modelcontextprotocol/server-everything)",
+        path.display()
+    );
+    assert!(
+        std::env::var_os("JP_REQUIRE_MCP_EVERYTHING").is_none(),
+        "JP_REQUIRE_MCP_EVERYTHING is set, but {reason}"
+    );
+    eprintln!("skipped: {reason}");
+    None
+}
+
+#[test]
+fn server_everything_lists_its_tools_and_answers_calls_through_a_query() {
+    let Some(program) = everything() else {
+        return;
+    };
+    let ws = initialized();
+    let config = ws.read("project/.jp/config.toml");
+    let command = serde_json::Value::String(program.display().to_string());
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{config}\n[providers.mcp.everything]\ncommand = [{command}, \"stdio\"]\n\n\
+             [conversation.tools.echo]\nsource = \"mcp.everything\"\npolicy.run = \"unattended\"\n\n\
+             [conversation.tools.add]\nsource = \"mcp.everything\"\ntool = \"get-sum\"\n\
+             policy.run = [{{ arg = \"/a\", const = 2, mode = \"unattended\" }}, {{ mode = \"ask\" }}]\n"
+        ),
+    );
+    let server = TestServer::start(vec![
+        tool("toolu_1", "echo", r#"{"message": "hello"}"#),
+        tool("toolu_2", "add", r#"{"a": 2, "b": 3}"#),
+        text("Done."),
+    ]);
+    let output = query_command(&ws, &server, "anthropic/claude-haiku-4-5", &[], "try it")
+        .output()
+        .unwrap();
+    let run = ws.run_of(output);
+    assert_eq!(run.code, 0, "{run:?}");
+    let header = "── jp (anthropic/claude-haiku-4-5) ──\n";
+    assert_eq!(
+        run.stderr,
+        format!(
+            "{header}Calling tool echo(message: \"hello\")\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             echo success: Echo: hello\n\
+             {header}Calling tool add(a: 2, b: 3)\n  \
+             unattended (policy.run[0] (const 2 on /a) matched: 2 equals 2)\n  \
+             add success: The sum of 2 and 3 is 5.\n\
+             {header}tokens: 3 responses · 30 in · 126 out · $0.0007\n"
+        )
+    );
+    assert_eq!(
+        responses(&stored(&ws)),
+        [
+            ("success".to_owned(), "Echo: hello".to_owned()),
+            ("success".to_owned(), "The sum of 2 and 3 is 5.".to_owned()),
+        ]
+    );
+    // The model was offered the server's schemas.
+    let requests = server.wait_for(1, std::time::Duration::from_secs(10));
+    let add = requests[0].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "add")
+        .unwrap()["input_schema"]
+        .clone();
+    assert_eq!(add["required"], serde_json::json!(["a", "b"]));
+    assert_eq!(add["properties"]["a"]["type"], "number");
+}
