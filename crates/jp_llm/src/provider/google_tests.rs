@@ -284,6 +284,48 @@ fn recorded_text_then_a_call_with_geminis_id() {
     );
 }
 
+/// Two calls in one chunk (`gemini-2.5-flash` on Vertex AI, kept by an
+/// Envoy fork's tests, see `envoy/README.md`): each gets its own index and
+/// an id of jp's, in order, and both are flushed with the chunk. The file
+/// ends its lines in LF; the same bytes with CRLF, as the Gemini API sends
+/// them, give the same events.
+#[test]
+fn recorded_two_calls_in_one_chunk() {
+    let path = jp_test_server::shared_fixture("envoy/gemini-2.5-flash-vertex-parallel-calls.sse");
+    let body = std::fs::read(&path).unwrap();
+    let events = decode_ok(&body);
+    assert_eq!(
+        events,
+        vec![
+            start(2, "jp_call_0", "get_weather"),
+            chunk(2, r#"{"city": "Paris"}"#),
+            flush(2),
+            start(3, "jp_call_1", "get_weather"),
+            chunk(3, r#"{"city": "Tokyo"}"#),
+            flush(3),
+            usage(27, 10, None),
+            StreamEvent::Finished(FinishReason::EndTurn),
+        ]
+    );
+    let crlf = String::from_utf8(body).unwrap().replace('\n', "\r\n");
+    assert_eq!(decode_ok(crlf.as_bytes()), events);
+    assert_eq!(
+        build(&events),
+        vec![
+            FlushedEvent::ToolCallRequest(ToolCallRequest::new(
+                "jp_call_0",
+                "get_weather",
+                object(json!({"city": "Paris"}))
+            )),
+            FlushedEvent::ToolCallRequest(ToolCallRequest::new(
+                "jp_call_1",
+                "get_weather",
+                object(json!({"city": "Tokyo"}))
+            )),
+        ]
+    );
+}
+
 #[test]
 fn recorded_blocked_prompt() {
     assert_eq!(

@@ -303,6 +303,56 @@ fn recorded_error_event_is_the_error() {
     );
 }
 
+/// Two calls in one response (`gpt-4o`, vercel/ai's test of streamed tool
+/// calls): each is flushed when its item is done, and its id is the one
+/// its `response.output_item.added` gave (vercel/ai's edit of the
+/// recording gives the `.done` items other `call_id`s, and zero usage).
+#[test]
+fn recorded_two_calls_in_one_response() {
+    let first = "call_6KxSghkb4MVnunFH2TxPErLP";
+    let second = "call_Dg6WUmFHNeR5JxX1s53s1G4b";
+    let events = decode_ok(&recording("vercel-ai-test-streaming-tool-calls.chunks.txt"));
+    let mut expected = vec![
+        start(0, first, "currentLocation"),
+        chunk(0, "{}"),
+        flush(0),
+        start(1, second, "weather"),
+    ];
+    expected.extend(chunks(1, &["{", "\"location", "\":", "\"Rome", "\"}"]));
+    expected.extend([
+        flush(1),
+        usage(0, 0, 0),
+        StreamEvent::Finished(FinishReason::ToolUse),
+    ]);
+    assert_eq!(events, expected);
+    assert_eq!(
+        build(&events),
+        vec![
+            call(first, "currentLocation", json!({})),
+            call(second, "weather", json!({"location": "Rome"})),
+        ]
+    );
+}
+
+/// A text cut by `max_output_tokens` (`gpt-4o`, vercel/ai's test of an
+/// incomplete response): the message item is done `incomplete`, so it
+/// stays open until `response.incomplete` flushes it and ends the turn
+/// with `MaxTokens`.
+#[test]
+fn recorded_text_cut_by_max_output_tokens() {
+    let events = decode_ok(&recording("vercel-ai-test-incomplete-response.chunks.txt"));
+    assert_eq!(
+        events,
+        vec![
+            text(0, "Hello,"),
+            flush(0),
+            usage(0, 0, 0),
+            StreamEvent::Finished(FinishReason::MaxTokens),
+        ]
+    );
+    assert_eq!(build(&events), vec![FlushedEvent::Message("Hello,".into())]);
+}
+
 #[test]
 fn parallel_calls_are_flushed_as_each_completes() {
     let body = sse(&[
