@@ -164,12 +164,28 @@ fn a_wildcard_entry_names_its_server_and_sets_nothing_of_one_tool() {
         .lines()
         .filter(|l| l.contains("'git.*'"))
         .collect();
+    // The entry's line in the config, below what jp init wrote.
+    let entry = ws
+        .read("project/.jp/config.toml")
+        .lines()
+        .position(|l| l == "[conversation.tools.'git.*']")
+        .unwrap()
+        + 1;
     assert_eq!(
         lines,
         [
-            "error: .jp/config.toml:135: conversation.tools.'git.*'.source: `'git.*'` stands for every tool of MCP server `git`, so its source is `mcp.git` (set `source = \"mcp.git\"`)",
-            "error: .jp/config.toml:136: conversation.tools.'git.*'.tool: cannot be set for all of a server's tools; give the tool an entry of its own (`source = \"mcp.git\"`, `tool = \"NAME\"`) and set it there",
-            "error: .jp/config.toml:137: conversation.tools.'git.*'.parameters: cannot be set for all of a server's tools; give the tool an entry of its own (`source = \"mcp.git\"`, `tool = \"NAME\"`) and set it there",
+            format!(
+                "error: .jp/config.toml:{}: conversation.tools.'git.*'.source: `'git.*'` stands for every tool of MCP server `git`, so its source is `mcp.git` (set `source = \"mcp.git\"`)",
+                entry + 1
+            ),
+            format!(
+                "error: .jp/config.toml:{}: conversation.tools.'git.*'.tool: cannot be set for all of a server's tools; give the tool an entry of its own (`source = \"mcp.git\"`, `tool = \"NAME\"`) and set it there",
+                entry + 2
+            ),
+            format!(
+                "error: .jp/config.toml:{}: conversation.tools.'git.*'.parameters: cannot be set for all of a server's tools; give the tool an entry of its own (`source = \"mcp.git\"`, `tool = \"NAME\"`) and set it there",
+                entry + 3
+            ),
         ]
     );
 }
