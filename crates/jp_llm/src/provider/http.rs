@@ -361,6 +361,10 @@ fn client() -> Result<reqwest::Client, Arc<reqwest::Error>> {
     static CLIENT: OnceLock<Result<reqwest::Client, Arc<reqwest::Error>>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
+            // reqwest is built without a crypto provider (Cargo.toml says
+            // why); ring is installed for the process before the one
+            // client is built. `Err` means one is installed already.
+            let _ = rustls::crypto::ring::default_provider().install_default();
             reqwest::Client::builder()
                 .user_agent(concat!("jp/", env!("CARGO_PKG_VERSION")))
                 .connect_timeout(CONNECT_TIMEOUT)

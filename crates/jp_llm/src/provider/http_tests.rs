@@ -327,3 +327,31 @@ fn secret_headers_are_redacted_in_debug_output() {
         "anthropic-version: 2023-06-01"
     );
 }
+
+/// reqwest is built without a crypto provider and panics building a client
+/// when none is installed: the shared client installs ring first, and an
+/// HTTPS request starts a real TLS handshake with it (the first bytes on
+/// the wire are a TLS handshake record), ending in a clear error when the
+/// other side is not a TLS server.
+#[tokio::test]
+async fn https_goes_through_rustls_with_ring() {
+    use tokio::io::AsyncReadExt as _;
+    let client = client().expect("the client builds");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut first = [0_u8; 3];
+        socket.read_exact(&mut first).await.unwrap();
+        // Closing without an answer fails the handshake.
+        first
+    });
+    let error = client
+        .get(format!("https://127.0.0.1:{port}/"))
+        .send()
+        .await
+        .expect_err("no TLS server answers");
+    // A handshake record (22) of TLS 1.x (3, 1 in a ClientHello record).
+    assert_eq!(server.await.unwrap(), [22, 3, 1]);
+    assert!(error.is_connect(), "{error:?}");
+}
