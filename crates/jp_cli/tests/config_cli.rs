@@ -630,3 +630,27 @@ fn conversations_stay_out_of_git_unless_shared_on_purpose() {
         format!(".jp/.gitignore\n.jp/config.toml\n{log}\nsrc/lib.rs\n")
     );
 }
+
+/// `jp config validate` warns about a tool whose program cannot be found
+/// (on PATH, or as a path from the workspace root), and the config stays
+/// valid: the tool fails when called (issue 25 part 5).
+#[test]
+fn validate_warns_when_a_tools_program_is_not_found() {
+    let ws = Workspace::new();
+    ws.write(
+        "project/.jp/config.toml",
+        "[conversation.tools.reader]\ncommand = \"jp-fs read\"\nparameters.path = { type = \"path\" }\n\n\
+         [conversation.tools.script]\ncommand = [\"./.jp/missing.sh\"]\nparameters.x = { type = \"string\" }\n\n\
+         [conversation.tools.shell]\ncommand = [\"sh\", \"-c\", \"true\"]\nparameters.x = { type = \"string\" }\n\n\
+         [conversation.tools.own]\ncommand = [\"jp\", \"tool\", \"fs_read_file\"]\nparameters.path = { type = \"path\" }\n",
+    );
+    let run = ws.jp(&["config", "validate"]);
+    assert_eq!(
+        run,
+        ok(
+            "warning: .jp/config.toml: conversation.tools.reader.command: the program `jp-fs` is not found on PATH, so the tool fails when it is called\n\
+            warning: .jp/config.toml: conversation.tools.script.command: the program `./.jp/missing.sh` is not an executable file (relative to the workspace root), so the tool fails when it is called\n\
+            config is valid (default, .jp/config.toml)\n"
+        )
+    );
+}

@@ -198,6 +198,9 @@ fn validate(ctx: &Ctx) -> ExitCode {
             for warning in &loaded.warnings {
                 crate::outln!("{warning}");
             }
+            for warning in missing_programs(&loaded, ctx) {
+                crate::outln!("{warning}");
+            }
             let layers = loaded
                 .layers
                 .iter()
@@ -360,4 +363,55 @@ fn link_target(file: &Path) -> Result<PathBuf, Error> {
         path: file.to_path_buf(),
         limit: MAX_LINKS,
     })
+}
+
+/// A warning for each offered local tool whose program cannot be found:
+/// a bare name on no directory of `PATH`, or a path (relative to the
+/// workspace root, where tools run) that is not an executable file. `jp`
+/// is the jp that runs the query. The config is valid all the same; the
+/// tool fails when it is called.
+fn missing_programs(loaded: &Loaded, ctx: &Ctx) -> Vec<jp_config::diagnostic::Diagnostic> {
+    let path = ctx
+        .env
+        .iter()
+        .find_map(|(name, value)| (name == "PATH").then_some(value.as_str()))
+        .unwrap_or_default();
+    let root = loaded.workspace_root.as_deref().unwrap_or(&ctx.cwd);
+    jp_config::tool::offered(&loaded.config.conversation.tools)
+        .filter(|(_, tool)| tool.source == jp_config::tool::ToolSource::Local)
+        .filter_map(|(name, tool)| {
+            let program = tool.command.as_ref()?.argv().into_iter().next()?;
+            let found = if program == "jp" {
+                true
+            } else if program.contains('/') {
+                is_executable(&root.join(&program))
+            } else {
+                std::env::split_paths(path).any(|dir| is_executable(&dir.join(&program)))
+            };
+            if found {
+                return None;
+            }
+            let key =
+                ConfigPath::from_segments(["conversation", "tools", name.as_str(), "command"]);
+            let where_ = if program.contains('/') {
+                "is not an executable file (relative to the workspace root)"
+            } else {
+                "is not found on PATH"
+            };
+            Some(jp_config::diagnostic::Diagnostic {
+                source: loaded.source_of(&key).map(|layer| layer.label.clone()),
+                ..jp_config::diagnostic::Diagnostic::warning(
+                    Some(key.to_string()),
+                    format!(
+                        "the program `{program}` {where_}, so the tool fails when it is called"
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

@@ -94,7 +94,7 @@ impl Workspace {
 /// The definition of `fs_modify_file` used across tests: a `path` and an
 /// array of patterns, each with `old`, `new` and `paths`.
 pub const FS_MODIFY_FILE: &str = r#"[conversation.tools.fs_modify_file]
-command = "jp-fs modify"
+command = ["jp", "tool", "fs_modify_file"]
 summary = "Modify a file."
 
 [conversation.tools.fs_modify_file.parameters]
