@@ -325,3 +325,58 @@ fn sigterm_during_a_tool_run_stops_the_tool_too() {
         )]
     );
 }
+
+/// `jp conversation use`, `show` and `rm` take a unique start of an id,
+/// and `use`/`show` take `last`; `ls` shows each conversation's age and
+/// title (issue 25 part 3).
+#[test]
+fn conversations_are_named_by_a_prefix_or_last() {
+    let ws = initialized();
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(&[Item::Text("A.")], "end_turn", false)),
+        Reply::sse(anthropic(&[Item::Text("B.")], "end_turn", false)),
+    ]);
+    assert_eq!(
+        query(&ws, &server, MODEL, &[], "first\nsecond line").code,
+        0
+    );
+    let a = stored(&ws)["id"].as_str().unwrap().to_owned();
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(query(&ws, &server, MODEL, &["--new"], "other").code, 0);
+    let b = stored(&ws)["id"].as_str().unwrap().to_owned();
+    // Ids are creation times in ms: they share a long start.
+    let common = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    let ls = ws.jp(&["conversation", "ls"]).stdout;
+    assert_eq!(
+        ls,
+        format!("  {a}  just now      1 turn   first\n* {b}  just now      1 turn   other\n")
+    );
+    // A unique start names one conversation.
+    let use_a = ws.jp(&["conversation", "use", &a[..=common]]);
+    assert_eq!(
+        use_a.stdout,
+        format!("active conversation: {a}\n"),
+        "{use_a:?}"
+    );
+    // A shared start names several: an error listing them, nothing changes.
+    let both = ws.jp(&["conversation", "use", &a[..common]]);
+    assert_eq!(both.code, 2, "{both:?}");
+    assert_eq!(
+        both.stderr,
+        format!(
+            "error: `{}` starts more than one conversation id ({a}, {b}); give more of it\n",
+            &a[..common]
+        )
+    );
+    assert_eq!(stored(&ws)["id"], a.as_str());
+    // `last` is the one with the latest activity.
+    let last = ws.jp(&["conversation", "use", "last"]);
+    assert_eq!(last.stdout, format!("active conversation: {b}\n"));
+    let shown = ws.jp(&["conversation", "show", &b[..=common]]);
+    assert_eq!(
+        shown.stdout.lines().next(),
+        Some(format!("conversation {b} · other").as_str())
+    );
+    let removed = ws.jp(&["conversation", "rm", &a[..=common]]);
+    assert_eq!(removed.stdout, format!("removed conversation {a}\n"));
+}

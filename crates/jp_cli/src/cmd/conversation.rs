@@ -29,7 +29,8 @@ pub enum ConversationCmd {
     Ls,
     /// Print a conversation (the active one by default).
     Show {
-        /// The conversation's id.
+        /// The conversation: its id, a unique start of it, or `last` (the
+        /// one with the latest activity).
         id: Option<String>,
         /// Output format (`json` prints the stored events).
         #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -37,12 +38,13 @@ pub enum ConversationCmd {
     },
     /// Make a conversation the active one, which `jp query` continues.
     Use {
-        /// The conversation's id.
+        /// The conversation: its id, a unique start of it, or `last` (the
+        /// one with the latest activity).
         id: String,
     },
     /// Delete a conversation.
     Rm {
-        /// The conversation's id.
+        /// The conversation: its id or a unique start of it.
         id: String,
     },
 }
@@ -56,13 +58,24 @@ impl ConversationCmd {
         let store = Store::new(&root);
         let result = match self {
             Self::Ls => ls(&store),
-            Self::Show { id, format } => show(&store, id, format),
-            Self::Use { id } => store.set_active(&id).map(|()| {
-                outln!("active conversation: {id}");
-            }),
-            Self::Rm { id } => store.remove(&id).map(|()| {
-                outln!("removed conversation {id}");
-            }),
+            Self::Show { id, format } => {
+                match id.map(|id| resolve(&store, &id, true)).transpose() {
+                    Ok(id) => show(&store, id, format),
+                    Err(code) => return Ok(code),
+                }
+            }
+            Self::Use { id } => match resolve(&store, &id, true) {
+                Ok(id) => store.set_active(&id).map(|()| {
+                    outln!("active conversation: {id}");
+                }),
+                Err(code) => return Ok(code),
+            },
+            Self::Rm { id } => match resolve(&store, &id, false) {
+                Ok(id) => store.remove(&id).map(|()| {
+                    outln!("removed conversation {id}");
+                }),
+                Err(code) => return Ok(code),
+            },
         };
         match result {
             Ok(()) => Ok(ExitCode::SUCCESS),
@@ -72,6 +85,54 @@ impl ConversationCmd {
             }
             Err(error) => Err(error.into()),
         }
+    }
+}
+
+/// The id `arg` names: an id, the one id it starts, or (with `last`
+/// allowed) `last`, the conversation with the latest activity. `Err` is
+/// the exit code of a name that fits none or several, already reported.
+fn resolve(store: &Store, arg: &str, last: bool) -> Result<String, ExitCode> {
+    let ids = store.ids().unwrap_or_default();
+    if last && arg == "last" {
+        let latest = ids
+            .iter()
+            .filter_map(|id| Some((store.load(id).ok()?.last_activity_ms(), id)))
+            .max()
+            .map(|(_, id)| id.clone());
+        return latest.ok_or_else(|| {
+            errln!("error: there is no conversation yet; `jp query MESSAGE` starts one");
+            ExitCode::from(exit::USAGE)
+        });
+    }
+    if ids.iter().any(|id| id == arg) || arg.is_empty() {
+        return Ok(arg.to_owned());
+    }
+    let matching: Vec<&String> = ids.iter().filter(|id| id.starts_with(arg)).collect();
+    match matching.as_slice() {
+        [one] => Ok((*one).clone()),
+        // The store says what is wrong with an id that names nothing.
+        [] => Ok(arg.to_owned()),
+        several => {
+            let list = several
+                .iter()
+                .map(|id| id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ");
+            errln!("error: `{arg}` starts more than one conversation id ({list}); give more of it");
+            Err(exit::USAGE.into())
+        }
+    }
+}
+
+/// `5 min ago`, `3 h ago`, `2 days ago`: how long since `ms`, for a list.
+fn age(now_ms: u64, ms: u64) -> String {
+    let seconds = now_ms.saturating_sub(ms) / 1000;
+    match seconds {
+        0..60 => "just now".to_owned(),
+        60..3_600 => format!("{} min ago", seconds / 60),
+        3_600..86_400 => format!("{} h ago", seconds / 3_600),
+        86_400..172_800 => "1 day ago".to_owned(),
+        _ => format!("{} days ago", seconds / 86_400),
     }
 }
 
@@ -96,11 +157,15 @@ fn ls(store: &Store) -> Result<(), StoreError> {
                     .iter()
                     .filter(|e| matches!(e.kind, EventKind::ChatRequest { .. }))
                     .count();
+                let title = c.title().unwrap_or_else(|| "(untitled)".into());
                 showln!(
-                    "{marker} {id}  {}  {turns} {}  {}",
-                    format_utc(c.last_activity_ms()),
+                    "{marker} {id}  {:<12}  {turns} {}  {}",
+                    age(
+                        jp_conversation::conversation::now_ms(),
+                        c.last_activity_ms()
+                    ),
                     if turns == 1 { "turn " } else { "turns" },
-                    c.title().as_deref().unwrap_or("(untitled)")
+                    cut(title.lines().next().unwrap_or_default(), 60)
                 );
             }
             Err(error) => showln!("{marker} {id}  unreadable: {error}"),
