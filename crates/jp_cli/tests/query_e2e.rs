@@ -962,3 +962,45 @@ fn calls_without_ids_in_two_responses_both_run() {
         .collect();
     assert_eq!(sent_ids, ["jp_call_0", "jp_call_1"]);
 }
+
+/// A local provider with nothing listening says how to start it (issue 25
+/// part 3).
+#[test]
+fn a_local_provider_that_is_not_running_says_how_to_start_it() {
+    let ws = initialized();
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    for (provider, base, path, hint) in [
+        (
+            "ollama",
+            format!("http://127.0.0.1:{port}"),
+            "/api/chat",
+            "is Ollama running? Start it with `ollama serve` (and fetch the model with `ollama pull NAME`), or set providers.llm.ollama.base_url to where it listens",
+        ),
+        (
+            "llamacpp",
+            format!("http://127.0.0.1:{port}/v1"),
+            "/chat/completions",
+            "is llama.cpp's server running? Start it with `llama-server -m MODEL.gguf --port 8080`, or set providers.llm.llamacpp.base_url to where it listens",
+        ),
+    ] {
+        let base_cfg = format!("providers.llm.{provider}.base_url={base}");
+        let model = format!("{provider}/m");
+        let run = ws.jp(&[
+            "query", "--new", "--model", &model, "--cfg", &base_cfg, "hi",
+        ]);
+        assert_eq!(run.code, 1, "{run:?}");
+        assert_eq!(
+            hide_ids(&run.stderr),
+            format!(
+                "── jp ({provider}/m) ──\n\
+                 error: {provider}: cannot reach {base}{path}: client error (Connect): tcp connect error: Connection refused (os error 111); {hint}\n\
+                 the conversation keeps what arrived; `jp query` continues it (conversation <id>)\n"
+            )
+        );
+    }
+}

@@ -603,8 +603,36 @@ async fn send(
         .map_err(|error| ProviderError::Connect {
             provider: post.provider.clone(),
             url: post.url.clone(),
-            message: describe(cause_of(&error)),
+            message: match start_hint(&post.provider, &error) {
+                Some(hint) => format!("{}; {hint}", describe(cause_of(&error))),
+                None => describe(cause_of(&error)),
+            },
         })
+}
+
+/// How to start a local provider's server, when nothing listens where jp
+/// looked for it.
+fn start_hint(provider: &str, error: &reqwest::Error) -> Option<&'static str> {
+    let refused = error.is_connect()
+        && std::error::Error::source(error)
+            .into_iter()
+            .flat_map(|e| std::iter::successors(Some(e), |e| e.source()))
+            .any(|e| {
+                e.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+            });
+    if !refused {
+        return None;
+    }
+    match provider {
+        "ollama" => Some(
+            "is Ollama running? Start it with `ollama serve` (and fetch the model with `ollama pull NAME`), or set providers.llm.ollama.base_url to where it listens",
+        ),
+        "llamacpp" => Some(
+            "is llama.cpp's server running? Start it with `llama-server -m MODEL.gguf --port 8080`, or set providers.llm.llamacpp.base_url to where it listens",
+        ),
+        _ => None,
+    }
 }
 
 /// What an answer's status means.
