@@ -684,7 +684,9 @@ fn ctrl_c_mid_stream_opens_the_menu_and_continue_finishes_the_answer() {
     };
     tmux.wait_for("word3 ");
     tmux.send(&["C-c"]);
-    tmux.wait_for("Ctrl+C while the response streams: [c,s,a,?]");
+    tmux.wait_for(
+        "Ctrl+C while the response streams (c continue, s stop and reply, a abort): [c,s,a,?]",
+    );
     tmux.send(&["c"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
@@ -758,7 +760,9 @@ fn ctrl_c_while_a_tool_runs_stops_it_and_an_empty_reply_ends_the_turn() {
     };
     tmux.wait_for("running slow");
     tmux.send(&["C-c"]);
-    tmux.wait_for("Ctrl+C while slow runs: [c,s,r,a,?]");
+    tmux.wait_for(
+        "Ctrl+C while slow runs (c continue, s stop and reply, r restart, a abort): [c,s,r,a,?]",
+    );
     tmux.send(&["s"]);
     tmux.wait_for("Your reply (Enter alone ends the turn):");
     tmux.send(&["Enter"]);
@@ -1102,7 +1106,9 @@ fn restart_at_the_tool_menu_runs_the_tool_again_and_records_that_run() {
     };
     tmux.wait_for("running flaky");
     tmux.send(&["C-c"]);
-    tmux.wait_for("Ctrl+C while flaky runs: [c,s,r,a,?]");
+    tmux.wait_for(
+        "Ctrl+C while flaky runs (c continue, s stop and reply, r restart, a abort): [c,s,r,a,?]",
+    );
     tmux.send(&["r"]);
     let screen = tmux.wait_for("STTY");
     assert_eq!(
@@ -1110,7 +1116,7 @@ fn restart_at_the_tool_menu_runs_the_tool_again_and_records_that_run() {
         "── jp (anthropic/claude-haiku-4-5) ──\n\
          Calling tool flaky\n\
          \x20 unattended (policy.run is \"unattended\")\n\
-         Ctrl+C while flaky runs: [c,s,r,a,?] r\n\
+         Ctrl+C while flaky runs (c continue, s stop and reply, r restart, a abort): [c,s,r,a,?] r\n\
          \x20 flaky: restarting\n\
          \x20 flaky success: run 2 finished\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
@@ -1147,7 +1153,9 @@ fn abort_at_the_stream_menu_exits_keeping_what_arrived() {
     };
     tmux.wait_for("word3 ");
     tmux.send(&["C-c"]);
-    tmux.wait_for("Ctrl+C while the response streams: [c,s,a,?]");
+    tmux.wait_for(
+        "Ctrl+C while the response streams (c continue, s stop and reply, a abort): [c,s,a,?]",
+    );
     tmux.send(&["a"]);
     let screen = tmux.wait_for("STTY");
     let stored = stored(&ws);
@@ -1184,7 +1192,7 @@ fn abort_at_the_stream_menu_exits_keeping_what_arrived() {
         shown(&format!(
             "── jp (anthropic/claude-haiku-4-5) ──\n\
              {echo_before}^C{echo_after}\n\
-             Ctrl+C while the response streams: [c,s,a,?] a\n\
+             Ctrl+C while the response streams (c continue, s stop and reply, a abort): [c,s,a,?] a\n\
              {after}\
              tokens: 10 in · 1 out · under $0.0001\n\
              interrupted; the conversation keeps what arrived\n\
@@ -1215,7 +1223,9 @@ fn a_second_ctrl_c_at_the_tool_menu_exits_with_130() {
     };
     tmux.wait_for("running slow");
     tmux.send(&["C-c"]);
-    tmux.wait_for("Ctrl+C while slow runs: [c,s,r,a,?]");
+    tmux.wait_for(
+        "Ctrl+C while slow runs (c continue, s stop and reply, r restart, a abort): [c,s,r,a,?]",
+    );
     tmux.send(&["C-c"]);
     let screen = tmux.wait_for("STTY");
     // The stopped tool shows as it is recorded: interrupted, not failed.
@@ -1224,7 +1234,7 @@ fn a_second_ctrl_c_at_the_tool_menu_exits_with_130() {
         "── jp (anthropic/claude-haiku-4-5) ──\n\
          Calling tool slow\n\
          \x20 unattended (policy.run is \"unattended\")\n\
-         Ctrl+C while slow runs: [c,s,r,a,?] ^C\n\
+         Ctrl+C while slow runs (c continue, s stop and reply, r restart, a abort): [c,s,r,a,?] ^C\n\
          \x20 slow interrupted: tool `slow` was cancelled; it was stopped\n\
          tokens: 10 in · 42 out · $0.0002\n\
          interrupted; the conversation keeps what arrived\n\
@@ -1550,7 +1560,9 @@ fn stop_and_reply_while_a_tool_runs_commits_the_changes_already_approved() {
     };
     tmux.wait_for("running slow");
     tmux.send(&["C-c"]);
-    tmux.wait_for("Ctrl+C while slow runs: [c,s,r,a,?]");
+    tmux.wait_for(
+        "Ctrl+C while slow runs (c continue, s stop and reply, r restart, a abort): [c,s,r,a,?]",
+    );
     tmux.send(&["s"]);
     tmux.wait_for("Your reply (Enter alone ends the turn):");
     tmux.send(&["Enter"]);
@@ -1595,7 +1607,9 @@ fn restart_at_the_tool_menu_commits_only_the_change_of_the_run_that_finished() {
     };
     tmux.wait_for("running flaky");
     tmux.send(&["C-c"]);
-    tmux.wait_for("Ctrl+C while flaky runs: [c,s,r,a,?]");
+    tmux.wait_for(
+        "Ctrl+C while flaky runs (c continue, s stop and reply, r restart, a abort): [c,s,r,a,?]",
+    );
     tmux.send(&["r"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");

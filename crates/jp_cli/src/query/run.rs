@@ -261,7 +261,10 @@ impl Session {
         prompts: &Prompts,
         interrupts: &mut Interrupts,
     ) -> (Ran, bool) {
-        let question = format!("Ctrl+C while {} runs:", call.name);
+        let question = format!(
+            "Ctrl+C while {} runs (c continue, s stop and reply, r restart, a abort):",
+            call.name
+        );
         loop {
             if !self.hidden(&call.name) {
                 self.printer.spin(&format!("running {}", call.name));

@@ -101,7 +101,8 @@ impl Signals {
 }
 
 /// The Ctrl+C menu while a response streams.
-pub const STREAM_MENU_QUESTION: &str = "Ctrl+C while the response streams:";
+pub const STREAM_MENU_QUESTION: &str =
+    "Ctrl+C while the response streams (c continue, s stop and reply, a abort):";
 pub const STREAM_MENU: [Choice; 3] = [
     Choice {
         key: 'c',
