@@ -643,6 +643,24 @@ fn the_offline_demo_runs_a_real_session() {
         "/// Greets whoever calls it.\npub fn hello() -> &'static str {\n    \"Hello, world!\"\n}\n"
     );
     insta::assert_snapshot!(run.stderr);
+    // It plays again in the same conversation, from the script's start,
+    // with call ids new to the conversation (issue 25 part 3): the file is
+    // there now, so its creation fails and the file stays as it was.
+    let again = ws.jp(&["query", "--model", "scripted/demo", "once more"]);
+    assert_eq!(again.code, 0, "{again:?}");
+    assert_eq!(again.stdout, run.stdout);
+    assert!(
+        again.stderr.contains(
+            "  fs_create_file error: cannot create `src/lib.rs`: it already exists; use fs_modify_file to change it\n"
+        ),
+        "{}",
+        again.stderr
+    );
+    assert!(!again.stderr.contains("refused"), "{}", again.stderr);
+    assert_eq!(
+        ws.read("project/src/lib.rs"),
+        "/// Greets whoever calls it.\npub fn hello() -> &'static str {\n    \"Hello, world!\"\n}\n"
+    );
 }
 
 #[test]

@@ -268,20 +268,31 @@ impl Provider for Scripted {
     }
 
     fn stream(&self, request: ChatRequest) -> EventStream {
+        // Responses so far in the conversation: made-up call ids carry it,
+        // so they stay new to the conversation when a script plays again.
         let turn = request
             .messages
             .iter()
+            .filter(|m| matches!(m, Message::Assistant { .. }))
+            .count();
+        // The script plays from its start after each message of the user,
+        // so `jp query` can play it again in the same conversation.
+        let played = request
+            .messages
+            .iter()
+            .rev()
+            .take_while(|m| !matches!(m, Message::User(_)))
             .filter(|m| matches!(m, Message::Assistant { .. }))
             .count();
         let script = self.script.clone();
         let name = self.name.clone();
         let dir = self.dir.clone();
         Box::pin(async_stream::try_stream! {
-            let Some(response) = script.responses.get(turn) else {
+            let Some(response) = script.responses.get(played) else {
                 Err(ProviderError::Config(format!(
-                    "scripted: script `{name}` has {} responses and this is request #{} of the conversation; start a new one with `jp query --new`",
+                    "scripted: script `{name}` has {} responses and this is request #{} since your last message",
                     script.responses.len(),
-                    turn + 1
+                    played + 1
                 )))?;
                 return;
             };

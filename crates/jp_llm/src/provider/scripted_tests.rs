@@ -52,7 +52,7 @@ fn the_demo_parses_and_ends_every_response() {
     assert_eq!(
         beyond,
         vec![Err(ProviderError::Config(
-            "scripted: script `demo` has 3 responses and this is request #4 of the conversation; start a new one with `jp query --new`".into()
+            "scripted: script `demo` has 3 responses and this is request #4 since your last message".into()
         ))]
     );
 }
@@ -317,4 +317,48 @@ fn a_gemini_replay_makes_call_ids_new_to_the_conversation() {
             Ok(StreamEvent::Finished(FinishReason::EndTurn)),
         ]
     );
+}
+
+/// After a message of the user the script plays from its start again, and
+/// the ids it makes up stay new to the conversation.
+#[test]
+fn a_new_message_plays_the_script_again_with_new_call_ids() {
+    let provider = Scripted::open("demo", Path::new("/nonexistent")).unwrap();
+    let mut again = request(3);
+    again.messages.push(Message::User("once more".into()));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let first: Vec<_> = runtime.block_on(provider.stream(request(0)).collect());
+    let replayed: Vec<_> = runtime.block_on(provider.stream(again).collect());
+    let ids = |events: &[Result<StreamEvent, ProviderError>]| -> Vec<String> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Ok(StreamEvent::Part {
+                    part: EventPart::ToolCall(ToolCallPart::Start { id, .. }),
+                    ..
+                }) => Some(id.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(ids(&first), ["call_0_1"]);
+    assert_eq!(ids(&replayed), ["call_3_1"]);
+    let without_ids = |events: Vec<Result<StreamEvent, ProviderError>>| {
+        events
+            .into_iter()
+            .filter(|e| {
+                !matches!(
+                    e,
+                    Ok(StreamEvent::Part {
+                        part: EventPart::ToolCall(ToolCallPart::Start { .. }),
+                        ..
+                    })
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(without_ids(first), without_ids(replayed));
 }
