@@ -68,6 +68,13 @@ enum Command {
     /// Run one of jp's default tools: a request on stdin, an outcome on
     /// stdout (the local tool protocol).
     Tool(tool::Tool),
+    /// Print a shell completion script: `jp completions bash >
+    /// ~/.local/share/bash-completion/completions/jp`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 impl Cli {
@@ -95,6 +102,16 @@ impl Cli {
             Command::Config(config) => config.run(&ctx()?),
             Command::Policy(policy) => policy.run(&ctx()?),
             Command::Mcp(mcp) => mcp.run(&ctx()?),
+            Command::Completions { shell } => {
+                use std::io::Write as _;
+                let mut command = <Self as clap::CommandFactory>::command();
+                // Written whole afterwards: the generator panics when its
+                // writer fails, and a closed pipe (`| head`) is no error.
+                let mut script = Vec::new();
+                clap_complete::generate(shell, &mut command, "jp", &mut script);
+                let _ = std::io::stdout().lock().write_all(&script);
+                Ok(ExitCode::SUCCESS)
+            }
         }
     }
 }

@@ -654,3 +654,39 @@ fn validate_warns_when_a_tools_program_is_not_found() {
         )
     );
 }
+
+/// `jp completions SHELL` prints a completion script the shell takes: bash
+/// completes a subcommand from its start (issue 25 part 4).
+#[test]
+fn completion_scripts_complete_subcommands() {
+    let ws = Workspace::new();
+    let bash = ws.jp(&["completions", "bash"]);
+    assert_eq!(bash.code, 0, "{bash:?}");
+    let script = ws.root().join("jp.bash");
+    std::fs::write(&script, &bash.stdout).unwrap();
+    let completed = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {} && COMP_WORDS=(jp conv) COMP_CWORD=1 COMP_LINE='jp conv' COMP_POINT=7 && _jp jp conv jp && printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&completed.stdout), "conversation\n");
+    for (shell, start) in [
+        ("zsh", "#compdef jp\n"),
+        ("fish", "# Print an optspec"),
+        (
+            "powershell",
+            "\nusing namespace System.Management.Automation\n",
+        ),
+    ] {
+        let run = ws.jp(&["completions", shell]);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(
+            run.stdout.starts_with(start),
+            "{shell}: {}",
+            &run.stdout[..80]
+        );
+    }
+}
