@@ -36,6 +36,7 @@ pub mod calls;
 pub mod changes;
 pub mod decision;
 pub mod drive;
+pub mod input;
 pub mod render;
 pub mod run;
 pub mod session;
@@ -90,10 +91,12 @@ pub struct Query {
     #[arg(long)]
     print_system_prompt: bool,
 
-    /// The message for the assistant.
+    /// The message for the assistant. Text piped to jp follows it in a
+    /// fenced block (`cat src/main.rs | jp query "explain this"`), or is
+    /// the whole message when there is none or it is `-`; at most 1 MiB of
+    /// UTF-8 text.
     #[arg(
-        required_unless_present = "print_system_prompt",
-        num_args = 1..,
+        num_args = 0..,
         value_name = "MESSAGE"
     )]
     message: Vec<String>,
@@ -108,11 +111,26 @@ impl Query {
                 assignment: format!("assistant.model.id={model}"),
             });
         }
-        let message = self.message.join(" ");
-        if message.trim().is_empty() && !self.print_system_prompt {
-            crate::errln!("error: the message is empty; say what you want the assistant to do");
-            return Ok(exit::USAGE.into());
-        }
+        // Text piped in joins the message; a terminal is never read.
+        let piped = if !self.print_system_prompt && input::stdin_is_piped() {
+            match input::read_piped(std::io::stdin().lock()) {
+                Ok(text) => Some(text),
+                Err(error) => {
+                    crate::errln!("error: {error}");
+                    return Ok(exit::USAGE.into());
+                }
+            }
+        } else {
+            None
+        };
+        let message = match input::message(&self.message, piped.as_deref()) {
+            Ok(message) => message,
+            Err(_) if self.print_system_prompt => String::new(),
+            Err(error) => {
+                crate::errln!("error: {error}");
+                return Ok(exit::USAGE.into());
+            }
+        };
         let setup = match configure(&mut ctx, self.new)? {
             Ok(setup) => setup,
             Err(code) => return Ok(code),

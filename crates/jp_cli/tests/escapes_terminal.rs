@@ -495,7 +495,14 @@ fn config_show_validate_and_policy_check_show_hostile_text_escaped() {
         (valid.code, valid.stdout.as_str(), valid.stderr.as_str()),
         (
             0,
-            format!("config is valid (default, .jp/config.toml, c{SHOWN}.toml)\n").as_str(),
+            // The hostile tool's program is not found: the warning shows
+            // its name escaped too.
+            format!(
+                "warning: .jp/config.toml: conversation.tools.hostile_tool.command: the program `{}` is not found on PATH, so the tool fails when it is called\n\
+                 config is valid (default, .jp/config.toml, c{SHOWN}.toml)\n",
+                SHOWN.trim_end_matches("\\u{d}")
+            )
+            .as_str(),
             ""
         )
     );

@@ -1022,3 +1022,76 @@ fn a_local_provider_that_is_not_running_says_how_to_start_it() {
         );
     }
 }
+
+/// Runs `jp query MESSAGE...` on claude-haiku-4-5 against `server`, with
+/// `stdin` piped to it.
+fn query_piped(
+    ws: &common::Workspace,
+    server: &TestServer,
+    message: &[&str],
+    stdin: &[u8],
+) -> common::Run {
+    use std::io::Write as _;
+    let base = format!("providers.llm.anthropic.base_url={}", server.url());
+    let mut args = vec!["query", "--cfg", &base];
+    args.extend_from_slice(message);
+    let mut env = common::query::ENV.to_vec();
+    env.push(("JP_CFG_ASSISTANT__MODEL__ID", "anthropic/claude-haiku-4-5"));
+    let mut child = ws
+        .command(&args, &env)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    // A refused (too large) stdin is not read to its end: ignore EPIPE.
+    let _ = input.write_all(stdin);
+    drop(input);
+    ws.run_of(child.wait_with_output().unwrap())
+}
+
+/// Text piped to `jp query` is the message, follows it in a fenced block,
+/// or is all of it with `-`; more than 1 MiB or bytes that are not text
+/// are refused before anything is sent (issue 25 part 2).
+#[test]
+fn piped_text_joins_the_message() {
+    let ws = initialized();
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(&[Item::Text("A.")], "end_turn", false)),
+        Reply::sse(anthropic(&[Item::Text("B.")], "end_turn", false)),
+        Reply::sse(anthropic(&[Item::Text("C.")], "end_turn", false)),
+    ]);
+    let last_user = |n: usize| {
+        let sent = server.wait_for(n, Duration::from_secs(5))[n - 1].json();
+        let messages = sent["messages"].as_array().unwrap().clone();
+        messages.last().unwrap()["content"][0]["text"].clone()
+    };
+    let run = query_piped(&ws, &server, &[], b"explain\n");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(last_user(1), json!("explain\n"));
+    let run = query_piped(&ws, &server, &["explain", "this"], b"fn main() {}\n");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        last_user(2),
+        json!("explain this\n\n```\nfn main() {}\n```")
+    );
+    let run = query_piped(&ws, &server, &["-"], b"the whole message");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(last_user(3), json!("the whole message"));
+
+    let big = vec![b'a'; 2 * 1024 * 1024];
+    let run = query_piped(&ws, &server, &["summarize"], &big);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "error: stdin holds more than 1 MiB; jp sends at most 1 MiB from a pipe (put the file in the workspace and ask the model to read it)\n"
+    );
+    let run = query_piped(&ws, &server, &["look"], b"\x7fELF\x02\x01\x01\0\0");
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "error: stdin is not text (a NUL byte at offset 7); jp sends only UTF-8 text from a pipe\n"
+    );
+    assert_eq!(server.requests().len(), 3, "nothing more was sent");
+}

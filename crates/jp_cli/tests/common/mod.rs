@@ -61,6 +61,9 @@ impl Workspace {
             .env("HOME", self.dir.path())
             .env("XDG_CONFIG_HOME", self.dir.path().join("xdg"))
             .envs(env.iter().copied())
+            // jp reads a piped stdin into the message: none here, whatever
+            // the test runner's stdin is (a test that pipes sets its own).
+            .stdin(std::process::Stdio::null())
             .current_dir(self.project());
         command
     }
