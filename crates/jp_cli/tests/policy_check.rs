@@ -528,6 +528,7 @@ fn jps_default_tools_declare_what_their_policies_need_first() {
         "fs_create_file",
         "fs_modify_file",
         "fs_delete_file",
+        "run_command",
     ] {
         let run = ws.jp(&["policy", "check", tool]);
         assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{tool}: {run:?}");
