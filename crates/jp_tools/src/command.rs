@@ -150,10 +150,10 @@ fn report(call: &Call<'_>, finished: &process::Finished) -> String {
     }
     let output = &finished.output;
     if output.total() == 0 {
-        report.push_str("; no output");
+        report.push_str("\nno output");
     } else if output.is_cut() {
         report.push_str(&format!(
-            "; output (stdout and stderr interleaved), {} bytes, over the cap of {} bytes: the first {} and the last {} are shown:\n",
+            "\noutput (stdout and stderr interleaved), {} bytes, over the cap of {} bytes: the first {} and the last {} are shown:\n",
             thousands(output.total()),
             thousands(MAX_OUTPUT_BYTES as u64),
             thousands(capture::HEAD_BYTES as u64),
@@ -161,7 +161,7 @@ fn report(call: &Call<'_>, finished: &process::Finished) -> String {
         ));
         report.push_str(&output.text());
     } else {
-        report.push_str("; output (stdout and stderr interleaved):\n");
+        report.push_str("\noutput (stdout and stderr interleaved):\n");
         report.push_str(&output.text());
     }
     if finished.output_open {

@@ -22,12 +22,12 @@ fn runs_a_program_with_its_arguments_as_given() {
             json!({ "program": "echo", "args": ["a b", ";", "*", "$HOME"] })
         ),
         Outcome::success(
-            "`echo \"a b\" \";\" \"*\" \"$HOME\"` exited with status 0; output (stdout and stderr interleaved):\na b ; * $HOME\n"
+            "`echo \"a b\" \";\" \"*\" \"$HOME\"` exited with status 0\noutput (stdout and stderr interleaved):\na b ; * $HOME\n"
         )
     );
     assert_eq!(
         run(&f, json!({ "program": "true" })),
-        Outcome::success("`true` exited with status 0; no output")
+        Outcome::success("`true` exited with status 0\nno output")
     );
 }
 
@@ -40,7 +40,7 @@ fn stdout_and_stderr_are_interleaved_as_written() {
             json!({ "program": "sh", "args": ["-c", "echo out; echo err >&2; echo out again"] })
         ),
         Outcome::success(
-            "`sh -c \"echo out; echo err >&2; echo out again\"` exited with status 0; output (stdout and stderr interleaved):\nout\nerr\nout again\n"
+            "`sh -c \"echo out; echo err >&2; echo out again\"` exited with status 0\noutput (stdout and stderr interleaved):\nout\nerr\nout again\n"
         )
     );
 }
@@ -54,12 +54,12 @@ fn a_failing_program_is_an_error_with_its_status_and_output() {
             json!({ "program": "sh", "args": ["-c", "echo failing >&2; exit 3"] })
         ),
         error(
-            "`sh -c \"echo failing >&2; exit 3\"` exited with status 3; output (stdout and stderr interleaved):\nfailing\n"
+            "`sh -c \"echo failing >&2; exit 3\"` exited with status 3\noutput (stdout and stderr interleaved):\nfailing\n"
         )
     );
     assert_eq!(
         run(&f, json!({ "program": "sh", "args": ["-c", "kill -9 $$"] })),
-        error("`sh -c \"kill -9 $$\"` was killed by signal 9; no output")
+        error("`sh -c \"kill -9 $$\"` was killed by signal 9\nno output")
     );
 }
 
@@ -71,14 +71,14 @@ fn runs_in_the_root_or_in_cwd_inside_the_workspace() {
     assert_eq!(
         run(&f, json!({ "program": "pwd" })),
         Outcome::success(format!(
-            "`pwd` exited with status 0; output (stdout and stderr interleaved):\n{}\n",
+            "`pwd` exited with status 0\noutput (stdout and stderr interleaved):\n{}\n",
             root.display()
         ))
     );
     assert_eq!(
         run(&f, json!({ "program": "ls", "cwd": "sub/dir" })),
         Outcome::success(
-            "`ls` exited with status 0; output (stdout and stderr interleaved):\na.txt\n"
+            "`ls` exited with status 0\noutput (stdout and stderr interleaved):\na.txt\n"
         )
     );
     assert_eq!(
@@ -130,7 +130,7 @@ fn a_program_that_cannot_be_run_is_named() {
     assert_eq!(
         run(&f, json!({ "program": "./script.sh" })),
         Outcome::success(
-            "`./script.sh` exited with status 0; output (stdout and stderr interleaved):\nhi\n"
+            "`./script.sh` exited with status 0\noutput (stdout and stderr interleaved):\nhi\n"
         )
     );
     f.write("bad.sh", "#!/nonexistent/interpreter\n");
@@ -172,7 +172,7 @@ fn arguments_are_checked() {
     assert_eq!(
         run(&f, json!({ "program": "true", "timeout_secs": 601 })),
         Outcome::success(
-            "`true` exited with status 0 (timeout_secs 601 was lowered to the maximum, 600); no output"
+            "`true` exited with status 0 (timeout_secs 601 was lowered to the maximum, 600)\nno output"
         )
     );
 }
@@ -204,7 +204,7 @@ fn a_timeout_kills_the_program_and_what_it_started() {
     assert_eq!(
         outcome,
         error(
-            "`sh -c \"sleep 1000 & echo $! > child; echo started; wait\"` did not finish within 1 s (timeout_secs) and was killed, with the processes it started; output (stdout and stderr interleaved):\nstarted\n"
+            "`sh -c \"sleep 1000 & echo $! > child; echo started; wait\"` did not finish within 1 s (timeout_secs) and was killed, with the processes it started\noutput (stdout and stderr interleaved):\nstarted\n"
         )
     );
     assert!(started.elapsed() < Duration::from_secs(5));
@@ -226,7 +226,7 @@ fn what_the_program_leaves_behind_is_killed_when_it_exits() {
     assert_eq!(
         outcome,
         Outcome::success(
-            "`sh -c \"sleep 1000 & echo $! > child; echo done\"` exited with status 0; output (stdout and stderr interleaved):\ndone\n"
+            "`sh -c \"sleep 1000 & echo $! > child; echo done\"` exited with status 0\noutput (stdout and stderr interleaved):\ndone\n"
         )
     );
     assert!(started.elapsed() < Duration::from_secs(5));
@@ -243,7 +243,7 @@ fn the_program_has_no_terminal_and_an_empty_stdin() {
             json!({ "program": "sh", "args": ["-c", "cat; (: < /dev/tty) 2>/dev/null || echo no terminal"] })
         ),
         Outcome::success(
-            "`sh -c \"cat; (: < /dev/tty) 2>/dev/null || echo no terminal\"` exited with status 0; output (stdout and stderr interleaved):\nno terminal\n"
+            "`sh -c \"cat; (: < /dev/tty) 2>/dev/null || echo no terminal\"` exited with status 0\noutput (stdout and stderr interleaved):\nno terminal\n"
         )
     );
 }
@@ -258,7 +258,7 @@ fn output_over_the_cap_is_cut_and_says_so() {
     assert_eq!(
         outcome,
         Outcome::success(format!(
-            "`seq 1 10000` exited with status 0; output (stdout and stderr interleaved), 48,894 bytes, over the cap of 32,768 bytes: the first 8,192 and the last 24,576 are shown:\n{head}\n[… 16,126 bytes left out …]\n{tail}"
+            "`seq 1 10000` exited with status 0\noutput (stdout and stderr interleaved), 48,894 bytes, over the cap of 32,768 bytes: the first 8,192 and the last 24,576 are shown:\n{head}\n[… 16,126 bytes left out …]\n{tail}"
         ))
     );
 }
