@@ -219,7 +219,7 @@ fn policy_check_on_a_wildcard_tool_names_the_wildcard_entry() {
     assert_eq!(
         run.stderr,
         "error: unknown tool `echo` (configured tools: fs_read_file, fs_list_files, fs_create_file, \
-         fs_modify_file, fs_delete_file, say, save, read, fail, crash, hang, garbage, huge, picture)\n"
+         fs_modify_file, fs_delete_file, run_command, say, save, read, fail, crash, hang, garbage, huge, picture)\n"
     );
 }
 

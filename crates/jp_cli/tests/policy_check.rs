@@ -528,6 +528,7 @@ fn jps_default_tools_declare_what_their_policies_need_first() {
         "fs_create_file",
         "fs_modify_file",
         "fs_delete_file",
+        "run_command",
     ] {
         let run = ws.jp(&["policy", "check", tool]);
         assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{tool}: {run:?}");
@@ -635,5 +636,56 @@ fn the_default_tools_ask_before_reading_secrets() {
     assert_eq!(
         list.stdout.lines().next(),
         Some("fs_list_files policy.run: unattended")
+    );
+}
+
+#[test]
+fn the_default_run_command_policy_explains_why_git_push_asks() {
+    let ws = Workspace::new();
+    assert_eq!(ws.jp(&["init", "--yes"]).code, 0);
+    let check = |args: &str| ws.jp(&["policy", "check", "run_command", "--args", args]);
+    let program = r#"pattern "^([^g]|g[^i]|gi[^t]|git.)|^gi?$" on /program"#;
+    let words = "^(status|diff|log|--version|-s|--short|-b|--branch|--porcelain|--stat|\
+                 --shortstat|--numstat|--name-only|--name-status|--cached|--staged|--oneline|\
+                 --graph|--decorate|--all|-p|--patch|--no-color|--no-ext-diff|-[1-9][0-9]{0,3}|\
+                 --max-count=[1-9][0-9]{0,3})$";
+    assert_eq!(
+        check(r#"{"program":"git","args":["push"]}"#),
+        Run {
+            code: 0,
+            stdout: format!(
+                "run_command policy.run: ask\n  \
+                 policy.run[0] {program}: no match: \"git\" does not match pattern \"^([^g]|g[^i]|gi[^t]|git.)|^gi?$\"\n  \
+                 policy.run[1] pattern \".\" on /cwd: no match: /cwd is absent\n  \
+                 policy.run[2] pattern \"{words}\" on /args: no match: \"push\" at /args/0 does not match pattern \"{words}\"\n  \
+                 policy.run[3] catch-all: matches\n  \
+                 while streaming: decided only when all arguments are in\n  \
+                 policy: conversation.tools.run_command.policy.run (.jp/config.toml)\n"
+            ),
+            stderr: String::new(),
+        }
+    );
+    assert_eq!(
+        check(r#"{"program":"cargo","args":["test"]}"#),
+        Run {
+            code: 0,
+            stdout: format!(
+                "run_command policy.run: ask\n  \
+                 policy.run[0] {program}: matches: \"cargo\" matches pattern \"^([^g]|g[^i]|gi[^t]|git.)|^gi?$\"\n  \
+                 while streaming: decided once `program` is complete\n  \
+                 policy: conversation.tools.run_command.policy.run (.jp/config.toml)\n"
+            ),
+            stderr: String::new(),
+        }
+    );
+    let run = check(r#"{"program":"git","args":["status","--short"]}"#);
+    assert_eq!(
+        run.stdout.lines().next(),
+        Some("run_command policy.run: unattended"),
+        "{run:?}"
+    );
+    assert_eq!(
+        run.stdout.lines().nth(3),
+        Some(format!("  policy.run[2] pattern \"{words}\" on /args: matches: each of the 2 values of /args matches pattern \"{words}\"").as_str()),
     );
 }

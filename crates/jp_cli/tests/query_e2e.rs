@@ -76,7 +76,8 @@ fn anthropic_tool_call_creates_a_file() {
             "fs_list_files",
             "fs_create_file",
             "fs_modify_file",
-            "fs_delete_file"
+            "fs_delete_file",
+            "run_command"
         ]
     );
     let create_schema = &first["tools"][2]["input_schema"];

@@ -1,5 +1,5 @@
 //! The default tools jp ships: reading, listing, creating, modifying and
-//! deleting files in the workspace.
+//! deleting files in the workspace, and running a program in it.
 //!
 //! They are ordinary local tools. `jp tool NAME` runs one of them behind
 //! [`jp_tool::serve`], so jp starts them as processes and talks to them over
@@ -23,6 +23,7 @@
 
 mod arguments;
 pub mod atomic;
+mod command;
 mod create;
 mod delete;
 mod list;
@@ -34,16 +35,18 @@ mod workspace;
 
 use jp_tool::{Action, Outcome, Request};
 
+pub use command::{DEFAULT_TIMEOUT_SECS, MAX_OUTPUT_BYTES, MAX_TIMEOUT_SECS};
 pub use list::MAX_LIST_ENTRIES;
 pub use text::MAX_FILE_BYTES;
 
 /// The names of the default tools, as `jp tool NAME` takes them.
-pub const NAMES: [&str; 5] = [
+pub const NAMES: [&str; 6] = [
     "fs_read_file",
     "fs_list_files",
     "fs_create_file",
     "fs_modify_file",
     "fs_delete_file",
+    "run_command",
 ];
 
 /// The definitions `jp init` writes into `.jp/config.toml`: one
@@ -53,7 +56,9 @@ pub const NAMES: [&str; 5] = [
 ///
 /// Reading and listing run unattended; creating a file runs unattended
 /// under `src/` and asks elsewhere, always asking under `.jp/` and `.git/`;
-/// modifying and deleting ask.
+/// modifying and deleting ask. Running a program asks, except for a few
+/// read-only git commands named in full (`git status`, `git diff`, `git
+/// log` with a few options), in the workspace root.
 pub const DEFAULT_TOOLS_TOML: &str = include_str!("default_tools.toml");
 
 /// Runs the default tool `name` on `request`.
@@ -71,6 +76,7 @@ pub fn run(name: &str, request: Request) -> Outcome {
         "fs_create_file" => create::run(&request),
         "fs_modify_file" => modify::run(&request),
         "fs_delete_file" => delete::run(&request),
+        "run_command" => command::run(&request),
         _ => Err(format!(
             "unknown tool `{name}`; jp's default tools are {}",
             NAMES.join(", ")

@@ -81,6 +81,10 @@ fn parameters_are_in_the_intended_order_and_types() {
     assert_eq!(names(params("fs_create_file")), ["path", "content"]);
     assert_eq!(names(params("fs_modify_file")), ["path", "patterns"]);
     assert_eq!(names(params("fs_delete_file")), ["path"]);
+    assert_eq!(
+        names(params("run_command")),
+        ["program", "args", "cwd", "timeout_secs"]
+    );
 
     for name in [
         "fs_read_file",
@@ -177,4 +181,99 @@ fn run_policies_decide_as_intended() {
     assert_eq!(decide("fs_create_file", path("../src/x.rs")), Mode::Ask);
     assert_eq!(decide("fs_modify_file", path("src/lib.rs")), Mode::Ask);
     assert_eq!(decide("fs_delete_file", path("src/lib.rs")), Mode::Ask);
+}
+
+#[test]
+fn run_command_is_unattended_only_for_read_only_git_commands_in_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let loaded = load_defaults(dir.path());
+    let tools = &loaded.config.conversation.tools;
+    assert_eq!(tools["run_command"].timeout_secs, Some(610));
+    assert!(tools["run_command"].timeout_secs > Some(jp_tools::MAX_TIMEOUT_SECS));
+    let params = &tools["run_command"].parameters;
+    assert_eq!(params["program"].kind, ParamType::String);
+    assert!(params["program"].required);
+    assert_eq!(params["args"].kind, ParamType::Array);
+    assert_eq!(
+        params["args"].items.as_ref().unwrap().kind,
+        ParamType::String
+    );
+    assert_eq!(params["cwd"].kind, ParamType::Path);
+    assert_eq!(params["timeout_secs"].kind, ParamType::Integer);
+    assert!(!params["args"].required && !params["cwd"].required);
+
+    let (_, compiled) = effective_policy(&loaded.config, "run_command", PolicyField::Run).unwrap();
+    let policy = compiled.policy.unwrap();
+    let decide = |args: serde_json::Value| policy.evaluate(&args, dir.path()).mode;
+    let git = |args: &[&str]| serde_json::json!({ "program": "git", "args": args });
+
+    for unattended in [
+        &["status"][..],
+        &["status", "--short", "--branch"],
+        &["diff"],
+        &["diff", "--cached", "--stat"],
+        &["log", "--oneline", "-20"],
+        &["log", "--max-count=5", "-p"],
+        &["--version"],
+    ] {
+        assert_eq!(decide(git(unattended)), Mode::Unattended, "{unattended:?}");
+    }
+    for asks in [
+        &[][..],
+        &["push"],
+        &["push", "--force"],
+        &["status", "push"],
+        &["commit", "-m", "x"],
+        &["-c", "core.pager=sh", "diff"],
+        &["-c", "core.fsmonitor=rm", "status"],
+        &["-C", "..", "status"],
+        &["diff", "--output=../x"],
+        &["diff", "--no-index", "/etc/passwd", "/dev/null"],
+        &["diff", "src/lib.rs"],
+        &["diff", "--ext-diff"],
+        &["log", "main"],
+        &["log", "-n", "5"],
+        &["status;", "rm", "-rf", "/"],
+        &["status", ""],
+        &["Status"],
+    ] {
+        assert_eq!(decide(git(asks)), Mode::Ask, "{asks:?}");
+    }
+    for program in [
+        "cargo",
+        "sh",
+        "/usr/bin/git",
+        "./git",
+        "gitk",
+        "g",
+        "gi",
+        "git ",
+        "Git",
+        "rm",
+    ] {
+        assert_eq!(
+            decide(serde_json::json!({ "program": program, "args": ["status"] })),
+            Mode::Ask,
+            "{program}"
+        );
+    }
+    for cargo in [
+        &["test"][..],
+        &["check"],
+        &["--version"],
+        &["test", "--config", "x"],
+    ] {
+        assert_eq!(
+            decide(serde_json::json!({ "program": "cargo", "args": cargo })),
+            Mode::Ask,
+            "{cargo:?}"
+        );
+    }
+    for cwd in ["src", ".", "..", "/"] {
+        assert_eq!(
+            decide(serde_json::json!({ "program": "git", "args": ["status"], "cwd": cwd })),
+            Mode::Ask,
+            "{cwd}"
+        );
+    }
 }

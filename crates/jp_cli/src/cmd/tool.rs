@@ -15,7 +15,7 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 pub struct Tool {
     /// The tool (fs_read_file, fs_list_files, fs_create_file,
-    /// fs_modify_file, fs_delete_file).
+    /// fs_modify_file, fs_delete_file, run_command).
     name: String,
 }
 
