@@ -689,3 +689,37 @@ fn the_default_run_command_policy_explains_why_git_push_asks() {
         Some(format!("  policy.run[2] pattern \"{words}\" on /args: matches: each of the 2 values of /args matches pattern \"{words}\"").as_str()),
     );
 }
+
+/// `fs_create_file` is unattended under `src/` but asks for jp's and git's
+/// own directories at any depth: a `src/.git/config` can make git run
+/// programs.
+#[test]
+fn the_default_create_rule_asks_for_git_and_jp_directories_at_any_depth() {
+    let ws = Workspace::new();
+    assert_eq!(ws.jp(&["init", "--yes"]).code, 0);
+    let mode = |path: &str| {
+        let args = serde_json::json!({ "path": path, "content": "x" }).to_string();
+        let run = ws.jp(&["policy", "check", "fs_create_file", "--args", &args]);
+        run.stdout.lines().next().unwrap_or_default().to_owned()
+    };
+    for asked in [
+        "src/.git/config",
+        ".git/hooks/pre-commit",
+        "src/.jp/config.toml",
+        ".jp/x",
+    ] {
+        assert_eq!(mode(asked), "fs_create_file policy.run: ask", "{asked}");
+    }
+    for unattended in [
+        "src/a.rs",
+        "src/.gitignore",
+        "src/.github/ci.yml",
+        "src/gitx/a",
+    ] {
+        assert_eq!(
+            mode(unattended),
+            "fs_create_file policy.run: unattended",
+            "{unattended}"
+        );
+    }
+}
