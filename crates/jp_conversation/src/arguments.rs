@@ -6,8 +6,10 @@ mod aggregator;
 mod error;
 mod fragment;
 mod lexical;
+mod limits;
 mod parser;
 mod pointer;
+mod state;
 
 pub use aggregator::{AggregateError, ArgumentsSoFar, DuplicateKey, FragmentAggregator};
 pub use error::{ArgParseError, Found, Limit, TruncatedIn};

@@ -141,3 +141,95 @@ pub(super) fn hex_value(byte: u8) -> Option<u16> {
         _ => None,
     }
 }
+
+/// A number's text for an error message: whole if short, else its start and
+/// its length, so a hostile number cannot bloat every later error.
+pub(super) fn abbreviate(number: &str) -> String {
+    const SHOWN: usize = 24;
+    if number.len() <= SHOWN {
+        number.to_owned()
+    } else {
+        // Number text is ASCII, so any byte index is a char boundary.
+        format!("{}... ({} characters)", &number[..SHOWN], number.len())
+    }
+}
+
+/// The position of the first byte at or after `at` that ends a run of plain
+/// string content (`"`, `\\` or a control byte), or `bytes.len()`. Looks at
+/// eight bytes at a time: long runs of text are the common case.
+pub(super) fn skip_plain(bytes: &[u8], mut at: usize) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = ONES * 0x80;
+    const QUOTES: u64 = ONES * b'"' as u64;
+    const BACKSLASHES: u64 = ONES * b'\\' as u64;
+    const SPACES: u64 = ONES * 0x20;
+    while let Some(word) = bytes.get(at..).and_then(<[u8]>::first_chunk::<8>) {
+        let word = u64::from_le_bytes(*word);
+        // A byte of `x` is zero (or, in the last term, below 0x20) where
+        // `x - ONES` borrows into its high bit while `x`'s own high bit is
+        // clear. A borrow only runs upwards from such a byte, so the lowest
+        // flagged byte is the first special one.
+        let quotes = word ^ QUOTES;
+        let backslashes = word ^ BACKSLASHES;
+        let special = (quotes.wrapping_sub(ONES) & !quotes)
+            | (backslashes.wrapping_sub(ONES) & !backslashes)
+            | (word.wrapping_sub(SPACES) & !word);
+        let special = special & HIGH;
+        if special != 0 {
+            // Little-endian: the lowest bits are the first byte.
+            return at + (special.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while at < bytes.len() && !STRING_SPECIAL[usize::from(bytes[at])] {
+        at += 1;
+    }
+    at
+}
+
+/// The escape sequence starting with the `\\` at `at`, decoded, with its
+/// length in bytes, when all of it lies in `bytes` and it is valid (a
+/// surrogate pair counts as one); `None` for anything else, which the
+/// parser's state machine then reads byte by byte, to carry it over a chunk
+/// boundary or to report the exact error.
+pub(super) fn whole_escape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
+    let decoded = match *bytes.get(at + 1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let code = hex4(bytes, at + 2)?;
+            return match code {
+                0xD800..=0xDBFF => {
+                    if bytes.get(at + 6..at + 8)? != b"\\u" {
+                        return None;
+                    }
+                    let low = hex4(bytes, at + 8)?;
+                    if !(0xDC00..=0xDFFF).contains(&low) {
+                        return None;
+                    }
+                    let scalar =
+                        0x10000 + ((u32::from(code) - 0xD800) << 10) + (u32::from(low) - 0xDC00);
+                    Some((char::from_u32(scalar)?, 12))
+                }
+                0xDC00..=0xDFFF => None,
+                _ => Some((char::from_u32(u32::from(code))?, 6)),
+            };
+        }
+        _ => return None,
+    };
+    Some((decoded, 2))
+}
+
+/// The four hexadecimal digits at `at`, if all are there.
+fn hex4(bytes: &[u8], at: usize) -> Option<u16> {
+    let digits = bytes.get(at..at + 4)?;
+    digits
+        .iter()
+        .try_fold(0, |code, &digit| Some(code << 4 | hex_value(digit)?))
+}

@@ -15,42 +15,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::fragment::{
     EmptyKind, FragmentPath, FragmentRef, Leaf, PathSegment, Scalar, StreamFragment, StringId,
 };
-use super::lexical::{Escape, Literal, NumberState, STRING_SPECIAL, hex_value, is_whitespace};
+use super::lexical::{
+    Escape, Literal, NumberState, STRING_SPECIAL, abbreviate, hex_value, is_whitespace, skip_plain,
+    whole_escape,
+};
+pub use super::limits::ParserLimits;
 use super::pointer::JsonPointer;
-
-/// Limits that bound the parser's memory and work on hostile input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ParserLimits {
-    /// Deepest allowed nesting of arrays and objects (the root container is
-    /// depth 1).
-    pub max_depth: usize,
-    /// Longest allowed object key, in bytes of decoded UTF-8.
-    pub max_key_len: usize,
-    /// Largest allowed input, in bytes over all pushes.
-    pub max_size: usize,
-}
-
-impl ParserLimits {
-    /// Default nesting depth: 128 nested arrays and objects (serde_json stops
-    /// at 127).
-    pub const DEFAULT_MAX_DEPTH: usize = 128;
-    /// Default key length: far beyond any parameter name. Kept small because
-    /// every owned fragment ([`IncrementalArgParser::push`]) repeats the
-    /// keys of its path.
-    pub const DEFAULT_MAX_KEY_LEN: usize = 256;
-    /// Default input size: room for a large file's content and then some.
-    pub const DEFAULT_MAX_SIZE: usize = 64 * 1024 * 1024;
-}
-
-impl Default for ParserLimits {
-    fn default() -> Self {
-        Self {
-            max_depth: Self::DEFAULT_MAX_DEPTH,
-            max_key_len: Self::DEFAULT_MAX_KEY_LEN,
-            max_size: Self::DEFAULT_MAX_SIZE,
-        }
-    }
-}
+use super::state::{State, Step};
 
 /// Parses tool-call argument JSON as it streams in.
 ///
@@ -146,52 +117,6 @@ impl Frame {
 
 /// Where the parser hands its fragments.
 type Sink<'s> = dyn FnMut(FragmentRef<'_>) + 's;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    /// A value must come: at the root, after `:`, or after `,` in an array.
-    Value,
-    /// Just after `[`: a value or `]`.
-    ValueOrEnd,
-    /// Just after `{`: a key or `}`.
-    KeyOrEnd,
-    /// After `,` in an object: a key.
-    Key,
-    /// Inside an object key.
-    InKey,
-    /// After a key: `:`.
-    Colon,
-    /// Inside a string value.
-    InString,
-    /// Inside a number.
-    Number(NumberState),
-    /// Inside `true`, `false` or `null`; `matched` bytes seen so far.
-    Literal { literal: Literal, matched: u8 },
-    /// After a value inside a container: `,` or the closing bracket.
-    AfterValue,
-    /// The root value is complete; only whitespace may follow.
-    End,
-}
-
-/// A number's text for an error message: whole if short, else its start and
-/// its length, so a hostile number cannot bloat every later error.
-fn abbreviate(number: &str) -> String {
-    const SHOWN: usize = 24;
-    if number.len() <= SHOWN {
-        number.to_owned()
-    } else {
-        // Number text is ASCII, so any byte index is a char boundary.
-        format!("{}... ({} characters)", &number[..SHOWN], number.len())
-    }
-}
-
-/// What a step of the state machine did with the current byte.
-enum Step {
-    /// The byte was used; move to the next one.
-    Consumed,
-    /// A value ended just before this byte; look at it again in the new state.
-    Reprocess,
-}
 
 impl Default for IncrementalArgParser {
     fn default() -> Self {
@@ -963,86 +888,6 @@ impl IncrementalArgParser {
 fn next_parser_id() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
-/// The position of the first byte at or after `at` that ends a run of plain
-/// string content (`"`, `\\` or a control byte), or `bytes.len()`. Looks at
-/// eight bytes at a time: long runs of text are the common case.
-fn skip_plain(bytes: &[u8], mut at: usize) -> usize {
-    const ONES: u64 = u64::from_ne_bytes([1; 8]);
-    const HIGH: u64 = ONES * 0x80;
-    const QUOTES: u64 = ONES * b'"' as u64;
-    const BACKSLASHES: u64 = ONES * b'\\' as u64;
-    const SPACES: u64 = ONES * 0x20;
-    while let Some(word) = bytes.get(at..).and_then(<[u8]>::first_chunk::<8>) {
-        let word = u64::from_le_bytes(*word);
-        // A byte of `x` is zero (or, in the last term, below 0x20) where
-        // `x - ONES` borrows into its high bit while `x`'s own high bit is
-        // clear. A borrow only runs upwards from such a byte, so the lowest
-        // flagged byte is the first special one.
-        let quotes = word ^ QUOTES;
-        let backslashes = word ^ BACKSLASHES;
-        let special = (quotes.wrapping_sub(ONES) & !quotes)
-            | (backslashes.wrapping_sub(ONES) & !backslashes)
-            | (word.wrapping_sub(SPACES) & !word);
-        let special = special & HIGH;
-        if special != 0 {
-            // Little-endian: the lowest bits are the first byte.
-            return at + (special.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
-    }
-    while at < bytes.len() && !STRING_SPECIAL[usize::from(bytes[at])] {
-        at += 1;
-    }
-    at
-}
-
-/// The escape sequence starting with the `\\` at `at`, decoded, with its
-/// length in bytes, when all of it lies in `bytes` and it is valid (a
-/// surrogate pair counts as one); `None` for anything else, which the
-/// parser's state machine then reads byte by byte, to carry it over a chunk
-/// boundary or to report the exact error.
-fn whole_escape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
-    let decoded = match *bytes.get(at + 1)? {
-        b'"' => '"',
-        b'\\' => '\\',
-        b'/' => '/',
-        b'b' => '\u{8}',
-        b'f' => '\u{c}',
-        b'n' => '\n',
-        b'r' => '\r',
-        b't' => '\t',
-        b'u' => {
-            let code = hex4(bytes, at + 2)?;
-            return match code {
-                0xD800..=0xDBFF => {
-                    if bytes.get(at + 6..at + 8)? != b"\\u" {
-                        return None;
-                    }
-                    let low = hex4(bytes, at + 8)?;
-                    if !(0xDC00..=0xDFFF).contains(&low) {
-                        return None;
-                    }
-                    let scalar =
-                        0x10000 + ((u32::from(code) - 0xD800) << 10) + (u32::from(low) - 0xDC00);
-                    Some((char::from_u32(scalar)?, 12))
-                }
-                0xDC00..=0xDFFF => None,
-                _ => Some((char::from_u32(u32::from(code))?, 6)),
-            };
-        }
-        _ => return None,
-    };
-    Some((decoded, 2))
-}
-
-/// The four hexadecimal digits at `at`, if all are there.
-fn hex4(bytes: &[u8], at: usize) -> Option<u16> {
-    let digits = bytes.get(at..at + 4)?;
-    digits
-        .iter()
-        .try_fold(0, |code, &digit| Some(code << 4 | hex_value(digit)?))
 }
 
 #[cfg(test)]
