@@ -8,6 +8,7 @@ mod init;
 mod mcp;
 mod policy;
 mod tool;
+mod trust;
 
 use std::process::ExitCode;
 
@@ -62,6 +63,9 @@ enum Command {
     /// The MCP servers: start them to list their state and tools.
     #[command(subcommand)]
     Mcp(mcp::Mcp),
+    /// Trust this workspace's own config (its tools, MCP servers and
+    /// policies), see whether it is trusted, or stop trusting it.
+    Trust(trust::Trust),
     /// Tools for looking inside jp's machinery.
     #[command(subcommand)]
     Debug(debug::Debug),
@@ -94,7 +98,7 @@ impl Cli {
         }
         let ctx = || crate::ctx::Ctx::from_process(self.cfg.clone(), flags.clone());
         match self.command {
-            Command::Init(init) => init.run(&ctx()?.cwd),
+            Command::Init(init) => init.run(&ctx()?),
             Command::Query(query) => query.run(ctx()?),
             Command::Conversation(c) => c.run(&ctx()?.cwd),
             Command::Tool(tool) => Ok(tool.run()),
@@ -102,6 +106,7 @@ impl Cli {
             Command::Config(config) => config.run(&ctx()?),
             Command::Policy(policy) => policy.run(&ctx()?),
             Command::Mcp(mcp) => mcp.run(&ctx()?),
+            Command::Trust(trust) => trust.run(&ctx()?),
             Command::Completions { shell } => {
                 use std::io::Write as _;
                 let mut command = <Self as clap::CommandFactory>::command();

@@ -25,13 +25,15 @@ impl Ctx {
         flags: Vec<load::FlagAssignment>,
     ) -> Result<Self, crate::error::Error> {
         let cwd = std::env::current_dir().map_err(crate::error::Error::CurrentDir)?;
+        // `vars()` panics on a variable that is not UTF-8; such a variable
+        // can be no config key or path jp reads, so skip it.
+        let env: Vec<(String, String)> = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect();
+        crate::trust::Override::from_env(&env).map_err(crate::error::Error::TrustOverride)?;
         Ok(Self {
             cwd,
-            // `vars()` panics on a variable that is not UTF-8; such a
-            // variable can be no config key or path jp reads, so skip it.
-            env: std::env::vars_os()
-                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-                .collect(),
+            env,
             assignments,
             flags,
         })
@@ -47,16 +49,33 @@ impl Ctx {
             flags: self.flags.clone(),
             overrides: Vec::new(),
             deltas: Vec::new(),
+            trust: crate::trust::workspace_trust(&self.env, self.workspace_root().as_deref()),
         }
     }
 
-    /// Loads the config, printing its warnings to stderr.
+    /// The workspace root around `cwd`, if there is one.
+    pub fn workspace_root(&self) -> Option<PathBuf> {
+        load::find_workspace_root(&self.cwd)
+    }
+
+    /// Loads the config, printing its warnings to stderr, and what the
+    /// workspace's config holds that did not apply.
     pub fn load(&self) -> Result<Loaded, LoadError> {
         let loaded = load::load(&self.load_options())?;
         for warning in &loaded.warnings {
             crate::errln!("{warning}");
         }
+        self.trust_notice(&loaded);
         Ok(loaded)
+    }
+
+    /// Says (once) what the workspace's config holds that did not apply.
+    pub fn trust_notice(&self, loaded: &Loaded) {
+        crate::trust::notice(
+            loaded.held.as_ref(),
+            &self.env,
+            loaded.workspace_root.as_deref(),
+        );
     }
 }
 

@@ -29,6 +29,12 @@ pub enum Error {
     /// Standard input could not be read.
     #[error("cannot read standard input: {0}")]
     Stdin(#[source] std::io::Error),
+    /// `JP_TRUST_WORKSPACE` holds neither `1` nor `0`.
+    #[error("{0}")]
+    TrustOverride(String),
+    /// The records of trusted workspaces do not read or write.
+    #[error("the trusted workspaces: {0}")]
+    TrustStore(#[from] crate::trust::StoreError),
     /// The directory jp runs in could not be read.
     #[error("cannot read the current directory: {0}")]
     CurrentDir(#[source] std::io::Error),

@@ -5,5 +5,8 @@ pub const INVALID_CONFIG: u8 = 1;
 /// The command was used wrongly: unknown tool, arguments that do not
 /// fit, no workspace to write to.
 pub const USAGE: u8 = 2;
+/// A query that did not run: the workspace's config holds what needs
+/// trust, and there is no terminal to ask on (`jp trust`).
+pub const UNTRUSTED: u8 = 3;
 /// A turn the user interrupted (as for SIGINT).
 pub const INTERRUPTED: u8 = 130;

@@ -24,6 +24,7 @@ mod prompt;
 mod query;
 mod recorded;
 mod stateful;
+mod trust;
 mod usage;
 
 use std::process::ExitCode;

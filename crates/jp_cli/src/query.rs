@@ -45,6 +45,7 @@ pub mod stream;
 pub mod system;
 pub mod tickets;
 pub mod tools;
+pub mod trusting;
 pub mod turn;
 pub mod window;
 
@@ -131,6 +132,9 @@ impl Query {
                 return Ok(exit::USAGE.into());
             }
         };
+        if let Some(code) = trusting::before_query(&ctx, !self.non_interactive)? {
+            return Ok(code);
+        }
         let setup = match configure(&mut ctx, self.new)? {
             Ok(setup) => setup,
             Err(code) => return Ok(code),

@@ -19,6 +19,7 @@ fn config(toml: &str) -> AppConfig {
     .unwrap();
     jp_config::load::load(&jp_config::load::LoadOptions {
         cwd: dir.path().to_path_buf(),
+        trust: jp_config::trust::WorkspaceTrust::Trusted,
         ..jp_config::load::LoadOptions::default()
     })
     .unwrap()
@@ -460,6 +461,7 @@ fn only_what_the_flags_change_is_recorded() {
     .unwrap();
     let current = jp_config::load::load(&jp_config::load::LoadOptions {
         cwd: dir.path().to_path_buf(),
+        trust: jp_config::trust::WorkspaceTrust::Trusted,
         ..jp_config::load::LoadOptions::default()
     })
     .unwrap();

@@ -5,8 +5,10 @@
 //! An example is a `$ ` command line (run by bash, with the `jp` under test
 //! first on `PATH`) followed by the exact standard output.
 //!
-//! Each page runs in its own empty temporary directory, with `HOME` and
-//! `XDG_CONFIG_HOME` inside it, so no user config leaks in. A fenced block
+//! Each page runs in its own empty temporary directory, with `HOME` inside
+//! it and `XDG_CONFIG_HOME` in another, so no user config leaks in, and
+//! with `JP_TRUST_WORKSPACE=1`: the config a page writes is trusted, as
+//! the pages say it must be (docs/config.md, "Workspace trust"). A fenced block
 //! opened as ```` ```toml file=.jp/config.toml ```` writes that file (relative
 //! to the page's directory) before the examples that follow it run, so a page
 //! shows the config it talks about and the test uses exactly that config.
@@ -104,6 +106,9 @@ fn documented_console_examples_print_what_the_docs_say() {
     assert!(count >= 3, "the docs should hold console examples");
     for steps in pages {
         let dir = tempfile::tempdir().unwrap();
+        // The user's config (and the trusted workspaces it records) lives
+        // outside the workspace, as it does for a real user.
+        let config_home = tempfile::tempdir().unwrap();
         for step in steps {
             let example = match step {
                 Step::Write { path, text } => {
@@ -123,7 +128,10 @@ fn documented_console_examples_print_what_the_docs_say() {
                 .env_clear()
                 .env("PATH", &path)
                 .env("HOME", dir.path())
-                .env("XDG_CONFIG_HOME", dir.path().join(".config"))
+                .env("XDG_CONFIG_HOME", config_home.path())
+                // The pages write their config by hand and say once that
+                // it needs `jp trust`; the examples show what follows.
+                .env("JP_TRUST_WORKSPACE", "1")
                 .current_dir(dir.path())
                 .output()
                 .unwrap();

@@ -402,7 +402,7 @@ fn no_command_writes_a_raw_control_character_to_the_terminal() {
     // A clean environment: nothing of the test's (`NO_COLOR`, `JP_CFG_*`)
     // reaches jp.
     let run = format!(
-        "env -i PATH='{bin}':'{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' TERM=xterm sh '{script}'",
+        "env -i PATH='{bin}':'{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' JP_TRUST_WORKSPACE=1 TERM=xterm sh '{script}'",
         bin = bin.display(),
         path = std::env::var("PATH").unwrap_or_default(),
         home = ws.root().display(),

@@ -20,6 +20,8 @@ fn jp(args: &[&str]) -> (i32, String) {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", home.path())
         .env("XDG_CONFIG_HOME", home.path().join("xdg"))
+        // This repository's own config is what is under test.
+        .env("JP_TRUST_WORKSPACE", "1")
         .current_dir(repo())
         .output()
         .unwrap();

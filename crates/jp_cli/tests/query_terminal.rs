@@ -153,7 +153,7 @@ fn rand_suffix() -> u128 {
 /// conversation (issue 21, item 4), which these tests are not about.
 fn query_line(ws: &Workspace, server: &TestServer, message: &str) -> String {
     format!(
-        "env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' TERM=xterm ANTHROPIC_API_KEY=test-key \
+        "env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' JP_TRUST_WORKSPACE=1 TERM=xterm ANTHROPIC_API_KEY=test-key \
          JP_CFG_ASSISTANT__MODEL__ID=anthropic/claude-haiku-4-5 \
          '{jp}' query --cfg providers.llm.anthropic.base_url={url} '{message}'; \
          echo EXIT=$?; sleep 60",
@@ -1329,7 +1329,7 @@ fn the_session_in_the_terminal_docs_is_what_the_terminal_shows() {
         .expect("the capture starts with the command");
     let ws = initialized();
     let line = format!(
-        "env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' TERM=xterm '{jp}' {args}; \
+        "env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' JP_TRUST_WORKSPACE=1 TERM=xterm '{jp}' {args}; \
          echo EXIT=$?; sleep 60",
         path = std::env::var("PATH").unwrap_or_default(),
         home = ws.root().display(),
@@ -1688,4 +1688,91 @@ fn a_call_refused_for_its_size_while_its_prompt_waits_closes_the_prompt() {
     );
     assert!(!ws.project().join("notes.txt").exists());
     assert_eq!(responses(&stored(&ws))[0].0, "refused");
+}
+
+/// A cloned repository's config: one tool that leaves a file behind.
+const UNTRUSTED_TOOL: &str = r#"[conversation.tools.deploy]
+command = ["sh", "-c", "touch ../deployed; echo '{\"type\":\"success\",\"content\":\"deployed\"}'"]
+policy.run = "unattended"
+"#;
+
+/// The query line of a user who trusts nothing yet.
+fn untrusted_line(ws: &Workspace, server: &TestServer) -> String {
+    with_stty(&query_line(ws, server, "deploy it")).replace("JP_TRUST_WORKSPACE=1 ", "")
+}
+
+#[test]
+fn the_first_query_in_an_untrusted_workspace_asks_and_yes_trusts_it() {
+    let ws = Workspace::new();
+    ws.write("project/.jp/config.toml", UNTRUSTED_TOOL);
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool("toolu_1", "deploy", "{}")],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(&[Item::Text("Deployed.")], "end_turn", false)),
+    ]);
+    let Some(tmux) = Tmux::start(&ws, &untrusted_line(&ws, &server)) else {
+        return;
+    };
+    let screen = tmux.wait_for("Trust this workspace and apply them?");
+    assert!(
+        screen.starts_with(
+            "this workspace is not trusted, so jp leaves out what its config would run or decide:\n  \
+             .jp/config.toml:1: conversation.tools.deploy\n\
+             Trust this workspace and apply them? [y,n,?]"
+        ),
+        "{screen}"
+    );
+    assert!(
+        server.requests().is_empty(),
+        "nothing is sent before the answer"
+    );
+    tmux.send(&["y"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    tmux.assert_restored(&screen);
+    let trusted = format!(
+        "trusted {}: its config applies in full (`jp trust --revoke` undoes it)\n",
+        ws.project().display()
+    );
+    assert!(screen.contains(&trusted), "{screen}");
+    assert!(screen.contains("Deployed."), "{screen}");
+    assert!(ws.root().join("deployed").exists(), "the trusted tool ran");
+    let mut status = ws.command(&["trust", "--status"], &[]);
+    status.env_remove("JP_TRUST_WORKSPACE");
+    let status = ws.run_of(status.output().unwrap());
+    assert_eq!(
+        status.stdout,
+        "this workspace is trusted, as its config is now\n"
+    );
+}
+
+#[test]
+fn no_at_the_trust_question_goes_on_without_the_workspace_s_tools() {
+    let ws = Workspace::new();
+    ws.write("project/.jp/config.toml", UNTRUSTED_TOOL);
+    let server = TestServer::start(vec![Reply::sse(anthropic(
+        &[Item::Text("No tools here.")],
+        "end_turn",
+        false,
+    ))]);
+    let Some(tmux) = Tmux::start(&ws, &untrusted_line(&ws, &server)) else {
+        return;
+    };
+    tmux.wait_for("Trust this workspace and apply them? [y,n,?]");
+    tmux.send(&["n"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(
+        screen.contains(
+            "Trust this workspace and apply them? [y,n,?] n\n\
+             going on without them; `jp trust` applies them later\n"
+        ),
+        "{screen}"
+    );
+    let sent = server.wait_for(1, Duration::from_secs(5))[0].json();
+    assert_eq!(sent.get("tools"), None, "{sent}");
+    assert!(!ws.root().join("deployed").exists());
 }

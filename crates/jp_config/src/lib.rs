@@ -30,6 +30,7 @@ pub mod schema;
 pub mod stateful;
 pub mod style;
 pub mod tool;
+pub mod trust;
 pub mod validate;
 
 pub use app::{AppConfig, PartialAppConfig};

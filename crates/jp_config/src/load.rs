@@ -75,6 +75,7 @@ pub fn load(options: &LoadOptions) -> Result<Loaded, LoadError> {
         partials,
         mut errors,
         warnings: layer_warnings,
+        held,
     } = read::read_layers(options);
 
     let workspace_root = find_workspace_root(&options.cwd);
@@ -102,6 +103,7 @@ pub fn load(options: &LoadOptions) -> Result<Loaded, LoadError> {
         workspace_root,
         layers,
         warnings: Vec::new(),
+        held,
     };
     let (errors, warnings): (Vec<_>, Vec<_>) = validate::validate(&loaded.config)
         .into_iter()

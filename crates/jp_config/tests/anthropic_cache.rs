@@ -9,6 +9,8 @@ fn options(dir: &tempfile::TempDir) -> LoadOptions {
     LoadOptions {
         cwd: dir.path().join("project"),
         user_config: Some(dir.path().join("xdg/jp/config.toml")),
+        // The workspace's own file is what these tests are about.
+        trust: jp_config::trust::WorkspaceTrust::Trusted,
         ..LoadOptions::default()
     }
 }

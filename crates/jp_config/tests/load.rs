@@ -35,6 +35,8 @@ impl Fixture {
         LoadOptions {
             cwd: self.project().join("src/deep"),
             user_config: Some(self.dir.path().join("xdg/jp/config.toml")),
+            // The workspace's own file is what these tests are about.
+            trust: jp_config::trust::WorkspaceTrust::Trusted,
             ..LoadOptions::default()
         }
     }

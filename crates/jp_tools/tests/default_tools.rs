@@ -19,6 +19,8 @@ fn load_defaults(project: &Path) -> Loaded {
     let options = LoadOptions {
         cwd: project.to_path_buf(),
         user_config: None,
+        // The workspace's own file is what these tests are about.
+        trust: jp_config::trust::WorkspaceTrust::Trusted,
         ..LoadOptions::default()
     };
     match load(&options) {

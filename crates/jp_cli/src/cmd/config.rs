@@ -193,8 +193,16 @@ fn get(loaded: &Loaded, key: &str) -> Result<ExitCode, Error> {
 }
 
 fn validate(ctx: &Ctx) -> ExitCode {
-    match load::load(&ctx.load_options()) {
+    // All of it is checked, what needs trust too: checking runs nothing.
+    let options = load::LoadOptions {
+        trust: jp_config::trust::WorkspaceTrust::Trusted,
+        ..ctx.load_options()
+    };
+    match load::load(&options) {
         Ok(loaded) => {
+            if let Ok(applies) = load::load(&ctx.load_options()) {
+                ctx.trust_notice(&applies);
+            }
             for warning in &loaded.warnings {
                 crate::outln!("{warning}");
             }
@@ -246,6 +254,9 @@ fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Error> {
         }
     };
 
+    // A workspace the user trusts stays trusted through their own edit.
+    let trusted = !user && workspace_is_trusted(ctx);
+
     // `KEY=VALUE` is a string unless the key wants another type and the
     // text is JSON of that type; trying both against the whole config
     // decides, the same way `--cfg` does.
@@ -266,9 +277,14 @@ fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Error> {
         options.assignments.clear();
         options.flags.clear();
         options.overrides.push((file.clone(), new_text.clone()));
+        // All of it is checked, what needs trust too: checking runs nothing.
+        options.trust = jp_config::trust::WorkspaceTrust::Trusted;
         match load::load(&options) {
             Ok(loaded) => {
                 write_atomically(&file, &new_text)?;
+                if !user && trusted {
+                    retrust(ctx, &loaded)?;
+                }
                 for warning in &loaded.warnings {
                     crate::errln!("{warning}");
                 }
@@ -291,6 +307,28 @@ fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Error> {
         );
     }
     Ok(exit::INVALID_CONFIG.into())
+}
+
+/// Whether the user's record trusts the workspace's files as they are now
+/// (a trust for one run, `JP_TRUST_WORKSPACE=1`, is not carried over).
+fn workspace_is_trusted(ctx: &Ctx) -> bool {
+    let options = ctx.load_options();
+    let trust = options.trust.clone();
+    matches!(trust, jp_config::trust::WorkspaceTrust::Recorded(_))
+        && load::load(&options)
+            .ok()
+            .and_then(|loaded| loaded.held)
+            .is_some_and(|held| held.covered_by(&trust))
+}
+
+/// Records trust in the workspace's files as the user's edit left them.
+fn retrust(ctx: &Ctx, loaded: &Loaded) -> Result<(), Error> {
+    let (Some(held), Some(root)) = (&loaded.held, &loaded.workspace_root) else {
+        return Ok(());
+    };
+    let store = crate::trust::TrustStore::of_user(&ctx.env).ok_or(Error::NoUserConfig)?;
+    store.set(root, crate::trust::record_of(held))?;
+    Ok(())
 }
 
 fn target_file(ctx: &Ctx, user: bool) -> Result<PathBuf, Error> {

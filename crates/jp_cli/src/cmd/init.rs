@@ -40,7 +40,8 @@ pub struct Init {
 impl Init {
     /// Writes `.jp/config.toml` (model and the default tools) and
     /// `.jp/.gitignore`.
-    pub fn run(self, cwd: &Path) -> Result<ExitCode, Error> {
+    pub fn run(self, ctx: &crate::ctx::Ctx) -> Result<ExitCode, Error> {
+        let cwd = &ctx.cwd;
         let dir = cwd.join(".jp");
         let config = dir.join("config.toml");
         if config.exists() {
@@ -65,6 +66,7 @@ impl Init {
         if !ignore.exists() {
             write_new(&ignore, GITIGNORE)?;
         }
+        trust_created(ctx)?;
         outln!("Initialized a jp workspace: .jp/config.toml");
         outln!(
             "  model: {model} (change it with `jp config set assistant.model.id=PROVIDER/NAME`)"
@@ -105,6 +107,24 @@ fn config_text(model: &str) -> String {
          {}",
         jp_tools::DEFAULT_TOOLS_TOML
     )
+}
+
+/// Records that the user trusts the workspace just created: its config is
+/// what jp wrote for them.
+fn trust_created(ctx: &crate::ctx::Ctx) -> Result<(), Error> {
+    let options = jp_config::load::LoadOptions {
+        trust: jp_config::trust::WorkspaceTrust::Untrusted,
+        ..ctx.load_options()
+    };
+    // A user config that does not load is reported by the next command.
+    let Ok(loaded) = jp_config::load::load(&options) else {
+        return Ok(());
+    };
+    if let (Some(held), Some(root)) = (loaded.held, loaded.workspace_root) {
+        let store = crate::trust::TrustStore::of_user(&ctx.env).ok_or(Error::NoUserConfig)?;
+        store.set(&root, crate::trust::record_of(&held))?;
+    }
+    Ok(())
 }
 
 /// Writes a file that must not exist yet.

@@ -34,6 +34,7 @@ impl Fixture {
         .unwrap();
         let loaded = load(&LoadOptions {
             cwd: dir.path().to_path_buf(),
+            trust: jp_config::trust::WorkspaceTrust::Trusted,
             ..LoadOptions::default()
         })
         .unwrap();

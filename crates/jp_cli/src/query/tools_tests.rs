@@ -158,6 +158,7 @@ impl Fixture {
         .unwrap();
         let loaded = load(&LoadOptions {
             cwd: dir.path().to_path_buf(),
+            trust: jp_config::trust::WorkspaceTrust::Trusted,
             ..LoadOptions::default()
         })
         .unwrap();
@@ -1496,6 +1497,7 @@ mod checked_at_the_start {
         .unwrap();
         let config = load(&LoadOptions {
             cwd: dir.path().to_path_buf(),
+            trust: jp_config::trust::WorkspaceTrust::Trusted,
             ..LoadOptions::default()
         })
         .unwrap()

@@ -60,6 +60,9 @@ impl Workspace {
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.dir.path())
             .env("XDG_CONFIG_HOME", self.dir.path().join("xdg"))
+            // The workspaces tests write are theirs: trusted, as `jp init`
+            // trusts the one it makes. tests/trust.rs removes this.
+            .env("JP_TRUST_WORKSPACE", "1")
             .envs(env.iter().copied())
             // jp reads a piped stdin into the message: none here, whatever
             // the test runner's stdin is (a test that pipes sets its own).

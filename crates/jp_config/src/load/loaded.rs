@@ -36,6 +36,9 @@ pub struct Loaded {
     pub layers: Vec<Layer>,
     /// Warnings: the config loads, but something deserves attention.
     pub warnings: Vec<Diagnostic>,
+    /// What the workspace's files set that needs trust, and whether it
+    /// applied; `None` when they set nothing that needs it.
+    pub held: Option<crate::trust::Held>,
 }
 
 impl Loaded {

@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use crate::trust::WorkspaceTrust;
+
 /// Where to look for config and what to add on top.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
@@ -23,6 +25,10 @@ pub struct LoadOptions {
     pub overrides: Vec<(PathBuf, String)>,
     /// The conversation's config changes, oldest first.
     pub deltas: Vec<DeltaLayer>,
+    /// How far the workspace's own files are trusted: what needs trust
+    /// ([`crate::trust`]) applies only where this covers it. The default
+    /// trusts nothing.
+    pub trust: WorkspaceTrust,
 }
 
 /// A config value a command-line flag sets: `--model haiku` sets

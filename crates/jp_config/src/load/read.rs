@@ -15,6 +15,7 @@ use super::parse::{deserialize_value, parse_json_file, parse_toml_file};
 use crate::app::PartialAppConfig;
 use crate::delta::{UnsetPath, remove};
 use crate::diagnostic::Diagnostic;
+use crate::trust::{self, Held, HeldKey};
 
 /// The most files one load reads through `extends`, against runaway globs.
 const MAX_FILES: usize = 1024;
@@ -29,6 +30,8 @@ pub(super) struct Layers {
     pub(super) errors: Vec<Diagnostic>,
     /// Things worth fixing in layers that read.
     pub(super) warnings: Vec<Diagnostic>,
+    /// What the workspace's files set that needs trust ([`crate::trust`]).
+    pub(super) held: Option<Held>,
 }
 
 /// Reads every layer `options` names: the built-in defaults, the user and
@@ -43,6 +46,7 @@ pub(super) fn read_layers(options: &LoadOptions) -> Layers {
         warnings: Vec::new(),
         stack: Vec::new(),
         seen: Vec::new(),
+        held: None,
     };
     loader.run();
     Layers {
@@ -50,6 +54,7 @@ pub(super) fn read_layers(options: &LoadOptions) -> Layers {
         partials: loader.partials,
         errors: loader.errors,
         warnings: loader.warnings,
+        held: loader.held,
     }
 }
 
@@ -64,6 +69,8 @@ struct Loader<'a> {
     /// Files loaded so far (canonical), to bound runaway globs. A file
     /// reached twice is loaded at both places in the layer order.
     seen: Vec<PathBuf>,
+    /// What the workspace's files set that needs trust.
+    held: Option<Held>,
 }
 
 impl Loader<'_> {
@@ -84,7 +91,9 @@ impl Loader<'_> {
         if let Some(root) = find_workspace_root(&self.options.cwd) {
             let file = workspace_config_file(&root);
             if self.exists(&file) {
+                let first = self.layers.len();
                 self.file(&file);
+                self.hold(first, &root);
             }
         }
 
@@ -273,6 +282,59 @@ impl Loader<'_> {
                 }
             }
         }
+    }
+
+    /// Takes out of the workspace's layers (`first..`: its file and what
+    /// it extends) what needs trust, unless the load's trust covers it.
+    fn hold(&mut self, first: usize, root: &Path) {
+        let mut values = serde_json::Map::new();
+        let mut keys = Vec::new();
+        let mut kept_layers = Vec::new();
+        for (index, layer) in self.layers.iter().enumerate().skip(first) {
+            let (kept, held) = trust::split(&layer.raw);
+            if held.as_object().is_none_or(serde_json::Map::is_empty) {
+                continue;
+            }
+            let file = layer.file.as_deref().map_or_else(
+                || layer.label.clone(),
+                |f| f.strip_prefix(root).unwrap_or(f).display().to_string(),
+            );
+            let mut file_keys: Vec<HeldKey> = trust::held_keys(&held)
+                .into_iter()
+                .map(|key| HeldKey {
+                    file: layer.label.clone(),
+                    line: layer.text.as_deref().and_then(|t| locate_key(t, &key)),
+                    key: key.join("."),
+                })
+                .collect();
+            // In the order they are written (keys with no line last).
+            file_keys.sort_by_key(|k| k.line.unwrap_or(usize::MAX));
+            keys.extend(file_keys);
+            values.insert(file, held);
+            kept_layers.push((index, kept));
+        }
+        if values.is_empty() {
+            return;
+        }
+        let mut held = Held::new(serde_json::Value::Object(values), keys, false);
+        held.applied = held.covered_by(&self.options.trust);
+        if !held.applied {
+            for (index, kept) in kept_layers {
+                match deserialize_value(&kept) {
+                    Ok(mut partial) => {
+                        // `extends` was followed when the file loaded.
+                        partial.extends = None;
+                        self.partials[index] = partial;
+                        self.layers[index].raw = kept;
+                    }
+                    Err(d) => {
+                        let label = self.layers[index].label.clone();
+                        self.errors.push(with_source(d, &label));
+                    }
+                }
+            }
+        }
+        self.held = Some(held);
     }
 
     /// A conversation's config change: its removals from every layer so

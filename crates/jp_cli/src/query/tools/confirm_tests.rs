@@ -28,6 +28,7 @@ fn config() -> (tempfile::TempDir, AppConfig) {
     std::fs::write(dir.path().join(".jp/config.toml"), CONFIG).unwrap();
     let loaded = load(&LoadOptions {
         cwd: dir.path().to_path_buf(),
+        trust: jp_config::trust::WorkspaceTrust::Trusted,
         ..LoadOptions::default()
     })
     .unwrap();

@@ -1,0 +1,75 @@
+//! Before a query runs in a workspace whose config holds what needs trust
+//! ([`crate::trust`]): the question on a terminal, the refusal without one.
+
+use std::process::ExitCode;
+
+use serde_json::Value;
+
+use crate::ctx::Ctx;
+use crate::error::Error;
+use crate::exit;
+use crate::prompt::{Prompter as _, TerminalPrompter};
+use crate::trust::{self, ENV};
+
+/// Before a query runs: when the workspace's config holds what needs trust
+/// and no record or override covers it, asks on a terminal whether to
+/// trust it (recording the answer `y`), and without one refuses to run.
+/// `Some` is the exit code of a query that does not run, already said.
+pub fn before_query(ctx: &Ctx, interactive: bool) -> Result<Option<ExitCode>, Error> {
+    let explicit = trust::Override::from_env(&ctx.env).map_err(Error::TrustOverride)?;
+    // A config that does not load is reported when the query loads it.
+    let Ok(loaded) = jp_config::load::load(&ctx.load_options()) else {
+        return Ok(None);
+    };
+    let (Some(held), Some(root)) = (loaded.held.filter(|h| !h.applied), loaded.workspace_root)
+    else {
+        return Ok(None);
+    };
+    let trusted = trust::recorded(&ctx.env, Some(&root));
+    let lines = trust::held_lines(&held, trusted.as_ref());
+    if explicit.is_some() {
+        trust::notice(Some(&held), &ctx.env, Some(&root));
+        return Ok(None);
+    }
+    let printer = crate::printer::Printer::stdio(jp_config::style::ColorMode::Auto);
+    let terminal = if interactive {
+        TerminalPrompter::open(&printer)
+    } else {
+        None
+    };
+    let Some(mut terminal) = terminal else {
+        for line in &lines {
+            crate::errln!("error: {line}");
+        }
+        crate::errln!(
+            "error: jp query does not run in an untrusted workspace without a terminal to ask on: review what is listed, then run `jp trust`; {ENV}=1 trusts it for one run (it runs what the config says), {ENV}=0 runs without it"
+        );
+        return Ok(Some(exit::UNTRUSTED.into()));
+    };
+    for line in &lines {
+        crate::errln!("{line}");
+    }
+    let question = jp_tool::Question {
+        id: "trust".into(),
+        text: "Trust this workspace and apply them?".into(),
+        answer: jp_tool::AnswerKind::Boolean,
+        default: None,
+    };
+    match terminal.ask(&question, &tokio_util::sync::CancellationToken::new()) {
+        Ok(Value::Bool(true)) => {
+            let store = trust::TrustStore::of_user(&ctx.env).ok_or(Error::NoUserConfig)?;
+            store.set(&root, trust::record_of(&held))?;
+            crate::errln!(
+                "trusted {}: its config applies in full (`jp trust --revoke` undoes it)",
+                root.display()
+            );
+        }
+        Ok(_) => {
+            crate::errln!("going on without them; `jp trust` applies them later");
+        }
+        Err(_) => return Ok(Some(exit::INTERRUPTED.into())),
+    }
+    // Said: the loads of the query do not say it again.
+    trust::mark_said();
+    Ok(None)
+}
