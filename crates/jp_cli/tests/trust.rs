@@ -260,3 +260,46 @@ fn the_users_own_jp_config_set_keeps_the_trust_and_validate_checks_what_is_held(
         "{validate:?}"
     );
 }
+
+#[test]
+fn a_shared_conversations_change_under_the_workspaces_grant_waits_for_trust() {
+    // The repository's config grants its tool the model, and a conversation
+    // committed with it records that tool switching to opus.
+    let ws = Workspace::new();
+    ws.write(
+        "project/.jp/config.toml",
+        "[assistant.model]\nid = \"anthropic/claude-haiku-4-5\"\n\n\
+         [conversation.tools.change_model]\ncommand = [\"true\"]\n\n\
+         [[conversation.tools.change_model.access.config]]\n\
+         path = \"assistant.model.id\"\nwrite = true\n",
+    );
+    let server = TestServer::start(vec![text("Hi.")]);
+    assert_eq!(query(&ws, &server, Some("1")).code, 0);
+    let id = ws.read("project/.jp/conversations/active");
+    let log = format!("project/.jp/conversations/{}/events.jsonl", id.trim());
+    let change = serde_json::json!({"at_ms": 1, "type": "config_delta",
+        "delta": {"assistant": {"model": {"id": "anthropic/claude-opus-5"}}},
+        "claims": {"assistant.model.id": []}, "tools": ["change_model"]});
+    ws.write(&log, &format!("{}{change}\n", ws.read(&log)));
+    let line = ws.read(&log).lines().count();
+
+    let mut get = ws.command(&["config", "get", "assistant.model.id"], &[]);
+    get.env("JP_TRUST_WORKSPACE", "0");
+    let untrusted = ws.run_of(get.output().unwrap());
+    assert_eq!(untrusted.stdout, "anthropic/claude-haiku-4-5\n");
+    assert!(
+        untrusted.stderr.contains(&format!(
+            "{}:{line}: a recorded config change (by tool change_model) is not applied",
+            log.trim_start_matches("project/")
+        )),
+        "{}",
+        untrusted.stderr
+    );
+
+    assert_eq!(jp(&ws, &["trust"]).code, 0);
+    let trusted = jp(&ws, &["config", "get", "assistant.model.id"]);
+    assert_eq!(
+        (trusted.stdout.as_str(), trusted.stderr.as_str()),
+        ("anthropic/claude-opus-5\n", "")
+    );
+}
