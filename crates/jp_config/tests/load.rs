@@ -210,7 +210,7 @@ fn parse_errors_name_file_line_and_key() {
     assert_eq!(
         f.errors(&f.options()),
         [
-            "error: project/.jp/config.toml:6: assistant.model.parameters.max_tokens: invalid type: string \"many\", expected u32"
+            "error: project/.jp/config.toml:6: assistant.model.parameters.max_tokens: expected a whole number from 0 to 4294967295, found the string \"many\""
         ]
     );
 
@@ -246,7 +246,7 @@ fn bad_environment_and_cfg_values_name_their_layer() {
         errors,
         [
             "error: env JP_CFG_STYLE__COLOR: style.color: unknown variant `sometimes`, expected one of `auto`, `always`, `never`",
-            "error: --cfg assistant.model.parameters.max_tokens=-1: assistant.model.parameters.max_tokens: invalid value: integer `-1`, expected u32",
+            "error: --cfg assistant.model.parameters.max_tokens=-1: assistant.model.parameters.max_tokens: expected a whole number from 0 to 4294967295, found the number -1",
             "error: --cfg nokey: expected `key=value`, `key:=json` or `@file`, found `nokey`",
             "error: --cfg @missing.toml: no such file: project/src/deep/missing.toml",
         ]

@@ -33,7 +33,7 @@ fn errors_name_the_key() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "assistant.model.parameters.max_tokens: invalid type: string \"lots\", expected u32"
+        "assistant.model.parameters.max_tokens: expected a whole number from 0 to 4294967295, found the string \"lots\""
     );
     let err = Assignment::parse("assistant.modle.id=x")
         .unwrap()

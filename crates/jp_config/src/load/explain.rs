@@ -15,18 +15,26 @@ use crate::schema::config_schema;
 /// mismatch the schema can explain. Other messages are returned as they
 /// are.
 pub(crate) fn type_mismatch(segments: &[String], message: &str, found: Option<&Value>) -> String {
-    let is_type_error = message.starts_with("invalid type:") || message.starts_with("wanted ");
+    let is_type_error = message.starts_with("invalid type:")
+        || message.starts_with("invalid value:")
+        || message.starts_with("wanted ");
     if !is_type_error {
         return message.to_owned();
     }
-    let Some(expected) = expected_at(segments) else {
+    let (serde_found, serde_expected) = split_serde(message);
+    let Some(expected) = expected_at(segments).or_else(|| serde_expected.and_then(plain_type))
+    else {
         return message.to_owned();
     };
+    let found_value = found.cloned().or_else(|| found_value(message));
+    let found = found
+        .map(describe_value)
+        .or_else(|| serde_found.map(plain_found));
     let Some(found) = found else {
         return format!("expected {expected}");
     };
-    let mut text = format!("expected {expected}, found {}", describe_value(found));
-    if let (Some(last), Value::String(mode)) = (segments.last(), found)
+    let mut text = format!("expected {expected}, found {found}");
+    if let (Some(last), Some(Value::String(mode))) = (segments.last(), found_value)
         && last == "policy"
     {
         text.push_str(&format!(
@@ -119,6 +127,80 @@ fn resolve<'a>(schema: &'a Value, mut node: &'a Value) -> &'a Value {
         return node;
     }
     node
+}
+
+/// The string a serde "invalid type" message says was found, as a value,
+/// for the hint about a policy written as one string.
+fn found_value(message: &str) -> Option<Value> {
+    let (found, _) = split_serde(message);
+    let text = found?.strip_prefix("string ")?;
+    serde_json::from_str(text).ok().map(Value::String)
+}
+
+/// Serde's `invalid type: FOUND, expected EXPECTED` (or `invalid value:`)
+/// in its two parts.
+fn split_serde(message: &str) -> (Option<&str>, Option<&str>) {
+    let Some(rest) = message
+        .strip_prefix("invalid type: ")
+        .or_else(|| message.strip_prefix("invalid value: "))
+    else {
+        return (None, None);
+    };
+    match rest.rsplit_once(", expected ") {
+        Some((found, expected)) => (Some(found), Some(expected)),
+        None => (Some(rest), None),
+    }
+}
+
+/// A Rust type serde names (`u32`, `a map`, `struct PartialX`) as a
+/// person would say it; `None` for what is already plain.
+fn plain_type(rust: &str) -> Option<String> {
+    macro_rules! whole {
+        ($($t:ident),*) => {
+            match rust {
+                $(stringify!($t) => {
+                    return Some(format!("a whole number from {} to {}", $t::MIN, $t::MAX));
+                })*
+                _ => {}
+            }
+        };
+    }
+    whole!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+    let plain = match rust {
+        "f32" | "f64" => "a number",
+        "bool" | "a boolean" => "true or false",
+        "char" => "a single character",
+        "a string" | "string" => "a string",
+        "a map" | "map" => "a table",
+        "a sequence" | "sequence" => "an array",
+        _ if rust.starts_with("struct ") => "a table",
+        _ => return None,
+    };
+    Some(plain.to_owned())
+}
+
+/// What serde says it found (`integer `-1``, `string "x"`), as the rest
+/// of jp's messages say it.
+fn plain_found(found: &str) -> String {
+    let quoted = |prefix: &str| {
+        found
+            .strip_prefix(prefix)
+            .map(|v| v.trim_matches('`').to_owned())
+    };
+    if let Some(n) = quoted("integer ").or_else(|| quoted("floating point ")) {
+        return format!("the number {n}");
+    }
+    if let Some(b) = quoted("boolean ") {
+        return format!("the boolean {b}");
+    }
+    if let Some(s) = found.strip_prefix("string ") {
+        return format!("the string {s}");
+    }
+    match found {
+        "sequence" => "an array".to_owned(),
+        "map" => "a table".to_owned(),
+        other => other.to_owned(),
+    }
 }
 
 fn describe_value(value: &Value) -> String {

@@ -31,6 +31,50 @@ fn a_policy_string_says_which_part_to_write() {
 }
 
 #[test]
+fn rust_type_names_become_words() {
+    assert_eq!(
+        type_mismatch(
+            &segments("style.tool_call.argument_lines"),
+            "invalid type: string \"abc\", expected u32",
+            None
+        ),
+        "expected a whole number from 0 to 4294967295, found the string \"abc\""
+    );
+    assert_eq!(
+        type_mismatch(
+            &segments("style.tool_call.argument_lines"),
+            "invalid value: integer `-1`, expected u32",
+            None
+        ),
+        "expected a whole number from 0 to 4294967295, found the number -1"
+    );
+    assert_eq!(
+        type_mismatch(
+            &segments("assistant.model.parameters.temperature"),
+            "invalid type: string \"hot\", expected f64",
+            Some(&Value::from("hot"))
+        ),
+        "expected a number, found the string \"hot\""
+    );
+    assert_eq!(
+        type_mismatch(
+            &segments("x.y"),
+            "invalid type: sequence, expected a map",
+            None
+        ),
+        "expected a table, found an array"
+    );
+    assert_eq!(
+        type_mismatch(
+            &segments("x.y"),
+            "invalid type: floating point `1e20`, expected i64",
+            None
+        ),
+        "expected a whole number from -9223372036854775808 to 9223372036854775807, found the number 1e20"
+    );
+}
+
+#[test]
 fn other_messages_are_kept() {
     assert_eq!(
         type_mismatch(&segments("style.color"), "unknown field `x`", None),
