@@ -3,6 +3,7 @@
 mod config;
 mod conversation;
 mod debug;
+mod examples;
 mod format;
 mod init;
 mod mcp;
@@ -82,6 +83,14 @@ enum Command {
 }
 
 impl Cli {
+    /// Parses the process's arguments, with an example in each command's
+    /// help.
+    pub fn parse_args() -> Result<Self, clap::Error> {
+        use clap::{CommandFactory as _, FromArgMatches as _};
+        let matches = examples::with_examples(Self::command()).try_get_matches()?;
+        Self::from_arg_matches(&matches)
+    }
+
     /// Runs the chosen command.
     pub fn run(self) -> Result<ExitCode, crate::error::Error> {
         let mut flags = Vec::new();

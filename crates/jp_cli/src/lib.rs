@@ -29,12 +29,10 @@ mod usage;
 
 use std::process::ExitCode;
 
-use clap::Parser as _;
-
 /// Runs `jp` with the process's arguments: what `main` does.
 #[must_use]
 pub fn main() -> ExitCode {
-    let cli = match cmd::Cli::try_parse() {
+    let cli = match cmd::Cli::parse_args() {
         Ok(cli) => cli,
         // Help and the version hold no input: clap prints them, coloured.
         Err(error)

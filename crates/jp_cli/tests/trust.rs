@@ -303,3 +303,15 @@ fn a_shared_conversations_change_under_the_workspaces_grant_waits_for_trust() {
         ("anthropic/claude-opus-5\n", "")
     );
 }
+
+#[test]
+fn help_ends_with_an_example() {
+    let ws = Workspace::new();
+    let help = ws.jp(&["trust", "--help"]);
+    assert_eq!(help.code, 0);
+    assert!(
+        help.stdout.ends_with("\nExample:\n  jp trust --status\n"),
+        "{}",
+        help.stdout
+    );
+}
