@@ -28,13 +28,15 @@
 //!    its calls record, in one write, and the turn goes on with the config
 //!    resolved again.
 //!
-//! [`render`] draws calls and results; [`signals`] is Ctrl+C and the
-//! other signals; [`arguments`] holds and shows a call's arguments.
+//! [`render`] draws calls and results, and [`diff`] a file change;
+//! [`signals`] is Ctrl+C and the other signals; [`arguments`] holds and
+//! shows a call's arguments.
 
 pub mod arguments;
 pub mod calls;
 pub mod changes;
 pub mod decision;
+pub mod diff;
 pub mod drive;
 pub mod input;
 pub mod render;

@@ -214,7 +214,9 @@ fn an_asking_policy_prompts_in_the_terminal_and_yes_runs_the_call() {
     assert!(
         screen.contains(
             "Calling tool fs_modify_file\n  path: \"src/lib.rs\"\n  patterns[0].old: \"main\"\n  \
-             patterns[0].new: \"hello\"\nRun fs_modify_file(<streaming>)? [y,n,e,v,?]"
+             patterns[0].new: \"hello\"\n  --- src/lib.rs\n  +++ src/lib.rs (after fs_modify_file)\n  \
+             @@ -1,1 +1,1 @@\n  1   - pub fn main() {}\n    1 + pub fn hello() {}\n\
+             Run fs_modify_file(<streaming>)? [y,n,e,v,?]"
         ),
         "{screen}"
     );

@@ -152,7 +152,10 @@ impl ToolCoordinator<'_> {
                 Ok('e') => edit_now = true,
                 // `v` pages the arguments in full, then asks again.
                 Ok('v') => {
-                    let text = arguments_page(name, &complete(&arguments));
+                    let mut text = arguments_page(name, &complete(&arguments));
+                    if let Some(lines) = self.file_change(name, &arguments) {
+                        text.push_str(&crate::query::diff::plain(&lines));
+                    }
                     if let Err(PromptError::Interrupted) = prompt.page(&text).await {
                         return interrupted(&call);
                     }
@@ -174,12 +177,14 @@ impl ToolCoordinator<'_> {
         }
     }
 
-    /// Every argument in full, strings as text: what the user approves.
+    /// Every argument in full, strings as text, and the diff of the file
+    /// change the call would make: what the user approves.
     fn show_arguments(&self, name: &str, arguments: &Map<String, Value>) {
         self.printer.finish_content();
         self.printer
             .chrome_line(Style::Header, &arguments_header(name, &complete(arguments)));
-        for line in full_arguments(arguments, None) {
+        let change = self.file_change(name, arguments).unwrap_or_default();
+        for line in full_arguments(arguments, None).into_iter().chain(change) {
             self.printer.chrome_line(line.style, &line.text);
         }
     }
