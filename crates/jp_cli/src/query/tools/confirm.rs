@@ -10,6 +10,8 @@ use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
 use serde_json::{Map, Value};
 
 use super::ToolCoordinator;
+use super::content::{edited_text, text_argument, with_text};
+use super::preview::runs_jp_tool;
 use crate::printer::{Style, cut};
 use crate::prompt::{Choice, PromptError, PromptTurn, Ticket};
 use crate::query::arguments::{
@@ -192,23 +194,44 @@ impl ToolCoordinator<'_> {
     /// Lets the user edit the arguments until they are usable, fit the
     /// tool's parameters and are not skipped by its policy, or the user
     /// gives up. An edit that does not fit never runs: the user is told why
-    /// and may edit again (`e`) or cancel (`n`).
+    /// and may edit again (`e`) or cancel (`n`). A call whose content is
+    /// one long string opens that text itself ([`text_argument`]), any
+    /// other its arguments as JSON; either way the edit is checked the
+    /// same.
     async fn edit_arguments(
         &self,
         name: &str,
         arguments: &Map<String, Value>,
         prompt: &PromptTurn<'_>,
     ) -> Edit {
-        let mut text = serde_json::to_string_pretty(arguments).unwrap_or_default();
+        let skip_old = self
+            .tool(name)
+            .is_some_and(|tool| runs_jp_tool(tool, "fs_modify_file"));
+        let target = text_argument(arguments, skip_old);
+        let (mut text, file_name) = match &target {
+            Some(target) => (target.text.clone(), target.file_name.as_str()),
+            None => (
+                serde_json::to_string_pretty(arguments).unwrap_or_default(),
+                "arguments.json",
+            ),
+        };
         loop {
-            let problem = match prompt.edit(&text).await {
+            let problem = match prompt.edit(&text, file_name).await {
                 Err(PromptError::Interrupted) => return Edit::Interrupted,
                 Err(error) => return Edit::Cancelled(format!("the editor failed: {error}")),
                 Ok(edited) => {
-                    let checked = crate::query::arguments::parse_arguments(name, &edited)
-                        .and_then(|value| self.fits(name, value));
-                    text = edited;
-                    match checked {
+                    let value = match &target {
+                        Some(target) => {
+                            text = edited_text(&target.text, edited);
+                            Ok(with_text(arguments, &target.pointer, text.clone()))
+                        }
+                        None => {
+                            let value = crate::query::arguments::parse_arguments(name, &edited);
+                            text = edited;
+                            value
+                        }
+                    };
+                    match value.and_then(|value| self.fits(name, value)) {
                         Ok(new) => {
                             let value = Value::Object(new.clone());
                             match self.evaluate(name, PolicyField::Run, &value) {
