@@ -16,7 +16,7 @@
 //! showing the provider stream; the printer draws that output above the
 //! waiting prompt line.
 
-mod external;
+pub mod external;
 mod prompter;
 mod queue;
 mod terminal;

@@ -28,13 +28,16 @@
 //!    its calls record, in one write, and the turn goes on with the config
 //!    resolved again.
 //!
-//! [`render`] draws calls and results; [`signals`] is Ctrl+C and the
-//! other signals; [`arguments`] holds and shows a call's arguments.
+//! [`render`] draws calls and results, and [`diff`] a file change;
+//! [`signals`] is Ctrl+C and the other signals; [`arguments`] holds and
+//! shows a call's arguments.
 
 pub mod arguments;
 pub mod calls;
 pub mod changes;
+pub mod compose;
 pub mod decision;
+pub mod diff;
 pub mod drive;
 pub mod input;
 pub mod render;
@@ -92,10 +95,17 @@ pub struct Query {
     #[arg(long)]
     print_system_prompt: bool,
 
-    /// The message for the assistant. Text piped to jp follows it in a
-    /// fenced block (`cat src/main.rs | jp query "explain this"`), or is
-    /// the whole message when there is none or it is `-`; at most 1 MiB of
-    /// UTF-8 text.
+    /// Write the message in `$VISUAL` or `$EDITOR` (pre-filled with
+    /// MESSAGE, if given), as `jp query` without a message does on a
+    /// terminal.
+    #[arg(short, long, conflicts_with_all = ["non_interactive", "print_system_prompt"])]
+    edit: bool,
+
+    /// The message for the assistant. Without one, on a terminal, jp opens
+    /// your editor to write it. Text piped to jp follows it in a fenced
+    /// block (`cat src/main.rs | jp query "explain this"`), or is the whole
+    /// message when there is none or it is `-`; at most 1 MiB of UTF-8
+    /// text.
     #[arg(
         num_args = 0..,
         value_name = "MESSAGE"
@@ -112,25 +122,9 @@ impl Query {
                 assignment: format!("assistant.model.id={model}"),
             });
         }
-        // Text piped in joins the message; a terminal is never read.
-        let piped = if !self.print_system_prompt && input::stdin_is_piped() {
-            match input::read_piped(std::io::stdin().lock()) {
-                Ok(text) => Some(text),
-                Err(error) => {
-                    crate::errln!("error: {error}");
-                    return Ok(exit::USAGE.into());
-                }
-            }
-        } else {
-            None
-        };
-        let message = match input::message(&self.message, piped.as_deref()) {
-            Ok(message) => message,
-            Err(_) if self.print_system_prompt => String::new(),
-            Err(error) => {
-                crate::errln!("error: {error}");
-                return Ok(exit::USAGE.into());
-            }
+        let source = match self.source() {
+            Ok(source) => source,
+            Err(code) => return Ok(code),
         };
         if let Some(code) = trusting::before_query(&ctx, !self.non_interactive)? {
             return Ok(code);
@@ -157,6 +151,30 @@ impl Query {
             provider_name,
             model,
         } = resolve(&config, &env, &root)?;
+        let printer = Printer::stdio(config.style.color);
+        // Dropped when the query returns, after the ending is said: a
+        // prompt thread still closing then does not hold it up.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        let message = match source {
+            Source::Given(message) => message,
+            Source::Editor(prefill) => {
+                let events = existing.as_ref().map_or(&[][..], |(c, _)| &c.events[..]);
+                // Ctrl+C is the editor's while it runs.
+                let held = {
+                    let _context = runtime.enter();
+                    compose::EditorSignals::hold()
+                };
+                let written = from_editor(&printer, &prefill, events);
+                drop(held);
+                match written {
+                    Ok(message) => message,
+                    Err(code) => return Ok(code),
+                }
+            }
+        };
         let (conversation, lock) = match existing {
             Some(open) => open,
             None => {
@@ -165,7 +183,6 @@ impl Query {
                 (conversation, lock)
             }
         };
-        let printer = Printer::stdio(config.style.color);
         let prompter = prompter(self.non_interactive, &printer);
         let renderer = renderer(&printer, &config);
         let live = renderer.is_some();
@@ -191,12 +208,6 @@ impl Query {
             start.push(ConversationEvent::now(EventKind::ConfigDelta(record)));
         }
         session.lock.append(&mut session.conversation, start)?;
-        // Dropped when the query returns, after the ending is said: a
-        // prompt thread still closing then does not hold it up.
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()?;
         let end = drive(&runtime, &mut session, &ctx, &env, &root, prompter, live)?;
         printer.stop_spinner();
         printer.finish_content();
@@ -205,6 +216,98 @@ impl Query {
             printer.chrome_line(Style::Dim, &line);
         }
         Ok(ending(&printer, end, &session.conversation.id))
+    }
+}
+
+impl Query {
+    /// Where the message comes from: the arguments and a pipe, or the
+    /// editor (`-e`, or no message on a terminal). `Err` holds the exit
+    /// code of a message that cannot be had, already reported.
+    fn source(&self) -> Result<Source, ExitCode> {
+        use std::io::IsTerminal as _;
+        let terminal = std::io::stdin().is_terminal();
+        if self.edit && !terminal {
+            crate::errln!(
+                "error: --edit opens your editor, which needs a terminal, and stdin is not one; give the message as an argument or on stdin"
+            );
+            return Err(exit::USAGE.into());
+        }
+        let quiet = self.non_interactive || self.print_system_prompt;
+        if self.edit || (self.message.is_empty() && terminal && !quiet) {
+            let prefill = input::message(&self.message, None).unwrap_or_default();
+            return Ok(Source::Editor(prefill));
+        }
+        // Text piped in joins the message; a terminal is never read.
+        let piped = if !self.print_system_prompt && input::stdin_is_piped() {
+            match input::read_piped(std::io::stdin().lock()) {
+                Ok(text) => Some(text),
+                Err(error) => {
+                    crate::errln!("error: {error}");
+                    return Err(exit::USAGE.into());
+                }
+            }
+        } else {
+            None
+        };
+        match input::message(&self.message, piped.as_deref()) {
+            Ok(message) => Ok(Source::Given(message)),
+            Err(_) if self.print_system_prompt => Ok(Source::Given(String::new())),
+            Err(error) => {
+                crate::errln!("error: {error}");
+                Err(exit::USAGE.into())
+            }
+        }
+    }
+}
+
+/// Where a query's message comes from.
+enum Source {
+    /// The arguments, with what was piped.
+    Given(String),
+    /// The editor, opened on this text.
+    Editor(String),
+}
+
+/// The message written in the editor, said back in one line. `Err` holds
+/// the exit code when none was written (2) or the editor failed (1), said
+/// on stderr; nothing is recorded then.
+fn from_editor(
+    printer: &Printer,
+    prefill: &str,
+    events: &[ConversationEvent],
+) -> Result<String, ExitCode> {
+    match compose::compose(prefill, events) {
+        compose::Composed::Message(message) => {
+            let mut lines = message.lines();
+            let first = lines.next().unwrap_or_default();
+            let more = match lines.count() {
+                0 => String::new(),
+                1 => " (and 1 more line)".to_owned(),
+                n => format!(" (and {n} more lines)"),
+            };
+            printer.chrome_line(
+                Style::Dim,
+                &format!("you: {}{more}", crate::printer::cut(first, 100)),
+            );
+            Ok(message)
+        }
+        compose::Composed::Empty => {
+            printer.chrome_line(
+                Style::Warn,
+                "cancelled: the message is empty, so nothing was sent",
+            );
+            Err(exit::USAGE.into())
+        }
+        compose::Composed::Failed { why, kept } => {
+            printer.chrome_line(Style::Bad, &format!("error: {why}; nothing was sent"));
+            if let Some(path) = kept {
+                printer.chrome_line(
+                    Style::Dim,
+                    &format!("what you wrote is kept in {}", path.display()),
+                );
+            }
+            Err(ExitCode::FAILURE)
+        }
     }
 }
 

@@ -214,7 +214,9 @@ fn an_asking_policy_prompts_in_the_terminal_and_yes_runs_the_call() {
     assert!(
         screen.contains(
             "Calling tool fs_modify_file\n  path: \"src/lib.rs\"\n  patterns[0].old: \"main\"\n  \
-             patterns[0].new: \"hello\"\nRun fs_modify_file(<streaming>)? [y,n,e,v,?]"
+             patterns[0].new: \"hello\"\n  --- src/lib.rs\n  +++ src/lib.rs (after fs_modify_file)\n  \
+             @@ -1,1 +1,1 @@\n  1   - pub fn main() {}\n    1 + pub fn hello() {}\n\
+             Run fs_modify_file(<streaming>)? [y,n,e,v,?]"
         ),
         "{screen}"
     );
@@ -441,7 +443,8 @@ fn ctrl_c_at_the_prompt_interrupts_and_restores_the_terminal() {
 fn help_then_edit_at_the_prompt_runs_the_edited_call_and_a_bad_edit_never_runs() {
     let ws = initialized();
     // The first edit breaks the schema (an unknown key); the second fixes
-    // the content.
+    // the content. The content is short, so `e` opens the arguments' JSON
+    // (a long text opens as itself: tests/query_editor.rs).
     ws.write(
         "project/.jp/editor.sh",
         "#!/bin/sh\nn=$(cat \"$0.count\" 2>/dev/null || echo 0); echo $((n+1)) > \"$0.count\"\n\
@@ -452,7 +455,7 @@ fn help_then_edit_at_the_prompt_runs_the_edited_call_and_a_bad_edit_never_runs()
             &[Item::Tool(
                 "toolu_1",
                 "fs_create_file",
-                r#"{"path": "notes.txt", "content": "from the model\n"}"#,
+                r#"{"path": "notes.txt", "content": "from the model"}"#,
             )],
             "tool_use",
             false,
@@ -489,12 +492,12 @@ fn help_then_edit_at_the_prompt_runs_the_edited_call_and_a_bad_edit_never_runs()
         "{screen}"
     );
     tmux.send(&["e"]);
-    tmux.wait_for("content: \"from the user\\n\")? [y,n,e,v,?]");
+    tmux.wait_for("content: \"from the user\")? [y,n,e,v,?]");
     tmux.send(&["y"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
     tmux.assert_restored(&screen);
-    assert_eq!(ws.read("project/notes.txt"), "from the user\n");
+    assert_eq!(ws.read("project/notes.txt"), "from the user");
 }
 
 #[test]

@@ -6,12 +6,15 @@
 //! apply or none does; the file is replaced atomically and keeps its
 //! permissions.
 
+use std::fs::Metadata;
+use std::path::Path;
+
 use jp_tool::Request;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::atomic;
 use crate::text::{TextError, read_text};
-use crate::workspace::Workspace;
+use crate::workspace::{Target, Workspace};
 
 /// One replacement.
 struct Pattern<'a> {
@@ -19,11 +22,40 @@ struct Pattern<'a> {
     new: &'a str,
 }
 
-/// Applies the patterns and writes the file.
-pub(crate) fn run(request: &Request) -> Result<String, String> {
-    let workspace = Workspace::open(&request.context.root)?;
-    let target = workspace.resolve(crate::arguments::string_argument(request, "path")?)?;
-    let patterns = patterns(request)?;
+/// What `fs_modify_file` would make of a file: its text now and once the
+/// patterns apply. jp shows it as a diff before the call runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The path as the tool names it in its messages (`src/lib.rs`).
+    pub shown: String,
+    /// The file's text now.
+    pub before: String,
+    /// Its text once the patterns apply.
+    pub after: String,
+}
+
+/// What `fs_modify_file` would write for `arguments` in the workspace at
+/// `root`, without writing anything: the same checks (the path confined
+/// to the workspace, a text file, each `old` exactly once) and the same
+/// messages when they fail.
+///
+/// # Errors
+///
+/// The message the tool would answer with.
+pub fn preview(root: &Path, arguments: &Map<String, Value>) -> Result<Change, String> {
+    plan(root, arguments).map(|(change, _, _)| change)
+}
+
+/// The change, the file it writes and the file's metadata.
+fn plan(root: &Path, arguments: &Map<String, Value>) -> Result<(Change, Target, Metadata), String> {
+    let workspace = Workspace::open(root)?;
+    let path = match arguments.get("path") {
+        Some(Value::String(path)) => path,
+        Some(_) => return Err("argument `path` must be a string".to_owned()),
+        None => return Err("missing argument `path`".to_owned()),
+    };
+    let target = workspace.resolve(path)?;
+    let patterns = patterns(arguments.get("patterns"))?;
     let shown = &target.shown;
 
     let (original, metadata) = read_text(&target).map_err(|e| match e {
@@ -53,8 +85,19 @@ pub(crate) fn run(request: &Request) -> Result<String, String> {
         }
         content = content.replacen(pattern.old, pattern.new, 1);
     }
+    let change = Change {
+        shown: shown.clone(),
+        before: original,
+        after: content,
+    };
+    Ok((change, target, metadata))
+}
 
-    if content == original {
+/// Applies the patterns and writes the file.
+pub(crate) fn run(request: &Request) -> Result<String, String> {
+    let (change, target, metadata) = plan(&request.context.root, &request.tool.arguments)?;
+    let shown = &change.shown;
+    if change.after == change.before {
         return Ok(format!(
             "no change in {shown}: the patterns leave its content as it was"
         ));
@@ -65,17 +108,18 @@ pub(crate) fn run(request: &Request) -> Result<String, String> {
         .abs
         .canonicalize()
         .map_err(|e| format!("cannot modify `{shown}`: {e}"))?;
-    atomic::replace(&real, content.as_bytes(), metadata.permissions())
+    atomic::replace(&real, change.after.as_bytes(), metadata.permissions())
         .map_err(|e| format!("cannot modify `{shown}`: {e}"))?;
+    let count = patterns(request.argument("patterns"))?.len();
     Ok(format!(
         "{} in {shown}",
-        crate::words::plural(patterns.len(), "change", "changes")
+        crate::words::plural(count, "change", "changes")
     ))
 }
 
 /// The `patterns` argument.
-fn patterns(request: &Request) -> Result<Vec<Pattern<'_>>, String> {
-    let items = match request.argument("patterns") {
+fn patterns(argument: Option<&Value>) -> Result<Vec<Pattern<'_>>, String> {
+    let items = match argument {
         Some(Value::Array(items)) => items,
         Some(_) => {
             return Err("argument `patterns` must be an array of {old, new} objects".to_owned());

@@ -190,3 +190,43 @@ fn confinement() {
         "a"
     );
 }
+
+#[test]
+fn a_preview_is_the_change_the_tool_would_write_and_writes_nothing() {
+    let f = Fixture::new();
+    f.write("src/lib.rs", LIB);
+    let arguments = |patterns: Value| {
+        json!({ "path": "./src/lib.rs", "patterns": patterns })
+            .as_object()
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        super::preview(
+            f.root(),
+            &arguments(json!([{ "old": "run();", "new": "go();" }]))
+        ),
+        Ok(super::Change {
+            shown: "src/lib.rs".into(),
+            before: LIB.into(),
+            after: "pub fn main() {\n    go();\n}\n\nfn run() {}\n".into(),
+        })
+    );
+    assert_eq!(f.read("src/lib.rs"), LIB);
+    // The tool's own message when it would fail.
+    assert_eq!(
+        super::preview(
+            f.root(),
+            &arguments(json!([{ "old": "fn walk()", "new": "x" }]))
+        ),
+        Err("patterns[0].old occurs 0 times in `src/lib.rs`; it must occur exactly once (check its spaces, indentation and line breaks against the file), so nothing was changed".into())
+    );
+    let outside = super::preview(
+        f.root(),
+        json!({ "path": "../x", "patterns": [] })
+            .as_object()
+            .unwrap(),
+    )
+    .unwrap_err();
+    assert_eq!(modify(&f, "../x", json!([])), error(&outside));
+}

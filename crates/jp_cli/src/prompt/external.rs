@@ -4,41 +4,62 @@
 use super::prompter::PromptError;
 
 /// Runs `$VISUAL`, `$EDITOR` or `vi` on a temporary copy of `text` and
-/// returns what the user saved. An empty variable counts as unset.
+/// returns what the user saved. The copy is named `file_name` (`lib.rs`,
+/// `arguments.json`) in a directory of its own, so that the editor knows
+/// the language from its name. An empty variable counts as unset.
 ///
 /// # Errors
 ///
 /// When the file cannot be written or read, or the editor cannot run or
 /// fails.
-pub fn edit_in_editor(text: &str) -> Result<String, PromptError> {
-    let editor = editor_line(std::env::var("VISUAL").ok(), std::env::var("EDITOR").ok());
+pub fn edit_in_editor(text: &str, file_name: &str) -> Result<String, PromptError> {
     let fail = |e: std::io::Error| PromptError::Terminal(e.to_string());
-    let file = tempfile::Builder::new()
+    let dir = tempfile::Builder::new()
         .prefix("jp-edit-")
-        .suffix(".json")
-        .tempfile()
+        .tempdir()
         .map_err(fail)?;
-    std::fs::write(file.path(), text).map_err(fail)?;
+    let path = dir.path().join(file_name);
+    std::fs::write(&path, text).map_err(fail)?;
+    run_editor(&path).map_err(PromptError::Terminal)?;
+    std::fs::read_to_string(&path).map_err(fail)
+}
+
+/// Runs the user's editor (`$VISUAL`, else `$EDITOR`, else `vi`) on
+/// `path` and waits for it to close. It gets the terminal (`/dev/tty`) as
+/// its stdin and stdout even when jp's are a pipe or a file (`jp query >
+/// answer.md`).
+///
+/// # Errors
+///
+/// Why the editor did not run, or how it failed: it names no command, or
+/// it exited with a failure.
+pub fn run_editor(path: &std::path::Path) -> Result<(), String> {
+    let editor = editor_line(std::env::var("VISUAL").ok(), std::env::var("EDITOR").ok());
     if missing_program(&editor).is_some() {
-        return Err(PromptError::Terminal(format!(
-            "cannot run the editor `{editor}`: no such command"
-        )));
+        return Err(format!("cannot run the editor `{editor}`: no such command"));
     }
-    let status = user_command(&editor)
-        .arg(file.path())
+    let mut command = user_command(&editor);
+    command.arg(path);
+    if let Ok(tty) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+    {
+        if let Ok(input) = tty.try_clone() {
+            command.stdin(input);
+        }
+        command.stdout(tty);
+    }
+    let status = command
         .status()
-        .map_err(|e| PromptError::Terminal(format!("cannot run the editor `{editor}`: {e}")))?;
+        .map_err(|e| format!("cannot run the editor `{editor}`: {e}"))?;
     if let Some(why) = not_run(status) {
-        return Err(PromptError::Terminal(format!(
-            "cannot run the editor `{editor}`: {why}"
-        )));
+        return Err(format!("cannot run the editor `{editor}`: {why}"));
     }
     if !status.success() {
-        return Err(PromptError::Terminal(format!(
-            "the editor `{editor}` exited with {status}"
-        )));
+        return Err(format!("the editor `{editor}` exited with {status}"));
     }
-    std::fs::read_to_string(file.path()).map_err(fail)
+    Ok(())
 }
 
 /// The editor's command line: `$VISUAL`, else `$EDITOR`, else `vi`; an

@@ -77,12 +77,14 @@ pub trait Prompter: Send {
     /// [`PromptError`] when it cannot be asked or answered.
     fn ask(&mut self, question: &Question, stop: &CancellationToken) -> Result<Value, PromptError>;
 
-    /// Lets the user edit `text` in their editor; returns the edited text.
+    /// Lets the user edit `text` in their editor, in a file named
+    /// `file_name` (`lib.rs`, `arguments.json`: its extension tells the
+    /// editor the language); returns the edited text.
     ///
     /// # Errors
     ///
     /// [`PromptError`] when no editor can run.
-    fn edit(&mut self, text: &str) -> Result<String, PromptError>;
+    fn edit(&mut self, text: &str, file_name: &str) -> Result<String, PromptError>;
 
     /// Shows `text` (a call's arguments in full) in the user's pager, or
     /// prints it when there is none.
@@ -115,7 +117,7 @@ impl Prompter for NoPrompter {
         Err(PromptError::Unavailable)
     }
 
-    fn edit(&mut self, _: &str) -> Result<String, PromptError> {
+    fn edit(&mut self, _: &str, _: &str) -> Result<String, PromptError> {
         Err(PromptError::Unavailable)
     }
 

@@ -213,9 +213,10 @@ impl PromptTurn<'_> {
     /// # Errors
     ///
     /// [`PromptError`] when no editor can run.
-    pub async fn edit(&self, text: &str) -> Result<String, PromptError> {
-        let text = text.to_owned();
-        self.blocking(move |backend, _| backend.edit(&text)).await
+    pub async fn edit(&self, text: &str, file_name: &str) -> Result<String, PromptError> {
+        let (text, file_name) = (text.to_owned(), file_name.to_owned());
+        self.blocking(move |backend, _| backend.edit(&text, &file_name))
+            .await
     }
 
     /// [`Prompter::page`].

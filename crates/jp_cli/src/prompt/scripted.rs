@@ -25,6 +25,9 @@ pub struct ScriptedPrompter {
     /// The text each [`Prompter::edit`] opened the editor on; shared like
     /// `asked`.
     pub opened: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    /// The name of the file each [`Prompter::edit`] opened; shared like
+    /// `asked`.
+    pub opened_files: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     /// The text each [`Prompter::page`] showed; shared like `asked`.
     pub paged: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
@@ -77,11 +80,15 @@ impl Prompter for ScriptedPrompter {
             .ok_or_else(|| PromptError::Terminal("no scripted answer".into()))
     }
 
-    fn edit(&mut self, text: &str) -> Result<String, PromptError> {
+    fn edit(&mut self, text: &str, file_name: &str) -> Result<String, PromptError> {
         self.opened
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(text.to_owned());
+        self.opened_files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(file_name.to_owned());
         self.edits
             .pop_front()
             .ok_or_else(|| PromptError::Terminal("the script has no more edits".into()))

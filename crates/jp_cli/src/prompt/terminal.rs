@@ -321,9 +321,9 @@ impl Prompter for TerminalPrompter {
         }
     }
 
-    fn edit(&mut self, text: &str) -> Result<String, PromptError> {
+    fn edit(&mut self, text: &str, file_name: &str) -> Result<String, PromptError> {
         // The editor owns the screen: what streams meanwhile waits.
-        self.printer.holding(|| edit_in_editor(text))
+        self.printer.holding(|| edit_in_editor(text, file_name))
     }
 
     fn page(&mut self, text: &str) -> Result<(), PromptError> {

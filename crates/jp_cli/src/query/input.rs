@@ -24,6 +24,11 @@ pub enum InputError {
     /// Neither the arguments nor stdin say anything.
     #[error("the message is empty; say what you want the assistant to do")]
     Empty,
+    /// No message at all, and no terminal to write one on.
+    #[error(
+        "no message: give it as an argument (`jp query \"...\"`) or on stdin (`echo ... | jp query`); on a terminal, `jp query` alone opens your editor to write it"
+    )]
+    NoMessage,
 }
 
 /// Whether stdin is something jp reads the message from: a pipe or a
@@ -78,12 +83,14 @@ pub fn read_piped(reader: impl Read) -> Result<String, InputError> {
 ///
 /// # Errors
 ///
-/// [`InputError::Empty`] when nothing is said.
+/// [`InputError::NoMessage`] without arguments or piped text,
+/// [`InputError::Empty`] when they say nothing.
 pub fn message(arguments: &[String], piped: Option<&str>) -> Result<String, InputError> {
     let piped = piped.filter(|text| !text.trim().is_empty());
     let joined = arguments.join(" ");
     let message = match (joined.trim(), piped) {
         ("-", Some(text)) | ("", Some(text)) => text.to_owned(),
+        _ if arguments.is_empty() && piped.is_none() => return Err(InputError::NoMessage),
         ("" | "-", None) => return Err(InputError::Empty),
         (_, None) => joined,
         (_, Some(text)) => {

@@ -23,7 +23,8 @@ fn the_message_comes_from_the_arguments_the_pipe_or_both() {
     );
     // An empty pipe (`< /dev/null`, a closed one) adds nothing.
     assert_eq!(message(&args(&["hi"]), Some(" \n")).unwrap(), "hi");
-    assert_eq!(message(&[], None), Err(InputError::Empty));
+    assert_eq!(message(&[], None), Err(InputError::NoMessage));
+    assert_eq!(message(&[], Some(" \n")), Err(InputError::NoMessage));
     assert_eq!(message(&args(&["-"]), None), Err(InputError::Empty));
     assert_eq!(message(&args(&["  "]), Some("")), Err(InputError::Empty));
 }

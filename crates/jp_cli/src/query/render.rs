@@ -62,7 +62,7 @@ pub struct RenderOptions {
 }
 
 /// Strings up to this long, without a newline, show on one line.
-const SHORT: usize = 60;
+pub(crate) const SHORT: usize = 60;
 
 /// The string leaf being received.
 struct Text {

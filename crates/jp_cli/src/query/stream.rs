@@ -16,12 +16,12 @@ use tokio_util::sync::CancellationToken;
 use super::arguments::{arguments_page, received_arguments_line};
 use super::calls::{CallInput, CallState, CallStep, Calls};
 use super::decision::Verdict;
-use super::render;
 use super::session::Session;
 use super::signals::{Interrupts, STREAM_MENU, STREAM_MENU_QUESTION, answer, ctrl_c};
 use super::tickets::CallTickets;
 use super::tools::ToolCoordinator;
 use super::turn::{Action, Input, TurnCoordinator};
+use super::{diff, render};
 use crate::conversation::{human_bytes, stopped_note};
 use crate::printer::{Channel, Style};
 use crate::prompt::{PromptError, Prompts};
@@ -107,7 +107,13 @@ impl<'t> Response<'t> {
             },
             None => turn.arguments_so_far(call)?,
         };
-        Some(arguments_page(name, &so_far))
+        let mut page = arguments_page(name, &so_far);
+        if let Some(Ok(arguments)) = complete.map(ToolCallRequest::arguments)
+            && let Some(lines) = self.tools.file_change(name, arguments)
+        {
+            page.push_str(&diff::plain(&lines));
+        }
+        Some(page)
     }
 }
 
@@ -343,6 +349,7 @@ impl Session {
                     self.show_call(&request.as_received());
                 } else {
                     self.show_call(&request);
+                    self.show_change(&request, response.tools);
                 }
                 let steps = response.calls.handle(CallInput::Complete { call, request });
                 self.apply(steps, response);
@@ -492,6 +499,26 @@ impl Session {
             Style::Header,
             &format!("Calling tool {}({args})", call.name),
         );
+    }
+
+    /// On a terminal, below a complete call's arguments: the diff of the
+    /// file change it would make (jp's `fs_modify_file`), wrapped and
+    /// capped like the arguments.
+    fn show_change(&self, call: &ToolCallRequest, tools: &ToolCoordinator<'_>) {
+        let style = &self.config.style.tool_call;
+        let Some(renderer) = &self.renderer else {
+            return;
+        };
+        if !style.show_arguments || self.hidden(&call.name) {
+            return;
+        }
+        let Ok(arguments) = call.arguments() else {
+            return;
+        };
+        if let Some(lines) = tools.file_change(&call.name, arguments) {
+            let lines = render::wrap(lines, renderer.width());
+            self.print_lines(diff::capped(lines, style.call_lines as usize));
+        }
     }
 
     fn show_verdict(&self, verdict: &Verdict) {

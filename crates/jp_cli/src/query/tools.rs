@@ -19,16 +19,20 @@
 //! [`coordinator`] (the struct, its policies and the stateful policies),
 //! [`decide`] (whether a call may run, while it streams and once complete),
 //! [`advice`] (how to let such a call run without a terminal), [`confirm`]
-//! (the questions put to the user), [`start`] (the check right before a
+//! (the questions put to the user; [`content`] is the text an edit opens),
+//! [`preview`] (the diff of a file
+//! change, shown before it runs), [`start`] (the check right before a
 //! tool starts), [`execute`] (running it and delivering its result per
 //! `policy.result`) and [`delta`] (a config change it proposes).
 
 pub mod advice;
 pub mod confirm;
+pub mod content;
 pub mod coordinator;
 pub mod decide;
 pub mod delta;
 pub mod execute;
+pub mod preview;
 pub mod start;
 
 pub use coordinator::ToolCoordinator;

@@ -10,6 +10,8 @@ use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
 use serde_json::{Map, Value};
 
 use super::ToolCoordinator;
+use super::content::{edited_text, text_argument, with_text};
+use super::preview::runs_jp_tool;
 use crate::printer::{Style, cut};
 use crate::prompt::{Choice, PromptError, PromptTurn, Ticket};
 use crate::query::arguments::{
@@ -152,7 +154,10 @@ impl ToolCoordinator<'_> {
                 Ok('e') => edit_now = true,
                 // `v` pages the arguments in full, then asks again.
                 Ok('v') => {
-                    let text = arguments_page(name, &complete(&arguments));
+                    let mut text = arguments_page(name, &complete(&arguments));
+                    if let Some(lines) = self.file_change(name, &arguments) {
+                        text.push_str(&crate::query::diff::plain(&lines));
+                    }
                     if let Err(PromptError::Interrupted) = prompt.page(&text).await {
                         return interrupted(&call);
                     }
@@ -174,12 +179,14 @@ impl ToolCoordinator<'_> {
         }
     }
 
-    /// Every argument in full, strings as text: what the user approves.
+    /// Every argument in full, strings as text, and the diff of the file
+    /// change the call would make: what the user approves.
     fn show_arguments(&self, name: &str, arguments: &Map<String, Value>) {
         self.printer.finish_content();
         self.printer
             .chrome_line(Style::Header, &arguments_header(name, &complete(arguments)));
-        for line in full_arguments(arguments, None) {
+        let change = self.file_change(name, arguments).unwrap_or_default();
+        for line in full_arguments(arguments, None).into_iter().chain(change) {
             self.printer.chrome_line(line.style, &line.text);
         }
     }
@@ -187,23 +194,44 @@ impl ToolCoordinator<'_> {
     /// Lets the user edit the arguments until they are usable, fit the
     /// tool's parameters and are not skipped by its policy, or the user
     /// gives up. An edit that does not fit never runs: the user is told why
-    /// and may edit again (`e`) or cancel (`n`).
+    /// and may edit again (`e`) or cancel (`n`). A call whose content is
+    /// one long string opens that text itself ([`text_argument`]), any
+    /// other its arguments as JSON; either way the edit is checked the
+    /// same.
     async fn edit_arguments(
         &self,
         name: &str,
         arguments: &Map<String, Value>,
         prompt: &PromptTurn<'_>,
     ) -> Edit {
-        let mut text = serde_json::to_string_pretty(arguments).unwrap_or_default();
+        let skip_old = self
+            .tool(name)
+            .is_some_and(|tool| runs_jp_tool(tool, "fs_modify_file"));
+        let target = text_argument(arguments, skip_old);
+        let (mut text, file_name) = match &target {
+            Some(target) => (target.text.clone(), target.file_name.as_str()),
+            None => (
+                serde_json::to_string_pretty(arguments).unwrap_or_default(),
+                "arguments.json",
+            ),
+        };
         loop {
-            let problem = match prompt.edit(&text).await {
+            let problem = match prompt.edit(&text, file_name).await {
                 Err(PromptError::Interrupted) => return Edit::Interrupted,
                 Err(error) => return Edit::Cancelled(format!("the editor failed: {error}")),
                 Ok(edited) => {
-                    let checked = crate::query::arguments::parse_arguments(name, &edited)
-                        .and_then(|value| self.fits(name, value));
-                    text = edited;
-                    match checked {
+                    let value = match &target {
+                        Some(target) => {
+                            text = edited_text(&target.text, edited);
+                            Ok(with_text(arguments, &target.pointer, text.clone()))
+                        }
+                        None => {
+                            let value = crate::query::arguments::parse_arguments(name, &edited);
+                            text = edited;
+                            value
+                        }
+                    };
+                    match value.and_then(|value| self.fits(name, value)) {
                         Ok(new) => {
                             let value = Value::Object(new.clone());
                             match self.evaluate(name, PolicyField::Run, &value) {

@@ -20,6 +20,18 @@ const CONFIG: &str = r#"
 command = ["true"]
 parameters.path = { type = "path", required = true }
 policy.run = [{ arg = "/path", prefix = "secret/", mode = "skip" }, { mode = "ask" }]
+
+[conversation.tools.write]
+command = ["true"]
+parameters.path = { type = "path", required = true }
+parameters.content = { type = "string", required = true }
+policy.run = [{ arg = "/content", pattern = "TOKEN", mode = "skip" }, { mode = "ask" }]
+
+[conversation.tools.fs_modify_file]
+command = ["jp", "tool", "fs_modify_file"]
+parameters.path = { type = "path", required = true }
+parameters.patterns = { type = "array", required = true, items = { type = "object", properties = { old = { type = "string", required = true }, new = { type = "string", required = true } } } }
+policy.run = "ask"
 "#;
 
 fn config() -> (tempfile::TempDir, AppConfig) {
@@ -35,9 +47,16 @@ fn config() -> (tempfile::TempDir, AppConfig) {
     (dir, loaded.config)
 }
 
-/// The verdict for `save(path)` with these keys and edits, and the
-/// questions asked.
-fn decide(keys: &[Option<char>], edits: &[&str]) -> (Verdict, Vec<String>) {
+/// What one prompt did: the verdict, the questions asked, and the text
+/// and file name of each edit opened.
+struct Prompted {
+    verdict: Verdict,
+    asked: Vec<String>,
+    opened: Vec<(String, String)>,
+}
+
+/// Decides `tool(arguments)` with these keys and edits.
+fn decide_call(tool: &str, arguments: Value, keys: &[Option<char>], edits: &[&str]) -> Prompted {
     let (dir, config) = config();
     let printer = Printer::new(
         Box::new(std::io::sink()),
@@ -54,11 +73,16 @@ fn decide(keys: &[Option<char>], edits: &[&str]) -> (Verdict, Vec<String>) {
             .collect::<VecDeque<_>>(),
         ..ScriptedPrompter::default()
     };
-    let asked = backend.asked.clone();
+    let (asked, opened, files) = (
+        backend.asked.clone(),
+        backend.opened.clone(),
+        backend.opened_files.clone(),
+    );
     let prompts = Prompts::new(Box::new(backend), CancellationToken::new());
-    let mut arguments = Map::new();
-    arguments.insert("path".into(), Value::from("a.txt"));
-    let call = ToolCallRequest::new("1", "save", arguments);
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments must be an object");
+    };
+    let call = ToolCallRequest::new("1", tool, arguments);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -69,8 +93,20 @@ fn decide(keys: &[Option<char>], edits: &[&str]) -> (Verdict, Vec<String>) {
             Decided::Ask(ask) => tools.confirm(ask, prompts.ticket()).await,
         }
     });
-    let asked = asked.lock().unwrap().clone();
-    (verdict, asked)
+    let opened = opened.lock().unwrap().clone();
+    let files = files.lock().unwrap().clone();
+    Prompted {
+        verdict,
+        asked: asked.lock().unwrap().clone(),
+        opened: opened.into_iter().zip(files).collect(),
+    }
+}
+
+/// The verdict for `save(path)` with these keys and edits, and the
+/// questions asked.
+fn decide(keys: &[Option<char>], edits: &[&str]) -> (Verdict, Vec<String>) {
+    let decided = decide_call("save", serde_json::json!({"path": "a.txt"}), keys, edits);
+    (decided.verdict, decided.asked)
 }
 
 fn outcome(verdict: &Verdict) -> (String, String) {
@@ -144,6 +180,78 @@ fn ctrl_c_at_the_prompt_interrupts() {
         (
             "Interrupted".into(),
             "The call was not run: the user interrupted the turn.".into()
+        )
+    );
+}
+
+#[test]
+fn e_on_a_files_content_opens_the_text_itself_and_the_edit_replaces_it() {
+    let call = serde_json::json!({"path": "src/notes.md", "content": "# Notes\nfrom the model\n"});
+    let decided = decide_call(
+        "write",
+        call.clone(),
+        &[Some('e'), Some('y')],
+        &["# Notes\nfrom the user\n"],
+    );
+    assert_eq!(
+        decided.opened,
+        [(
+            "# Notes\nfrom the model\n".to_owned(),
+            "notes.md".to_owned()
+        )]
+    );
+    assert_eq!(
+        outcome(&decided.verdict),
+        (
+            "run".into(),
+            r##"{"path":"src/notes.md","content":"# Notes\nfrom the user\n"}"##.into()
+        )
+    );
+    assert!(matches!(decided.verdict, Verdict::Run { edited: true, .. }));
+    // The edit is decided again: the policy skips content with a token.
+    let decided = decide_call("write", call, &[Some('e')], &["TOKEN=1\n"]);
+    assert_eq!(outcome(&decided.verdict).0, "Skipped");
+    // A short value opens the JSON, as before.
+    let decided = decide_call(
+        "write",
+        serde_json::json!({"path": "a.txt", "content": "short"}),
+        &[Some('e'), Some('n')],
+        &["{\"path\": \"a.txt\", \"content\": \"short\"}"],
+    );
+    assert_eq!(
+        decided.opened,
+        [(
+            "{\n  \"path\": \"a.txt\",\n  \"content\": \"short\"\n}".to_owned(),
+            "arguments.json".to_owned()
+        )]
+    );
+}
+
+#[test]
+fn e_on_a_single_replacement_opens_its_new_text_and_keeps_it_without_a_final_newline() {
+    let call = serde_json::json!({
+        "path": "src/lib.rs",
+        "patterns": [{"old": "fn main() {\n}", "new": "fn hello() {\n    greet();\n}"}]
+    });
+    let decided = decide_call(
+        "fs_modify_file",
+        call,
+        &[Some('e'), Some('y')],
+        // An editor ends the file with a newline the text did not have.
+        &["fn hello() {\n    wave();\n}\n"],
+    );
+    assert_eq!(
+        decided.opened,
+        [(
+            "fn hello() {\n    greet();\n}".to_owned(),
+            "lib.rs".to_owned()
+        )]
+    );
+    assert_eq!(
+        outcome(&decided.verdict),
+        (
+            "run".into(),
+            r#"{"path":"src/lib.rs","patterns":[{"old":"fn main() {\n}","new":"fn hello() {\n    wave();\n}"}]}"#.into()
         )
     );
 }

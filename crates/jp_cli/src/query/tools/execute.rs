@@ -382,7 +382,7 @@ impl ToolCoordinator<'_> {
                     Err(error) => return withheld(format!("{name}: result withheld: {error}")),
                 };
                 let content = if mode == Mode::Edit {
-                    match prompt.edit(&content).await {
+                    match prompt.edit(&content, "result.txt").await {
                         Ok(edited) => edited,
                         Err(error) => return withheld(format!("{name}: result withheld: {error}")),
                     }
