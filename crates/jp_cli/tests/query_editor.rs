@@ -27,7 +27,7 @@ const MODEL: &str = "anthropic/claude-haiku-4-5";
 /// open.
 fn jp_line(ws: &Workspace, server: &TestServer, env: &str, args: &str) -> String {
     format!(
-        "env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' TERM=xterm \
+        "env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' JP_TRUST_WORKSPACE=1 TERM=xterm \
          ANTHROPIC_API_KEY=test-key JP_CFG_ASSISTANT__MODEL__ID={MODEL} {env} \
          '{jp}' query --cfg providers.llm.anthropic.base_url={url} {args}; \
          echo EXIT=$?; sleep 60",
