@@ -1765,12 +1765,18 @@ fn no_at_the_trust_question_goes_on_without_the_workspace_s_tools() {
         return;
     };
     tmux.wait_for("Trust this workspace and apply them? [y,n,?]");
+    tmux.send(&["?"]);
+    tmux.wait_for("not now");
     tmux.send(&["n"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
     assert!(
         screen.contains(
-            "Trust this workspace and apply them? [y,n,?] n\n\
+            "Trust this workspace and apply them? [y,n,?] ?\n  \
+             y  trust it: apply what is listed, now and later (recorded in your config directory; `jp trust --revoke` undoes it)\n  \
+             n  not now: go on without what is listed, and ask again next time\n  \
+             ?  show this help\n\
+             Trust this workspace and apply them? [y,n,?] n\n\
              going on without them; `jp trust` applies them later\n"
         ),
         "{screen}"

@@ -3,12 +3,10 @@
 
 use std::process::ExitCode;
 
-use serde_json::Value;
-
 use crate::ctx::Ctx;
 use crate::error::Error;
 use crate::exit;
-use crate::prompt::{Prompter as _, TerminalPrompter};
+use crate::prompt::{Choice, Prompter as _, TerminalPrompter};
 use crate::trust::{self, ENV};
 
 /// Before a query runs: when the workspace's config holds what needs trust
@@ -49,14 +47,23 @@ pub fn before_query(ctx: &Ctx, interactive: bool) -> Result<Option<ExitCode>, Er
     for line in &lines {
         crate::errln!("{line}");
     }
-    let question = jp_tool::Question {
-        id: "trust".into(),
-        text: "Trust this workspace and apply them?".into(),
-        answer: jp_tool::AnswerKind::Boolean,
-        default: None,
-    };
-    match terminal.ask(&question, &tokio_util::sync::CancellationToken::new()) {
-        Ok(Value::Bool(true)) => {
+    let choices = [
+        Choice {
+            key: 'y',
+            help: "trust it: apply what is listed, now and later (recorded in your config directory; `jp trust --revoke` undoes it)",
+        },
+        Choice {
+            key: 'n',
+            help: "not now: go on without what is listed, and ask again next time",
+        },
+    ];
+    let answer = terminal.choose(
+        "Trust this workspace and apply them?",
+        &choices,
+        &tokio_util::sync::CancellationToken::new(),
+    );
+    match answer {
+        Ok('y') => {
             let store = trust::TrustStore::of_user(&ctx.env).ok_or(Error::NoUserConfig)?;
             store.set(&root, trust::record_of(&held))?;
             crate::errln!(
