@@ -1,5 +1,6 @@
 //! The command tree.
 
+mod complete;
 mod config;
 mod conversation;
 mod debug;
@@ -86,6 +87,14 @@ impl Cli {
     /// Parses the process's arguments, with an example in each command's
     /// help.
     pub fn parse_args() -> Result<Self, clap::Error> {
+        // `COMPLETE=bash jp` prints the shell's registration, and the
+        // shell then runs jp with `COMPLETE` set to complete a line;
+        // either way jp exits here (without the variable this returns).
+        clap_complete::CompleteEnv::with_factory(|| {
+            examples::with_examples(<Self as clap::CommandFactory>::command())
+        })
+        .bin("jp")
+        .complete();
         use clap::{CommandFactory as _, FromArgMatches as _};
         let matches = examples::with_examples(Self::command()).try_get_matches()?;
         Self::from_arg_matches(&matches)

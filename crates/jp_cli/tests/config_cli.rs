@@ -690,3 +690,44 @@ fn completion_scripts_complete_subcommands() {
         );
     }
 }
+
+/// `source <(COMPLETE=bash jp)` completes what only the workspace knows:
+/// conversation ids (and `last`) and tool names, by running jp itself
+/// (issue 25 part 4).
+#[test]
+fn dynamic_completion_offers_conversation_ids_and_tool_names() {
+    let ws = common::query::initialized();
+    let demo = ws.jp(&["query", "--model", "scripted/demo", "hi"]);
+    assert_eq!(demo.code, 0, "{demo:?}");
+    let id = ws.read("project/.jp/conversations/active");
+    let registration = ws.jp_with_env(&[], &[("COMPLETE", "bash")]);
+    assert_eq!(registration.code, 0, "{registration:?}");
+    let script = ws.root().join("jp-dynamic.bash");
+    std::fs::write(&script, &registration.stdout).unwrap();
+    let complete = |words: &str, index: usize| {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "source {} && COMP_WORDS=({words}) COMP_CWORD={index} COMP_TYPE=9 && \
+                 _clap_complete_jp jp \"${{COMP_WORDS[{index}]}}\" && printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+                script.display()
+            ))
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", ws.root())
+            .env("XDG_CONFIG_HOME", ws.root().join("xdg"))
+            .current_dir(ws.project())
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        complete("jp conversation use ''", 3),
+        // An empty word gets the options too.
+        format!("{}\nlast\n--cfg\n--verbose\n--color\n--help\n", id.trim())
+    );
+    assert_eq!(
+        complete("jp policy check fs_", 3),
+        "fs_read_file\nfs_list_files\nfs_create_file\nfs_modify_file\nfs_delete_file\n"
+    );
+}

@@ -4,6 +4,8 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::process::ExitCode;
 
+use clap_complete::ArgValueCandidates;
+
 use jp_conversation::conversation::format_utc;
 use jp_conversation::{Conversation, EventKind, Store, StoreError};
 
@@ -31,6 +33,7 @@ pub enum ConversationCmd {
     Show {
         /// The conversation: its id, a unique start of it, or `last` (the
         /// one with the latest activity).
+        #[arg(add = ArgValueCandidates::new(super::complete::conversations))]
         id: Option<String>,
         /// Output format (`json` prints the stored events).
         #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -40,11 +43,13 @@ pub enum ConversationCmd {
     Use {
         /// The conversation: its id, a unique start of it, or `last` (the
         /// one with the latest activity).
+        #[arg(add = ArgValueCandidates::new(super::complete::conversations))]
         id: String,
     },
     /// Delete a conversation.
     Rm {
         /// The conversation: its id or a unique start of it.
+        #[arg(add = ArgValueCandidates::new(super::complete::conversations))]
         id: String,
     },
 }

@@ -33,6 +33,7 @@ pub enum Mcp {
     /// invalid), 2 when no server has that name.
     Tools {
         /// The server's name: `NAME` of `providers.mcp.NAME`.
+        #[arg(add = clap_complete::ArgValueCandidates::new(super::complete::servers))]
         server: String,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]

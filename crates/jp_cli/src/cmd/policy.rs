@@ -43,6 +43,7 @@ pub enum Policy {
     /// arguments do not fit it.
     Check {
         /// The tool's name.
+        #[arg(add = clap_complete::ArgValueCandidates::new(super::complete::tools))]
         tool: String,
         /// The call's arguments, as a JSON object.
         #[arg(long)]
