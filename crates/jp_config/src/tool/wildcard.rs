@@ -10,7 +10,8 @@
 //! Once the server's `tools/list` is known, [`expand`] gives each of its
 //! tools an entry named as the server names it (`git_status`), with the
 //! wildcard's settings; the entry's policy is the wildcard's (see
-//! [`crate::tool::effective`]). A server tool that an entry of its own
+//! [`crate::tool::effective`]), and so are its limits
+//! ([`crate::tool::run_limits`]). A server tool that an entry of its own
 //! already offers (an entry with the same `source` whose `tool`, or name,
 //! is the server's name for it) is left to that entry. A server's tool
 //! whose name is taken by another tool is a config error naming both.
@@ -134,9 +135,14 @@ pub fn expand(
             }
             let mut entry = template.clone();
             entry.tool = Some(tool.clone());
+            // Its policy and limits are the wildcard's, found there, so
+            // that messages name the key to change.
             entry.policy = super::PolicyConfig::default();
             entry.run = None;
             entry.result = None;
+            entry.timeout_secs = None;
+            entry.max_output_bytes = None;
+            entry.max_argument_bytes = None;
             tools.insert(tool.clone(), entry);
             added.insert(tool.clone(), wildcard.clone());
         }

@@ -119,10 +119,12 @@ impl ToolCoordinator<'_> {
                 };
             }
         };
-        let (timeout, max_output) = run_limits(&self.config.conversation.tools, &name);
+        let limits = run_limits(&self.config.conversation.tools, &name);
         let limits = ToolLimits {
-            timeout,
-            max_output_bytes: usize::try_from(max_output).unwrap_or(usize::MAX),
+            timeout: limits.timeout,
+            max_output_bytes: usize::try_from(limits.max_output_bytes).unwrap_or(usize::MAX),
+            timeout_key: Some(limits.timeout_key),
+            max_output_key: Some(limits.max_output_key),
         };
         let mut request = Request {
             tool: ToolInfo {
