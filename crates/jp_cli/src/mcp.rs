@@ -28,14 +28,20 @@ use crate::query::tools::{LocalExecutor, ToolExecutor, ToolTarget};
 /// starts when first needed and keeps for the query.
 pub struct Executor {
     servers: Mutex<McpServers>,
+    /// Cancelled when the user aborts the turn (not when they only stop a
+    /// call): a server whose call it interrupts is killed, as a local
+    /// tool's process is.
+    aborted: CancellationToken,
 }
 
 impl Executor {
-    /// An executor for `servers`, none started.
+    /// An executor for `servers`, none started; `aborted` is the turn's
+    /// interrupt.
     #[must_use]
-    pub fn new(servers: McpServers) -> Self {
+    pub fn new(servers: McpServers, aborted: CancellationToken) -> Self {
         Self {
             servers: Mutex::new(servers),
+            aborted,
         }
     }
 
@@ -67,7 +73,7 @@ impl ToolExecutor for Executor {
             };
             let started = Instant::now();
             let mut servers = self.servers.lock().await;
-            let outcome = match servers.server(server).await {
+            let mut outcome = match servers.server(server).await {
                 Ok(running) => {
                     running
                         .call(tool, request.tool.arguments.clone(), limits, cancel)
@@ -75,6 +81,16 @@ impl ToolExecutor for Executor {
                 }
                 Err(error) => Outcome::error(error.to_string()),
             };
+            // Aborted, not only stopped: the server goes with the call,
+            // as a local tool's process does.
+            if cancel.is_cancelled() && self.aborted.is_cancelled() {
+                servers.kill(server).await;
+                if matches!(outcome, Outcome::Error { .. }) {
+                    outcome = Outcome::error(format!(
+                        "The user interrupted the call to `{tool}` on MCP server `{server}`; jp sent the server MCP cancellation and stopped it."
+                    ));
+                }
+            }
             ToolRun {
                 outcome,
                 stderr: String::new(),

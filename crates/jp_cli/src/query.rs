@@ -344,10 +344,10 @@ fn drive(
         session.config.providers.mcp.clone(),
         root.to_path_buf(),
     );
-    let executor = crate::mcp::Executor::new(servers);
     runtime.block_on(async {
         // With a terminal, Ctrl+C opens a menu; without, it interrupts.
         let mut interrupts = interrupt_on_signals(prompter.available());
+        let executor = crate::mcp::Executor::new(servers, interrupts.cancel.clone());
         let prompts = Prompts::new(prompter, interrupts.cancel.clone());
         let mut resume = None;
         let end = crate::mcp::attach_shared(&mut session.config, &executor, &printer).await;

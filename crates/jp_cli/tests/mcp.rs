@@ -368,6 +368,54 @@ fn a_killed_jp_leaves_no_server_running() {
     assert_gone(&ws);
 }
 
+#[cfg(target_os = "linux")]
+#[test]
+fn an_interrupt_without_a_terminal_cancels_the_call_and_stops_the_server() {
+    let ws = workspace("", &unattended("hang"));
+    let server = TestServer::start(vec![tool("toolu_1", "hang", "{}"), text("unused")]);
+    let jp = query_command(&ws, &server, MODEL, &[], "hang")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    server.wait_for(1, Duration::from_secs(10));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server_pid(&ws).is_none() {
+        assert!(Instant::now() < deadline, "the MCP server never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The call is on the server.
+    std::thread::sleep(Duration::from_millis(300));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &jp.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let run = ws.run_of(jp.wait_with_output().unwrap());
+    assert_eq!(run.code, 130, "{run:?}");
+    let told = "The user interrupted the call to `hang` on MCP server `test`; \
+                jp sent the server MCP cancellation and stopped it.";
+    assert_eq!(
+        chrome(&run),
+        format!(
+            "{HEADER}Calling tool hang()\n  unattended (policy.run is \"unattended\")\n  \
+             hang interrupted: {told}\n\
+             tokens: 10 in · 42 out · $0.0002\n\
+             interrupted; the conversation keeps what arrived\n"
+        )
+    );
+    assert_gone(&ws);
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("interrupted".to_owned(), told.to_owned())]
+    );
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "nothing is sent after an interrupt"
+    );
+}
+
 #[test]
 fn config_mistakes_about_servers_are_errors_with_file_and_line() {
     let ws = Workspace::new();
