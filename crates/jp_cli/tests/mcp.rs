@@ -307,13 +307,73 @@ fn a_rule_on_an_argument_the_server_lacks_is_a_config_error_once_the_schema_is_k
     let server = TestServer::start(vec![text("unused")]);
     let run = run(&ws, &server);
     assert_eq!(run.code, 1, "{run:?}");
+    let rule = ws.config_line(
+        "policy.run = [{ arg = \"/txt\", const = \"x\", mode = \"unattended\" }, { mode = \"ask\" }]",
+    );
     assert_eq!(
         common::query::hide_ids(&run.stderr),
-        "error: the config does not fit the MCP servers' tools:\n\
-         error: conversation.tools.echo.policy.run[0]: \"arg\" \"/txt\": the tool has no parameter \"txt\" (it has /text)\n\
-         the conversation keeps what arrived; `jp query` continues it (conversation <id>)\n"
+        format!(
+            "error: the config does not fit the MCP servers' tools:\n\
+             error: .jp/config.toml:{rule}: conversation.tools.echo.policy.run[0]: \"arg\" \"/txt\": the tool has no parameter \"txt\" (it has /text)\n\
+             the conversation keeps what arrived; `jp query` continues it (conversation <id>)\n"
+        )
     );
     assert!(server.requests().is_empty(), "the provider was asked");
+}
+
+#[test]
+fn entries_that_do_not_fit_the_servers_tools_are_errors_with_file_and_line() {
+    let tools = "[conversation.tools.missing]\nsource = \"mcp.test\"\ntool = \"nope\"\n\n\
+                 [conversation.tools.echo]\nsource = \"mcp.test\"\nparameters.volume = { type = \"integer\" }\n";
+    let ws = workspace("", tools);
+    let server = TestServer::start(vec![text("unused")]);
+    let run = run(&ws, &server);
+    assert_eq!(run.code, 1, "{run:?}");
+    let tool = ws.config_line("tool = \"nope\"");
+    let parameters = ws.config_line("parameters.volume = { type = \"integer\" }");
+    assert_eq!(
+        common::query::hide_ids(&run.stderr),
+        format!(
+            "error: the config does not fit the MCP servers' tools:\n\
+             error: .jp/config.toml:{tool}: conversation.tools.missing.tool: MCP server `test` has no tool `nope` \
+             (its tools: echo, save, read, fail, crash, hang, garbage, huge, picture)\n\
+             error: .jp/config.toml:{parameters}: conversation.tools.echo.parameters: names the parameter `volume`, \
+             which the server's schema for this tool does not have (it has text)\n\
+             the conversation keeps what arrived; `jp query` continues it (conversation <id>)\n"
+        )
+    );
+    assert!(server.requests().is_empty(), "the provider was asked");
+}
+
+#[test]
+fn a_server_command_that_cannot_run_is_said_with_file_and_line_and_the_turn_goes_on() {
+    let ws = workspace("", &unattended("echo"));
+    let config = ws.read("project/.jp/config.toml");
+    let command = format!(
+        "command = [{}]",
+        serde_json::Value::String(server_binary().display().to_string())
+    );
+    ws.write(
+        "project/.jp/config.toml",
+        &config.replace(
+            &command,
+            "command = [\"/nonexistent/mcp-server\", \"--stdio\"]",
+        ),
+    );
+    let line = ws.config_line("command = [\"/nonexistent/mcp-server\", \"--stdio\"]");
+    let server = TestServer::start(vec![text("I have no tools.")]);
+    let run = run(&ws, &server);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "I have no tools.\n");
+    assert_eq!(
+        chrome(&run),
+        format!(
+            "error: .jp/config.toml:{line}: providers.mcp.test.command: cannot start MCP server `test` \
+             (`/nonexistent/mcp-server`): No such file or directory (os error 2); \
+             tool echo is not offered to the model\n{HEADER}\
+             tokens: 10 in · 42 out · $0.0002\n"
+        )
+    );
 }
 
 #[test]

@@ -54,7 +54,7 @@ fn each_tool_gets_an_entry_named_as_the_server_names_it_unless_one_of_its_own_of
     // name it); an entry of its own for the server's tool falls back to
     // them too.
     for tool in ["git_status", "commit"] {
-        let limits = crate::tool::run_limits(&tools, tool);
+        let limits = crate::tool::limits::run_limits(&tools, tool);
         assert_eq!(limits.timeout, std::time::Duration::from_secs(5));
         assert_eq!(
             limits.timeout_key,
@@ -84,6 +84,10 @@ fn a_name_taken_by_another_tool_is_an_error_naming_both() {
         &mut tools,
         &servers(&[("git", &["read", "log"]), ("fs", &["log", "a.b"])]),
     );
+    let errors: Vec<String> = errors
+        .iter()
+        .map(|(entry, message)| format!("{entry}: {message}"))
+        .collect();
     assert_eq!(
         errors,
         [

@@ -3,6 +3,10 @@
 use std::time::Duration;
 
 use super::*;
+use crate::tool::{
+    DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_SECS, DEFAULTS_KEY,
+    ToolConfig,
+};
 
 fn tools(entries: &[(&str, ToolConfig)]) -> IndexMap<String, ToolConfig> {
     entries
