@@ -33,7 +33,7 @@ use jp_config::mcp::McpServerConfig;
 use jp_tool::Outcome;
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
 use rmcp::service::{
-    PeerRequestOptions, RoleClient, RunningService, ServiceError, ServiceExt as _,
+    PeerRequestOptions, RequestHandle, RoleClient, RunningService, ServiceError, ServiceExt as _,
 };
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, BufReader};
@@ -49,6 +49,9 @@ pub use result::outcome;
 /// The reason jp gives a server in `notifications/cancelled` when the user
 /// interrupts a call.
 pub const CANCEL_REASON: &str = "the user interrupted the call";
+
+/// How long writing a cancellation to a server may take.
+const CANCEL_WAIT: Duration = Duration::from_secs(1);
 
 /// How many lines of a server's stderr an error message quotes (its end).
 const STDERR_LINES: usize = 10;
@@ -266,16 +269,14 @@ impl McpServer {
         let answer = tokio::select! {
             answer = &mut handle.rx => answer.unwrap_or(Err(ServiceError::TransportClosed)),
             () = cancel.cancelled() => {
-                let _ = handle.cancel(Some(CANCEL_REASON.to_owned())).await;
+                cancel_call(handle, CANCEL_REASON.to_owned()).await;
                 return Outcome::error(format!(
                     "The user interrupted the call to `{tool}` on MCP server `{server}`; jp sent the server MCP cancellation."
                 ));
             }
             () = tokio::time::sleep(limits.timeout) => {
                 let secs = limits.timeout.as_secs();
-                let _ = handle
-                    .cancel(Some(format!("no answer within {secs} s")))
-                    .await;
+                cancel_call(handle, format!("no answer within {secs} s")).await;
                 self.broken = true;
                 return Outcome::Error {
                     message: format!(
@@ -366,6 +367,18 @@ impl McpServer {
             containment.release().await;
         }
         tracing::info!(server = %self.name, "MCP server stopped");
+    }
+}
+
+/// Sends the server `notifications/cancelled` for the call `handle` waits
+/// for, with `reason`; waits until it is written, but at most
+/// [`CANCEL_WAIT`] (a server that reads nothing could block the write).
+async fn cancel_call(handle: RequestHandle<RoleClient>, reason: String) {
+    if tokio::time::timeout(CANCEL_WAIT, handle.cancel(Some(reason)))
+        .await
+        .is_err()
+    {
+        tracing::info!("an MCP server did not take its cancellation within {CANCEL_WAIT:?}");
     }
 }
 
