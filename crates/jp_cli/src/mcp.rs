@@ -8,14 +8,16 @@
 //! once [`attach`] has put the server's schema there, an MCP tool is a
 //! tool like any other up to the moment it runs.
 
+use std::collections::HashSet;
 use std::time::Instant;
 
+use jp_config::diagnostic::Diagnostic;
 use jp_config::tool::imported::{merge_parameters, parameters_from_schema};
 use jp_config::tool::wildcard::{expand, wildcard_name, wildcard_server};
 use jp_config::tool::{ToolConfig, offered};
-use jp_config::validate::{McpSchemas, validate_with};
+use jp_config::validate::{McpSchemas, Problem, validate_with};
 use jp_config::{AppConfig, ConfigPath};
-use jp_llm::tool::mcp::{McpServers, ServerTool};
+use jp_llm::tool::mcp::{McpError, McpServers, ServerTool};
 use jp_llm::tool::{ToolLimits, ToolRun};
 use jp_tool::{Outcome, Request};
 use tokio::sync::Mutex;
@@ -28,14 +30,20 @@ use crate::query::tools::{LocalExecutor, ToolExecutor, ToolTarget};
 /// starts when first needed and keeps for the query.
 pub struct Executor {
     servers: Mutex<McpServers>,
+    /// Cancelled when the user aborts the turn (not when they only stop a
+    /// call): a server whose call it interrupts is killed, as a local
+    /// tool's process is.
+    aborted: CancellationToken,
 }
 
 impl Executor {
-    /// An executor for `servers`, none started.
+    /// An executor for `servers`, none started; `aborted` is the turn's
+    /// interrupt.
     #[must_use]
-    pub fn new(servers: McpServers) -> Self {
+    pub fn new(servers: McpServers, aborted: CancellationToken) -> Self {
         Self {
             servers: Mutex::new(servers),
+            aborted,
         }
     }
 
@@ -67,7 +75,7 @@ impl ToolExecutor for Executor {
             };
             let started = Instant::now();
             let mut servers = self.servers.lock().await;
-            let outcome = match servers.server(server).await {
+            let mut outcome = match servers.server(server).await {
                 Ok(running) => {
                     running
                         .call(tool, request.tool.arguments.clone(), limits, cancel)
@@ -75,6 +83,16 @@ impl ToolExecutor for Executor {
                 }
                 Err(error) => Outcome::error(error.to_string()),
             };
+            // Aborted, not only stopped: the server goes with the call,
+            // as a local tool's process does.
+            if cancel.is_cancelled() && self.aborted.is_cancelled() {
+                servers.kill(server).await;
+                if matches!(outcome, Outcome::Error { .. }) {
+                    outcome = Outcome::error(format!(
+                        "The user interrupted the call to `{tool}` on MCP server `{server}`; jp sent the server MCP cancellation and stopped it."
+                    ));
+                }
+            }
             ToolRun {
                 outcome,
                 stderr: String::new(),
@@ -84,6 +102,10 @@ impl ToolExecutor for Executor {
     }
 }
 
+/// Where a config problem is written: the loaded config's file and line
+/// for it ([`jp_config::load::Loaded::place`]).
+pub type Locate<'a> = &'a dyn Fn(Problem) -> Diagnostic;
+
 /// Puts each offered MCP tool's schema into `config`: starts the servers
 /// they name, reads their tools, imports each tool's `inputSchema` into
 /// its parameters (with what the config adds) and takes its description
@@ -92,7 +114,8 @@ impl ToolExecutor for Executor {
 /// error).
 ///
 /// A server that cannot start is reported on `printer` and its tools are
-/// not offered in this query.
+/// not offered in this query. Each problem is said with the file and line
+/// `locate` finds for it, like the loader's.
 ///
 /// # Errors
 ///
@@ -101,8 +124,10 @@ pub async fn attach(
     config: &mut AppConfig,
     servers: &Mutex<McpServers>,
     printer: &Printer,
+    locate: Locate<'_>,
 ) -> Result<(), String> {
-    let mut errors = expand_wildcards(config, servers, printer).await;
+    let configured: HashSet<String> = config.conversation.tools.keys().cloned().collect();
+    let mut errors = expand_wildcards(config, servers, printer, locate).await;
     let wanted: Vec<(String, String)> = offered(&config.conversation.tools)
         .filter_map(|(name, tool)| {
             tool.source
@@ -118,16 +143,25 @@ pub async fn attach(
         let Some(tool) = config.conversation.tools.get_mut(&name) else {
             continue;
         };
+        // An entry a wildcard added is written as the wildcard's.
+        let entry = if configured.contains(&name) {
+            name.clone()
+        } else {
+            wildcard_name(&server)
+        };
         match servers.server(&server).await {
             Ok(running) => {
-                if let Err(error) = import(&name, &server, tool, running.tools()) {
-                    errors.push(error);
+                if let Err(error) = import(&name, &entry, &server, tool, running.tools()) {
+                    errors.push(*error);
                 }
             }
             Err(error) => {
                 printer.chrome_line(
                     Style::Bad,
-                    &format!("error: {error}; tool {name} is not offered to the model"),
+                    &format!(
+                        "{}; tool {name} is not offered to the model",
+                        start_error(&server, &error, locate)
+                    ),
                 );
                 tool.enable = false;
             }
@@ -138,17 +172,33 @@ pub async fn attach(
         errors.extend(
             validate_with(config, McpSchemas::Known)
                 .into_iter()
-                .filter(|problem| problem.diagnostic.is_error())
-                .map(|problem| problem.diagnostic.to_string()),
+                .filter(|problem| problem.diagnostic.is_error()),
         );
     }
     if errors.is_empty() {
         Ok(())
     } else {
+        let lines: Vec<String> = errors
+            .into_iter()
+            .map(|problem| locate(problem).to_string())
+            .collect();
         Err(format!(
             "the config does not fit the MCP servers' tools:\n{}",
-            errors.join("\n")
+            lines.join("\n")
         ))
+    }
+}
+
+/// `error: ...` for a server that did not start: a program that cannot be
+/// run is a mistake in its `command`, said with the file and line of it;
+/// anything else is the server's doing.
+fn start_error(server: &str, error: &McpError, locate: Locate<'_>) -> String {
+    match error {
+        McpError::Start { .. } => {
+            let key = ConfigPath::from_segments(["providers", "mcp", server, "command"]);
+            locate(Problem::error(key, error.to_string())).to_string()
+        }
+        _ => format!("error: {error}"),
     }
 }
 
@@ -160,7 +210,8 @@ async fn expand_wildcards(
     config: &mut AppConfig,
     servers: &Mutex<McpServers>,
     printer: &Printer,
-) -> Vec<String> {
+    locate: Locate<'_>,
+) -> Vec<Problem> {
     let wildcards: Vec<(String, String)> = offered(&config.conversation.tools)
         .filter_map(|(name, _)| Some((name.clone(), wildcard_server(name)?.to_owned())))
         .collect();
@@ -179,7 +230,10 @@ async fn expand_wildcards(
                 let key = ConfigPath::from_segments(["conversation", "tools", &name]);
                 printer.chrome_line(
                     Style::Bad,
-                    &format!("error: {error}; its tools ({key}) are not offered to the model"),
+                    &format!(
+                        "{}; its tools ({key}) are not offered to the model",
+                        start_error(&server, &error, locate)
+                    ),
                 );
                 if let Some(entry) = config.conversation.tools.get_mut(&name) {
                     entry.enable = false;
@@ -188,6 +242,9 @@ async fn expand_wildcards(
         }
     }
     expand(&mut config.conversation.tools, &lists)
+        .into_iter()
+        .map(|(entry, message)| Problem::error(entry, message))
+        .collect()
 }
 
 /// [`attach`] on a query's shared config, with its executor's servers.
@@ -199,39 +256,57 @@ pub async fn attach_shared(
     config: &mut std::sync::Arc<AppConfig>,
     executor: &Executor,
     printer: &Printer,
+    locate: Locate<'_>,
 ) -> Result<(), String> {
     attach(
         std::sync::Arc::make_mut(config),
         executor.servers(),
         printer,
+        locate,
     )
     .await
 }
 
-/// Imports the server's tool into the config of the tool `name`.
+/// Imports the server's tool into the config of the tool `name`, written
+/// as the entry `entry` (its own, or the wildcard that added it).
 fn import(
     name: &str,
+    entry: &str,
     server: &str,
     tool: &mut ToolConfig,
     offered: &[ServerTool],
-) -> Result<(), String> {
+) -> Result<(), Box<Problem>> {
     let wanted = tool.tool.clone().unwrap_or_else(|| name.to_owned());
-    let key = format!("conversation.tools.{name}");
+    let path = ConfigPath::from_segments(["conversation", "tools", entry]);
     let Some(found) = offered.iter().find(|t| t.name == wanted) else {
         let names = offered
             .iter()
             .map(|t| t.name.as_str())
             .collect::<Vec<_>>()
             .join(", ");
-        return Err(format!(
-            "{key}: MCP server `{server}` has no tool `{wanted}` (its tools: {names})"
-        ));
+        let at = if tool.tool.is_some() {
+            path.join("tool")
+        } else {
+            path
+        };
+        return Err(Box::new(Problem::error(
+            at,
+            format!("MCP server `{server}` has no tool `{wanted}` (its tools: {names})"),
+        )));
     };
     let imported = parameters_from_schema(&found.input_schema).map_err(|e| {
-        format!("{key}: the schema of MCP server `{server}`'s tool `{wanted}`: {e}")
+        let what = if entry == name {
+            String::new()
+        } else {
+            format!(" (tool {name})")
+        };
+        Box::new(Problem::error(
+            path.clone(),
+            format!("the schema of MCP server `{server}`'s tool `{wanted}`{what}: {e}"),
+        ))
     })?;
     tool.parameters = merge_parameters(imported, &tool.parameters)
-        .map_err(|e| format!("{key}.parameters: {e}"))?;
+        .map_err(|e| Box::new(Problem::error(path.join("parameters"), e.to_string())))?;
     if tool.summary.is_none() && tool.description.is_none() {
         tool.description.clone_from(&found.description);
         tool.summary.clone_from(&found.title);

@@ -58,6 +58,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use jp_config::AppConfig;
+use jp_config::load::Loaded;
 use jp_conversation::{
     ConfigDelta, Conversation, ConversationEvent, ConversationLock, EventKind, Store,
 };
@@ -134,12 +135,13 @@ impl Query {
             Err(code) => return Ok(code),
         };
         let Setup {
-            config,
+            loaded,
             root,
             store,
             existing,
             record,
         } = setup;
+        let config = loaded.config.clone();
         let system = system::system_prompt(&config.assistant, &system::Facts::here(&root))?;
         if self.print_system_prompt {
             crate::outln!("{}", system.as_deref().unwrap_or_default());
@@ -188,6 +190,7 @@ impl Query {
         let live = renderer.is_some();
         let mut session = Session {
             config: Arc::new(config),
+            loaded,
             provider,
             model: model.clone(),
             header: format!("── jp ({provider_name}/{model}) ──"),
@@ -313,8 +316,9 @@ fn from_editor(
 
 /// What a query runs with, once its config is loaded.
 struct Setup {
-    /// The config: files, the conversation's changes, the flags.
-    config: AppConfig,
+    /// The config: files, the conversation's changes, the flags; and
+    /// where each part is written.
+    loaded: Loaded,
     /// The workspace.
     root: PathBuf,
     store: Store,
@@ -385,15 +389,15 @@ fn configure(ctx: &mut Ctx, new: bool) -> Result<Result<Setup, ExitCode>, crate:
         let id = existing.as_ref().map_or("(new)", |(c, _)| c.id.as_str());
         deltas.push(crate::recorded::layer(record, id));
     }
-    let config = match ctx.load_with(deltas) {
-        Ok(loaded) => loaded.config,
+    let loaded = match ctx.load_with(deltas) {
+        Ok(loaded) => loaded,
         Err(error) => {
             print_load_error(&error);
             return Ok(Err(exit::INVALID_CONFIG.into()));
         }
     };
     Ok(Ok(Setup {
-        config,
+        loaded,
         root,
         store,
         existing,
@@ -451,13 +455,16 @@ fn drive(
         session.config.providers.mcp.clone(),
         root.to_path_buf(),
     );
-    let executor = crate::mcp::Executor::new(servers);
     runtime.block_on(async {
         // With a terminal, Ctrl+C opens a menu; without, it interrupts.
         let mut interrupts = interrupt_on_signals(prompter.available());
+        let executor = crate::mcp::Executor::new(servers, interrupts.cancel.clone());
         let prompts = Prompts::new(prompter, interrupts.cancel.clone());
         let mut resume = None;
-        let end = crate::mcp::attach_shared(&mut session.config, &executor, &printer).await;
+        let end = crate::mcp::attach_shared(&mut session.config, &executor, &printer, &|problem| {
+            session.loaded.place(problem)
+        })
+        .await;
         let end = if let Err(message) = end {
             Ok(TurnEnd::Failed(message))
         } else {
@@ -477,9 +484,13 @@ fn drive(
                         if let Err(message) = session.reload(ctx, env, root) {
                             break Ok(TurnEnd::Failed(message));
                         }
-                        if let Err(message) =
-                            crate::mcp::attach_shared(&mut session.config, &executor, &printer)
-                                .await
+                        if let Err(message) = crate::mcp::attach_shared(
+                            &mut session.config,
+                            &executor,
+                            &printer,
+                            &|problem| session.loaded.place(problem),
+                        )
+                        .await
                         {
                             break Ok(TurnEnd::Failed(message));
                         }

@@ -225,13 +225,16 @@ fn misbehaving_results_become_error_results_naming_the_server_and_the_turn_goes_
         started.elapsed()
     );
     // The hung call was cancelled with the protocol's notification.
-    assert_eq!(ws.read("project/cancelled.txt"), "cancelled\n");
+    assert_eq!(
+        ws.read("project/cancelled.txt"),
+        "cancelled: no answer within 1 s\n"
+    );
     assert_eq!(
         responses(&stored(&ws)),
         [
-            ("error".to_owned(), "MCP server `test` did not answer the call to `hang` within 1 s (conversation.tools.NAME.timeout_secs); jp sent it MCP cancellation and stopped it".to_owned()),
+            ("error".to_owned(), "MCP server `test` did not answer the call to `hang` within 1 s (conversation.tools.hang.timeout_secs); jp sent it MCP cancellation and stopped it".to_owned()),
             ("error".to_owned(), "MCP server `test` broke the call to `garbage`: it wrote a line that is not JSON-RPC: `this is not json`; jp stopped it".to_owned()),
-            ("error".to_owned(), "MCP server `test` answered the call to `huge` with a result of 2000000 bytes, more than the 1048576 this tool may return (conversation.tools.NAME.max_output_bytes)".to_owned()),
+            ("error".to_owned(), "MCP server `test` answered the call to `huge` with a result of 2000000 bytes, more than the 1048576 this tool may return (conversation.tools.huge.max_output_bytes)".to_owned()),
             ("error".to_owned(), "the tool failed on purpose".to_owned()),
             ("success".to_owned(), "a red dot\n[image: image/png, 8 bytes]".to_owned()),
         ]
@@ -304,13 +307,73 @@ fn a_rule_on_an_argument_the_server_lacks_is_a_config_error_once_the_schema_is_k
     let server = TestServer::start(vec![text("unused")]);
     let run = run(&ws, &server);
     assert_eq!(run.code, 1, "{run:?}");
+    let rule = ws.config_line(
+        "policy.run = [{ arg = \"/txt\", const = \"x\", mode = \"unattended\" }, { mode = \"ask\" }]",
+    );
     assert_eq!(
         common::query::hide_ids(&run.stderr),
-        "error: the config does not fit the MCP servers' tools:\n\
-         error: conversation.tools.echo.policy.run[0]: \"arg\" \"/txt\": the tool has no parameter \"txt\" (it has /text)\n\
-         the conversation keeps what arrived; `jp query` continues it (conversation <id>)\n"
+        format!(
+            "error: the config does not fit the MCP servers' tools:\n\
+             error: .jp/config.toml:{rule}: conversation.tools.echo.policy.run[0]: \"arg\" \"/txt\": the tool has no parameter \"txt\" (it has /text)\n\
+             the conversation keeps what arrived; `jp query` continues it (conversation <id>)\n"
+        )
     );
     assert!(server.requests().is_empty(), "the provider was asked");
+}
+
+#[test]
+fn entries_that_do_not_fit_the_servers_tools_are_errors_with_file_and_line() {
+    let tools = "[conversation.tools.missing]\nsource = \"mcp.test\"\ntool = \"nope\"\n\n\
+                 [conversation.tools.echo]\nsource = \"mcp.test\"\nparameters.volume = { type = \"integer\" }\n";
+    let ws = workspace("", tools);
+    let server = TestServer::start(vec![text("unused")]);
+    let run = run(&ws, &server);
+    assert_eq!(run.code, 1, "{run:?}");
+    let tool = ws.config_line("tool = \"nope\"");
+    let parameters = ws.config_line("parameters.volume = { type = \"integer\" }");
+    assert_eq!(
+        common::query::hide_ids(&run.stderr),
+        format!(
+            "error: the config does not fit the MCP servers' tools:\n\
+             error: .jp/config.toml:{tool}: conversation.tools.missing.tool: MCP server `test` has no tool `nope` \
+             (its tools: echo, save, read, fail, crash, hang, garbage, huge, picture)\n\
+             error: .jp/config.toml:{parameters}: conversation.tools.echo.parameters: names the parameter `volume`, \
+             which the server's schema for this tool does not have (it has text)\n\
+             the conversation keeps what arrived; `jp query` continues it (conversation <id>)\n"
+        )
+    );
+    assert!(server.requests().is_empty(), "the provider was asked");
+}
+
+#[test]
+fn a_server_command_that_cannot_run_is_said_with_file_and_line_and_the_turn_goes_on() {
+    let ws = workspace("", &unattended("echo"));
+    let config = ws.read("project/.jp/config.toml");
+    let command = format!(
+        "command = [{}]",
+        serde_json::Value::String(server_binary().display().to_string())
+    );
+    ws.write(
+        "project/.jp/config.toml",
+        &config.replace(
+            &command,
+            "command = [\"/nonexistent/mcp-server\", \"--stdio\"]",
+        ),
+    );
+    let line = ws.config_line("command = [\"/nonexistent/mcp-server\", \"--stdio\"]");
+    let server = TestServer::start(vec![text("I have no tools.")]);
+    let run = run(&ws, &server);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "I have no tools.\n");
+    assert_eq!(
+        chrome(&run),
+        format!(
+            "error: .jp/config.toml:{line}: providers.mcp.test.command: cannot start MCP server `test` \
+             (`/nonexistent/mcp-server`): No such file or directory (os error 2); \
+             tool echo is not offered to the model\n{HEADER}\
+             tokens: 10 in · 42 out · $0.0002\n"
+        )
+    );
 }
 
 #[test]
@@ -363,6 +426,54 @@ fn a_killed_jp_leaves_no_server_running() {
     jp.kill().unwrap();
     jp.wait().unwrap();
     assert_gone(&ws);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_interrupt_without_a_terminal_cancels_the_call_and_stops_the_server() {
+    let ws = workspace("", &unattended("hang"));
+    let server = TestServer::start(vec![tool("toolu_1", "hang", "{}"), text("unused")]);
+    let jp = query_command(&ws, &server, MODEL, &[], "hang")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    server.wait_for(1, Duration::from_secs(10));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server_pid(&ws).is_none() {
+        assert!(Instant::now() < deadline, "the MCP server never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The call is on the server.
+    std::thread::sleep(Duration::from_millis(300));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &jp.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let run = ws.run_of(jp.wait_with_output().unwrap());
+    assert_eq!(run.code, 130, "{run:?}");
+    let told = "The user interrupted the call to `hang` on MCP server `test`; \
+                jp sent the server MCP cancellation and stopped it.";
+    assert_eq!(
+        chrome(&run),
+        format!(
+            "{HEADER}Calling tool hang()\n  unattended (policy.run is \"unattended\")\n  \
+             hang interrupted: {told}\n\
+             tokens: 10 in · 42 out · $0.0002\n\
+             interrupted; the conversation keeps what arrived\n"
+        )
+    );
+    assert_gone(&ws);
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("interrupted".to_owned(), told.to_owned())]
+    );
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "nothing is sent after an interrupt"
+    );
 }
 
 #[test]

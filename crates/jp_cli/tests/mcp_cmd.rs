@@ -236,3 +236,25 @@ fn policy_check_on_a_local_tool_starts_no_server() {
     assert_eq!(run.code, 0, "{run:?}");
     assert!(server_pid(&ws).is_none(), "the server was started");
 }
+
+#[test]
+fn policy_check_refuses_a_rule_the_servers_schema_lacks_with_file_and_line() {
+    let tools = "[conversation.tools.echo]\nsource = \"mcp.test\"\n\
+                 policy.run = [{ arg = \"/txt\", const = \"x\", mode = \"unattended\" }, { mode = \"ask\" }]\n";
+    let ws = workspace("", tools);
+    let run = ws.jp(&["policy", "check", "echo", "--args", r#"{"text": "x"}"#]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.stdout, "");
+    let rule = ws.config_line(
+        "policy.run = [{ arg = \"/txt\", const = \"x\", mode = \"unattended\" }, { mode = \"ask\" }]",
+    );
+    assert_eq!(
+        run.stderr,
+        format!(
+            "error: the config does not fit the MCP servers' tools:\n\
+             error: .jp/config.toml:{rule}: conversation.tools.echo.policy.run[0]: \"arg\" \"/txt\": \
+             the tool has no parameter \"txt\" (it has /text)\n"
+        )
+    );
+    assert_gone(&ws);
+}

@@ -117,13 +117,16 @@ fn a_server_tool_named_like_another_tool_is_a_config_error_naming_both() {
     let server = TestServer::start(vec![text("unused")]);
     let run = query(&ws, &server);
     assert_eq!(run.code, 1, "{run:?}");
+    let entry = ws.config_line("[conversation.tools.'test.*']");
     assert_eq!(
         hide_ids(&run.stderr),
-        "error: the config does not fit the MCP servers' tools:\n\
-         conversation.tools.'test.*': MCP server `test`'s tool `echo` has the name of conversation.tools.echo, \
-         a local tool; give it an entry of its own under another name: `[conversation.tools.test_echo]` with \
-         `source = \"mcp.test\"` and `tool = \"echo\"` (`enable = false` leaves it out)\n\
-         the conversation keeps what arrived; `jp query` continues it (conversation <id>)\n"
+        format!(
+            "error: the config does not fit the MCP servers' tools:\n\
+             error: .jp/config.toml:{entry}: conversation.tools.'test.*': MCP server `test`'s tool `echo` has the name of conversation.tools.echo, \
+             a local tool; give it an entry of its own under another name: `[conversation.tools.test_echo]` with \
+             `source = \"mcp.test\"` and `tool = \"echo\"` (`enable = false` leaves it out)\n\
+             the conversation keeps what arrived; `jp query` continues it (conversation <id>)\n"
+        )
     );
     assert!(server.requests().is_empty(), "the provider was asked");
 

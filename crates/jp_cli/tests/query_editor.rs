@@ -121,7 +121,7 @@ fn no_message_on_a_terminal_opens_the_editor_on_the_last_exchange_and_sends_what
     let env = editor(&ws, "editor.sh", TYPING_EDITOR);
     // The command line as a shell would have shown it, for the docs.
     let line = format!("echo '$ jp query'; {}", jp_line(&ws, &server, &env, ""));
-    let Some(tmux) = Tmux::start(&ws, &line, 90) else {
+    let Some(tmux) = Tmux::start_sized(&ws, &line, 90) else {
         return;
     };
     tmux.wait_for("# assistant: Renamed `main` to `hello`.");
@@ -141,7 +141,7 @@ fn an_empty_message_cancels_and_records_nothing() {
     let before = events(&ws);
     // An editor that saves the file as it was.
     let env = editor(&ws, "editor.sh", "#!/bin/sh\ntrue\n");
-    let Some(tmux) = Tmux::start(&ws, &jp_line(&ws, &server, &env, ""), 90) else {
+    let Some(tmux) = Tmux::start_sized(&ws, &jp_line(&ws, &server, &env, ""), 90) else {
         return;
     };
     let screen = shown(&tmux.wait_for("EXIT="));
@@ -163,7 +163,7 @@ fn edit_opens_the_editor_filled_with_the_message() {
         "#!/bin/sh\ncp \"$1\" .jp/opened.md\nsed -i '1s/$/ briefly/' \"$1\"\n",
     );
     let line = jp_line(&ws, &server, &env, "-e 'explain the change'");
-    let Some(tmux) = Tmux::start(&ws, &line, 90) else {
+    let Some(tmux) = Tmux::start_sized(&ws, &line, 90) else {
         return;
     };
     let screen = shown(&tmux.wait_for("EXIT="));
@@ -194,7 +194,7 @@ fn an_editor_that_fails_sends_nothing_and_keeps_what_was_written() {
         "fails.sh",
         "#!/bin/sh\nsed -i '1s/^/a long message/' \"$1\"\nexit 3\n",
     );
-    let Some(tmux) = Tmux::start(&ws, &jp_line(&ws, &server, &env, ""), 200) else {
+    let Some(tmux) = Tmux::start_sized(&ws, &jp_line(&ws, &server, &env, ""), 200) else {
         return;
     };
     let screen = shown(&tmux.wait_for("EXIT="));
@@ -224,7 +224,7 @@ fn an_editor_that_fails_sends_nothing_and_keeps_what_was_written() {
 
     // One that is not there at all.
     let line = jp_line(&ws, &server, "EDITOR=jp-test-no-such-editor", "");
-    let Some(tmux) = Tmux::start(&ws, &line, 200) else {
+    let Some(tmux) = Tmux::start_sized(&ws, &line, 200) else {
         return;
     };
     assert_eq!(
@@ -295,7 +295,7 @@ fn e_on_a_files_content_opens_the_text_itself_in_the_editor() {
         "#!/bin/sh\nbasename \"$1\" > .jp/opened-name\ncp \"$1\" .jp/opened\n\
          sed -i 's/from the model/from the user/' \"$1\"\n",
     );
-    let Some(tmux) = Tmux::start(&ws, &jp_line(&ws, &server, &env, "'write notes'"), 120) else {
+    let Some(tmux) = Tmux::start_sized(&ws, &jp_line(&ws, &server, &env, "'write notes'"), 120) else {
         return;
     };
     // `docs/` is outside `src/`: jp's default policy asks.
@@ -350,7 +350,7 @@ fn a_change_to_a_file_shows_as_a_diff_and_e_edits_its_new_text() {
         "echo '$ jp query \"greet by name\"'; {}",
         jp_line(&ws, &server, &env, "'greet by name'")
     );
-    let Some(tmux) = Tmux::start(&ws, &line, 90) else {
+    let Some(tmux) = Tmux::start_sized(&ws, &line, 90) else {
         return;
     };
     let screen = shown(&tmux.wait_for("#[cfg(test)]\nRun fs_modify_file"));
@@ -398,7 +398,7 @@ fn a_diff_is_escaped_and_coloured_only_on_a_colour_terminal() {
             text_reply("Done."),
         ]);
         let env = if no_color { "NO_COLOR=1" } else { "" };
-        let tmux = Tmux::start(&ws, &jp_line(&ws, &server, env, "'rename'"), 90)?;
+        let tmux = Tmux::start_sized(&ws, &jp_line(&ws, &server, env, "'rename'"), 90)?;
         // The prompt opens as the call starts; the diff, once it is complete.
         let screen = tmux.wait_for("() {}\nRun fs_modify_file");
         Some((shown(&screen), tmux.screen_with_escapes()))
@@ -439,7 +439,7 @@ fn ctrl_c_in_the_editor_is_the_editors_and_jp_keeps_what_was_written() {
         "slow.sh",
         "#!/bin/sh\nsed -i '1s/^/half a thought/' \"$1\"\necho EDITING\nsleep 30\n",
     );
-    let Some(tmux) = Tmux::start(&ws, &jp_line(&ws, &server, &env, ""), 200) else {
+    let Some(tmux) = Tmux::start_sized(&ws, &jp_line(&ws, &server, &env, ""), 200) else {
         return;
     };
     tmux.wait_for("EDITING");

@@ -9,160 +9,13 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::Workspace;
 use common::providers::{Item, anthropic};
 use common::query::{initialized, responses, stored};
+use common::tmux::{Tmux, query_line, shown, with_stty};
 use jp_test_server::{Fault, Reply, Split, TestServer};
-
-/// A tmux server of our own, killed on drop.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(ws: &Workspace, command: &str) -> Option<Self> {
-        Self::start_sized(ws, command, 200)
-    }
-
-    /// A terminal `columns` wide (and 50 lines high) running `command`.
-    fn start_sized(ws: &Workspace, command: &str, columns: u16) -> Option<Self> {
-        let available = Command::new("tmux").arg("-V").output().is_ok();
-        if !available {
-            assert!(
-                std::env::var_os("JP_REQUIRE_TMUX").is_none(),
-                "tmux is required (JP_REQUIRE_TMUX is set) but not installed"
-            );
-            eprintln!("tmux is not installed: skipping the terminal test");
-            return None;
-        }
-        let socket = format!("jp-test-{}-{}", std::process::id(), rand_suffix());
-        let status = Command::new("tmux")
-            .args([
-                "-L",
-                &socket,
-                "new-session",
-                "-d",
-                "-x",
-                &columns.to_string(),
-            ])
-            .args(["-y", "50"])
-            .arg("-c")
-            .arg(ws.project())
-            .arg(command)
-            .status()
-            .unwrap();
-        assert!(status.success());
-        Some(Self { socket })
-    }
-
-    fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket, "capture-pane", "-p", "-J"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// The screen with its colours and attributes, as escape sequences.
-    fn screen_with_escapes(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-e"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn wait_for(&self, text: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let screen = self.screen();
-            if screen.contains(text) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "waited for {text:?}; the screen shows:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// Waits until one line of the screen is exactly `line`.
-    fn wait_for_line(&self, line: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let screen = self.screen();
-            if screen.lines().any(|l| l == line) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "waited for the line {line:?}; the screen shows:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// Whether the cursor shows (`1`) or is hidden (`0`), as tmux sees it.
-    fn cursor_flag(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket, "display", "-p", "#{cursor_flag}"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    }
-
-    /// Checks that jp left the terminal as it found it: `stty` (printed
-    /// by [`with_stty`] once jp exited) shows `icanon` and `echo`, and the
-    /// cursor shows.
-    fn assert_restored(&self, screen: &str) {
-        assert!(screen.contains("STTY icanon echo"), "{screen}");
-        assert_eq!(self.cursor_flag(), "1", "the cursor is hidden:\n{screen}");
-    }
-
-    fn send(&self, keys: &[&str]) {
-        let status = Command::new("tmux")
-            .args(["-L", &self.socket, "send-keys"])
-            .args(keys)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .status();
-    }
-}
-
-fn rand_suffix() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos())
-}
-
-/// The shell command running `jp query` in the terminal, with a clean
-/// environment, then holding the pane open to show the exit code. The
-/// model comes from the environment: `--model` would be recorded in the
-/// conversation (issue 21, item 4), which these tests are not about.
-fn query_line(ws: &Workspace, server: &TestServer, message: &str) -> String {
-    format!(
-        "env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' JP_TRUST_WORKSPACE=1 TERM=xterm ANTHROPIC_API_KEY=test-key \
-         JP_CFG_ASSISTANT__MODEL__ID=anthropic/claude-haiku-4-5 \
-         '{jp}' query --cfg providers.llm.anthropic.base_url={url} '{message}'; \
-         echo EXIT=$?; sleep 60",
-        path = std::env::var("PATH").unwrap_or_default(),
-        home = ws.root().display(),
-        jp = env!("CARGO_BIN_EXE_jp"),
-        url = server.url(),
-    )
-}
 
 /// `line` with `$EDITOR` set to the workspace's `.jp/editor.sh` and
 /// `fs_create_file`'s `policy.run` set to `mode`.
@@ -403,15 +256,6 @@ fn a_stream_that_breaks_while_a_prompt_waits_exits_1_and_restores_the_terminal()
     tmux.assert_restored(&screen);
     assert!(!ws.project().join("notes.txt").exists());
     assert_eq!(responses(&stored(&ws))[0].0, "interrupted");
-}
-
-/// The query line, then the terminal's `icanon` and `echo` flags as `stty`
-/// reports them after jp exits.
-fn with_stty(line: &str) -> String {
-    line.replace(
-        "echo EXIT=$?;",
-        "echo EXIT=$?; echo STTY $(stty -a | tr ' ;' '\\n\\n' | grep -xE -- '-?(icanon|echo)');",
-    )
 }
 
 #[test]
@@ -1057,24 +901,6 @@ fn no_at_an_early_prompt_stops_the_stream() {
         .find(|l| l.starts_with("  stopped the stream after "))
         .expect("the saving is shown");
     assert!(note.ends_with(" of fs_create_file's arguments"), "{note}");
-}
-
-/// The screen as a person reads it once jp has exited: each line without
-/// its trailing blanks, no blank lines at the end. No spinner may be left
-/// on it (a frame is a braille character): jp clears it on every path.
-fn shown(screen: &str) -> String {
-    let lines: Vec<&str> = screen.lines().map(str::trim_end).collect();
-    assert!(
-        !lines
-            .iter()
-            .any(|l| l.starts_with(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c))),
-        "a spinner is left on the screen:\n{screen}"
-    );
-    let end = lines
-        .iter()
-        .rposition(|l| !l.is_empty())
-        .map_or(0, |i| i + 1);
-    lines[..end].join("\n")
 }
 
 /// A tool that hangs on its first run and succeeds on the next, saying

@@ -7,6 +7,7 @@
 pub mod arguments;
 pub mod effective;
 pub mod imported;
+pub mod limits;
 pub mod parameter;
 pub mod wildcard;
 
@@ -124,56 +125,6 @@ pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 1024 * 1024;
 
 /// The default for [`ToolConfig::max_argument_bytes`].
 pub const DEFAULT_MAX_ARGUMENT_BYTES: u64 = 16 * 1024 * 1024;
-
-/// The most argument text one call of a tool may send, and the config key
-/// a user changes to allow more.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArgumentLimit {
-    /// The limit in bytes.
-    pub bytes: u64,
-    /// The key that set it (`conversation.tools.NAME.max_argument_bytes`,
-    /// or the `'*'` entry's); the tool's own key when the default applies.
-    pub key: String,
-}
-
-/// How much argument text one call of `tool` may send: the tool's own
-/// setting, else the `'*'` entry's, else the default.
-#[must_use]
-pub fn argument_limit(tools: &IndexMap<String, ToolConfig>, tool: &str) -> ArgumentLimit {
-    let key = |entry: &str| format!("conversation.tools.{entry}.max_argument_bytes");
-    if let Some(bytes) = tools.get(tool).and_then(|t| t.max_argument_bytes) {
-        return ArgumentLimit {
-            bytes,
-            key: key(tool),
-        };
-    }
-    if let Some(bytes) = tools.get(DEFAULTS_KEY).and_then(|t| t.max_argument_bytes) {
-        return ArgumentLimit {
-            bytes,
-            key: key("'*'"),
-        };
-    }
-    ArgumentLimit {
-        bytes: DEFAULT_MAX_ARGUMENT_BYTES,
-        key: key(tool),
-    }
-}
-
-/// How long a run of `tool` may take and how much it may print: the tool's
-/// own setting, else the `'*'` entry's, else the defaults.
-#[must_use]
-pub fn run_limits(tools: &IndexMap<String, ToolConfig>, tool: &str) -> (std::time::Duration, u64) {
-    let pick = |get: fn(&ToolConfig) -> Option<u64>| {
-        tools
-            .get(tool)
-            .and_then(get)
-            .or_else(|| tools.get(DEFAULTS_KEY).and_then(get))
-    };
-    (
-        std::time::Duration::from_secs(pick(|t| t.timeout_secs).unwrap_or(DEFAULT_TIMEOUT_SECS)),
-        pick(|t| t.max_output_bytes).unwrap_or(DEFAULT_MAX_OUTPUT_BYTES),
-    )
-}
 
 /// Where a tool comes from: written `"local"`, `"builtin"` or
 /// `"mcp.NAME"`.

@@ -69,7 +69,8 @@ pub struct Problem {
 }
 
 impl Problem {
-    fn error(path: ConfigPath, message: impl Into<String>) -> Self {
+    /// An error about the key at `path`.
+    pub fn error(path: ConfigPath, message: impl Into<String>) -> Self {
         Self {
             diagnostic: Diagnostic::error(Some(key_with_indices(&path)), message),
             path: Some(path),

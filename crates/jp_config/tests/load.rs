@@ -698,7 +698,7 @@ fn conversation_changes_replay_above_the_files_and_below_cfg() {
 /// else 16 MiB; each answer names the key to change; 0 is refused.
 #[test]
 fn argument_limits_come_from_the_tool_then_the_defaults_entry() {
-    use jp_config::tool::{ArgumentLimit, argument_limit};
+    use jp_config::tool::limits::{ArgumentLimit, argument_limit};
 
     let f = Fixture::new();
     f.write(

@@ -14,4 +14,4 @@ mod containment;
 mod local;
 pub mod mcp;
 
-pub use local::{STDERR_TAIL_BYTES, ToolLimits, ToolRun, run_local};
+pub use local::{STDERR_TAIL_BYTES, ToolLimits, ToolRun, limit_key, run_local};

@@ -135,7 +135,9 @@ fn with_mcp_schemas(
         .enable_all()
         .build()?;
     let attached = runtime.block_on(async {
-        let attached = crate::mcp::attach(&mut loaded.config, &servers, &printer).await;
+        let located = loaded.clone();
+        let locate = |problem| located.place(problem);
+        let attached = crate::mcp::attach(&mut loaded.config, &servers, &printer, &locate).await;
         servers.lock().await.shutdown().await;
         attached
     });

@@ -21,6 +21,55 @@ use crate::printer::{Printer, Style, char_columns, columns, cut_columns, one_lin
 /// How often a waiting prompt checks whether the turn was interrupted.
 const POLL: Duration = Duration::from_millis(50);
 
+/// What the terminal has for a waiting prompt.
+enum Input {
+    /// Something to read.
+    Keys,
+    /// Nothing yet.
+    Nothing,
+    /// It hung up (closed): nothing will ever come.
+    HungUp,
+}
+
+/// Waits up to `timeout` for something to read on stdin, the terminal
+/// crossterm reads keys from ([`TerminalPrompter::open`] requires stdin to
+/// be one).
+#[cfg(unix)]
+fn wait_for_input(timeout: Duration) -> Result<Input, PromptError> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let stdin = std::io::stdin();
+    let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+    let timeout = Timespec {
+        tv_sec: i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX),
+        tv_nsec: i64::from(timeout.subsec_nanos()),
+    };
+    match poll(&mut fds, Some(&timeout)) {
+        Ok(_) => {}
+        Err(rustix::io::Errno::INTR) => return Ok(Input::Nothing),
+        Err(error) => return Err(terminal_error(error.into())),
+    }
+    let events = fds[0].revents();
+    Ok(
+        if events.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL) {
+            Input::HungUp
+        } else if events.contains(PollFlags::IN) {
+            Input::Keys
+        } else {
+            Input::Nothing
+        },
+    )
+}
+
+/// Waits up to `timeout` for a key, through crossterm.
+#[cfg(not(unix))]
+fn wait_for_input(timeout: Duration) -> Result<Input, PromptError> {
+    Ok(if event::poll(timeout).map_err(terminal_error)? {
+        Input::Keys
+    } else {
+        Input::Nothing
+    })
+}
+
 /// Prompts on the controlling terminal.
 pub struct TerminalPrompter {
     printer: Printer,
@@ -164,17 +213,45 @@ impl TerminalPrompter {
         PromptError::Interrupted
     }
 
+    /// The terminal went away (closed, hung up) while a prompt waited: no
+    /// one can answer it, so the turn is interrupted, as by Ctrl+C.
+    fn hung_up(&self) -> PromptError {
+        tracing::info!("the terminal hung up while a prompt waited; interrupting the turn");
+        self.printer.end_prompt("");
+        if let Some(cancel) = &self.cancel {
+            cancel.cancel();
+        }
+        PromptError::Interrupted
+    }
+
     /// Waits for one key press in raw mode; raw mode is on while it waits.
+    ///
+    /// crossterm reads the terminal only when there is something to read
+    /// (or to hand on from an earlier read): on a terminal that hung up,
+    /// its reader loops on reads of 0 bytes and never returns, so jp waits
+    /// for input itself ([`wait_for_input`]) and takes a hangup as an
+    /// interrupt.
     fn key(&self, stop: &CancellationToken) -> Result<Key, PromptError> {
         let _raw = RawMode::enable()?;
+        // Keys crossterm read along with an earlier one wait in its
+        // buffer, not on the terminal.
+        let mut buffered = true;
         loop {
             if stop.is_cancelled() {
                 self.printer.end_prompt("");
                 return Err(PromptError::Interrupted);
             }
-            if !event::poll(POLL).map_err(terminal_error)? {
+            let wait = if buffered { Duration::ZERO } else { POLL };
+            match wait_for_input(wait)? {
+                Input::HungUp => return Err(self.hung_up()),
+                Input::Nothing if !buffered => continue,
+                Input::Nothing | Input::Keys => {}
+            }
+            if !event::poll(Duration::ZERO).map_err(terminal_error)? {
+                buffered = false;
                 continue;
             }
+            buffered = true;
             if let Event::Key(key) = event::read().map_err(terminal_error)?
                 && key.kind != KeyEventKind::Release
             {

@@ -23,6 +23,10 @@ use crate::prompt::{PromptError, Prompts};
 pub struct Session {
     /// The config as of this cycle's start.
     pub(super) config: std::sync::Arc<AppConfig>,
+    /// The config as loaded, with where each part of it is written: to say
+    /// the file and line of a problem found later (once the MCP servers'
+    /// schemas are known).
+    pub(super) loaded: jp_config::load::Loaded,
     pub(super) provider: Box<dyn Provider>,
     pub(super) model: String,
     /// The provider's name in config (`anthropic`), for the model's price.
@@ -103,7 +107,8 @@ impl Session {
         self.model = resolved.model;
         self.provider_name = resolved.provider_name;
         self.provider = resolved.provider;
-        self.config = std::sync::Arc::new(loaded.config);
+        self.config = std::sync::Arc::new(loaded.config.clone());
+        self.loaded = loaded;
         self.system = system;
         Ok(())
     }

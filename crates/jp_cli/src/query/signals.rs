@@ -20,7 +20,9 @@ pub struct Interrupts {
 /// Watches the signals. SIGTERM, and SIGHUP when the terminal closes,
 /// interrupt the turn; so does Ctrl+C without a terminal. With one
 /// (`menus`), Ctrl+C asks for the menu instead. A signal after the turn was
-/// interrupted exits at once.
+/// interrupted exits at once, except SIGHUP: that is the terminal going
+/// away, which a waiting prompt may have seen first and interrupted the
+/// turn for, not a second press; the turn ends keeping what it has.
 pub fn interrupt_on_signals(menus: bool) -> Interrupts {
     let token = CancellationToken::new();
     let cancel = token.clone();
@@ -29,6 +31,9 @@ pub fn interrupt_on_signals(menus: bool) -> Interrupts {
         let mut signals = Signals::new();
         loop {
             let signal = signals.next().await;
+            if cancel.is_cancelled() && signal == Signal::HangUp {
+                continue;
+            }
             if cancel.is_cancelled() {
                 crate::prompt::restore_terminal();
                 crate::errln!("interrupted twice; exiting");
@@ -49,6 +54,7 @@ pub fn interrupt_on_signals(menus: bool) -> Interrupts {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Signal {
     CtrlC,
+    HangUp,
     Other,
 }
 
@@ -89,7 +95,7 @@ impl Signals {
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => Signal::CtrlC,
                 () = recv(&mut self.term) => Signal::Other,
-                () = recv(&mut self.hup) => Signal::Other,
+                () = recv(&mut self.hup) => Signal::HangUp,
             }
         }
         #[cfg(not(unix))]

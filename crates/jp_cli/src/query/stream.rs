@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use futures_util::StreamExt as _;
 use futures_util::future::LocalBoxFuture;
 use futures_util::stream::FuturesUnordered;
-use jp_config::tool::argument_limit;
+use jp_config::tool::limits::argument_limit;
 use jp_conversation::{ProgressRef, ToolCallRequest};
 use tokio_util::sync::CancellationToken;
 

@@ -93,6 +93,16 @@ impl Workspace {
         }
     }
 
+    /// The 1-based line of the workspace config (`project/.jp/config.toml`)
+    /// that is exactly `line`.
+    pub fn config_line(&self, line: &str) -> usize {
+        self.read("project/.jp/config.toml")
+            .lines()
+            .position(|l| l == line)
+            .unwrap_or_else(|| panic!("the config has no line {line:?}"))
+            + 1
+    }
+
     pub fn jp(&self, args: &[&str]) -> Run {
         self.jp_with_env(args, &[])
     }

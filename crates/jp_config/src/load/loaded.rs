@@ -70,8 +70,11 @@ impl Loaded {
             .collect()
     }
 
-    /// Fills in the file and line of a validation problem about a key.
-    pub(super) fn place(&self, mut problem: Problem) -> Diagnostic {
+    /// Fills in the file and line of a validation problem about a key
+    /// (also for problems found after loading, such as those a query finds
+    /// once its MCP servers' schemas are known).
+    #[must_use]
+    pub fn place(&self, mut problem: Problem) -> Diagnostic {
         let Some(path) = &problem.path else {
             return problem.diagnostic;
         };

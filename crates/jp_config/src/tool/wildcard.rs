@@ -10,7 +10,8 @@
 //! Once the server's `tools/list` is known, [`expand`] gives each of its
 //! tools an entry named as the server names it (`git_status`), with the
 //! wildcard's settings; the entry's policy is the wildcard's (see
-//! [`crate::tool::effective`]). A server tool that an entry of its own
+//! [`crate::tool::effective`]), and so are its limits
+//! ([`crate::tool::limits::run_limits`]). A server tool that an entry of its own
 //! already offers (an entry with the same `source` whose `tool`, or name,
 //! is the server's name for it) is left to that entry. A server's tool
 //! whose name is taken by another tool is a config error naming both.
@@ -39,10 +40,15 @@ pub fn wildcard_name(server: &str) -> String {
     format!("{server}{SUFFIX}")
 }
 
+/// The path of entry `name` of `conversation.tools`.
+fn path(name: &str) -> ConfigPath {
+    ConfigPath::from_segments(["conversation", "tools", name])
+}
+
 /// The config key of entry `name` of `conversation.tools`, quoted as
 /// needed (`conversation.tools.'git.*'`).
 fn key(name: &str) -> String {
-    ConfigPath::from_segments(["conversation", "tools", name]).to_string()
+    path(name).to_string()
 }
 
 /// What the entry `cfg` is, for a message: "a local tool", "MCP server
@@ -70,12 +76,13 @@ fn valid_name(name: &str) -> bool {
 /// Gives each tool of each server in `servers` (its name, and its tools'
 /// names in its order) an entry in `tools`, for the server's enabled
 /// wildcard entry, and turns the wildcard entry off (it is no tool
-/// itself). Returns the config errors: a name taken by another tool (or
-/// another wildcard's tool), or a name no provider accepts.
+/// itself). Returns the config errors, each with the wildcard entry it is
+/// about: a name taken by another tool (or another wildcard's tool), or a
+/// name no provider accepts.
 pub fn expand(
     tools: &mut IndexMap<String, ToolConfig>,
     servers: &[(String, Vec<String>)],
-) -> Vec<String> {
+) -> Vec<(ConfigPath, String)> {
     let mut errors = Vec::new();
     // The entries each wildcard added, by name: which wildcard added it.
     let mut added: BTreeMap<String, String> = BTreeMap::new();
@@ -109,34 +116,45 @@ pub fn expand(
                 "give it an entry of its own under another name: `[conversation.tools.{suggested}]` with `source = \"mcp.{server}\"` and `tool = \"{tool}\"` (`enable = false` leaves it out)"
             );
             if let Some(other) = added.get(tool) {
-                errors.push(format!(
-                    "{}: MCP server `{server}`'s tool `{tool}` has the name of a tool that {} already offers; {fix}",
-                    key(&wildcard),
-                    key(other)
+                errors.push((
+                    path(&wildcard),
+                    format!(
+                        "MCP server `{server}`'s tool `{tool}` has the name of a tool that {} already offers; {fix}",
+                        key(other)
+                    ),
                 ));
                 continue;
             }
             if let Some(existing) = tools.get(tool) {
-                errors.push(format!(
-                    "{}: MCP server `{server}`'s tool `{tool}` has the name of {}, {}; {fix}",
-                    key(&wildcard),
-                    key(tool),
-                    what(tool, existing)
+                errors.push((
+                    path(&wildcard),
+                    format!(
+                        "MCP server `{server}`'s tool `{tool}` has the name of {}, {}; {fix}",
+                        key(tool),
+                        what(tool, existing)
+                    ),
                 ));
                 continue;
             }
             if !valid_name(tool) {
-                errors.push(format!(
-                    "{}: MCP server `{server}`'s tool `{tool}` cannot be offered under its own name (a tool name may hold only letters, digits, `_` and `-`, at most 64 of them); {fix}",
-                    key(&wildcard)
+                errors.push((
+                    path(&wildcard),
+                    format!(
+                        "MCP server `{server}`'s tool `{tool}` cannot be offered under its own name (a tool name may hold only letters, digits, `_` and `-`, at most 64 of them); {fix}"
+                    ),
                 ));
                 continue;
             }
             let mut entry = template.clone();
             entry.tool = Some(tool.clone());
+            // Its policy and limits are the wildcard's, found there, so
+            // that messages name the key to change.
             entry.policy = super::PolicyConfig::default();
             entry.run = None;
             entry.result = None;
+            entry.timeout_secs = None;
+            entry.max_output_bytes = None;
+            entry.max_argument_bytes = None;
             tools.insert(tool.clone(), entry);
             added.insert(tool.clone(), wildcard.clone());
         }

@@ -50,8 +50,21 @@ fn each_tool_gets_an_entry_named_as_the_server_names_it_unless_one_of_its_own_of
     );
     let status = &tools["git_status"];
     assert_eq!(status.tool.as_deref(), Some("git_status"));
-    assert_eq!(status.timeout_secs, Some(5));
-    // Its policy is the wildcard's, found there (so messages name it).
+    // Its limits and policy are the wildcard's, found there (so messages
+    // name it); an entry of its own for the server's tool falls back to
+    // them too.
+    for tool in ["git_status", "commit"] {
+        let limits = crate::tool::limits::run_limits(&tools, tool);
+        assert_eq!(limits.timeout, std::time::Duration::from_secs(5));
+        assert_eq!(
+            limits.timeout_key,
+            "conversation.tools.'git.*'.timeout_secs"
+        );
+        assert_eq!(
+            limits.max_output_key,
+            format!("conversation.tools.{tool}.max_output_bytes")
+        );
+    }
     assert_eq!(status.policy.run, None);
     assert!(status.enable);
     assert!(!tools["git.*"].enable);
@@ -71,6 +84,10 @@ fn a_name_taken_by_another_tool_is_an_error_naming_both() {
         &mut tools,
         &servers(&[("git", &["read", "log"]), ("fs", &["log", "a.b"])]),
     );
+    let errors: Vec<String> = errors
+        .iter()
+        .map(|(entry, message)| format!("{entry}: {message}"))
+        .collect();
     assert_eq!(
         errors,
         [

@@ -62,24 +62,39 @@ const STDERR_CHARS_IN_MESSAGE: usize = 2000;
 /// The most characters of unparseable stdout quoted in an error message.
 const EXCERPT_CHARS: usize = 200;
 
-/// Bounds on one local tool run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Bounds on one tool run (a local tool's process, or a call on an MCP
+/// server).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolLimits {
     /// How long the tool may run, from start to exit, before it is killed.
     pub timeout: Duration,
     /// The most bytes the tool may write to stdout; a tool that writes more
     /// is killed.
     pub max_output_bytes: usize,
+    /// The config key that set `timeout`
+    /// (`conversation.tools.NAME.timeout_secs`), named by the message of a
+    /// run that takes too long; `None` names none.
+    pub timeout_key: Option<String>,
+    /// The config key that set `max_output_bytes`, as for `timeout_key`.
+    pub max_output_key: Option<String>,
 }
 
 impl Default for ToolLimits {
-    /// 60 seconds and 1 MiB.
+    /// 60 seconds and 1 MiB, set by no key.
     fn default() -> Self {
         Self {
             timeout: Duration::from_secs(60),
             max_output_bytes: 1024 * 1024,
+            timeout_key: None,
+            max_output_key: None,
         }
     }
+}
+
+/// ` (KEY)`, naming the key that set a limit, or nothing.
+#[must_use]
+pub fn limit_key(key: Option<&str>) -> String {
+    key.map(|key| format!(" ({key})")).unwrap_or_default()
 }
 
 /// What one run of a local tool gave.
@@ -289,15 +304,17 @@ async fn supervise(
         // killed by `Containment::release`.
         Stop::Exited(status) => return interpret(name, status, &output, stderr),
         Stop::Oversized => format!(
-            "tool `{name}` wrote more than {} to stdout, its output limit; it was stopped",
-            fmt_bytes(limits.max_output_bytes)
+            "tool `{name}` wrote more than {} to stdout, its output limit{}; it was stopped",
+            fmt_bytes(limits.max_output_bytes),
+            limit_key(limits.max_output_key.as_deref())
         ),
         Stop::TimedOut => {
             stop_child(child, group).await;
             return Outcome::Error {
                 message: format!(
-                    "tool `{name}` did not finish within {}; it was stopped",
-                    fmt_duration(limits.timeout)
+                    "tool `{name}` did not finish within {}{}; it was stopped",
+                    fmt_duration(limits.timeout),
+                    limit_key(limits.timeout_key.as_deref())
                 ),
                 transient: true,
             };

@@ -313,6 +313,32 @@ async fn oversized_output_is_stopped() {
 }
 
 #[tokio::test]
+async fn the_limits_messages_name_the_keys_that_set_them() {
+    let f = Fixture::new();
+    let limits = ToolLimits {
+        timeout: Duration::from_millis(200),
+        max_output_bytes: 2000,
+        timeout_key: Some("conversation.tools.t.timeout_secs".into()),
+        max_output_key: Some("conversation.tools.'*'.max_output_bytes".into()),
+    };
+    let run = f.run_with("yes | head -c 2001\n", json!({}), &limits).await;
+    assert_eq!(
+        run.outcome,
+        error(
+            "tool `t` wrote more than 2000 bytes to stdout, its output limit (conversation.tools.'*'.max_output_bytes); it was stopped"
+        )
+    );
+    let run = f.run_with("sleep 30\n", json!({}), &limits).await;
+    assert_eq!(
+        run.outcome,
+        Outcome::Error {
+            message: "tool `t` did not finish within 200 ms (conversation.tools.t.timeout_secs); it was stopped".into(),
+            transient: true,
+        }
+    );
+}
+
+#[tokio::test]
 async fn output_at_the_limit_is_accepted() {
     let f = Fixture::new();
     let limits = ToolLimits {
@@ -650,7 +676,9 @@ fn limits_are_shown_in_units() {
         ToolLimits::default(),
         ToolLimits {
             timeout: Duration::from_secs(60),
-            max_output_bytes: 1024 * 1024
+            max_output_bytes: 1024 * 1024,
+            timeout_key: None,
+            max_output_key: None,
         }
     );
 }

@@ -15,7 +15,9 @@
 //! a result and the turn goes on. A server that broke is stopped, and
 //! started again when a call needs it. An interrupted call is abandoned
 //! with the protocol's `notifications/cancelled`; the server keeps
-//! running. Its stderr goes to jp's log, escaped, never to the terminal.
+//! running, unless the user aborted the turn: then the caller kills it
+//! ([`McpServers::kill`]). Its stderr goes to jp's log, escaped, never to
+//! the terminal.
 
 mod lines;
 mod result;
@@ -29,18 +31,27 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use jp_config::mcp::McpServerConfig;
 use jp_tool::Outcome;
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::{RoleClient, RunningService, ServiceError, ServiceExt as _};
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
+use rmcp::service::{
+    PeerRequestOptions, RequestHandle, RoleClient, RunningService, ServiceError, ServiceExt as _,
+};
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::ToolLimits;
 use super::containment::{self, Containment};
+use super::{ToolLimits, limit_key};
 pub use lines::{Fault, MAX_LINE_BYTES};
 pub use result::outcome;
+
+/// The reason jp gives a server in `notifications/cancelled` when the user
+/// interrupts a call.
+pub const CANCEL_REASON: &str = "the user interrupted the call";
+
+/// How long writing a cancellation to a server may take.
+const CANCEL_WAIT: Duration = Duration::from_secs(1);
 
 /// How many lines of a server's stderr an error message quotes (its end).
 const STDERR_LINES: usize = 10;
@@ -232,7 +243,8 @@ impl McpServer {
     /// Calls its tool `tool` with `arguments`; never fails (see the module
     /// docs). `limits.timeout` bounds the wait for the answer and
     /// `limits.max_output_bytes` the result's text; `cancel` abandons the
-    /// call with MCP cancellation.
+    /// call: jp sends the server `notifications/cancelled` for it (written
+    /// to the server before this returns) and the server keeps running.
     pub async fn call(
         &mut self,
         tool: &str,
@@ -244,20 +256,32 @@ impl McpServer {
         self.faults.mark_unchanged();
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = Some(arguments);
-        let peer = self.service.peer().clone();
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let sent = self
+            .service
+            .peer()
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await;
+        let mut handle = match sent {
+            Ok(handle) => handle,
+            Err(error) => return self.failed(tool, error).await,
+        };
         let answer = tokio::select! {
-            answer = peer.call_tool(params) => answer,
+            answer = &mut handle.rx => answer.unwrap_or(Err(ServiceError::TransportClosed)),
             () = cancel.cancelled() => {
+                cancel_call(handle, CANCEL_REASON.to_owned()).await;
                 return Outcome::error(format!(
                     "The user interrupted the call to `{tool}` on MCP server `{server}`; jp sent the server MCP cancellation."
                 ));
             }
             () = tokio::time::sleep(limits.timeout) => {
+                let secs = limits.timeout.as_secs();
+                cancel_call(handle, format!("no answer within {secs} s")).await;
                 self.broken = true;
                 return Outcome::Error {
                     message: format!(
-                        "MCP server `{server}` did not answer the call to `{tool}` within {} s (conversation.tools.NAME.timeout_secs); jp sent it MCP cancellation and stopped it",
-                        limits.timeout.as_secs()
+                        "MCP server `{server}` did not answer the call to `{tool}` within {secs} s{}; jp sent it MCP cancellation and stopped it",
+                        limit_key(limits.timeout_key.as_deref())
                     ),
                     transient: true,
                 };
@@ -273,39 +297,65 @@ impl McpServer {
                 ));
             }
         };
-        match answer {
-            Ok(result) => match serde_json::to_value(&result) {
-                Ok(value) => outcome(&server, tool, &value, limits.max_output_bytes),
-                Err(e) => Outcome::error(format!(
-                    "cannot read MCP server `{server}`'s answer to `{tool}`: {e}"
-                )),
-            },
-            Err(ServiceError::McpError(error)) => Outcome::error(format!(
-                "MCP server `{server}` refused the call to `{tool}`: {}",
-                error.message
-            )),
-            Err(error) => {
-                self.broken = true;
-                let error = match error {
-                    ServiceError::TransportClosed => "the server closed the connection".to_owned(),
-                    other => other.to_string(),
-                };
-                let exit = match tokio::time::timeout(EXIT_WAIT, self.child.wait()).await {
-                    Ok(Ok(status)) => format!(" (it exited: {status})"),
-                    _ => String::new(),
-                };
-                Outcome::error(format!(
-                    "MCP server `{server}` failed during the call to `{tool}`: {error}{exit}{}",
-                    stderr_suffix(&self.stderr)
-                ))
+        let result = match answer {
+            Ok(ServerResult::CallToolResult(result)) => serde_json::to_value(&result),
+            Ok(ServerResult::EmptyResult(_)) => Ok(Value::Object(Map::new())),
+            Ok(_) => {
+                return Outcome::error(format!(
+                    "MCP server `{server}` answered the call to `{tool}` with something other than a tool result"
+                ));
             }
+            Err(ServiceError::McpError(error)) => {
+                return Outcome::error(format!(
+                    "MCP server `{server}` refused the call to `{tool}`: {}",
+                    error.message
+                ));
+            }
+            Err(error) => return self.failed(tool, error).await,
+        };
+        match result {
+            Ok(value) => outcome(&server, tool, &value, limits),
+            Err(e) => Outcome::error(format!(
+                "cannot read MCP server `{server}`'s answer to `{tool}`: {e}"
+            )),
         }
+    }
+
+    /// The error of a call to `tool` that failed for `error`: the server
+    /// broke (it is started again for the next call); its exit status and
+    /// the end of its stderr, when it exited.
+    async fn failed(&mut self, tool: &str, error: ServiceError) -> Outcome {
+        self.broken = true;
+        let error = match error {
+            ServiceError::TransportClosed => "the server closed the connection".to_owned(),
+            other => other.to_string(),
+        };
+        let exit = match tokio::time::timeout(EXIT_WAIT, self.child.wait()).await {
+            Ok(Ok(status)) => format!(" (it exited: {status})"),
+            _ => String::new(),
+        };
+        Outcome::error(format!(
+            "MCP server `{}` failed during the call to `{tool}`: {error}{exit}{}",
+            self.name,
+            stderr_suffix(&self.stderr)
+        ))
     }
 
     /// Whether it broke and must be started again before the next call.
     #[must_use]
     pub fn is_broken(&self) -> bool {
         self.broken
+    }
+
+    /// Kills it at once, with every process it started: the user aborted
+    /// the turn while it ran a call.
+    pub async fn kill(mut self) {
+        if let Some(containment) = self.containment.take() {
+            containment.release().await;
+        }
+        let _ = self.child.start_kill();
+        let _ = tokio::time::timeout(SHUTDOWN_WAIT, self.child.wait()).await;
+        tracing::info!(server = %self.name, "MCP server killed");
     }
 
     /// Stops it: closes the connection, gives it [`SHUTDOWN_WAIT`] to exit,
@@ -317,6 +367,18 @@ impl McpServer {
             containment.release().await;
         }
         tracing::info!(server = %self.name, "MCP server stopped");
+    }
+}
+
+/// Sends the server `notifications/cancelled` for the call `handle` waits
+/// for, with `reason`; waits until it is written, but at most
+/// [`CANCEL_WAIT`] (a server that reads nothing could block the write).
+async fn cancel_call(handle: RequestHandle<RoleClient>, reason: String) {
+    if tokio::time::timeout(CANCEL_WAIT, handle.cancel(Some(reason)))
+        .await
+        .is_err()
+    {
+        tracing::info!("an MCP server did not take its cancellation within {CANCEL_WAIT:?}");
     }
 }
 
@@ -446,6 +508,13 @@ impl McpServers {
         self.running.get_mut(name).ok_or_else(|| McpError::Unknown {
             server: name.to_owned(),
         })
+    }
+
+    /// Kills server `name` at once, if it runs ([`McpServer::kill`]).
+    pub async fn kill(&mut self, name: &str) {
+        if let Some(server) = self.running.remove(name) {
+            server.kill().await;
+        }
     }
 
     /// Stops every running server.

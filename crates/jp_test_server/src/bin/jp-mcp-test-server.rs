@@ -14,8 +14,8 @@
 //!   directory), or an `isError` result;
 //! - `fail {}`: an `isError` result;
 //! - `crash {}`: logs a line to stderr and exits with status 3;
-//! - `hang {}`: never answers; when the call is cancelled
-//!   (`notifications/cancelled`), writes `cancelled.txt`;
+//! - `hang {}`: never answers; each `notifications/cancelled` it gets (for
+//!   any call) adds a line `cancelled: REASON` to `cancelled.txt`;
 //! - `garbage {}`: writes a line that is not JSON to stdout, then hangs;
 //! - `huge {bytes}`: answers with that many `x`;
 //! - `picture {}`: an image and structured content.
@@ -161,10 +161,18 @@ impl ServerHandler for TestServer {
 
     async fn on_cancelled(
         &self,
-        _notification: CancelledNotificationParam,
+        notification: CancelledNotificationParam,
         _context: NotificationContext<RoleServer>,
     ) {
-        let _ = std::fs::write("cancelled.txt", "cancelled\n");
+        let reason = notification.reason.as_deref().unwrap_or("(no reason)");
+        let line = format!("cancelled: {reason}\n");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open("cancelled.txt");
+        if let Ok(mut file) = file {
+            let _ = file.write_all(line.as_bytes());
+        }
     }
 }
 

@@ -312,7 +312,8 @@ impl ToolCoordinator<'_> {
     /// the limit.
     #[must_use]
     pub fn too_large(&self, id: &str, name: &str, limit: usize) -> Verdict {
-        let key = jp_config::tool::argument_limit(&self.config.conversation.tools, name).key;
+        let key =
+            jp_config::tool::limits::argument_limit(&self.config.conversation.tools, name).key;
         too_large(id, name, limit, &key)
     }
 }

@@ -7,7 +7,8 @@ use std::future::Future;
 use jp_config::access::Grants;
 use jp_config::delta::Proposal;
 use jp_config::policy::{Mode, PolicyField};
-use jp_config::tool::{ToolConfig, ToolSource, run_limits};
+use jp_config::tool::limits::run_limits;
+use jp_config::tool::{ToolConfig, ToolSource};
 use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
 use jp_llm::tool::{ToolLimits, ToolRun};
 use jp_tool::{Context, Outcome, Request, ToolInfo};
@@ -119,10 +120,12 @@ impl ToolCoordinator<'_> {
                 };
             }
         };
-        let (timeout, max_output) = run_limits(&self.config.conversation.tools, &name);
+        let limits = run_limits(&self.config.conversation.tools, &name);
         let limits = ToolLimits {
-            timeout,
-            max_output_bytes: usize::try_from(max_output).unwrap_or(usize::MAX),
+            timeout: limits.timeout,
+            max_output_bytes: usize::try_from(limits.max_output_bytes).unwrap_or(usize::MAX),
+            timeout_key: Some(limits.timeout_key),
+            max_output_key: Some(limits.max_output_key),
         };
         let mut request = Request {
             tool: ToolInfo {

@@ -6,10 +6,13 @@
 use jp_tool::Outcome;
 use serde_json::Value;
 
+use crate::tool::{ToolLimits, limit_key};
+
 /// The outcome of a call whose result is `result` (the `CallToolResult`
-/// as JSON), for a tool allowed `max_bytes` of result text.
+/// as JSON), for a tool allowed `limits.max_output_bytes` of result text.
 #[must_use]
-pub fn outcome(server: &str, tool: &str, result: &Value, max_bytes: usize) -> Outcome {
+pub fn outcome(server: &str, tool: &str, result: &Value, limits: &ToolLimits) -> Outcome {
+    let max_bytes = limits.max_output_bytes;
     let mut parts: Vec<String> = result
         .get("content")
         .and_then(Value::as_array)
@@ -23,8 +26,9 @@ pub fn outcome(server: &str, tool: &str, result: &Value, max_bytes: usize) -> Ou
     let text = parts.join("\n");
     if text.len() > max_bytes {
         return Outcome::error(format!(
-            "MCP server `{server}` answered the call to `{tool}` with a result of {} bytes, more than the {max_bytes} this tool may return (conversation.tools.NAME.max_output_bytes)",
-            text.len()
+            "MCP server `{server}` answered the call to `{tool}` with a result of {} bytes, more than the {max_bytes} this tool may return{}",
+            text.len(),
+            limit_key(limits.max_output_key.as_deref())
         ));
     }
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
