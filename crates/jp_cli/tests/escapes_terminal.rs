@@ -512,7 +512,7 @@ fn config_show_validate_and_policy_check_show_hostile_text_escaped() {
         (
             1,
             format!(
-                "error: bad.toml:2: providers.llm.aliases.'{SHOWN}': invalid type: integer `5`, expected a string\n"
+                "error: bad.toml:2: providers.llm.aliases.'{SHOWN}': expected a string, found the number 5\n"
             )
             .as_str()
         )
