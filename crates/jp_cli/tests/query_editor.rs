@@ -295,7 +295,8 @@ fn e_on_a_files_content_opens_the_text_itself_in_the_editor() {
         "#!/bin/sh\nbasename \"$1\" > .jp/opened-name\ncp \"$1\" .jp/opened\n\
          sed -i 's/from the model/from the user/' \"$1\"\n",
     );
-    let Some(tmux) = Tmux::start_sized(&ws, &jp_line(&ws, &server, &env, "'write notes'"), 120) else {
+    let Some(tmux) = Tmux::start_sized(&ws, &jp_line(&ws, &server, &env, "'write notes'"), 120)
+    else {
         return;
     };
     // `docs/` is outside `src/`: jp's default policy asks.
