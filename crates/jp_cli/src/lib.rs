@@ -26,6 +26,14 @@ mod recorded;
 mod stateful;
 mod usage;
 
+/// The markdown renderer, and the escaping the plain path does, for
+/// `benches/markdown.rs`; not an interface.
+#[doc(hidden)]
+pub mod bench {
+    pub use crate::printer::sanitize;
+    pub use crate::query::render::markdown::{Ink, Markdown, MarkdownOptions};
+}
+
 use std::process::ExitCode;
 
 use clap::Parser as _;
