@@ -8,6 +8,7 @@ use std::process::Command;
 pub mod mcp;
 pub mod providers;
 pub mod query;
+pub mod tmux;
 
 /// A temporary directory holding a workspace (`project/.jp`) and a user
 /// config directory (`xdg/jp`), isolated from the real user's config.
