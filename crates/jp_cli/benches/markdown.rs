@@ -18,10 +18,15 @@
 //!
 //! - per chunk / per line: a whole pass's median time over the chunks fed
 //!   and over the lines drawn;
-//! - slowest push: the worst single `push` of the warm passes, which is
-//!   the most a line waits for the renderer;
+//! - a line's wait: the time of a `push` that draws a line, which is how
+//!   long that line waits for the renderer: the median, the 99th
+//!   percentile and the worst of all the warm passes', by the clock: on a
+//!   busy machine the worst is the time other processes had the CPU more
+//!   than jp's own;
 //! - first code block: a fresh process's first highlighted line, which
-//!   loads the syntaxes and the theme once.
+//!   loads the syntaxes and the theme once (jp loads them on a thread of
+//!   its own while it waits for the model);
+//! - slow lines: the lines that take longest by themselves.
 //!
 //! Started without `--bench` (as `cargo test --all-targets` does), it only
 //! checks that every chunking draws the same screen. It fails only then.
@@ -131,24 +136,26 @@ fn ink(color: bool) -> Ink {
     }
 }
 
-/// The screen of one pass, and the slowest push in it.
-fn markdown_pass(chunks: &[&str], color: bool) -> (String, Duration) {
+/// The screen of one pass, and the time of each push that drew a line
+/// (the time that line waited for the renderer).
+fn markdown_pass(chunks: &[&str], color: bool) -> (String, Vec<Duration>) {
     let mut markdown = Markdown::new(MarkdownOptions {
         width: WIDTH,
         ink: ink(color),
     });
     let mut screen = String::new();
-    let mut slowest = Duration::ZERO;
+    let mut waits = Vec::new();
     for chunk in chunks {
         let start = Instant::now();
         let drawn = markdown.push(black_box(chunk));
-        slowest = slowest.max(start.elapsed());
+        let took = start.elapsed();
+        if drawn.contains('\n') {
+            waits.push(took);
+        }
         screen.push_str(&drawn);
     }
-    let start = Instant::now();
     screen.push_str(&markdown.finish());
-    slowest = slowest.max(start.elapsed());
-    (screen, slowest)
+    (screen, waits)
 }
 
 /// What jp does without markdown: each chunk escaped and written.
@@ -165,8 +172,53 @@ fn median(mut times: Vec<Duration>) -> Duration {
     times[times.len() / 2]
 }
 
+/// The median, 99th percentile and worst of `times`.
+fn quantiles(mut times: Vec<Duration>) -> String {
+    if times.is_empty() {
+        return "n/a".to_owned();
+    }
+    times.sort();
+    let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize];
+    format!(
+        "{}, {}, {}",
+        micros(at(0.5)),
+        micros(at(0.99)),
+        micros(at(1.0))
+    )
+}
+
 fn micros(d: Duration) -> String {
     format!("{:.2} µs", d.as_secs_f64() * 1e6)
+}
+
+/// The five lines of `text` that take longest to draw, with colour, fed
+/// one line at a time (the median of nine passes): what a line costs the
+/// renderer itself, apart from the machine's scheduling.
+fn slowest_lines(text: &str) {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut times = vec![Vec::new(); lines.len()];
+    for _ in 0..9 {
+        let mut markdown = Markdown::new(MarkdownOptions {
+            width: WIDTH,
+            ink: ink(true),
+        });
+        for (i, line) in lines.iter().enumerate() {
+            let start = Instant::now();
+            black_box(markdown.push(line));
+            times[i].push(start.elapsed());
+        }
+    }
+    let mut medians: Vec<(Duration, &str)> = times
+        .into_iter()
+        .zip(&lines)
+        .map(|(t, line)| (median(t), *line))
+        .collect();
+    medians.sort_by(|a, b| b.0.cmp(&a.0));
+    let mut seen = std::collections::HashSet::new();
+    medians.retain(|(_, line)| seen.insert(*line));
+    for (time, line) in medians.iter().take(5) {
+        println!("slow line: {} {:?}", micros(*time), line.trim_end());
+    }
 }
 
 fn main() -> ExitCode {
@@ -192,6 +244,7 @@ fn main() -> ExitCode {
     } else {
         41
     };
+    slowest_lines(&text);
     println!(
         "response: {} bytes, {} source lines; first code block of the process: {}",
         text.len(),
@@ -199,7 +252,7 @@ fn main() -> ExitCode {
         micros(cold)
     );
     println!(
-        "| chunk | path | per pass | per chunk | per line drawn | ratio to plain | slowest push |"
+        "| chunk | path | per pass | per chunk | per line drawn | ratio to plain | a line's wait: median, p99, worst |"
     );
     println!("| --- | --- | --- | --- | --- | --- | --- |");
     for size in [16, 64] {
@@ -213,34 +266,35 @@ fn main() -> ExitCode {
             .collect();
         let plain = median(plain);
         let plain_lines = plain_pass(&pieces).lines().count();
-        let row = |path: &str, time: Duration, lines: usize, slowest: Option<Duration>| {
+        let row = |path: &str, time: Duration, lines: usize, waits: Option<String>| {
             println!(
                 "| {size} B | {path} | {} | {} | {} | {:.1} | {} |",
                 micros(time),
                 micros(time / u32::try_from(pieces.len()).unwrap_or(u32::MAX)),
                 micros(time / u32::try_from(lines).unwrap_or(u32::MAX)),
                 time.as_secs_f64() / plain.as_secs_f64(),
-                slowest.map_or_else(|| "n/a".to_owned(), micros),
+                waits.unwrap_or_else(|| "n/a".to_owned()),
             );
         };
         row("plain (escaped)", plain, plain_lines, None);
         for color in [false, true] {
             let mut times = Vec::new();
-            let mut slowest = Duration::ZERO;
+            let mut waits = Vec::new();
             let mut lines = 0;
             for _ in 0..passes {
                 let start = Instant::now();
-                let (screen, worst) = markdown_pass(&pieces, color);
+                let (screen, pass) = markdown_pass(&pieces, color);
                 times.push(start.elapsed());
-                slowest = slowest.max(worst);
+                waits.extend(pass);
                 lines = screen.lines().count();
             }
+            let waits = quantiles(waits);
             let path = if color {
                 "markdown, colour"
             } else {
                 "markdown, no colour"
             };
-            row(path, median(times), lines, Some(slowest));
+            row(path, median(times), lines, Some(waits));
         }
     }
     ExitCode::SUCCESS

@@ -130,9 +130,13 @@ fn heading_look(level: usize) -> Look {
 }
 
 impl Markdown {
-    /// A renderer drawing for `options`.
+    /// A renderer drawing for `options`. With colour, the highlighter's
+    /// syntaxes start loading on a thread of their own.
     #[must_use]
     pub fn new(options: MarkdownOptions) -> Self {
+        if options.ink.color {
+            std::thread::spawn(code::preload);
+        }
         Self {
             options,
             partial: String::new(),

@@ -33,6 +33,14 @@ fn theme() -> &'static Theme {
     })
 }
 
+/// Loads the syntaxes and the theme, so the first code block does not wait
+/// for them (tens of milliseconds): called on a thread of its own when a
+/// coloured renderer is made, while the model has yet to answer.
+pub fn preload() {
+    syntaxes();
+    theme();
+}
+
 /// One fenced block's highlighter.
 pub struct Code {
     /// None: not highlighted (colour off, or a language syntect does not
