@@ -213,7 +213,7 @@ fn slowest_lines(text: &str) {
         .zip(&lines)
         .map(|(t, line)| (median(t), *line))
         .collect();
-    medians.sort_by(|a, b| b.0.cmp(&a.0));
+    medians.sort_by_key(|&(time, _)| std::cmp::Reverse(time));
     let mut seen = std::collections::HashSet::new();
     medians.retain(|(_, line)| seen.insert(*line));
     for (time, line) in medians.iter().take(5) {
