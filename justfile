@@ -16,6 +16,10 @@ bench:
 bench-query-memory:
     cargo bench -p jp_cli --bench query_memory
 
+# What drawing the assistant's text as markdown costs per line and chunk.
+bench-markdown:
+    cargo bench -p jp_cli --bench markdown
+
 # Fuzz the argument parser against serde_json (needs nightly and cargo-fuzz).
 fuzz seconds="60":
     cd fuzz && cargo +nightly fuzz run arg_parser -- -max_total_time={{seconds}}

@@ -27,6 +27,14 @@ mod stateful;
 mod trust;
 mod usage;
 
+/// The markdown renderer, and the escaping the plain path does, for
+/// `benches/markdown.rs`; not an interface.
+#[doc(hidden)]
+pub mod bench {
+    pub use crate::printer::sanitize;
+    pub use crate::query::render::markdown::{Ink, Markdown, MarkdownOptions};
+}
+
 use std::process::ExitCode;
 
 /// Runs `jp` with the process's arguments: what `main` does.

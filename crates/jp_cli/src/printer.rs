@@ -75,6 +75,17 @@ impl Sink {
     }
 }
 
+/// What turns the assistant's text into what a terminal shows: the
+/// markdown renderer, installed when stdout is a terminal
+/// ([`Printer::set_content_format`]). What it returns is written as it is,
+/// so it escapes the text itself.
+pub trait ContentFormat: Send {
+    /// The next piece of the text: what is ready to show.
+    fn push(&mut self, text: &str) -> String;
+    /// The text ends here, or something else is drawn below it: the rest.
+    fn finish(&mut self) -> String;
+}
+
 /// The most output held back while an editor owns the terminal; what is
 /// beyond it is counted and said, not shown.
 const MAX_HELD: usize = 4 * 1024 * 1024;
@@ -125,9 +136,20 @@ struct Inner {
     /// A spinner on the chrome terminal while jp waits; cleared by the
     /// next output.
     spinner: Option<indicatif::ProgressBar>,
+    /// Draws the assistant's text on a terminal stdout (markdown).
+    format: Option<Box<dyn ContentFormat>>,
 }
 
 impl Inner {
+    /// Draws what the content format holds back (a line not yet
+    /// complete, a table), before other output goes below it.
+    fn finish_format(&mut self) {
+        if let Some(format) = &mut self.format {
+            let rest = format.finish();
+            self.emit(Channel::Content, &rest);
+        }
+    }
+
     fn sink(&mut self, channel: Channel) -> &mut Sink {
         match channel {
             Channel::Content => &mut self.content,
@@ -295,6 +317,7 @@ impl Printer {
                 chrome: sink(chrome, chrome_color),
                 overlay: Overlay::default(),
                 spinner: None,
+                format: None,
             })),
         }
     }
@@ -313,12 +336,30 @@ impl Printer {
         self.lock().sink(channel).terminal
     }
 
+    /// Whether `channel` is coloured.
+    #[must_use]
+    pub fn is_colored(&self, channel: Channel) -> bool {
+        self.lock().sink(channel).color
+    }
+
+    /// Draws the assistant's text through `format` while stdout is a
+    /// terminal; redirected, the text is still written byte for byte.
+    pub fn set_content_format(&self, format: Box<dyn ContentFormat>) {
+        self.lock().format = Some(format);
+    }
+
     /// Writes `text` as is; assistant content on a terminal has its control
-    /// characters made visible (see [`sanitize`]), redirected content is
-    /// written byte for byte.
+    /// characters made visible (see [`sanitize`]), or goes through the
+    /// content format when one is set; redirected content is written byte
+    /// for byte.
     pub fn write(&self, channel: Channel, text: &str) {
         let mut inner = self.lock();
         if channel == Channel::Content && inner.content.terminal {
+            if let Some(format) = &mut inner.format {
+                let shown = format.push(text);
+                inner.emit(channel, &shown);
+                return;
+            }
             inner.emit(channel, &sanitize(text));
         } else {
             inner.emit(channel, text);
@@ -329,6 +370,7 @@ impl Printer {
     /// characters made visible.
     pub fn chrome_text(&self, style: Style, text: &str) {
         let mut inner = self.lock();
+        inner.finish_format();
         let styled = paint(inner.chrome.color, style, &sanitize(text));
         inner.emit(Channel::Chrome, &styled);
     }
@@ -338,6 +380,7 @@ impl Printer {
     /// in `text` are made visible (see [`sanitize`]).
     pub fn chrome_line(&self, style: Style, text: &str) {
         let mut inner = self.lock();
+        inner.finish_format();
         // Around a prompt or editor, output is line-buffered or held, and
         // the newline is added when it is written.
         if !inner.overlay.active() {
@@ -352,6 +395,7 @@ impl Printer {
     /// newline where they did not end with one.
     pub fn finish_content(&self) {
         let mut inner = self.lock();
+        inner.finish_format();
         if inner.overlay.active() {
             if !inner.overlay.partial[Channel::Content as usize].is_empty() {
                 inner.emit(Channel::Content, "\n");

@@ -185,6 +185,9 @@ impl Query {
                 (conversation, lock)
             }
         };
+        if let Some(markdown) = markdown(&printer, &config) {
+            printer.set_content_format(Box::new(markdown));
+        }
         let prompter = prompter(self.non_interactive, &printer);
         let renderer = renderer(&printer, &config);
         let live = renderer.is_some();
@@ -418,6 +421,28 @@ fn prompter(non_interactive: bool, printer: &Printer) -> Box<dyn Prompter> {
     }
 }
 
+/// The assistant's text drawn as markdown: on a terminal, with
+/// `style.markdown` (the default); coloured as the printer colours stdout.
+fn markdown(printer: &Printer, config: &AppConfig) -> Option<render::markdown::Markdown> {
+    use render::markdown::{Ink, Markdown, MarkdownOptions, hyperlinks_supported, truecolor};
+    (config.style.markdown && printer.is_terminal(Channel::Content)).then(|| {
+        let var = |key: &str| std::env::var(key).ok();
+        Markdown::new(MarkdownOptions {
+            width: terminal_width(),
+            ink: Ink {
+                color: printer.is_colored(Channel::Content),
+                truecolor: truecolor(var),
+                hyperlinks: hyperlinks_supported(var),
+            },
+        })
+    })
+}
+
+/// The terminal's width in columns (80 when it does not say).
+fn terminal_width() -> usize {
+    crossterm::terminal::size().map_or(80, |(columns, _)| usize::from(columns))
+}
+
 /// Calls render live, argument by argument, on a terminal; a log (a pipe,
 /// a file) gets one line per call (`None`).
 fn renderer(printer: &Printer, config: &AppConfig) -> Option<ToolRenderer> {
@@ -431,7 +456,7 @@ fn renderer(printer: &Printer, config: &AppConfig) -> Option<ToolRenderer> {
             show_arguments: style.show_arguments,
             max_lines: style.argument_lines as usize,
             call_lines: style.call_lines as usize,
-            width: crossterm::terminal::size().map_or(80, |(columns, _)| usize::from(columns)),
+            width: terminal_width(),
         })
     })
 }

@@ -171,7 +171,7 @@ fn edit_opens_the_editor_filled_with_the_message() {
         screen,
         "you: explain the change briefly\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
-         Briefly: `hello` replaced `main`.\n\
+         Briefly: hello replaced main.\n\
          tokens: 10 in · 42 out · $0.0002\n\
          EXIT=0"
     );

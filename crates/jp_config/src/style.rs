@@ -11,6 +11,12 @@ pub struct StyleConfig {
     /// is unset), `always` or `never`.
     pub color: ColorMode,
 
+    /// Whether the assistant's text is drawn as markdown on a terminal
+    /// (headings, emphasis, lists, quotes, links, tables, highlighted code).
+    /// Piped or redirected, it is written as the model sent it either way.
+    #[setting(default = true)]
+    pub markdown: bool,
+
     /// Whether to show the model's reasoning, when the provider sends it.
     #[setting(default = false)]
     pub show_reasoning: bool,

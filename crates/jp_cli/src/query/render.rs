@@ -20,6 +20,7 @@
 
 mod full;
 mod line;
+pub mod markdown;
 mod text;
 
 use std::collections::HashMap;
