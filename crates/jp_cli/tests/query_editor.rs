@@ -299,7 +299,7 @@ fn e_on_a_files_content_opens_the_text_itself_in_the_editor() {
         return;
     };
     // `docs/` is outside `src/`: jp's default policy asks.
-    tmux.wait_for("Run fs_create_file(path: \"docs/notes.md\", …)? [y,n,e,v,?]");
+    tmux.wait_for("Run fs_create_file(path: \"docs/notes.md\", …)? [y,a,n,e,v,?]");
     tmux.send(&["e"]);
     let screen = tmux.wait_for("fs_create_file would run with:");
     assert_eq!(ws.read("project/.jp/opened-name"), "notes.md\n");
@@ -312,7 +312,7 @@ fn e_on_a_files_content_opens_the_text_itself_in_the_editor() {
     assert_eq!(
         asked,
         "  path: \"docs/notes.md\"\n  content:\n  │ # Notes\n  │\n  │ from the user\n\
-         Run fs_create_file(path: \"docs/notes.md\", content: \"# Notes\\n\\nfrom the user\\n\")? [y,n,e,v,?]"
+         Run fs_create_file(path: \"docs/notes.md\", content: \"# Notes\\n\\nfrom the user\\n\")? [y,a,n,e,v,?]"
     );
     tmux.send(&["y"]);
     let screen = tmux.wait_for("EXIT=");
@@ -408,7 +408,7 @@ fn a_diff_is_escaped_and_coloured_only_on_a_colour_terminal() {
     };
     let diff = "  --- src/lib.rs\n  +++ src/lib.rs (after fs_modify_file)\n  @@ -1,1 +1,1 @@\n  \
                 1   - pub fn main() {}\n    1 + pub fn x\\u{1b}]0;owned\\u{7}() {}\n\
-                Run fs_modify_file(<streaming>)? [y,n,e,v,?]";
+                Run fs_modify_file(<streaming>)? [y,a,n,e,v,?]";
     assert!(screen.ends_with(diff), "{screen}");
     // Removed lines red, added ones green (tmux writes its own sequence
     // for each change of colour).

@@ -80,6 +80,13 @@ pub struct Ask {
     pub(super) arguments: Arguments,
     pub(super) mode: Mode,
     pub(super) why: String,
+    /// The `policy.run` rule that asked (`None`: the implicit fallback),
+    /// for "allow for this session" (`a`).
+    pub(super) rule: Option<usize>,
+    /// Whether `a` is offered and a session approval may answer for the
+    /// user: not when a call is asked about again at its start (its
+    /// policy turned stricter, or a path leads elsewhere now).
+    pub(super) session: bool,
 }
 
 /// What was decided about a call before running it.

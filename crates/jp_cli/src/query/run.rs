@@ -92,6 +92,11 @@ impl Session {
         interrupts: &mut Interrupts,
     ) -> Result<RanTools, crate::error::Error> {
         let cancel = interrupts.cancel.clone();
+        // "Allow for this session" answers given at this response's
+        // prompts, recorded before its calls run.
+        for kind in tools.take_unrecorded() {
+            self.record(kind)?;
+        }
         let mut cycle = Cycle {
             executor,
             tools,

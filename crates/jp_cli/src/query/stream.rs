@@ -20,6 +20,7 @@ use super::session::Session;
 use super::signals::{Interrupts, STREAM_MENU, STREAM_MENU_QUESTION, answer, ctrl_c};
 use super::tickets::CallTickets;
 use super::tools::ToolCoordinator;
+use super::tools::allow::SESSION_APPROVED;
 use super::turn::{Action, Input, TurnCoordinator};
 use super::{diff, render};
 use crate::conversation::{human_bytes, stopped_note};
@@ -531,7 +532,9 @@ impl Session {
                 ..
             } => {
                 if !self.hidden(tool) {
-                    let how = if *approved {
+                    let how = if reason.starts_with(SESSION_APPROVED) {
+                        reason.clone()
+                    } else if *approved {
                         format!("approved ({mode}: {reason})")
                     } else {
                         format!("{mode} ({reason})")

@@ -604,9 +604,9 @@ async fn three_prompts_show_in_call_order() {
     assert_eq!(
         script.asked(),
         [
-            "Run save(path: \"a.txt\")? [y,n,e,v]",
-            "Run save(path: \"b.txt\")? [y,n,e,v]",
-            "Run save(path: \"c.txt\")? [y,n,e,v]",
+            "Run save(path: \"a.txt\")? [y,a,n,e,v]",
+            "Run save(path: \"b.txt\")? [y,a,n,e,v]",
+            "Run save(path: \"c.txt\")? [y,a,n,e,v]",
         ]
     );
     let run = |path: &str| Verdict::Run {
@@ -946,8 +946,8 @@ async fn early_prompts_of_interleaved_calls_show_in_call_order() {
     assert_eq!(
         script.asked(),
         [
-            "Run save(path: \"a.txt\", …)? [y,n,e,v]",
-            "Run save(path: \"b.txt\", …)? [y,n,e,v]",
+            "Run save(path: \"a.txt\", …)? [y,a,n,e,v]",
+            "Run save(path: \"b.txt\", …)? [y,a,n,e,v]",
         ]
     );
     assert_eq!(
@@ -1147,7 +1147,7 @@ async fn v_at_an_early_prompt_pages_the_arguments_so_far_and_asks_again() {
         )
         .await;
     assert_eq!(answer, Answer::Run { decision });
-    let asked = "Run save(path: \"a.txt\", content: <streaming>)? [y,n,e,v]";
+    let asked = "Run save(path: \"a.txt\", content: <streaming>)? [y,a,n,e,v]";
     assert_eq!(script.asked(), [asked, asked, asked]);
     // Each `v` pages the arguments as they were then.
     let page = |n: usize| {

@@ -118,7 +118,7 @@ fn outcome(verdict: &Verdict) -> (String, String) {
     }
 }
 
-const RUN: &str = "Run save(path: \"a.txt\")? [y,n,e,v]";
+const RUN: &str = "Run save(path: \"a.txt\")? [y,a,n,e,v]";
 
 #[test]
 fn y_runs_n_declines_and_v_asks_again() {
@@ -146,7 +146,7 @@ fn an_edit_is_what_runs_and_is_checked_again() {
         ("run".into(), r#"{"path":"b.txt"}"#.into())
     );
     assert!(matches!(verdict, Verdict::Run { edited: true, .. }));
-    assert_eq!(asked, [RUN, "Run save(path: \"b.txt\")? [y,n,e,v]"]);
+    assert_eq!(asked, [RUN, "Run save(path: \"b.txt\")? [y,a,n,e,v]"]);
 
     // An edit that breaks the schema never runs: edit again or cancel.
     let (verdict, asked) = decide(&[Some('e'), Some('n')], &[r#"{"nope": 1}"#]);
