@@ -128,6 +128,9 @@ pub struct Ran {
     pub stderr: String,
     /// What happened to the result, when it did not simply go to the model.
     pub note: Option<String>,
+    /// The user read the whole result at the `policy.result = "ask"`
+    /// question and sent it: it is not printed a second time.
+    pub shown: bool,
     /// The stateful policy that denied the call at its start (after the
     /// user edited it then), for the conversation's `policy_denied` record.
     pub denial: Option<Denial>,

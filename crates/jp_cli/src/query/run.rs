@@ -234,7 +234,19 @@ impl Session {
             response: as_recorded(ran.response, &cancel),
             ..ran
         };
-        self.show_result(call, &ran.response, ran.note.as_deref());
+        if ran.shown {
+            // Read whole at the question that sent it: not printed again.
+            self.printer.chrome_line(
+                Style::Good,
+                &crate::printer::sanitize(&format!(
+                    "  {} {}: sent to the model as shown above",
+                    call.name,
+                    ran.response.status.as_str()
+                )),
+            );
+        } else {
+            self.show_result(call, &ran.response, ran.note.as_deref());
+        }
         if !ran.stderr.is_empty() {
             tracing::info!(tool = %call.name, stderr = %ran.stderr.trim_end(), "tool stderr");
         }

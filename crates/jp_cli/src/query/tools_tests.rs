@@ -270,6 +270,7 @@ fn ran(status: ResponseStatus, content: &str, note: Option<&str>) -> Ran {
         note: note.map(str::to_owned),
         delta: None,
         denial: None,
+        shown: false,
     }
 }
 
@@ -289,8 +290,11 @@ async fn a_result_that_asks_is_sent_on_y_and_withheld_on_n() {
         .await;
     assert_eq!(
         got,
-        ran(ResponseStatus::Success, "line 1\nline 2", None),
-        "y sends the result unchanged"
+        Ran {
+            shown: true,
+            ..ran(ResponseStatus::Success, "line 1\nline 2", None)
+        },
+        "y sends the result unchanged, and it is not printed again"
     );
     assert_eq!(script.asked(), [SEND]);
     // The user decides on what they can see: the whole result, first.
@@ -317,7 +321,13 @@ async fn an_error_result_that_asks_keeps_its_status() {
     let script = Script::new(&[Some('y')], &[], &[]);
     let executor = MockExecutor::new([tool_run(Outcome::error("disk full"), "")]);
     let got = f.run(&executor, &script.prompts).await;
-    assert_eq!(got, ran(ResponseStatus::Error, "disk full", None));
+    assert_eq!(
+        got,
+        Ran {
+            shown: true,
+            ..ran(ResponseStatus::Error, "disk full", None)
+        }
+    );
     assert_eq!(f.chrome.text(), "save returned:\n  disk full\n");
 }
 
@@ -429,6 +439,7 @@ async fn needs_input_of_each_kind_is_asked_and_the_answers_go_back_to_the_tool()
             note: None,
             delta: None,
             denial: None,
+            shown: false,
         }
     );
     // Each question reached the prompter whole, kind and all.
