@@ -11,7 +11,9 @@ use common::Workspace;
 use common::providers::{Item, anthropic, text_reply};
 use common::query::{initialized, responses, stored};
 use common::tmux::{Tmux, shown};
-use jp_test_server::{Reply, TestServer};
+use std::time::Duration;
+
+use jp_test_server::{Reply, Split, TestServer};
 
 /// The shell command running `jp query MESSAGE` in the terminal with a
 /// clean environment, then printing the exit code and holding the pane.
@@ -84,4 +86,58 @@ fn a_result_asked_about_and_sent_is_printed_once() {
         responses(&stored(&ws)),
         [("success".to_owned(), "SECRET=hunter2\nline 2".to_owned())]
     );
+}
+
+#[test]
+fn a_prompt_opened_while_the_arguments_stream_names_the_whole_call_once_complete() {
+    let ws = initialized();
+    let create = serde_json::json!({"path": "notes.txt", "content": "one\ntwo\nthree\n"});
+    let body = anthropic(
+        &[Item::Tool("toolu_1", "fs_create_file", &create.to_string())],
+        "tool_use",
+        false,
+    );
+    // Slow enough that the prompt is up while the content arrives.
+    let server = TestServer::start(vec![
+        Reply::sse(body)
+            .split(Split::Every(40))
+            .pace(Duration::from_millis(60)),
+        text_reply("Written."),
+    ]);
+    let line = query_line(&ws, &server, "write notes").replace(
+        " query ",
+        " query --cfg conversation.tools.fs_create_file.policy.run=ask ",
+    );
+    let Some(tmux) = Tmux::start(&ws, &line, 120) else {
+        return;
+    };
+    // `run = "ask"` asks as the call starts, before any argument.
+    let streaming = tmux.wait_for("Run fs_create_file(<streaming>)? [y,a,n,e,v,?]");
+    assert!(!streaming.contains("three"), "{streaming}");
+    let screen = tmux.wait_for("Run fs_create_file(path: ");
+    // Only the prompt line was drawn again: the arguments above it, once,
+    // and no line left of the prompt as it was.
+    assert_eq!(
+        from_line(&screen, "Calling tool"),
+        "Calling tool fs_create_file\n\
+         \x20 path: \"notes.txt\"\n\
+         \x20 content:\n\
+         \x20 │ one\n\
+         \x20 │ two\n\
+         \x20 │ three\n\
+         Run fs_create_file(path: \"notes.txt\", content: \"one\\ntwo\\nthree\\n\")? [y,a,n,e,v,?]"
+    );
+    tmux.send(&["y"]);
+    let screen = tmux.wait_for("EXIT=");
+    assert_eq!(
+        from_line(&screen, "Run fs_create_file("),
+        "Run fs_create_file(path: \"notes.txt\", content: \"one\\ntwo\\nthree\\n\")? [y,a,n,e,v,?] y\n\
+         \x20 approved (ask: policy.run is \"ask\")\n\
+         \x20 fs_create_file success: created notes.txt (3 lines)\n\
+         ── jp (anthropic/claude-haiku-4-5) ──\n\
+         Written.\n\
+         tokens: 2 responses · 20 in · 84 out · $0.0004\n\
+         EXIT=0"
+    );
+    assert_eq!(ws.read("project/notes.txt"), "one\ntwo\nthree\n");
 }

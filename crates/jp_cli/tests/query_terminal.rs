@@ -209,14 +209,16 @@ fn an_asking_policy_prompts_in_the_terminal_and_yes_runs_the_call() {
         return;
     };
     // `run = "ask"` needs no argument: the prompt opens as the call
-    // starts, and its arguments show above it as they arrive.
-    let screen = tmux.wait_for("Run fs_modify_file(<streaming>)? [y,a,n,e,v,?]");
+    // starts, and its arguments show above it as they arrive; once they
+    // are complete, the prompt names the whole call.
+    let prompt = "Run fs_modify_file(path: \"src/lib.rs\", patterns: [{\"old\":\"main\",\"new\":\"hello\"}])? [y,a,n,e,v,?]";
+    let screen = tmux.wait_for(prompt);
     assert!(
         screen.contains(
             "Calling tool fs_modify_file\n  path: \"src/lib.rs\"\n  patterns[0].old: \"main\"\n  \
              patterns[0].new: \"hello\"\n  --- src/lib.rs\n  +++ src/lib.rs (after fs_modify_file)\n  \
              @@ -1,1 +1,1 @@\n  1   - pub fn main() {}\n    1 + pub fn hello() {}\n\
-             Run fs_modify_file(<streaming>)? [y,a,n,e,v,?]"
+             Run fs_modify_file(path: \"src/lib.rs\", patterns: [{\"old\":\"main\",\"new\":\"hello\"}])? [y,a,n,e,v,?]"
         ),
         "{screen}"
     );
@@ -538,18 +540,19 @@ fn the_stream_keeps_arriving_and_showing_while_a_prompt_waits() {
     tmux.wait_for("[y,a,n,e,v,?]");
     // Unanswered, the prompt does not stop the stream: the whole response
     // is read, and the second call is shown and decided above the prompt.
-    let screen = tmux.wait_for("  unattended (policy.run[2]");
+    tmux.wait_for("  unattended (policy.run[2]");
     let deadline = Instant::now() + Duration::from_secs(20);
     while server.requests()[0].body_bytes_sent < total {
         assert!(Instant::now() < deadline, "the response was not read");
         std::thread::sleep(Duration::from_millis(20));
     }
+    // The prompt opened on `fs_modify_file(<streaming>)`; once the call is
+    // complete it names the whole call.
+    let prompt = "Run fs_modify_file(path: \"src/lib.rs\", patterns: [{\"old\":\"main\",\"new\":\"hello\"}])? [y,a,n,e,v,?]";
+    let screen = tmux.wait_for(prompt);
     let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
     assert!(
-        lines
-            .last()
-            .unwrap()
-            .starts_with("Run fs_modify_file(<streaming>)? [y,a,n,e,v,?]"),
+        lines.last().unwrap().starts_with(prompt),
         "the prompt stays on the last line:\n{screen}"
     );
     // The second call streamed as text, capped, while the first one's
@@ -642,22 +645,15 @@ fn v_at_an_early_prompt_pages_the_arguments_so_far_then_y_runs_the_call() {
             assert_eq!(*line, expected, "{page}");
         }
     }
-    // Once it is all in, `v` shows all of it: the 280 lines the screen
-    // only counts, too.
+    // Once it is all in, the prompt names the whole call, and `v` shows
+    // all of it: the 280 lines the screen only counts, too.
     tmux.wait_for("  │ … 280 more lines");
+    let complete = "Run fs_create_file(path: \"src/big.rs\", content: \"// line 1\\n// line 2\\n\
+                    // line 3\\n// li…)? [y,a,n,e,v,?]";
+    tmux.wait_for_line(&format!("{complete} "));
     tmux.send(&["v"]);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while tmux
-        .screen()
-        .lines()
-        .filter(|l| *l == format!("{prompt} v"))
-        .count()
-        < 2
-    {
-        assert!(Instant::now() < deadline, "{}", tmux.screen());
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    tmux.wait_for_line(&format!("{prompt} "));
+    tmux.wait_for_line(&format!("{complete} v"));
+    tmux.wait_for_line(&format!("{complete} "));
     let all: String = content.lines().map(|l| format!("  │ {l}\n")).collect();
     assert_eq!(
         ws.read("project/.jp/shown1.txt"),
@@ -1346,8 +1342,11 @@ fn the_session_in_the_terminal_docs_is_what_the_terminal_shows() {
         return;
     };
     tmux.wait_for("[y,a,n,e,v,?]");
-    // The arguments finish arriving above the prompt.
+    // The arguments finish arriving above the prompt, and the prompt then
+    // names the whole call (its line as the capture shows it).
     tmux.wait_for_line("  │ }");
+    let prompt = waiting.trim_end().lines().last().unwrap();
+    tmux.wait_for_line(&format!("{prompt} "));
     assert_eq!(shown(&tmux.screen()), waiting.trim_end());
     tmux.send(&["y"]);
     let screen = tmux.wait_for("EXIT=");

@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::external::{PagerFailure, edit_in_editor, pager, run_pager};
-use super::prompter::{Choice, PromptError, Prompter, YES_NO};
+use super::prompter::{Choice, LiveQuestion, PromptError, Prompter, YES_NO};
 use crate::printer::{Printer, Style, char_columns, columns, cut_columns, one_line};
 
 /// How often a waiting prompt checks whether the turn was interrupted.
@@ -165,7 +165,8 @@ impl TerminalPrompter {
     }
 
     /// Waits for one key press in raw mode; raw mode is on while it waits.
-    fn key(&self, stop: &CancellationToken) -> Result<Key, PromptError> {
+    /// `idle` runs between polls (to redraw a question that changed).
+    fn key(&self, stop: &CancellationToken, idle: &mut dyn FnMut()) -> Result<Key, PromptError> {
         let _raw = RawMode::enable()?;
         loop {
             if stop.is_cancelled() {
@@ -173,6 +174,7 @@ impl TerminalPrompter {
                 return Err(PromptError::Interrupted);
             }
             if !event::poll(POLL).map_err(terminal_error)? {
+                idle();
                 continue;
             }
             if let Event::Key(key) = event::read().map_err(terminal_error)?
@@ -183,14 +185,22 @@ impl TerminalPrompter {
         }
     }
 
-    /// One key among `keys`, or Enter for `default`.
+    /// One key among `keys`, or Enter for `default`. With `live`, the
+    /// question is its latest text, and the prompt line is drawn again
+    /// (only it) when that changes.
     fn one_key(
         &self,
         prompt: &str,
         choices: &[Choice],
         default: Option<char>,
+        live: Option<&LiveQuestion>,
         stop: &CancellationToken,
     ) -> Result<char, PromptError> {
+        // The question as drawn; compared, not versioned: the sender may
+        // be gone once it set the last text.
+        let mut asked = live.map(|live| live.borrow().clone());
+        let first = asked.clone();
+        let prompt = first.as_deref().unwrap_or(prompt);
         let offered = choices
             .iter()
             .map(|c| {
@@ -204,10 +214,21 @@ impl TerminalPrompter {
         let keys = format!(" [{},?] ", offered.join(","));
         // The keys always show; a long question gives way.
         let room = Self::width().saturating_sub(columns(&keys)).max(1);
-        let line = format!("{}{keys}", cut_columns(&one_line(prompt), room));
+        let draw = |prompt: &str| format!("{}{keys}", cut_columns(&one_line(prompt), room));
+        let mut line = draw(prompt);
         self.show(&line);
         loop {
-            match self.key(stop)? {
+            let mut idle = || {
+                if let (Some(live), Some(asked)) = (live, asked.as_mut()) {
+                    let now = live.borrow();
+                    if *now != *asked {
+                        asked.clone_from(&now);
+                        line = draw(asked);
+                        self.show(&line);
+                    }
+                }
+            };
+            match self.key(stop, &mut idle)? {
                 Key::Interrupt => return Err(self.interrupted()),
                 Key::Enter if default.is_some() => {
                     let key = default.unwrap_or('n');
@@ -239,7 +260,7 @@ impl TerminalPrompter {
         let mut text = String::new();
         loop {
             self.show(&format!("{prompt} {text}"));
-            match self.key(stop)? {
+            match self.key(stop, &mut || {})? {
                 Key::Interrupt => return Err(self.interrupted()),
                 Key::Enter => {
                     self.printer.end_prompt("");
@@ -271,7 +292,16 @@ impl Prompter for TerminalPrompter {
         choices: &[Choice],
         stop: &CancellationToken,
     ) -> Result<char, PromptError> {
-        self.one_key(question, choices, None, stop)
+        self.one_key(question, choices, None, None, stop)
+    }
+
+    fn choose_live(
+        &mut self,
+        question: &LiveQuestion,
+        choices: &[Choice],
+        stop: &CancellationToken,
+    ) -> Result<char, PromptError> {
+        self.one_key("", choices, None, Some(question), stop)
     }
 
     fn ask(&mut self, question: &Question, stop: &CancellationToken) -> Result<Value, PromptError> {
@@ -282,7 +312,7 @@ impl Prompter for TerminalPrompter {
                     .as_ref()
                     .and_then(Value::as_bool)
                     .map(|b| if b { 'y' } else { 'n' });
-                let key = self.one_key(&question.text, &YES_NO, default, stop)?;
+                let key = self.one_key(&question.text, &YES_NO, default, None, stop)?;
                 Ok(Value::Bool(key == 'y'))
             }
             AnswerKind::Text => {

@@ -263,6 +263,11 @@ fn response(status: ResponseStatus, content: &str) -> ToolCallResponse {
     }
 }
 
+/// The question an early prompt asks about `shown` (a call's summary).
+fn live(shown: &str) -> crate::prompt::LiveQuestion {
+    tokio::sync::watch::channel(format!("Run {shown}?")).1
+}
+
 fn ran(status: ResponseStatus, content: &str, note: Option<&str>) -> Ran {
     Ran {
         response: response(status, content),
@@ -931,10 +936,14 @@ async fn early_prompts_of_interleaved_calls_show_in_call_order() {
     tickets.reserve(0);
     tickets.reserve(1);
     let decision = early_decision(Mode::Ask, 0);
+    let (b, a) = (
+        live("save(path: \"b.txt\", …)"),
+        live("save(path: \"a.txt\", …)"),
+    );
     let second = tools.confirm_early(
         "2",
         "save",
-        "save(path: \"b.txt\", …)",
+        &b,
         decision.clone(),
         tickets.take(1),
         || async { None },
@@ -943,14 +952,7 @@ async fn early_prompts_of_interleaved_calls_show_in_call_order() {
         tokio::time::sleep(Duration::from_millis(30)).await;
         let ticket = tickets.take(0);
         tools
-            .confirm_early(
-                "1",
-                "save",
-                "save(path: \"a.txt\", …)",
-                decision.clone(),
-                ticket,
-                || async { None },
-            )
+            .confirm_early("1", "save", &a, decision.clone(), ticket, || async { None })
             .await
     };
     let (second, first) = tokio::join!(second, first);
@@ -1151,7 +1153,7 @@ async fn v_at_an_early_prompt_pages_the_arguments_so_far_and_asks_again() {
         .confirm_early(
             "1",
             "save",
-            "save(path: \"a.txt\", content: <streaming>)",
+            &live("save(path: \"a.txt\", content: <streaming>)"),
             decision.clone(),
             script.prompts.ticket(),
             view,

@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 use super::ToolCoordinator;
 use super::content::{edited_text, text_argument, with_text};
 use super::preview::runs_jp_tool;
-use crate::printer::{Style, cut};
-use crate::prompt::{Choice, PromptError, PromptTurn, Ticket};
+use crate::printer::Style;
+use crate::prompt::{Choice, LiveQuestion, PromptError, PromptTurn, Ticket};
 use crate::query::arguments::{
     Arguments, arguments_header, arguments_page, complete, short_arguments,
 };
@@ -21,8 +21,9 @@ use crate::query::decision::{Answer, Ask, Verdict, interrupted, not_run};
 use crate::query::render::full_arguments;
 
 impl ToolCoordinator<'_> {
-    /// Asks about a call whose arguments still stream (`shown`: the call
-    /// with what has arrived), when `ticket`'s turn comes: run it once
+    /// Asks about a call whose arguments still stream (`question`: `Run
+    /// CALL?` with what has arrived, and with the whole call once it is
+    /// complete), when `ticket`'s turn comes: run it once
     /// complete, edit it then, or decline it now. `v` pages what `view`
     /// gives (the arguments so far; `None` when they are gone) and asks
     /// again: the prompt shows only what the cap let through.
@@ -30,7 +31,7 @@ impl ToolCoordinator<'_> {
         &self,
         id: &str,
         name: &str,
-        shown: &str,
+        question: &LiveQuestion,
         decision: Decision,
         ticket: Ticket<'_>,
         view: V,
@@ -50,9 +51,8 @@ impl ToolCoordinator<'_> {
         if self.session_covers(name, decision.mode, decision.rule) {
             return Answer::Policy(decision);
         }
-        let question = format!("Run {}?", cut(shown, 160));
         let key = loop {
-            match prompt.choose(&question, &EARLY_CHOICES).await {
+            match prompt.choose_live(question, &EARLY_CHOICES).await {
                 Ok('v') => {
                     let text = view().await.unwrap_or_else(|| {
                         format!("{name}: its arguments are no longer available to show.")
