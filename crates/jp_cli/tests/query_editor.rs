@@ -299,7 +299,12 @@ fn e_on_a_files_content_opens_the_text_itself_in_the_editor() {
         return;
     };
     // `docs/` is outside `src/`: jp's default policy asks.
-    tmux.wait_for("Run fs_create_file(path: \"docs/notes.md\", …)? [y,a,n,e,v,?]");
+    // The prompt opens once the path is known, and names the whole call
+    // once it is complete.
+    tmux.wait_for(
+        "Run fs_create_file(path: \"docs/notes.md\", content: \"# Notes\\n\\nfrom the model\\n\")? \
+         [y,a,n,e,v,?]",
+    );
     tmux.send(&["e"]);
     let screen = tmux.wait_for("fs_create_file would run with:");
     assert_eq!(ws.read("project/.jp/opened-name"), "notes.md\n");

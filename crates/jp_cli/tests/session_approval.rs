@@ -74,16 +74,16 @@ fn allow_for_this_session_runs_the_same_rules_later_calls_unasked() {
     let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "write notes"), 200) else {
         return;
     };
-    tmux.wait_for("Run fs_create_file(path: \"notes/a.txt\", …)? [y,a,n,e,v,?]");
+    tmux.wait_for("Run fs_create_file(path: \"notes/a.txt\", content: \"x\")? [y,a,n,e,v,?]");
     tmux.send(&["a"]);
-    tmux.wait_for("Run fs_create_file(path: \"notes/.git/x.txt\"");
+    tmux.wait_for("Run fs_create_file(path: \"notes/.git/x.txt\", content: \"x\")? [y,a,n,e,v,?]");
     tmux.send(&["n"]);
-    tmux.wait_for("Run fs_create_file(path: \"../out.txt\"");
+    tmux.wait_for("Run fs_create_file(path: \"../out.txt\", content: \"x\")? [y,a,n,e,v,?]");
     tmux.send(&["n"]);
     let screen = tmux.wait_for("EXIT=");
     assert_eq!(
         from_line(&screen, "Run fs_create_file(path: \"notes/a.txt\""),
-        "Run fs_create_file(path: \"notes/a.txt\", …)? [y,a,n,e,v,?] a\n\
+        "Run fs_create_file(path: \"notes/a.txt\", content: \"x\")? [y,a,n,e,v,?] a\n\
          \x20 approved (ask: policy.run[3] (catch-all) matched)\n\
          \x20 approved for this session (policy.run[3] matched)\n\
          \x20 fs_create_file success: created notes/a.txt (1 line)\n\
@@ -95,7 +95,7 @@ fn allow_for_this_session_runs_the_same_rules_later_calls_unasked() {
          Calling tool fs_create_file\n\
          \x20 path: \"../out.txt\"\n\
          \x20 content: \"x\"\n\
-         Run fs_create_file(path: \"notes/.git/x.txt\", …)? [y,a,n,e,v,?] n\n\
+         Run fs_create_file(path: \"notes/.git/x.txt\", content: \"x\")? [y,a,n,e,v,?] n\n\
          \x20 fs_create_file: declined by you\n\
          Run fs_create_file(path: \"../out.txt\", content: \"x\")? [y,a,n,e,v,?] n\n\
          \x20 fs_create_file: declined by you\n\
@@ -197,7 +197,7 @@ fn allow_for_this_session_runs_the_same_rules_later_calls_unasked() {
     let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "last one"), 200) else {
         return;
     };
-    tmux.wait_for("Run fs_create_file(path: \"notes/d.txt\", …)? [y,a,n,e,v,?]");
+    tmux.wait_for("Run fs_create_file(path: \"notes/d.txt\", content: \"x\")? [y,a,n,e,v,?]");
     tmux.send(&["n"]);
     tmux.wait_for("EXIT=0");
     drop(tmux);
