@@ -205,3 +205,39 @@ fn an_old_log_without_approvals_reads_as_before() {
     assert_eq!(event.kind, EventKind::ApprovalsForgotten);
     assert_eq!(serde_json::to_string(&event).unwrap(), line);
 }
+
+#[test]
+fn a_at_an_early_prompt_allows_the_rule_that_decided_early() {
+    let (dir, config) = config(CONFIG);
+    let tools = ToolCoordinator::new(&config, dir.path(), None, sink());
+    let backend = ScriptedPrompter {
+        keys: [Some('a')].into_iter().collect(),
+        ..ScriptedPrompter::default()
+    };
+    let prompts = Prompts::new(Box::new(backend), CancellationToken::new());
+    let decision = jp_config::policy::Decision {
+        mode: Mode::Ask,
+        rule: Some(1),
+        reason: "policy.run[1] (catch-all) matched".into(),
+        trace: Vec::new(),
+    };
+    let live = tokio::sync::watch::channel("Run save(path: \"a.txt\", …)?".to_owned()).1;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    assert!(!tools.session_covers("save", Mode::Ask, Some(1)));
+    let answer = runtime.block_on(tools.confirm_early(
+        "c1",
+        "save",
+        &live,
+        decision.clone(),
+        prompts.ticket(),
+        || async { None },
+    ));
+    assert_eq!(answer, crate::query::decision::Answer::Run { decision });
+    assert!(tools.session_covers("save", Mode::Ask, Some(1)));
+    assert!(!tools.session_covers("save", Mode::Ask, Some(0)));
+    assert!(!tools.session_covers("other", Mode::Ask, Some(1)));
+    assert_eq!(tools.take_unrecorded().len(), 1);
+}
