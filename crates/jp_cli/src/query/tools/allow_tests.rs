@@ -241,3 +241,41 @@ fn a_at_an_early_prompt_allows_the_rule_that_decided_early() {
     assert!(!tools.session_covers("other", Mode::Ask, Some(1)));
     assert_eq!(tools.take_unrecorded().len(), 1);
 }
+
+#[test]
+fn without_a_terminal_an_approval_still_runs_what_it_covers_and_nothing_else() {
+    let (dir, config) = config(CONFIG);
+    let history = [approval("save", Some(1), "catch-all")];
+    let tools = ToolCoordinator::new(&config, dir.path(), None, sink())
+        .with_history(&history)
+        .unwrap();
+    let call = |path: &str| {
+        let Value::Object(arguments) = json!({ "path": path }) else {
+            unreachable!()
+        };
+        ToolCallRequest::new("c2", "save", arguments)
+    };
+    let decision = jp_config::policy::Decision {
+        mode: Mode::Ask,
+        rule: Some(1),
+        reason: "policy.run[1] (catch-all) matched".into(),
+        trace: Vec::new(),
+    };
+    // While it streams: kept for when it is complete, not declined.
+    assert!(
+        tools
+            .early("c2", "save", decision.clone(), false, &|_| None)
+            .is_ok()
+    );
+    let early = Some(crate::query::decision::Answer::Policy(decision));
+    assert!(matches!(
+        tools.decide_after(&call("notes.txt"), false, early.clone()),
+        Decided::Now(Verdict::Run { approved: true, .. })
+    ));
+    // A path out of the workspace is declined, as any ask without a
+    // terminal is.
+    assert!(matches!(
+        tools.decide_after(&call("../notes.txt"), false, early),
+        Decided::Now(Verdict::NotRun { .. })
+    ));
+}

@@ -308,8 +308,12 @@ impl ToolCoordinator<'_> {
         match decision.mode {
             Mode::Skip => Err(Box::new(skipped(id, name, &decision.reason))),
             // Decision 6: without a prompt `edit` is declined like `ask`,
-            // and now, so the rest of the call is not paid for.
-            mode @ (Mode::Ask | Mode::Edit) if !can_ask => {
+            // and now, so the rest of the call is not paid for; unless the
+            // user allowed this rule for the session (decided once the
+            // call is complete, when its paths are known).
+            mode @ (Mode::Ask | Mode::Edit)
+                if !can_ask && !self.session_covers(name, mode, decision.rule) =>
+            {
                 let advice = self.narrow_advice(name, PolicyField::Run, decision.rule, known);
                 Err(Box::new(no_terminal(
                     id,
