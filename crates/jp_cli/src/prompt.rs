@@ -21,7 +21,7 @@ mod prompter;
 mod queue;
 mod terminal;
 
-pub use prompter::{Choice, NoPrompter, PromptError, Prompter};
+pub use prompter::{Choice, LiveQuestion, NoPrompter, PromptError, Prompter};
 pub use queue::{PromptTurn, Prompts, Ticket};
 pub use terminal::{TerminalPrompter, install_panic_restore, restore_terminal};
 

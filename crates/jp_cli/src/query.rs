@@ -498,10 +498,14 @@ fn drive(
                 let tools = ToolCoordinator::new(&config, root, self_exe.clone(), printer.clone())
                     .arguments_shown_live(live)
                     .with_history(&session.conversation.events)?;
-                match session
+                let step = session
                     .run_turn(&tools, &executor, &prompts, &mut interrupts, resume.take())
-                    .await?
-                {
+                    .await?;
+                // "Allow for this session" answers not recorded yet.
+                for kind in tools.take_unrecorded() {
+                    session.record(kind)?;
+                }
+                match step {
                     Step::End(end) => break Ok::<_, crate::error::Error>(end),
                     Step::Reload(state) => {
                         // Tools changed the config: the next request of this

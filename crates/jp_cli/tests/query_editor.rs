@@ -300,7 +300,12 @@ fn e_on_a_files_content_opens_the_text_itself_in_the_editor() {
         return;
     };
     // `docs/` is outside `src/`: jp's default policy asks.
-    tmux.wait_for("Run fs_create_file(path: \"docs/notes.md\", …)? [y,n,e,v,?]");
+    // The prompt opens once the path is known, and names the whole call
+    // once it is complete.
+    tmux.wait_for(
+        "Run fs_create_file(path: \"docs/notes.md\", content: \"# Notes\\n\\nfrom the model\\n\")? \
+         [y,a,n,e,v,?]",
+    );
     tmux.send(&["e"]);
     let screen = tmux.wait_for("fs_create_file would run with:");
     assert_eq!(ws.read("project/.jp/opened-name"), "notes.md\n");
@@ -313,7 +318,7 @@ fn e_on_a_files_content_opens_the_text_itself_in_the_editor() {
     assert_eq!(
         asked,
         "  path: \"docs/notes.md\"\n  content:\n  │ # Notes\n  │\n  │ from the user\n\
-         Run fs_create_file(path: \"docs/notes.md\", content: \"# Notes\\n\\nfrom the user\\n\")? [y,n,e,v,?]"
+         Run fs_create_file(path: \"docs/notes.md\", content: \"# Notes\\n\\nfrom the user\\n\")? [y,a,n,e,v,?]"
     );
     tmux.send(&["y"]);
     let screen = tmux.wait_for("EXIT=");
@@ -354,13 +359,23 @@ fn a_change_to_a_file_shows_as_a_diff_and_e_edits_its_new_text() {
     let Some(tmux) = Tmux::start_sized(&ws, &line, 90) else {
         return;
     };
-    let screen = shown(&tmux.wait_for("#[cfg(test)]\nRun fs_modify_file"));
+    // The prompt opened on `fs_modify_file(<streaming>)`; once the call is
+    // complete it names the whole call.
+    let screen = shown(&tmux.wait_for("#[cfg(test)]\nRun fs_modify_file(path: "));
     let docs = doc_blocks("## A change to a file");
     let capture = docs.first().map_or("", |block| block.trim_end());
     assert_eq!(screen, capture, "the screen:\n{screen}");
     // `e`: the new text opens as Rust, and the diff shows the edit.
     tmux.send(&["e"]);
-    let screen = shown(&tmux.wait_for("#[cfg(test)]\nRun fs_modify_file(path: "));
+    // The edited call's diff, then its prompt (the second below a diff).
+    tmux.wait_for("    5 +     println!(\"hi, {name}\");");
+    let prompted = "#[cfg(test)]\nRun fs_modify_file(path: ";
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while tmux.screen().matches(prompted).count() < 2 {
+        assert!(std::time::Instant::now() < deadline, "{}", tmux.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let screen = shown(&tmux.screen());
     assert_eq!(ws.read("project/.jp/opened-name"), "lib.rs\n");
     let diff = screen
         .split_once("  --- src/lib.rs\n")
@@ -400,8 +415,9 @@ fn a_diff_is_escaped_and_coloured_only_on_a_colour_terminal() {
         ]);
         let env = if no_color { "NO_COLOR=1" } else { "" };
         let tmux = Tmux::start_sized(&ws, &jp_line(&ws, &server, env, "'rename'"), 90)?;
-        // The prompt opens as the call starts; the diff, once it is complete.
-        let screen = tmux.wait_for("() {}\nRun fs_modify_file");
+        // The prompt opens as the call starts; the diff, and the whole call
+        // in the prompt, once it is complete.
+        let screen = tmux.wait_for("() {}\nRun fs_modify_file(path: ");
         Some((shown(&screen), tmux.screen_with_escapes()))
     };
     let Some((screen, escapes)) = run(false) else {
@@ -409,7 +425,8 @@ fn a_diff_is_escaped_and_coloured_only_on_a_colour_terminal() {
     };
     let diff = "  --- src/lib.rs\n  +++ src/lib.rs (after fs_modify_file)\n  @@ -1,1 +1,1 @@\n  \
                 1   - pub fn main() {}\n    1 + pub fn x\\u{1b}]0;owned\\u{7}() {}\n\
-                Run fs_modify_file(<streaming>)? [y,n,e,v,?]";
+                Run fs_modify_file(path: \"src/lib.rs\", patterns: [{\"old\":\"main\",\"new\":\"x\\… \
+                [y,a,n,e,v,?]";
     assert!(screen.ends_with(diff), "{screen}");
     // Removed lines red, added ones green (tmux writes its own sequence
     // for each change of colour).

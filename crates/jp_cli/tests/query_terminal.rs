@@ -62,14 +62,16 @@ fn an_asking_policy_prompts_in_the_terminal_and_yes_runs_the_call() {
         return;
     };
     // `run = "ask"` needs no argument: the prompt opens as the call
-    // starts, and its arguments show above it as they arrive.
-    let screen = tmux.wait_for("Run fs_modify_file(<streaming>)? [y,n,e,v,?]");
+    // starts, and its arguments show above it as they arrive; once they
+    // are complete, the prompt names the whole call.
+    let prompt = "Run fs_modify_file(path: \"src/lib.rs\", patterns: [{\"old\":\"main\",\"new\":\"hello\"}])? [y,a,n,e,v,?]";
+    let screen = tmux.wait_for(prompt);
     assert!(
         screen.contains(
             "Calling tool fs_modify_file\n  path: \"src/lib.rs\"\n  patterns[0].old: \"main\"\n  \
              patterns[0].new: \"hello\"\n  --- src/lib.rs\n  +++ src/lib.rs (after fs_modify_file)\n  \
              @@ -1,1 +1,1 @@\n  1   - pub fn main() {}\n    1 + pub fn hello() {}\n\
-             Run fs_modify_file(<streaming>)? [y,n,e,v,?]"
+             Run fs_modify_file(path: \"src/lib.rs\", patterns: [{\"old\":\"main\",\"new\":\"hello\"}])? [y,a,n,e,v,?]"
         ),
         "{screen}"
     );
@@ -97,7 +99,7 @@ fn no_at_the_prompt_declines_the_call() {
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
-    tmux.wait_for("[y,n,e,v,?]");
+    tmux.wait_for("[y,a,n,e,v,?]");
     tmux.send(&["n"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
@@ -183,6 +185,7 @@ fn an_edit_policy_runs_the_call_with_the_users_edit() {
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
+    // An `edit` rule is no rule to allow for the session: no `a`.
     tmux.wait_for(
         "Run fs_create_file(path: \"notes.txt\", content: \"from the user\\n\")? [y,n,e,v,?]",
     );
@@ -230,7 +233,7 @@ fn a_stream_that_breaks_while_a_prompt_waits_exits_1_and_restores_the_terminal()
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
-    let screen = tmux.wait_for("Run fs_create_file(<streaming>)? [y,n,e,v,?]");
+    let screen = tmux.wait_for("Run fs_create_file(<streaming>)? [y,a,n,e,v,?]");
     assert!(!screen.contains("EXIT="), "the prompt waited: {screen}");
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=1"), "{screen}");
@@ -250,7 +253,7 @@ fn a_stream_that_breaks_while_a_prompt_waits_exits_1_and_restores_the_terminal()
     );
     assert_eq!(end[4], "tokens: 10 in · 1 out · under $0.0001", "{shown}");
     assert_eq!(
-        end[5], "Run fs_create_file(<streaming>)? [y,n,e,v,?]",
+        end[5], "Run fs_create_file(<streaming>)? [y,a,n,e,v,?]",
         "{shown}"
     );
     tmux.assert_restored(&screen);
@@ -267,10 +270,10 @@ fn ctrl_c_at_the_prompt_interrupts_and_restores_the_terminal() {
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
-    tmux.wait_for("[y,n,e,v,?]");
+    tmux.wait_for("[y,a,n,e,v,?]");
     tmux.send(&["C-c"]);
     let screen = tmux.wait_for("STTY");
-    assert!(screen.contains("[y,n,e,v,?] ^C\n"), "{screen}");
+    assert!(screen.contains("[y,a,n,e,v,?] ^C\n"), "{screen}");
     assert!(screen.contains("EXIT=130"), "{screen}");
     tmux.assert_restored(&screen);
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn main() {}\n");
@@ -314,12 +317,15 @@ fn help_then_edit_at_the_prompt_runs_the_edited_call_and_a_bad_edit_never_runs()
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
-    tmux.wait_for("[y,n,e,v,?]");
+    tmux.wait_for("[y,a,n,e,v,?]");
     tmux.send(&["?"]);
     let screen = tmux.wait_for("show this help");
     assert!(
         screen.contains(
-            "[y,n,e,v,?] ?\n  y  run the call once its arguments are complete\n  n  decline it now \
+            "[y,a,n,e,v,?] ?\n  y  run the call once its arguments are complete\n  a  allow for this \
+             session: run it, and every later call of this tool in this conversation that the same \
+             policy rule asks about, unless a path leaves the workspace (`jp conversation \
+             forget-approvals` undoes it)\n  n  decline it now \
              (the rest of it is not streamed)\n  e  edit the arguments in $VISUAL or $EDITOR once \
              they are complete\n  v  view the arguments so far in full, in $PAGER\n  ?  show this help\n"
         ),
@@ -336,7 +342,7 @@ fn help_then_edit_at_the_prompt_runs_the_edited_call_and_a_bad_edit_never_runs()
         "{screen}"
     );
     tmux.send(&["e"]);
-    tmux.wait_for("content: \"from the user\")? [y,n,e,v,?]");
+    tmux.wait_for("content: \"from the user\")? [y,a,n,e,v,?]");
     tmux.send(&["y"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
@@ -375,21 +381,22 @@ fn the_stream_keeps_arriving_and_showing_while_a_prompt_waits() {
     let Some(tmux) = Tmux::start(&ws, &query_line(&ws, &server, "rename and add")) else {
         return;
     };
-    tmux.wait_for("[y,n,e,v,?]");
+    tmux.wait_for("[y,a,n,e,v,?]");
     // Unanswered, the prompt does not stop the stream: the whole response
     // is read, and the second call is shown and decided above the prompt.
-    let screen = tmux.wait_for("  unattended (policy.run[2]");
+    tmux.wait_for("  unattended (policy.run[2]");
     let deadline = Instant::now() + Duration::from_secs(20);
     while server.requests()[0].body_bytes_sent < total {
         assert!(Instant::now() < deadline, "the response was not read");
         std::thread::sleep(Duration::from_millis(20));
     }
+    // The prompt opened on `fs_modify_file(<streaming>)`; once the call is
+    // complete it names the whole call.
+    let prompt = "Run fs_modify_file(path: \"src/lib.rs\", patterns: [{\"old\":\"main\",\"new\":\"hello\"}])? [y,a,n,e,v,?]";
+    let screen = tmux.wait_for(prompt);
     let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
     assert!(
-        lines
-            .last()
-            .unwrap()
-            .starts_with("Run fs_modify_file(<streaming>)? [y,n,e,v,?]"),
+        lines.last().unwrap().starts_with(prompt),
         "the prompt stays on the last line:\n{screen}"
     );
     // The second call streamed as text, capped, while the first one's
@@ -456,7 +463,7 @@ fn v_at_an_early_prompt_pages_the_arguments_so_far_then_y_runs_the_call() {
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
-    let prompt = "Run fs_create_file(<streaming>)? [y,n,e,v,?]";
+    let prompt = "Run fs_create_file(<streaming>)? [y,a,n,e,v,?]";
     tmux.wait_for(prompt);
     tmux.wait_for_line("  │ // line 5");
     tmux.send(&["v"]);
@@ -482,22 +489,15 @@ fn v_at_an_early_prompt_pages_the_arguments_so_far_then_y_runs_the_call() {
             assert_eq!(*line, expected, "{page}");
         }
     }
-    // Once it is all in, `v` shows all of it: the 280 lines the screen
-    // only counts, too.
+    // Once it is all in, the prompt names the whole call, and `v` shows
+    // all of it: the 280 lines the screen only counts, too.
     tmux.wait_for("  │ … 280 more lines");
+    let complete = "Run fs_create_file(path: \"src/big.rs\", content: \"// line 1\\n// line 2\\n\
+                    // line 3\\n// li…)? [y,a,n,e,v,?]";
+    tmux.wait_for_line(&format!("{complete} "));
     tmux.send(&["v"]);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while tmux
-        .screen()
-        .lines()
-        .filter(|l| *l == format!("{prompt} v"))
-        .count()
-        < 2
-    {
-        assert!(Instant::now() < deadline, "{}", tmux.screen());
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    tmux.wait_for_line(&format!("{prompt} "));
+    tmux.wait_for_line(&format!("{complete} v"));
+    tmux.wait_for_line(&format!("{complete} "));
     let all: String = content.lines().map(|l| format!("  │ {l}\n")).collect();
     assert_eq!(
         ws.read("project/.jp/shown1.txt"),
@@ -860,7 +860,7 @@ fn no_at_an_early_prompt_stops_the_stream() {
     let Some(tmux) = Tmux::start(&ws, &with_stty(&query_line(&ws, &server, "write .env"))) else {
         return;
     };
-    tmux.wait_for("Run fs_create_file(path: \".env\", …)? [y,n,e,v,?]");
+    tmux.wait_for("Run fs_create_file(path: \".env\", …)? [y,a,n,e,v,?]");
     tmux.send(&["n"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
@@ -1167,9 +1167,12 @@ fn the_session_in_the_terminal_docs_is_what_the_terminal_shows() {
     let Some(tmux) = Tmux::start_sized(&ws, &line, 90) else {
         return;
     };
-    tmux.wait_for("[y,n,e,v,?]");
-    // The arguments finish arriving above the prompt.
+    tmux.wait_for("[y,a,n,e,v,?]");
+    // The arguments finish arriving above the prompt, and the prompt then
+    // names the whole call (its line as the capture shows it).
     tmux.wait_for_line("  │ }");
+    let prompt = waiting.trim_end().lines().last().unwrap();
+    tmux.wait_for_line(&format!("{prompt} "));
     assert_eq!(shown(&tmux.screen()), waiting.trim_end());
     tmux.send(&["y"]);
     let screen = tmux.wait_for("EXIT=");
@@ -1507,7 +1510,7 @@ fn a_call_refused_for_its_size_while_its_prompt_waits_closes_the_prompt() {
              fs_create_file: refused: its arguments are over the limit of 2048 bytes set by \
              conversation.tools.fs_create_file.max_argument_bytes\n  \
              stopped the stream after 2.0 KB of fs_create_file's arguments\n\
-             Run fs_create_file(<streaming>)? [y,n,e,v,?]\n\
+             Run fs_create_file(<streaming>)? [y,a,n,e,v,?]\n\
              ── jp (anthropic/claude-haiku-4-5) ──\n\
              Understood.\n\
              tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 2.0 KB of fs_create_file's arguments; the rest was never generated\n\

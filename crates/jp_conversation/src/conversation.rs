@@ -81,6 +81,30 @@ pub enum EventKind {
     /// What one response used, as its provider reported it, and what it
     /// cost where the model's price was known. Never sent to the model.
     Usage(ResponseUsage),
+    /// The user answered `a` ("allow for this session") at a call's
+    /// prompt: later calls of the tool that the same `policy.run` rule asks
+    /// about run without a prompt in this conversation. Never sent to the
+    /// model; logs written before it existed simply have none.
+    SessionApproval(SessionApproval),
+    /// `jp conversation forget-approvals`: every session approval recorded
+    /// before this event no longer applies.
+    ApprovalsForgotten,
+}
+
+/// An "allow for this session" answer (see [`EventKind::SessionApproval`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionApproval {
+    /// The call it was given at.
+    pub call_id: String,
+    /// The tool it covers.
+    pub tool: String,
+    /// The index of the `policy.run` rule that asked; `None` for the
+    /// implicit fallback `ask`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<usize>,
+    /// That rule as it read then (`catch-all`, `prefix "src/" on /path`):
+    /// a config whose rule at that index reads differently is not covered.
+    pub rule_text: String,
 }
 
 /// The tokens of one request and response, for `jp query`'s line after

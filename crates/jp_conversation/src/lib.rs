@@ -25,7 +25,7 @@ pub use arguments::{
 };
 pub use conversation::{
     ConfigDelta, ConversationEvent, EventKind, PolicyDenial, RanWith, ResponseStatus,
-    ResponseUsage, ToolCallResponse, UsageTotals,
+    ResponseUsage, SessionApproval, ToolCallResponse, UsageTotals,
 };
 pub use event::{ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest};
 pub use event_builder::{CallView, EventBuilder, EventBuilderError};

@@ -75,6 +75,8 @@ pub fn messages_eliding(events: &[ConversationEvent], elision: Option<Elision>) 
             | EventKind::PolicyDenied(_)
             | EventKind::StreamStopped { .. }
             | EventKind::Usage(_)
+            | EventKind::SessionApproval(_)
+            | EventKind::ApprovalsForgotten
             | EventKind::ConfigDelta(_) => {}
             EventKind::ChatRequest { content } => {
                 builder.close_assistant();

@@ -46,6 +46,14 @@ pub enum ConversationCmd {
         #[arg(add = ArgValueCandidates::new(super::complete::conversations))]
         id: String,
     },
+    /// Forget every "allow for this session" answer (`a` at a call's
+    /// prompt) given in a conversation (the active one by default): its
+    /// later calls are asked about again, as the policy says.
+    ForgetApprovals {
+        /// The conversation: its id, a unique start of it, or `last` (the
+        /// one with the latest activity).
+        id: Option<String>,
+    },
     /// Delete a conversation.
     Rm {
         /// The conversation: its id or a unique start of it.
@@ -75,6 +83,12 @@ impl ConversationCmd {
                 }),
                 Err(code) => return Ok(code),
             },
+            Self::ForgetApprovals { id } => {
+                match id.map(|id| resolve(&store, &id, true)).transpose() {
+                    Ok(id) => forget_approvals(&store, id),
+                    Err(code) => return Ok(code),
+                }
+            }
             Self::Rm { id } => match resolve(&store, &id, false) {
                 Ok(id) => store.remove(&id).map(|()| {
                     outln!("removed conversation {id}");
@@ -179,6 +193,39 @@ fn ls(store: &Store) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Records, in conversation `id` (the active one by default), that its
+/// session approvals no longer apply; says how many there were.
+fn forget_approvals(store: &Store, id: Option<String>) -> Result<(), StoreError> {
+    let id = match id.or_else(|| store.active()) {
+        Some(id) => id,
+        None => return Err(StoreError::NotFound("(active)".into())),
+    };
+    let (mut conversation, mut lock) = store.open(&id)?;
+    let mut count = 0usize;
+    for event in &conversation.events {
+        match event.kind {
+            EventKind::SessionApproval(_) => count += 1,
+            EventKind::ApprovalsForgotten => count = 0,
+            _ => {}
+        }
+    }
+    if count == 0 {
+        showln!("conversation {id} has no session approvals to forget");
+        return Ok(());
+    }
+    lock.append(
+        &mut conversation,
+        [jp_conversation::ConversationEvent::now(
+            EventKind::ApprovalsForgotten,
+        )],
+    )?;
+    showln!(
+        "forgot {count} session {} in conversation {id}: its later calls are asked about as the policy says",
+        if count == 1 { "approval" } else { "approvals" }
+    );
+    Ok(())
+}
+
 fn show(store: &Store, id: Option<String>, format: Format) -> Result<(), StoreError> {
     let id = match id.or_else(|| store.active()) {
         Some(id) => id,
@@ -253,6 +300,18 @@ fn print_text(c: &Conversation) {
             }
             // Summed below.
             EventKind::Usage(_) => {}
+            EventKind::SessionApproval(approval) => showln!(
+                "allowed for this session: {} calls that policy.run{} ({}) asks about (at {}; `jp conversation forget-approvals` undoes it)",
+                approval.tool,
+                approval
+                    .rule
+                    .map_or_else(|| " (no rule)".to_owned(), |rule| format!("[{rule}]")),
+                approval.rule_text,
+                approval.call_id
+            ),
+            EventKind::ApprovalsForgotten => {
+                showln!("session approvals forgotten: later calls are asked about again");
+            }
             EventKind::ToolCallResponse(response) => showln!(
                 "tool result {} [{}]: {}",
                 response.id,

@@ -12,6 +12,10 @@ pub const EXAMPLES: &[(&str, &str)] = &[
     ("conversation ls", "jp conversation ls"),
     ("conversation show", "jp conversation show last"),
     ("conversation use", "jp conversation use 17"),
+    (
+        "conversation forget-approvals",
+        "jp conversation forget-approvals",
+    ),
     ("conversation rm", "jp conversation rm 17"),
     ("config", "jp config get assistant.model.id"),
     ("config show", "jp config show"),

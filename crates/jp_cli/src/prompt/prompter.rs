@@ -30,6 +30,10 @@ pub struct Choice {
     pub help: &'static str,
 }
 
+/// The text of a question that may change while it is asked: the latest
+/// value is the question.
+pub type LiveQuestion = tokio::sync::watch::Receiver<String>;
+
 /// `y`/`n` for a plain yes-or-no question.
 pub const YES_NO: [Choice; 2] = [
     Choice {
@@ -69,6 +73,24 @@ pub trait Prompter: Send {
         choices: &[Choice],
         stop: &CancellationToken,
     ) -> Result<char, PromptError>;
+
+    /// [`choose`](Self::choose) for a question that may change while it
+    /// waits: `question` holds the latest text, and a terminal redraws the
+    /// prompt line when it changes (a call's summary once its arguments
+    /// are complete). Elsewhere it is asked as it is now.
+    ///
+    /// # Errors
+    ///
+    /// [`PromptError`] when it cannot be asked or answered.
+    fn choose_live(
+        &mut self,
+        question: &LiveQuestion,
+        choices: &[Choice],
+        stop: &CancellationToken,
+    ) -> Result<char, PromptError> {
+        let now = question.borrow().clone();
+        self.choose(&now, choices, stop)
+    }
 
     /// Asks a tool's question; the answer is the JSON value the tool gets.
     ///

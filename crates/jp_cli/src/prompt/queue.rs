@@ -15,7 +15,7 @@ use jp_tool::Question;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::prompter::{Choice, PromptError, Prompter, YES_NO};
+use super::prompter::{Choice, LiveQuestion, PromptError, Prompter, YES_NO};
 
 /// The turn's prompts, one at a time, in the order their tickets were
 /// taken.
@@ -185,6 +185,21 @@ impl PromptTurn<'_> {
     pub async fn choose(&self, question: &str, choices: &[Choice]) -> Result<char, PromptError> {
         let (question, choices) = (question.to_owned(), choices.to_vec());
         self.blocking(move |backend, stop| backend.choose(&question, &choices, stop))
+            .await
+    }
+
+    /// [`Prompter::choose_live`].
+    ///
+    /// # Errors
+    ///
+    /// [`PromptError`] when it cannot be asked or answered.
+    pub async fn choose_live(
+        &self,
+        question: &LiveQuestion,
+        choices: &[Choice],
+    ) -> Result<char, PromptError> {
+        let (question, choices) = (question.clone(), choices.to_vec());
+        self.blocking(move |backend, stop| backend.choose_live(&question, &choices, stop))
             .await
     }
 

@@ -16,7 +16,7 @@ pub struct ScriptedPrompter {
     pub edits: std::collections::VecDeque<String>,
     /// Answers [`Prompter::ask`] returns, in order.
     pub answers: std::collections::VecDeque<Value>,
-    /// Every question asked, with its keys: `Run x? [y,n,e,v]`; shared, so
+    /// Every question asked, with its keys: `Run x? [y,a,n,e,v]`; shared, so
     /// a test can read it after handing the prompter over.
     pub asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     /// Every tool question [`Prompter::ask`] got, whole (its kind, options

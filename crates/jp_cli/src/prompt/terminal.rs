@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::external::{PagerFailure, edit_in_editor, pager, run_pager};
-use super::prompter::{Choice, PromptError, Prompter, YES_NO};
+use super::prompter::{Choice, LiveQuestion, PromptError, Prompter, YES_NO};
 use crate::printer::{Printer, Style, char_columns, columns, cut_columns, one_line};
 
 /// How often a waiting prompt checks whether the turn was interrupted.
@@ -225,13 +225,14 @@ impl TerminalPrompter {
     }
 
     /// Waits for one key press in raw mode; raw mode is on while it waits.
+    /// `idle` runs between polls (to redraw a question that changed).
     ///
     /// crossterm reads the terminal only when there is something to read
     /// (or to hand on from an earlier read): on a terminal that hung up,
     /// its reader loops on reads of 0 bytes and never returns, so jp waits
     /// for input itself ([`wait_for_input`]) and takes a hangup as an
     /// interrupt.
-    fn key(&self, stop: &CancellationToken) -> Result<Key, PromptError> {
+    fn key(&self, stop: &CancellationToken, idle: &mut dyn FnMut()) -> Result<Key, PromptError> {
         let _raw = RawMode::enable()?;
         // Keys crossterm read along with an earlier one wait in its
         // buffer, not on the terminal.
@@ -244,11 +245,15 @@ impl TerminalPrompter {
             let wait = if buffered { Duration::ZERO } else { POLL };
             match wait_for_input(wait)? {
                 Input::HungUp => return Err(self.hung_up()),
-                Input::Nothing if !buffered => continue,
+                Input::Nothing if !buffered => {
+                    idle();
+                    continue;
+                }
                 Input::Nothing | Input::Keys => {}
             }
             if !event::poll(Duration::ZERO).map_err(terminal_error)? {
                 buffered = false;
+                idle();
                 continue;
             }
             buffered = true;
@@ -260,14 +265,22 @@ impl TerminalPrompter {
         }
     }
 
-    /// One key among `keys`, or Enter for `default`.
+    /// One key among `keys`, or Enter for `default`. With `live`, the
+    /// question is its latest text, and the prompt line is drawn again
+    /// (only it) when that changes.
     fn one_key(
         &self,
         prompt: &str,
         choices: &[Choice],
         default: Option<char>,
+        live: Option<&LiveQuestion>,
         stop: &CancellationToken,
     ) -> Result<char, PromptError> {
+        // The question as drawn; compared, not versioned: the sender may
+        // be gone once it set the last text.
+        let mut asked = live.map(|live| live.borrow().clone());
+        let first = asked.clone();
+        let prompt = first.as_deref().unwrap_or(prompt);
         let offered = choices
             .iter()
             .map(|c| {
@@ -281,10 +294,21 @@ impl TerminalPrompter {
         let keys = format!(" [{},?] ", offered.join(","));
         // The keys always show; a long question gives way.
         let room = Self::width().saturating_sub(columns(&keys)).max(1);
-        let line = format!("{}{keys}", cut_columns(&one_line(prompt), room));
+        let draw = |prompt: &str| format!("{}{keys}", cut_columns(&one_line(prompt), room));
+        let mut line = draw(prompt);
         self.show(&line);
         loop {
-            match self.key(stop)? {
+            let mut idle = || {
+                if let (Some(live), Some(asked)) = (live, asked.as_mut()) {
+                    let now = live.borrow();
+                    if *now != *asked {
+                        asked.clone_from(&now);
+                        line = draw(asked);
+                        self.show(&line);
+                    }
+                }
+            };
+            match self.key(stop, &mut idle)? {
                 Key::Interrupt => return Err(self.interrupted()),
                 Key::Enter if default.is_some() => {
                     let key = default.unwrap_or('n');
@@ -316,7 +340,7 @@ impl TerminalPrompter {
         let mut text = String::new();
         loop {
             self.show(&format!("{prompt} {text}"));
-            match self.key(stop)? {
+            match self.key(stop, &mut || {})? {
                 Key::Interrupt => return Err(self.interrupted()),
                 Key::Enter => {
                     self.printer.end_prompt("");
@@ -348,7 +372,16 @@ impl Prompter for TerminalPrompter {
         choices: &[Choice],
         stop: &CancellationToken,
     ) -> Result<char, PromptError> {
-        self.one_key(question, choices, None, stop)
+        self.one_key(question, choices, None, None, stop)
+    }
+
+    fn choose_live(
+        &mut self,
+        question: &LiveQuestion,
+        choices: &[Choice],
+        stop: &CancellationToken,
+    ) -> Result<char, PromptError> {
+        self.one_key("", choices, None, Some(question), stop)
     }
 
     fn ask(&mut self, question: &Question, stop: &CancellationToken) -> Result<Value, PromptError> {
@@ -359,7 +392,7 @@ impl Prompter for TerminalPrompter {
                     .as_ref()
                     .and_then(Value::as_bool)
                     .map(|b| if b { 'y' } else { 'n' });
-                let key = self.one_key(&question.text, &YES_NO, default, stop)?;
+                let key = self.one_key(&question.text, &YES_NO, default, None, stop)?;
                 Ok(Value::Bool(key == 'y'))
             }
             AnswerKind::Text => {

@@ -416,7 +416,13 @@ impl<'t> Calls<'t> {
                 return;
             }
         };
-        if decision.mode != Mode::Ask {
+        // Allowed for this session: not asked while it streams; whether it
+        // runs unasked is decided once its paths are known.
+        if decision.mode != Mode::Ask
+            || self
+                .tools
+                .session_covers(&name, decision.mode, decision.rule)
+        {
             if decision.mode == Mode::Unattended {
                 // It runs unasked: the check at Flush can refuse it, never
                 // make it ask (the streaming decision equals the batch

@@ -80,6 +80,13 @@ pub struct Ask {
     pub(super) arguments: Arguments,
     pub(super) mode: Mode,
     pub(super) why: String,
+    /// The `policy.run` rule that asked (`None`: the implicit fallback),
+    /// for "allow for this session" (`a`).
+    pub(super) rule: Option<usize>,
+    /// Whether `a` is offered and a session approval may answer for the
+    /// user: not when a call is asked about again at its start (its
+    /// policy turned stricter, or a path leads elsewhere now).
+    pub(super) session: bool,
 }
 
 /// What was decided about a call before running it.
@@ -121,6 +128,9 @@ pub struct Ran {
     pub stderr: String,
     /// What happened to the result, when it did not simply go to the model.
     pub note: Option<String>,
+    /// The user read the whole result at the `policy.result = "ask"`
+    /// question and sent it: it is not printed a second time.
+    pub shown: bool,
     /// The stateful policy that denied the call at its start (after the
     /// user edited it then), for the conversation's `policy_denied` record.
     pub denial: Option<Denial>,

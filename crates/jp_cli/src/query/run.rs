@@ -92,6 +92,11 @@ impl Session {
         interrupts: &mut Interrupts,
     ) -> Result<RanTools, crate::error::Error> {
         let cancel = interrupts.cancel.clone();
+        // "Allow for this session" answers given at this response's
+        // prompts, recorded before its calls run.
+        for kind in tools.take_unrecorded() {
+            self.record(kind)?;
+        }
         let mut cycle = Cycle {
             executor,
             tools,
@@ -229,7 +234,19 @@ impl Session {
             response: as_recorded(ran.response, &cancel),
             ..ran
         };
-        self.show_result(call, &ran.response, ran.note.as_deref());
+        if ran.shown {
+            // Read whole at the question that sent it: not printed again.
+            self.printer.chrome_line(
+                Style::Good,
+                &crate::printer::sanitize(&format!(
+                    "  {} {}: sent to the model as shown above",
+                    call.name,
+                    ran.response.status.as_str()
+                )),
+            );
+        } else {
+            self.show_result(call, &ran.response, ran.note.as_deref());
+        }
         if !ran.stderr.is_empty() {
             tracing::info!(tool = %call.name, stderr = %ran.stderr.trim_end(), "tool stderr");
         }

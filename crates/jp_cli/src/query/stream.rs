@@ -13,17 +13,18 @@ use jp_config::tool::limits::argument_limit;
 use jp_conversation::{ProgressRef, ToolCallRequest};
 use tokio_util::sync::CancellationToken;
 
-use super::arguments::{arguments_page, received_arguments_line};
+use super::arguments::{arguments_page, received_arguments_line, short_arguments};
 use super::calls::{CallInput, CallState, CallStep, Calls};
 use super::decision::Verdict;
 use super::session::Session;
 use super::signals::{Interrupts, STREAM_MENU, STREAM_MENU_QUESTION, answer, ctrl_c};
 use super::tickets::CallTickets;
 use super::tools::ToolCoordinator;
+use super::tools::allow::SESSION_APPROVED;
 use super::turn::{Action, Input, TurnCoordinator};
 use super::{diff, render};
 use crate::conversation::{human_bytes, stopped_note};
-use crate::printer::{Channel, Style};
+use crate::printer::{Channel, Style, cut};
 use crate::prompt::{PromptError, Prompts};
 
 /// A question open about call number `.0`'s prompt: what answering it
@@ -53,6 +54,9 @@ pub struct Response<'t> {
     views: tokio::sync::mpsc::UnboundedReceiver<ViewRequest>,
     /// Calls ended while they stream, to end in the turn.
     abandon: Vec<usize>,
+    /// The question open about each call while it streams (`Run
+    /// CALL(<streaming>)?`), set to the whole call once it is complete.
+    questions: HashMap<usize, tokio::sync::watch::Sender<String>>,
 }
 
 impl<'t> Response<'t> {
@@ -70,6 +74,7 @@ impl<'t> Response<'t> {
             view_requests,
             views,
             abandon: Vec::new(),
+            questions: HashMap::new(),
         }
     }
 
@@ -351,6 +356,16 @@ impl Session {
                     self.show_call(&request);
                     self.show_change(&request, response.tools);
                 }
+                // A question open about it shows the whole call now.
+                if let Some(question) = response.questions.remove(&call)
+                    && let Ok(arguments) = request.arguments()
+                {
+                    question.send_replace(format!(
+                        "Run {}({})?",
+                        request.name,
+                        short_arguments(arguments, 120)
+                    ));
+                }
                 let steps = response.calls.handle(CallInput::Complete { call, request });
                 self.apply(steps, response);
             }
@@ -432,6 +447,9 @@ impl Session {
                         .as_ref()
                         .and_then(|r| r.prompt_summary(&id))
                         .unwrap_or_else(|| format!("{name}(<streaming>)"));
+                    let (question, live) =
+                        tokio::sync::watch::channel(format!("Run {}?", cut(&shown, 160)));
+                    response.questions.insert(call, question);
                     // The place in line taken when the call started.
                     let ticket = response.tickets.take(call);
                     let views = response.view_requests.clone();
@@ -449,7 +467,7 @@ impl Session {
                             }
                         };
                         tokio::select! {
-                            answer = tools.confirm_early(&id, &name, &shown, decision, ticket, view) => {
+                            answer = tools.confirm_early(&id, &name, &live, decision, ticket, view) => {
                                 CallInput::Answered { call, answer }
                             }
                             () = withdrawn.cancelled() => CallInput::Withdrawn,
@@ -531,7 +549,9 @@ impl Session {
                 ..
             } => {
                 if !self.hidden(tool) {
-                    let how = if *approved {
+                    let how = if reason.starts_with(SESSION_APPROVED) {
+                        reason.clone()
+                    } else if *approved {
                         format!("approved ({mode}: {reason})")
                     } else {
                         format!("{mode} ({reason})")

@@ -26,6 +26,7 @@
 //! `policy.result`) and [`delta`] (a config change it proposes).
 
 pub mod advice;
+pub mod allow;
 pub mod confirm;
 pub mod content;
 pub mod coordinator;

@@ -263,6 +263,11 @@ fn response(status: ResponseStatus, content: &str) -> ToolCallResponse {
     }
 }
 
+/// The question an early prompt asks about `shown` (a call's summary).
+fn live(shown: &str) -> crate::prompt::LiveQuestion {
+    tokio::sync::watch::channel(format!("Run {shown}?")).1
+}
+
 fn ran(status: ResponseStatus, content: &str, note: Option<&str>) -> Ran {
     Ran {
         response: response(status, content),
@@ -270,6 +275,7 @@ fn ran(status: ResponseStatus, content: &str, note: Option<&str>) -> Ran {
         note: note.map(str::to_owned),
         delta: None,
         denial: None,
+        shown: false,
     }
 }
 
@@ -289,8 +295,11 @@ async fn a_result_that_asks_is_sent_on_y_and_withheld_on_n() {
         .await;
     assert_eq!(
         got,
-        ran(ResponseStatus::Success, "line 1\nline 2", None),
-        "y sends the result unchanged"
+        Ran {
+            shown: true,
+            ..ran(ResponseStatus::Success, "line 1\nline 2", None)
+        },
+        "y sends the result unchanged, and it is not printed again"
     );
     assert_eq!(script.asked(), [SEND]);
     // The user decides on what they can see: the whole result, first.
@@ -317,7 +326,13 @@ async fn an_error_result_that_asks_keeps_its_status() {
     let script = Script::new(&[Some('y')], &[], &[]);
     let executor = MockExecutor::new([tool_run(Outcome::error("disk full"), "")]);
     let got = f.run(&executor, &script.prompts).await;
-    assert_eq!(got, ran(ResponseStatus::Error, "disk full", None));
+    assert_eq!(
+        got,
+        Ran {
+            shown: true,
+            ..ran(ResponseStatus::Error, "disk full", None)
+        }
+    );
     assert_eq!(f.chrome.text(), "save returned:\n  disk full\n");
 }
 
@@ -429,6 +444,7 @@ async fn needs_input_of_each_kind_is_asked_and_the_answers_go_back_to_the_tool()
             note: None,
             delta: None,
             denial: None,
+            shown: false,
         }
     );
     // Each question reached the prompter whole, kind and all.
@@ -604,9 +620,9 @@ async fn three_prompts_show_in_call_order() {
     assert_eq!(
         script.asked(),
         [
-            "Run save(path: \"a.txt\")? [y,n,e,v]",
-            "Run save(path: \"b.txt\")? [y,n,e,v]",
-            "Run save(path: \"c.txt\")? [y,n,e,v]",
+            "Run save(path: \"a.txt\")? [y,a,n,e,v]",
+            "Run save(path: \"b.txt\")? [y,a,n,e,v]",
+            "Run save(path: \"c.txt\")? [y,a,n,e,v]",
         ]
     );
     let run = |path: &str| Verdict::Run {
@@ -920,10 +936,14 @@ async fn early_prompts_of_interleaved_calls_show_in_call_order() {
     tickets.reserve(0);
     tickets.reserve(1);
     let decision = early_decision(Mode::Ask, 0);
+    let (b, a) = (
+        live("save(path: \"b.txt\", …)"),
+        live("save(path: \"a.txt\", …)"),
+    );
     let second = tools.confirm_early(
         "2",
         "save",
-        "save(path: \"b.txt\", …)",
+        &b,
         decision.clone(),
         tickets.take(1),
         || async { None },
@@ -932,22 +952,15 @@ async fn early_prompts_of_interleaved_calls_show_in_call_order() {
         tokio::time::sleep(Duration::from_millis(30)).await;
         let ticket = tickets.take(0);
         tools
-            .confirm_early(
-                "1",
-                "save",
-                "save(path: \"a.txt\", …)",
-                decision.clone(),
-                ticket,
-                || async { None },
-            )
+            .confirm_early("1", "save", &a, decision.clone(), ticket, || async { None })
             .await
     };
     let (second, first) = tokio::join!(second, first);
     assert_eq!(
         script.asked(),
         [
-            "Run save(path: \"a.txt\", …)? [y,n,e,v]",
-            "Run save(path: \"b.txt\", …)? [y,n,e,v]",
+            "Run save(path: \"a.txt\", …)? [y,a,n,e,v]",
+            "Run save(path: \"b.txt\", …)? [y,a,n,e,v]",
         ]
     );
     assert_eq!(
@@ -1140,14 +1153,14 @@ async fn v_at_an_early_prompt_pages_the_arguments_so_far_and_asks_again() {
         .confirm_early(
             "1",
             "save",
-            "save(path: \"a.txt\", content: <streaming>)",
+            &live("save(path: \"a.txt\", content: <streaming>)"),
             decision.clone(),
             script.prompts.ticket(),
             view,
         )
         .await;
     assert_eq!(answer, Answer::Run { decision });
-    let asked = "Run save(path: \"a.txt\", content: <streaming>)? [y,n,e,v]";
+    let asked = "Run save(path: \"a.txt\", content: <streaming>)? [y,a,n,e,v]";
     assert_eq!(script.asked(), [asked, asked, asked]);
     // Each `v` pages the arguments as they were then.
     let page = |n: usize| {

@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 use super::ToolCoordinator;
 use super::content::{edited_text, text_argument, with_text};
 use super::preview::runs_jp_tool;
-use crate::printer::{Style, cut};
-use crate::prompt::{Choice, PromptError, PromptTurn, Ticket};
+use crate::printer::Style;
+use crate::prompt::{Choice, LiveQuestion, PromptError, PromptTurn, Ticket};
 use crate::query::arguments::{
     Arguments, arguments_header, arguments_page, complete, short_arguments,
 };
@@ -21,8 +21,9 @@ use crate::query::decision::{Answer, Ask, Verdict, interrupted, not_run};
 use crate::query::render::full_arguments;
 
 impl ToolCoordinator<'_> {
-    /// Asks about a call whose arguments still stream (`shown`: the call
-    /// with what has arrived), when `ticket`'s turn comes: run it once
+    /// Asks about a call whose arguments still stream (`question`: `Run
+    /// CALL?` with what has arrived, and with the whole call once it is
+    /// complete), when `ticket`'s turn comes: run it once
     /// complete, edit it then, or decline it now. `v` pages what `view`
     /// gives (the arguments so far; `None` when they are gone) and asks
     /// again: the prompt shows only what the cap let through.
@@ -30,7 +31,7 @@ impl ToolCoordinator<'_> {
         &self,
         id: &str,
         name: &str,
-        shown: &str,
+        question: &LiveQuestion,
         decision: Decision,
         ticket: Ticket<'_>,
         view: V,
@@ -44,9 +45,14 @@ impl ToolCoordinator<'_> {
             Ok(prompt) => prompt,
             Err(_) => return Answer::NotRun(interrupted(&call)),
         };
-        let question = format!("Run {}?", cut(shown, 160));
+        // Allowed for this session while it waited its turn (`a` at the
+        // call before it): decided once complete, as the policy's own
+        // early decision is.
+        if self.session_covers(name, decision.mode, decision.rule) {
+            return Answer::Policy(decision);
+        }
         let key = loop {
-            match prompt.choose(&question, &EARLY_CHOICES).await {
+            match prompt.choose_live(question, &EARLY_CHOICES).await {
                 Ok('v') => {
                     let text = view().await.unwrap_or_else(|| {
                         format!("{name}: its arguments are no longer available to show.")
@@ -60,6 +66,10 @@ impl ToolCoordinator<'_> {
         };
         match key {
             Ok('y') => Answer::Run { decision },
+            Ok('a') => {
+                self.allow_for_session(id, name, decision.rule);
+                Answer::Run { decision }
+            }
             Ok('e') => Answer::Edit { decision },
             Ok(_) => Answer::NotRun(not_run(
                 &call,
@@ -85,6 +95,8 @@ impl ToolCoordinator<'_> {
             mut arguments,
             mode,
             why,
+            rule,
+            session,
         } = ask;
         let name = call.name.as_str();
         let not_run = |status, content: &str, note: String| Verdict::NotRun {
@@ -102,6 +114,19 @@ impl ToolCoordinator<'_> {
             Ok(prompt) => prompt,
             Err(_) => return interrupted(&call),
         };
+        // Allowed for this session while it waited its turn (`a` at the
+        // call before it).
+        if session && let Some(reason) = self.session_allows(name, arguments.as_value(), mode, rule)
+        {
+            return Verdict::Run {
+                tool: name.to_owned(),
+                arguments,
+                edited: false,
+                mode,
+                reason,
+                approved: true,
+            };
+        }
         let mut edited = false;
         // `edit` opens the editor first; `e` at the prompt does too.
         let mut edit_now = mode == Mode::Edit;
@@ -140,8 +165,11 @@ impl ToolCoordinator<'_> {
                 show = false;
             }
             let question = format!("Run {name}({})?", short_arguments(&arguments, 120));
-            match prompt.choose(&question, &RUN_CHOICES).await {
-                Ok('y') => {
+            match prompt.choose(&question, &run_choices(session)).await {
+                Ok(key @ ('y' | 'a')) => {
+                    if key == 'a' {
+                        self.allow_for_session(&call.id, name, rule);
+                    }
                     return Verdict::Run {
                         tool: name.to_owned(),
                         arguments,
@@ -279,11 +307,18 @@ impl ToolCoordinator<'_> {
     }
 }
 
+/// What `?` says of `a`.
+const ALLOW_HELP: &str = "allow for this session: run it, and every later call of this tool in this conversation that the same policy rule asks about, unless a path leaves the workspace (`jp conversation forget-approvals` undoes it)";
+
 /// The answers to "Run this call?".
-const RUN_CHOICES: [Choice; 4] = [
+const RUN_CHOICES: [Choice; 5] = [
     Choice {
         key: 'y',
         help: "run the call",
+    },
+    Choice {
+        key: 'a',
+        help: ALLOW_HELP,
     },
     Choice {
         key: 'n',
@@ -299,11 +334,24 @@ const RUN_CHOICES: [Choice; 4] = [
     },
 ];
 
+/// [`RUN_CHOICES`], without `a` for a call asked about again at its start
+/// (`session` false): no rule asked then to allow.
+fn run_choices(session: bool) -> Vec<Choice> {
+    RUN_CHOICES
+        .into_iter()
+        .filter(|choice| session || choice.key != 'a')
+        .collect()
+}
+
 /// The answers to "Run this call?" while its arguments still stream.
-const EARLY_CHOICES: [Choice; 4] = [
+const EARLY_CHOICES: [Choice; 5] = [
     Choice {
         key: 'y',
         help: "run the call once its arguments are complete",
+    },
+    Choice {
+        key: 'a',
+        help: ALLOW_HELP,
     },
     Choice {
         key: 'n',

@@ -118,7 +118,7 @@ fn outcome(verdict: &Verdict) -> (String, String) {
     }
 }
 
-const RUN: &str = "Run save(path: \"a.txt\")? [y,n,e,v]";
+const RUN: &str = "Run save(path: \"a.txt\")? [y,a,n,e,v]";
 
 #[test]
 fn y_runs_n_declines_and_v_asks_again() {
@@ -146,7 +146,7 @@ fn an_edit_is_what_runs_and_is_checked_again() {
         ("run".into(), r#"{"path":"b.txt"}"#.into())
     );
     assert!(matches!(verdict, Verdict::Run { edited: true, .. }));
-    assert_eq!(asked, [RUN, "Run save(path: \"b.txt\")? [y,n,e,v]"]);
+    assert_eq!(asked, [RUN, "Run save(path: \"b.txt\")? [y,a,n,e,v]"]);
 
     // An edit that breaks the schema never runs: edit again or cancel.
     let (verdict, asked) = decide(&[Some('e'), Some('n')], &[r#"{"nope": 1}"#]);
@@ -253,5 +253,56 @@ fn e_on_a_single_replacement_opens_its_new_text_and_keeps_it_without_a_final_new
             "run".into(),
             r#"{"path":"src/lib.rs","patterns":[{"old":"fn main() {\n}","new":"fn hello() {\n    wave();\n}"}]}"#.into()
         )
+    );
+}
+
+/// An early prompt asks its question as it is when the prompt shows, and
+/// again after `v`: the whole call once its arguments are complete.
+#[test]
+fn an_early_prompt_asks_the_latest_text_of_its_question() {
+    let (dir, config) = config();
+    let printer = Printer::new(
+        Box::new(std::io::sink()),
+        false,
+        Box::new(std::io::sink()),
+        false,
+    );
+    let tools = ToolCoordinator::new(&config, dir.path(), None, printer);
+    let backend = ScriptedPrompter {
+        keys: [Some('v'), Some('y')].into_iter().collect(),
+        ..ScriptedPrompter::default()
+    };
+    let asked = backend.asked.clone();
+    let prompts = Prompts::new(Box::new(backend), CancellationToken::new());
+    let (question, live) = tokio::sync::watch::channel("Run save(<streaming>)?".to_owned());
+    let decision = jp_config::policy::Decision {
+        mode: Mode::Ask,
+        rule: Some(1),
+        reason: "policy.run[1] (catch-all) matched".into(),
+        trace: Vec::new(),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let answer = runtime.block_on(tools.confirm_early(
+        "1",
+        "save",
+        &live,
+        decision.clone(),
+        prompts.ticket(),
+        || {
+            // The arguments complete while the pager shows them.
+            question.send_replace("Run save(path: \"a.txt\")?".to_owned());
+            async { Some("save: the arguments".to_owned()) }
+        },
+    ));
+    assert_eq!(answer, crate::query::decision::Answer::Run { decision });
+    assert_eq!(
+        *asked.lock().unwrap(),
+        [
+            "Run save(<streaming>)? [y,a,n,e,v]",
+            "Run save(path: \"a.txt\")? [y,a,n,e,v]"
+        ]
     );
 }

@@ -9,7 +9,9 @@ use jp_config::AppConfig;
 use jp_config::policy::{Decision, Mode, Policy, PolicyField, Workspace};
 use jp_config::tool::effective::effective_policy;
 use jp_config::tool::{ToolConfig, offered};
-use jp_conversation::{ConversationEvent, ResponseStatus, ToolCallResponse};
+use jp_conversation::{
+    ConversationEvent, EventKind, ResponseStatus, SessionApproval, ToolCallResponse,
+};
 use serde_json::{Map, Value};
 
 use crate::printer::Printer;
@@ -40,6 +42,8 @@ pub struct ToolCoordinator<'a> {
     pub(super) stateful: Mutex<PolicyRegistry>,
     /// The resolved config as JSON, for the stateful policies' `when`.
     pub(super) resolved: Value,
+    /// The "allow for this session" answers in force (`allow.rs`).
+    pub(super) approvals: Mutex<Approvals>,
 }
 
 impl<'a> ToolCoordinator<'a> {
@@ -62,6 +66,7 @@ impl<'a> ToolCoordinator<'a> {
             shown_live: false,
             stateful: Mutex::new(PolicyRegistry::new()),
             resolved: jp_config::load::resolved_json(config),
+            approvals: Mutex::new(Approvals::default()),
         }
     }
 
@@ -84,6 +89,7 @@ impl<'a> ToolCoordinator<'a> {
         stateful::replay(&mut registry, history, &ctx);
         Ok(Self {
             stateful: Mutex::new(registry),
+            approvals: Mutex::new(Approvals::from_history(history)),
             ..self
         })
     }
@@ -244,5 +250,33 @@ impl<'a> ToolCoordinator<'a> {
         };
         registry.notify_result(&stateful::Call { tool, arguments }, &response.content, &ctx);
         env.into_keys()
+    }
+}
+
+/// The session approvals in force, and those given in this query that the
+/// conversation has not recorded yet.
+#[derive(Debug, Default)]
+pub struct Approvals {
+    pub(super) active: Vec<SessionApproval>,
+    pub(super) unrecorded: Vec<EventKind>,
+}
+
+impl Approvals {
+    /// The approvals `history` leaves in force: each one given, until a
+    /// `forget-approvals`.
+    #[must_use]
+    pub fn from_history(history: &[ConversationEvent]) -> Self {
+        let mut active = Vec::new();
+        for event in history {
+            match &event.kind {
+                EventKind::SessionApproval(approval) => active.push(approval.clone()),
+                EventKind::ApprovalsForgotten => active.clear(),
+                _ => {}
+            }
+        }
+        Self {
+            active,
+            unrecorded: Vec::new(),
+        }
     }
 }

@@ -91,6 +91,12 @@ impl ToolCoordinator<'_> {
                 }
             }
         };
+        // "Allow for this session" covers an `ask` by the rule the user
+        // allowed, for a call that stays inside the workspace.
+        let session = (decision.mode == Mode::Ask && !approved)
+            .then(|| self.session_allows(name, value, decision.mode, decision.rule))
+            .flatten();
+        let rule = decision.rule;
         let why = decision.reason;
         let Some(arguments) = value.as_object() else {
             return Decided::Now(not_run(
@@ -117,6 +123,14 @@ impl ToolCoordinator<'_> {
                 reason: why,
                 approved: true,
             }),
+            Mode::Ask if let Some(reason) = session => Decided::Now(Verdict::Run {
+                tool: name.to_owned(),
+                arguments: Arguments::of(call),
+                edited: false,
+                mode: Mode::Ask,
+                reason,
+                approved: true,
+            }),
             Mode::Skip => Decided::Now(skipped(&call.id, name, &why)),
             Mode::Ask | Mode::Edit if !can_ask => {
                 let advice =
@@ -130,6 +144,8 @@ impl ToolCoordinator<'_> {
                 arguments: Arguments::of(call),
                 mode,
                 why,
+                rule,
+                session: self.rule_asks(name, rule),
             }),
         }
     }
@@ -292,8 +308,12 @@ impl ToolCoordinator<'_> {
         match decision.mode {
             Mode::Skip => Err(Box::new(skipped(id, name, &decision.reason))),
             // Decision 6: without a prompt `edit` is declined like `ask`,
-            // and now, so the rest of the call is not paid for.
-            mode @ (Mode::Ask | Mode::Edit) if !can_ask => {
+            // and now, so the rest of the call is not paid for; unless the
+            // user allowed this rule for the session (decided once the
+            // call is complete, when its paths are known).
+            mode @ (Mode::Ask | Mode::Edit)
+                if !can_ask && !self.session_covers(name, mode, decision.rule) =>
+            {
                 let advice = self.narrow_advice(name, PolicyField::Run, decision.rule, known);
                 Err(Box::new(no_terminal(
                     id,

@@ -117,6 +117,7 @@ impl ToolCoordinator<'_> {
                     note: None,
                     delta: None,
                     denial: None,
+                    shown: false,
                 };
             }
         };
@@ -163,6 +164,7 @@ impl ToolCoordinator<'_> {
                         stderr,
                         note: Some(note),
                         denial,
+                        shown: false,
                     };
                 }
             }
@@ -194,7 +196,7 @@ impl ToolCoordinator<'_> {
         } else {
             content
         };
-        let (response, note) = self
+        let (response, note, shown) = self
             .deliver(call, &name, arguments, status, content, prompts)
             .await;
         Ran {
@@ -203,6 +205,7 @@ impl ToolCoordinator<'_> {
             note,
             delta,
             denial: None,
+            shown,
         }
     }
 
@@ -335,7 +338,8 @@ impl ToolCoordinator<'_> {
         }
     }
 
-    /// Applies `policy.result`: deliver, ask, edit or withhold.
+    /// Applies `policy.result`: deliver, ask, edit or withhold. The flag
+    /// says the user saw the whole result at the question and sent it.
     pub(super) async fn deliver(
         &self,
         call: &ToolCallRequest,
@@ -344,7 +348,7 @@ impl ToolCoordinator<'_> {
         status: ResponseStatus,
         content: String,
         prompts: &Prompts,
-    ) -> (ToolCallResponse, Option<String>) {
+    ) -> (ToolCallResponse, Option<String>, bool) {
         let respond = |status, content| ToolCallResponse {
             id: call.id.clone(),
             status,
@@ -358,6 +362,7 @@ impl ToolCoordinator<'_> {
                     "The tool ran, but the user's policy withholds its result from you.".into(),
                 ),
                 Some(note),
+                false,
             )
         };
         let decision = match self.evaluate(name, PolicyField::Result, arguments) {
@@ -366,7 +371,7 @@ impl ToolCoordinator<'_> {
         };
         let why = decision.reason.clone();
         match decision.mode {
-            Mode::Unattended => (respond(status, content), None),
+            Mode::Unattended => (respond(status, content), None, false),
             Mode::Skip => withheld(format!("{name}: result withheld ({why})")),
             mode @ (Mode::Ask | Mode::Edit) => {
                 if !prompts.available() {
@@ -403,7 +408,7 @@ impl ToolCoordinator<'_> {
                     .confirm(&format!("Send the result of {name} to the model?"))
                     .await
                 {
-                    Ok(true) => (respond(status, content), None),
+                    Ok(true) => (respond(status, content), None, mode == Mode::Ask),
                     Ok(false) => withheld(format!("{name}: result withheld by you")),
                     Err(error) => withheld(format!("{name}: result withheld: {error}")),
                 }

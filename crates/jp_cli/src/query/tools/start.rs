@@ -5,7 +5,8 @@
 //! evaluates `policy.run` again with the paths as they are then, and asks
 //! again about a path the user approved that now leads elsewhere.
 
-use jp_config::policy::{Mode, PolicyField, Workspace};
+use jp_config::policy::path::PathValue;
+use jp_config::policy::{Decision, Mode, PolicyField, Workspace};
 use jp_conversation::{ResponseStatus, ToolCallRequest};
 use serde_json::Value;
 
@@ -110,7 +111,7 @@ impl ToolCoordinator<'_> {
                     )));
                 }
                 edited |= self
-                    .ask_again(call, approval, Mode::Ask, moved, &changed, prompts)
+                    .ask_again(call, approval, asking(moved), &changed, prompts)
                     .await?;
                 continue;
             }
@@ -163,9 +164,9 @@ impl ToolCoordinator<'_> {
                         ),
                     )));
                 }
-                mode => {
+                _ => {
                     edited |= self
-                        .ask_again(call, approval, mode, now.reason, &changed, prompts)
+                        .ask_again(call, approval, now, &changed, prompts)
                         .await?;
                 }
             }
@@ -173,7 +174,7 @@ impl ToolCoordinator<'_> {
     }
 
     /// Puts a call cleared earlier to the user again at its start, at
-    /// `mode`, after a line saying what `changed`. When they approve,
+    /// `decision`'s mode, after a line saying what `changed`. When they approve,
     /// `approval` takes what they approved (the arguments, edited or not,
     /// and the mode); `Ok(true)` when they edited the arguments, which the
     /// stateful policies then check again (they allowed the ones before).
@@ -181,8 +182,7 @@ impl ToolCoordinator<'_> {
         &self,
         call: &ToolCallRequest,
         approval: &mut Approval,
-        mode: Mode,
-        why: String,
+        decision: Decision,
         changed: &str,
         prompts: &Prompts,
     ) -> Result<bool, Box<(Verdict, Option<Denial>)>> {
@@ -193,8 +193,10 @@ impl ToolCoordinator<'_> {
         let ask = Ask {
             call: call.clone(),
             arguments: approval.arguments.clone(),
-            mode,
-            why,
+            mode: decision.mode,
+            why: decision.reason,
+            rule: decision.rule,
+            session: false,
         };
         match self.confirm(ask, prompts.ticket()).await {
             Verdict::Run {
@@ -223,23 +225,34 @@ impl ToolCoordinator<'_> {
     /// why it cannot be resolved), in the order of the arguments.
     #[must_use]
     pub fn path_targets(&self, name: &str, arguments: &Value) -> Vec<(String, String)> {
+        self.path_forms(name, arguments)
+            .into_iter()
+            .map(|(at, forms)| {
+                let target = match &forms.resolved {
+                    Ok(resolved) => resolved.text(),
+                    Err(why) => format!("nowhere jp can tell ({why})"),
+                };
+                (at, target)
+            })
+            .collect()
+    }
+
+    /// Each `path` argument of a call to `name`: its JSON pointer and both
+    /// of its forms, in the order of the arguments.
+    pub(super) fn path_forms(&self, name: &str, arguments: &Value) -> Vec<(String, PathValue)> {
         fn walk(
             param: &jp_config::tool::ToolParameterConfig,
             value: &Value,
             at: &mut Vec<String>,
             workspace: &Workspace,
-            out: &mut Vec<(String, String)>,
+            out: &mut Vec<(String, PathValue)>,
         ) {
             match (param.kind, value) {
                 (jp_config::tool::ParamType::Path, Value::String(text)) => {
                     let Ok(forms) = jp_config::policy::path::resolve_path(text, workspace) else {
                         return;
                     };
-                    let target = match &forms.resolved {
-                        Ok(resolved) => resolved.text(),
-                        Err(why) => format!("nowhere jp can tell ({why})"),
-                    };
-                    out.push((format!("/{}", at.join("/")), target));
+                    out.push((format!("/{}", at.join("/")), forms));
                 }
                 (_, Value::Array(items)) => {
                     if let Some(item) = param.items.as_deref() {
@@ -278,5 +291,16 @@ impl ToolCoordinator<'_> {
             }
         }
         out
+    }
+}
+
+/// The decision to ask again about a call whose path leads elsewhere now
+/// (`why`).
+fn asking(why: String) -> Decision {
+    Decision {
+        mode: Mode::Ask,
+        rule: None,
+        reason: why,
+        trace: Vec::new(),
     }
 }

@@ -1,0 +1,281 @@
+//! "Allow for this session": which later calls an approval covers, and
+//! what the conversation's history leaves in force.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use jp_config::AppConfig;
+use jp_config::load::{LoadOptions, load};
+use jp_conversation::ToolCallRequest;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::printer::Printer;
+use crate::prompt::{Prompts, ScriptedPrompter};
+use crate::query::decision::{Decided, Verdict};
+use crate::query::tools::coordinator::Approvals;
+use jp_conversation::ConversationEvent;
+
+const CONFIG: &str = r#"
+[conversation.tools.save]
+command = ["true"]
+parameters.path = { type = "path", required = true }
+policy.run = [{ arg = "/path", pattern = "\\.env$", mode = "ask" }, { mode = "ask" }]
+
+[conversation.tools.other]
+command = ["true"]
+parameters.path = { type = "path", required = true }
+policy.run = "ask"
+"#;
+
+fn config(text: &str) -> (tempfile::TempDir, AppConfig) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".jp")).unwrap();
+    std::fs::write(dir.path().join(".jp/config.toml"), text).unwrap();
+    let loaded = load(&LoadOptions {
+        cwd: dir.path().to_path_buf(),
+        trust: jp_config::trust::WorkspaceTrust::Trusted,
+        ..LoadOptions::default()
+    })
+    .unwrap();
+    (dir, loaded.config)
+}
+
+fn sink() -> Printer {
+    Printer::new(
+        Box::new(std::io::sink()),
+        false,
+        Box::new(std::io::sink()),
+        false,
+    )
+}
+
+fn approval(tool: &str, rule: Option<usize>, rule_text: &str) -> ConversationEvent {
+    ConversationEvent::now(EventKind::SessionApproval(SessionApproval {
+        call_id: "c1".into(),
+        tool: tool.into(),
+        rule,
+        rule_text: rule_text.into(),
+    }))
+}
+
+/// What deciding `tool(path)` gives, with `history` before it and no one
+/// to ask: the verdict's mode and reason, or the note of a decline.
+fn decided(history: &[ConversationEvent], tool: &str, path: &str) -> String {
+    let (dir, config) = config(CONFIG);
+    let tools = ToolCoordinator::new(&config, dir.path(), None, sink())
+        .with_history(history)
+        .unwrap();
+    let prompts = Prompts::new(
+        Box::new(ScriptedPrompter::default()),
+        CancellationToken::new(),
+    );
+    let Value::Object(arguments) = json!({ "path": path }) else {
+        unreachable!()
+    };
+    let call = ToolCallRequest::new("c2", tool, arguments);
+    match tools.decide(&call, &prompts) {
+        Decided::Now(Verdict::Run { mode, reason, .. }) => format!("run: {mode}: {reason}"),
+        Decided::Now(Verdict::NotRun { note, .. }) => format!("not run: {note}"),
+        Decided::Ask(ask) => format!("ask: {}", ask.why),
+    }
+}
+
+#[test]
+fn an_approval_covers_later_calls_of_the_same_tool_and_rule() {
+    let history = [approval("save", Some(1), "catch-all")];
+    assert_eq!(
+        decided(&history, "save", "notes.txt"),
+        "run: ask: approved for this session (policy.run[1] matched)"
+    );
+    // Another rule of the same tool.
+    assert_eq!(
+        decided(&history, "save", "a/.env"),
+        r#"ask: policy.run[0] (pattern "\\.env$" on /path) matched: "a/.env" matches pattern "\\.env$""#
+    );
+    // Another tool.
+    assert_eq!(
+        decided(&history, "other", "notes.txt"),
+        "ask: policy.run is \"ask\""
+    );
+}
+
+#[test]
+fn a_call_whose_path_leaves_the_workspace_is_still_asked() {
+    let history = [approval("save", Some(1), "catch-all")];
+    assert_eq!(
+        decided(&history, "save", "../notes.txt"),
+        "ask: policy.run[1] (catch-all) matched"
+    );
+    assert_eq!(
+        decided(&history, "save", "/etc/notes.txt"),
+        "ask: policy.run[1] (catch-all) matched"
+    );
+}
+
+#[test]
+fn a_rule_that_reads_differently_now_is_not_covered() {
+    // policy.run[1] was another rule when the user allowed it.
+    let history = [approval("save", Some(1), "prefix \"src/\" on /path")];
+    assert_eq!(
+        decided(&history, "save", "notes.txt"),
+        "ask: policy.run[1] (catch-all) matched"
+    );
+}
+
+#[test]
+fn forget_approvals_ends_the_ones_before_it_only() {
+    let forgotten = ConversationEvent::now(EventKind::ApprovalsForgotten);
+    let history = [approval("save", Some(1), "catch-all"), forgotten.clone()];
+    assert_eq!(
+        decided(&history, "save", "notes.txt"),
+        "ask: policy.run[1] (catch-all) matched"
+    );
+    let history = [
+        approval("save", Some(1), "catch-all"),
+        forgotten,
+        approval("save", Some(1), "catch-all"),
+    ];
+    assert_eq!(
+        decided(&history, "save", "notes.txt"),
+        "run: ask: approved for this session (policy.run[1] matched)"
+    );
+}
+
+#[test]
+fn a_at_the_prompt_runs_the_call_and_records_the_approval_once() {
+    let (dir, config) = config(CONFIG);
+    let tools = ToolCoordinator::new(&config, dir.path(), None, sink());
+    let backend = ScriptedPrompter {
+        keys: [Some('a')].into_iter().collect(),
+        ..ScriptedPrompter::default()
+    };
+    let asked = backend.asked.clone();
+    let prompts = Prompts::new(Box::new(backend), CancellationToken::new());
+    let Value::Object(arguments) = json!({ "path": "notes.txt" }) else {
+        unreachable!()
+    };
+    let call = ToolCallRequest::new("c1", "save", arguments);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let verdict = runtime.block_on(async {
+        match tools.decide(&call, &prompts) {
+            Decided::Ask(ask) => tools.confirm(ask, prompts.ticket()).await,
+            Decided::Now(verdict) => verdict,
+        }
+    });
+    assert!(
+        matches!(verdict, Verdict::Run { approved: true, .. }),
+        "{verdict:?}"
+    );
+    assert_eq!(
+        *asked.lock().unwrap(),
+        ["Run save(path: \"notes.txt\")? [y,a,n,e,v]"]
+    );
+    assert_eq!(
+        tools.take_unrecorded(),
+        [EventKind::SessionApproval(SessionApproval {
+            call_id: "c1".into(),
+            tool: "save".into(),
+            rule: Some(1),
+            rule_text: "catch-all".into(),
+        })]
+    );
+    assert_eq!(tools.take_unrecorded(), []);
+    // The next call is covered at once.
+    let Value::Object(arguments) = json!({ "path": "more.txt" }) else {
+        unreachable!()
+    };
+    let next = ToolCallRequest::new("c2", "save", arguments);
+    assert!(matches!(
+        tools.decide(&next, &prompts),
+        Decided::Now(Verdict::Run { approved: true, .. })
+    ));
+}
+
+#[test]
+fn an_old_log_without_approvals_reads_as_before() {
+    let line = r#"{"at_ms":1,"type":"turn_start"}"#;
+    let event: ConversationEvent = serde_json::from_str(line).unwrap();
+    assert!(Approvals::from_history(&[event]).active.is_empty());
+    let line = r#"{"at_ms":2,"type":"approvals_forgotten"}"#;
+    let event: ConversationEvent = serde_json::from_str(line).unwrap();
+    assert_eq!(event.kind, EventKind::ApprovalsForgotten);
+    assert_eq!(serde_json::to_string(&event).unwrap(), line);
+}
+
+#[test]
+fn a_at_an_early_prompt_allows_the_rule_that_decided_early() {
+    let (dir, config) = config(CONFIG);
+    let tools = ToolCoordinator::new(&config, dir.path(), None, sink());
+    let backend = ScriptedPrompter {
+        keys: [Some('a')].into_iter().collect(),
+        ..ScriptedPrompter::default()
+    };
+    let prompts = Prompts::new(Box::new(backend), CancellationToken::new());
+    let decision = jp_config::policy::Decision {
+        mode: Mode::Ask,
+        rule: Some(1),
+        reason: "policy.run[1] (catch-all) matched".into(),
+        trace: Vec::new(),
+    };
+    let live = tokio::sync::watch::channel("Run save(path: \"a.txt\", …)?".to_owned()).1;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    assert!(!tools.session_covers("save", Mode::Ask, Some(1)));
+    let answer = runtime.block_on(tools.confirm_early(
+        "c1",
+        "save",
+        &live,
+        decision.clone(),
+        prompts.ticket(),
+        || async { None },
+    ));
+    assert_eq!(answer, crate::query::decision::Answer::Run { decision });
+    assert!(tools.session_covers("save", Mode::Ask, Some(1)));
+    assert!(!tools.session_covers("save", Mode::Ask, Some(0)));
+    assert!(!tools.session_covers("other", Mode::Ask, Some(1)));
+    assert_eq!(tools.take_unrecorded().len(), 1);
+}
+
+#[test]
+fn without_a_terminal_an_approval_still_runs_what_it_covers_and_nothing_else() {
+    let (dir, config) = config(CONFIG);
+    let history = [approval("save", Some(1), "catch-all")];
+    let tools = ToolCoordinator::new(&config, dir.path(), None, sink())
+        .with_history(&history)
+        .unwrap();
+    let call = |path: &str| {
+        let Value::Object(arguments) = json!({ "path": path }) else {
+            unreachable!()
+        };
+        ToolCallRequest::new("c2", "save", arguments)
+    };
+    let decision = jp_config::policy::Decision {
+        mode: Mode::Ask,
+        rule: Some(1),
+        reason: "policy.run[1] (catch-all) matched".into(),
+        trace: Vec::new(),
+    };
+    // While it streams: kept for when it is complete, not declined.
+    assert!(
+        tools
+            .early("c2", "save", decision.clone(), false, &|_| None)
+            .is_ok()
+    );
+    let early = Some(crate::query::decision::Answer::Policy(decision));
+    assert!(matches!(
+        tools.decide_after(&call("notes.txt"), false, early.clone()),
+        Decided::Now(Verdict::Run { approved: true, .. })
+    ));
+    // A path out of the workspace is declined, as any ask without a
+    // terminal is.
+    assert!(matches!(
+        tools.decide_after(&call("../notes.txt"), false, early),
+        Decided::Now(Verdict::NotRun { .. })
+    ));
+}
