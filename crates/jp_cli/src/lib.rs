@@ -23,6 +23,7 @@ mod printer;
 mod prompt;
 mod query;
 mod recorded;
+mod seal;
 mod stateful;
 mod trust;
 mod usage;

@@ -497,7 +497,9 @@ fn drive(
                 let config = Arc::clone(&session.config);
                 let tools = ToolCoordinator::new(&config, root, self_exe.clone(), printer.clone())
                     .arguments_shown_live(live)
-                    .with_history(&session.conversation.events)?;
+                    .with_history(&session.conversation.events, &|approval| {
+                        crate::seal::verifies(&session.conversation.id, approval)
+                    })?;
                 let step = session
                     .run_turn(&tools, &executor, &prompts, &mut interrupts, resume.take())
                     .await?;

@@ -105,6 +105,12 @@ pub struct SessionApproval {
     /// That rule as it read then (`catch-all`, `prefix "src/" on /path`):
     /// a config whose rule at that index reads differently is not covered.
     pub rule_text: String,
+    /// A keyed hash (HMAC-SHA256) of the approval and its conversation,
+    /// with a key only the user's config directory holds: a log can be
+    /// shared and edited, so an approval without a seal that verifies was
+    /// not given by this user and approves nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seal: Option<String>,
 }
 
 /// The tokens of one request and response, for `jp query`'s line after

@@ -115,6 +115,8 @@ impl Session {
 
     /// Appends `kind` to the conversation's log (one commit point).
     pub fn record(&mut self, kind: EventKind) -> Result<(), jp_conversation::StoreError> {
+        // What the user approved carries the seal that makes it theirs.
+        let kind = crate::seal::seal_event(&self.conversation.id, kind);
         self.lock
             .append(&mut self.conversation, [ConversationEvent::now(kind)])
     }

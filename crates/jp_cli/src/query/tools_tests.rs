@@ -1473,7 +1473,7 @@ mod checked_at_the_start {
         );
         let executor = Linking::new(f.dir.path(), Vec::new());
         let (got, _) = run(
-            &f.tools().with_history(&[]).unwrap(),
+            &f.tools().with_history(&[], &|_| true).unwrap(),
             &executor,
             "src/link/a",
             Mode::Unattended,

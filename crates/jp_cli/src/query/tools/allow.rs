@@ -62,6 +62,8 @@ impl ToolCoordinator<'_> {
             tool: name.to_owned(),
             rule,
             rule_text: self.rule_text(name, rule),
+            // Sealed when it is recorded, with the conversation's id.
+            seal: None,
         };
         let mut approvals = self
             .approvals

@@ -56,6 +56,7 @@ fn approval(tool: &str, rule: Option<usize>, rule_text: &str) -> ConversationEve
         tool: tool.into(),
         rule,
         rule_text: rule_text.into(),
+        seal: None,
     }))
 }
 
@@ -64,7 +65,7 @@ fn approval(tool: &str, rule: Option<usize>, rule_text: &str) -> ConversationEve
 fn decided(history: &[ConversationEvent], tool: &str, path: &str) -> String {
     let (dir, config) = config(CONFIG);
     let tools = ToolCoordinator::new(&config, dir.path(), None, sink())
-        .with_history(history)
+        .with_history(history, &|_| true)
         .unwrap();
     let prompts = Prompts::new(
         Box::new(ScriptedPrompter::default()),
@@ -181,6 +182,7 @@ fn a_at_the_prompt_runs_the_call_and_records_the_approval_once() {
             tool: "save".into(),
             rule: Some(1),
             rule_text: "catch-all".into(),
+            seal: None,
         })]
     );
     assert_eq!(tools.take_unrecorded(), []);
@@ -199,7 +201,11 @@ fn a_at_the_prompt_runs_the_call_and_records_the_approval_once() {
 fn an_old_log_without_approvals_reads_as_before() {
     let line = r#"{"at_ms":1,"type":"turn_start"}"#;
     let event: ConversationEvent = serde_json::from_str(line).unwrap();
-    assert!(Approvals::from_history(&[event]).active.is_empty());
+    assert!(
+        Approvals::from_history(&[event], &|_| true)
+            .active
+            .is_empty()
+    );
     let line = r#"{"at_ms":2,"type":"approvals_forgotten"}"#;
     let event: ConversationEvent = serde_json::from_str(line).unwrap();
     assert_eq!(event.kind, EventKind::ApprovalsForgotten);
@@ -247,7 +253,7 @@ fn without_a_terminal_an_approval_still_runs_what_it_covers_and_nothing_else() {
     let (dir, config) = config(CONFIG);
     let history = [approval("save", Some(1), "catch-all")];
     let tools = ToolCoordinator::new(&config, dir.path(), None, sink())
-        .with_history(&history)
+        .with_history(&history, &|_| true)
         .unwrap();
     let call = |path: &str| {
         let Value::Object(arguments) = json!({ "path": path }) else {

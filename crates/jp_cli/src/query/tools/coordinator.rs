@@ -78,7 +78,13 @@ impl<'a> ToolCoordinator<'a> {
     ///
     /// When the policies cannot be built (the loader should have refused
     /// them): no tool may run unchecked.
-    pub fn with_history(self, history: &[ConversationEvent]) -> Result<Self, stateful::SetupError> {
+    /// `genuine` says which recorded session approvals the user gave (see
+    /// [`crate::seal`]); the others approve nothing.
+    pub fn with_history(
+        self,
+        history: &[ConversationEvent],
+        genuine: &dyn Fn(&SessionApproval) -> bool,
+    ) -> Result<Self, stateful::SetupError> {
         let mut registry = stateful::from_config(self.config)?;
         let env = WorkspaceEnv::new(self.config, &self.workspace);
         let ctx = PolicyContext {
@@ -89,7 +95,7 @@ impl<'a> ToolCoordinator<'a> {
         stateful::replay(&mut registry, history, &ctx);
         Ok(Self {
             stateful: Mutex::new(registry),
-            approvals: Mutex::new(Approvals::from_history(history)),
+            approvals: Mutex::new(Approvals::from_history(history, genuine)),
             ..self
         })
     }
@@ -262,14 +268,19 @@ pub struct Approvals {
 }
 
 impl Approvals {
-    /// The approvals `history` leaves in force: each one given, until a
-    /// `forget-approvals`.
+    /// The approvals `history` leaves in force: each one given (that
+    /// `genuine` accepts), until a `forget-approvals`.
     #[must_use]
-    pub fn from_history(history: &[ConversationEvent]) -> Self {
+    pub fn from_history(
+        history: &[ConversationEvent],
+        genuine: &dyn Fn(&SessionApproval) -> bool,
+    ) -> Self {
         let mut active = Vec::new();
         for event in history {
             match &event.kind {
-                EventKind::SessionApproval(approval) => active.push(approval.clone()),
+                EventKind::SessionApproval(approval) if genuine(approval) => {
+                    active.push(approval.clone());
+                }
                 EventKind::ApprovalsForgotten => active.clear(),
                 _ => {}
             }
