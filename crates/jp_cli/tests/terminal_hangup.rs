@@ -53,7 +53,7 @@ fn a_terminal_that_hangs_up_under_a_prompt_interrupts_the_turn_and_jp_exits() {
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
-    tmux.wait_for("[y,n,e,v,?]");
+    tmux.wait_for("[y,a,n,e,v,?]");
     let jp = jp_pid(&server);
     tmux.kill();
     let took = ends_within(jp, Duration::from_secs(5));
