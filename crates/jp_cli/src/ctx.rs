@@ -25,11 +25,7 @@ impl Ctx {
         flags: Vec<load::FlagAssignment>,
     ) -> Result<Self, crate::error::Error> {
         let cwd = std::env::current_dir().map_err(crate::error::Error::CurrentDir)?;
-        // `vars()` panics on a variable that is not UTF-8; such a variable
-        // can be no config key or path jp reads, so skip it.
-        let env: Vec<(String, String)> = std::env::vars_os()
-            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-            .collect();
+        let env = process_env();
         crate::trust::Override::from_env(&env).map_err(crate::error::Error::TrustOverride)?;
         Ok(Self {
             cwd,
@@ -89,6 +85,15 @@ impl Ctx {
             ..self.load_options()
         })
     }
+}
+
+/// The process's environment. `vars()` panics on a variable that is not
+/// UTF-8; such a variable can be no config key or path jp reads, so it is
+/// skipped.
+pub fn process_env() -> Vec<(String, String)> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
 }
 
 /// Prints a failed load to stderr (warnings, then errors).

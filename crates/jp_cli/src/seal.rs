@@ -21,9 +21,7 @@ const KEY_FILE: &str = "seal.key";
 fn key() -> Option<&'static [u8; 32]> {
     static KEY: OnceLock<Option<[u8; 32]>> = OnceLock::new();
     KEY.get_or_init(|| {
-        let env: Vec<(String, String)> = std::env::vars_os()
-            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-            .collect();
+        let env = crate::ctx::process_env();
         let path = jp_config::load::user_config_file(&env)?.with_file_name(KEY_FILE);
         read_or_make(&path)
             .map_err(|e| tracing::warn!("no seal key at {}: {e}", path.display()))

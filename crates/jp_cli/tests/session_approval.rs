@@ -9,26 +9,10 @@
 
 mod common;
 
-use common::Workspace;
 use common::providers::{Item, anthropic, text_reply};
 use common::query::{initialized, responses, stored};
-use common::tmux::{Tmux, shown};
+use common::tmux::{Tmux, from_line, query_line};
 use jp_test_server::{Reply, TestServer};
-
-/// The shell command running `jp query MESSAGE` in the terminal with a
-/// clean environment, then printing the exit code and holding the pane.
-fn query_line(ws: &Workspace, server: &TestServer, message: &str) -> String {
-    format!(
-        "env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' JP_TRUST_WORKSPACE=1 TERM=xterm \
-         ANTHROPIC_API_KEY=test-key JP_CFG_ASSISTANT__MODEL__ID=anthropic/claude-haiku-4-5 \
-         '{jp}' query --cfg providers.llm.anthropic.base_url={url} '{message}'; \
-         echo EXIT=$?; sleep 60",
-        path = std::env::var("PATH").unwrap_or_default(),
-        home = ws.root().display(),
-        jp = env!("CARGO_BIN_EXE_jp"),
-        url = server.url(),
-    )
-}
 
 /// A response calling `fs_create_file` once for each `(id, path)`.
 fn creates(calls: &[(&str, &str)]) -> Reply {
@@ -42,14 +26,6 @@ fn creates(calls: &[(&str, &str)]) -> Reply {
         .map(|((id, _), arguments)| Item::Tool(id, "fs_create_file", arguments))
         .collect();
     Reply::sse(anthropic(&items, "tool_use", false))
-}
-
-/// The lines of `screen` from the first that contains `from`.
-fn from_line(screen: &str, from: &str) -> String {
-    let screen = shown(screen);
-    let start = screen.find(from).expect(from);
-    let start = screen[..start].rfind('\n').map_or(0, |at| at + 1);
-    screen[start..].to_owned()
 }
 
 /// jp's default `fs_create_file` policy asks about `notes/` by its

@@ -22,6 +22,7 @@
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
+use crate::ConfigPath;
 use crate::access::SENSITIVE;
 
 /// The keys a workspace's files may set without being trusted: what the
@@ -134,23 +135,19 @@ fn split_into(
     let above_allowed = UNTRUSTED_KEYS
         .iter()
         .any(|key| key.len() > path.len() && key.starts_with(path));
-    let sensitive = |at_or_below: bool| {
-        SENSITIVE.iter().any(|pattern| {
-            let pattern: Vec<&str> = pattern.split('.').collect();
-            let fits = if at_or_below {
-                pattern.len() <= path.len()
-            } else {
-                pattern.len() > path.len()
-            };
-            fits && pattern.iter().zip(path).all(|(p, s)| *p == "*" || p == s)
-        })
-    };
-    let descend = above_allowed || (allowed && sensitive(false));
+    // A sensitive key at `path` or above it, and one further down.
+    let sensitive_here =
+        crate::access::sensitive(&ConfigPath::from_segments(path.iter().copied())).is_some();
+    let sensitive_below = SENSITIVE.iter().any(|pattern| {
+        let pattern: Vec<&str> = pattern.split('.').collect();
+        pattern.len() > path.len() && pattern.iter().zip(path).all(|(p, s)| *p == "*" || p == s)
+    });
+    let descend = above_allowed || (allowed && sensitive_below);
     match value {
-        _ if allowed && !sensitive(true) && !sensitive(false) => {
+        _ if allowed && !sensitive_here && !sensitive_below => {
             kept.insert((*last).to_owned(), value.clone());
         }
-        Value::Object(map) if descend && !sensitive(true) => {
+        Value::Object(map) if descend && !sensitive_here => {
             let mut kept_child = Map::new();
             let mut held_child = Map::new();
             for (key, child) in map {

@@ -197,6 +197,15 @@ pub fn shown(screen: &str) -> String {
     lines[..end].join("\n")
 }
 
+/// The lines of `screen`, as [`shown`], from the first that contains
+/// `from`.
+pub fn from_line(screen: &str, from: &str) -> String {
+    let screen = shown(screen);
+    let start = screen.find(from).expect(from);
+    let start = screen[..start].rfind('\n').map_or(0, |at| at + 1);
+    screen[start..].to_owned()
+}
+
 /// The processes running `program` (their first argument) with an
 /// argument containing `needle` (Linux: read from `/proc`).
 pub fn pids_running(program: &str, needle: &str) -> Vec<u32> {
