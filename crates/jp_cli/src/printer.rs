@@ -9,6 +9,10 @@
 use std::io::{self, IsTerminal as _, Write};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+mod width;
+
+pub use width::{char_columns, columns, cut, cut_columns, expand_tabs, rows_drawn};
+
 /// Which stream a piece of output belongs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(usize)]
@@ -55,7 +59,14 @@ struct Sink {
     /// Whether the last byte written ended a line (for tidy chrome after
     /// streamed content).
     at_line_start: bool,
+    /// On a terminal, what was written since the last newline, as written
+    /// (escapes included); `None` once it grew past [`MAX_OPEN_LINE`].
+    line: Option<String>,
 }
+
+/// The longest unfinished line a prompt keeps together with its rest
+/// (see [`Printer::show_prompt`]).
+const MAX_OPEN_LINE: usize = 64 * 1024;
 
 impl Sink {
     fn write(&mut self, text: &str) {
@@ -67,7 +78,19 @@ impl Sink {
             .write_all(text.as_bytes())
             .and_then(|()| self.writer.flush());
         match result {
-            Ok(()) => self.at_line_start = text.ends_with('\n'),
+            Ok(()) => {
+                self.at_line_start = text.ends_with('\n');
+                if self.terminal {
+                    self.line = match text.rfind('\n') {
+                        Some(end) => Some(text[end + 1..].to_owned()),
+                        None => self.line.take().map(|mut line| {
+                            line.push_str(text);
+                            line
+                        }),
+                    }
+                    .filter(|line| line.len() <= MAX_OPEN_LINE);
+                }
+            }
             // A reader that went away (`| head`) or any other failure:
             // stop writing to this stream rather than fail the work.
             Err(_) => self.closed = true,
@@ -112,6 +135,13 @@ struct Overlay {
     /// The unfinished last line of each terminal stream, while a prompt
     /// shows (content, chrome).
     partial: [String; 2],
+    /// Asks the terminal's size.
+    size: Option<TerminalSize>,
+    /// The rows above the prompt line that hold the start of an
+    /// unfinished line (kept in `partial`): erased with the prompt line
+    /// whenever output is written above it, so that the line is drawn
+    /// whole once it ends, never split by the prompt.
+    kept_rows: usize,
 }
 
 impl Overlay {
@@ -124,7 +154,19 @@ impl Overlay {
             let _ = tty.write_all(text.as_bytes()).and_then(|()| tty.flush());
         }
     }
+
+    /// Erases the prompt line and the kept rows above it, leaving the
+    /// cursor where the first of them started.
+    fn erase(&mut self) {
+        match std::mem::take(&mut self.kept_rows) {
+            0 => self.draw(CLEAR_LINE),
+            rows => self.draw(&format!("\r\x1b[{rows}A\x1b[J")),
+        }
+    }
 }
+
+/// Asks a terminal's size: (columns, rows), when it says.
+pub type TerminalSize = fn() -> Option<(usize, usize)>;
 
 /// Erases the line the cursor is on and returns to its start.
 const CLEAR_LINE: &str = "\r\x1b[2K";
@@ -217,7 +259,7 @@ impl Inner {
             return;
         };
         let lines: String = self.overlay.partial[slot].drain(..=end).collect();
-        self.overlay.draw(CLEAR_LINE);
+        self.overlay.erase();
         // Raw mode (a prompt waiting for a key) does not turn `\n` into a
         // new line at column 0; `\r\n` does that in either mode.
         self.sink(channel).write(&lines.replace('\n', "\r\n"));
@@ -310,6 +352,7 @@ impl Printer {
             color,
             terminal: false,
             at_line_start: true,
+            line: Some(String::new()),
         };
         Self {
             inner: Arc::new(Mutex::new(Inner {
@@ -439,23 +482,43 @@ impl Printer {
         self.lock().clear_spinner();
     }
 
-    /// Sets the terminal prompts are drawn on.
-    pub fn set_prompt_terminal(&self, tty: Box<dyn Write + Send>) {
-        self.lock().overlay.tty = Some(tty);
+    /// Sets the terminal prompts are drawn on, and how to ask its size
+    /// (columns, rows).
+    pub fn set_prompt_terminal(&self, tty: Box<dyn Write + Send>, size: TerminalSize) {
+        let mut inner = self.lock();
+        inner.overlay.tty = Some(tty);
+        inner.overlay.size = Some(size);
     }
 
     /// Draws `line` as the prompt line, replacing the one on screen; from
     /// now until [`Printer::end_prompt`], output prints above it.
+    ///
+    /// A line left unfinished on screen (text in flight when Ctrl+C opened
+    /// a menu) stays in view above the prompt, and is drawn again whole
+    /// once it ends: above the prompt if it ends while the prompt shows,
+    /// below it otherwise. A line whose rows cannot be known (no size, or
+    /// taller than the screen) stays where it is.
     pub fn show_prompt(&self, line: &str) {
         let mut inner = self.lock();
         inner.clear_spinner();
         if inner.overlay.prompt.is_none() {
+            let size = inner.overlay.size.and_then(|size| size());
             // The prompt starts on a line of its own.
-            if !inner.content.at_line_start && inner.content.terminal {
-                inner.content.write("\r\n");
-            }
-            if !inner.chrome.at_line_start && inner.chrome.terminal {
-                inner.chrome.write("\r\n");
+            for channel in [Channel::Content, Channel::Chrome] {
+                let sink = inner.sink(channel);
+                if sink.at_line_start || !sink.terminal {
+                    continue;
+                }
+                let open = sink.line.clone();
+                sink.write("\r\n");
+                let (Some(open), Some((columns, height))) = (open, size) else {
+                    continue;
+                };
+                let rows = rows_drawn(&open, columns);
+                if inner.overlay.kept_rows + rows < height {
+                    inner.overlay.kept_rows += rows;
+                    inner.overlay.partial[channel as usize].insert_str(0, &open);
+                }
             }
         }
         let line = sanitize(line).into_owned();
@@ -469,7 +532,8 @@ impl Printer {
         let mut inner = self.lock();
         let prompt = inner.overlay.prompt.clone().unwrap_or_default();
         let text = sanitize(text).replace('\n', "\r\n");
-        inner.overlay.draw(&format!("{CLEAR_LINE}{text}{prompt}"));
+        inner.overlay.erase();
+        inner.overlay.draw(&format!("{text}{prompt}"));
     }
 
     /// Leaves the prompt line on screen followed by `answer` and a new
@@ -478,9 +542,8 @@ impl Printer {
         let mut inner = self.lock();
         if let Some(prompt) = inner.overlay.prompt.take() {
             let answer = sanitize(answer);
-            inner
-                .overlay
-                .draw(&format!("{CLEAR_LINE}{prompt}{answer}\r\n"));
+            inner.overlay.erase();
+            inner.overlay.draw(&format!("{prompt}{answer}\r\n"));
         }
         if !inner.overlay.hold {
             inner.flush_overlay();
@@ -585,76 +648,12 @@ fn escape_with(text: &str, escape: impl Fn(char, &mut String)) -> std::borrow::C
     std::borrow::Cow::Owned(out)
 }
 
-/// How many columns a tab takes in what jp draws on a terminal: it draws a
-/// tab as that many spaces, so that it knows where each row ends.
-pub const TAB_COLUMNS: usize = 4;
-
-/// How many terminal columns `c` takes once drawn: two for a wide (East
-/// Asian) character, none for a combining mark or another zero-width
-/// character, [`TAB_COLUMNS`] for a tab.
-#[must_use]
-pub fn char_columns(c: char) -> usize {
-    if c == '\t' {
-        TAB_COLUMNS
-    } else {
-        unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
-    }
-}
-
-/// How many terminal columns `text` takes (see [`char_columns`]).
-#[must_use]
-pub fn columns(text: &str) -> usize {
-    text.chars().map(char_columns).sum()
-}
-
 /// `text` as jp draws it on one terminal line: [`sanitize`]d, its tabs
-/// drawn as [`TAB_COLUMNS`] spaces, so that [`columns`] measures what the
+/// drawn as [`width::TAB_COLUMNS`] spaces, so that [`columns`] measures what the
 /// terminal shows.
 #[must_use]
 pub fn one_line(text: &str) -> String {
     expand_tabs(&sanitize(text)).into_owned()
-}
-
-/// `text` with each tab drawn as [`TAB_COLUMNS`] spaces.
-#[must_use]
-pub fn expand_tabs(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.contains('\t') {
-        std::borrow::Cow::Owned(text.replace('\t', &" ".repeat(TAB_COLUMNS)))
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    }
-}
-
-/// `text` cut to at most `max` terminal columns, with `…` when cut.
-#[must_use]
-pub fn cut_columns(text: &str, max: usize) -> String {
-    if columns(text) <= max {
-        return text.to_owned();
-    }
-    let room = max.saturating_sub(1);
-    let mut out = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        let w = char_columns(c);
-        if used + w > room {
-            break;
-        }
-        used += w;
-        out.push(c);
-    }
-    out.push('…');
-    out
-}
-
-/// `text` cut to `max` characters, with `…` when cut.
-#[must_use]
-pub fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
 }
 
 fn paint(color: bool, style: Style, text: &str) -> String {

@@ -174,7 +174,7 @@ fn terminal() -> (Printer, Captured, Captured) {
     let (out, err) = (Captured::default(), Captured::default());
     let printer = Printer::new(Box::new(out.clone()), false, Box::new(err.clone()), false);
     printer.set_terminals(true, true);
-    printer.set_prompt_terminal(Box::new(err.clone()));
+    printer.set_prompt_terminal(Box::new(err.clone()), || Some((20, 10)));
     (printer, out, err)
 }
 
@@ -230,4 +230,93 @@ fn a_closed_stream_is_not_an_error() {
     printer.write(Channel::Content, "lost again");
     printer.chrome_line(Style::Dim, "still here");
     assert_eq!(err.text(), "still here\n");
+}
+
+#[test]
+fn a_line_in_flight_when_a_prompt_opens_is_drawn_whole_below_it() {
+    let (printer, out, err) = terminal();
+    printer.write(Channel::Content, "word1 wor");
+    printer.show_prompt("Menu: ");
+    printer.write(Channel::Content, "d2 more");
+    printer.end_prompt("c");
+    printer.write(Channel::Content, " end\n");
+    // The line stays in view above the prompt; answered, the prompt takes
+    // its place (one row up, erased to the end of the screen) and the line
+    // is drawn again below it, whole, to go on there.
+    assert_eq!(
+        err.text(),
+        "\r\x1b[2KMenu: \
+         \r\x1b[1A\x1b[JMenu: c\r\n"
+    );
+    assert_eq!(out.text(), "word1 wor\r\nword1 word2 more end\n");
+}
+
+#[test]
+fn a_line_in_flight_that_ends_while_a_prompt_shows_is_drawn_whole_above_it() {
+    let (printer, out, err) = terminal();
+    printer.write(Channel::Content, "a long line of twenty-five");
+    printer.show_prompt("Menu: ");
+    printer.write(Channel::Content, " words\nnext");
+    printer.end_prompt("c");
+    // 26 columns on a terminal 20 wide: two rows above the prompt.
+    assert_eq!(
+        err.text(),
+        "\r\x1b[2KMenu: \
+         \r\x1b[2A\x1b[JMenu: \
+         \r\x1b[2KMenu: c\r\n"
+    );
+    assert_eq!(
+        out.text(),
+        "a long line of twenty-five\r\na long line of twenty-five words\r\nnext"
+    );
+}
+
+#[test]
+fn help_above_a_prompt_does_not_split_a_line_in_flight() {
+    let (printer, out, err) = terminal();
+    printer.write(Channel::Content, "half");
+    printer.show_prompt("Menu: ");
+    printer.above_prompt("c continue\n");
+    printer.end_prompt("c");
+    assert_eq!(
+        err.text(),
+        "\r\x1b[2KMenu: \
+         \r\x1b[1A\x1b[Jc continue\r\nMenu: \
+         \r\x1b[2KMenu: c\r\n"
+    );
+    assert_eq!(out.text(), "half\r\nhalf");
+}
+
+#[test]
+fn a_line_taller_than_the_screen_stays_where_it_is() {
+    let (printer, out, err) = terminal();
+    // 10 rows of 20 columns: the screen is 10 high.
+    let tall = "x".repeat(200);
+    printer.write(Channel::Content, &tall);
+    printer.show_prompt("Menu: ");
+    printer.write(Channel::Content, "y");
+    printer.end_prompt("c");
+    assert_eq!(err.text(), "\r\x1b[2KMenu: \r\x1b[2KMenu: c\r\n");
+    assert_eq!(out.text(), format!("{tall}\r\ny"));
+}
+
+#[test]
+fn rows_are_counted_as_the_terminal_wraps() {
+    use crate::printer::rows_drawn;
+    assert_eq!(rows_drawn("", 20), 1);
+    assert_eq!(rows_drawn(&"x".repeat(20), 20), 1, "full, not wrapped yet");
+    assert_eq!(rows_drawn(&"x".repeat(21), 20), 2);
+    assert_eq!(rows_drawn(&"x".repeat(41), 20), 3);
+    // A wide character that does not fit at a row's end starts the next.
+    assert_eq!(rows_drawn(&format!("{}語", "x".repeat(19)), 20), 2);
+    assert_eq!(rows_drawn(&format!("{}語", "x".repeat(18)), 20), 1);
+    // Colours and hyperlinks take no room.
+    let link = "\x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\";
+    let painted = format!("\x1b[1;38;2;1;2;3m{}\x1b[0m{link}", "x".repeat(16));
+    assert_eq!(rows_drawn(&painted, 20), 1);
+    assert_eq!(rows_drawn(&format!("{painted}x"), 20), 2);
+    // A tab moves to the next multiple of 8, never past the last column.
+    assert_eq!(rows_drawn("ab\tcdefghijklmn", 20), 1);
+    assert_eq!(rows_drawn("ab\tcdefghijklmno", 20), 2);
+    assert_eq!(rows_drawn("\t\t\t\t\tx", 20), 1);
 }

@@ -16,11 +16,13 @@
 //! showing the provider stream; the printer draws that output above the
 //! waiting prompt line.
 
+mod echo;
 pub mod external;
 mod prompter;
 mod queue;
 mod terminal;
 
+pub use echo::Quiet;
 pub use prompter::{Choice, LiveQuestion, NoPrompter, PromptError, Prompter};
 pub use queue::{PromptTurn, Prompts, Ticket};
 pub use terminal::{TerminalPrompter, install_panic_restore, restore_terminal};

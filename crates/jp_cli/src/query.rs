@@ -480,6 +480,12 @@ fn drive(
         session.config.providers.mcp.clone(),
         root.to_path_buf(),
     );
+    // Keys typed while the turn prints are not echoed into it (a `^C`
+    // in the middle of the text); prompts draw what they read.
+    let _quiet = prompter
+        .available()
+        .then(crate::prompt::Quiet::start)
+        .flatten();
     runtime.block_on(async {
         // With a terminal, Ctrl+C opens a menu; without, it interrupts.
         let mut interrupts = interrupt_on_signals(prompter.available());

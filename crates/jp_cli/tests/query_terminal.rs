@@ -160,10 +160,13 @@ fn a_result_policy_that_asks_shows_the_result_before_asking() {
 #[test]
 fn an_edit_policy_runs_the_call_with_the_users_edit() {
     let ws = initialized();
-    // The "editor" changes the content the model proposed.
+    // The "editor" changes the content the model proposed, and notes
+    // whether the terminal echoes for it (jp turns echo off while the
+    // turn prints, and back on for the user's programs).
     ws.write(
         "project/.jp/editor.sh",
-        "#!/bin/sh\nsed -i 's/from the model/from the user/' \"$1\"\n",
+        "#!/bin/sh\nsed -i 's/from the model/from the user/' \"$1\"\n\
+         stty -a | tr ' ;' '\\n\\n' | grep -xE -- '-?echo' > .jp/editor-echo\n",
     );
     let server = TestServer::start(vec![
         Reply::sse(anthropic(
@@ -193,6 +196,7 @@ fn an_edit_policy_runs_the_call_with_the_users_edit() {
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
     tmux.assert_restored(&screen);
+    assert_eq!(ws.read("project/.jp/editor-echo"), "echo\n");
     assert_eq!(ws.read("project/notes.txt"), "from the user\n");
     assert_eq!(
         responses(&stored(&ws)),
@@ -536,9 +540,21 @@ fn ctrl_c_mid_stream_opens_the_menu_and_continue_finishes_the_answer() {
     );
     tmux.send(&["c"]);
     let screen = tmux.wait_for("STTY");
-    assert!(screen.contains("EXIT=0"), "{screen}");
-    tmux.assert_restored(&screen);
-    assert!(screen.contains("word400"), "{screen}");
+    // The answer is whole below the menu line: no part of it left above,
+    // no `^C` in it.
+    assert_eq!(
+        shown(&screen),
+        format!(
+            "── jp (anthropic/claude-haiku-4-5) ──\n\
+             Ctrl+C while the response streams (c continue, s stop and reply, a abort): [c,s,a,?] c\n\
+             {}\n\
+             tokens: 10 in · 42 out · $0.0002\n\
+             EXIT=0\n\
+             STTY icanon echo",
+            text.trim_end()
+        ),
+        "{screen}"
+    );
     let stored = stored(&ws);
     let message = stored["events"]
         .as_array()
@@ -995,38 +1011,21 @@ fn abort_at_the_stream_menu_exits_keeping_what_arrived() {
     let kept = stored["events"][2]["content"].as_str().unwrap();
     assert!(kept.starts_with("word1 word2 word3 "), "{kept}");
     assert!(!kept.contains("word2000"), "the stream was stopped: {kept}");
-    // The screen shows exactly what was kept: the text line (with the
-    // terminal's own `^C` echo wherever the key came, possibly before jp
-    // had printed all it had), then what arrived while the menu was open
-    // (printed once it closed).
-    let (echo_before, echo_after) = screen
-        .lines()
-        .nth(1)
-        .and_then(|l| l.split_once("^C"))
-        .unwrap_or(("", ""));
-    let echo_after = echo_after.trim_end();
-    let before = format!("{echo_before}{echo_after}");
-    let after = kept.strip_prefix(before.as_str()).unwrap_or_else(|| {
-        panic!("the screen shows {before:?} but the conversation keeps {kept:?}")
-    });
-    // The capture drops the trailing space of the text line, which the
-    // conversation keeps: nothing more arrived then.
-    let after = if after.trim().is_empty() {
-        String::new()
-    } else {
-        format!("{after}\n")
-    };
+    // The screen shows exactly what was kept, whole, below the menu line:
+    // the text in flight when the menu opened stayed above it while it
+    // showed and went on below it after, and the terminal echoed no `^C`
+    // into it.
     assert_eq!(
         shown(&screen),
         shown(&format!(
             "── jp (anthropic/claude-haiku-4-5) ──\n\
-             {echo_before}^C{echo_after}\n\
              Ctrl+C while the response streams (c continue, s stop and reply, a abort): [c,s,a,?] a\n\
-             {after}\
+             {kept}\n\
              tokens: 10 in · 1 out · under $0.0001\n\
              interrupted; the conversation keeps what arrived\n\
              EXIT=130\n\
-             STTY icanon echo\n"
+             STTY icanon echo\n",
+            kept = kept.trim_end()
         )),
         "{screen}"
     );

@@ -50,8 +50,7 @@ pub fn run_editor(path: &std::path::Path) -> Result<(), String> {
         }
         command.stdout(tty);
     }
-    let status = command
-        .status()
+    let status = super::echo::echoing(|| command.status())
         .map_err(|e| format!("cannot run the editor `{editor}`: {e}"))?;
     if let Some(why) = not_run(status) {
         return Err(format!("cannot run the editor `{editor}`: {why}"));
@@ -115,18 +114,20 @@ pub fn run_pager(pager: &str, text: &str) -> Result<(), PagerFailure> {
     if let Ok(tty) = std::fs::OpenOptions::new().write(true).open("/dev/tty") {
         command.stdout(tty);
     }
-    let mut child = command
-        .spawn()
-        .map_err(|e| PagerFailure::NotStarted(format!("cannot run the pager `{pager}`: {e}")))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        use std::io::Write as _;
-        // A pager the user quits before it read everything closes the
-        // pipe: not a failure.
-        let _ = stdin.write_all(text.as_bytes());
-    }
-    let status = child
-        .wait()
-        .map_err(|e| PagerFailure::Failed(format!("the pager `{pager}` failed: {e}")))?;
+    let status = super::echo::echoing(|| {
+        let mut child = command.spawn().map_err(|e| {
+            PagerFailure::NotStarted(format!("cannot run the pager `{pager}`: {e}"))
+        })?;
+        if let Some(mut stdin) = child.stdin.take() {
+            use std::io::Write as _;
+            // A pager the user quits before it read everything closes the
+            // pipe: not a failure.
+            let _ = stdin.write_all(text.as_bytes());
+        }
+        child
+            .wait()
+            .map_err(|e| PagerFailure::Failed(format!("the pager `{pager}` failed: {e}")))
+    })?;
     if let Some(why) = not_run(status) {
         return Err(PagerFailure::NotStarted(format!(
             "cannot run the pager `{pager}`: {why}"

@@ -96,11 +96,13 @@ fn terminal_error(e: std::io::Error) -> PromptError {
     PromptError::Terminal(e.to_string())
 }
 
-/// Leaves raw mode if a prompt left it on; for exits that skip destructors.
+/// Leaves raw mode if a prompt left it on, and turns echo back on if a
+/// turn turned it off ([`super::Quiet`]); for exits that skip destructors.
 pub fn restore_terminal() {
     if crossterm::terminal::is_raw_mode_enabled().unwrap_or(false) {
         let _ = crossterm::terminal::disable_raw_mode();
     }
+    super::echo::restore();
 }
 
 /// Restores the terminal before a panic is reported, and reports it
@@ -169,7 +171,11 @@ impl TerminalPrompter {
             .write(true)
             .open("/dev/tty")
             .ok()?;
-        printer.set_prompt_terminal(Box::new(tty));
+        printer.set_prompt_terminal(Box::new(tty), || {
+            crossterm::terminal::size()
+                .ok()
+                .map(|(columns, rows)| (usize::from(columns), usize::from(rows)))
+        });
         Some(Self {
             printer: printer.clone(),
             cancel: None,

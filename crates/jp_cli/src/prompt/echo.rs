@@ -1,0 +1,117 @@
+//! The terminal's echo, off while a turn prints.
+//!
+//! A key typed while the answer streams is echoed by the terminal itself
+//! wherever the cursor is: Ctrl+C leaves a `^C` in the middle of the text,
+//! and typed-ahead letters land in it too. While [`Quiet`] lives, the
+//! terminal does not echo (its `ECHO` flag is off); the keys still reach
+//! jp, Ctrl+C still raises SIGINT, and every prompt draws what it reads
+//! itself. The flags are put back as they were when it ends, before a
+//! program of the user's own (the editor, the pager) runs
+//! ([`echoing`]), and on the exits that skip destructors
+//! ([`restore`], called by [`super::restore_terminal`]).
+
+#[cfg(unix)]
+mod unix {
+    use std::io::IsTerminal as _;
+    use std::sync::Mutex;
+
+    use rustix::termios::{LocalModes, OptionalActions, Termios, tcgetattr, tcsetattr};
+
+    /// The terminal's modes from before [`Quiet::start`], while it lives.
+    static SAVED: Mutex<Option<Termios>> = Mutex::new(None);
+
+    fn saved() -> std::sync::MutexGuard<'static, Option<Termios>> {
+        SAVED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Echo off while it lives.
+    #[must_use = "echo comes back when it is dropped"]
+    pub struct Quiet(());
+
+    impl Quiet {
+        /// Turns echo off on stdin's terminal; `None` when stdin is no
+        /// terminal, its modes cannot be read or set, or echo is off
+        /// already (then there is nothing to restore).
+        pub fn start() -> Option<Self> {
+            let stdin = std::io::stdin();
+            if !stdin.is_terminal() {
+                return None;
+            }
+            let mut saved = saved();
+            if saved.is_some() {
+                return None;
+            }
+            let modes = tcgetattr(&stdin).ok()?;
+            if !modes.local_modes.contains(LocalModes::ECHO) {
+                return None;
+            }
+            silence(&modes)?;
+            *saved = Some(modes);
+            Some(Self(()))
+        }
+    }
+
+    impl Drop for Quiet {
+        fn drop(&mut self) {
+            restore();
+        }
+    }
+
+    /// Sets `modes` without echo.
+    fn silence(modes: &Termios) -> Option<()> {
+        let mut quiet = modes.clone();
+        quiet.local_modes.remove(LocalModes::ECHO);
+        tcsetattr(std::io::stdin(), OptionalActions::Now, &quiet).ok()
+    }
+
+    /// Puts the terminal's modes back as [`Quiet::start`] found them.
+    pub fn restore() {
+        if let Some(modes) = saved().take() {
+            let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, &modes);
+        }
+    }
+
+    /// Runs `program` (the user's editor or pager) with the terminal as
+    /// the user left it, echo included; silences it again after.
+    pub fn echoing<T>(program: impl FnOnce() -> T) -> T {
+        let modes = saved().clone();
+        let Some(modes) = modes else {
+            return program();
+        };
+        let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, &modes);
+        let result = program();
+        // The program may have left any modes behind: take the user's
+        // again, without echo.
+        if saved().is_some() {
+            let _ = silence(&modes);
+        }
+        result
+    }
+}
+
+#[cfg(unix)]
+pub use unix::{Quiet, echoing, restore};
+
+#[cfg(not(unix))]
+mod other {
+    /// Echo off while it lives (on Unix; elsewhere the terminal is left as
+    /// it is).
+    pub struct Quiet(());
+
+    impl Quiet {
+        pub fn start() -> Option<Self> {
+            None
+        }
+    }
+
+    pub fn restore() {}
+
+    pub fn echoing<T>(program: impl FnOnce() -> T) -> T {
+        program()
+    }
+}
+
+#[cfg(not(unix))]
+pub use other::{Quiet, echoing, restore};
