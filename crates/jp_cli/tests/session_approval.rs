@@ -60,7 +60,7 @@ fn allow_for_this_session_runs_the_same_rules_later_calls_unasked() {
     assert_eq!(
         from_line(&screen, "Run fs_create_file(path: \"notes/a.txt\""),
         "Run fs_create_file(path: \"notes/a.txt\", content: \"x\")? [y,a,n,e,v,?] a\n\
-         \x20 approved (ask: policy.run[3] (catch-all) matched)\n\
+         \x20 approved for this session from this call on (policy.run[3] (catch-all) matched)\n\
          \x20 approved for this session (policy.run[3] matched)\n\
          \x20 fs_create_file success: created notes/a.txt (1 line)\n\
          \x20 fs_create_file success: created notes/b.txt (1 line)\n\

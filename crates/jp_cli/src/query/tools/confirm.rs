@@ -10,6 +10,7 @@ use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
 use serde_json::{Map, Value};
 
 use super::ToolCoordinator;
+use super::allow::SESSION_APPROVED;
 use super::content::{edited_text, text_argument, with_text};
 use super::preview::runs_jp_tool;
 use crate::printer::Style;
@@ -68,7 +69,12 @@ impl ToolCoordinator<'_> {
             Ok('y') => Answer::Run { decision },
             Ok('a') => {
                 self.allow_for_session(id, name, decision.rule);
-                Answer::Run { decision }
+                Answer::Run {
+                    decision: Decision {
+                        reason: allowed_from_here(&decision.reason),
+                        ..decision
+                    },
+                }
             }
             Ok('e') => Answer::Edit { decision },
             Ok(_) => Answer::NotRun(not_run(
@@ -167,15 +173,18 @@ impl ToolCoordinator<'_> {
             let question = format!("Run {name}({})?", short_arguments(&arguments, 120));
             match prompt.choose(&question, &run_choices(session)).await {
                 Ok(key @ ('y' | 'a')) => {
-                    if key == 'a' {
+                    let reason = if key == 'a' {
                         self.allow_for_session(&call.id, name, rule);
-                    }
+                        allowed_from_here(&why)
+                    } else {
+                        why
+                    };
                     return Verdict::Run {
                         tool: name.to_owned(),
                         arguments,
                         edited,
                         mode,
-                        reason: why,
+                        reason,
                         approved: true,
                     };
                 }
@@ -394,3 +403,10 @@ enum Edit {
 #[cfg(test)]
 #[path = "confirm_tests.rs"]
 mod tests;
+
+/// What the call the user answered `a` at says it ran for: `why` the
+/// policy asked, and that later calls the same rule asks about run
+/// unasked.
+fn allowed_from_here(why: &str) -> String {
+    format!("{SESSION_APPROVED} from this call on ({why})")
+}
