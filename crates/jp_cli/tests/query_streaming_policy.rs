@@ -29,15 +29,21 @@ fn big_content() -> String {
 /// (exact JSON text), in 9-byte deltas as Anthropic sends them, written
 /// 8 KB at a time with a pause between writes.
 fn slow_create(args: &str) -> (Reply, usize) {
+    paced_create(args, Duration::from_millis(10))
+}
+
+/// [`slow_create`] at 8 KiB per `pace`. The tests that count how much was
+/// sent before jp hung up use 10 ms (about 5 s for 4 MB): a busy machine
+/// can leave jp unscheduled for tens of milliseconds, and at 2 ms the
+/// server would send 5% of the body in 50 ms.
+fn paced_create(args: &str, pace: Duration) -> (Reply, usize) {
     let body = anthropic(
         &[Item::Tool("toolu_1", "fs_create_file", args)],
         "tool_use",
         false,
     );
     let total = body.len();
-    let reply = Reply::sse(body)
-        .split(Split::Every(8192))
-        .pace(Duration::from_millis(2));
+    let reply = Reply::sse(body).split(Split::Every(8192)).pace(pace);
     (reply, total)
 }
 
@@ -324,7 +330,8 @@ fn an_unattended_call_is_decided_early_and_runs_once_complete() {
     let ws = initialized();
     let content = big_content();
     let args = serde_json::json!({ "path": "src/big.rs", "content": content }).to_string();
-    let (reply, total) = slow_create(&args);
+    // Read to the end: no hang-up to time.
+    let (reply, total) = paced_create(&args, Duration::from_millis(2));
     let server = TestServer::start(vec![reply, follow_up()]);
     // The tool, run through a script that first counts its runs.
     let runs = ws.root().join("runs");
@@ -369,7 +376,7 @@ fn content_before_path_waits_for_the_path_and_decides_right() {
         "{{\"content\": {}, \"path\": \".env\"}}",
         serde_json::Value::from(content.as_str())
     );
-    let (reply, _) = slow_create(&args);
+    let (reply, _) = paced_create(&args, Duration::from_millis(2));
     let server = TestServer::start(vec![reply, follow_up()]);
 
     let run = run(&ws, &server, &[]);
