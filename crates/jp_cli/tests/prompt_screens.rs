@@ -118,3 +118,71 @@ fn a_prompt_opened_while_the_arguments_stream_names_the_whole_call_once_complete
     );
     assert_eq!(ws.read("project/notes.txt"), "one\ntwo\nthree\n");
 }
+
+#[test]
+fn a_second_change_to_a_file_is_diffed_against_the_first() {
+    let ws = initialized();
+    ws.write("project/src/lib.rs", "pub fn main() {}\n");
+    // The second call's `old` is what the first one writes.
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[
+                Item::Tool(
+                    "toolu_1",
+                    "fs_modify_file",
+                    r#"{"path": "src/lib.rs", "patterns": [{"old": "main", "new": "hello"}]}"#,
+                ),
+                Item::Tool(
+                    "toolu_2",
+                    "fs_modify_file",
+                    r#"{"path": "src/lib.rs", "patterns": [{"old": "fn hello() {}", "new": "fn hello() -> u8 { 1 }"}]}"#,
+                ),
+            ],
+            "tool_use",
+            false,
+        )),
+        text_reply("Both."),
+    ]);
+    let line = query_line(&ws, &server, "change it twice").replace(
+        " query ",
+        " query --cfg conversation.tools.fs_modify_file.policy.run=unattended ",
+    );
+    let Some(tmux) = Tmux::start_sized(&ws, &line, 120) else {
+        return;
+    };
+    let screen = tmux.wait_for("EXIT=");
+    assert_eq!(
+        from_line(&screen, "Calling tool fs_modify_file"),
+        "Calling tool fs_modify_file\n\
+         \x20 path: \"src/lib.rs\"\n\
+         \x20 patterns[0].old: \"main\"\n\
+         \x20 patterns[0].new: \"hello\"\n\
+         \x20 --- src/lib.rs\n\
+         \x20 +++ src/lib.rs (after fs_modify_file)\n\
+         \x20 @@ -1,1 +1,1 @@\n\
+         \x20 1   - pub fn main() {}\n\
+         \x20   1 + pub fn hello() {}\n\
+         \x20 unattended (policy.run is \"unattended\")\n\
+         Calling tool fs_modify_file\n\
+         \x20 path: \"src/lib.rs\"\n\
+         \x20 patterns[0].old: \"fn hello() {}\"\n\
+         \x20 patterns[0].new: \"fn hello() -> u8 { 1 }\"\n\
+         \x20 against src/lib.rs as the calls before this one leave it\n\
+         \x20 --- src/lib.rs\n\
+         \x20 +++ src/lib.rs (after fs_modify_file)\n\
+         \x20 @@ -1,1 +1,1 @@\n\
+         \x20 1   - pub fn hello() {}\n\
+         \x20   1 + pub fn hello() -> u8 { 1 }\n\
+         \x20 unattended (policy.run is \"unattended\")\n\
+         \x20 fs_modify_file success: 1 change in src/lib.rs\n\
+         \x20 fs_modify_file success: 1 change in src/lib.rs\n\
+         ── jp (anthropic/claude-haiku-4-5) ──\n\
+         Both.\n\
+         tokens: 2 responses · 20 in · 84 out · $0.0004\n\
+         EXIT=0"
+    );
+    assert_eq!(
+        ws.read("project/src/lib.rs"),
+        "pub fn hello() -> u8 { 1 }\n"
+    );
+}

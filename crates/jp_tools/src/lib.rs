@@ -37,7 +37,7 @@ use jp_tool::{Action, Outcome, Request};
 
 pub use command::{DEFAULT_TIMEOUT_SECS, MAX_OUTPUT_BYTES, MAX_TIMEOUT_SECS};
 pub use list::MAX_LIST_ENTRIES;
-pub use modify::{Change, preview as preview_modify};
+pub use modify::{Change, preview as preview_modify, preview_over as preview_modify_over};
 pub use text::MAX_FILE_BYTES;
 
 /// The names of the default tools, as `jp tool NAME` takes them.

@@ -43,11 +43,34 @@ pub struct Change {
 ///
 /// The message the tool would answer with.
 pub fn preview(root: &Path, arguments: &Map<String, Value>) -> Result<Change, String> {
-    plan(root, arguments).map(|(change, _, _)| change)
+    preview_over(root, arguments, &|_| None)
 }
 
-/// The change, the file it writes and the file's metadata.
-fn plan(root: &Path, arguments: &Map<String, Value>) -> Result<(Change, Target, Metadata), String> {
+/// [`preview`], but over the text `planned` gives for the file (named as
+/// the tool names it) instead of the file on disk, where it gives one:
+/// the file as calls before this one would leave it.
+///
+/// # Errors
+///
+/// The message the tool would answer with, were the file that text.
+pub fn preview_over(
+    root: &Path,
+    arguments: &Map<String, Value>,
+    planned: &dyn Fn(&str) -> Option<String>,
+) -> Result<Change, String> {
+    let (target, patterns) = target(root, arguments)?;
+    let original = match planned(&target.shown) {
+        Some(text) => text,
+        None => read(&target)?.0,
+    };
+    apply(&target.shown, original, &patterns)
+}
+
+/// The file a call names and its patterns.
+fn target<'a>(
+    root: &Path,
+    arguments: &'a Map<String, Value>,
+) -> Result<(Target, Vec<Pattern<'a>>), String> {
     let workspace = Workspace::open(root)?;
     let path = match arguments.get("path") {
         Some(Value::String(path)) => path,
@@ -56,15 +79,31 @@ fn plan(root: &Path, arguments: &Map<String, Value>) -> Result<(Change, Target, 
     };
     let target = workspace.resolve(path)?;
     let patterns = patterns(arguments.get("patterns"))?;
-    let shown = &target.shown;
+    Ok((target, patterns))
+}
 
-    let (original, metadata) = read_text(&target).map_err(|e| match e {
+/// The file's text and metadata.
+fn read(target: &Target) -> Result<(String, Metadata), String> {
+    let shown = &target.shown;
+    read_text(target).map_err(|e| match e {
         TextError::Missing => {
             format!("cannot modify `{shown}`: no such file; use fs_create_file to create it")
         }
         e => e.message("fs_modify_file", "modify", shown),
-    })?;
+    })
+}
 
+/// The change, the file it writes and the file's metadata.
+fn plan(root: &Path, arguments: &Map<String, Value>) -> Result<(Change, Target, Metadata), String> {
+    let (target, patterns) = target(root, arguments)?;
+    let (original, metadata) = read(&target)?;
+    let change = apply(&target.shown, original, &patterns)?;
+    Ok((change, target, metadata))
+}
+
+/// `patterns` applied in order to `original`, the text of the file shown
+/// as `shown`.
+fn apply(shown: &str, original: String, patterns: &[Pattern<'_>]) -> Result<Change, String> {
     let mut content = original.clone();
     for (index, pattern) in patterns.iter().enumerate() {
         let count = occurrences(&content, pattern.old);
@@ -85,12 +124,11 @@ fn plan(root: &Path, arguments: &Map<String, Value>) -> Result<(Change, Target, 
         }
         content = content.replacen(pattern.old, pattern.new, 1);
     }
-    let change = Change {
-        shown: shown.clone(),
+    Ok(Change {
+        shown: shown.to_owned(),
         before: original,
         after: content,
-    };
-    Ok((change, target, metadata))
+    })
 }
 
 /// Applies the patterns and writes the file.

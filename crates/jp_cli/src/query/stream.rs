@@ -114,7 +114,8 @@ impl<'t> Response<'t> {
         };
         let mut page = arguments_page(name, &so_far);
         if let Some(Ok(arguments)) = complete.map(ToolCallRequest::arguments)
-            && let Some(lines) = self.tools.file_change(name, arguments)
+            && let Some(request) = complete
+            && let Some(lines) = self.tools.file_change(&request.id, name, arguments)
         {
             page.push_str(&diff::plain(&lines));
         }
@@ -135,6 +136,9 @@ impl Session {
     ) -> Result<Vec<Action>, crate::error::Error> {
         let cancel = interrupts.cancel.clone();
         let prompts = response.prompts;
+        // The calls before this response have run: diffs are taken
+        // against the files as they are now.
+        response.tools.new_response();
         let request = self.request();
         let (model, window) = self.window();
         // A request larger than the model reads is not sent: the turn ends
@@ -425,6 +429,17 @@ impl Session {
                 CallStep::Settled(call) => {
                     if let Some(verdict) = response.calls.verdict(call) {
                         self.show_verdict(verdict);
+                        let id = match verdict {
+                            Verdict::NotRun { response, .. } => Some(response.id.as_str()),
+                            Verdict::Run { .. } => response
+                                .calls
+                                .page_source(call)
+                                .and_then(|(_, request)| request)
+                                .map(|request| request.id.as_str()),
+                        };
+                        if let Some(id) = id {
+                            response.tools.settled(id, verdict);
+                        }
                     }
                 }
                 CallStep::Ask { call, ask } => {
@@ -533,7 +548,7 @@ impl Session {
         let Ok(arguments) = call.arguments() else {
             return;
         };
-        if let Some(lines) = tools.file_change(&call.name, arguments) {
+        if let Some(lines) = tools.file_change(&call.id, &call.name, arguments) {
             let lines = render::wrap(lines, renderer.width());
             self.print_lines(diff::capped(lines, style.call_lines as usize));
         }

@@ -241,6 +241,12 @@ fn a_at_an_early_prompt_allows_the_rule_that_decided_early() {
         prompts.ticket(),
         || async { None },
     ));
+    // It runs as decided, and says it is allowed from here on.
+    let decision = jp_config::policy::Decision {
+        reason: "approved for this session from this call on (policy.run[1] (catch-all) matched)"
+            .into(),
+        ..decision
+    };
     assert_eq!(answer, crate::query::decision::Answer::Run { decision });
     assert!(tools.session_covers("save", Mode::Ask, Some(1)));
     assert!(!tools.session_covers("save", Mode::Ask, Some(0)));

@@ -167,7 +167,7 @@ impl ToolCoordinator<'_> {
                 }
             }
             if show {
-                self.show_arguments(name, &arguments);
+                self.show_arguments(&call.id, name, &arguments);
                 show = false;
             }
             let question = format!("Run {name}({})?", short_arguments(&arguments, 120));
@@ -192,7 +192,7 @@ impl ToolCoordinator<'_> {
                 // `v` pages the arguments in full, then asks again.
                 Ok('v') => {
                     let mut text = arguments_page(name, &complete(&arguments));
-                    if let Some(lines) = self.file_change(name, &arguments) {
+                    if let Some(lines) = self.file_change(&call.id, name, &arguments) {
                         text.push_str(&crate::query::diff::plain(&lines));
                     }
                     if let Err(PromptError::Interrupted) = prompt.page(&text).await {
@@ -218,11 +218,11 @@ impl ToolCoordinator<'_> {
 
     /// Every argument in full, strings as text, and the diff of the file
     /// change the call would make: what the user approves.
-    fn show_arguments(&self, name: &str, arguments: &Map<String, Value>) {
+    fn show_arguments(&self, call: &str, name: &str, arguments: &Map<String, Value>) {
         self.printer.finish_content();
         self.printer
             .chrome_line(Style::Header, &arguments_header(name, &complete(arguments)));
-        let change = self.file_change(name, arguments).unwrap_or_default();
+        let change = self.file_change(call, name, arguments).unwrap_or_default();
         for line in full_arguments(arguments, None).into_iter().chain(change) {
             self.printer.chrome_line(line.style, &line.text);
         }

@@ -24,6 +24,19 @@ use crate::stateful::{
 /// that does not compile (which the loader prevents).
 type PolicyCache = HashMap<(String, PolicyField), Option<Arc<Policy>>>;
 
+/// The change a call of the current response makes to a file, as its
+/// diff was shown: what the diffs of later calls to the same file are
+/// taken against, as the calls run in order.
+#[derive(Debug)]
+pub struct Planned {
+    /// The call's id.
+    pub(super) call: String,
+    /// The file, as the tool names it.
+    pub(super) file: String,
+    /// Its text once the call ran.
+    pub(super) after: String,
+}
+
 /// Decides and runs tool calls for one query.
 pub struct ToolCoordinator<'a> {
     pub(super) config: &'a AppConfig,
@@ -44,6 +57,9 @@ pub struct ToolCoordinator<'a> {
     pub(super) resolved: Value,
     /// The "allow for this session" answers in force (`allow.rs`).
     pub(super) approvals: Mutex<Approvals>,
+    /// The file changes of the current response's calls, in call order
+    /// (`preview.rs`).
+    pub(super) planned: Mutex<Vec<Planned>>,
 }
 
 impl<'a> ToolCoordinator<'a> {
@@ -67,6 +83,7 @@ impl<'a> ToolCoordinator<'a> {
             stateful: Mutex::new(PolicyRegistry::new()),
             resolved: jp_config::load::resolved_json(config),
             approvals: Mutex::new(Approvals::default()),
+            planned: Mutex::new(Vec::new()),
         }
     }
 
