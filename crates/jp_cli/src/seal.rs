@@ -10,8 +10,11 @@ use std::io::Read as _;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use hmac::{Hmac, KeyInit, Mac as _};
 use jp_conversation::{EventKind, SessionApproval};
-use sha2::{Digest as _, Sha256};
+use sha2::Sha256;
+
+type HmacSha256 = Hmac<Sha256>;
 
 /// The name of the key file in the user's config directory.
 const KEY_FILE: &str = "seal.key";
@@ -73,20 +76,17 @@ fn parse_hex(text: &str) -> Option<[u8; 32]> {
     Some(out)
 }
 
+/// HMAC-SHA256 of `message` under `key`.
+fn mac(key: &[u8; 32], message: &[u8]) -> HmacSha256 {
+    let mut mac = <HmacSha256 as KeyInit>::new_from_slice(key)
+        .unwrap_or_else(|_| unreachable!("HMAC takes a key of any length"));
+    mac.update(message);
+    mac
+}
+
 /// HMAC-SHA256 (RFC 2104) of `message` under `key`, as hex.
 fn hmac(key: &[u8; 32], message: &[u8]) -> String {
-    let mut block = [0u8; 64];
-    block[..32].copy_from_slice(key);
-    let pad = |byte: u8| block.map(|b| b ^ byte);
-    let inner = Sha256::new()
-        .chain_update(pad(0x36))
-        .chain_update(message)
-        .finalize();
-    let outer = Sha256::new()
-        .chain_update(pad(0x5c))
-        .chain_update(inner)
-        .finalize();
-    hex(&outer)
+    hex(&mac(key, message).finalize().into_bytes())
 }
 
 /// What an approval's seal covers: every field, and the conversation.
@@ -123,14 +123,13 @@ pub fn verifies(conversation_id: &str, approval: &SessionApproval) -> bool {
     let (Some(key), Some(seal)) = (key(), approval.seal.as_deref()) else {
         return false;
     };
-    let expected = hmac(key, &message(conversation_id, approval));
-    // Compared in full, whatever differs first.
-    expected.len() == seal.len()
-        && expected
-            .bytes()
-            .zip(seal.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
+    let Some(seal) = parse_hex(seal) else {
+        return false;
+    };
+    // In constant time.
+    mac(key, &message(conversation_id, approval))
+        .verify_slice(&seal)
+        .is_ok()
 }
 
 #[cfg(test)]
