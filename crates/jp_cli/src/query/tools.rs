@@ -33,6 +33,8 @@ pub mod coordinator;
 pub mod decide;
 pub mod delta;
 pub mod execute;
+#[cfg(test)]
+pub mod fixture;
 pub mod preview;
 pub mod start;
 

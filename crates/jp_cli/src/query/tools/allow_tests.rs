@@ -3,17 +3,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use jp_config::AppConfig;
-use jp_config::load::{LoadOptions, load};
 use jp_conversation::ToolCallRequest;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::printer::Printer;
 use crate::prompt::{Prompts, ScriptedPrompter};
 use crate::query::decision::{Decided, Verdict};
 use crate::query::tools::coordinator::Approvals;
+use crate::query::tools::fixture::{quiet_printer, workspace};
 use jp_conversation::ConversationEvent;
 
 const CONFIG: &str = r#"
@@ -28,28 +26,6 @@ parameters.path = { type = "path", required = true }
 policy.run = "ask"
 "#;
 
-fn config(text: &str) -> (tempfile::TempDir, AppConfig) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join(".jp")).unwrap();
-    std::fs::write(dir.path().join(".jp/config.toml"), text).unwrap();
-    let loaded = load(&LoadOptions {
-        cwd: dir.path().to_path_buf(),
-        trust: jp_config::trust::WorkspaceTrust::Trusted,
-        ..LoadOptions::default()
-    })
-    .unwrap();
-    (dir, loaded.config)
-}
-
-fn sink() -> Printer {
-    Printer::new(
-        Box::new(std::io::sink()),
-        false,
-        Box::new(std::io::sink()),
-        false,
-    )
-}
-
 fn approval(tool: &str, rule: Option<usize>, rule_text: &str) -> ConversationEvent {
     ConversationEvent::now(EventKind::SessionApproval(SessionApproval {
         call_id: "c1".into(),
@@ -63,8 +39,8 @@ fn approval(tool: &str, rule: Option<usize>, rule_text: &str) -> ConversationEve
 /// What deciding `tool(path)` gives, with `history` before it and no one
 /// to ask: the verdict's mode and reason, or the note of a decline.
 fn decided(history: &[ConversationEvent], tool: &str, path: &str) -> String {
-    let (dir, config) = config(CONFIG);
-    let tools = ToolCoordinator::new(&config, dir.path(), None, sink())
+    let (dir, config) = workspace(CONFIG);
+    let tools = ToolCoordinator::new(&config, dir.path(), None, quiet_printer())
         .with_history(history, &|_| true)
         .unwrap();
     let prompts = Prompts::new(
@@ -145,8 +121,8 @@ fn forget_approvals_ends_the_ones_before_it_only() {
 
 #[test]
 fn a_at_the_prompt_runs_the_call_and_records_the_approval_once() {
-    let (dir, config) = config(CONFIG);
-    let tools = ToolCoordinator::new(&config, dir.path(), None, sink());
+    let (dir, config) = workspace(CONFIG);
+    let tools = ToolCoordinator::new(&config, dir.path(), None, quiet_printer());
     let backend = ScriptedPrompter {
         keys: [Some('a')].into_iter().collect(),
         ..ScriptedPrompter::default()
@@ -214,8 +190,8 @@ fn an_old_log_without_approvals_reads_as_before() {
 
 #[test]
 fn a_at_an_early_prompt_allows_the_rule_that_decided_early() {
-    let (dir, config) = config(CONFIG);
-    let tools = ToolCoordinator::new(&config, dir.path(), None, sink());
+    let (dir, config) = workspace(CONFIG);
+    let tools = ToolCoordinator::new(&config, dir.path(), None, quiet_printer());
     let backend = ScriptedPrompter {
         keys: [Some('a')].into_iter().collect(),
         ..ScriptedPrompter::default()
@@ -256,9 +232,9 @@ fn a_at_an_early_prompt_allows_the_rule_that_decided_early() {
 
 #[test]
 fn without_a_terminal_an_approval_still_runs_what_it_covers_and_nothing_else() {
-    let (dir, config) = config(CONFIG);
+    let (dir, config) = workspace(CONFIG);
     let history = [approval("save", Some(1), "catch-all")];
-    let tools = ToolCoordinator::new(&config, dir.path(), None, sink())
+    let tools = ToolCoordinator::new(&config, dir.path(), None, quiet_printer())
         .with_history(&history, &|_| true)
         .unwrap();
     let call = |path: &str| {

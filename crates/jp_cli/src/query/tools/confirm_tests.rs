@@ -5,15 +5,12 @@
 
 use std::collections::VecDeque;
 
-use jp_config::load::{LoadOptions, load};
-
-use jp_config::AppConfig;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::printer::Printer;
 use crate::prompt::{Prompts, ScriptedPrompter};
 use crate::query::decision::Decided;
+use crate::query::tools::fixture::{quiet_printer, workspace};
 
 const CONFIG: &str = r#"
 [conversation.tools.save]
@@ -34,19 +31,6 @@ parameters.patterns = { type = "array", required = true, items = { type = "objec
 policy.run = "ask"
 "#;
 
-fn config() -> (tempfile::TempDir, AppConfig) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join(".jp")).unwrap();
-    std::fs::write(dir.path().join(".jp/config.toml"), CONFIG).unwrap();
-    let loaded = load(&LoadOptions {
-        cwd: dir.path().to_path_buf(),
-        trust: jp_config::trust::WorkspaceTrust::Trusted,
-        ..LoadOptions::default()
-    })
-    .unwrap();
-    (dir, loaded.config)
-}
-
 /// What one prompt did: the verdict, the questions asked, and the text
 /// and file name of each edit opened.
 struct Prompted {
@@ -57,13 +41,8 @@ struct Prompted {
 
 /// Decides `tool(arguments)` with these keys and edits.
 fn decide_call(tool: &str, arguments: Value, keys: &[Option<char>], edits: &[&str]) -> Prompted {
-    let (dir, config) = config();
-    let printer = Printer::new(
-        Box::new(std::io::sink()),
-        false,
-        Box::new(std::io::sink()),
-        false,
-    );
+    let (dir, config) = workspace(CONFIG);
+    let printer = quiet_printer();
     let tools = ToolCoordinator::new(&config, dir.path(), None, printer);
     let backend = ScriptedPrompter {
         keys: keys.iter().copied().collect(),
@@ -260,13 +239,8 @@ fn e_on_a_single_replacement_opens_its_new_text_and_keeps_it_without_a_final_new
 /// again after `v`: the whole call once its arguments are complete.
 #[test]
 fn an_early_prompt_asks_the_latest_text_of_its_question() {
-    let (dir, config) = config();
-    let printer = Printer::new(
-        Box::new(std::io::sink()),
-        false,
-        Box::new(std::io::sink()),
-        false,
-    );
+    let (dir, config) = workspace(CONFIG);
+    let printer = quiet_printer();
     let tools = ToolCoordinator::new(&config, dir.path(), None, printer);
     let backend = ScriptedPrompter {
         keys: [Some('v'), Some('y')].into_iter().collect(),

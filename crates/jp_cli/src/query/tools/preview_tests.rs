@@ -4,13 +4,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use jp_config::load::{LoadOptions, load};
 use jp_conversation::{ResponseStatus, ToolCallResponse};
 use serde_json::json;
 
 use super::*;
-use crate::printer::Printer;
 use crate::query::arguments::Arguments;
+use crate::query::tools::fixture::{self, quiet_printer};
 use jp_config::policy::Mode;
 
 const CONFIG: &str = r#"
@@ -22,26 +21,9 @@ parameters.patterns = { type = "array", required = true, items = { type = "objec
 
 /// A workspace whose `lib.rs` is `pub fn main() {}`.
 fn workspace() -> (tempfile::TempDir, jp_config::AppConfig) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join(".jp")).unwrap();
-    std::fs::write(dir.path().join(".jp/config.toml"), CONFIG).unwrap();
+    let (dir, config) = fixture::workspace(CONFIG);
     std::fs::write(dir.path().join("lib.rs"), "pub fn main() {}\n").unwrap();
-    let loaded = load(&LoadOptions {
-        cwd: dir.path().to_path_buf(),
-        trust: jp_config::trust::WorkspaceTrust::Trusted,
-        ..LoadOptions::default()
-    })
-    .unwrap();
-    (dir, loaded.config)
-}
-
-fn sink() -> Printer {
-    Printer::new(
-        Box::new(std::io::sink()),
-        false,
-        Box::new(std::io::sink()),
-        false,
-    )
+    (dir, config)
 }
 
 fn modify(old: &str, new: &str) -> Map<String, Value> {
@@ -73,7 +55,7 @@ const AFTER_FIRST: &str = "  against lib.rs as the calls before this one leave i
 #[test]
 fn a_later_call_is_diffed_against_the_earlier_ones_until_the_next_response() {
     let (dir, config) = workspace();
-    let tools = ToolCoordinator::new(&config, dir.path(), None, sink());
+    let tools = ToolCoordinator::new(&config, dir.path(), None, quiet_printer());
     let _ = tools.file_change("c1", "fs_modify_file", &modify("main", "hello"));
     let second = shown(tools.file_change("c2", "fs_modify_file", &modify("hello", "greet")));
     assert_eq!(second[0], AFTER_FIRST);
@@ -101,7 +83,7 @@ fn a_later_call_is_diffed_against_the_earlier_ones_until_the_next_response() {
 #[test]
 fn a_call_that_will_not_run_changes_nothing_for_the_ones_after_it() {
     let (dir, config) = workspace();
-    let tools = ToolCoordinator::new(&config, dir.path(), None, sink());
+    let tools = ToolCoordinator::new(&config, dir.path(), None, quiet_printer());
     let _ = tools.file_change("c1", "fs_modify_file", &modify("main", "hello"));
     tools.settled("c1", &declined("c1"));
     let second = shown(tools.file_change("c2", "fs_modify_file", &modify("main", "start")));
@@ -120,7 +102,7 @@ fn a_call_that_will_not_run_changes_nothing_for_the_ones_after_it() {
 #[test]
 fn an_edited_call_counts_as_edited() {
     let (dir, config) = workspace();
-    let tools = ToolCoordinator::new(&config, dir.path(), None, sink());
+    let tools = ToolCoordinator::new(&config, dir.path(), None, quiet_printer());
     let _ = tools.file_change("c1", "fs_modify_file", &modify("main", "hello"));
     tools.settled(
         "c1",
