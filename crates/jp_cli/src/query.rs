@@ -435,6 +435,7 @@ fn markdown(printer: &Printer, config: &AppConfig) -> Option<render::markdown::M
                 hyperlinks: hyperlinks_supported(var),
             },
         })
+        .measured_by(terminal_width)
     })
 }
 

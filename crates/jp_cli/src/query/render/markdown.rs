@@ -117,6 +117,9 @@ pub struct Markdown {
     no_flow: bool,
     /// Rows drawn and not yet returned.
     out: String,
+    /// Measures the terminal's width again, before each new line: a window
+    /// resized while the answer streams gets rows that fit it.
+    measure: Option<fn() -> usize>,
 }
 
 /// How a heading of `level` looks.
@@ -148,6 +151,16 @@ impl Markdown {
             flow: None,
             no_flow: false,
             out: String::new(),
+            measure: None,
+        }
+    }
+
+    /// Takes the width from `measure` before each line, instead of once.
+    #[must_use]
+    pub fn measured_by(self, measure: fn() -> usize) -> Self {
+        Self {
+            measure: Some(measure),
+            ..self
         }
     }
 
@@ -157,6 +170,13 @@ impl Markdown {
     pub fn push(&mut self, text: &str) -> String {
         let mut text = text;
         loop {
+            if let Some(measure) = self.measure
+                && self.partial.is_empty()
+                && self.flow.is_none()
+                && !text.is_empty()
+            {
+                self.options.width = measure();
+            }
             let end = text.find('\n');
             let piece = &text[..end.unwrap_or(text.len())];
             match &mut self.flow {

@@ -418,3 +418,29 @@ fn hyperlinks_are_used_only_where_known_to_work() {
         ("FORCE_HYPERLINK", "0")
     ])));
 }
+
+#[test]
+fn a_terminal_resized_while_the_answer_streams_gets_rows_that_fit_it() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static WIDTH: AtomicUsize = AtomicUsize::new(40);
+    let mut markdown = Markdown::new(MarkdownOptions {
+        width: 40,
+        ink: PLAIN,
+    })
+    .measured_by(|| WIDTH.load(Ordering::Relaxed));
+    let item = "- one two three four five six seven eight\n";
+    let mut out = markdown.push(item);
+    // Narrowed between two lines: the next line wraps to the new width; a
+    // line already arriving keeps the width it started with.
+    WIDTH.store(20, Ordering::Relaxed);
+    out.push_str(&markdown.push(item));
+    out.push_str(&markdown.finish());
+    assert_eq!(
+        out,
+        "• one two three four five six seven\n  \
+           eight\n\
+         • one two three four\n  \
+           five six seven\n  \
+           eight\n"
+    );
+}
