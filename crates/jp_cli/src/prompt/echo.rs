@@ -36,7 +36,7 @@ mod unix {
         /// already (then there is nothing to restore).
         pub fn start() -> Option<Self> {
             let stdin = std::io::stdin();
-            if !stdin.is_terminal() {
+            if !stdin.is_terminal() || !in_foreground() {
                 return None;
             }
             let mut saved = saved();
@@ -66,11 +66,23 @@ mod unix {
         tcsetattr(std::io::stdin(), OptionalActions::Now, &quiet).ok()
     }
 
-    /// Puts the terminal's modes back as [`Quiet::start`] found them.
+    /// Puts the terminal's modes back as [`Quiet::start`] found them; not
+    /// from the background (a job the user moved there): that would stop
+    /// jp (SIGTTOU), and the shell puts its own modes back anyway.
     pub fn restore() {
-        if let Some(modes) = saved().take() {
+        if let Some(modes) = saved().take()
+            && in_foreground()
+        {
             let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, &modes);
         }
+    }
+
+    /// Whether jp is in the terminal's foreground process group: only
+    /// then may it set the terminal's modes without being stopped for it
+    /// (`jp query ... &` leaves the terminal alone).
+    fn in_foreground() -> bool {
+        rustix::termios::tcgetpgrp(std::io::stdin())
+            .is_ok_and(|group| group == rustix::process::getpgrp())
     }
 
     /// Runs `program` (the user's editor or pager) with the terminal as
