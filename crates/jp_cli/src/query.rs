@@ -483,11 +483,14 @@ fn drive(
     );
     // Keys typed while the turn prints are not echoed into it (a `^C`
     // in the middle of the text); prompts draw what they read.
-    let _quiet = prompter
+    let echo_off = prompter
         .available()
         .then(crate::prompt::Quiet::start)
         .flatten();
     runtime.block_on(async {
+        if echo_off.is_some() {
+            tokio::spawn(crate::prompt::quiet_after_each_stop());
+        }
         // With a terminal, Ctrl+C opens a menu; without, it interrupts.
         let mut interrupts = interrupt_on_signals(prompter.available());
         let executor = crate::mcp::Executor::new(servers, interrupts.cancel.clone());

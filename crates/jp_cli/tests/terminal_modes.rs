@@ -14,9 +14,10 @@ use common::query::initialized;
 use common::tmux::{Tmux, query_line};
 use jp_test_server::{Reply, Split, TestServer};
 
-/// An answer that takes about two seconds to stream.
+/// An answer that takes a few seconds to stream (the modes are read
+/// one second in).
 fn slow_answer() -> Reply {
-    let text: String = (1..=200).map(|n| format!("word{n} ")).collect();
+    let text: String = (1..=600).map(|n| format!("word{n} ")).collect();
     Reply::sse(anthropic(&[Item::Text(&text)], "end_turn", false))
         .split(Split::Every(64))
         .pace(Duration::from_millis(8))
@@ -45,7 +46,7 @@ fn a_turn_in_the_background_leaves_the_terminals_echo_alone() {
     let screen = tmux.wait_for("EXIT=");
     assert!(screen.contains("DURING echo\n"), "{screen}");
     assert!(screen.contains("EXIT=0"), "{screen}");
-    assert!(ws.read("project/out.txt").contains("word200"));
+    assert!(ws.read("project/out.txt").contains("word600"));
 }
 
 #[test]
@@ -68,5 +69,43 @@ fn a_turn_in_the_foreground_turns_echo_off_and_back_on() {
     let screen = tmux.wait_for("AFTER");
     assert!(screen.contains("EXIT=0"), "{screen}");
     assert!(screen.contains("AFTER echo"), "{screen}");
+    assert_eq!(ws.read("project/during.txt"), "DURING -echo\n");
+}
+
+#[test]
+fn a_turn_stopped_and_continued_turns_echo_off_again() {
+    let ws = initialized();
+    let server = TestServer::start(vec![slow_answer()]);
+    // An interactive shell: Ctrl+Z stops jp and the shell puts its own
+    // modes back; `fg` continues it, with a background `stty` reading the
+    // modes a second later, mid-turn.
+    let Some(tmux) = Tmux::start(
+        &ws,
+        "env -i PATH=/usr/bin:/bin TERM=xterm PS1='$ ' bash --norc --noprofile -i",
+    ) else {
+        return;
+    };
+    tmux.wait_for("$ ");
+    let line = query_line(&ws, &server, "talk").replace("; sleep 60", "");
+    tmux.send(&["-l", &line]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("word3 ");
+    tmux.send(&["C-z"]);
+    tmux.wait_for("Stopped");
+    tmux.send(&[
+        "-l",
+        &format!("(sleep 1; echo DURING $({ECHO_FLAG}) > during.txt) < /dev/tty & fg %1"),
+    ]);
+    tmux.send(&["Enter"]);
+    // Continued, jp finishes the answer (the shell said `EXIT=148` for the
+    // stop already).
+    let screen = tmux.wait_for("tokens: ");
+    assert!(screen.contains("word600"), "{screen}");
+    let during = ws.project().join("during.txt");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&during).is_ok_and(|text| text.ends_with('\n')) {
+        assert!(std::time::Instant::now() < deadline, "no stty reading");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert_eq!(ws.read("project/during.txt"), "DURING -echo\n");
 }

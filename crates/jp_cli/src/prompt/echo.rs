@@ -8,7 +8,10 @@
 //! itself. The flags are put back as they were when it ends, before a
 //! program of the user's own (the editor, the pager) runs
 //! ([`echoing`]), and on the exits that skip destructors
-//! ([`restore`], called by [`super::restore_terminal`]).
+//! ([`restore`], called by [`super::restore_terminal`]). A job stopped
+//! and continued (Ctrl+Z, `fg`) gets echo off again
+//! ([`quiet_after_each_stop`]); a job in the background leaves the
+//! terminal alone.
 
 #[cfg(unix)]
 mod unix {
@@ -77,6 +80,26 @@ mod unix {
         }
     }
 
+    /// Turns echo off again each time jp continues after being stopped
+    /// (Ctrl+Z, then `fg`): the shell put its own modes back meanwhile.
+    /// Only the echo flag changes; a prompt's raw mode stays as it is.
+    pub async fn quiet_after_each_stop() {
+        use tokio::signal::unix::{SignalKind, signal};
+        let cont = SignalKind::from_raw(rustix::process::Signal::CONT.as_raw());
+        let Ok(mut continued) = signal(cont) else {
+            return;
+        };
+        while continued.recv().await.is_some() {
+            if saved().is_some()
+                && in_foreground()
+                && let Ok(mut modes) = tcgetattr(std::io::stdin())
+            {
+                modes.local_modes.remove(LocalModes::ECHO);
+                let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, &modes);
+            }
+        }
+    }
+
     /// Whether jp is in the terminal's foreground process group: only
     /// then may it set the terminal's modes without being stopped for it
     /// (`jp query ... &` leaves the terminal alone).
@@ -104,7 +127,7 @@ mod unix {
 }
 
 #[cfg(unix)]
-pub use unix::{Quiet, echoing, restore};
+pub use unix::{Quiet, echoing, quiet_after_each_stop, restore};
 
 #[cfg(not(unix))]
 mod other {
@@ -123,7 +146,9 @@ mod other {
     pub fn echoing<T>(program: impl FnOnce() -> T) -> T {
         program()
     }
+
+    pub async fn quiet_after_each_stop() {}
 }
 
 #[cfg(not(unix))]
-pub use other::{Quiet, echoing, restore};
+pub use other::{Quiet, echoing, quiet_after_each_stop, restore};
