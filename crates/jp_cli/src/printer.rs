@@ -260,6 +260,19 @@ impl Inner {
         };
         let lines: String = self.overlay.partial[slot].drain(..=end).collect();
         self.overlay.erase();
+        // On the terminal both streams share, the other one's unfinished
+        // line ends first, as it does without a prompt (see
+        // `chrome_on_fresh_line`): it is not left hidden until it ends.
+        let other = match channel {
+            Channel::Content => Channel::Chrome,
+            Channel::Chrome => Channel::Content,
+        };
+        if self.content.terminal && self.chrome.terminal {
+            let open = std::mem::take(&mut self.overlay.partial[other as usize]);
+            if !open.is_empty() {
+                self.sink(other).write(&format!("{open}\r\n"));
+            }
+        }
         // Raw mode (a prompt waiting for a key) does not turn `\n` into a
         // new line at column 0; `\r\n` does that in either mode.
         self.sink(channel).write(&lines.replace('\n', "\r\n"));

@@ -320,3 +320,21 @@ fn rows_are_counted_as_the_terminal_wraps() {
     assert_eq!(rows_drawn("ab\tcdefghijklmno", 20), 2);
     assert_eq!(rows_drawn("\t\t\t\t\tx", 20), 1);
 }
+
+#[test]
+fn a_line_in_flight_ends_before_a_chrome_line_printed_above_the_prompt() {
+    let (printer, out, err) = terminal();
+    printer.write(Channel::Content, "Let me look:");
+    printer.show_prompt("Menu: ");
+    printer.chrome_line(Style::Dim, "Calling tool x");
+    printer.end_prompt("c");
+    // The text stays above the chrome line, as it would without a prompt,
+    // rather than vanish until the prompt closes and come back below.
+    assert_eq!(out.text(), "Let me look:\r\nLet me look:\r\n");
+    assert_eq!(
+        err.text(),
+        "\r\x1b[2KMenu: \
+         \r\x1b[1A\x1b[JCalling tool x\r\nMenu: \
+         \r\x1b[2KMenu: c\r\n"
+    );
+}
