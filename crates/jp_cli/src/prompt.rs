@@ -18,6 +18,7 @@
 
 mod echo;
 pub mod external;
+mod keys;
 mod prompter;
 mod queue;
 mod terminal;

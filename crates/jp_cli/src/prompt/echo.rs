@@ -72,10 +72,15 @@ mod unix {
     /// Puts the terminal's modes back as [`Quiet::start`] found them; not
     /// from the background (a job the user moved there): that would stop
     /// jp (SIGTTOU), and the shell puts its own modes back anyway.
+    ///
+    /// Keys typed meanwhile and read by no prompt are dropped first: they
+    /// were typed blind, and the shell would take them as a command.
     pub fn restore() {
         if let Some(modes) = saved().take()
             && in_foreground()
         {
+            let _ =
+                rustix::termios::tcflush(std::io::stdin(), rustix::termios::QueueSelector::IFlush);
             let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, &modes);
         }
     }

@@ -6,15 +6,17 @@
 //! panic hook and [`restore_terminal`] cover the ways out that skip
 //! destructors (`process::exit`, a panic that aborts).
 
+use std::collections::VecDeque;
 use std::io::IsTerminal as _;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use jp_tool::{AnswerKind, Question};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::external::{PagerFailure, edit_in_editor, pager, run_pager};
+use super::keys::{Decoder, Key};
 use super::prompter::{Choice, LiveQuestion, PromptError, Prompter, YES_NO};
 use crate::printer::{Printer, Style, char_columns, columns, cut_columns, one_line};
 
@@ -63,17 +65,64 @@ fn wait_for_input(timeout: Duration) -> Result<Input, PromptError> {
 /// Waits up to `timeout` for a key, through crossterm.
 #[cfg(not(unix))]
 fn wait_for_input(timeout: Duration) -> Result<Input, PromptError> {
-    Ok(if event::poll(timeout).map_err(terminal_error)? {
-        Input::Keys
-    } else {
-        Input::Nothing
-    })
+    Ok(
+        if crossterm::event::poll(timeout).map_err(terminal_error)? {
+            Input::Keys
+        } else {
+            Input::Nothing
+        },
+    )
+}
+
+/// Reads what the terminal has (stdin, which [`wait_for_input`] said
+/// has something) and decodes it; `None` at end of file (it hung up).
+#[cfg(unix)]
+fn read_keys(decoder: &mut Decoder) -> Result<Option<Vec<Key>>, PromptError> {
+    let mut buffer = [0u8; 256];
+    match rustix::io::read(std::io::stdin(), &mut buffer) {
+        Ok(0) => Ok(None),
+        Ok(read) => Ok(Some(decoder.push(&buffer[..read]))),
+        Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => Ok(Some(Vec::new())),
+        Err(error) => Err(terminal_error(error.into())),
+    }
+}
+
+/// Reads one key through crossterm.
+#[cfg(not(unix))]
+fn read_keys(_: &mut Decoder) -> Result<Option<Vec<Key>>, PromptError> {
+    use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+    let Event::Key(event) = event::read().map_err(terminal_error)? else {
+        return Ok(Some(Vec::new()));
+    };
+    if event.kind == KeyEventKind::Release {
+        return Ok(Some(Vec::new()));
+    }
+    let control = event.modifiers.contains(KeyModifiers::CONTROL);
+    let key = match event.code {
+        KeyCode::Char('c' | 'd') if control => Key::Interrupt,
+        KeyCode::Char('u') if control => Key::Clear,
+        KeyCode::Char(c) if !control => Key::Char(c),
+        KeyCode::Enter => Key::Enter,
+        KeyCode::Backspace => Key::Backspace,
+        _ => Key::Other,
+    };
+    Ok(Some(vec![key]))
+}
+
+/// Drops what was typed on the terminal and not read yet.
+fn discard_pending_input() {
+    #[cfg(unix)]
+    {
+        let _ = rustix::termios::tcflush(std::io::stdin(), rustix::termios::QueueSelector::IFlush);
+    }
 }
 
 /// Prompts on the controlling terminal.
 pub struct TerminalPrompter {
     printer: Printer,
     cancel: Option<CancellationToken>,
+    /// Keys read and not yet taken, and the decoder's unfinished bytes.
+    input: Mutex<(Decoder, VecDeque<Key>)>,
 }
 
 /// Raw mode while it lives.
@@ -133,31 +182,6 @@ pub fn install_panic_restore() {
     }));
 }
 
-/// A key as the prompts see it.
-enum Key {
-    Char(char),
-    Enter,
-    Backspace,
-    /// Ctrl+U: clear the line.
-    Clear,
-    Interrupt,
-    Other,
-}
-
-impl Key {
-    fn of(event: KeyEvent) -> Self {
-        let control = event.modifiers.contains(KeyModifiers::CONTROL);
-        match event.code {
-            KeyCode::Char('c' | 'd') if control => Self::Interrupt,
-            KeyCode::Char('u') if control => Self::Clear,
-            KeyCode::Char(c) if !control => Self::Char(c),
-            KeyCode::Enter => Self::Enter,
-            KeyCode::Backspace => Self::Backspace,
-            _ => Self::Other,
-        }
-    }
-}
-
 impl TerminalPrompter {
     /// The terminal, if jp has one: stdin is a terminal and `/dev/tty`
     /// opens. Prompts are drawn through `printer`, so output that arrives
@@ -179,6 +203,7 @@ impl TerminalPrompter {
         Some(Self {
             printer: printer.clone(),
             cancel: None,
+            input: Mutex::new((Decoder::default(), VecDeque::new())),
         })
     }
 
@@ -233,42 +258,52 @@ impl TerminalPrompter {
     /// Waits for one key press in raw mode; raw mode is on while it waits.
     /// `idle` runs between polls (to redraw a question that changed).
     ///
-    /// crossterm reads the terminal only when there is something to read
-    /// (or to hand on from an earlier read): on a terminal that hung up,
-    /// its reader loops on reads of 0 bytes and never returns, so jp waits
-    /// for input itself ([`wait_for_input`]) and takes a hangup as an
-    /// interrupt.
+    /// jp reads the terminal's bytes itself ([`super::keys`]), after
+    /// waiting for them with poll(2): a terminal that hung up (end of
+    /// file, or poll says so) interrupts the turn instead of being read
+    /// forever.
     fn key(&self, stop: &CancellationToken, idle: &mut dyn FnMut()) -> Result<Key, PromptError> {
         let _raw = RawMode::enable()?;
-        // Keys crossterm read along with an earlier one wait in its
-        // buffer, not on the terminal.
-        let mut buffered = true;
         loop {
             if stop.is_cancelled() {
                 self.printer.end_prompt("");
                 return Err(PromptError::Interrupted);
             }
-            let wait = if buffered { Duration::ZERO } else { POLL };
-            match wait_for_input(wait)? {
-                Input::HungUp => return Err(self.hung_up()),
-                Input::Nothing if !buffered => {
-                    idle();
-                    continue;
+            let mut input = self.input.lock().unwrap_or_else(PoisonError::into_inner);
+            let (decoder, queued) = &mut *input;
+            if let Some(key) = queued.pop_front() {
+                return Ok(key);
+            }
+            match wait_for_input(POLL)? {
+                Input::HungUp => {
+                    drop(input);
+                    return Err(self.hung_up());
                 }
-                Input::Nothing | Input::Keys => {}
-            }
-            if !event::poll(Duration::ZERO).map_err(terminal_error)? {
-                buffered = false;
-                idle();
-                continue;
-            }
-            buffered = true;
-            if let Event::Key(key) = event::read().map_err(terminal_error)?
-                && key.kind != KeyEventKind::Release
-            {
-                return Ok(Key::of(key));
+                Input::Nothing => {
+                    queued.extend(decoder.settle());
+                    drop(input);
+                    idle();
+                }
+                Input::Keys => match read_keys(decoder)? {
+                    Some(keys) => queued.extend(keys),
+                    None => {
+                        drop(input);
+                        return Err(self.hung_up());
+                    }
+                },
             }
         }
+    }
+
+    /// Forgets keys typed before the prompt showed: a key pressed while
+    /// the answer streamed, meant for nothing or for the shell, must not
+    /// answer a question the user has not seen yet (approve a call whose
+    /// arguments have not even arrived).
+    fn discard_typed_ahead(&self) {
+        discard_pending_input();
+        let mut input = self.input.lock().unwrap_or_else(PoisonError::into_inner);
+        input.0.clear();
+        input.1.clear();
     }
 
     /// One key among `keys`, or Enter for `default`. With `live`, the
@@ -282,6 +317,7 @@ impl TerminalPrompter {
         live: Option<&LiveQuestion>,
         stop: &CancellationToken,
     ) -> Result<char, PromptError> {
+        self.discard_typed_ahead();
         // The question as drawn; compared, not versioned: the sender may
         // be gone once it set the last text.
         let mut asked = live.map(|live| live.borrow().clone());
@@ -343,6 +379,7 @@ impl TerminalPrompter {
 
     /// A line of text, edited with Backspace and Ctrl+U, ended by Enter.
     fn line(&self, prompt: &str, stop: &CancellationToken) -> Result<String, PromptError> {
+        self.discard_typed_ahead();
         let mut text = String::new();
         loop {
             self.show(&format!("{prompt} {text}"));

@@ -131,6 +131,21 @@ impl Tmux {
 }
 
 impl Tmux {
+    /// Resizes the terminal to `columns` (the program gets SIGWINCH).
+    pub fn resize(&self, columns: u16) {
+        let status = Command::new("tmux")
+            .args([
+                "-L",
+                &self.socket,
+                "resize-window",
+                "-x",
+                &columns.to_string(),
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
     /// Kills the tmux server: its terminals close (hang up) under what
     /// runs in them.
     pub fn kill(&self) {

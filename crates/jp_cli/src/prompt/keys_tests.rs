@@ -1,0 +1,77 @@
+use super::*;
+
+fn keys(chunks: &[&[u8]]) -> Vec<Key> {
+    let mut decoder = Decoder::default();
+    let mut out = Vec::new();
+    for chunk in chunks {
+        out.extend(decoder.push(chunk));
+    }
+    out.extend(decoder.settle());
+    out
+}
+
+#[test]
+fn the_keys_a_prompt_reads() {
+    assert_eq!(
+        keys(&[b"yN?\r\n\x7f\x08\x15\x03\x04\t"]),
+        [
+            Key::Char('y'),
+            Key::Char('N'),
+            Key::Char('?'),
+            Key::Enter,
+            Key::Enter,
+            Key::Backspace,
+            Key::Backspace,
+            Key::Clear,
+            Key::Interrupt,
+            Key::Interrupt,
+            Key::Other,
+        ]
+    );
+}
+
+#[test]
+fn characters_of_several_bytes_are_one_key_even_split_across_reads() {
+    assert_eq!(
+        keys(&[
+            "é語".as_bytes(),
+            &"🦀".as_bytes()[..2],
+            &"🦀".as_bytes()[2..]
+        ]),
+        [Key::Char('é'), Key::Char('語'), Key::Char('🦀')]
+    );
+    assert_eq!(
+        keys(&[b"\xff\xc3(a"]),
+        [Key::Other, Key::Other, Key::Char('('), Key::Char('a')]
+    );
+}
+
+#[test]
+fn escape_sequences_are_one_ignored_key() {
+    // Arrows, F1 (SS3), F5 with parameters, Alt+y, a lone Esc.
+    assert_eq!(
+        keys(&[b"\x1b[A\x1bOP\x1b[15;2~y\x1by", b"\x1b"]),
+        [
+            Key::Other,
+            Key::Other,
+            Key::Other,
+            Key::Char('y'),
+            Key::Other,
+            Key::Other
+        ]
+    );
+    // A sequence split across reads waits for its end.
+    assert_eq!(
+        keys(&[b"\x1b[1", b";5D", b"n"]),
+        [Key::Other, Key::Char('n')]
+    );
+}
+
+#[test]
+fn an_endless_sequence_is_dropped_not_kept() {
+    let mut decoder = Decoder::default();
+    let mut long = b"\x1b[".to_vec();
+    long.extend([b'1'; 64]);
+    assert_eq!(decoder.push(&long), [Key::Other]);
+    assert_eq!(decoder.push(b"y"), [Key::Char('y')]);
+}
