@@ -122,7 +122,13 @@ pub fn validate_with(config: &AppConfig, schemas: McpSchemas) -> Vec<Problem> {
     check_model(config, &mut problems);
     check_parameters(config, &mut problems);
     check_providers(config, &mut problems);
-    mcp_servers::check_mcp_servers(config, &mut problems);
+    let mut servers = Vec::new();
+    mcp_servers::check_mcp_servers(config, &mut servers);
+    problems.extend(
+        servers
+            .into_iter()
+            .map(|(path, message)| Problem::error(path, message)),
+    );
     check_tools(config, schemas, &mut problems);
     check_stateful(config, schemas, &mut problems);
     if config.conversation.elide_tool_results.keep_turns == 0 {

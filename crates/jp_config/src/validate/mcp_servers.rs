@@ -2,24 +2,25 @@
 //! or a `url` to reach (one, not both), a `url` jp may send the session
 //! over, headers it can send, and a name a tool's `source` can name.
 
-use super::{Problem, key};
 use crate::app::AppConfig;
 use crate::mcp::{McpServerConfig, check_header_name, check_url, header_value_ok};
 use crate::path::ConfigPath;
 
-/// Every problem of the servers under `providers.mcp`.
+/// An error: the key it is about, and what is wrong.
+pub(super) type Problem = (ConfigPath, String);
+
+/// Every error of the servers under `providers.mcp`.
 pub(super) fn check_mcp_servers(config: &AppConfig, problems: &mut Vec<Problem>) {
     for (name, server) in &config.providers.mcp {
-        let base = key("providers.mcp").join(name.clone());
+        let base = ConfigPath::from_segments(["providers", "mcp", name]);
         if name.is_empty() || name.contains('.') {
-            problems.push(Problem::error(
-                base.clone(),
+            problems.push(error(base.clone(),
                 "an MCP server's name must not be empty or contain `.` (a tool names it as `mcp.NAME`)",
             ));
         }
         check_transport(&base, server, problems);
         if server.startup_timeout_secs == Some(0) {
-            problems.push(Problem::error(
+            problems.push(error(
                 base.join("startup_timeout_secs"),
                 "must be at least 1",
             ));
@@ -31,8 +32,7 @@ pub(super) fn check_mcp_servers(config: &AppConfig, problems: &mut Vec<Problem>)
 fn check_transport(base: &ConfigPath, server: &McpServerConfig, problems: &mut Vec<Problem>) {
     let Some(url) = &server.url else {
         if server.command.first().is_none_or(String::is_empty) {
-            problems.push(Problem::error(
-                base.join("command"),
+            problems.push(error(base.join("command"),
                 "an MCP server needs a `command`: the program and its arguments, such as [\"python3\", \"-m\", \"mcp_server_git\"] (or a `url`, for a server reached over HTTP)",
             ));
         }
@@ -43,8 +43,7 @@ fn check_transport(base: &ConfigPath, server: &McpServerConfig, problems: &mut V
         ];
         for (field, set) in http_only {
             if set {
-                problems.push(Problem::error(
-                    base.join(field),
+                problems.push(error(base.join(field),
                     "is sent only to a server reached over HTTP (one with a `url`); this one runs its `command`",
                 ));
             }
@@ -52,19 +51,17 @@ fn check_transport(base: &ConfigPath, server: &McpServerConfig, problems: &mut V
         return;
     };
     if !server.command.is_empty() {
-        problems.push(Problem::error(
-            base.join("url"),
+        problems.push(error(base.join("url"),
             "an MCP server has either a `command` (jp runs it) or a `url` (jp reaches it over HTTP), not both; remove one",
         ));
     }
     if !server.env.is_empty() {
-        problems.push(Problem::error(
-            base.join("env"),
+        problems.push(error(base.join("env"),
             "is for a server jp runs (`command`); to send a value from jp's environment to a `url` server, use `headers_env` or `bearer_token_env`",
         ));
     }
     if let Err(reason) = check_url(url) {
-        problems.push(Problem::error(base.join("url"), reason));
+        problems.push(error(base.join("url"), reason));
     }
     check_headers(base, server, problems);
 }
@@ -83,14 +80,14 @@ fn check_headers(base: &ConfigPath, server: &McpServerConfig, problems: &mut Vec
         let at = base.join(field).join(name.clone());
         let lower = name.to_ascii_lowercase();
         if let Err(reason) = check_header_name(name) {
-            problems.push(Problem::error(at, reason));
+            problems.push(error(at, reason));
         } else if bearer && lower == "authorization" {
-            problems.push(Problem::error(
+            problems.push(error(
                 at,
                 "`bearer_token_env` sets `Authorization` already; set it in one place",
             ));
         } else if seen.contains(&lower) {
-            problems.push(Problem::error(
+            problems.push(error(
                 at,
                 format!("the header `{name}` is set in both `headers` and `headers_env`"),
             ));
@@ -99,7 +96,7 @@ fn check_headers(base: &ConfigPath, server: &McpServerConfig, problems: &mut Vec
     }
     for (name, value) in &server.headers {
         if !header_value_ok(value) {
-            problems.push(Problem::error(
+            problems.push(error(
                 base.join("headers").join(name.clone()),
                 "the value has a control character (a line break?), which a header cannot carry",
             ));
@@ -117,10 +114,15 @@ fn check_headers(base: &ConfigPath, server: &McpServerConfig, problems: &mut Vec
         );
     for (at, variable) in variables {
         if variable.is_empty() || variable.contains(['=', '\0']) {
-            problems.push(Problem::error(
+            problems.push(error(
                 at,
                 format!("`{variable}` is no environment variable's name"),
             ));
         }
     }
+}
+
+/// The error about `path`.
+fn error(path: ConfigPath, message: impl Into<String>) -> Problem {
+    (path, message.into())
 }

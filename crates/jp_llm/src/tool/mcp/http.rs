@@ -21,7 +21,8 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransportConfig, StreamableHttpError,
 };
 
-use super::{MAX_LINE_BYTES, McpError};
+use super::error::McpError;
+use super::lines::MAX_LINE_BYTES;
 
 /// How often a dropped event stream is resumed before the call fails: once, for a connection that broke by chance; a server that went away fails the call at once.
 const RESUME_TIMES: usize = 1;
