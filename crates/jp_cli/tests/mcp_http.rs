@@ -153,6 +153,24 @@ fn an_http_error_and_a_dropped_connection_are_error_results_and_the_turn_goes_on
     let started = Instant::now();
     let run = run(&ws, &server, &[]);
     assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "{HEADER}Calling tool http500()\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             http500 error: MCP server `test` failed during the call to `http500`: HTTP 500; jp closed its session\n\
+             {HEADER}Calling tool echo(text: \"again\")\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             echo success: echo: again\n\
+             {HEADER}Calling tool crash()\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             crash error: MCP server `test` failed during the call to `crash`: the answer's stream ended before the answer came (the connection dropped, or the answer was over the 16 MiB jp reads); jp closed its session\n\
+             {HEADER}Calling tool echo(text: \"anyone?\")\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             echo error: MCP server `test` failed to start: cannot reach it: error sending request: client error (Connect): tcp connect error: Connection refused (os error 111)\n\
+             {HEADER}tokens: 5 responses · 50 in · 210 out · $0.0011\n"
+        )
+    );
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "it took {:?}",
@@ -188,6 +206,18 @@ fn a_call_that_takes_too_long_is_cancelled_over_http() {
     ]);
     let run = run(&ws, &server, &[]);
     assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "{HEADER}Calling tool hang()\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             hang error: MCP server `test` did not answer the call to `hang` within 1 s (conversation.tools.hang.timeout_secs); jp sent it MCP cancellation and closed its session\n\
+             {HEADER}Calling tool echo(text: \"after\")\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             echo success: echo: after\n\
+             {HEADER}tokens: 3 responses · 30 in · 126 out · $0.0007\n"
+        )
+    );
     assert_eq!(
         ws.read("project/cancelled.txt"),
         "cancelled: no answer within 1 s\n"
@@ -376,6 +406,22 @@ fn answers_too_large_are_error_results_and_the_turn_goes_on() {
     ]);
     let run = run(&ws, &server, &[]);
     assert_eq!(run.code, 0, "{run:?}");
+    let x = "x".repeat(199);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "{HEADER}Calling tool huge(bytes: 2000)\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             huge success: {x}…\n\
+             {HEADER}Calling tool huge(bytes: 17000000)\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             huge error: MCP server `test` failed during the call to `huge`: the answer's stream ended before the answer came (the connection dropped, or the answer was over the 16 MiB jp reads); jp closed its session\n\
+             {HEADER}Calling tool echo(text: \"still here\")\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             echo success: echo: still here\n\
+             {HEADER}tokens: 4 responses · 40 in · 168 out · $0.0009\n"
+        )
+    );
     assert_eq!(
         responses(&stored(&ws)),
         [
