@@ -432,3 +432,38 @@ fn answers_too_large_are_error_results_and_the_turn_goes_on() {
         ]
     );
 }
+
+/// A proxy from the environment is for the network: plain `http://` on
+/// this machine goes to the server directly, never in clear text through
+/// a proxy.
+#[test]
+fn plain_http_on_this_machine_never_goes_through_a_proxy() {
+    let (ws, mcp) = http_workspace("", &unattended("echo"));
+    // The server as `localhost`: the provider, at 127.0.0.1, is kept off
+    // the proxy by NO_PROXY, the MCP server only by jp.
+    let config = ws.read("project/.jp/config.toml");
+    ws.write(
+        "project/.jp/config.toml",
+        &config.replace("url = \"http://127.0.0.1:", "url = \"http://localhost:"),
+    );
+    let proxy = TestServer::start(vec![]);
+    let server = TestServer::start(vec![
+        tool("toolu_1", "echo", r#"{"text": "direct"}"#),
+        text("Done."),
+    ]);
+    let proxy_url = proxy.url();
+    let env = [
+        ("HTTP_PROXY", proxy_url.as_str()),
+        ("http_proxy", proxy_url.as_str()),
+        ("ALL_PROXY", proxy_url.as_str()),
+        ("NO_PROXY", "127.0.0.1"),
+    ];
+    let run = run(&ws, &server, &env);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("success".to_owned(), "echo: direct".to_owned())]
+    );
+    assert!(mcp.calls().contains(&"POST tools/call echo".to_owned()));
+    assert!(proxy.requests().is_empty(), "{:?}", proxy.requests());
+}

@@ -83,7 +83,10 @@ pub(super) fn transport(
     resume.max_times = Some(RESUME_TIMES);
     resume.max_delay = Some(RESUME_MAX_DELAY);
     transport_config.retry_config = Arc::new(resume);
-    let client = client(config.startup_timeout()).map_err(|e| McpError::Protocol {
+    // `check_url` let plain http through only for this machine; a proxy
+    // from the environment would carry it over the network in clear.
+    let direct = reqwest::Url::parse(url).is_ok_and(|u| u.scheme() == "http");
+    let client = client(config.startup_timeout(), direct).map_err(|e| McpError::Protocol {
         server: name.to_owned(),
         reason: format!("cannot make an HTTP client: {e}"),
         stderr: String::new(),
@@ -98,16 +101,20 @@ pub(super) fn transport(
 /// process, as for the providers), no redirects (a redirect would replay
 /// the session and the headers to where the server points), no pooled
 /// idle connections (rmcp's advice: a half-read response would stall the
-/// next request).
-fn client(connect_timeout: Duration) -> Result<reqwest::Client, reqwest::Error> {
+/// next request), and, when `direct`, no proxy.
+fn client(connect_timeout: Duration, direct: bool) -> Result<reqwest::Client, reqwest::Error> {
     // `Err` means a provider is installed already.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
+    let builder = reqwest::Client::builder()
         .user_agent(concat!("jp/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(connect_timeout)
         .redirect(reqwest::redirect::Policy::none())
-        .pool_max_idle_per_host(0)
-        .build()
+        .pool_max_idle_per_host(0);
+    if direct {
+        builder.no_proxy().build()
+    } else {
+        builder.build()
+    }
 }
 
 /// A header as reqwest takes it, its value marked sensitive (never shown
