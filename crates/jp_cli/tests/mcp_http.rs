@@ -467,3 +467,41 @@ fn plain_http_on_this_machine_never_goes_through_a_proxy() {
     assert!(mcp.calls().contains(&"POST tools/call echo".to_owned()));
     assert!(proxy.requests().is_empty(), "{:?}", proxy.requests());
 }
+
+/// A server that takes the connection and never answers: connecting,
+/// the handshake and `tools/list` share `startup_timeout_secs`.
+#[test]
+fn a_server_that_never_answers_times_out_at_start_and_the_turn_goes_on() {
+    let ws = common::query::initialized();
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", silent.local_addr().unwrap());
+    let config = ws.read("project/.jp/config.toml");
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{config}\n[providers.mcp.test]\nurl = \"{url}\"\nstartup_timeout_secs = 1\n\n{}",
+            unattended("echo")
+        ),
+    );
+    let server = TestServer::start(vec![text("I have no tools.")]);
+    let started = Instant::now();
+    let run = run(&ws, &server, &[]);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "it took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        run,
+        Run {
+            code: 0,
+            stdout: "I have no tools.\n".into(),
+            stderr: format!(
+                "error: MCP server `test` did not finish starting within 1 s (providers.mcp.test.startup_timeout_secs); \
+                 tool echo is not offered to the model\n{HEADER}\
+                 tokens: 10 in · 42 out · $0.0002\n"
+            ),
+        }
+    );
+    drop(silent);
+}

@@ -177,3 +177,7 @@ fn without_url(text: &str) -> String {
         None => text.to_owned(),
     }
 }
+
+#[cfg(test)]
+#[path = "http_tests.rs"]
+mod tests;

@@ -1,0 +1,29 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use super::*;
+
+#[test]
+fn a_message_never_carries_the_url() {
+    assert_eq!(
+        without_url("error sending request for url (https://h.example/mcp?token=s3cret)"),
+        "error sending request"
+    );
+    assert_eq!(
+        without_url("error decoding response body for url (http://localhost/mcp): eof"),
+        "error decoding response body: eof"
+    );
+    assert_eq!(without_url("HTTP 500"), "HTTP 500");
+}
+
+#[test]
+fn a_header_value_is_sensitive_and_never_quoted() {
+    let (name, value) =
+        header_pair("X-Api-Key", "s3cret".to_owned()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(name.as_str(), "x-api-key");
+    assert!(value.is_sensitive());
+    assert_eq!(format!("{value:?}"), "Sensitive");
+    assert_eq!(
+        header_pair("X-Api-Key", "a\nb".to_owned()).err(),
+        Some("the value of `X-Api-Key` has characters a header cannot carry".to_owned())
+    );
+}
