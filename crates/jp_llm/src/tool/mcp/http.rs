@@ -6,8 +6,9 @@
 //! What a server says is bounded: one JSON response or one SSE event of at
 //! most [`MAX_LINE_BYTES`] (rmcp refuses a larger one before parsing it), an
 //! error body read only to its first 64 KiB, and a stream that drops is
-//! resumed a few times at most (when the server gave its events ids), then
-//! the call fails. A call's own timeout bounds the rest.
+//! resumed once at most (when the server gave its events ids), then the
+//! call fails. A call's own timeout bounds the rest; plain `http://` (on
+//! this machine only, see `check_url`) never goes through a proxy.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -24,7 +25,9 @@ use rmcp::transport::streamable_http_client::{
 use super::error::McpError;
 use super::lines::MAX_LINE_BYTES;
 
-/// How often a dropped event stream is resumed before the call fails: once, for a connection that broke by chance; a server that went away fails the call at once.
+/// How often a dropped event stream is resumed before the call fails:
+/// once, for a connection that broke by chance; a server that went away
+/// fails the call at once.
 const RESUME_TIMES: usize = 1;
 
 /// The longest wait between two attempts to resume a stream.
@@ -157,7 +160,16 @@ pub(super) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
             next = Some(inner);
             continue;
         }
-        let text = without_url(&error.to_string());
+        let mut text = error.to_string();
+        // The URL exactly as reqwest writes it, whatever it holds; the
+        // pattern below for what else carries it.
+        if let Some(url) = error
+            .downcast_ref::<reqwest::Error>()
+            .and_then(reqwest::Error::url)
+        {
+            text = text.replace(&format!(" for url ({url})"), "");
+        }
+        let text = without_url(&text);
         if !parts.iter().any(|p| p.contains(&text)) {
             parts.push(text);
         }

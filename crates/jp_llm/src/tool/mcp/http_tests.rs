@@ -27,3 +27,18 @@ fn a_header_value_is_sensitive_and_never_quoted() {
         Some("the value of `X-Api-Key` has characters a header cannot carry".to_owned())
     );
 }
+
+#[tokio::test]
+async fn a_transport_error_names_the_cause_and_not_the_url() {
+    let client = client(Duration::from_secs(5), true).unwrap();
+    // Nothing listens on port 1; the URL has a `)` and a secret.
+    let error = client
+        .get("http://127.0.0.1:1/a)b?token=s3cret")
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        describe(&error),
+        "error sending request: client error (Connect): tcp connect error: Connection refused (os error 111)"
+    );
+}
