@@ -89,15 +89,23 @@ pub const RESERVED_HEADERS: [&str; 9] = [
     "transfer-encoding",
 ];
 
-/// Why `url` cannot be a server's `url`, if it cannot: it must parse, be
-/// `https`, or `http` on a loopback host (`localhost`, `127.0.0.0/8`,
-/// `::1`), where no one between jp and the server can read what is sent.
+/// Why `url` cannot be a server's `url`, if it cannot: it must parse,
+/// carry no user name or password, and be `https`, or `http` on a
+/// loopback host (`localhost`, `127.0.0.0/8`, `::1`), where no one between
+/// jp and the server can read what is sent.
 ///
 /// # Errors
 ///
 /// What is wrong, to follow the key in a message.
 pub fn check_url(url: &str) -> Result<(), String> {
     let parsed = url::Url::parse(url).map_err(|e| format!("`{url}` is not a URL ({e})"))?;
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        // Not quoted: the URL holds a secret.
+        return Err(
+            "the URL carries a user name or password; give credentials in `bearer_token_env` or `headers_env`, which keep them out of the config and out of messages"
+                .to_owned(),
+        );
+    }
     match parsed.scheme() {
         "https" => Ok(()),
         "http" if is_loopback(&parsed) => Ok(()),

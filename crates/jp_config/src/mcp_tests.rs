@@ -41,6 +41,20 @@ fn https_anywhere_and_http_only_on_this_machine() {
 }
 
 #[test]
+fn credentials_in_the_url_are_refused_without_quoting_them() {
+    for url in [
+        "https://me:s3cret@mcp.example.com/mcp",
+        "https://token@mcp.example.com/mcp",
+    ] {
+        let refused = check_url(url).unwrap_err();
+        assert_eq!(
+            refused,
+            "the URL carries a user name or password; give credentials in `bearer_token_env` or `headers_env`, which keep them out of the config and out of messages"
+        );
+    }
+}
+
+#[test]
 fn header_names_are_tokens_and_not_ones_jp_sets() {
     assert_eq!(check_header_name("X-Api-Key"), Ok(()));
     assert_eq!(check_header_name("authorization"), Ok(()));
