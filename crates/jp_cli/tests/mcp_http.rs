@@ -505,3 +505,30 @@ fn a_server_that_never_answers_times_out_at_start_and_the_turn_goes_on() {
     );
     drop(silent);
 }
+
+#[test]
+fn jp_mcp_ls_says_why_a_server_over_http_is_not_reachable_and_exits_1() {
+    let ws = common::query::initialized();
+    // A port nothing listens on: bound, then let go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let config = ws.read("project/.jp/config.toml");
+    ws.write(
+        "project/.jp/config.toml",
+        &format!("{config}\n[providers.mcp.gone]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
+    );
+    let run = ws.jp(&["mcp", "ls"]);
+    assert_eq!(
+        run,
+        Run {
+            code: 1,
+            stdout: "gone: not started: MCP server `gone` failed to start: cannot reach it: error sending request: \
+                     client error (Connect): tcp connect error: Connection refused (os error 111)\n"
+                .into(),
+            stderr: String::new(),
+        }
+    );
+}
