@@ -42,3 +42,27 @@ async fn a_transport_error_names_the_cause_and_not_the_url() {
         "error sending request: client error (Connect): tcp connect error: Connection refused (os error 111)"
     );
 }
+
+/// https:// goes through rustls with ring (no other provider is built
+/// in): a server that speaks no TLS fails the handshake, told as such.
+#[tokio::test]
+async fn https_is_rustls_and_a_failed_handshake_is_told() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt as _;
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n").await;
+    });
+    let client = client(Duration::from_secs(5), false).unwrap();
+    let error = client
+        .get(format!("https://127.0.0.1:{port}/mcp"))
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        describe(&error),
+        "error sending request: client error (Connect): received corrupt message of type InvalidContentType"
+    );
+    server.await.unwrap();
+}
