@@ -77,13 +77,15 @@ pub fn main() -> ExitCode {
 
 /// Logs go to stderr, never stdout; `-v` raises the level, `RUST_LOG`
 /// overrides it. At the default level a stateful policy's denial (a
-/// warning) is not logged, since the terminal already shows it as chrome.
+/// warning) is not logged, since the terminal already shows it as chrome,
+/// and neither is what rmcp says when an MCP server over HTTP fails (an
+/// HTTP error, a dropped stream): jp tells it as the call's error result.
 /// Field values (a tool's stderr, a provider's error body, names the model
 /// wrote) are escaped like chrome, so an escape sequence in them cannot
 /// reach the terminal.
 fn init_logging(verbose: u8) {
     use tracing_subscriber::field::MakeExt as _;
-    let quiet = format!("warn,{}=error", stateful::DENIAL_LOG_TARGET);
+    let quiet = format!("warn,{}=error,rmcp=off", stateful::DENIAL_LOG_TARGET);
     let level = match verbose {
         0 => quiet.as_str(),
         1 => "info",

@@ -85,11 +85,17 @@ impl ToolExecutor for Executor {
             };
             // Aborted, not only stopped: the server goes with the call,
             // as a local tool's process does.
+            // Over HTTP, the session is closed: the server is not jp's.
             if cancel.is_cancelled() && self.aborted.is_cancelled() {
+                let stopped = if servers.over_http(server) {
+                    "closed its session"
+                } else {
+                    "stopped it"
+                };
                 servers.kill(server).await;
                 if matches!(outcome, Outcome::Error { .. }) {
                     outcome = Outcome::error(format!(
-                        "The user interrupted the call to `{tool}` on MCP server `{server}`; jp sent the server MCP cancellation and stopped it."
+                        "The user interrupted the call to `{tool}` on MCP server `{server}`; jp sent the server MCP cancellation and {stopped}."
                     ));
                 }
             }
@@ -190,13 +196,24 @@ pub async fn attach(
 }
 
 /// `error: ...` for a server that did not start: a program that cannot be
-/// run is a mistake in its `command`, said with the file and line of it;
+/// run is a mistake in its `command`, and a header's variable that is not
+/// set one in that setting, each said with the file and line of it;
 /// anything else is the server's doing.
 fn start_error(server: &str, error: &McpError, locate: Locate<'_>) -> String {
     match error {
         McpError::Start { .. } => {
             let key = ConfigPath::from_segments(["providers", "mcp", server, "command"]);
             locate(Problem::error(key, error.to_string())).to_string()
+        }
+        // A setting of a server over HTTP that cannot be used: said at
+        // that setting (`headers_env.X-Api-Key`).
+        McpError::Setting { key, reason, .. } => {
+            let mut path = ConfigPath::from_segments(["providers", "mcp", server]);
+            for segment in key.splitn(2, '.') {
+                path = path.join(segment.to_owned());
+            }
+            let message = format!("cannot connect to MCP server `{server}`: {reason}");
+            locate(Problem::error(path, message)).to_string()
         }
         _ => format!("error: {error}"),
     }

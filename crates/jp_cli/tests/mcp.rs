@@ -389,6 +389,10 @@ fn config_show_lists_the_servers_and_the_mcp_tools() {
             "test": {
                 "command": [server_binary().display().to_string()],
                 "env": { "GIT_PAGER": "cat" },
+                "url": null,
+                "headers": {},
+                "headers_env": {},
+                "bearer_token_env": null,
                 "startup_timeout_secs": null
             }
         })
@@ -489,9 +493,9 @@ fn config_mistakes_about_servers_are_errors_with_file_and_line() {
     assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(
         run.stdout,
-        "error: .jp/config.toml:2: providers.mcp.git.command: an MCP server needs a `command`: the program and its arguments, such as [\"python3\", \"-m\", \"mcp_server_git\"]\n\
+        "error: .jp/config.toml:2: providers.mcp.git.command: an MCP server needs a `command`: the program and its arguments, such as [\"python3\", \"-m\", \"mcp_server_git\"] (or a `url`, for a server reached over HTTP)\n\
          error: .jp/config.toml:3: providers.mcp.git.startup_timeout_secs: must be at least 1\n\
-         error: .jp/config.toml:6: conversation.tools.a.source: names the MCP server `nope`, which is not configured: add `[providers.mcp.nope]` with its `command` (servers: git)\n\
+         error: .jp/config.toml:6: conversation.tools.a.source: names the MCP server `nope`, which is not configured: add `[providers.mcp.nope]` with its `command` or `url` (servers: git)\n\
          error: .jp/config.toml:7: conversation.tools.a.command: an MCP tool runs on its server (`providers.mcp.nope.command`), not on a `command` of its own\n\
          error: .jp/config.toml:10: conversation.tools.b.tool: only an MCP tool (`source = \"mcp.NAME\"`) has a `tool`; this one's source is `local`\n"
     );

@@ -93,7 +93,7 @@ fn ls_without_servers_says_how_to_add_one() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
         run.stdout,
-        "no MCP server is configured (add `[providers.mcp.NAME]` with its `command`)\n"
+        "no MCP server is configured (add `[providers.mcp.NAME]` with its `command`, or its `url` for a server over HTTP)\n"
     );
 }
 
@@ -152,7 +152,7 @@ fn tools_of_an_unknown_server_is_a_usage_error_naming_the_servers() {
     assert_eq!(run.stdout, "");
     assert_eq!(
         run.stderr,
-        "error: no MCP server `git` is configured (servers: test); add `[providers.mcp.git]` with its `command`\n"
+        "error: no MCP server `git` is configured (servers: test); add `[providers.mcp.git]` with its `command` or `url`\n"
     );
     assert!(server_pid(&ws).is_none());
 }

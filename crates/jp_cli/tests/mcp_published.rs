@@ -1,6 +1,7 @@
 //! A published MCP server, run unmodified through the real `jp` binary
 //! (issue 24): `@modelcontextprotocol/server-everything` from npm, which
-//! `.ci/run` installs under the target directory (`mcp-npm/`).
+//! `.ci/run` installs under the target directory (`mcp-npm/`), over stdio
+//! and over Streamable HTTP.
 //!
 //! Without it the test skips with the reason on stderr, unless
 //! `JP_REQUIRE_MCP_EVERYTHING` is set (as `.ci/run` sets it): then it fails.
@@ -100,4 +101,90 @@ fn server_everything_lists_its_tools_and_answers_calls_through_a_query() {
         .clone();
     assert_eq!(add["required"], serde_json::json!(["a", "b"]));
     assert_eq!(add["properties"]["a"]["type"], "number");
+}
+
+/// The published server killed when the test ends, however it ends.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The same server in its Streamable HTTP mode (the TypeScript SDK's
+/// server side), reached at its `url`: its tools, a call, and a call's
+/// result, as over stdio.
+#[test]
+fn server_everything_over_streamable_http_answers_calls_through_a_query() {
+    use std::io::BufRead as _;
+    let Some(program) = everything() else {
+        return;
+    };
+    let ws = initialized();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = std::process::Command::new(&program)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .current_dir(ws.project())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let _running = Running(child);
+    // It says on stderr when it listens.
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let listening = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|line| line.contains("listening on port"));
+    assert!(listening, "mcp-server-everything did not start listening");
+    std::thread::spawn(move || lines.for_each(drop));
+    let config = ws.read("project/.jp/config.toml");
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{config}\n[providers.mcp.everything]\nurl = \"http://localhost:{port}/mcp\"\n\n\
+             [conversation.tools.echo]\nsource = \"mcp.everything\"\npolicy.run = \"unattended\"\n\n\
+             [conversation.tools.add]\nsource = \"mcp.everything\"\ntool = \"get-sum\"\n\
+             policy.run = [{{ arg = \"/a\", const = 2, mode = \"unattended\" }}, {{ mode = \"ask\" }}]\n"
+        ),
+    );
+    let server = TestServer::start(vec![
+        tool("toolu_1", "echo", r#"{"message": "over http"}"#),
+        tool("toolu_2", "add", r#"{"a": 2, "b": 3}"#),
+        text("Done."),
+    ]);
+    let output = query_command(&ws, &server, "anthropic/claude-haiku-4-5", &[], "try it")
+        .output()
+        .unwrap();
+    let run = ws.run_of(output);
+    assert_eq!(run.code, 0, "{run:?}");
+    let header = "── jp (anthropic/claude-haiku-4-5) ──\n";
+    assert_eq!(
+        run.stderr,
+        format!(
+            "{header}Calling tool echo(message: \"over http\")\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             echo success: Echo: over http\n\
+             {header}Calling tool add(a: 2, b: 3)\n  \
+             unattended (policy.run[0] (const 2 on /a) matched: 2 equals 2)\n  \
+             add success: The sum of 2 and 3 is 5.\n\
+             {header}tokens: 3 responses · 30 in · 126 out · $0.0007\n"
+        )
+    );
+    assert_eq!(
+        responses(&stored(&ws)),
+        [
+            ("success".to_owned(), "Echo: over http".to_owned()),
+            ("success".to_owned(), "The sum of 2 and 3 is 5.".to_owned()),
+        ]
+    );
 }

@@ -2,6 +2,7 @@
 //! ranges, the `'*'` tool entry, tool definitions, and every tool's
 //! policies (RFD D25, architecture decisions 2-4).
 
+mod mcp_servers;
 mod policies;
 
 use std::collections::{BTreeMap, HashSet};
@@ -121,7 +122,13 @@ pub fn validate_with(config: &AppConfig, schemas: McpSchemas) -> Vec<Problem> {
     check_model(config, &mut problems);
     check_parameters(config, &mut problems);
     check_providers(config, &mut problems);
-    check_mcp_servers(config, &mut problems);
+    let mut servers = Vec::new();
+    mcp_servers::check_mcp_servers(config, &mut servers);
+    problems.extend(
+        servers
+            .into_iter()
+            .map(|(path, message)| Problem::error(path, message)),
+    );
     check_tools(config, schemas, &mut problems);
     check_stateful(config, schemas, &mut problems);
     if config.conversation.elide_tool_results.keep_turns == 0 {
@@ -258,32 +265,6 @@ type Reported = HashSet<(&'static str, Option<usize>, String)>;
 
 /// For each default rule (field and index): how many tools it applied to.
 type DefaultRuleUses = BTreeMap<(&'static str, usize), usize>;
-
-/// `providers.mcp`: a command to run, a timeout of at least a second, and
-/// a name a tool's `source` can name.
-fn check_mcp_servers(config: &AppConfig, problems: &mut Vec<Problem>) {
-    for (name, server) in &config.providers.mcp {
-        let base = key("providers.mcp").join(name.clone());
-        if name.is_empty() || name.contains('.') {
-            problems.push(Problem::error(
-                base.clone(),
-                "an MCP server's name must not be empty or contain `.` (a tool names it as `mcp.NAME`)",
-            ));
-        }
-        if server.command.first().is_none_or(String::is_empty) {
-            problems.push(Problem::error(
-                base.join("command"),
-                "an MCP server needs a `command`: the program and its arguments, such as [\"python3\", \"-m\", \"mcp_server_git\"]",
-            ));
-        }
-        if server.startup_timeout_secs == Some(0) {
-            problems.push(Problem::error(
-                base.join("startup_timeout_secs"),
-                "must be at least 1",
-            ));
-        }
-    }
-}
 
 /// Whether the policies of tool `cfg` can be checked now: not those of an
 /// MCP tool before its server's schema is known.
@@ -481,7 +462,7 @@ fn check_tool_source(
         problems.push(Problem::error(
             base.join("source"),
             format!(
-                "names the MCP server `{server}`, which is not configured: add `[providers.mcp.{server}]` with its `command` (servers: {})",
+                "names the MCP server `{server}`, which is not configured: add `[providers.mcp.{server}]` with its `command` or `url` (servers: {})",
                 list(config.providers.mcp.keys())
             ),
         ));

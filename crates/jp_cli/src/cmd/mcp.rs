@@ -62,7 +62,7 @@ impl Mcp {
                 let names: Vec<String> = loaded.config.providers.mcp.keys().cloned().collect();
                 if names.is_empty() && format == Format::Text {
                     crate::outln!(
-                        "no MCP server is configured (add `[providers.mcp.NAME]` with its `command`)"
+                        "no MCP server is configured (add `[providers.mcp.NAME]` with its `command`, or its `url` for a server over HTTP)"
                     );
                     return Ok(ExitCode::SUCCESS);
                 }
@@ -92,7 +92,7 @@ impl Mcp {
                         names.join(", ")
                     };
                     crate::errln!(
-                        "error: no MCP server `{server}` is configured (servers: {list}); add `[providers.mcp.{server}]` with its `command`"
+                        "error: no MCP server `{server}` is configured (servers: {list}); add `[providers.mcp.{server}]` with its `command` or `url`"
                     );
                     return Ok(exit::USAGE.into());
                 }

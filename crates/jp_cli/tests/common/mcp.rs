@@ -82,3 +82,92 @@ pub fn assert_gone(ws: &Workspace) {
     }
     assert!(!running(pid), "the MCP server {pid} outlived jp by 1 s");
 }
+
+/// `jp-mcp-test-server --http` running in a workspace's root: its
+/// endpoint, and the requests it recorded. Killed when dropped.
+pub struct HttpServer {
+    child: std::process::Child,
+    url: String,
+    dir: PathBuf,
+}
+
+impl HttpServer {
+    /// Starts it in `ws`'s project directory and waits for its endpoint.
+    pub fn start(ws: &Workspace) -> Self {
+        use std::io::BufRead as _;
+        let mut child = std::process::Command::new(server_binary())
+            .arg("--http")
+            .current_dir(ws.project())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.starts_with("http://127.0.0.1:"), "{line:?}");
+        Self {
+            child,
+            url: line.trim_end().to_owned(),
+            dir: ws.project(),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Whether the process still runs.
+    pub fn running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Each request it got, as it recorded it (a JSON object: `http`,
+    /// `rpc`, `tool`, `session`, `headers`).
+    pub fn requests(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.dir.join("http-requests.txt"))
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    /// Each request as `HTTP rpc tool`, the parts it has, in order.
+    pub fn calls(&self) -> Vec<String> {
+        self.requests()
+            .iter()
+            .map(|r| {
+                let mut parts = vec![r["http"].as_str().unwrap().to_owned()];
+                parts.extend(r["rpc"].as_str().map(str::to_owned));
+                parts.extend(r["tool"].as_str().map(str::to_owned));
+                parts.join(" ")
+            })
+            .collect()
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A workspace whose MCP server `test` is `server`, reached over HTTP,
+/// with `keys` added to its table and `tools` after it.
+pub fn http_workspace(keys: &str, tools: &str) -> (Workspace, HttpServer) {
+    let ws = initialized();
+    let server = HttpServer::start(&ws);
+    let config = ws.read("project/.jp/config.toml");
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{config}\n[providers.mcp.test]\nurl = \"{}\"\n{keys}\n{tools}",
+            server.url()
+        ),
+    );
+    (ws, server)
+}

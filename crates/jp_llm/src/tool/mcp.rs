@@ -1,6 +1,9 @@
 //! MCP servers (the Model Context Protocol) as a source of tools: one
-//! server process per `providers.mcp.NAME`, spoken to over its stdin and
-//! stdout with the official SDK (`rmcp`).
+//! server per `providers.mcp.NAME`, with the official SDK (`rmcp`): a
+//! process jp runs and speaks to over its stdin and stdout (`command`), or
+//! a server it reaches over Streamable HTTP (`url`, see the `http` module:
+//! the same bounds, each call a request of one session, the session ended
+//! with `DELETE` when jp is done).
 //!
 //! A server starts when a query first needs it ([`McpServers::server`]):
 //! in the workspace root, with its `env` added, contained like a local
@@ -17,8 +20,12 @@
 //! with the protocol's `notifications/cancelled`; the server keeps
 //! running, unless the user aborted the turn: then the caller kills it
 //! ([`McpServers::kill`]). Its stderr goes to jp's log, escaped, never to
-//! the terminal.
+//! the terminal. A server over HTTP that fails a request (an HTTP error,
+//! a dropped connection) is broken the same way: its session is closed and
+//! a new one opened for the next call.
 
+mod error;
+mod http;
 mod lines;
 mod result;
 
@@ -43,6 +50,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::containment::{self, Containment};
 use super::{ToolLimits, limit_key};
+pub use error::McpError;
 pub use lines::{Fault, MAX_LINE_BYTES};
 pub use result::outcome;
 
@@ -64,49 +72,6 @@ const EXIT_WAIT: Duration = Duration::from_millis(500);
 /// is killed.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(1);
 
-/// Why an MCP server is not available.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum McpError {
-    /// No `providers.mcp.NAME` entry.
-    #[error("no MCP server `{server}` is configured (add `[providers.mcp.{server}]`)")]
-    Unknown {
-        /// The server's name.
-        server: String,
-    },
-    /// The process could not be started.
-    #[error("cannot start MCP server `{server}` (`{program}`): {reason}")]
-    Start {
-        /// The server's name.
-        server: String,
-        /// The program.
-        program: String,
-        /// Why.
-        reason: String,
-    },
-    /// The handshake or `tools/list` did not finish in time.
-    #[error(
-        "MCP server `{server}` did not finish starting within {secs} s (providers.mcp.{server}.startup_timeout_secs){stderr}"
-    )]
-    StartupTimeout {
-        /// The server's name.
-        server: String,
-        /// The timeout.
-        secs: u64,
-        /// The end of its stderr, as a suffix of the message.
-        stderr: String,
-    },
-    /// The handshake or `tools/list` failed.
-    #[error("MCP server `{server}` failed to start: {reason}{stderr}")]
-    Protocol {
-        /// The server's name.
-        server: String,
-        /// What went wrong.
-        reason: String,
-        /// The end of its stderr, as a suffix of the message.
-        stderr: String,
-    },
-}
-
 /// One tool a server offers, from its `tools/list`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerTool {
@@ -123,11 +88,13 @@ pub struct ServerTool {
 /// The end of a server's stderr, kept for error messages.
 type StderrTail = Arc<Mutex<VecDeque<String>>>;
 
-/// One running MCP server.
+/// One running MCP server: a process jp started, or a session with a
+/// server over HTTP.
 pub struct McpServer {
     name: String,
     service: RunningService<RoleClient, ()>,
-    child: Child,
+    /// The process; none for a server over HTTP.
+    child: Option<Child>,
     containment: Option<Containment>,
     faults: watch::Receiver<Option<Fault>>,
     stderr: StderrTail,
@@ -138,8 +105,8 @@ pub struct McpServer {
 }
 
 impl McpServer {
-    /// Starts server `name` in `root`, shakes hands and reads its tools,
-    /// all within its startup timeout.
+    /// Starts server `name` in `root` (or connects to it at its `url`),
+    /// shakes hands and reads its tools, all within its startup timeout.
     ///
     /// # Errors
     ///
@@ -149,6 +116,54 @@ impl McpServer {
         config: &McpServerConfig,
         root: &Path,
     ) -> Result<Self, McpError> {
+        match &config.url {
+            Some(url) => Self::connect(name, config, url).await,
+            None => Self::spawn(name, config, root).await,
+        }
+    }
+
+    /// Connects to server `name` over Streamable HTTP at `url`.
+    async fn connect(name: &str, config: &McpServerConfig, url: &str) -> Result<Self, McpError> {
+        let transport = http::transport(name, config, url)?;
+        // No output to watch and no stderr: the sender goes at once, so
+        // the fault arms never fire.
+        let (_, faults) = watch::channel(None);
+        let mut server = Starting {
+            name,
+            timeout: config.startup_timeout(),
+            faults,
+            stderr: StderrTail::default(),
+        };
+        let deadline = tokio::time::Instant::now() + server.timeout;
+        let service = server
+            .within(deadline, async {
+                ().serve(transport).await.map_err(|e| match e {
+                    rmcp::service::ClientInitializeError::ConnectionClosed(_) => {
+                        "the server closed the connection during the handshake".to_owned()
+                    }
+                    rmcp::service::ClientInitializeError::TransportError { error, .. } => {
+                        format!("cannot reach it: {}", http::describe(error.error.as_ref()))
+                    }
+                    other => http::describe(&other),
+                })
+            })
+            .await?;
+        let tools = server.list_tools(&service, deadline).await?;
+        tracing::info!(server = name, "MCP server connected over HTTP");
+        Ok(Self {
+            name: name.to_owned(),
+            service,
+            child: None,
+            containment: None,
+            faults: server.faults,
+            stderr: server.stderr,
+            tools,
+            broken: false,
+        })
+    }
+
+    /// Starts server `name`'s `command` in `root`.
+    async fn spawn(name: &str, config: &McpServerConfig, root: &Path) -> Result<Self, McpError> {
         let Some((program, args)) = config.command.split_first() else {
             return Err(McpError::Start {
                 server: name.to_owned(),
@@ -203,29 +218,12 @@ impl McpServer {
             Ok(service) => service,
             Err(error) => return Err(exited(error, &mut child, logging, &server).await),
         };
-        let listed = server
-            .within(deadline, async {
-                service
-                    .peer()
-                    .list_all_tools()
-                    .await
-                    .map_err(|e| e.to_string())
-            })
-            .await?;
-        let tools = listed
-            .into_iter()
-            .map(|tool| ServerTool {
-                name: tool.name.into_owned(),
-                title: tool.title,
-                description: tool.description.map(std::borrow::Cow::into_owned),
-                input_schema: (*tool.input_schema).clone(),
-            })
-            .collect();
+        let tools = server.list_tools(&service, deadline).await?;
         tracing::info!(server = name, "MCP server started");
         Ok(Self {
             name: name.to_owned(),
             service,
-            child,
+            child: Some(child),
             containment: Some(containment),
             faults: server.faults,
             stderr: server.stderr,
@@ -280,8 +278,9 @@ impl McpServer {
                 self.broken = true;
                 return Outcome::Error {
                     message: format!(
-                        "MCP server `{server}` did not answer the call to `{tool}` within {secs} s{}; jp sent it MCP cancellation and stopped it",
-                        limit_key(limits.timeout_key.as_deref())
+                        "MCP server `{server}` did not answer the call to `{tool}` within {secs} s{}; jp sent it MCP cancellation and {}",
+                        limit_key(limits.timeout_key.as_deref()),
+                        self.stopped()
                     ),
                     transient: true,
                 };
@@ -326,11 +325,27 @@ impl McpServer {
     /// the end of its stderr, when it exited.
     async fn failed(&mut self, tool: &str, error: ServiceError) -> Outcome {
         self.broken = true;
+        let Some(child) = &mut self.child else {
+            let error = match &error {
+                // rmcp says no more when the stream ends early, or when it
+                // refuses an event over its limit.
+                ServiceError::TransportClosed => format!(
+                    "the answer's stream ended before the answer came (the connection dropped, or the answer was over the {} MiB jp reads)",
+                    MAX_LINE_BYTES / (1024 * 1024)
+                ),
+                ServiceError::TransportSend(e) => http::describe(e.error.as_ref()),
+                other => http::describe(other),
+            };
+            return Outcome::error(format!(
+                "MCP server `{}` failed during the call to `{tool}`: {error}; jp closed its session",
+                self.name
+            ));
+        };
         let error = match error {
             ServiceError::TransportClosed => "the server closed the connection".to_owned(),
             other => other.to_string(),
         };
-        let exit = match tokio::time::timeout(EXIT_WAIT, self.child.wait()).await {
+        let exit = match tokio::time::timeout(EXIT_WAIT, child.wait()).await {
             Ok(Ok(status)) => format!(" (it exited: {status})"),
             _ => String::new(),
         };
@@ -341,6 +356,16 @@ impl McpServer {
         ))
     }
 
+    /// What stopping it does, for a message: a process is stopped, a
+    /// session over HTTP closed.
+    fn stopped(&self) -> &'static str {
+        if self.child.is_some() {
+            "stopped it"
+        } else {
+            "closed its session"
+        }
+    }
+
     /// Whether it broke and must be started again before the next call.
     #[must_use]
     pub fn is_broken(&self) -> bool {
@@ -348,21 +373,28 @@ impl McpServer {
     }
 
     /// Kills it at once, with every process it started: the user aborted
-    /// the turn while it ran a call.
+    /// the turn while it ran a call. A server over HTTP is not jp's to
+    /// kill: its session is closed.
     pub async fn kill(mut self) {
+        let Some(child) = &mut self.child else {
+            return self.shutdown().await;
+        };
         if let Some(containment) = self.containment.take() {
             containment.release().await;
         }
-        let _ = self.child.start_kill();
-        let _ = tokio::time::timeout(SHUTDOWN_WAIT, self.child.wait()).await;
+        let _ = child.start_kill();
+        let _ = tokio::time::timeout(SHUTDOWN_WAIT, child.wait()).await;
         tracing::info!(server = %self.name, "MCP server killed");
     }
 
-    /// Stops it: closes the connection, gives it [`SHUTDOWN_WAIT`] to exit,
-    /// then kills what is left of it.
+    /// Stops it: closes the connection (over HTTP, rmcp ends the session
+    /// with `DELETE`), gives it [`SHUTDOWN_WAIT`] to exit, then kills what
+    /// is left of it.
     pub async fn shutdown(mut self) {
         let _ = self.service.close_with_timeout(SHUTDOWN_WAIT).await;
-        let _ = tokio::time::timeout(SHUTDOWN_WAIT, self.child.wait()).await;
+        if let Some(child) = &mut self.child {
+            let _ = tokio::time::timeout(SHUTDOWN_WAIT, child.wait()).await;
+        }
         if let Some(containment) = self.containment.take() {
             containment.release().await;
         }
@@ -391,6 +423,32 @@ struct Starting<'a> {
 }
 
 impl Starting<'_> {
+    /// Reads the server's tools (every page) before `deadline`.
+    async fn list_tools(
+        &mut self,
+        service: &RunningService<RoleClient, ()>,
+        deadline: tokio::time::Instant,
+    ) -> Result<Vec<ServerTool>, McpError> {
+        let listed = self
+            .within(deadline, async {
+                service
+                    .peer()
+                    .list_all_tools()
+                    .await
+                    .map_err(|e| e.to_string())
+            })
+            .await?;
+        Ok(listed
+            .into_iter()
+            .map(|tool| ServerTool {
+                name: tool.name.into_owned(),
+                title: tool.title,
+                description: tool.description.map(std::borrow::Cow::into_owned),
+                input_schema: (*tool.input_schema).clone(),
+            })
+            .collect())
+    }
+
     /// Runs one step of the start before `deadline`, failing it on a fault
     /// of the server's output.
     async fn within<T>(
@@ -508,6 +566,13 @@ impl McpServers {
         self.running.get_mut(name).ok_or_else(|| McpError::Unknown {
             server: name.to_owned(),
         })
+    }
+
+    /// Whether server `name` is reached over HTTP (it has a `url`): jp
+    /// closes its session where it would stop a process.
+    #[must_use]
+    pub fn over_http(&self, name: &str) -> bool {
+        self.configs.get(name).is_some_and(|c| c.url.is_some())
     }
 
     /// Kills server `name` at once, if it runs ([`McpServer::kill`]).

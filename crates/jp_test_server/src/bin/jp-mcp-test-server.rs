@@ -6,6 +6,15 @@
 //! `JP_MCP_TEST_START=hang` makes it never answer the handshake;
 //! `JP_MCP_TEST_START=exit` makes it exit before it.
 //!
+//! `jp-mcp-test-server --http` serves the same tools over Streamable HTTP
+//! instead (rmcp's `StreamableHttpService` on hyper), on a free port of
+//! 127.0.0.1: it prints its endpoint (`http://127.0.0.1:PORT/mcp`) as the
+//! first line of its stdout, and adds a line of JSON to `http-requests.txt`
+//! in its working directory for each request it gets (see
+//! [`http::record`]). A `tools/call` of `http500` gets HTTP 500 before
+//! rmcp sees it; `crash` ends the process mid-call, which drops the
+//! connection.
+//!
 //! Its tools:
 //! - `echo {text}`: answers `echo: TEXT`;
 //! - `save {path, content}`: writes `content` to `path` (relative to its
@@ -18,7 +27,8 @@
 //!   any call) adds a line `cancelled: REASON` to `cancelled.txt`;
 //! - `garbage {}`: writes a line that is not JSON to stdout, then hangs;
 //! - `huge {bytes}`: answers with that many `x`;
-//! - `picture {}`: an image and structured content.
+//! - `picture {}`: an image and structured content;
+//! - `http500 {}` (only over HTTP): answered with HTTP 500.
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -32,7 +42,11 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, ServiceExt as _};
 use serde_json::{Map, Value, json};
 
-struct TestServer;
+/// The server; `http` when it serves over HTTP (it then has `http500`).
+#[derive(Clone, Copy)]
+struct TestServer {
+    http: bool,
+}
 
 fn tool(name: &'static str, description: &'static str, schema: Value) -> Tool {
     let Value::Object(schema) = schema else {
@@ -41,9 +55,9 @@ fn tool(name: &'static str, description: &'static str, schema: Value) -> Tool {
     Tool::new(name, description, Arc::new(schema))
 }
 
-fn tools() -> Vec<Tool> {
+fn tools(http: bool) -> Vec<Tool> {
     let none = json!({ "type": "object", "properties": {} });
-    vec![
+    let mut tools = vec![
         tool(
             "echo",
             "Says the text back.",
@@ -68,8 +82,12 @@ fn tools() -> Vec<Tool> {
             "Answers with many bytes.",
             json!({ "type": "object", "properties": { "bytes": { "type": "integer" } }, "required": ["bytes"] }),
         ),
-        tool("picture", "An image.", none),
-    ]
+        tool("picture", "An image.", none.clone()),
+    ];
+    if http {
+        tools.push(tool("http500", "Fails with HTTP 500.", none));
+    }
+    tools
 }
 
 fn text(text: impl Into<String>) -> Result<CallToolResponse, ErrorData> {
@@ -93,7 +111,7 @@ impl ServerHandler for TestServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        Ok(ListToolsResult::with_all_items(tools(self.http)))
     }
 
     async fn call_tool(
@@ -179,6 +197,9 @@ impl ServerHandler for TestServer {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::process::ExitCode {
     let _ = std::fs::write("mcp-server.pid", std::process::id().to_string());
+    if std::env::args().nth(1).as_deref() == Some("--http") {
+        return http::serve().await;
+    }
     match std::env::var("JP_MCP_TEST_START").as_deref() {
         Ok("exit") => {
             eprintln!("refusing to start");
@@ -189,9 +210,118 @@ async fn main() -> std::process::ExitCode {
         },
         _ => {}
     }
-    let Ok(service) = TestServer.serve(rmcp::transport::stdio()).await else {
+    let Ok(service) = TestServer { http: false }
+        .serve(rmcp::transport::stdio())
+        .await
+    else {
         return std::process::ExitCode::FAILURE;
     };
     let _ = service.waiting().await;
     std::process::ExitCode::SUCCESS
+}
+
+/// The Streamable HTTP mode.
+mod http {
+    use std::convert::Infallible;
+    use std::io::Write as _;
+    use std::sync::Arc;
+
+    use bytes::Bytes;
+    use http_body_util::{BodyExt as _, Full};
+    use hyper::body::Incoming;
+    use hyper::{Request, Response, StatusCode};
+    use hyper_util::rt::TokioIo;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+    use serde_json::{Value, json};
+
+    use super::TestServer;
+
+    type Service = StreamableHttpService<TestServer, LocalSessionManager>;
+    type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
+
+    /// Serves until killed; prints the endpoint first.
+    pub async fn serve() -> std::process::ExitCode {
+        let Ok(listener) = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await else {
+            return std::process::ExitCode::FAILURE;
+        };
+        let Ok(addr) = listener.local_addr() else {
+            return std::process::ExitCode::FAILURE;
+        };
+        let mut stdout = std::io::stdout();
+        let _ = writeln!(stdout, "http://{addr}/mcp");
+        let _ = stdout.flush();
+        let service: Service = StreamableHttpService::new(
+            || Ok(TestServer { http: true }),
+            Arc::new(LocalSessionManager::default()),
+            StreamableHttpServerConfig::default(),
+        );
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let service = service.clone();
+            tokio::spawn(async move {
+                let handler = hyper::service::service_fn(move |request| {
+                    let service = service.clone();
+                    async move { Ok::<_, Infallible>(handle(&service, request).await) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), handler)
+                    .await;
+            });
+        }
+    }
+
+    /// Records the request, then answers `http500` itself and passes
+    /// everything else to rmcp.
+    async fn handle(service: &Service, request: Request<Incoming>) -> Response<Body> {
+        let (parts, body) = request.into_parts();
+        let body = body
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let tool = message["params"]["name"].as_str();
+        record(&parts, &message);
+        if message["method"] == "tools/call" && tool == Some("http500") {
+            return Response::builder()
+                .status(StatusCode::INTERNAL_SERVER_ERROR)
+                .body(Full::new(Bytes::from_static(b"internal error on purpose")).boxed())
+                .unwrap_or_default();
+        }
+        service
+            .handle(Request::from_parts(parts, Full::new(body)))
+            .await
+    }
+
+    /// Adds a line to `http-requests.txt`: the HTTP method, the JSON-RPC
+    /// method (and tool) if any, whether it named a session, and the
+    /// `authorization` header and every `x-` header.
+    pub fn record(parts: &hyper::http::request::Parts, message: &Value) {
+        let headers: serde_json::Map<String, Value> = parts
+            .headers
+            .iter()
+            .filter(|(name, _)| name.as_str() == "authorization" || name.as_str().starts_with("x-"))
+            .map(|(name, value)| {
+                let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                (name.as_str().to_owned(), Value::String(value))
+            })
+            .collect();
+        let line = json!({
+            "http": parts.method.as_str(),
+            "rpc": message.get("method"),
+            "tool": message["params"].get("name"),
+            "session": parts.headers.contains_key("mcp-session-id"),
+            "headers": headers,
+        });
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open("http-requests.txt");
+        if let Ok(mut file) = file {
+            let _ = writeln!(file, "{line}");
+        }
+    }
 }
