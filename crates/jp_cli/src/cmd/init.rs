@@ -54,7 +54,11 @@ impl Init {
         let model = if self.yes || !std::io::stdin().is_terminal() {
             DEFAULT_MODEL.to_owned()
         } else {
-            ask_model()
+            let Some(model) = ask_model(ctx) else {
+                errln!("interrupted; nothing was created");
+                return Ok(exit::INTERRUPTED.into());
+            };
+            model
         };
         std::fs::create_dir_all(&dir).map_err(|source| Error::File {
             action: "create",
@@ -77,20 +81,41 @@ impl Init {
     }
 }
 
-fn ask_model() -> String {
+/// Asks for the workspace's model until the answer names one (an alias
+/// of the user's config counts); `None` when the user interrupts (Ctrl+C
+/// or Ctrl+D).
+fn ask_model(ctx: &crate::ctx::Ctx) -> Option<String> {
     let printer = crate::printer::Printer::stdio(jp_config::style::ColorMode::Auto);
     let Some(mut terminal) = TerminalPrompter::open(&printer) else {
-        return DEFAULT_MODEL.to_owned();
+        return Some(DEFAULT_MODEL.to_owned());
     };
+    // The user's aliases; a user config that does not load is reported by
+    // the next command, and the answer is then taken as it is.
+    let known = jp_config::load::load(&ctx.load_options()).ok();
     let question = jp_tool::Question {
         id: "model".into(),
         text: format!("Model for this workspace (provider/name or alias) [{DEFAULT_MODEL}]:"),
         answer: jp_tool::AnswerKind::Text,
         default: Some(DEFAULT_MODEL.into()),
     };
-    match terminal.ask(&question, &tokio_util::sync::CancellationToken::new()) {
-        Ok(serde_json::Value::String(model)) if !model.trim().is_empty() => model.trim().to_owned(),
-        _ => DEFAULT_MODEL.to_owned(),
+    loop {
+        let answer = match terminal.ask(&question, &tokio_util::sync::CancellationToken::new()) {
+            Ok(serde_json::Value::String(model)) if !model.trim().is_empty() => {
+                model.trim().to_owned()
+            }
+            Ok(_) => DEFAULT_MODEL.to_owned(),
+            Err(_) => return None,
+        };
+        let checked = known.as_ref().map_or(Ok(()), |loaded| {
+            jp_config::validate::resolve_model_id(&loaded.config, &answer).map(|_| ())
+        });
+        match checked {
+            Ok(()) => return Some(answer),
+            Err(error) => errln!(
+                "  {}; try again",
+                crate::printer::sanitize(&error.to_string())
+            ),
+        }
     }
 }
 
