@@ -92,6 +92,9 @@ fn init_logging(verbose: u8) {
         2 => "debug",
         _ => "trace",
     };
+    if verbose > 0 || std::env::var_os("RUST_LOG").is_some() {
+        printer::logs_on_stderr();
+    }
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
     let _ = tracing_subscriber::fmt()

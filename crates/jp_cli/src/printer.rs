@@ -64,6 +64,15 @@ struct Sink {
     line: Option<String>,
 }
 
+/// Whether log lines go to stderr (`-v`, `RUST_LOG`): no spinner then,
+/// as it would share their line.
+static LOGGING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Says that log lines go to stderr, so no spinner is drawn.
+pub fn logs_on_stderr() {
+    LOGGING.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// The longest unfinished line a prompt keeps together with its rest
 /// (see [`Printer::show_prompt`]).
 const MAX_OPEN_LINE: usize = 64 * 1024;
@@ -472,7 +481,10 @@ impl Printer {
     pub fn spin(&self, message: &str) {
         let mut inner = self.lock();
         inner.clear_spinner();
-        if !inner.chrome.terminal || inner.overlay.active() {
+        if !inner.chrome.terminal
+            || inner.overlay.active()
+            || LOGGING.load(std::sync::atomic::Ordering::Relaxed)
+        {
             return;
         }
         let spinner = indicatif::ProgressBar::with_draw_target(
