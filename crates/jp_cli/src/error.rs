@@ -43,7 +43,7 @@ pub enum Error {
     NoUserConfig,
     /// A command that writes the workspace's config, outside a workspace.
     #[error(
-        "not in a workspace (no .jp directory here or above); run `mkdir .jp` at the project root, or use --user"
+        "not in a workspace (no .jp directory here or above); run `jp init` at the project root, or use --user"
     )]
     NoWorkspace,
     /// The conversation store failed.

@@ -231,7 +231,7 @@ fn set_user_creates_the_file_and_outside_a_workspace_needs_it() {
         Run {
             code: 2,
             stdout: String::new(),
-            stderr: "error: not in a workspace (no .jp directory here or above); run `mkdir .jp` at the project root, or use --user\n".into(),
+            stderr: "error: not in a workspace (no .jp directory here or above); run `jp init` at the project root, or use --user\n".into(),
         }
     );
     assert_eq!(

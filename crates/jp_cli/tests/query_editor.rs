@@ -203,7 +203,7 @@ fn an_editor_that_fails_sends_nothing_and_keeps_what_was_written() {
     assert_eq!(
         lines[0],
         format!(
-            "error: the editor `sh {}` exited with exit status: 3; nothing was sent",
+            "error: the editor `sh {}` exited with status 3; nothing was sent",
             script.display()
         ),
         "{screen}"
@@ -471,8 +471,8 @@ fn ctrl_c_in_the_editor_is_the_editors_and_jp_keeps_what_was_written() {
     assert!(
         error.starts_with("error: the editor `sh ")
             && error.ends_with("; nothing was sent")
-            && (error.contains("exited with signal: 2 (SIGINT)")
-                || error.contains("exited with exit status: 130")),
+            && (error.contains("was killed by signal 2")
+                || error.contains("exited with status 130")),
         "{screen}"
     );
     let kept = lines[2]

@@ -171,10 +171,12 @@ fn ls(store: &Store) -> Result<(), StoreError> {
         match store.load(&id) {
             Ok(c) => {
                 warn_torn(&c);
+                // A turn is one `jp query` (a reply after "stop and reply"
+                // is a message of the same turn), as `show` draws them.
                 let turns = c
                     .events
                     .iter()
-                    .filter(|e| matches!(e.kind, EventKind::ChatRequest { .. }))
+                    .filter(|e| matches!(e.kind, EventKind::TurnStart))
                     .count();
                 let title = c.title().unwrap_or_else(|| "(untitled)".into());
                 showln!(
@@ -198,7 +200,7 @@ fn ls(store: &Store) -> Result<(), StoreError> {
 fn forget_approvals(store: &Store, id: Option<String>) -> Result<(), StoreError> {
     let id = match id.or_else(|| store.active()) {
         Some(id) => id,
-        None => return Err(StoreError::NotFound("(active)".into())),
+        None => return Err(StoreError::NoActive),
     };
     let (mut conversation, mut lock) = store.open(&id)?;
     let mut count = 0usize;
@@ -229,7 +231,7 @@ fn forget_approvals(store: &Store, id: Option<String>) -> Result<(), StoreError>
 fn show(store: &Store, id: Option<String>, format: Format) -> Result<(), StoreError> {
     let id = match id.or_else(|| store.active()) {
         Some(id) => id,
-        None => return Err(StoreError::NotFound("(active)".into())),
+        None => return Err(StoreError::NoActive),
     };
     let conversation = store.load(&id)?;
     warn_torn(&conversation);

@@ -56,7 +56,7 @@ pub fn run_editor(path: &std::path::Path) -> Result<(), String> {
         return Err(format!("cannot run the editor `{editor}`: {why}"));
     }
     if !status.success() {
-        return Err(format!("the editor `{editor}` exited with {status}"));
+        return Err(format!("the editor `{editor}` {}", ended(status)));
     }
     Ok(())
 }
@@ -137,7 +137,8 @@ pub fn run_pager(pager: &str, text: &str) -> Result<(), PagerFailure> {
         Ok(())
     } else {
         Err(PagerFailure::Failed(format!(
-            "the pager `{pager}` exited with {status}"
+            "the pager `{pager}` {}",
+            ended(status)
         )))
     }
 }
@@ -193,6 +194,21 @@ fn missing_program(command_line: &str) -> Option<&str> {
 /// could not run it (the shell says which on the terminal). A program that
 /// ran and exited with one of these itself is taken for the same: a guess,
 /// and the message says whose code it is.
+/// How a program that failed ended: `exited with status 1`, or the
+/// signal that killed it.
+fn ended(status: std::process::ExitStatus) -> String {
+    match status.code() {
+        Some(code) => format!("exited with status {code}"),
+        None => {
+            #[cfg(unix)]
+            if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
+                return format!("was killed by signal {signal}");
+            }
+            "failed".to_owned()
+        }
+    }
+}
+
 fn not_run(status: std::process::ExitStatus) -> Option<&'static str> {
     if !cfg!(unix) {
         return None;

@@ -28,6 +28,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::diagnostic::io_reason;
+
 /// A path written in a rule, normalized.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum PolicyPath {
@@ -327,19 +329,6 @@ pub fn resolve_path(value: &str, workspace: &Workspace) -> Result<PathValue, Nul
     Ok(PathValue {
         lexical: PathForm::new(lexical, &workspace.lexical),
         resolved,
-    })
-}
-
-/// An I/O error as a short lowercase phrase, without the `(os error N)`
-/// suffix: `permission denied`, `file name too long`.
-fn io_reason(error: &std::io::Error) -> String {
-    let text = error.to_string();
-    let text = text
-        .split_once(" (os error")
-        .map_or(text.as_str(), |(reason, _)| reason);
-    let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |first| {
-        first.to_lowercase().chain(chars).collect()
     })
 }
 

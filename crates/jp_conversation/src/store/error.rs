@@ -28,6 +28,9 @@ pub enum StoreError {
     /// No conversation has this id.
     #[error("no conversation `{0}` (see `jp conversation ls`)")]
     NotFound(String),
+    /// No id was given and no conversation is active.
+    #[error("no active conversation (`jp conversation use ID` picks one; `jp query` starts one)")]
+    NoActive,
     /// Another process holds the conversation's lock.
     #[error(
         "conversation `{id}` is in use by another jp process{}; wait for it to finish",

@@ -94,7 +94,7 @@ pub struct ScriptedPart {
 
 /// Scripted tool-call arguments.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged)]
+#[serde(try_from = "serde_json::Value")]
 pub enum ScriptedArguments {
     /// Exact JSON text (may be invalid on purpose).
     Raw(String),
@@ -105,6 +105,26 @@ pub enum ScriptedArguments {
 impl Default for ScriptedArguments {
     fn default() -> Self {
         Self::Value(serde_json::Map::new())
+    }
+}
+
+impl TryFrom<serde_json::Value> for ScriptedArguments {
+    type Error = String;
+
+    fn try_from(value: serde_json::Value) -> Result<Self, String> {
+        match value {
+            serde_json::Value::String(text) => Ok(Self::Raw(text)),
+            serde_json::Value::Object(map) => Ok(Self::Value(map)),
+            other => Err(format!(
+                "`arguments` must be a table (sent as its JSON) or a string (sent as written), not {}",
+                match other {
+                    serde_json::Value::Null => "nothing",
+                    serde_json::Value::Bool(_) => "a boolean",
+                    serde_json::Value::Number(_) => "a number",
+                    _ => "an array",
+                }
+            )),
+        }
     }
 }
 
@@ -242,8 +262,9 @@ impl Scripted {
         let path = workspace_root.join(name);
         let text = std::fs::read_to_string(&path).map_err(|e| {
             ProviderError::Config(format!(
-                "scripted: cannot read the script {}: {e} (the built-in script is `scripted/demo`)",
-                path.display()
+                "scripted: cannot read the script {}: {} (the built-in script is `scripted/demo`)",
+                path.display(),
+                jp_config::diagnostic::io_reason(&e)
             ))
         })?;
         let script = Script::parse(&text, &path.display().to_string())?;
@@ -290,8 +311,11 @@ impl Provider for Scripted {
         Box::pin(async_stream::try_stream! {
             let Some(response) = script.responses.get(played) else {
                 Err(ProviderError::Config(format!(
-                    "scripted: script `{name}` has {} responses and this is request #{} since your last message",
-                    script.responses.len(),
+                    "scripted: script `{name}` has {} and this is request #{} since your last message",
+                    match script.responses.len() {
+                        1 => "1 response".to_owned(),
+                        n => format!("{n} responses"),
+                    },
                     played + 1
                 )))?;
                 return;

@@ -264,7 +264,7 @@ fn script_errors_name_the_script() {
         Scripted::open("missing.toml", Path::new("/nonexistent"))
             .unwrap_err()
             .to_string(),
-        "scripted: cannot read the script /nonexistent/missing.toml: No such file or directory (os error 2) (the built-in script is `scripted/demo`)"
+        "scripted: cannot read the script /nonexistent/missing.toml: no such file or directory (the built-in script is `scripted/demo`)"
     );
 }
 
@@ -361,4 +361,21 @@ fn a_new_message_plays_the_script_again_with_new_call_ids() {
             .collect::<Vec<_>>()
     };
     assert_eq!(without_ids(first), without_ids(replayed));
+}
+
+#[test]
+fn arguments_that_are_neither_a_table_nor_a_string_are_said_so() {
+    let error = Script::parse(
+        "[[responses]]\nparts = [{ tool = \"t\", arguments = 5 }]\n",
+        "five.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.contains(
+            "`arguments` must be a table (sent as its JSON) or a string (sent as written), not a number"
+        ),
+        "{error}"
+    );
+    assert!(!error.contains("ScriptedArguments"), "{error}");
 }
