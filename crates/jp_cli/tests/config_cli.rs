@@ -731,3 +731,35 @@ fn dynamic_completion_offers_conversation_ids_and_tool_names() {
         "fs_read_file\nfs_list_files\nfs_create_file\nfs_modify_file\nfs_delete_file\n"
     );
 }
+
+/// A key the active conversation sets (its recorded `--model`) wins over
+/// the config files in its next query: `config set` says so, rather than
+/// seem to do nothing.
+#[test]
+fn set_says_when_the_active_conversation_overrides_the_key() {
+    let ws = common::query::initialized();
+    let demo = ws.jp(&["query", "--model", "scripted/demo", "hi"]);
+    assert_eq!(demo.code, 0, "{demo:?}");
+    let id = ws.read("project/.jp/conversations/active");
+    let set = ws.jp(&[
+        "config",
+        "set",
+        "assistant.model.id=anthropic/claude-haiku-4-5",
+    ]);
+    assert_eq!(set.code, 0, "{set:?}");
+    assert_eq!(
+        set.stdout,
+        "assistant.model.id = \"anthropic/claude-haiku-4-5\" in .jp/config.toml\n"
+    );
+    assert_eq!(
+        set.stderr,
+        format!(
+            "note: the active conversation {} sets assistant.model.id = \"scripted/demo\", which \
+             its next `jp query` uses instead (`jp query --new` starts one without it)\n",
+            id.trim()
+        )
+    );
+    // A key it does not set: no note.
+    let other = ws.jp(&["config", "set", "style.markdown=false"]);
+    assert_eq!((other.code, other.stderr.as_str()), (0, ""), "{other:?}");
+}

@@ -294,6 +294,7 @@ fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Error> {
                     serde_json::to_string(&candidate)?,
                     load::display_path(&file, &ctx.cwd)
                 );
+                note_if_shadowed(ctx, &assignment.path);
                 return Ok(ExitCode::SUCCESS);
             }
             Err(error) => failure = Some(error),
@@ -307,6 +308,37 @@ fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Error> {
         );
     }
     Ok(exit::INVALID_CONFIG.into())
+}
+
+/// Says so when the active conversation's recorded changes (its
+/// `--model`, a tool's change) set `path` to something else: they apply
+/// over the config files in its next `jp query`, so the edit just made
+/// would seem to do nothing there.
+fn note_if_shadowed(ctx: &Ctx, path: &ConfigPath) {
+    let Ok(files) = ctx.load() else {
+        return;
+    };
+    let Some(root) = files.workspace_root.as_deref() else {
+        return;
+    };
+    let Some(id) = jp_conversation::Store::new(root).active() else {
+        return;
+    };
+    let deltas = active_deltas(root, &files.config, &ctx.cwd);
+    if deltas.is_empty() {
+        return;
+    }
+    let Ok(with) = ctx.load_with(deltas) else {
+        return;
+    };
+    if let Some(value) = path.lookup(&with.resolved)
+        && path.lookup(&files.resolved) != Some(value)
+    {
+        crate::errln!(
+            "note: the active conversation {id} sets {path} = {value}, which its next `jp query` \
+             uses instead (`jp query --new` starts one without it)"
+        );
+    }
 }
 
 /// Whether the user's record trusts the workspace's files as they are now

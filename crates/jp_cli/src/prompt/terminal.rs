@@ -34,7 +34,7 @@ enum Input {
 }
 
 /// Waits up to `timeout` for something to read on stdin, the terminal
-/// crossterm reads keys from ([`TerminalPrompter::open`] requires stdin to
+/// prompts read keys from ([`TerminalPrompter::open`] requires stdin to
 /// be one).
 #[cfg(unix)]
 fn wait_for_input(timeout: Duration) -> Result<Input, PromptError> {
