@@ -755,12 +755,12 @@ fn a_long_result_wraps_to_the_terminals_width_keeping_its_indent() {
     };
     let screen = tmux.wait_for("EXIT=");
     // Wrapped by jp, not by the terminal (which `capture-pane -J` would
-    // join back into one line): each piece at most 30 columns, each
-    // continuation under the first.
+    // join back into one line): at words, each piece at most 30 columns,
+    // each continuation under the first.
     assert!(
         screen.contains(
-            "  wide success:\n    word01 word02 word03 word0\n    4 word05 word06 word07 wor\n    \
-             d08 word09 word10 word11 w\n    ord12\n    end\n── jp (anthropic/claude-haiku-4-5) ──\n\
+            "  wide success:\n    word01 word02 word03 \n    word04 word05 word06 \n    \
+             word07 word08 word09 \n    word10 word11 word12\n    end\n── jp (anthropic/claude-haiku-4-5) ──\n\
              Done.\ntokens: 2 responses · 20 in · 84 out · $0.0004\nEXIT=0\n"
         ),
         "{screen}"

@@ -33,7 +33,7 @@ use jp_conversation::{
 };
 
 pub use full::full_arguments;
-pub use line::{Line, wrap};
+pub use line::{Line, wrap, wrap_words};
 use text::TextBlock;
 
 use crate::printer::{Style, cut, sanitize};

@@ -557,6 +557,38 @@ fn a_result_wraps_to_a_narrow_terminal_keeping_the_indent() {
 }
 
 #[test]
+fn results_and_notes_wrap_at_words() {
+    let line = |text: &str| Line {
+        style: Style::Dim,
+        text: text.to_owned(),
+    };
+    let lines = vec![
+        line("    `printf \"x\"` exited with status 0"),
+        line("  no diff to show: patterns[0].old occurs 0 times"),
+        line("    averyveryverylongwordthatcannotfit here"),
+    ];
+    let wrapped = wrap_words(lines.clone(), 24);
+    assert_wrapped(&lines, &wrapped, 24);
+    let texts: Vec<&str> = wrapped.iter().map(|l| l.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "    `printf \"x\"` exited ",
+            "    with status 0",
+            "  no diff to show: ",
+            "  patterns[0].old ",
+            "  occurs 0 times",
+            // A word wider than a row is cut as `wrap` cuts it.
+            "    averyveryverylongwor",
+            "    dthatcannotfit here",
+        ]
+    );
+    for width in 0..60 {
+        assert_wrapped(&lines, &wrap_words(lines.clone(), width), width.max(8));
+    }
+}
+
+#[test]
 fn a_cut_result_line_wraps_whole() {
     // A line past RESULT_LINE_CHARS is cut, and on a terminal what is left
     // wraps; so does a line at every width, however narrow.

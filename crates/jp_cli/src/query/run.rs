@@ -336,7 +336,7 @@ impl Session {
         let mut lines =
             render::result_lines(&call.name, response, note, max, self.hidden(&call.name));
         if let Some(renderer) = &self.renderer {
-            lines = render::wrap(lines, renderer.width());
+            lines = render::wrap_words(lines, renderer.width());
         }
         for line in lines {
             self.printer.chrome_line(line.style, &line.text);

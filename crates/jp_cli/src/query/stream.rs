@@ -549,7 +549,7 @@ impl Session {
             return;
         };
         if let Some(lines) = tools.file_change(&call.id, &call.name, arguments) {
-            let lines = render::wrap(lines, renderer.width());
+            let lines = render::wrap_words(lines, renderer.width());
             self.print_lines(diff::capped(lines, style.call_lines as usize));
         }
     }

@@ -23,6 +23,20 @@ pub struct Line {
 /// into the line, its tabs as spaces.
 #[must_use]
 pub fn wrap(lines: Vec<Line>, width: usize) -> Vec<Line> {
+    wrap_with(lines, width, false)
+}
+
+/// [`wrap`], but rows end after a space: one that would end inside a word
+/// or just before a space ends after the last space in it instead (the
+/// space stays at the row's end, so the pieces still join back into the
+/// line). For what is read as prose: a tool's result, jp's notes, a diff.
+/// A word longer than a row is cut as [`wrap`] cuts it.
+#[must_use]
+pub fn wrap_words(lines: Vec<Line>, width: usize) -> Vec<Line> {
+    wrap_with(lines, width, true)
+}
+
+fn wrap_with(lines: Vec<Line>, width: usize, words: bool) -> Vec<Line> {
     let width = width.max(8);
     let mut out = Vec::with_capacity(lines.len());
     for mut line in lines {
@@ -52,6 +66,14 @@ pub fn wrap(lines: Vec<Line>, width: usize) -> Vec<Line> {
                 }
                 used += w;
                 end = at + c.len_utf8();
+            }
+            if words
+                && end < rest.len()
+                && !rest[..end].ends_with(' ')
+                && let Some(space) = rest[..end].rfind(' ')
+                && !rest[..space].trim_start_matches(' ').is_empty()
+            {
+                end = space + 1;
             }
             let piece = &rest[..end];
             out.push(Line {
