@@ -4,51 +4,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use jp_config::load::{LoadOptions, Loaded, load};
+mod common;
+
+use common::Fixture;
 use jp_config::trust::WorkspaceTrust;
-
-struct Fixture {
-    dir: tempfile::TempDir,
-}
-
-impl Fixture {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("project/.jp")).unwrap();
-        Self { dir }
-    }
-
-    fn write(&self, rel: &str, text: &str) {
-        let path = self.dir.path().join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
-    fn options(&self, trust: WorkspaceTrust) -> LoadOptions {
-        LoadOptions {
-            cwd: self.dir.path().join("project"),
-            user_config: Some(self.dir.path().join("xdg/jp/config.toml")),
-            trust,
-            ..LoadOptions::default()
-        }
-    }
-
-    fn load(&self, trust: WorkspaceTrust) -> Loaded {
-        match load(&self.options(trust)) {
-            Ok(loaded) => loaded,
-            Err(e) => panic!("config should load:\n{e}"),
-        }
-    }
-
-    fn errors(&self) -> Vec<String> {
-        let err = load(&self.options(WorkspaceTrust::Trusted)).expect_err("config should not load");
-        let root = format!("{}/", self.dir.path().display());
-        err.errors
-            .iter()
-            .map(|d| d.to_string().replace(&root, ""))
-            .collect()
-    }
-}
 
 #[test]
 fn a_url_server_with_headers_loads() {

@@ -4,39 +4,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use jp_config::load::{LoadOptions, Loaded, load};
+mod common;
+
+use common::Fixture;
+use jp_config::load::Loaded;
 use jp_config::trust::{HeldKey, WorkspaceTrust};
-
-struct Fixture {
-    dir: tempfile::TempDir,
-}
-
-impl Fixture {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("project/.jp")).unwrap();
-        Self { dir }
-    }
-
-    fn write(&self, rel: &str, text: &str) {
-        let path = self.dir.path().join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
-    fn load(&self, trust: WorkspaceTrust) -> Loaded {
-        let options = LoadOptions {
-            cwd: self.dir.path().join("project"),
-            user_config: Some(self.dir.path().join("xdg/jp/config.toml")),
-            trust,
-            ..LoadOptions::default()
-        };
-        match load(&options) {
-            Ok(loaded) => loaded,
-            Err(e) => panic!("config should load:\n{e}"),
-        }
-    }
-}
 
 const HOSTILE: &str = r#"extends = ["more.toml"]
 
