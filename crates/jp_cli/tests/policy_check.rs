@@ -723,3 +723,46 @@ fn the_default_create_rule_asks_for_git_and_jp_directories_at_any_depth() {
         );
     }
 }
+
+/// `jp init`'s `run_command` rules: a line break in `program` or `cwd`
+/// does not slip past "anything but `git`" (a `.` in a pattern matches it,
+/// found by an adversarial run: `git\n/x`, a repository's own program, ran
+/// unattended).
+#[test]
+fn a_line_break_does_not_slip_past_the_default_run_command_rules() {
+    let ws = common::query::initialized();
+    let mode = |args: &str| {
+        let run = ws.jp(&[
+            "policy",
+            "check",
+            "run_command",
+            "--args",
+            args,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{run:?}");
+        let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        (
+            out["mode"].as_str().unwrap().to_owned(),
+            out["rule"].clone(),
+        )
+    };
+    assert_eq!(
+        mode(r#"{"program": "git", "args": ["status"]}"#).0,
+        "unattended"
+    );
+    assert_eq!(
+        mode(r#"{"program": "git\n/x", "args": ["status"]}"#),
+        ("ask".to_owned(), serde_json::json!(0))
+    );
+    assert_eq!(
+        mode(r#"{"program": "git\n/../../../../usr/bin/sh", "args": ["-s"]}"#),
+        ("ask".to_owned(), serde_json::json!(0))
+    );
+    assert_eq!(
+        mode(r#"{"program": "git", "args": ["status"], "cwd": "\n"}"#),
+        ("ask".to_owned(), serde_json::json!(1))
+    );
+    assert_eq!(mode(r#"{"program": "git", "args": ["status\n"]}"#).0, "ask");
+}

@@ -109,6 +109,19 @@ fn call(request: &Request) -> Result<Call<'_>, String> {
         None | Some(Value::Null) => None,
         Some(_) => Some(crate::arguments::string_argument(request, "cwd")?),
     };
+    // No program or directory a person would run has a control character
+    // in its name; one that does is a way to look like another (`git` and
+    // a line break) to a policy or a reader.
+    for (which, value) in [("program", Some(program)), ("cwd", cwd)] {
+        if let Some(value) = value
+            && value.chars().any(char::is_control)
+        {
+            return Err(format!(
+                "argument `{which}` contains a control character ({}); name a program or directory without one",
+                value.escape_debug()
+            ));
+        }
+    }
     let (timeout_secs, lowered_from) = match request.argument("timeout_secs") {
         None | Some(Value::Null) => (DEFAULT_TIMEOUT_SECS, None),
         Some(value) => match value.as_u64() {

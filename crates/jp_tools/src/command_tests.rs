@@ -161,6 +161,18 @@ fn arguments_are_checked() {
         run(&f, json!({ "program": "echo", "cwd": 3 })),
         error("argument `cwd` must be a string")
     );
+    assert_eq!(
+        run(&f, json!({ "program": "git\n/x", "args": ["status"] })),
+        error(
+            "argument `program` contains a control character (git\\n/x); name a program or directory without one"
+        )
+    );
+    assert_eq!(
+        run(&f, json!({ "program": "git", "cwd": "\n" })),
+        error(
+            "argument `cwd` contains a control character (\\n); name a program or directory without one"
+        )
+    );
     for bad in [json!(0), json!(-1), json!(1.5), json!("10")] {
         assert_eq!(
             run(&f, json!({ "program": "true", "timeout_secs": bad })),

@@ -692,18 +692,24 @@ fn compile_pattern(source: &str) -> Result<Regex, String> {
         }
         Ok(_) => {}
     }
-    Regex::new(source).map_err(|err| {
-        let detail = match err {
-            regex::Error::CompiledTooBig(limit) => {
-                format!("it is too large (it compiles to more than {limit} bytes)")
-            }
-            other => other.to_string(),
-        };
-        format!(
-            "\"pattern\" {} is not a valid regular expression: {detail}",
-            quote(source)
-        )
-    })
+    // `.` matches any character, a line break too: a value with a newline
+    // must not slip past a rule written as "anything but ..." (`git.`
+    // missed `git\n/x`, found by an adversarial run).
+    regex::RegexBuilder::new(source)
+        .dot_matches_new_line(true)
+        .build()
+        .map_err(|err| {
+            let detail = match err {
+                regex::Error::CompiledTooBig(limit) => {
+                    format!("it is too large (it compiles to more than {limit} bytes)")
+                }
+                other => other.to_string(),
+            };
+            format!(
+                "\"pattern\" {} is not a valid regular expression: {detail}",
+                quote(source)
+            )
+        })
 }
 
 /// Whether the matcher `key` applies to a parameter of type `kind`.
