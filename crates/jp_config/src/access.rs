@@ -43,7 +43,8 @@ use crate::path::ConfigPath;
 /// and a tool's `parameters` (which its policies read) are here too:
 /// changing them changes what is allowed to run; and so are a tool's
 /// `enable` and `style.hidden`, which turn a tool on or hide its calls
-/// from the screen; and `assistant.instruction_files`, whose files' text
+/// from the screen, and the `style.tool_call` keys that hide or shorten
+/// what a call shows; and `assistant.instruction_files`, whose files' text
 /// is sent to the provider.
 pub const SENSITIVE: &[&str] = &[
     "conversation.tools.*.access",
@@ -58,6 +59,8 @@ pub const SENSITIVE: &[&str] = &[
     "conversation.tools.*.options",
     "conversation.tools.*.style.hidden",
     "style.tool_call.show_arguments",
+    "style.tool_call.argument_lines",
+    "style.tool_call.call_lines",
     "conversation.policies",
     "providers.*.*.base_url",
     "providers.*.*.api_key_env",
