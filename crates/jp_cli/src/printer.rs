@@ -603,9 +603,11 @@ impl Printer {
 /// and the direction marks) and invisible
 /// characters that can hide text or that terminals draw at different widths
 /// (soft hyphen, zero-width space, word joiner and invisible operators,
-/// Hangul fillers, the byte-order mark, and the tag characters that can
-/// smuggle a hidden message). Joiners and variation selectors, which emoji
-/// and some scripts need, are kept. The one list behind [`sanitize`] and
+/// Hangul fillers, the byte-order mark, the combining grapheme joiner, the
+/// Mongolian vowel separator, the line and paragraph separators, and the
+/// tag characters and the supplementary variation selectors, which can
+/// smuggle a hidden message). Joiners and the variation selectors emoji
+/// need (U+FE00 to U+FE0F) are kept. The one list behind [`sanitize`] and
 /// [`escape_json`].
 #[must_use]
 pub fn needs_escape(c: char) -> bool {
@@ -626,6 +628,11 @@ pub fn needs_escape(c: char) -> bool {
                 | '\u{feff}'
                 | '\u{ffa0}'
                 | '\u{e0000}'..='\u{e007f}'
+                | '\u{034f}'
+                | '\u{180e}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{e0100}'..='\u{e01ef}'
         )
 }
 

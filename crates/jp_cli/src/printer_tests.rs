@@ -70,6 +70,12 @@ fn the_characters_escaped_are_those_a_terminal_acts_on_or_hides() {
         .chain('\u{2066}'..='\u{2069}')
         .chain(['\u{3164}', '\u{feff}', '\u{ffa0}'])
         .chain('\u{e0000}'..='\u{e007f}')
+        // Invisible, and found printed raw by an adversarial run: the
+        // combining grapheme joiner, the Mongolian vowel separator, the
+        // line and paragraph separators, the supplementary variation
+        // selectors (a hidden message, like the tags).
+        .chain(['\u{34f}', '\u{180e}', '\u{2028}', '\u{2029}'])
+        .chain('\u{e0100}'..='\u{e01ef}')
         .collect();
     expected.sort_unstable();
     assert_eq!(escaped, expected);
