@@ -222,4 +222,17 @@ fn an_approval_written_into_the_log_by_hand_approves_nothing() {
     assert_eq!(run.code, 0, "{run:?}");
     assert!(!ws.project().join("notes/a.txt").exists(), "{run:?}");
     assert_eq!(responses(&stored(&ws))[0].0, "declined", "{run:?}");
+    // `show` does not present it as an approval either.
+    let show = ws.jp(&["conversation", "show"]);
+    assert!(
+        show.stdout.contains(
+            "not an approval: a session approval of fs_create_file calls that your key did not \
+             seal (written into the log by someone else, or by another user); it approves nothing\n"
+        ),
+        "{show:?}"
+    );
+    assert!(
+        !show.stdout.contains("allowed for this session"),
+        "{show:?}"
+    );
 }

@@ -302,6 +302,12 @@ fn print_text(c: &Conversation) {
             }
             // Summed below.
             EventKind::Usage(_) => {}
+            EventKind::SessionApproval(approval) if !crate::seal::verifies(&c.id, approval) => {
+                showln!(
+                    "not an approval: a session approval of {} calls that your key did not seal (written into the log by someone else, or by another user); it approves nothing",
+                    approval.tool
+                );
+            }
             EventKind::SessionApproval(approval) => showln!(
                 "allowed for this session: {} calls that policy.run{} ({}) asks about (at {}; `jp conversation forget-approvals` undoes it)",
                 approval.tool,
