@@ -766,3 +766,27 @@ fn a_line_break_does_not_slip_past_the_default_run_command_rules() {
     );
     assert_eq!(mode(r#"{"program": "git", "args": ["status\n"]}"#).0, "ask");
 }
+
+/// `jp init`'s rules about `.git/`, `.jp/` and secrets ignore case, as a
+/// case-insensitive file system does (found by an adversarial run:
+/// `src/.GIT/config` was created unattended).
+#[test]
+fn the_default_rules_about_git_jp_and_secrets_ignore_case() {
+    let ws = common::query::initialized();
+    let mode = |tool: &str, args: &str| {
+        let run = ws.jp(&["policy", "check", tool, "--args", args, "--format", "json"]);
+        assert_eq!(run.code, 0, "{run:?}");
+        let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        out["mode"].as_str().unwrap().to_owned()
+    };
+    let create = |path: &str| format!(r#"{{"path": "{path}", "content": "x"}}"#);
+    assert_eq!(mode("fs_create_file", &create("src/a.rs")), "unattended");
+    for path in ["src/.GIT/config", "src/.Jp/config.toml"] {
+        assert_eq!(mode("fs_create_file", &create(path)), "ask", "{path}");
+    }
+    for path in ["home/.SSH/config", "keys/ID_RSA", ".NPMRC"] {
+        let args = format!(r#"{{"path": "{path}"}}"#);
+        assert_eq!(mode("fs_read_file", &args), "ask", "{path}");
+    }
+    assert_eq!(mode("fs_list_files", r#"{"prefixes": [".AWS"]}"#), "ask");
+}
