@@ -35,15 +35,13 @@ fn check(ws: &Workspace, args: &str) -> Run {
 }
 
 fn mode_of(ws: &Workspace, args: &str) -> (String, serde_json::Value) {
-    let run = ws.jp(&[
-        "policy",
-        "check",
-        "fs_modify_file",
-        "--args",
-        args,
-        "--format",
-        "json",
-    ]);
+    tool_mode(ws, "fs_modify_file", args)
+}
+
+/// `jp policy check TOOL --args ARGS --format json`: the mode, and the
+/// rule that decided.
+fn tool_mode(ws: &Workspace, tool: &str, args: &str) -> (String, serde_json::Value) {
+    let run = ws.jp(&["policy", "check", tool, "--args", args, "--format", "json"]);
     assert_eq!(run.code, 0, "{run:?}");
     let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     (
@@ -731,23 +729,7 @@ fn the_default_create_rule_asks_for_git_and_jp_directories_at_any_depth() {
 #[test]
 fn a_line_break_does_not_slip_past_the_default_run_command_rules() {
     let ws = common::query::initialized();
-    let mode = |args: &str| {
-        let run = ws.jp(&[
-            "policy",
-            "check",
-            "run_command",
-            "--args",
-            args,
-            "--format",
-            "json",
-        ]);
-        assert_eq!(run.code, 0, "{run:?}");
-        let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-        (
-            out["mode"].as_str().unwrap().to_owned(),
-            out["rule"].clone(),
-        )
-    };
+    let mode = |args: &str| tool_mode(&ws, "run_command", args);
     assert_eq!(
         mode(r#"{"program": "git", "args": ["status"]}"#).0,
         "unattended"
@@ -773,12 +755,7 @@ fn a_line_break_does_not_slip_past_the_default_run_command_rules() {
 #[test]
 fn the_default_rules_about_git_jp_and_secrets_ignore_case() {
     let ws = common::query::initialized();
-    let mode = |tool: &str, args: &str| {
-        let run = ws.jp(&["policy", "check", tool, "--args", args, "--format", "json"]);
-        assert_eq!(run.code, 0, "{run:?}");
-        let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-        out["mode"].as_str().unwrap().to_owned()
-    };
+    let mode = |tool: &str, args: &str| tool_mode(&ws, tool, args).0;
     let create = |path: &str| format!(r#"{{"path": "{path}", "content": "x"}}"#);
     assert_eq!(mode("fs_create_file", &create("src/a.rs")), "unattended");
     for path in ["src/.GIT/config", "src/.Jp/config.toml"] {

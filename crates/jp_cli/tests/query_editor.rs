@@ -208,16 +208,7 @@ fn an_editor_that_fails_sends_nothing_and_keeps_what_was_written() {
         ),
         "{screen}"
     );
-    let kept = lines[1]
-        .strip_prefix("what you wrote is kept in ")
-        .unwrap_or_else(|| panic!("{screen}"));
-    assert!(
-        std::fs::read_to_string(kept)
-            .unwrap()
-            .starts_with("a long message\n"),
-        "{kept}"
-    );
-    std::fs::remove_dir_all(std::path::Path::new(kept).parent().unwrap()).unwrap();
+    assert_kept(lines[1], "a long message\n", &screen);
     assert_eq!(lines[2..], ["EXIT=1"], "{screen}");
     assert_eq!(server.requests().len(), 2);
     assert_eq!(events(&ws), before);
@@ -475,16 +466,20 @@ fn ctrl_c_in_the_editor_is_the_editors_and_jp_keeps_what_was_written() {
                 || error.contains("exited with status 130")),
         "{screen}"
     );
-    let kept = lines[2]
+    assert_kept(lines[2], "half a thought\n", &screen);
+    assert_eq!(lines[3..], ["EXIT=1"], "{screen}");
+    assert_eq!(events(&ws), before);
+}
+
+/// `line` says where what the user wrote is kept, a file that starts with
+/// `start`; removes it (and its directory).
+fn assert_kept(line: &str, start: &str, screen: &str) {
+    let kept = line
         .strip_prefix("what you wrote is kept in ")
         .unwrap_or_else(|| panic!("{screen}"));
     assert!(
-        std::fs::read_to_string(kept)
-            .unwrap()
-            .starts_with("half a thought\n"),
+        std::fs::read_to_string(kept).unwrap().starts_with(start),
         "{kept}"
     );
     std::fs::remove_dir_all(std::path::Path::new(kept).parent().unwrap()).unwrap();
-    assert_eq!(lines[3..], ["EXIT=1"], "{screen}");
-    assert_eq!(events(&ws), before);
 }
