@@ -126,10 +126,12 @@ impl HttpServer {
     }
 
     /// Each request it got, as it recorded it (a JSON object: `http`,
-    /// `rpc`, `tool`, `session`, `headers`).
+    /// `rpc`, `tool`, `session`, `headers`). A line the server is still
+    /// writing (no newline yet) is not one yet.
     pub fn requests(&self) -> Vec<serde_json::Value> {
-        std::fs::read_to_string(self.dir.join("http-requests.txt"))
-            .unwrap_or_default()
+        let text = std::fs::read_to_string(self.dir.join("http-requests.txt")).unwrap_or_default();
+        let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+        complete
             .lines()
             .map(|line| serde_json::from_str(line).unwrap())
             .collect()

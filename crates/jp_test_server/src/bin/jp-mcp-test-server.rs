@@ -320,8 +320,10 @@ mod http {
             .create(true)
             .append(true)
             .open("http-requests.txt");
+        // One write per line: `writeln!` writes its pieces one by one, so
+        // a reader (and a concurrent request) could see half a line.
         if let Ok(mut file) = file {
-            let _ = writeln!(file, "{line}");
+            let _ = file.write_all(format!("{line}\n").as_bytes());
         }
     }
 }
