@@ -64,6 +64,10 @@ pub fn main() -> ExitCode {
             return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
         }
     };
+    if let Err(problem) = jp_conversation::conversation::clock_override() {
+        errln!("error: {problem}");
+        return ExitCode::from(exit::USAGE);
+    }
     init_logging(cli.verbose);
     prompt::install_panic_restore();
     match cli.run() {

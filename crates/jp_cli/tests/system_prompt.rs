@@ -14,11 +14,10 @@ use common::query::{initialized, query};
 use jp_test_server::{Reply, Split, TestServer};
 use serde_json::Value;
 
-/// The default system prompt for a workspace at `root`, today.
+/// The default system prompt for a workspace at `root`, on the test's
+/// day (`TEST_NOW_MS`, 2026-11-30).
 fn default_prompt(root: &std::path::Path) -> String {
-    let now = jp_conversation::conversation::now_ms();
-    let today = jp_conversation::conversation::format_utc(now);
-    let today = today.split(' ').next().unwrap();
+    let today = "2026-11-30";
     format!(
         "You are jp, a coding assistant working in the user's workspace.\n\n\
          - Workspace root: {}\n\

@@ -328,9 +328,44 @@ impl ResponseStatus {
     }
 }
 
-/// Milliseconds since the Unix epoch (0 if the clock is before it).
+/// The environment variable that sets jp's clock: milliseconds since the
+/// Unix epoch. Output that shows a time (`jp conversation ls`'s ages, the
+/// date in the system prompt, the times events are recorded at) then
+/// reads the same in every run, whatever the day: tests set it, and so
+/// can anyone who wants reproducible output.
+pub const CLOCK_ENV: &str = "JP_NOW_MS";
+
+/// What [`CLOCK_ENV`] sets the clock to: `Ok(None)` when it is not set.
+///
+/// # Errors
+///
+/// A sentence naming the variable when it is set but is not a whole
+/// number of milliseconds.
+pub fn clock_override() -> Result<Option<u64>, String> {
+    match std::env::var_os(CLOCK_ENV) {
+        None => Ok(None),
+        Some(value) => value
+            .to_str()
+            .and_then(|text| text.parse::<u64>().ok())
+            .map(Some)
+            .ok_or_else(|| {
+                format!(
+                    "{CLOCK_ENV}={value:?} is not a time: give milliseconds since 1970-01-01 UTC, \
+                     or unset it to use the system clock"
+                )
+            }),
+    }
+}
+
+/// Milliseconds since the Unix epoch (0 if the clock is before it), or
+/// the time [`CLOCK_ENV`] sets. jp checks that variable when it starts,
+/// so a value it cannot read never gets here; if one did, the system
+/// clock would be used.
 #[must_use]
 pub fn now_ms() -> u64 {
+    if let Ok(Some(ms)) = clock_override() {
+        return ms;
+    }
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))

@@ -16,6 +16,10 @@ pub struct Workspace {
     dir: tempfile::TempDir,
 }
 
+/// The time every `jp` a test starts takes as now: 2026-11-30 12:00 UTC
+/// (`JP_NOW_MS`).
+pub const TEST_NOW_MS: &str = "1796040000000";
+
 /// What one run of `jp` did.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Run {
@@ -64,6 +68,9 @@ impl Workspace {
             // The workspaces tests write are theirs: trusted, as `jp init`
             // trusts the one it makes. tests/trust.rs removes this.
             .env("JP_TRUST_WORKSPACE", "1")
+            // jp's clock is the test's, so what jp prints of a time reads
+            // the same whatever day the suite runs (issue 34, item 10).
+            .env("JP_NOW_MS", TEST_NOW_MS)
             .envs(env.iter().copied())
             // jp reads a piped stdin into the message: none here, whatever
             // the test runner's stdin is (a test that pipes sets its own).

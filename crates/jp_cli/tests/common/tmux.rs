@@ -174,7 +174,7 @@ fn rand_suffix() -> u128 {
 /// conversation (issue 21, item 4), which these tests are not about.
 pub fn query_line(ws: &Workspace, server: &TestServer, message: &str) -> String {
     format!(
-        "env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' JP_TRUST_WORKSPACE=1 TERM=xterm ANTHROPIC_API_KEY=test-key \
+        "env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' JP_TRUST_WORKSPACE=1 JP_NOW_MS={now} TERM=xterm ANTHROPIC_API_KEY=test-key \
          JP_CFG_ASSISTANT__MODEL__ID=anthropic/claude-haiku-4-5 \
          '{jp}' query --cfg providers.llm.anthropic.base_url={url} '{message}'; \
          echo EXIT=$?; sleep 60",
@@ -182,6 +182,7 @@ pub fn query_line(ws: &Workspace, server: &TestServer, message: &str) -> String 
         home = ws.root().display(),
         jp = env!("CARGO_BIN_EXE_jp"),
         url = server.url(),
+        now = super::TEST_NOW_MS,
     )
 }
 
