@@ -282,6 +282,8 @@ impl<'a> ToolCoordinator<'a> {
 pub struct Approvals {
     pub(super) active: Vec<SessionApproval>,
     pub(super) unrecorded: Vec<EventKind>,
+    /// `a` answered at calls still streaming (`allow.rs`).
+    pub(super) pending: Vec<super::allow::Pending>,
 }
 
 impl Approvals {
@@ -305,6 +307,7 @@ impl Approvals {
         Self {
             active,
             unrecorded: Vec::new(),
+            pending: Vec::new(),
         }
     }
 }

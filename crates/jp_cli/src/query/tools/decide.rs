@@ -91,8 +91,15 @@ impl ToolCoordinator<'_> {
                 }
             }
         };
+        // `a` answered while it streamed: the approval's scope is the
+        // complete call's.
+        let mut decision = decision;
+        if approved && let Some(reason) = self.settle_early_allow(&call.id, name, value) {
+            decision.reason = reason;
+        }
         // "Allow for this session" covers an `ask` by the rule the user
-        // allowed, for a call that stays inside the workspace.
+        // allowed, within the approval's scope, for a call that stays
+        // inside the workspace.
         let session = (decision.mode == Mode::Ask && !approved)
             .then(|| self.session_allows(name, value, decision.mode, decision.rule))
             .flatten();
