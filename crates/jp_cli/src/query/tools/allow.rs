@@ -221,9 +221,7 @@ impl ToolCoordinator<'_> {
         if mode != Mode::Ask || self.leaves_workspace(name, arguments) {
             return None;
         }
-        let Some(map) = arguments.as_object() else {
-            return None;
-        };
+        let map = arguments.as_object()?;
         let text = self.rule_text(name, rule);
         let paths = self.path_values(name, arguments);
         let kind = self.scope_kind(name);
