@@ -361,34 +361,9 @@ fn print_text(ledger: &Ledger, c: &Conversation) {
             }
             // Summed below.
             EventKind::Usage(_) => {}
-            EventKind::SessionApproval(approval) => match ledger.approval_state(&c.id, approval) {
-                ApprovalState::NotTheUsers => showln!(
-                    "not an approval: a session approval of {} calls that your key did not seal for this workspace (written into the log by someone else, by another user, or in another workspace); it approves nothing",
-                    approval.tool
-                ),
-                state => showln!(
-                    "{}: {} that policy.run{} ({}) asks about (at {}; {})",
-                    if state == ApprovalState::InForce {
-                        "allowed for this session"
-                    } else {
-                        "was allowed for this session"
-                    },
-                    approval.scope.as_ref().map_or_else(
-                        || format!("no {} calls (recorded without a scope)", approval.tool),
-                        |scope| approval_scope(scope, &approval.tool)
-                    ),
-                    approval
-                        .rule
-                        .map_or_else(|| " (no rule)".to_owned(), |rule| format!("[{rule}]")),
-                    approval.rule_text,
-                    approval.call_id,
-                    if state == ApprovalState::InForce {
-                        "`jp conversation forget-approvals` undoes it"
-                    } else {
-                        "forgotten by `jp conversation forget-approvals`: it approves nothing"
-                    }
-                ),
-            },
+            EventKind::SessionApproval(approval) => {
+                showln!("{}", approval_line(ledger, &c.id, approval));
+            }
             EventKind::ApprovalsForgotten => {
                 showln!("session approvals forgotten: later calls are asked about again");
             }
@@ -445,5 +420,38 @@ fn approval_scope(scope: &jp_conversation::ApprovalScope, tool: &str) -> String 
         jp_conversation::ApprovalScope::Command { .. } => format!("{tool} calls of {described}"),
         jp_conversation::ApprovalScope::Paths { .. } => described,
         jp_conversation::ApprovalScope::Call { .. } => format!("{tool}: {described}"),
+    }
+}
+
+/// How `show` lists a session approval of conversation `id`: in force,
+/// forgotten, or not the user's.
+fn approval_line(ledger: &Ledger, id: &str, approval: &jp_conversation::SessionApproval) -> String {
+    match ledger.approval_state(id, approval) {
+        ApprovalState::NotTheUsers => format!(
+            "not an approval: a session approval of {} calls that your key did not seal for this workspace (written into the log by someone else, by another user, or in another workspace); it approves nothing",
+            approval.tool
+        ),
+        state => format!(
+            "{}: {} that policy.run{} ({}) asks about (at {}; {})",
+            if state == ApprovalState::InForce {
+                "allowed for this session"
+            } else {
+                "was allowed for this session"
+            },
+            approval.scope.as_ref().map_or_else(
+                || format!("no {} calls (recorded without a scope)", approval.tool),
+                |scope| approval_scope(scope, &approval.tool)
+            ),
+            approval
+                .rule
+                .map_or_else(|| " (no rule)".to_owned(), |rule| format!("[{rule}]")),
+            approval.rule_text,
+            approval.call_id,
+            if state == ApprovalState::InForce {
+                "`jp conversation forget-approvals` undoes it"
+            } else {
+                "forgotten by `jp conversation forget-approvals`: it approves nothing"
+            }
+        ),
     }
 }

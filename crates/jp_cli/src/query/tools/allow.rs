@@ -19,6 +19,7 @@ use jp_conversation::{ApprovalScope, EventKind, SessionApproval};
 use serde_json::Value;
 
 use super::ToolCoordinator;
+use super::coordinator::Pending;
 use super::preview::runs_jp_tool;
 use super::scope::{self, Kind};
 
@@ -267,16 +268,6 @@ const FILE_TOOLS: [&str; 5] = [
     "fs_modify_file",
     "fs_delete_file",
 ];
-
-/// An `a` answered while a call streamed, recorded once it is complete.
-#[derive(Debug)]
-pub struct Pending {
-    call_id: String,
-    tool: String,
-    rule: Option<usize>,
-    /// Why the policy asked.
-    why: String,
-}
 
 /// What the call the user answered `a` at says it ran for: that later
 /// calls within `scope` that the same rule asks about run unasked, and
