@@ -46,6 +46,9 @@ pub struct Ledger {
     /// Where its records are; `None` without a user config directory
     /// (then nothing is the user's, and nothing is kept).
     dir: Option<PathBuf>,
+    /// The user's sealing key; `None` without one (then nothing is sealed
+    /// and nothing verifies).
+    key: Option<[u8; 32]>,
 }
 
 /// Whether a recorded session approval approves anything.
@@ -68,7 +71,11 @@ impl Ledger {
         let root = canonical.to_string_lossy().into_owned();
         let digest = seal::hex(&Sha256::digest(root.as_bytes()));
         let dir = seal::user_dir().map(|dir| dir.join("workspaces").join(&digest[..32]));
-        Self { root, dir }
+        Self {
+            root,
+            dir,
+            key: seal::user_key(),
+        }
     }
 
     /// The file `name` of conversation `id`'s records; `None` for an id
@@ -127,7 +134,8 @@ impl Ledger {
             let index = first + offset;
             let Some(seal) = self
                 .event_message(id, index, event)
-                .and_then(|message| seal::seal(&message))
+                .zip(self.key.as_ref())
+                .map(|(message, key)| seal::seal(key, &message))
             else {
                 return;
             };
@@ -153,8 +161,11 @@ impl Ledger {
             .enumerate()
             .map(|(index, event)| {
                 seals.get(&index).is_some_and(|candidates| {
-                    self.event_message(id, index, event)
-                        .is_some_and(|message| candidates.iter().any(|s| seal::verify(&message, s)))
+                    self.event_message(id, index, event).is_some_and(|message| {
+                        self.key.as_ref().is_some_and(|key| {
+                            candidates.iter().any(|s| seal::verify(key, &message, s))
+                        })
+                    })
                 })
             })
             .collect()
@@ -284,7 +295,11 @@ impl Ledger {
         approval.seal = approval
             .epoch
             .is_some()
-            .then(|| seal::seal(&self.approval_message(id, &approval)))
+            .then(|| {
+                self.key
+                    .as_ref()
+                    .map(|key| seal::seal(key, &self.approval_message(id, &approval)))
+            })
             .flatten();
         approval
     }
@@ -295,7 +310,8 @@ impl Ledger {
         let sealed = approval
             .seal
             .as_deref()
-            .is_some_and(|s| seal::verify(&self.approval_message(id, approval), s));
+            .zip(self.key.as_ref())
+            .is_some_and(|(s, key)| seal::verify(key, &self.approval_message(id, approval), s));
         if !sealed || approval.epoch.is_none() {
             ApprovalState::NotTheUsers
         } else if approval.epoch != self.epoch(id) {

@@ -89,18 +89,22 @@ fn hmac(key: &[u8; 32], message: &[u8]) -> String {
     hex(&mac(key, message).finalize().into_bytes())
 }
 
-/// The seal of `message` with the user's key, as hex; `None` when the
-/// user has no key.
+/// The user's key, if they have one (read, or made, once per process).
 #[must_use]
-pub fn seal(message: &[u8]) -> Option<String> {
-    key().map(|key| hmac(key, message))
+pub fn user_key() -> Option<[u8; 32]> {
+    key().copied()
 }
 
-/// Whether `seal` is the seal of `message` with the user's key (in
-/// constant time). Without a key nothing verifies.
+/// The seal of `message` with `key`, as hex.
 #[must_use]
-pub fn verify(message: &[u8], seal: &str) -> bool {
-    let (Some(key), Some(seal)) = (key(), parse_hex(seal)) else {
+pub fn seal(key: &[u8; 32], message: &[u8]) -> String {
+    hmac(key, message)
+}
+
+/// Whether `seal` is the seal of `message` with `key` (in constant time).
+#[must_use]
+pub fn verify(key: &[u8; 32], message: &[u8], seal: &str) -> bool {
+    let Some(seal) = parse_hex(seal) else {
         return false;
     };
     mac(key, message).verify_slice(&seal).is_ok()
