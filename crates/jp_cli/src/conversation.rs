@@ -6,9 +6,34 @@ use jp_config::AppConfig;
 use jp_conversation::{Conversation, ConversationLock, Store};
 
 use crate::error::Error;
+use crate::ledger::Ledger;
 
-/// The active conversation (locked), if there is one.
-pub fn open_active(store: &Store) -> Result<Option<(Conversation, ConversationLock)>, Error> {
+/// The id of the active conversation, if this user made it the active one
+/// in this workspace: a `.jp/conversations/active` that came with the
+/// repository (or another user wrote) names none.
+#[must_use]
+pub fn active_id(store: &Store, ledger: &Ledger) -> Option<String> {
+    let id = store.active()?;
+    (ledger.chosen().as_deref() == Some(id.as_str())).then_some(id)
+}
+
+/// The active conversation (locked), if there is one that this user made
+/// active here. A conversation someone else made active (one committed
+/// with the repository) is never continued silently: jp says so, and the
+/// query starts a new one.
+pub fn open_active(
+    store: &Store,
+    ledger: &Ledger,
+) -> Result<Option<(Conversation, ConversationLock)>, Error> {
+    if let Some(id) = store.active()
+        && active_id(store, ledger).is_none()
+    {
+        crate::errln!(
+            "warning: {} names conversation `{id}`, which you did not make active in this workspace (it came with the repository, or someone else set it); this query starts a new one (`jp conversation use {id}` continues it)",
+            store.root().join("active").display()
+        );
+        return Ok(None);
+    }
     let Some(id) = store.active() else {
         // `jp conversation rm` clears the marker; one left naming nothing
         // means the conversation went missing some other way.

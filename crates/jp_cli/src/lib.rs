@@ -18,6 +18,7 @@ mod conversation;
 mod ctx;
 mod error;
 mod exit;
+mod ledger;
 mod mcp;
 mod printer;
 mod prompt;

@@ -177,11 +177,13 @@ impl Query {
                 }
             }
         };
+        let ledger = crate::ledger::Ledger::new(&root);
         let (conversation, lock) = match existing {
             Some(open) => open,
             None => {
                 let (conversation, lock) = store.create()?;
                 store.set_active(&conversation.id)?;
+                ledger.choose(&conversation.id);
                 (conversation, lock)
             }
         };
@@ -202,6 +204,7 @@ impl Query {
             renderer,
             conversation,
             lock,
+            ledger,
             system,
         };
         tracing::info!(conversation = %session.conversation.id, "turn starts");
@@ -213,7 +216,9 @@ impl Query {
         if let Some(record) = record {
             start.push(ConversationEvent::now(EventKind::ConfigDelta(record)));
         }
-        session.lock.append(&mut session.conversation, start)?;
+        session
+            .ledger
+            .append(&mut session.lock, &mut session.conversation, start)?;
         let end = drive(&runtime, &mut session, &ctx, &env, &root, prompter, live)?;
         printer.stop_spinner();
         printer.finish_content();
@@ -356,7 +361,7 @@ fn configure(ctx: &mut Ctx, new: bool) -> Result<Result<Setup, ExitCode>, crate:
     let existing = if new {
         None
     } else {
-        crate::conversation::open_active(&store)?
+        crate::conversation::open_active(&store, &crate::ledger::Ledger::new(&root))?
     };
     let mut deltas = match &existing {
         Some((conversation, _)) => {
@@ -507,9 +512,16 @@ fn drive(
                 let config = Arc::clone(&session.config);
                 let tools = ToolCoordinator::new(&config, root, self_exe.clone(), printer.clone())
                     .arguments_shown_live(live)
-                    .with_history(&session.conversation.events, &|approval| {
-                        crate::seal::verifies(&session.conversation.id, approval)
-                    })?;
+                    // Only what this user's jp recorded here gives authority.
+                    .with_history(
+                        &session.ledger.our_events(&session.conversation),
+                        &|approval| {
+                            session
+                                .ledger
+                                .approval_state(&session.conversation.id, approval)
+                                == crate::ledger::ApprovalState::InForce
+                        },
+                    )?;
                 let step = session
                     .run_turn(&tools, &executor, &prompts, &mut interrupts, resume.take())
                     .await?;

@@ -1,17 +1,16 @@
-//! Seals on what jp records in a conversation on the user's word alone
-//! (an "allow for this session" answer): a log can be committed to a
-//! repository and edited by anyone, so such a record counts only if it
-//! carries a keyed hash (HMAC-SHA256) made with a key that lives in the
-//! user's config directory (`$XDG_CONFIG_HOME/jp/seal.key`, mode 0600),
-//! never in a workspace. A record without one, or with one made by
-//! another key, approves nothing (fail closed).
+//! The user's sealing key: a log can be committed to a repository and
+//! edited by anyone, so what gives a recorded event authority (a session
+//! approval, a call a stateful policy counts) is a keyed hash
+//! (HMAC-SHA256) made with a key that lives in the user's config
+//! directory (`$XDG_CONFIG_HOME/jp/seal.key`, mode 0600), never in a
+//! workspace. Without the key nothing verifies (fail closed). What is
+//! sealed, and where the seals are kept, is [`crate::ledger`]'s.
 
 use std::io::Read as _;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use hmac::{Hmac, KeyInit, Mac as _};
-use jp_conversation::{EventKind, SessionApproval};
 use sha2::Sha256;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -61,7 +60,8 @@ fn read_or_make(path: &PathBuf) -> std::io::Result<[u8; 32]> {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// `bytes` as lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -89,47 +89,48 @@ fn hmac(key: &[u8; 32], message: &[u8]) -> String {
     hex(&mac(key, message).finalize().into_bytes())
 }
 
-/// What an approval's seal covers: every field, and the conversation.
-fn message(conversation_id: &str, approval: &SessionApproval) -> Vec<u8> {
-    serde_json::json!([
-        "jp session approval v1",
-        conversation_id,
-        approval.call_id,
-        approval.tool,
-        approval.rule,
-        approval.rule_text,
-    ])
-    .to_string()
-    .into_bytes()
+/// The user's key, if they have one (read, or made, once per process).
+#[must_use]
+pub fn user_key() -> Option<[u8; 32]> {
+    key().copied()
 }
 
-/// `kind` with its seal, if it is a session approval and the user has a
-/// key; anything else as it is.
+/// The seal of `message` with `key`, as hex.
 #[must_use]
-pub fn seal_event(conversation_id: &str, kind: EventKind) -> EventKind {
-    match kind {
-        EventKind::SessionApproval(mut approval) => {
-            approval.seal = key().map(|key| hmac(key, &message(conversation_id, &approval)));
-            EventKind::SessionApproval(approval)
-        }
-        other => other,
-    }
+pub fn seal(key: &[u8; 32], message: &[u8]) -> String {
+    hmac(key, message)
 }
 
-/// Whether `approval`'s seal was made by this user's key for this
-/// conversation.
+/// Whether `seal` is the seal of `message` with `key` (in constant time).
 #[must_use]
-pub fn verifies(conversation_id: &str, approval: &SessionApproval) -> bool {
-    let (Some(key), Some(seal)) = (key(), approval.seal.as_deref()) else {
-        return false;
-    };
+pub fn verify(key: &[u8; 32], message: &[u8], seal: &str) -> bool {
     let Some(seal) = parse_hex(seal) else {
         return false;
     };
-    // In constant time.
-    mac(key, &message(conversation_id, approval))
-        .verify_slice(&seal)
-        .is_ok()
+    mac(key, message).verify_slice(&seal).is_ok()
+}
+
+/// The directory that holds the user's key (`$XDG_CONFIG_HOME/jp`), where
+/// what jp keeps for the user, apart from any workspace, lives.
+#[must_use]
+pub fn user_dir() -> Option<PathBuf> {
+    let env = crate::ctx::process_env();
+    Some(
+        jp_config::load::user_config_file(&env)?
+            .parent()?
+            .to_path_buf(),
+    )
+}
+
+/// `bytes` random bytes, as hex.
+///
+/// # Errors
+///
+/// When the system's random source cannot be read.
+pub fn random_hex(bytes: usize) -> std::io::Result<String> {
+    let mut out = vec![0u8; bytes];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut out)?;
+    Ok(hex(&out))
 }
 
 #[cfg(test)]

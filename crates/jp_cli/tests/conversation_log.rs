@@ -181,6 +181,18 @@ fn a_version_1_conversation_is_read_then_converted_by_the_next_query() {
         fixture,
     );
     ws.write("project/.jp/conversations/active", &format!("{id}\n"));
+    // A conversation this user's jp did not record is continued only when
+    // the user chooses it (issue 34, item 4); it is said to be from
+    // elsewhere, and gives no authority.
+    let elsewhere = "note: this conversation is from elsewhere: your jp did not record it in this \
+                     workspace, so nothing in it counts as your history (no session approval, and \
+                     no call a stateful policy looks for)\n";
+    let chosen = ws.jp(&["conversation", "use", id]);
+    assert_eq!(
+        chosen.stdout,
+        format!("active conversation: {id}\n{elsewhere}"),
+        "{chosen:?}"
+    );
     let old = ws
         .project()
         .join(format!(".jp/conversations/{id}/conversation.json"));
@@ -192,20 +204,23 @@ fn a_version_1_conversation_is_read_then_converted_by_the_next_query() {
         (ls.code, ls.stdout.as_str(), ls.stderr.as_str()),
         (
             0,
-            "* 1795350600000  7 days ago    1 turn   Reading notes\n",
+            "* 1795350600000  7 days ago    1 turn   (from elsewhere) Reading notes\n",
             ""
         )
     );
     let shown_before = ws.jp(&["conversation", "show"]);
     assert_eq!(
         shown_before.stdout,
-        "conversation 1795350600000 · Reading notes\n\
+        format!(
+            "conversation 1795350600000 · Reading notes\n\
+         {elsewhere}\
          \n\
          ── turn · 2026-11-22 12:30 ──\n\
          you: what is in notes.txt?\n\
-         tool call toolu_1 fs_read_file({\"path\":\"notes.txt\"})\n\
+         tool call toolu_1 fs_read_file({{\"path\":\"notes.txt\"}})\n\
          tool result toolu_1 [success]: buy milk\n\
          assistant: It says: buy milk.\n"
+        )
     );
     assert_eq!(std::fs::read_to_string(&old).unwrap(), fixture);
     assert!(!log_path(&ws, id).exists());
@@ -244,13 +259,24 @@ fn a_version_1_conversation_is_read_then_converted_by_the_next_query() {
          {\"at_ms\":T,\"type\":\"usage\",\"model\":\"anthropic/claude-haiku-4-5\",\"input_tokens\":10,\"output_tokens\":42,\"cost_usd\":0.00022}\n"
     );
     // What was there reads as before, with the new turn after it.
+    // Its own events are the new turn's only.
     let shown_after = ws.jp(&["conversation", "show"]).stdout;
+    let theirs = fixture.lines().filter(|l| l.starts_with("    {")).count();
     assert_eq!(
-        shown_after.lines().take(7).collect::<Vec<_>>(),
-        shown_before.stdout.lines().collect::<Vec<_>>()
+        shown_after.lines().nth(1).unwrap(),
+        format!(
+            "note: {theirs} of this conversation's {} events were not recorded by your jp in this \
+             workspace (added or changed by hand, or from elsewhere); they count as no part of your \
+             history (no session approval, and no call a stateful policy looks for)",
+            theirs + 4
+        )
     );
     assert_eq!(
-        shown_after.lines().skip(9).collect::<Vec<_>>(),
+        shown_after.lines().skip(2).take(6).collect::<Vec<_>>(),
+        shown_before.stdout.lines().skip(2).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        shown_after.lines().skip(10).collect::<Vec<_>>(),
         [
             "you: and now?",
             "assistant: Still milk.",

@@ -179,6 +179,10 @@ fn hostile_conversation(ws: &Workspace) {
         &log,
     );
     ws.write("project/.jp/conversations/active", &format!("{id}\n"));
+    // Chosen by the user: a conversation from elsewhere is otherwise not
+    // the active one (issue 34, item 4).
+    let chosen = ws.jp(&["conversation", "use", id]);
+    assert_eq!(chosen.code, 0, "{chosen:?}");
 }
 
 /// Each command run on the terminal: a name, and its `sh` line (run in the

@@ -60,7 +60,7 @@ fn allow_for_this_session_runs_the_same_rules_later_calls_unasked() {
     assert_eq!(
         from_line(&screen, "Run fs_create_file(path: \"notes/a.txt\""),
         "Run fs_create_file(path: \"notes/a.txt\", content: \"x\")? [y,a,n,e,v,?] a\n\
-         \x20 approved for this session from this call on (policy.run[3] (catch-all) matched)\n\
+         \x20 approved for this session from this call on, for fs_create_file calls on paths at or below \"notes\" (policy.run[3] (catch-all) matched)\n\
          \x20 approved for this session (policy.run[3] matched)\n\
          \x20 fs_create_file success: created notes/a.txt (1 line)\n\
          \x20 fs_create_file success: created notes/b.txt (1 line)\n\
@@ -100,8 +100,9 @@ fn allow_for_this_session_runs_the_same_rules_later_calls_unasked() {
     let show = ws.jp(&["conversation", "show"]);
     assert!(
         show.stdout.contains(
-            "\nallowed for this session: fs_create_file calls that policy.run[3] (catch-all) asks \
-             about (at toolu_1; `jp conversation forget-approvals` undoes it)\n"
+            "\nallowed for this session: fs_create_file calls on paths at or below \"notes\" that \
+             policy.run[3] (catch-all) asks about (at toolu_1; `jp conversation forget-approvals` \
+             undoes it)\n"
         ),
         "{}",
         show.stdout
@@ -121,6 +122,9 @@ fn allow_for_this_session_runs_the_same_rules_later_calls_unasked() {
                 seal.len() == 64 && seal.bytes().all(|b| b.is_ascii_hexdigit()),
                 "{seal}"
             );
+            // So is its generation (see `forget-approvals`).
+            let epoch = e.as_object_mut().unwrap().remove("epoch").unwrap();
+            assert_eq!(epoch.as_str().unwrap().len(), 32, "{epoch}");
             e
         })
         .collect();
@@ -132,6 +136,7 @@ fn allow_for_this_session_runs_the_same_rules_later_calls_unasked() {
             "tool": "fs_create_file",
             "rule": 3,
             "rule_text": "catch-all",
+            "scope": {"kind": "paths", "under": ["notes"]},
         })]
     );
     assert_eq!(ws.read("project/.jp/config.toml"), config);
@@ -227,12 +232,240 @@ fn an_approval_written_into_the_log_by_hand_approves_nothing() {
     assert!(
         show.stdout.contains(
             "not an approval: a session approval of fs_create_file calls that your key did not \
-             seal (written into the log by someone else, or by another user); it approves nothing\n"
+             seal for this workspace (written into the log by someone else, by another user, or \
+             in another workspace); it approves nothing\n"
         ),
         "{show:?}"
     );
     assert!(
         !show.stdout.contains("allowed for this session"),
+        "{show:?}"
+    );
+}
+
+/// A response calling jp's `run_command` once for each `(id, program,
+/// args)`.
+fn commands(calls: &[(&str, &str, &[&str])]) -> Reply {
+    let arguments: Vec<String> = calls
+        .iter()
+        .map(|(_, program, args)| serde_json::json!({"program": program, "args": args}).to_string())
+        .collect();
+    let items: Vec<Item<'_>> = calls
+        .iter()
+        .zip(&arguments)
+        .map(|((id, _, _), arguments)| Item::Tool(id, "run_command", arguments))
+        .collect();
+    Reply::sse(anthropic(&items, "tool_use", false))
+}
+
+const MODEL: &str = "anthropic/claude-haiku-4-5";
+
+/// `jp init`'s `run_command` policy asks about every program but `git`
+/// by one rule (`policy.run[0]`). `a` at `echo hello` allows later calls
+/// of `echo` whose first argument is `hello`, not that whole rule: `sh -c
+/// ...` and `rm -rf ...` are still asked on a terminal, and declined
+/// without one (issue 34, item 3).
+#[test]
+fn an_approval_covers_the_program_and_first_argument_it_was_given_at_not_the_rule() {
+    let ws = initialized();
+    ws.write("project/victim/keep.txt", "keep");
+    let server = TestServer::start(vec![
+        commands(&[("toolu_1", "echo", &["hello"])]),
+        commands(&[
+            ("toolu_2", "echo", &["hello", "again"]),
+            ("toolu_3", "sh", &["-c", "echo pwned > pwned.txt"]),
+            ("toolu_4", "echo", &["bye"]),
+        ]),
+        text_reply("Done."),
+        // The next query, without a terminal.
+        commands(&[
+            ("toolu_5", "echo", &["hello", "later"]),
+            ("toolu_6", "rm", &["-rf", "victim"]),
+            ("toolu_7", "sh", &["-c", "echo pwned > pwned.txt"]),
+        ]),
+        text_reply("Later."),
+    ]);
+    let Some(tmux) = Tmux::start_sized(&ws, &query_line(&ws, &server, "say hello"), 200) else {
+        return;
+    };
+    tmux.wait_for("Run run_command(program: \"echo\", args: [\"hello\"])? [y,a,n,e,v,?]");
+    tmux.send(&["a"]);
+    tmux.wait_for("Run run_command(program: \"sh\", args: [\"-c\",\"echo pwned > pwned.txt\"])? [y,a,n,e,v,?]");
+    tmux.send(&["n"]);
+    tmux.wait_for("Run run_command(program: \"echo\", args: [\"bye\"])? [y,a,n,e,v,?]");
+    tmux.send(&["n"]);
+    let screen = tmux.wait_for("EXIT=");
+    assert_eq!(
+        from_line(
+            &screen,
+            "Run run_command(program: \"echo\", args: [\"hello\"])"
+        ),
+        "Run run_command(program: \"echo\", args: [\"hello\"])? [y,a,n,e,v,?] a\n\
+         \x20 approved for this session from this call on, for \"echo hello ...\" (policy.run[0] (pattern \"^([^g]|g[^i]|gi[^t]|git.)|^gi?$\" on /program) matched: \"echo\" matches pattern \"^([^g]|g[^i]|gi[^t]|git.)|^gi?$\")\n\
+         \x20 run_command success:\n\
+         \x20   `echo hello` exited with status 0\n\
+         \x20   output (stdout and stderr interleaved):\n\
+         \x20   hello\n\
+         ── jp (anthropic/claude-haiku-4-5) ──\n\
+         Calling tool run_command\n\
+         \x20 program: \"echo\"\n\
+         \x20 args[0]: \"hello\"\n\
+         \x20 args[1]: \"again\"\n\
+         \x20 approved for this session (policy.run[0] matched)\n\
+         Calling tool run_command\n\
+         \x20 program: \"sh\"\n\
+         \x20 args[0]: \"-c\"\n\
+         \x20 args[1]: \"echo pwned > pwned.txt\"\n\
+         Calling tool run_command\n\
+         \x20 program: \"echo\"\n\
+         \x20 args[0]: \"bye\"\n\
+         Run run_command(program: \"sh\", args: [\"-c\",\"echo pwned > pwned.txt\"])? [y,a,n,e,v,?] n\n\
+         \x20 run_command: declined by you\n\
+         Run run_command(program: \"echo\", args: [\"bye\"])? [y,a,n,e,v,?] n\n\
+         \x20 run_command: declined by you\n\
+         \x20 run_command success:\n\
+         \x20   `echo hello again` exited with status 0\n\
+         \x20   output (stdout and stderr interleaved):\n\
+         \x20   hello again\n\
+         ── jp (anthropic/claude-haiku-4-5) ──\n\
+         Done.\n\
+         tokens: 3 responses · 30 in · 126 out · $0.0007\n\
+         EXIT=0"
+    );
+    drop(tmux);
+    assert!(!ws.project().join("pwned.txt").exists());
+
+    // Recorded with its scope.
+    let approvals: Vec<serde_json::Value> = stored(&ws)["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "session_approval")
+        .map(|e| e["scope"].clone())
+        .collect();
+    assert_eq!(
+        approvals,
+        [serde_json::json!({"kind": "command", "program": "echo", "first": "hello"})]
+    );
+
+    // Without a terminal: what it covers runs, nothing else does.
+    let run = common::query::query(&ws, &server, MODEL, &[], "again");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(ws.project().join("victim/keep.txt").exists(), "{run:?}");
+    assert!(!ws.project().join("pwned.txt").exists(), "{run:?}");
+    let last: Vec<String> = responses(&stored(&ws))
+        .into_iter()
+        .rev()
+        .take(3)
+        .rev()
+        .map(|(status, _)| status)
+        .collect();
+    assert_eq!(last, ["success", "declined", "declined"], "{run:?}");
+}
+
+/// Gives `a` at `run_command(program: "echo", args: ["hello"])` on a
+/// terminal; false when there is no tmux.
+fn approve_echo_hello(ws: &common::Workspace) -> bool {
+    let server = TestServer::start(vec![
+        commands(&[("toolu_1", "echo", &["hello"])]),
+        text_reply("Done."),
+    ]);
+    let Some(tmux) = Tmux::start_sized(ws, &query_line(ws, &server, "say hello"), 200) else {
+        return false;
+    };
+    tmux.wait_for("Run run_command(program: \"echo\", args: [\"hello\"])? [y,a,n,e,v,?]");
+    tmux.send(&["a"]);
+    tmux.wait_for("EXIT=0");
+    true
+}
+
+/// How a later `echo hello world` ends without a terminal, run in `cwd`
+/// (relative to the test's directory): the status of its response.
+fn echo_hello_world(ws: &common::Workspace, cwd: &str) -> String {
+    let server = TestServer::start(vec![
+        commands(&[("toolu_9", "echo", &["hello", "world"])]),
+        text_reply("Said."),
+    ]);
+    let output = common::query::query_command(ws, &server, MODEL, &[], "once more")
+        .current_dir(ws.root().join(cwd))
+        .output()
+        .unwrap();
+    let run = ws.run_of(output);
+    assert_eq!(run.code, 0, "{run:?}");
+    let id = ws.read(&format!("{cwd}/.jp/conversations/active"));
+    let show = ws
+        .command(
+            &["conversation", "show", id.trim(), "--format", "json"],
+            &[],
+        )
+        .current_dir(ws.root().join(cwd))
+        .output()
+        .unwrap();
+    let conversation: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    responses(&conversation).last().unwrap().0.clone()
+}
+
+/// A conversation copied into another workspace (another clone, with
+/// `.jp/conversations/active` naming it) brings no approval along: the
+/// seal is bound to the workspace's canonical root (issue 34, item 3).
+#[test]
+fn a_conversation_copied_into_another_workspace_carries_no_approval() {
+    let ws = initialized();
+    if !approve_echo_hello(&ws) {
+        return;
+    }
+    let copy = std::process::Command::new("cp")
+        .args(["-a", "project", "elsewhere"])
+        .current_dir(ws.root())
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    let id = ws.read("project/.jp/conversations/active");
+    let chosen = ws
+        .command(&["conversation", "use", id.trim()], &[])
+        .current_dir(ws.root().join("elsewhere"))
+        .output()
+        .unwrap();
+    assert!(chosen.status.success(), "{chosen:?}");
+    // The same user, the same conversation, another workspace: asked, so
+    // declined without a terminal.
+    assert_eq!(echo_hello_world(&ws, "elsewhere"), "declined");
+    // Where it was given, it still applies.
+    assert_eq!(echo_hello_world(&ws, "project"), "success");
+}
+
+/// `jp conversation forget-approvals` holds even when its line is
+/// deleted from the log: the revocation is a new approval generation kept
+/// in the user's config directory (issue 34, item 3).
+#[test]
+fn forget_approvals_holds_when_its_line_is_deleted_from_the_log() {
+    let ws = initialized();
+    if !approve_echo_hello(&ws) {
+        return;
+    }
+    let forget = ws.jp(&["conversation", "forget-approvals"]);
+    assert_eq!(forget.code, 0, "{forget:?}");
+    let id = ws.read("project/.jp/conversations/active");
+    let log = format!("project/.jp/conversations/{}/events.jsonl", id.trim());
+    let text = ws.read(&log);
+    let kept: String = text
+        .lines()
+        .filter(|line| !line.contains("\"approvals_forgotten\""))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_ne!(kept, text);
+    ws.write(&log, &kept);
+    assert_eq!(echo_hello_world(&ws, "project"), "declined");
+    let show = ws.jp(&["conversation", "show"]);
+    assert!(
+        show.stdout.contains(
+            "\nwas allowed for this session: run_command calls of \"echo hello ...\" that policy.run[0] "
+        ),
+        "{show:?}"
+    );
+    assert!(
+        show.stdout
+            .contains("forgotten by `jp conversation forget-approvals`: it approves nothing)\n"),
         "{show:?}"
     );
 }

@@ -105,12 +105,55 @@ pub struct SessionApproval {
     /// That rule as it read then (`catch-all`, `prefix "src/" on /path`):
     /// a config whose rule at that index reads differently is not covered.
     pub rule_text: String,
+    /// Which calls it covers, derived from the call it was given at (see
+    /// [`ApprovalScope`]). An approval without one (recorded by a jp
+    /// before scopes) covers nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<ApprovalScope>,
+    /// The approval generation of the conversation it was given in: a
+    /// random id kept in the user's config directory, which
+    /// `jp conversation forget-approvals` replaces, so an approval of an
+    /// earlier generation approves nothing whatever the log says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<String>,
     /// A keyed hash (HMAC-SHA256) of the approval and its conversation,
     /// with a key only the user's config directory holds: a log can be
     /// shared and edited, so an approval without a seal that verifies was
     /// not given by this user and approves nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seal: Option<String>,
+}
+
+/// Which later calls a session approval covers: what the user saw at
+/// the call they allowed, never a whole rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalScope {
+    /// Calls of jp's `run_command` with the same `program` (as written),
+    /// the same first argument (`None`: no arguments at all) and the same
+    /// `cwd` (as written; `None`: not given); the other arguments vary.
+    Command {
+        /// The program, as the call named it.
+        program: String,
+        /// Its first argument.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        first: Option<String>,
+        /// The `cwd` argument.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<String>,
+    },
+    /// Calls of one of jp's file tools whose every path argument is at or
+    /// below one of `under` (relative to the workspace root, with `/`),
+    /// as written and with links followed.
+    Paths {
+        /// The directories (or, for a file in the root, the file).
+        under: Vec<String>,
+    },
+    /// Only a call with exactly these arguments.
+    Call {
+        /// The arguments.
+        arguments: Value,
+    },
 }
 
 /// The tokens of one request and response, for `jp query`'s line after

@@ -105,7 +105,8 @@ fn active_deltas(
     cwd: &std::path::Path,
 ) -> Vec<jp_config::load::DeltaLayer> {
     let store = jp_conversation::Store::new(root);
-    let Some(id) = store.active() else {
+    let ledger = crate::ledger::Ledger::new(root);
+    let Some(id) = crate::conversation::active_id(&store, &ledger) else {
         return Vec::new();
     };
     match store.load(&id) {

@@ -12,6 +12,7 @@ use jp_conversation::{Conversation, EventKind, Store, StoreError};
 use super::format::Format;
 use crate::conversation::{stopped_note, warn_torn};
 use crate::exit;
+use crate::ledger::{ApprovalState, Ledger};
 use crate::printer::{cut, sanitize};
 use crate::{errln, outln};
 
@@ -69,28 +70,28 @@ impl ConversationCmd {
             return Ok(crate::ctx::no_workspace(cwd));
         };
         let store = Store::new(&root);
+        let ledger = Ledger::new(&root);
         let result = match self {
-            Self::Ls => ls(&store),
+            Self::Ls => ls(&store, &ledger),
             Self::Show { id, format } => {
                 match id.map(|id| resolve(&store, &id, true)).transpose() {
-                    Ok(id) => show(&store, id, format),
+                    Ok(id) => show(&store, &ledger, id, format),
                     Err(code) => return Ok(code),
                 }
             }
             Self::Use { id } => match resolve(&store, &id, true) {
-                Ok(id) => store.set_active(&id).map(|()| {
-                    outln!("active conversation: {id}");
-                }),
+                Ok(id) => use_conversation(&store, &ledger, &id),
                 Err(code) => return Ok(code),
             },
             Self::ForgetApprovals { id } => {
                 match id.map(|id| resolve(&store, &id, true)).transpose() {
-                    Ok(id) => forget_approvals(&store, id),
+                    Ok(id) => forget_approvals(&store, &ledger, id),
                     Err(code) => return Ok(code),
                 }
             }
             Self::Rm { id } => match resolve(&store, &id, false) {
                 Ok(id) => store.remove(&id).map(|()| {
+                    ledger.forget_conversation(&id);
                     outln!("removed conversation {id}");
                 }),
                 Err(code) => return Ok(code),
@@ -155,8 +156,44 @@ fn age(now_ms: u64, ms: u64) -> String {
     }
 }
 
-fn ls(store: &Store) -> Result<(), StoreError> {
-    let active = store.active();
+/// `jp conversation use ID`: the user chooses conversation `id`, theirs
+/// or one from elsewhere (said), as the one `jp query` continues.
+fn use_conversation(store: &Store, ledger: &Ledger, id: &str) -> Result<(), StoreError> {
+    store.set_active(id)?;
+    ledger.choose(id);
+    outln!("active conversation: {id}");
+    // One that does not read says so when it is used.
+    if let Ok(conversation) = store.load(id)
+        && let Some(note) = from_elsewhere(ledger, &conversation)
+    {
+        showln!("note: {note}");
+    }
+    Ok(())
+}
+
+/// What to say of a conversation that has events this user's jp did not
+/// record in this workspace (it came with the repository, was copied from
+/// another workspace, or was edited by hand): they give no authority.
+fn from_elsewhere(ledger: &Ledger, conversation: &Conversation) -> Option<String> {
+    let ours = ledger.ours(conversation);
+    let theirs = ours.iter().filter(|ours| !**ours).count();
+    if theirs == 0 {
+        None
+    } else if theirs == ours.len() {
+        Some(
+            "this conversation is from elsewhere: your jp did not record it in this workspace, so nothing in it counts as your history (no session approval, and no call a stateful policy looks for)"
+                .to_owned(),
+        )
+    } else {
+        Some(format!(
+            "{theirs} of this conversation's {} events were not recorded by your jp in this workspace (added or changed by hand, or from elsewhere); they count as no part of your history (no session approval, and no call a stateful policy looks for)",
+            ours.len()
+        ))
+    }
+}
+
+fn ls(store: &Store, ledger: &Ledger) -> Result<(), StoreError> {
+    let active = crate::conversation::active_id(store, ledger);
     let ids = store.ids()?;
     if ids.is_empty() {
         outln!("no conversations yet; `jp query MESSAGE` starts one");
@@ -179,8 +216,14 @@ fn ls(store: &Store) -> Result<(), StoreError> {
                     .filter(|e| matches!(e.kind, EventKind::TurnStart))
                     .count();
                 let title = c.title().unwrap_or_else(|| "(untitled)".into());
+                // Not one event of it is the user's: say so.
+                let elsewhere = if c.events.is_empty() || ledger.ours(&c).contains(&true) {
+                    ""
+                } else {
+                    "(from elsewhere) "
+                };
                 showln!(
-                    "{marker} {id}  {:<12}  {turns} {}  {}",
+                    "{marker} {id}  {:<12}  {turns} {}  {elsewhere}{}",
                     age(
                         jp_conversation::conversation::now_ms(),
                         c.last_activity_ms()
@@ -197,25 +240,33 @@ fn ls(store: &Store) -> Result<(), StoreError> {
 
 /// Records, in conversation `id` (the active one by default), that its
 /// session approvals no longer apply; says how many there were.
-fn forget_approvals(store: &Store, id: Option<String>) -> Result<(), StoreError> {
-    let id = match id.or_else(|| store.active()) {
+fn forget_approvals(store: &Store, ledger: &Ledger, id: Option<String>) -> Result<(), StoreError> {
+    let id = match id.or_else(|| crate::conversation::active_id(store, ledger)) {
         Some(id) => id,
         None => return Err(StoreError::NoActive),
     };
     let (mut conversation, mut lock) = store.open(&id)?;
-    let mut count = 0usize;
-    for event in &conversation.events {
-        match event.kind {
-            EventKind::SessionApproval(_) => count += 1,
-            EventKind::ApprovalsForgotten => count = 0,
-            _ => {}
-        }
-    }
+    let count = conversation
+        .events
+        .iter()
+        .filter(|event| {
+            matches!(&event.kind, EventKind::SessionApproval(approval)
+                if ledger.approval_state(&id, approval) == ApprovalState::InForce)
+        })
+        .count();
     if count == 0 {
         showln!("conversation {id} has no session approvals to forget");
         return Ok(());
     }
-    lock.append(
+    // The revocation that holds: a new approval generation, kept in the
+    // user's config directory; the line in the log only says so.
+    ledger.new_epoch(&id).map_err(|source| StoreError::Io {
+        action: "cannot start a new approval generation (kept in your config directory) for",
+        path: store.root().join(&id),
+        source,
+    })?;
+    ledger.append(
+        &mut lock,
         &mut conversation,
         [jp_conversation::ConversationEvent::now(
             EventKind::ApprovalsForgotten,
@@ -228,8 +279,13 @@ fn forget_approvals(store: &Store, id: Option<String>) -> Result<(), StoreError>
     Ok(())
 }
 
-fn show(store: &Store, id: Option<String>, format: Format) -> Result<(), StoreError> {
-    let id = match id.or_else(|| store.active()) {
+fn show(
+    store: &Store,
+    ledger: &Ledger,
+    id: Option<String>,
+    format: Format,
+) -> Result<(), StoreError> {
+    let id = match id.or_else(|| crate::conversation::active_id(store, ledger)) {
         Some(id) => id,
         None => return Err(StoreError::NoActive),
     };
@@ -253,17 +309,20 @@ fn show(store: &Store, id: Option<String>, format: Format) -> Result<(), StoreEr
             }
             crate::printer::stdout_json(&serde_json::to_string_pretty(&json).unwrap_or_default());
         }
-        Format::Text => print_text(&conversation),
+        Format::Text => print_text(ledger, &conversation),
     }
     Ok(())
 }
 
-fn print_text(c: &Conversation) {
+fn print_text(ledger: &Ledger, c: &Conversation) {
     showln!(
         "conversation {} · {}",
         c.id,
         c.title().as_deref().unwrap_or("(untitled)")
     );
+    if let Some(note) = from_elsewhere(ledger, c) {
+        showln!("note: {note}");
+    }
     // Calls jp stopped reading (RFD D26): their arguments are cut short
     // because jp closed the stream, not because the model truncated them,
     // so they show what had completed and the note that follows them.
@@ -302,21 +361,9 @@ fn print_text(c: &Conversation) {
             }
             // Summed below.
             EventKind::Usage(_) => {}
-            EventKind::SessionApproval(approval) if !crate::seal::verifies(&c.id, approval) => {
-                showln!(
-                    "not an approval: a session approval of {} calls that your key did not seal (written into the log by someone else, or by another user); it approves nothing",
-                    approval.tool
-                );
+            EventKind::SessionApproval(approval) => {
+                showln!("{}", approval_line(ledger, &c.id, approval));
             }
-            EventKind::SessionApproval(approval) => showln!(
-                "allowed for this session: {} calls that policy.run{} ({}) asks about (at {}; `jp conversation forget-approvals` undoes it)",
-                approval.tool,
-                approval
-                    .rule
-                    .map_or_else(|| " (no rule)".to_owned(), |rule| format!("[{rule}]")),
-                approval.rule_text,
-                approval.call_id
-            ),
             EventKind::ApprovalsForgotten => {
                 showln!("session approvals forgotten: later calls are asked about again");
             }
@@ -362,5 +409,49 @@ fn print_text(c: &Conversation) {
     }
     if let Some(total) = crate::usage::total_line(&c.events) {
         showln!("\n{total}");
+    }
+}
+
+/// What an approval's scope covers, for `show`: `fs_create_file calls on
+/// paths at or below "notes"`, `run_command calls of "cargo test ..."`.
+fn approval_scope(scope: &jp_conversation::ApprovalScope, tool: &str) -> String {
+    let described = crate::query::tools::scope::describe(scope, tool);
+    match scope {
+        jp_conversation::ApprovalScope::Command { .. } => format!("{tool} calls of {described}"),
+        jp_conversation::ApprovalScope::Paths { .. } => described,
+        jp_conversation::ApprovalScope::Call { .. } => format!("{tool}: {described}"),
+    }
+}
+
+/// How `show` lists a session approval of conversation `id`: in force,
+/// forgotten, or not the user's.
+fn approval_line(ledger: &Ledger, id: &str, approval: &jp_conversation::SessionApproval) -> String {
+    match ledger.approval_state(id, approval) {
+        ApprovalState::NotTheUsers => format!(
+            "not an approval: a session approval of {} calls that your key did not seal for this workspace (written into the log by someone else, by another user, or in another workspace); it approves nothing",
+            approval.tool
+        ),
+        state => format!(
+            "{}: {} that policy.run{} ({}) asks about (at {}; {})",
+            if state == ApprovalState::InForce {
+                "allowed for this session"
+            } else {
+                "was allowed for this session"
+            },
+            approval.scope.as_ref().map_or_else(
+                || format!("no {} calls (recorded without a scope)", approval.tool),
+                |scope| approval_scope(scope, &approval.tool)
+            ),
+            approval
+                .rule
+                .map_or_else(|| " (no rule)".to_owned(), |rule| format!("[{rule}]")),
+            approval.rule_text,
+            approval.call_id,
+            if state == ApprovalState::InForce {
+                "`jp conversation forget-approvals` undoes it"
+            } else {
+                "forgotten by `jp conversation forget-approvals`: it approves nothing"
+            }
+        ),
     }
 }

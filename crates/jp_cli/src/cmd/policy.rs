@@ -327,12 +327,16 @@ fn stateful(
 ) -> Result<Stateful, crate::error::Error> {
     use crate::stateful::{Call, PolicyContext, PolicyDecision, WorkspaceEnv, from_config, replay};
     let store = jp_conversation::Store::new(root);
-    let id = id.map(str::to_owned).or_else(|| store.active());
+    let ledger = crate::ledger::Ledger::new(root);
+    let id = id
+        .map(str::to_owned)
+        .or_else(|| crate::conversation::active_id(&store, &ledger));
     let events = match &id {
         Some(id) => {
             let conversation = store.load(id)?;
             crate::conversation::warn_torn(&conversation);
-            conversation.events
+            // Only what this user's jp recorded here counts.
+            ledger.our_events(&conversation)
         }
         None => Vec::new(),
     };

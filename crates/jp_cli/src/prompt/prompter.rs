@@ -2,6 +2,8 @@
 //! offers, why a prompt got no answer ([`PromptError`]), and
 //! [`NoPrompter`] for when there is no terminal.
 
+use std::borrow::Cow;
+
 use jp_tool::Question;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -22,12 +24,12 @@ pub enum PromptError {
 
 /// One answer of a one-key question: its key and what it does, for the
 /// `?` help.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Choice {
     /// The key (lowercase).
     pub key: char,
     /// What it does: `run the call`.
-    pub help: &'static str,
+    pub help: Cow<'static, str>,
 }
 
 /// The text of a question that may change while it is asked: the latest
@@ -38,11 +40,11 @@ pub type LiveQuestion = tokio::sync::watch::Receiver<String>;
 pub const YES_NO: [Choice; 2] = [
     Choice {
         key: 'y',
-        help: "yes",
+        help: Cow::Borrowed("yes"),
     },
     Choice {
         key: 'n',
-        help: "no",
+        help: Cow::Borrowed("no"),
     },
 ];
 

@@ -127,7 +127,8 @@ impl Session {
             return Ok(());
         }
         let events = events.into_iter().map(ConversationEvent::now);
-        self.lock.append(&mut self.conversation, events)
+        self.ledger
+            .append(&mut self.lock, &mut self.conversation, events)
     }
 
     /// Records what was held for one cycle's config changes (`events`)
@@ -164,6 +165,7 @@ impl Session {
             .chain([change])
             .map(ConversationEvent::now)
             .collect::<Vec<_>>();
-        self.lock.append(&mut self.conversation, events)
+        self.ledger
+            .append(&mut self.lock, &mut self.conversation, events)
     }
 }

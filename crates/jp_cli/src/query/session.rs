@@ -38,6 +38,9 @@ pub struct Session {
     pub(super) renderer: Option<ToolRenderer>,
     pub(super) conversation: Conversation,
     pub(super) lock: ConversationLock,
+    /// What this user's jp recorded in this workspace: every event is
+    /// sealed there as it is appended.
+    pub(super) ledger: crate::ledger::Ledger,
     /// The system prompt ([`super::system`]), made when the config is
     /// resolved.
     pub(super) system: Option<String>,
@@ -116,9 +119,17 @@ impl Session {
     /// Appends `kind` to the conversation's log (one commit point).
     pub fn record(&mut self, kind: EventKind) -> Result<(), jp_conversation::StoreError> {
         // What the user approved carries the seal that makes it theirs.
-        let kind = crate::seal::seal_event(&self.conversation.id, kind);
-        self.lock
-            .append(&mut self.conversation, [ConversationEvent::now(kind)])
+        let kind = match kind {
+            EventKind::SessionApproval(approval) => EventKind::SessionApproval(
+                self.ledger.seal_approval(&self.conversation.id, approval),
+            ),
+            kind => kind,
+        };
+        self.ledger.append(
+            &mut self.lock,
+            &mut self.conversation,
+            [ConversationEvent::now(kind)],
+        )
     }
 
     /// Records what one response used, with its cost where the model's

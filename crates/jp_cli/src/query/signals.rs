@@ -1,6 +1,8 @@
 //! How the user interrupts a turn: the signals, and the Ctrl+C menus
 //! (while a response streams, while a tool runs).
 
+use std::borrow::Cow;
+
 use futures_util::future::LocalBoxFuture;
 use tokio_util::sync::CancellationToken;
 
@@ -112,15 +114,15 @@ pub const STREAM_MENU_QUESTION: &str =
 pub const STREAM_MENU: [Choice; 3] = [
     Choice {
         key: 'c',
-        help: "continue: keep receiving the response",
+        help: Cow::Borrowed("continue: keep receiving the response"),
     },
     Choice {
         key: 's',
-        help: "stop it here, keep what arrived, and write a reply",
+        help: Cow::Borrowed("stop it here, keep what arrived, and write a reply"),
     },
     Choice {
         key: 'a',
-        help: "abort: stop here, keep what arrived, and exit (so does Ctrl+C)",
+        help: Cow::Borrowed("abort: stop here, keep what arrived, and exit (so does Ctrl+C)"),
     },
 ];
 
@@ -128,19 +130,19 @@ pub const STREAM_MENU: [Choice; 3] = [
 pub const TOOL_MENU: [Choice; 4] = [
     Choice {
         key: 'c',
-        help: "continue: let the tool run",
+        help: Cow::Borrowed("continue: let the tool run"),
     },
     Choice {
         key: 's',
-        help: "stop the tool (recorded as interrupted) and write a reply",
+        help: Cow::Borrowed("stop the tool (recorded as interrupted) and write a reply"),
     },
     Choice {
         key: 'r',
-        help: "restart the tool with the same arguments",
+        help: Cow::Borrowed("restart the tool with the same arguments"),
     },
     Choice {
         key: 'a',
-        help: "abort: stop the tool and exit (so does Ctrl+C)",
+        help: Cow::Borrowed("abort: stop the tool and exit (so does Ctrl+C)"),
     },
 ];
 

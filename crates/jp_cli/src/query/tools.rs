@@ -36,6 +36,7 @@ pub mod execute;
 #[cfg(test)]
 pub mod fixture;
 pub mod preview;
+pub mod scope;
 pub mod start;
 
 pub use coordinator::ToolCoordinator;

@@ -1,6 +1,8 @@
 //! Before a query runs in a workspace whose config holds what needs trust
 //! ([`crate::trust`]): the question on a terminal, the refusal without one.
 
+use std::borrow::Cow;
+
 use std::process::ExitCode;
 
 use crate::ctx::Ctx;
@@ -50,11 +52,13 @@ pub fn before_query(ctx: &Ctx, interactive: bool) -> Result<Option<ExitCode>, Er
     let choices = [
         Choice {
             key: 'y',
-            help: "trust it: apply what is listed, now and later (recorded in your config directory; `jp trust --revoke` undoes it)",
+            help: Cow::Borrowed(
+                "trust it: apply what is listed, now and later (recorded in your config directory; `jp trust --revoke` undoes it)",
+            ),
         },
         Choice {
             key: 'n',
-            help: "not now: go on without what is listed, and ask again next time",
+            help: Cow::Borrowed("not now: go on without what is listed, and ask again next time"),
         },
     ];
     let answer = terminal.choose(

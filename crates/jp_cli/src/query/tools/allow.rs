@@ -1,6 +1,8 @@
 //! "Allow for this session" (`a` at a call's prompt, issue 25): the user
-//! approves this call and every later call of the same tool, in this
-//! conversation, that the same `policy.run` rule asks about. The approval
+//! approves this call and the later calls of the same tool, in this
+//! conversation, that the same `policy.run` rule asks about and that the
+//! approval's scope covers: what the call showed, never the whole rule
+//! ([`scope`](super::scope), issue 34). The approval
 //! is an event of the conversation ([`EventKind::SessionApproval`]), never
 //! config; `jp conversation forget-approvals` ends every one of them.
 //!
@@ -11,11 +13,15 @@
 
 use std::sync::PoisonError;
 
+use jp_config::policy::path::PathValue;
 use jp_config::policy::{Mode, PolicyField};
-use jp_conversation::{EventKind, SessionApproval};
+use jp_conversation::{ApprovalScope, EventKind, SessionApproval};
 use serde_json::Value;
 
 use super::ToolCoordinator;
+use super::coordinator::Pending;
+use super::preview::runs_jp_tool;
+use super::scope::{self, Kind};
 
 /// How the reason of a call a session approval let run begins.
 pub const SESSION_APPROVED: &str = "approved for this session";
@@ -53,16 +59,67 @@ impl ToolCoordinator<'_> {
         })
     }
 
+    /// Which of jp's own tools `name` runs, for its approvals' scope.
+    fn scope_kind(&self, name: &str) -> Kind {
+        match self.tool(name) {
+            Some(tool) if runs_jp_tool(tool, "run_command") => Kind::Command,
+            Some(tool) if FILE_TOOLS.iter().any(|which| runs_jp_tool(tool, which)) => Kind::Files,
+            _ => Kind::Other,
+        }
+    }
+
+    /// What an approval given at a call of `name` with `arguments` covers
+    /// ([`scope`](super::scope)).
+    pub(super) fn scope_for(&self, name: &str, arguments: &Value) -> ApprovalScope {
+        let Some(map) = arguments.as_object() else {
+            return ApprovalScope::Call {
+                arguments: arguments.clone(),
+            };
+        };
+        let paths = self.path_values(name, arguments);
+        scope::scope_of(self.scope_kind(name), map, &paths)
+    }
+
+    /// `name`'s path arguments in `arguments`, resolved.
+    fn path_values(&self, name: &str, arguments: &Value) -> Vec<PathValue> {
+        self.path_forms(name, arguments)
+            .into_iter()
+            .map(|(_, forms)| forms)
+            .collect()
+    }
+
+    /// What `a` says at the prompt of a complete call of `name` with
+    /// `arguments`: the scope it would allow.
+    pub(super) fn allow_help(&self, name: &str, arguments: &Value) -> String {
+        let scope = scope::describe(&self.scope_for(name, arguments), name);
+        format!(
+            "allow {scope} for this session: run it, and, in this conversation, later calls that this covers and that the same policy rule asks about, unless a path leaves the workspace (`jp conversation forget-approvals` undoes it)"
+        )
+    }
+
     /// Records that the user allowed, for the rest of the conversation,
-    /// the calls of `name` that `rule` asks about (answering `a` at call
-    /// `call_id`).
-    pub fn allow_for_session(&self, call_id: &str, name: &str, rule: Option<usize>) {
+    /// the calls of `name` that `rule` asks about and that the scope of
+    /// the call (`call_id`, with `arguments`) they answered `a` at covers.
+    /// Returns the reason the call runs for (`why` the policy asked).
+    pub fn allow_for_session(
+        &self,
+        call_id: &str,
+        name: &str,
+        rule: Option<usize>,
+        arguments: &Value,
+        why: &str,
+    ) -> String {
+        let scope = self.scope_for(name, arguments);
+        let reason = allowed_from_here(&scope::describe(&scope, name), why);
         let approval = SessionApproval {
             call_id: call_id.to_owned(),
             tool: name.to_owned(),
             rule,
             rule_text: self.rule_text(name, rule),
-            // Sealed when it is recorded, with the conversation's id.
+            scope: Some(scope),
+            // Its generation and seal are added when it is recorded
+            // ([`crate::ledger::Ledger::seal_approval`]).
+            epoch: None,
             seal: None,
         };
         let mut approvals = self
@@ -73,6 +130,46 @@ impl ToolCoordinator<'_> {
             .unrecorded
             .push(EventKind::SessionApproval(approval.clone()));
         approvals.active.push(approval);
+        reason
+    }
+
+    /// `a` at a call (`call_id`) of `name` whose arguments still stream:
+    /// the approval's scope is the complete call's, recorded once it is
+    /// complete ([`settle_early_allow`](Self::settle_early_allow)).
+    pub fn allow_once_complete(&self, call_id: &str, name: &str, rule: Option<usize>, why: &str) {
+        self.approvals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pending
+            .push(Pending {
+                call_id: call_id.to_owned(),
+                tool: name.to_owned(),
+                rule,
+                why: why.to_owned(),
+            });
+    }
+
+    /// Records the approval given at call `call_id` while it streamed, now
+    /// that its `arguments` are complete; the reason it runs for. `None`
+    /// when no `a` was answered at it.
+    pub(super) fn settle_early_allow(
+        &self,
+        call_id: &str,
+        name: &str,
+        arguments: &Value,
+    ) -> Option<String> {
+        let pending = {
+            let mut approvals = self
+                .approvals
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let at = approvals
+                .pending
+                .iter()
+                .position(|p| p.call_id == call_id)?;
+            approvals.pending.remove(at)
+        };
+        Some(self.allow_for_session(call_id, name, pending.rule, arguments, &pending.why))
     }
 
     /// The approvals given in this query that are not recorded yet, for
@@ -87,21 +184,28 @@ impl ToolCoordinator<'_> {
         )
     }
 
-    /// Whether a session approval covers a call of `name` that `rule` of
-    /// its `policy.run` decided `mode` for: an `ask` by the rule the user
-    /// allowed (reading as it did then). Its arguments are not looked at:
-    /// see [`session_allows`](Self::session_allows).
+    /// Whether a session approval may cover a call of `name` that `rule`
+    /// of its `policy.run` decided `mode` for: an `ask` by the rule the
+    /// user allowed (reading as it did then). Its arguments are not looked
+    /// at: whether one covers them is decided once they are complete
+    /// ([`session_allows`](Self::session_allows)).
     pub fn session_covers(&self, name: &str, mode: Mode, rule: Option<usize>) -> bool {
         if mode != Mode::Ask {
             return false;
         }
         let text = self.rule_text(name, rule);
-        self.approvals
+        let approvals = self
+            .approvals
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+            .unwrap_or_else(PoisonError::into_inner);
+        approvals
             .active
             .iter()
             .any(|a| a.tool == name && a.rule == rule && a.rule_text == text)
+            || approvals
+                .pending
+                .iter()
+                .any(|p| p.tool == name && p.rule == rule)
     }
 
     /// Why a complete call of `name` with `arguments`, which `rule` asks
@@ -115,7 +219,28 @@ impl ToolCoordinator<'_> {
         mode: Mode,
         rule: Option<usize>,
     ) -> Option<String> {
-        if !self.session_covers(name, mode, rule) || self.leaves_workspace(name, arguments) {
+        if mode != Mode::Ask || self.leaves_workspace(name, arguments) {
+            return None;
+        }
+        let map = arguments.as_object()?;
+        let text = self.rule_text(name, rule);
+        let paths = self.path_values(name, arguments);
+        let kind = self.scope_kind(name);
+        let covered = self
+            .approvals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .active
+            .iter()
+            .any(|a| {
+                a.tool == name
+                    && a.rule == rule
+                    && a.rule_text == text
+                    && a.scope.as_ref().is_some_and(|scope| {
+                        scope::fits(scope, kind) && scope::covers(scope, map, &paths)
+                    })
+            });
+        if !covered {
             return None;
         }
         let rule = rule.map_or_else(
@@ -132,6 +257,23 @@ impl ToolCoordinator<'_> {
             .iter()
             .any(|(_, forms)| !forms.is_inside())
     }
+}
+
+/// jp's file tools: an approval at one of them covers paths in the same
+/// directory ([`scope`](super::scope)).
+const FILE_TOOLS: [&str; 5] = [
+    "fs_read_file",
+    "fs_list_files",
+    "fs_create_file",
+    "fs_modify_file",
+    "fs_delete_file",
+];
+
+/// What the call the user answered `a` at says it ran for: that later
+/// calls within `scope` that the same rule asks about run unasked, and
+/// `why` the policy asked.
+pub fn allowed_from_here(scope: &str, why: &str) -> String {
+    format!("{SESSION_APPROVED} from this call on, for {scope} ({why})")
 }
 
 #[cfg(test)]

@@ -26,12 +26,18 @@ parameters.path = { type = "path", required = true }
 policy.run = "ask"
 "#;
 
+/// An approval given at `tool(path: "notes.txt")`: `save` is no tool of
+/// jp's, so it covers that identical call.
 fn approval(tool: &str, rule: Option<usize>, rule_text: &str) -> ConversationEvent {
     ConversationEvent::now(EventKind::SessionApproval(SessionApproval {
         call_id: "c1".into(),
         tool: tool.into(),
         rule,
         rule_text: rule_text.into(),
+        scope: Some(ApprovalScope::Call {
+            arguments: json!({"path": "notes.txt"}),
+        }),
+        epoch: None,
         seal: None,
     }))
 }
@@ -74,6 +80,37 @@ fn an_approval_covers_later_calls_of_the_same_tool_and_rule() {
     assert_eq!(
         decided(&history, "other", "notes.txt"),
         "ask: policy.run is \"ask\""
+    );
+}
+
+#[test]
+fn an_approval_covers_only_its_scope() {
+    // `save` is no tool of jp's: the identical call only.
+    let history = [approval("save", Some(1), "catch-all")];
+    assert_eq!(
+        decided(&history, "save", "more.txt"),
+        "ask: policy.run[1] (catch-all) matched"
+    );
+    // Recorded without a scope (by a jp before scopes): nothing.
+    let EventKind::SessionApproval(mut old) = history[0].kind.clone() else {
+        unreachable!()
+    };
+    old.scope = None;
+    let history = [ConversationEvent::now(EventKind::SessionApproval(
+        old.clone(),
+    ))];
+    assert_eq!(
+        decided(&history, "save", "notes.txt"),
+        "ask: policy.run[1] (catch-all) matched"
+    );
+    // A scope only jp's file tools have, on a tool that is not one.
+    old.scope = Some(ApprovalScope::Paths {
+        under: vec![".".into(), "notes.txt".into()],
+    });
+    let history = [ConversationEvent::now(EventKind::SessionApproval(old))];
+    assert_eq!(
+        decided(&history, "save", "notes.txt"),
+        "ask: policy.run[1] (catch-all) matched"
     );
 }
 
@@ -158,18 +195,29 @@ fn a_at_the_prompt_runs_the_call_and_records_the_approval_once() {
             tool: "save".into(),
             rule: Some(1),
             rule_text: "catch-all".into(),
+            scope: Some(ApprovalScope::Call {
+                arguments: json!({"path": "notes.txt"})
+            }),
+            epoch: None,
             seal: None,
         })]
     );
     assert_eq!(tools.take_unrecorded(), []);
-    // The next call is covered at once.
-    let Value::Object(arguments) = json!({ "path": "more.txt" }) else {
-        unreachable!()
+    // The identical call is covered at once; `save` is no tool of jp's,
+    // so another path is not (issue 34: what the user saw, not the rule).
+    let call = |path: &str| {
+        let Value::Object(arguments) = json!({ "path": path }) else {
+            unreachable!()
+        };
+        ToolCallRequest::new("c2", "save", arguments)
     };
-    let next = ToolCallRequest::new("c2", "save", arguments);
     assert!(matches!(
-        tools.decide(&next, &prompts),
+        tools.decide(&call("notes.txt"), &prompts),
         Decided::Now(Verdict::Run { approved: true, .. })
+    ));
+    assert!(matches!(
+        tools.decide(&call("more.txt"), &prompts),
+        Decided::Ask(_)
     ));
 }
 
@@ -217,17 +265,45 @@ fn a_at_an_early_prompt_allows_the_rule_that_decided_early() {
         prompts.ticket(),
         || async { None },
     ));
-    // It runs as decided, and says it is allowed from here on.
-    let decision = jp_config::policy::Decision {
-        reason: "approved for this session from this call on (policy.run[1] (catch-all) matched)"
-            .into(),
-        ..decision
-    };
-    assert_eq!(answer, crate::query::decision::Answer::Run { decision });
+    // It runs as decided; its scope is the complete call's.
+    assert_eq!(
+        answer,
+        crate::query::decision::Answer::Run {
+            decision: decision.clone()
+        }
+    );
     assert!(tools.session_covers("save", Mode::Ask, Some(1)));
     assert!(!tools.session_covers("save", Mode::Ask, Some(0)));
     assert!(!tools.session_covers("other", Mode::Ask, Some(1)));
-    assert_eq!(tools.take_unrecorded().len(), 1);
+    assert_eq!(tools.take_unrecorded(), []);
+    // Once complete, it is recorded with the complete call's scope, and
+    // says so.
+    let Value::Object(arguments) = json!({ "path": "a.txt" }) else {
+        unreachable!()
+    };
+    let call = ToolCallRequest::new("c1", "save", arguments);
+    let early = Some(crate::query::decision::Answer::Run { decision });
+    match tools.decide_after(&call, true, early) {
+        Decided::Now(Verdict::Run {
+            approved: true,
+            reason,
+            ..
+        }) => assert_eq!(
+            reason,
+            "approved for this session from this call on, for only this exact call (policy.run[1] (catch-all) matched)"
+        ),
+        other => panic!("{other:?}"),
+    }
+    let recorded = tools.take_unrecorded();
+    let [EventKind::SessionApproval(approval)] = recorded.as_slice() else {
+        panic!("{recorded:?}")
+    };
+    assert_eq!(
+        approval.scope,
+        Some(ApprovalScope::Call {
+            arguments: json!({"path": "a.txt"})
+        })
+    );
 }
 
 #[test]
@@ -266,4 +342,33 @@ fn without_a_terminal_an_approval_still_runs_what_it_covers_and_nothing_else() {
         tools.decide_after(&call("../notes.txt"), false, early),
         Decided::Now(Verdict::NotRun { .. })
     ));
+}
+
+const COMMANDS: &str = r#"
+[conversation.tools.run_command]
+command = ["jp", "tool", "run_command"]
+parameters.program = { type = "string", required = true }
+parameters.args = { type = "array", items = { type = "string" } }
+parameters.cwd = { type = "path" }
+policy.run = "ask"
+"#;
+
+#[test]
+fn the_help_of_a_names_the_scope_it_would_allow() {
+    let (dir, config) = workspace(COMMANDS);
+    let tools = ToolCoordinator::new(&config, dir.path(), None, quiet_printer());
+    assert_eq!(
+        tools.allow_help(
+            "run_command",
+            &json!({"program": "cargo", "args": ["test"]})
+        ),
+        "allow \"cargo test ...\" for this session: run it, and, in this conversation, later calls that this covers and that the same policy rule asks about, unless a path leaves the workspace (`jp conversation forget-approvals` undoes it)"
+    );
+    assert!(
+        tools
+            .allow_help("run_command", &json!({"program": "sh", "args": ["-c", "x"]}))
+            .starts_with(
+                "allow only this exact call (\"sh\" runs code given in its arguments: a shell: `sh -c CODE`) for this session: "
+            )
+    );
 }

@@ -2,6 +2,8 @@
 //! ([`ToolCoordinator::confirm_early`]) and once they are complete
 //! ([`ToolCoordinator::confirm`]): run, decline, edit, view.
 
+use std::borrow::Cow;
+
 use std::future::Future;
 
 use jp_config::policy::{Decision, Mode, PolicyField};
@@ -10,7 +12,6 @@ use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
 use serde_json::{Map, Value};
 
 use super::ToolCoordinator;
-use super::allow::SESSION_APPROVED;
 use super::content::{edited_text, text_argument, with_text};
 use super::preview::runs_jp_tool;
 use crate::printer::Style;
@@ -68,13 +69,9 @@ impl ToolCoordinator<'_> {
         match key {
             Ok('y') => Answer::Run { decision },
             Ok('a') => {
-                self.allow_for_session(id, name, decision.rule);
-                Answer::Run {
-                    decision: Decision {
-                        reason: allowed_from_here(&decision.reason),
-                        ..decision
-                    },
-                }
+                // Its scope is the complete call's (`settle_early_allow`).
+                self.allow_once_complete(id, name, decision.rule, &decision.reason);
+                Answer::Run { decision }
             }
             Ok('e') => Answer::Edit { decision },
             Ok(_) => Answer::NotRun(not_run(
@@ -171,11 +168,11 @@ impl ToolCoordinator<'_> {
                 show = false;
             }
             let question = format!("Run {name}({})?", short_arguments(&arguments, 120));
-            match prompt.choose(&question, &run_choices(session)).await {
+            let allow = session.then(|| self.allow_help(name, arguments.as_value()));
+            match prompt.choose(&question, &run_choices(allow)).await {
                 Ok(key @ ('y' | 'a')) => {
                     let reason = if key == 'a' {
-                        self.allow_for_session(&call.id, name, rule);
-                        allowed_from_here(&why)
+                        self.allow_for_session(&call.id, name, rule, arguments.as_value(), &why)
                     } else {
                         why
                     };
@@ -316,39 +313,48 @@ impl ToolCoordinator<'_> {
     }
 }
 
-/// What `?` says of `a`.
-const ALLOW_HELP: &str = "allow for this session: run it, and every later call of this tool in this conversation that the same policy rule asks about, unless a path leaves the workspace (`jp conversation forget-approvals` undoes it)";
+/// What `?` says of `a` while the call streams (once it is complete, the
+/// scope it allows: [`ToolCoordinator::allow_help`]).
+const ALLOW_HELP: &str = "allow calls like this one for this session: run it, and later calls in this conversation that the same policy rule asks about and that its scope covers (run_command: the same program and first argument; jp's file tools: the same directory; anything else, or a program that runs code given in its arguments: the identical call), unless a path leaves the workspace; the line after the call says the scope (`jp conversation forget-approvals` undoes it)";
 
 /// The answers to "Run this call?".
 const RUN_CHOICES: [Choice; 5] = [
     Choice {
         key: 'y',
-        help: "run the call",
+        help: Cow::Borrowed("run the call"),
     },
     Choice {
         key: 'a',
-        help: ALLOW_HELP,
+        help: Cow::Borrowed(ALLOW_HELP),
     },
     Choice {
         key: 'n',
-        help: "decline it (the model is told)",
+        help: Cow::Borrowed("decline it (the model is told)"),
     },
     Choice {
         key: 'e',
-        help: "edit the arguments in $VISUAL or $EDITOR first",
+        help: Cow::Borrowed("edit the arguments in $VISUAL or $EDITOR first"),
     },
     Choice {
         key: 'v',
-        help: "view the arguments in full, in $PAGER",
+        help: Cow::Borrowed("view the arguments in full, in $PAGER"),
     },
 ];
 
-/// [`RUN_CHOICES`], without `a` for a call asked about again at its start
-/// (`session` false): no rule asked then to allow.
-fn run_choices(session: bool) -> Vec<Choice> {
+/// [`RUN_CHOICES`], with `allow` as what `a` says (the scope it would
+/// allow), or without `a` for a call asked about again at its start
+/// (`allow` `None`): no rule asked then to allow.
+fn run_choices(allow: Option<String>) -> Vec<Choice> {
     RUN_CHOICES
         .into_iter()
-        .filter(|choice| session || choice.key != 'a')
+        .filter_map(|choice| match (choice.key, &allow) {
+            ('a', None) => None,
+            ('a', Some(help)) => Some(Choice {
+                help: Cow::Owned(help.clone()),
+                ..choice
+            }),
+            _ => Some(choice),
+        })
         .collect()
 }
 
@@ -356,23 +362,23 @@ fn run_choices(session: bool) -> Vec<Choice> {
 const EARLY_CHOICES: [Choice; 5] = [
     Choice {
         key: 'y',
-        help: "run the call once its arguments are complete",
+        help: Cow::Borrowed("run the call once its arguments are complete"),
     },
     Choice {
         key: 'a',
-        help: ALLOW_HELP,
+        help: Cow::Borrowed(ALLOW_HELP),
     },
     Choice {
         key: 'n',
-        help: "decline it now (the rest of it is not streamed)",
+        help: Cow::Borrowed("decline it now (the rest of it is not streamed)"),
     },
     Choice {
         key: 'e',
-        help: "edit the arguments in $VISUAL or $EDITOR once they are complete",
+        help: Cow::Borrowed("edit the arguments in $VISUAL or $EDITOR once they are complete"),
     },
     Choice {
         key: 'v',
-        help: "view the arguments so far in full, in $PAGER",
+        help: Cow::Borrowed("view the arguments so far in full, in $PAGER"),
     },
 ];
 
@@ -380,11 +386,11 @@ const EARLY_CHOICES: [Choice; 5] = [
 const RETRY_CHOICES: [Choice; 2] = [
     Choice {
         key: 'e',
-        help: "edit again",
+        help: Cow::Borrowed("edit again"),
     },
     Choice {
         key: 'n',
-        help: "cancel: the call does not run",
+        help: Cow::Borrowed("cancel: the call does not run"),
     },
 ];
 
@@ -403,10 +409,3 @@ enum Edit {
 #[cfg(test)]
 #[path = "confirm_tests.rs"]
 mod tests;
-
-/// What the call the user answered `a` at says it ran for: `why` the
-/// policy asked, and that later calls the same rule asks about run
-/// unasked.
-fn allowed_from_here(why: &str) -> String {
-    format!("{SESSION_APPROVED} from this call on ({why})")
-}

@@ -282,6 +282,19 @@ impl<'a> ToolCoordinator<'a> {
 pub struct Approvals {
     pub(super) active: Vec<SessionApproval>,
     pub(super) unrecorded: Vec<EventKind>,
+    /// `a` answered at calls still streaming (`allow.rs`).
+    pub(super) pending: Vec<Pending>,
+}
+
+/// An `a` answered while a call streamed, recorded once it is complete
+/// (`allow.rs`).
+#[derive(Debug)]
+pub struct Pending {
+    pub(super) call_id: String,
+    pub(super) tool: String,
+    pub(super) rule: Option<usize>,
+    /// Why the policy asked.
+    pub(super) why: String,
 }
 
 impl Approvals {
@@ -305,6 +318,7 @@ impl Approvals {
         Self {
             active,
             unrecorded: Vec::new(),
+            pending: Vec::new(),
         }
     }
 }

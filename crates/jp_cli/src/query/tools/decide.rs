@@ -91,8 +91,8 @@ impl ToolCoordinator<'_> {
                 }
             }
         };
-        // "Allow for this session" covers an `ask` by the rule the user
-        // allowed, for a call that stays inside the workspace.
+        let decision = self.with_early_allow(decision, approved, call, value);
+        // An approval of this rule, in its scope, inside the workspace.
         let session = (decision.mode == Mode::Ask && !approved)
             .then(|| self.session_allows(name, value, decision.mode, decision.rule))
             .flatten();
@@ -148,6 +148,22 @@ impl ToolCoordinator<'_> {
                 session: self.rule_asks(name, rule),
             }),
         }
+    }
+
+    /// `decision` for a complete `call` (with `value`) that was `approved`
+    /// while it streamed: when that was `a`, the approval is recorded with
+    /// the complete call's scope, and the reason says it.
+    fn with_early_allow(
+        &self,
+        mut decision: Decision,
+        approved: bool,
+        call: &ToolCallRequest,
+        value: &Value,
+    ) -> Decision {
+        if approved && let Some(reason) = self.settle_early_allow(&call.id, &call.name, value) {
+            decision.reason = reason;
+        }
+        decision
     }
 
     /// The call's arguments as an object, when they are usable and fit the
