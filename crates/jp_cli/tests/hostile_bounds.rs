@@ -1,0 +1,215 @@
+//! Bounded work on hostile input through the real `jp` binary (issue 34,
+//! item 8): what a repository commits (`extends` globs over link loops,
+//! `extends` into `/proc`), what an MCP server sends, what a schema lists
+//! and what a provider reports cannot hang jp or grow it without bound.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::os::unix::fs::symlink;
+use std::time::{Duration, Instant};
+
+use common::{Run, Workspace};
+
+/// Runs `jp args...` in the workspace, killing it after `limit`: a run
+/// that does not end in time fails the test instead of hanging it.
+fn jp_within(ws: &Workspace, args: &[&str], limit: Duration) -> Run {
+    let mut child = ws
+        .command(args, &[])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            let _ = child.wait();
+            panic!("jp {args:?} did not finish in {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    ws.run_of(child.wait_with_output().unwrap())
+}
+
+/// A committed tree of links back to their own directory: `x/a -> .` and
+/// `x/b -> .`, which a walk that follows links reaches 2^depth ways.
+fn link_loops(ws: &Workspace) {
+    let x = ws.project().join(".jp/x");
+    std::fs::create_dir_all(&x).unwrap();
+    symlink(".", x.join("a")).unwrap();
+    symlink(".", x.join("b")).unwrap();
+}
+
+#[test]
+fn an_extends_glob_over_link_loops_ends_and_still_finds_its_files() {
+    let ws = Workspace::new();
+    link_loops(&ws);
+    ws.write("project/.jp/x/style.toml", "[style]\ncolor = \"never\"\n");
+    ws.write("project/.jp/config.toml", "extends = [\"x/**/*.toml\"]\n");
+    let run = jp_within(
+        &ws,
+        &["config", "get", "style.color"],
+        Duration::from_secs(20),
+    );
+    assert_eq!(
+        run,
+        Run {
+            code: 0,
+            stdout: "never\n".into(),
+            stderr: String::new(),
+        }
+    );
+
+    // Shell completion loads the config too: it answers at once.
+    let run = jp_within(&ws, &["config", "validate"], Duration::from_secs(20));
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+#[test]
+fn an_extends_glob_that_reaches_too_many_entries_is_an_error_naming_the_bound() {
+    let ws = Workspace::new();
+    let many = ws.project().join(".jp/many");
+    for i in 0..101 {
+        let dir = many.join(format!("d{i:03}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for j in 0..100 {
+            std::fs::write(dir.join(format!("f{j:03}.txt")), "").unwrap();
+        }
+    }
+    ws.write(
+        "project/.jp/config.toml",
+        "extends = [\"many/**/*.toml\"]\n",
+    );
+    let run = jp_within(
+        &ws,
+        &["config", "get", "style.color"],
+        Duration::from_secs(20),
+    );
+    assert_eq!(
+        run,
+        Run {
+            code: 1,
+            stdout: String::new(),
+            stderr: "error: .jp/config.toml:1: extends[0]: the glob `many/**/*.toml` reaches more \
+                     than 10000 entries under <tmp>/project/.jp/many (symbolic links to \
+                     directories are not followed); name the files or a narrower pattern\n"
+                .into(),
+        }
+    );
+}
+
+#[test]
+fn extends_into_proc_sys_or_dev_is_refused_however_it_is_named() {
+    let ws = Workspace::new();
+    // A link the repository commits, a glob reaching such a link, and the
+    // path itself.
+    symlink("/proc/self/status", ws.project().join(".jp/status.toml")).unwrap();
+    std::fs::create_dir_all(ws.project().join(".jp/g")).unwrap();
+    symlink("/proc/self/environ", ws.project().join(".jp/g/env.toml")).unwrap();
+    for (extends, refused) in [
+        ("/proc/self/status", "/proc/self/status is under /proc"),
+        (
+            "/sys/kernel/uevent_seqnum",
+            "/sys/kernel/uevent_seqnum is under /sys",
+        ),
+        (
+            "status.toml",
+            "<tmp>/project/.jp/status.toml is under /proc",
+        ),
+        ("g/*.toml", "<tmp>/project/.jp/g/env.toml is under /proc"),
+    ] {
+        ws.write(
+            "project/.jp/config.toml",
+            &format!("extends = [\"{extends}\"]\n"),
+        );
+        let run = jp_within(
+            &ws,
+            &["config", "get", "style.color"],
+            Duration::from_secs(20),
+        );
+        assert_eq!(
+            run,
+            Run {
+                code: 1,
+                stdout: String::new(),
+                stderr: format!(
+                    "error: .jp/config.toml:1: extends[0]: not read: {refused}; config files \
+                     are never read from /proc, /sys, /dev\n"
+                ),
+            },
+            "extends = [{extends:?}]"
+        );
+    }
+}
+
+/// `jp args...` as a user runs it: no trust from the environment.
+fn untrusted(ws: &Workspace, args: &[&str]) -> Run {
+    let mut command = ws.command(args, &[]);
+    command.env_remove("JP_TRUST_WORKSPACE");
+    ws.run_of(command.output().unwrap())
+}
+
+#[test]
+fn extends_outside_the_workspace_is_read_only_once_the_workspace_is_trusted() {
+    let ws = Workspace::new();
+    // Outside the workspace: a file beside it, and one reached through a
+    // committed link; in the user's config directory: fine untrusted.
+    ws.write("outside.toml", "[style]\ncolor = \"never\"\n");
+    ws.write("xdg/jp/shared.toml", "[style]\nshow_reasoning = false\n");
+    symlink(
+        ws.root().join("outside.toml"),
+        ws.project().join(".jp/linked.toml"),
+    )
+    .unwrap();
+    for extends in ["../../outside.toml", "linked.toml"] {
+        ws.write(
+            "project/.jp/config.toml",
+            &format!("extends = [\"../../xdg/jp/shared.toml\", \"{extends}\"]\n"),
+        );
+        let _ = untrusted(&ws, &["trust", "--revoke"]);
+        let run = untrusted(&ws, &["config", "get", "style.color"]);
+        assert_eq!(
+            run,
+            Run {
+                code: 0,
+                stdout: "auto\n".into(),
+                stderr: "note: this workspace is not trusted, so jp leaves out what its config \
+                         would run or decide:\n\
+                         note:   .jp/config.toml:1: extends <tmp>/outside.toml (outside the \
+                         workspace)\n\
+                         note: review them, then run `jp trust` to apply them \
+                         (JP_TRUST_WORKSPACE=1 trusts it for one run)\n"
+                    .into(),
+            },
+            "{extends}"
+        );
+        assert_eq!(
+            untrusted(&ws, &["config", "get", "style.show_reasoning"]).stdout,
+            "false\n"
+        );
+        // Trusted for one run, then recorded: read, and the record holds.
+        let run = ws.jp(&["config", "get", "style.color"]);
+        assert_eq!((run.code, run.stdout.as_str()), (0, "never\n"), "{run:?}");
+        let run = untrusted(&ws, &["trust"]);
+        assert_eq!(run.code, 0, "{run:?}");
+        for _ in 0..2 {
+            let run = untrusted(&ws, &["config", "get", "style.color"]);
+            assert_eq!(
+                run,
+                Run {
+                    code: 0,
+                    stdout: "never\n".into(),
+                    stderr: String::new(),
+                },
+                "{extends}"
+            );
+        }
+        let run = untrusted(&ws, &["trust", "--status"]);
+        assert_eq!(
+            run.stdout,
+            "this workspace is trusted, as its config is now\n"
+        );
+    }
+}
