@@ -144,6 +144,39 @@ fn extends_into_proc_sys_or_dev_is_refused_however_it_is_named() {
     }
 }
 
+#[test]
+fn a_value_outside_a_huge_enum_is_refused_with_the_list_cut() {
+    let ws = Workspace::new();
+    let values = (0..200_000)
+        .map(|i| format!("\"v{i}\""))
+        .collect::<Vec<_>>()
+        .join(",");
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "[conversation.tools.pick]\ncommand = [\"true\"]\n\
+             parameters.choice = {{ type = \"string\", required = true, enum = [{values}] }}\n"
+        ),
+    );
+    let run = jp_within(
+        &ws,
+        &["policy", "check", "pick", "--args", r#"{"choice": "nope"}"#],
+        Duration::from_secs(60),
+    );
+    assert_eq!(
+        run,
+        Run {
+            code: 2,
+            stdout: String::new(),
+            stderr: "error: --args: /choice: expected one of \"v0\", \"v1\", \"v2\", \"v3\", \
+                     \"v4\", \"v5\", \"v6\", \"v7\", \"v8\", \"v9\" and 199,990 more, found \
+                     \"nope\"\n\
+                     error: the arguments do not fit `pick`'s parameters\n"
+                .into(),
+        }
+    );
+}
+
 /// `jp args...` as a user runs it: no trust from the environment.
 fn untrusted(ws: &Workspace, args: &[&str]) -> Run {
     let mut command = ws.command(args, &[]);
