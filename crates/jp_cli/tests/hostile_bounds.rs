@@ -177,6 +177,75 @@ fn a_value_outside_a_huge_enum_is_refused_with_the_list_cut() {
     );
 }
 
+/// An Anthropic stream whose `message_start` reports `input` uncached
+/// input tokens and 10 read from the cache.
+fn reporting(items: &[common::providers::Item<'_>], stop: &str, input: u64) -> String {
+    common::providers::anthropic(items, stop, false).replacen(
+        r#""usage":{"input_tokens":10,"output_tokens":1}"#,
+        &format!(
+            r#""usage":{{"input_tokens":{input},"cache_read_input_tokens":10,"output_tokens":1}}"#
+        ),
+        1,
+    )
+}
+
+#[test]
+fn usage_near_u64_max_is_unknown_and_totals_never_wrap() {
+    use common::providers::Item;
+    use jp_test_server::{Reply, TestServer};
+
+    let ws = common::query::initialized();
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{}\n{}",
+            ws.read("project/.jp/config.toml"),
+            common::query::echo_tool("ok", "ok")
+        ),
+    );
+    for (id, input) in [
+        ("toolu_1", u64::MAX - 5),
+        ("toolu_2", 10_000_000_000_000_000_000),
+    ] {
+        let first = reporting(&[Item::Tool(id, "ok", "{}")], "tool_use", input);
+        assert!(first.contains(&input.to_string()), "{first}");
+        let server = TestServer::start(vec![
+            Reply::sse(first),
+            Reply::sse(reporting(&[Item::Text("Done.")], "end_turn", input)),
+        ]);
+        let run = common::query::query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "go");
+        assert_eq!(
+            run.stderr,
+            "── jp (anthropic/claude-haiku-4-5) ──\n\
+             Calling tool ok()\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             ok success: ok\n\
+             ── jp (anthropic/claude-haiku-4-5) ──\n\
+             tokens: 2 responses · 0 in (20 cached) · 84 out · $0.0004\n",
+            "input {input}"
+        );
+        assert_eq!(run.code, 0, "{run:?}");
+    }
+    // What was recorded: the counts as unknown, and totals that add up.
+    let shown = ws.jp(&["conversation", "show"]);
+    assert_eq!(
+        shown.stdout.lines().last(),
+        Some("total: 2 turns · 4 responses · 0 in (40 cached) · 168 out · $0.0008")
+    );
+    let stored = common::query::stored(&ws);
+    let usage: Vec<&serde_json::Value> = stored["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|event| event["type"] == "usage")
+        .collect();
+    assert_eq!(usage.len(), 4);
+    assert!(
+        usage.iter().all(|u| u.get("input_tokens").is_none()),
+        "{usage:?}"
+    );
+}
+
 /// `jp args...` as a user runs it: no trust from the environment.
 fn untrusted(ws: &Workspace, args: &[&str]) -> Run {
     let mut command = ws.command(args, &[]);
