@@ -144,6 +144,109 @@ fn extends_into_proc_sys_or_dev_is_refused_however_it_is_named() {
     }
 }
 
+/// Runs `jp args...` in the workspace with `env`, killing it after
+/// `limit`, and reads its peak resident memory (`VmHWM`, KiB) while it
+/// runs.
+fn jp_peak(ws: &Workspace, args: &[&str], env: &[(&str, &str)], limit: Duration) -> (Run, u64) {
+    let mut child = ws
+        .command(args, env)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        let hwm = std::fs::read_to_string(&status).ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        });
+        peak = peak.max(hwm.unwrap_or(0));
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            let _ = child.wait();
+            panic!("jp {args:?} did not finish in {limit:?} (peak {peak} KiB)");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    (ws.run_of(child.wait_with_output().unwrap()), peak)
+}
+
+/// The most memory a `jp mcp ls` against a hostile server may take, KiB:
+/// about 40 MiB is jp itself, and a `tools/list` of 16 MiB (the bound) with
+/// a page of 8 MiB being read takes some 85 MiB at its peak; without the
+/// bounds the same servers took 230 MiB in 20 s and 2.5 GiB in 3 s.
+const PEAK_LIMIT_KIB: u64 = 150 * 1024;
+
+/// `jp mcp ls` against a server whose `tools/list` pages without end,
+/// each page `page_bytes` long: it ends with `why`, in bounded memory.
+fn pages_forever(page_bytes: &str, why: &str) {
+    let ws = common::mcp::workspace(
+        &format!("JP_MCP_TEST_TOOLS_LIST = \"forever\", JP_MCP_TEST_PAGE_BYTES = \"{page_bytes}\""),
+        "",
+    );
+    let (run, peak) = jp_peak(&ws, &["mcp", "ls"], &[], Duration::from_secs(60));
+    assert!(peak < PEAK_LIMIT_KIB, "peak {peak} KiB: {run:?}");
+    assert_eq!(
+        run,
+        Run {
+            code: 1,
+            stdout: format!("test: not started: MCP server `test` failed to start: {why}\n"),
+            stderr: String::new(),
+        }
+    );
+}
+
+#[test]
+fn a_server_that_pages_tools_list_forever_fails_its_start_at_the_page_bound() {
+    pages_forever(
+        "10",
+        "its tools/list goes on past 100 pages, the most jp reads from a server",
+    );
+}
+
+#[test]
+fn a_server_with_huge_tools_list_pages_fails_its_start_in_bounded_memory() {
+    pages_forever(
+        "8388608",
+        "its tools/list is over 16 MiB, the most jp reads from a server",
+    );
+}
+
+#[test]
+fn a_server_writing_stderr_without_newlines_is_kept_in_bounded_memory() {
+    let ws = common::mcp::workspace(
+        "JP_MCP_TEST_START = \"hang\", JP_MCP_TEST_STDERR = \"flood\"",
+        "",
+    );
+    let config = ws.read("project/.jp/config.toml");
+    ws.write(
+        "project/.jp/config.toml",
+        &config.replace(
+            "[providers.mcp.test]\n",
+            "[providers.mcp.test]\nstartup_timeout_secs = 3\n",
+        ),
+    );
+    let (run, peak) = jp_peak(&ws, &["mcp", "ls"], &[], Duration::from_secs(60));
+    assert!(
+        peak < PEAK_LIMIT_KIB,
+        "peak {peak} KiB: {}",
+        &run.stdout[..run.stdout.len().min(300)]
+    );
+    assert_eq!((run.code, run.stderr.as_str()), (1, ""));
+    assert_eq!(
+        run.stdout,
+        format!(
+            "test: not started: MCP server `test` did not finish starting within 3 s \
+             (providers.mcp.test.startup_timeout_secs); its stderr ends:\n  {}… (a line over \
+             1024 bytes, cut)\n",
+            "e".repeat(1024)
+        )
+    );
+}
+
 #[test]
 fn a_value_outside_a_huge_enum_is_refused_with_the_list_cut() {
     let ws = Workspace::new();
