@@ -20,6 +20,7 @@ pub mod conversation;
 pub mod delta;
 pub mod diagnostic;
 pub mod edit;
+pub mod listing;
 pub mod load;
 pub mod mcp;
 pub mod models;

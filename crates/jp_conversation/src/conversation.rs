@@ -181,6 +181,12 @@ pub struct ResponseUsage {
     pub cost_usd: Option<f64>,
 }
 
+/// The largest token count of one response that totals take as known:
+/// jp's provider decoders make a larger report unknown
+/// (`jp_llm::provider::MAX_REPORTED_TOKENS`, the same bound), so only a
+/// log from elsewhere holds one.
+pub const MAX_RECORDED_TOKENS: u64 = 1_000_000_000_000;
+
 /// Usage summed over responses (a turn's, or a whole conversation's).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct UsageTotals {
@@ -214,16 +220,26 @@ impl UsageTotals {
         totals
     }
 
-    /// Adds one response's usage.
+    /// Adds one response's usage. The sums saturate, and a count over
+    /// [`MAX_RECORDED_TOKENS`] (a log written before jp checked what
+    /// providers report, or edited) counts as unknown, as does a cost that
+    /// is not a finite, non-negative number.
     pub fn add(&mut self, usage: &ResponseUsage) {
-        self.responses += 1;
-        self.input_tokens += usage.input_tokens.unwrap_or(0);
-        self.cache_read_tokens += usage.cache_read_tokens.unwrap_or(0);
-        self.cache_write_tokens += usage.cache_write_tokens.unwrap_or(0);
-        self.output_tokens += usage.output_tokens.unwrap_or(0);
-        match usage.cost_usd {
+        let count = |n: Option<u64>| n.filter(|n| *n <= MAX_RECORDED_TOKENS).unwrap_or(0);
+        self.responses = self.responses.saturating_add(1);
+        self.input_tokens = self.input_tokens.saturating_add(count(usage.input_tokens));
+        self.cache_read_tokens = self
+            .cache_read_tokens
+            .saturating_add(count(usage.cache_read_tokens));
+        self.cache_write_tokens = self
+            .cache_write_tokens
+            .saturating_add(count(usage.cache_write_tokens));
+        self.output_tokens = self
+            .output_tokens
+            .saturating_add(count(usage.output_tokens));
+        match usage.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
             Some(cost) => self.cost_usd += cost,
-            None => self.unpriced += 1,
+            None => self.unpriced = self.unpriced.saturating_add(1),
         }
     }
 }

@@ -52,3 +52,72 @@ fn an_invalid_call_stays_invalid_when_read_back() {
         "tool arguments must be a JSON object, got an array"
     );
 }
+
+fn usage_of(tokens: u64, cost: Option<f64>) -> ResponseUsage {
+    ResponseUsage {
+        model: "anthropic/claude-haiku-4-5".into(),
+        input_tokens: Some(tokens),
+        cache_read_tokens: Some(tokens),
+        cache_write_tokens: Some(tokens),
+        output_tokens: Some(tokens),
+        cost_usd: cost,
+    }
+}
+
+#[test]
+fn usage_totals_take_absurd_counts_as_unknown() {
+    // (each response's count) => each total.
+    for (counts, expected) in [
+        (vec![10, 20], 30),
+        (vec![MAX_RECORDED_TOKENS, 1], MAX_RECORDED_TOKENS + 1),
+        (vec![MAX_RECORDED_TOKENS + 1, 5], 5),
+        (vec![u64::MAX, u64::MAX - 1, 7], 7),
+    ] {
+        let mut totals = UsageTotals::default();
+        for count in &counts {
+            totals.add(&usage_of(*count, Some(0.5)));
+        }
+        assert_eq!(
+            (
+                totals.input_tokens,
+                totals.cache_read_tokens,
+                totals.cache_write_tokens,
+                totals.output_tokens,
+                totals.responses,
+            ),
+            (expected, expected, expected, expected, counts.len()),
+            "{counts:?}"
+        );
+    }
+    // A cost that is no amount is unpriced.
+    let mut totals = UsageTotals::default();
+    for cost in [
+        Some(f64::NAN),
+        Some(f64::INFINITY),
+        Some(-1.0),
+        None,
+        Some(0.25),
+    ] {
+        totals.add(&usage_of(1, cost));
+    }
+    assert_eq!((totals.unpriced, totals.cost_usd), (4, 0.25));
+}
+
+proptest::proptest! {
+    /// Whatever the counts, totals never wrap: each is at least every
+    /// plausible count added and at most `u64::MAX`.
+    #[test]
+    fn usage_totals_never_wrap(counts in proptest::collection::vec(proptest::num::u64::ANY, 0..64)) {
+        let mut totals = UsageTotals::default();
+        for count in &counts {
+            totals.add(&usage_of(*count, None));
+        }
+        let plausible: u128 = counts
+            .iter()
+            .filter(|c| **c <= MAX_RECORDED_TOKENS)
+            .map(|c| u128::from(*c))
+            .sum();
+        proptest::prop_assert_eq!(u128::from(totals.input_tokens), plausible.min(u128::from(u64::MAX)));
+        proptest::prop_assert_eq!(totals.responses, counts.len());
+    }
+}

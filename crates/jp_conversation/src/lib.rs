@@ -24,8 +24,8 @@ pub use arguments::{
     ToolCallArgumentProgress, TruncatedIn,
 };
 pub use conversation::{
-    ApprovalScope, ConfigDelta, ConversationEvent, EventKind, PolicyDenial, RanWith,
-    ResponseStatus, ResponseUsage, SessionApproval, ToolCallResponse, UsageTotals,
+    ApprovalScope, ConfigDelta, ConversationEvent, EventKind, MAX_RECORDED_TOKENS, PolicyDenial,
+    RanWith, ResponseStatus, ResponseUsage, SessionApproval, ToolCallResponse, UsageTotals,
 };
 pub use event::{ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest};
 pub use event_builder::{CallView, EventBuilder, EventBuilderError};

@@ -80,14 +80,16 @@ impl<F: Frames> WireDecoder for FramedDecoder<F> {
             latch,
             frames,
         } = self;
-        latch.run(|out| {
-            framing.push(bytes);
-            while let Some(frame) = framing.next_frame() {
-                let frame = frame.map_err(|error| decode_error(&*frames, &error))?;
-                frames.frame(frame, out)?;
-            }
-            Ok(())
-        })
+        latch
+            .run(|out| {
+                framing.push(bytes);
+                while let Some(frame) = framing.next_frame() {
+                    let frame = frame.map_err(|error| decode_error(&*frames, &error))?;
+                    frames.frame(frame, out)?;
+                }
+                Ok(())
+            })
+            .map(plausible_usage)
     }
 
     fn finish(&mut self) -> Result<Vec<StreamEvent>, ProviderError> {
@@ -96,13 +98,26 @@ impl<F: Frames> WireDecoder for FramedDecoder<F> {
             latch,
             frames,
         } = self;
-        latch.run(|out| {
-            let rest = framing
-                .finish()
-                .map_err(|error| decode_error(&*frames, &error))?;
-            frames.end(rest, out)
-        })
+        latch
+            .run(|out| {
+                let rest = framing
+                    .finish()
+                    .map_err(|error| decode_error(&*frames, &error))?;
+                frames.end(rest, out)
+            })
+            .map(plausible_usage)
     }
+}
+
+/// `events` with every usage report's absurd counts made unknown
+/// ([`crate::provider::Usage::plausible`]), whichever format reported them.
+fn plausible_usage(mut events: Vec<StreamEvent>) -> Vec<StreamEvent> {
+    for event in &mut events {
+        if let StreamEvent::Usage(usage) = event {
+            *usage = usage.plausible();
+        }
+    }
+    events
 }
 
 /// A framing error as [`ProviderError::Decode`].

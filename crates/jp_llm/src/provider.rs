@@ -167,6 +167,12 @@ pub enum FinishReason {
     Other(String),
 }
 
+/// The largest token count jp believes a provider reports for one
+/// response: no model reads or writes anywhere near a trillion tokens at
+/// once, so a larger count (`u64::MAX` from a broken or hostile server) is
+/// treated as unknown rather than summed.
+pub const MAX_REPORTED_TOKENS: u64 = 1_000_000_000_000;
+
 /// Token counts for one response.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
@@ -180,6 +186,20 @@ pub struct Usage {
     /// Of the input tokens, those written to the provider's prompt cache (Anthropic's
     /// `cache_creation_input_tokens`, billed above the base input price).
     pub cache_write_tokens: Option<u64>,
+}
+
+impl Usage {
+    /// The counts with each one over [`MAX_REPORTED_TOKENS`] made unknown.
+    #[must_use]
+    pub fn plausible(self) -> Self {
+        let count = |n: Option<u64>| n.filter(|n| *n <= MAX_REPORTED_TOKENS);
+        Self {
+            input_tokens: count(self.input_tokens),
+            output_tokens: count(self.output_tokens),
+            cache_read_tokens: count(self.cache_read_tokens),
+            cache_write_tokens: count(self.cache_write_tokens),
+        }
+    }
 }
 
 /// A provider's wire format, decoded incrementally: bytes in as they arrive

@@ -86,14 +86,11 @@ fn expected_at(segments: &[String]) -> Option<String> {
     }
     let node = resolve(schema, node);
     if let Some(values) = node.get("enum").and_then(Value::as_array) {
-        let names = values
-            .iter()
-            .map(|v| match v {
-                Value::String(s) => format!("`{s}`"),
-                other => other.to_string(),
-            })
-            .collect::<Vec<_>>();
-        return Some(format!("one of {}", names.join(", ")));
+        let names = crate::listing::cut_list(values.iter().map(|v| match v {
+            Value::String(s) => format!("`{s}`"),
+            other => other.to_string(),
+        }));
+        return Some(format!("one of {names}"));
     }
     let keys = node.get("properties").and_then(Value::as_object)?;
     let keys = keys.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>();

@@ -61,8 +61,42 @@ pub(super) fn is_glob(pattern: &str) -> bool {
     pattern.contains(['*', '?', '['])
 }
 
+/// The most directory entries one `extends` glob visits before it gives
+/// up with an error: a glob over a large or hostile tree (a repository can
+/// commit any tree) must not hold up every command.
+pub const MAX_GLOB_ENTRIES: usize = 10_000;
+
+/// The directories config files are never read from: pseudo-file systems
+/// whose "files" block (`/proc/kmsg`), never end (`/dev/zero`) or are not
+/// configuration at all.
+pub const REFUSED_DIRS: [&str; 3] = ["/proc", "/sys", "/dev"];
+
+/// Why `path` is refused as a config file because it is (or resolves to
+/// a place) under one of [`REFUSED_DIRS`], if it is.
+pub(super) fn refused_dir(path: &Path) -> Option<String> {
+    let under = |p: &Path| {
+        REFUSED_DIRS
+            .iter()
+            .find(|dir| p.starts_with(dir))
+            .map(|dir| (*dir).to_owned())
+    };
+    let resolved = std::fs::canonicalize(path).ok();
+    let dir = under(path).or_else(|| resolved.as_deref().and_then(under))?;
+    Some(format!(
+        "{} is under {dir}; config files are never read from {}",
+        path.display(),
+        REFUSED_DIRS.join(", ")
+    ))
+}
+
 /// Expands one `extends` entry into files, sorted. A pattern without glob
 /// characters must name an existing file.
+///
+/// A glob is matched by walking the directory below its literal part
+/// without following symbolic links to directories (a committed link back
+/// to `.` would make the walk exponential), at most as deep as the pattern
+/// reaches (any depth with `**`), visiting at most [`MAX_GLOB_ENTRIES`]
+/// entries. A link to a file that the pattern matches is a match.
 pub(super) fn expand(base: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
     let joined = base.join(pattern);
     if !is_glob(pattern) {
@@ -78,15 +112,68 @@ pub(super) fn expand(base: &Path, pattern: &str) -> Result<Vec<PathBuf>, String>
             base.display()
         )
     })?;
-    let paths = glob::glob(text).map_err(|e| format!("invalid glob `{pattern}`: {e}"))?;
+    let glob = glob::Pattern::new(text).map_err(|e| format!("invalid glob `{pattern}`: {e}"))?;
+    let options = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: false,
+    };
+
+    // Walk from the deepest directory the pattern names literally.
+    let mut root = PathBuf::new();
+    let mut rest = Vec::new();
+    for component in joined.components() {
+        let part = component.as_os_str().to_string_lossy();
+        if rest.is_empty() && !is_glob(&part) {
+            root.push(component);
+        } else {
+            rest.push(part.into_owned());
+        }
+    }
+    let max_depth = if rest.iter().any(|part| part.contains("**")) {
+        usize::MAX
+    } else {
+        rest.len()
+    };
+    if !root.is_dir() {
+        return Ok(Vec::new());
+    }
+
+    let walk = walkdir::WalkDir::new(&root)
+        .follow_links(false)
+        .min_depth(1)
+        .max_depth(max_depth);
     let mut files = Vec::new();
-    for entry in paths {
-        let path =
-            entry.map_err(|e| format!("cannot read {}: {}", e.path().display(), e.error()))?;
-        if path.is_file() {
-            files.push(path);
+    for (visited, entry) in walk.into_iter().enumerate() {
+        if visited >= MAX_GLOB_ENTRIES {
+            return Err(format!(
+                "the glob `{pattern}` reaches more than {MAX_GLOB_ENTRIES} entries under {} \
+                 (symbolic links to directories are not followed); name the files or a \
+                 narrower pattern",
+                root.display()
+            ));
+        }
+        let entry = entry.map_err(|e| {
+            let path = e.path().map_or_else(|| root.clone(), Path::to_path_buf);
+            format!("cannot read {}: {e}", path.display())
+        })?;
+        let path = entry.path();
+        if !glob.matches_path_with(path, options) {
+            continue;
+        }
+        let is_file = if entry.path_is_symlink() {
+            path.is_file()
+        } else {
+            entry.file_type().is_file()
+        };
+        if is_file {
+            files.push(path.to_path_buf());
         }
     }
     files.sort();
     Ok(files)
 }
+
+#[cfg(test)]
+#[path = "files_tests.rs"]
+mod tests;

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use super::assign::{Assignment, ENV_PREFIX};
 use super::files::{
-    display_path, expand, find_workspace_root, is_glob, not_a_file, workspace_config_file,
+    display_path, expand, find_workspace_root, is_glob, not_a_file, refused_dir,
+    workspace_config_file,
 };
 use super::legacy::{deprecated_legacy, fold_legacy_policies, fold_legacy_raw};
 use super::loaded::Layer;
@@ -18,7 +19,11 @@ use crate::diagnostic::Diagnostic;
 use crate::trust::{self, Held, HeldKey};
 
 /// The most files one load reads through `extends`, against runaway globs.
-const MAX_FILES: usize = 1024;
+pub const MAX_FILES: usize = 1024;
+
+/// The largest config file read, in bytes: a file is text someone wrote,
+/// and a bigger one is refused rather than read without bound.
+pub const MAX_CONFIG_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Every layer read, weakest first, with what was found reading them.
 pub(super) struct Layers {
@@ -37,29 +42,52 @@ pub(super) struct Layers {
 /// Reads every layer `options` names: the built-in defaults, the user and
 /// workspace files (with what they extend), the environment, the
 /// conversation's changes, `--cfg` arguments and flags.
+///
+/// The workspace's files may extend files outside the workspace (and
+/// outside the user's config directory) only once the workspace is
+/// trusted: they are first read without them, the list of them held with
+/// the rest of what needs trust; when the trust covers that, they are read
+/// again with them. Trust is of what the workspace's own files hold and
+/// which outside files they name, not of those files' contents (they are
+/// not the repository's).
 pub(super) fn read_layers(options: &LoadOptions) -> Layers {
-    let mut loader = Loader {
-        options,
-        layers: Vec::new(),
-        partials: Vec::new(),
-        errors: Vec::new(),
-        warnings: Vec::new(),
-        stack: Vec::new(),
-        seen: Vec::new(),
-        held: None,
-    };
-    loader.run();
-    Layers {
-        layers: loader.layers,
-        partials: loader.partials,
-        errors: loader.errors,
-        warnings: loader.warnings,
-        held: loader.held,
+    let first = Loader::new(options, false).run();
+    let trusted_outside =
+        !first.outside.is_empty() && first.held.as_ref().is_some_and(|held| held.applied);
+    if !trusted_outside {
+        return first.into_layers();
     }
+    let mut second = Loader::new(options, true).run();
+    // What was trusted is what the first reading held.
+    second.held = first.held;
+    second.into_layers()
+}
+
+/// A file outside the workspace that one of its files extends.
+struct Outside {
+    /// The file whose `extends` names it.
+    from: PathBuf,
+    /// That file's label.
+    label: String,
+    /// The line of the `extends` entry.
+    line: Option<usize>,
+    /// The file named, resolved.
+    path: PathBuf,
 }
 
 struct Loader<'a> {
     options: &'a LoadOptions,
+    /// Whether the workspace's files may extend files outside it (and
+    /// outside the user's config directory): the second reading of a
+    /// trusted workspace. What they hold then applies as trusted.
+    read_outside: bool,
+    /// While the workspace's files are read: where they may extend
+    /// without trust (the canonical workspace root and user config
+    /// directory).
+    inside: Option<Vec<PathBuf>>,
+    /// Files outside those the workspace's files extend and that were not
+    /// read.
+    outside: Vec<Outside>,
     layers: Vec<Layer>,
     partials: Vec<PartialAppConfig>,
     errors: Vec<Diagnostic>,
@@ -73,8 +101,39 @@ struct Loader<'a> {
     held: Option<Held>,
 }
 
-impl Loader<'_> {
-    fn run(&mut self) {
+impl<'a> Loader<'a> {
+    fn new(options: &'a LoadOptions, read_outside: bool) -> Self {
+        Loader {
+            options,
+            read_outside,
+            inside: None,
+            outside: Vec::new(),
+            layers: Vec::new(),
+            partials: Vec::new(),
+            errors: Vec::new(),
+            warnings: Vec::new(),
+            stack: Vec::new(),
+            seen: Vec::new(),
+            held: None,
+        }
+    }
+
+    fn run(mut self) -> Self {
+        self.read_all();
+        self
+    }
+
+    fn into_layers(self) -> Layers {
+        Layers {
+            layers: self.layers,
+            partials: self.partials,
+            errors: self.errors,
+            warnings: self.warnings,
+            held: self.held,
+        }
+    }
+
+    fn read_all(&mut self) {
         self.layers.push(Layer {
             label: "default".into(),
             file: None,
@@ -92,7 +151,14 @@ impl Loader<'_> {
             let file = workspace_config_file(&root);
             if self.exists(&file) {
                 let first = self.layers.len();
+                let mut inside =
+                    vec![std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone())];
+                if let Some(dir) = self.options.user_config.as_deref().and_then(Path::parent) {
+                    inside.push(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()));
+                }
+                self.inside = Some(inside);
                 self.file(&file);
+                self.inside = None;
                 self.hold(first, &root);
             }
         }
@@ -158,7 +224,7 @@ impl Loader<'_> {
     fn read(&self, path: &Path) -> std::io::Result<String> {
         match self.options.overrides.iter().find(|(p, _)| p == path) {
             Some((_, text)) => Ok(text.clone()),
-            None => std::fs::read_to_string(path),
+            None => read_bounded(path),
         }
     }
 
@@ -180,6 +246,13 @@ impl Loader<'_> {
                 .join(" -> ");
             self.errors.push(with_source(
                 Diagnostic::error(Some("extends".into()), format!("extends cycle: {chain}")),
+                &label,
+            ));
+            return;
+        }
+        if let Some(message) = refused_dir(path) {
+            self.errors.push(with_source(
+                Diagnostic::error(None, format!("not read: {message}")),
                 &label,
             ));
             return;
@@ -266,12 +339,33 @@ impl Loader<'_> {
                     self.errors.push(d);
                 }
                 Ok(files) => {
+                    let line = || locate_key(text, &["extends".into(), i.to_string()]);
                     // A glob such as `*.toml` next to the file matches the
                     // file itself; that is not a cycle, just not an extension.
                     for file in files {
-                        if !is_itself(&file) {
-                            self.file(&file);
+                        if is_itself(&file) {
+                            continue;
                         }
+                        if let Some(message) = refused_dir(&file) {
+                            let mut d = Diagnostic::error(
+                                Some(format!("extends[{i}]")),
+                                format!("not read: {message}"),
+                            );
+                            d.source = Some(label.to_owned());
+                            d.line = line();
+                            self.errors.push(d);
+                            continue;
+                        }
+                        if let Some(outside) = self.untrusted_outside(&file) {
+                            self.outside.push(Outside {
+                                from: path.to_path_buf(),
+                                label: label.to_owned(),
+                                line: line(),
+                                path: outside,
+                            });
+                            continue;
+                        }
+                        self.file(&file);
                     }
                 }
                 Err(message) => {
@@ -282,6 +376,18 @@ impl Loader<'_> {
                 }
             }
         }
+    }
+
+    /// The canonical path of `file`, when the workspace's files are being
+    /// read, `file` is outside the workspace and the user's config
+    /// directory, and such files are not read in this reading.
+    fn untrusted_outside(&self, file: &Path) -> Option<PathBuf> {
+        let inside = self.inside.as_ref()?;
+        if self.read_outside {
+            return None;
+        }
+        let resolved = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+        (!inside.iter().any(|dir| resolved.starts_with(dir))).then_some(resolved)
     }
 
     /// Takes out of the workspace's layers (`first..`: its file and what
@@ -313,11 +419,32 @@ impl Loader<'_> {
             values.insert(file, held);
             kept_layers.push((index, kept));
         }
+        // The files outside that were not read: which they are needs trust.
+        for outside in &self.outside {
+            let file = outside.from.strip_prefix(root).unwrap_or(&outside.from);
+            let held = values
+                .entry(file.display().to_string())
+                .or_insert_with(|| serde_json::json!({}));
+            if let Some(held) = held.as_object_mut() {
+                let list = held
+                    .entry("extends")
+                    .or_insert_with(|| serde_json::json!([]));
+                if let Some(list) = list.as_array_mut() {
+                    list.push(outside.path.display().to_string().into());
+                }
+            }
+            keys.push(HeldKey {
+                file: outside.label.clone(),
+                line: outside.line,
+                key: format!("extends {} (outside the workspace)", outside.path.display()),
+            });
+        }
         if values.is_empty() {
             return;
         }
         let mut held = Held::new(serde_json::Value::Object(values), keys, false);
-        held.applied = held.covered_by(&self.options.trust);
+        // The second reading of a trusted workspace ([`read_layers`]).
+        held.applied = self.read_outside || held.covered_by(&self.options.trust);
         if !held.applied {
             for (index, kept) in kept_layers {
                 match deserialize_value(&kept) {
@@ -403,6 +530,28 @@ impl Loader<'_> {
                 .push(with_source(Diagnostic::error(None, e.to_string()), &label)),
         }
     }
+}
+
+/// Reads a config file: a regular file of at most
+/// [`MAX_CONFIG_FILE_BYTES`], as UTF-8.
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other(
+            "not a regular file; config files are read only from regular files",
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_CONFIG_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {MAX_CONFIG_FILE_BYTES} bytes, the most a config file may be"
+        )));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not valid UTF-8"))
 }
 
 fn with_source(mut diagnostic: Diagnostic, label: &str) -> Diagnostic {

@@ -109,12 +109,8 @@ impl Matcher {
         let (yes, no, what) = match self {
             Self::Const(lit) => ("equals", "does not equal", lit.display()),
             Self::Enum(lits) => {
-                let list = lits.iter().map(Literal::display).collect::<Vec<_>>();
-                (
-                    "is one of",
-                    "is not one of",
-                    format!("[{}]", list.join(", ")),
-                )
+                let list = crate::listing::cut_list(lits.iter().map(Literal::display));
+                ("is one of", "is not one of", format!("[{list}]"))
             }
             Self::Pattern(re) => (
                 "matches pattern",

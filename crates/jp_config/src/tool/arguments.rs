@@ -115,11 +115,7 @@ fn unknown_member(properties: &ToolParameters) -> String {
     if properties.is_empty() {
         return "unknown parameter (none are accepted here)".to_owned();
     }
-    let names = properties
-        .keys()
-        .map(|k| quote(k))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let names = crate::listing::cut_list(properties.keys().map(|k| quote(k)));
     format!("unknown parameter (expected one of {names})")
 }
 
@@ -207,7 +203,7 @@ fn check_value(
     if let Some(allowed) = &param.enumeration
         && !allowed.iter().any(|a| json_equal(a, value))
     {
-        let list = allowed.iter().map(show).collect::<Vec<_>>().join(", ");
+        let list = crate::listing::cut_list(allowed.iter().map(show));
         issues.push(issue(
             at,
             format!("expected one of {list}, found {}", show(value)),

@@ -154,13 +154,15 @@ pub fn merge_parameters(
 ) -> Result<ToolParameters, String> {
     let mut merged = server;
     for (name, added) in config {
-        let known = merged.keys().cloned().collect::<Vec<_>>();
+        let known = if merged.is_empty() {
+            "it has none".to_owned()
+        } else {
+            format!(
+                "it has {}",
+                crate::listing::cut_list(merged.keys().cloned())
+            )
+        };
         let Some(parameter) = merged.get_mut(name) else {
-            let known = if known.is_empty() {
-                "it has none".to_owned()
-            } else {
-                format!("it has {}", known.join(", "))
-            };
             return Err(format!(
                 "names the parameter `{name}`, which the server's schema for this tool does not have ({known})"
             ));

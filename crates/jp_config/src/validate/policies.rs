@@ -414,12 +414,11 @@ fn equals_mismatch(
     if allowed.iter().any(|v| json_equal(v, &when.equals)) {
         return None;
     }
-    let shown: Vec<String> = allowed.iter().map(ToString::to_string).collect();
+    let shown = crate::listing::cut_list(allowed.iter().map(ToString::to_string));
     Some(format!(
-        "`when.equals` {} is not a value {} can have ({}), so the condition could never hold and the policy would never apply",
+        "`when.equals` {} is not a value {} can have ({shown}), so the condition could never hold and the policy would never apply",
         when.equals,
         quote(&when.path),
-        shown.join(", ")
     ))
 }
 

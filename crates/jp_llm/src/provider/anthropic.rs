@@ -735,10 +735,18 @@ impl Events {
             .or(self.usage.cache_write_tokens);
         // Anthropic counts cached input apart from `input_tokens`; jp's
         // `input_tokens` are all of them, as other providers report.
-        let cached =
-            self.usage.cache_read_tokens.unwrap_or(0) + self.usage.cache_write_tokens.unwrap_or(0);
+        // The sum saturates; a count that large is unknown in the end
+        // ([`Usage::plausible`]).
+        let cached = self
+            .usage
+            .cache_read_tokens
+            .unwrap_or(0)
+            .saturating_add(self.usage.cache_write_tokens.unwrap_or(0));
         out.push(StreamEvent::Usage(Usage {
-            input_tokens: self.usage.input_tokens.map(|uncached| uncached + cached),
+            input_tokens: self
+                .usage
+                .input_tokens
+                .map(|uncached| uncached.saturating_add(cached)),
             ..self.usage
         }));
     }

@@ -834,3 +834,69 @@ fn body_text(body: &impl serde::Serialize) -> String {
 fn body_value(body: &impl serde::Serialize) -> Value {
     serde_json::to_value(body).unwrap()
 }
+
+/// Counts near `u64::MAX` (a broken or hostile server's) never wrap the
+/// sum of uncached and cached input, and any count over
+/// `MAX_REPORTED_TOKENS` is unknown.
+#[test]
+fn absurd_usage_is_unknown_and_never_wraps() {
+    use crate::provider::MAX_REPORTED_TOKENS;
+    let max = MAX_REPORTED_TOKENS;
+    // (input, cache read, cache write, output) as sent => as jp takes them.
+    let cases: [((u64, u64, u64, u64), Usage); 4] = [
+        (
+            (u64::MAX - 5, 10, 0, 3),
+            Usage {
+                input_tokens: None,
+                output_tokens: Some(3),
+                cache_read_tokens: Some(10),
+                cache_write_tokens: Some(0),
+            },
+        ),
+        (
+            (5, u64::MAX, u64::MAX, u64::MAX),
+            Usage {
+                input_tokens: None,
+                output_tokens: None,
+                cache_read_tokens: None,
+                cache_write_tokens: None,
+            },
+        ),
+        (
+            (max, 0, 0, max),
+            Usage {
+                input_tokens: Some(max),
+                output_tokens: Some(max),
+                cache_read_tokens: Some(0),
+                cache_write_tokens: Some(0),
+            },
+        ),
+        (
+            (max, 1, 0, max + 1),
+            Usage {
+                input_tokens: None,
+                output_tokens: None,
+                cache_read_tokens: Some(1),
+                cache_write_tokens: Some(0),
+            },
+        ),
+    ];
+    for ((input, read, write, output), expected) in cases {
+        let start = format!(
+            r#"{{"type":"message_start","message":{{"usage":{{"input_tokens":{input},"cache_creation_input_tokens":{write},"cache_read_input_tokens":{read},"output_tokens":{output}}}}}}}"#
+        );
+        let body = sse(&[
+            &start,
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"}}"#,
+            r#"{"type":"message_stop"}"#,
+        ]);
+        assert_eq!(
+            decode_ok(&body),
+            vec![
+                StreamEvent::Usage(expected),
+                StreamEvent::Finished(FinishReason::EndTurn),
+            ],
+            "{start}"
+        );
+    }
+}

@@ -38,9 +38,12 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use jp_config::mcp::McpServerConfig;
 use jp_tool::Outcome;
-use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientRequest, PaginatedRequestParams, ServerResult,
+};
 use rmcp::service::{
-    PeerRequestOptions, RequestHandle, RoleClient, RunningService, ServiceError, ServiceExt as _,
+    ClientCacheConfig, PeerRequestOptions, RequestHandle, RoleClient, RunningService, ServiceError,
+    ServiceExt as _,
 };
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, BufReader};
@@ -63,6 +66,22 @@ const CANCEL_WAIT: Duration = Duration::from_secs(1);
 
 /// How many lines of a server's stderr an error message quotes (its end).
 const STDERR_LINES: usize = 10;
+
+/// The most bytes of one line of a server's stderr that jp keeps (and
+/// logs): the rest of a longer line is dropped as it is read, so a server
+/// that writes without a newline costs no memory.
+pub const MAX_STDERR_LINE_BYTES: usize = 1024;
+
+/// The most pages of `tools/list` jp reads from a server: one that pages
+/// without end fails its start.
+pub const MAX_TOOL_PAGES: usize = 100;
+
+/// The most tools jp takes from a server.
+pub const MAX_SERVER_TOOLS: usize = 1000;
+
+/// The most bytes of tools (their JSON, every page together) jp takes from
+/// a server's `tools/list`.
+pub const MAX_TOOLS_LIST_BYTES: usize = 16 * 1024 * 1024;
 
 /// How long a server whose connection closed has to exit before jp says
 /// it did not.
@@ -423,7 +442,8 @@ struct Starting<'a> {
 }
 
 impl Starting<'_> {
-    /// Reads the server's tools (every page) before `deadline`.
+    /// Reads the server's tools (every page) before `deadline`, within
+    /// [`MAX_TOOL_PAGES`], [`MAX_SERVER_TOOLS`] and [`MAX_TOOLS_LIST_BYTES`].
     async fn list_tools(
         &mut self,
         service: &RunningService<RoleClient, ()>,
@@ -431,11 +451,29 @@ impl Starting<'_> {
     ) -> Result<Vec<ServerTool>, McpError> {
         let listed = self
             .within(deadline, async {
-                service
-                    .peer()
-                    .list_all_tools()
-                    .await
-                    .map_err(|e| e.to_string())
+                let peer = service.peer();
+                // rmcp would keep each page a server marks as cacheable:
+                // jp reads the list once per start.
+                peer.set_response_cache_config(ClientCacheConfig::disabled())
+                    .await;
+                let mut tally = ToolsTally::default();
+                let mut tools = Vec::new();
+                let mut cursor = None;
+                loop {
+                    tally.page()?;
+                    let params =
+                        cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+                    let page = peer.list_tools(params).await.map_err(|e| e.to_string())?;
+                    for tool in page.tools {
+                        tally.tool(serde_json::to_vec(&tool).map_or(0, |json| json.len()))?;
+                        tools.push(tool);
+                    }
+                    match page.next_cursor {
+                        Some(next) => cursor = Some(next),
+                        None => break,
+                    }
+                }
+                Ok(tools)
             })
             .await?;
         Ok(listed
@@ -497,19 +535,137 @@ async fn exited(
     }
 }
 
-/// Logs each line of a server's stderr, escaped, and keeps its last lines.
+/// What jp has read of a server's `tools/list`, against its bounds.
+#[derive(Debug, Default)]
+struct ToolsTally {
+    pages: usize,
+    tools: usize,
+    bytes: usize,
+}
+
+impl ToolsTally {
+    /// One more page is to be read.
+    fn page(&mut self) -> Result<(), String> {
+        self.pages += 1;
+        if self.pages > MAX_TOOL_PAGES {
+            return Err(format!(
+                "its tools/list goes on past {MAX_TOOL_PAGES} pages, the most jp reads from a server"
+            ));
+        }
+        Ok(())
+    }
+
+    /// One more tool, `bytes` long as JSON.
+    fn tool(&mut self, bytes: usize) -> Result<(), String> {
+        self.tools += 1;
+        self.bytes = self.bytes.saturating_add(bytes);
+        if self.tools > MAX_SERVER_TOOLS {
+            return Err(format!(
+                "it lists more than {MAX_SERVER_TOOLS} tools, the most jp takes from a server"
+            ));
+        }
+        if self.bytes > MAX_TOOLS_LIST_BYTES {
+            return Err(format!(
+                "its tools/list is over {} MiB, the most jp reads from a server",
+                MAX_TOOLS_LIST_BYTES / (1024 * 1024)
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Logs each line of a server's stderr, escaped, and keeps its last lines;
+/// of a line, only its first [`MAX_STDERR_LINE_BYTES`] are kept.
 async fn log_stderr(server: String, stderr: impl AsyncRead + Unpin, tail: StderrTail) {
-    let mut lines = BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        let line: String = line.chars().flat_map(char::escape_debug).collect();
-        tracing::info!(server = %server, "MCP server stderr: {line}");
-        if let Ok(mut tail) = tail.lock() {
-            if tail.len() == STDERR_LINES {
-                tail.pop_front();
-            }
-            tail.push_back(line);
+    let mut reader = StderrLines::default();
+    let mut stderr = BufReader::new(stderr);
+    while let Ok(buffer) = stderr.fill_buf().await {
+        if buffer.is_empty() {
+            break;
+        }
+        let taken = buffer.len();
+        let lines = reader.push(buffer);
+        stderr.consume(taken);
+        for line in lines {
+            keep_stderr_line(&server, &tail, line);
         }
     }
+    if let Some(line) = reader.finish() {
+        keep_stderr_line(&server, &tail, line);
+    }
+}
+
+fn keep_stderr_line(server: &str, tail: &StderrTail, line: String) {
+    tracing::info!(server = %server, "MCP server stderr: {line}");
+    if let Ok(mut tail) = tail.lock() {
+        if tail.len() == STDERR_LINES {
+            tail.pop_front();
+        }
+        tail.push_back(line);
+    }
+}
+
+/// A server's stderr cut into lines, each kept to its first
+/// [`MAX_STDERR_LINE_BYTES`] and escaped; a longer line ends with a note
+/// and is given as soon as it is over the bound (the rest of it is
+/// dropped as it comes).
+#[derive(Debug, Default)]
+struct StderrLines {
+    line: Vec<u8>,
+    /// The line went over the bound and was given already: its rest is
+    /// dropped up to its newline.
+    skipping: bool,
+}
+
+impl StderrLines {
+    /// Reads `bytes`; returns the lines they complete (or cut).
+    fn push(&mut self, mut bytes: &[u8]) -> Vec<String> {
+        let mut lines = Vec::new();
+        while !bytes.is_empty() {
+            let (part, ended) = match bytes.iter().position(|b| *b == b'\n') {
+                Some(at) => (&bytes[..at], true),
+                None => (bytes, false),
+            };
+            bytes = &bytes[(part.len() + usize::from(ended))..];
+            if !self.skipping {
+                let room = MAX_STDERR_LINE_BYTES - self.line.len();
+                if part.len() > room {
+                    self.line.extend_from_slice(&part[..room]);
+                    lines.push(format!(
+                        "{}… (a line over {MAX_STDERR_LINE_BYTES} bytes, cut)",
+                        escaped(&self.line)
+                    ));
+                    self.line.clear();
+                    self.skipping = true;
+                } else {
+                    self.line.extend_from_slice(part);
+                }
+            }
+            if ended {
+                if !self.skipping {
+                    lines.push(escaped(&self.line));
+                }
+                self.line.clear();
+                self.skipping = false;
+            }
+        }
+        lines
+    }
+
+    /// The stream ended: the last line, if it had no newline.
+    fn finish(&mut self) -> Option<String> {
+        let line = std::mem::take(&mut self.line);
+        (!self.skipping && !line.is_empty()).then(|| escaped(&line))
+    }
+}
+
+/// Bytes of stderr as text: lossy UTF-8, escaped (a cut character shows as
+/// U+FFFD).
+fn escaped(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes)
+        .chars()
+        .flat_map(char::escape_debug)
+        .collect()
 }
 
 /// "; its stderr ends: ..." with the last lines of a server's stderr, or
@@ -589,3 +745,7 @@ impl McpServers {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "mcp_tests.rs"]
+mod tests;

@@ -5,6 +5,10 @@
 //! directory (the workspace root), so a test can check that it is gone.
 //! `JP_MCP_TEST_START=hang` makes it never answer the handshake;
 //! `JP_MCP_TEST_START=exit` makes it exit before it.
+//! `JP_MCP_TEST_TOOLS_LIST=forever` makes `tools/list` never end: each page
+//! is one tool with a description of `JP_MCP_TEST_PAGE_BYTES` bytes (1 MiB
+//! unless set) and a new cursor. `JP_MCP_TEST_STDERR=flood` makes it write
+//! to stderr without a newline, without end, from the start.
 //!
 //! `jp-mcp-test-server --http` serves the same tools over Streamable HTTP
 //! instead (rmcp's `StreamableHttpService` on hyper), on a free port of
@@ -108,9 +112,27 @@ impl ServerHandler for TestServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        if std::env::var("JP_MCP_TEST_TOOLS_LIST").as_deref() == Ok("forever") {
+            let page: u64 = request
+                .and_then(|r| r.cursor)
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(0);
+            let bytes = std::env::var("JP_MCP_TEST_PAGE_BYTES")
+                .ok()
+                .and_then(|b| b.parse().ok())
+                .unwrap_or(1024 * 1024);
+            let tool = Tool::new(
+                format!("tool{page}"),
+                "d".repeat(bytes),
+                Arc::new(Map::new()),
+            );
+            let mut result = ListToolsResult::with_all_items(vec![tool]);
+            result.next_cursor = Some((page + 1).to_string());
+            return Ok(result);
+        }
         Ok(ListToolsResult::with_all_items(tools(self.http)))
     }
 
@@ -199,6 +221,13 @@ async fn main() -> std::process::ExitCode {
     let _ = std::fs::write("mcp-server.pid", std::process::id().to_string());
     if std::env::args().nth(1).as_deref() == Some("--http") {
         return http::serve().await;
+    }
+    if std::env::var("JP_MCP_TEST_STDERR").as_deref() == Ok("flood") {
+        std::thread::spawn(|| {
+            let chunk = vec![b'e'; 64 * 1024];
+            let mut stderr = std::io::stderr();
+            while stderr.write_all(&chunk).is_ok() {}
+        });
     }
     match std::env::var("JP_MCP_TEST_START").as_deref() {
         Ok("exit") => {
