@@ -120,6 +120,18 @@ pub fn load(options: &LoadOptions) -> Result<Loaded, LoadError> {
     }
 }
 
+/// The config one TOML text makes on the built-in defaults, with no other
+/// layer and unvalidated: what `jp init`'s tools are, to compare a
+/// workspace's with.
+///
+/// # Errors
+///
+/// The text does not parse or merge.
+pub fn config_of_toml(text: &str) -> Result<AppConfig, String> {
+    let (partial, _) = parse_toml_file(text).map_err(|d| d.to_string())?;
+    merge(vec![partial])
+}
+
 fn merge(partials: Vec<PartialAppConfig>) -> Result<AppConfig, String> {
     let mut merged = PartialAppConfig::default_values(&())
         .map_err(|e| format!("built-in defaults: {e}"))?

@@ -15,7 +15,7 @@ use super::parse::{deserialize_value, parse_json_file, parse_toml_file};
 use crate::app::PartialAppConfig;
 use crate::delta::{UnsetPath, remove};
 use crate::diagnostic::Diagnostic;
-use crate::trust::{self, Held, HeldKey};
+use crate::trust::{self, Held, HeldKey, HeldLayer};
 
 /// The most files one load reads through `extends`, against runaway globs.
 const MAX_FILES: usize = 1024;
@@ -287,7 +287,7 @@ impl Loader<'_> {
     /// Takes out of the workspace's layers (`first..`: its file and what
     /// it extends) what needs trust, unless the load's trust covers it.
     fn hold(&mut self, first: usize, root: &Path) {
-        let mut values = serde_json::Map::new();
+        let mut values = Vec::new();
         let mut keys = Vec::new();
         let mut kept_layers = Vec::new();
         for (index, layer) in self.layers.iter().enumerate().skip(first) {
@@ -310,13 +310,15 @@ impl Loader<'_> {
             // In the order they are written (keys with no line last).
             file_keys.sort_by_key(|k| k.line.unwrap_or(usize::MAX));
             keys.extend(file_keys);
-            values.insert(file, held);
+            // Every file in merge order, one merged twice twice: the
+            // order decides which value wins.
+            values.push(HeldLayer { file, values: held });
             kept_layers.push((index, kept));
         }
         if values.is_empty() {
             return;
         }
-        let mut held = Held::new(serde_json::Value::Object(values), keys, false);
+        let mut held = Held::new(values, keys, false);
         held.applied = held.covered_by(&self.options.trust);
         if !held.applied {
             for (index, kept) in kept_layers {
