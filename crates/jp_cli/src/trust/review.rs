@@ -275,6 +275,10 @@ fn runs(name: &str, tool: &ToolConfig) -> String {
 
 /// The fields of a tool other than its command and `run` policy that
 /// differ from jp init's, by name.
+#[allow(
+    clippy::collapsible_match,
+    reason = "`policy` is never compared as a whole: its `run` has a line of its own"
+)]
 fn other_differences(tool: &ToolConfig, default: &ToolConfig) -> Vec<String> {
     let (Ok(Value::Object(now)), Ok(Value::Object(init))) =
         (serde_json::to_value(tool), serde_json::to_value(default))
@@ -342,5 +346,9 @@ fn lookup<'v>(value: &'v Value, key: &str) -> Option<&'v Value> {
 
 /// The config `jp init` writes (its tools), on the built-in defaults.
 fn jp_init_config() -> Option<AppConfig> {
-    jp_config::load::config_of_toml(jp_tools::DEFAULT_TOOLS_TOML).ok()
+    jp_config::load::config_of_toml(&[jp_tools::DEFAULT_TOOLS_TOML]).ok()
 }
+
+#[cfg(test)]
+#[path = "review_tests.rs"]
+mod tests;
