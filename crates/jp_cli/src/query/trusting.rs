@@ -27,6 +27,10 @@ pub fn before_query(ctx: &Ctx, interactive: bool) -> Result<Option<ExitCode>, Er
     else {
         return Ok(None);
     };
+    if explicit.is_some() {
+        trust::notice(Some(&held), &ctx.env, Some(&root));
+        return Ok(None);
+    }
     let trusted = trust::recorded(&ctx.env, Some(&root));
     // What the held tools and servers would run: the config as it loads
     // trusted (one that does not is reported once trusted).
@@ -37,10 +41,6 @@ pub fn before_query(ctx: &Ctx, interactive: bool) -> Result<Option<ExitCode>, Er
     .ok()
     .map(|loaded| Review::new(loaded.config, true));
     let lines = trust::held_lines(&held, trusted.as_ref(), review.as_ref());
-    if explicit.is_some() {
-        trust::notice(Some(&held), &ctx.env, Some(&root));
-        return Ok(None);
-    }
     let printer = crate::printer::Printer::stdio(jp_config::style::ColorMode::Auto);
     let terminal = if interactive {
         TerminalPrompter::open(&printer)
