@@ -3,20 +3,24 @@
 //! user's `config.toml`.
 //!
 //! A record names the workspace's root (canonical) and the digest of what
-//! its files held when the user trusted it, with those values, so that a
-//! later change can be shown key by key before the user trusts again.
+//! its files held when the user trusted it, with those values file by file
+//! in merge order, so that a later change can be shown key by key before
+//! the user trusts again. A record an earlier jp made (its digest left out
+//! the order of the files) matches nothing now: that workspace is asked
+//! about again, saying why.
 //!
 //! `JP_TRUST_WORKSPACE=1` trusts the workspace for one run, whatever it
 //! holds (for CI, where the repository is the one being tested);
 //! `JP_TRUST_WORKSPACE=0` runs without what it holds and asks nothing.
 
+pub mod review;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use indexmap::IndexMap;
-use jp_config::trust::{Change, Held, WorkspaceTrust, changes};
+use jp_config::trust::{Change, Held, HeldLayer, WorkspaceTrust, changes};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// The environment variable that trusts (`1`) or distrusts (`0`) the
 /// workspace for one run.
@@ -27,6 +31,11 @@ static SAID: AtomicBool = AtomicBool::new(false);
 
 /// The name of the records file in the user's config directory.
 const FILE_NAME: &str = "trust.json";
+
+/// The version of the records file jp writes: 2 since the digest covers
+/// the merged held config and the order of the files
+/// ([`jp_config::trust::DIGEST_VERSION`]).
+const RECORDS_VERSION: u32 = 2;
 
 /// What `JP_TRUST_WORKSPACE` says, if it is set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,8 +66,12 @@ impl Override {
 pub struct Record {
     /// The digest of what its files held ([`Held::digest`]).
     pub digest: String,
-    /// What they held ([`Held::values`]), to show what changed later.
-    pub held: Value,
+    /// What they held, file by file in merge order ([`Held::layers`]), to
+    /// show what changed later. `None` in a record an earlier jp made
+    /// (which kept the values by file, without their order, as `held`):
+    /// its digest matches nothing now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layers: Option<Vec<HeldLayer>>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -127,7 +140,7 @@ impl TrustStore {
     /// Records that the user trusts `root` with what it holds now.
     pub fn set(&self, root: &Path, record: Record) -> Result<(), StoreError> {
         let mut records = self.read()?;
-        records.version = 1;
+        records.version = RECORDS_VERSION;
         records.workspaces.insert(key(root), record);
         self.write(&records)
     }
@@ -180,7 +193,7 @@ pub fn workspace_trust(env: &[(String, String)], root: Option<&Path>) -> Workspa
 pub fn record_of(held: &Held) -> Record {
     Record {
         digest: held.digest.clone(),
-        held: held.values.clone(),
+        layers: Some(held.layers.clone()),
     }
 }
 
@@ -188,33 +201,68 @@ pub fn record_of(held: &Held) -> Record {
 /// each key with its file and line, or, when the user trusted an earlier
 /// version, what changed since. Empty when it applied.
 #[must_use]
-pub fn held_lines(held: &Held, trusted: Option<&Record>) -> Vec<String> {
+pub fn held_lines(
+    held: &Held,
+    trusted: Option<&Record>,
+    review: Option<&review::Review>,
+) -> Vec<String> {
     if held.applied {
         return Vec::new();
     }
     let mut lines = Vec::new();
-    match trusted {
-        Some(record) => {
+    let changed = trusted
+        .and_then(|record| record.layers.as_deref())
+        .map(|layers| changes(layers, &held.layers))
+        .filter(|changes| !changes.is_empty());
+    match (trusted, changed) {
+        (Some(_), Some(changes)) => {
             lines.push(
                 "this workspace's config changed since you trusted it; until you trust it again, jp leaves out what it would run or decide:".to_owned(),
             );
-            for change in changes(&record.held, &held.values) {
-                lines.push(match change {
-                    Change::Added(key) => format!("  added    {key}"),
-                    Change::Changed(key) => format!("  changed  {key}"),
-                    Change::Removed(key) => format!("  removed  {key}"),
-                });
+            for change in changes {
+                let (line, shown) = match change {
+                    Change::Added(key) => (format!("  added    {key}"), Some(key.key)),
+                    Change::Changed(key) => (format!("  changed  {key}"), Some(key.key)),
+                    Change::Removed(key) => (format!("  removed  {key}"), None),
+                    Change::Order { now, was } => (
+                        format!("  order    {} (was {})", now.join(", "), was.join(", ")),
+                        None,
+                    ),
+                };
+                lines.push(line);
+                if let (Some(key), Some(review)) = (shown, review) {
+                    lines.extend(review.details(&key));
+                }
             }
+            return lines;
         }
-        None => {
-            lines.push(
-                "this workspace is not trusted, so jp leaves out what its config would run or decide:"
-                    .to_owned(),
-            );
-            for key in &held.keys {
-                let line = key.line.map(|l| format!(":{l}")).unwrap_or_default();
-                lines.push(format!("  {}{line}: {}", key.file, key.key));
-            }
+        (Some(record), None) if record.layers.is_none() => lines.push(
+            "this workspace was trusted by an earlier jp, which checked less of its config than jp does now; until you trust it again, jp leaves out what it would run or decide:".to_owned(),
+        ),
+        (Some(_), None) => lines.push(
+            "this workspace's config changed since you trusted it; until you trust it again, jp leaves out what it would run or decide:".to_owned(),
+        ),
+        (None, _) => lines.push(
+            "this workspace is not trusted, so jp leaves out what its config would run or decide:"
+                .to_owned(),
+        ),
+    }
+    lines.extend(key_lines(held, review));
+    lines
+}
+
+/// Each held key with its file and line, and below each tool and MCP
+/// server what it runs ([`review::Review::details`]), once, at the file
+/// whose value wins.
+#[must_use]
+pub fn key_lines(held: &Held, review: Option<&review::Review>) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (index, key) in held.keys.iter().enumerate() {
+        let line = key.line.map(|l| format!(":{l}")).unwrap_or_default();
+        lines.push(format!("  {}{line}: {}", key.file, key.key));
+        let last = !held.keys[index + 1..].iter().any(|k| k.key == key.key);
+        if let (Some(review), true) = (review, last) {
+            lines.extend(review.details(&key.key));
         }
     }
     lines
@@ -230,7 +278,7 @@ pub fn notice(held: Option<&Held>, env: &[(String, String)], root: Option<&Path>
         return;
     }
     let trusted = recorded(env, root);
-    for line in held_lines(held, trusted.as_ref()) {
+    for line in held_lines(held, trusted.as_ref(), None) {
         crate::errln!("note: {line}");
     }
     crate::errln!(

@@ -120,6 +120,22 @@ pub fn load(options: &LoadOptions) -> Result<Loaded, LoadError> {
     }
 }
 
+/// The config TOML texts make, merged in order on the built-in defaults,
+/// with no other layer and unvalidated: what `jp init`'s tools are, to
+/// compare a workspace's with.
+///
+/// # Errors
+///
+/// A text does not parse, or they do not merge.
+pub fn config_of_toml(texts: &[&str]) -> Result<AppConfig, String> {
+    let partials = texts
+        .iter()
+        .map(|text| parse_toml_file(text).map(|(partial, _)| partial))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|d| d.to_string())?;
+    merge(partials)
+}
+
 fn merge(partials: Vec<PartialAppConfig>) -> Result<AppConfig, String> {
     let mut merged = PartialAppConfig::default_values(&())
         .map_err(|e| format!("built-in defaults: {e}"))?

@@ -14,16 +14,20 @@
 //! The list is of what may apply, not of what may not: a key added to jp
 //! later needs trust until it is added here (fail closed).
 //!
-//! Trust is recorded against a [`digest`](Held::digest) of what is held,
-//! so a change to any of it (a `git pull` that edits a tool's command)
-//! needs trust again, while a change to the model or the instructions
-//! does not.
+//! Trust is recorded against a [`digest`](Held::digest) of what is held
+//! once the workspace's files are merged, and of which files produced it,
+//! in which order, so a change to any of it (a `git pull` that edits a
+//! tool's command, an `extends` list reordered so another file's value
+//! wins) needs trust again, while a change to the model or the
+//! instructions does not.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
 use crate::ConfigPath;
 use crate::access::SENSITIVE;
+use crate::app::APPEND_KEYS;
 
 /// The keys a workspace's files may set without being trusted: what the
 /// model is told (system prompt, instructions, model and its parameters),
@@ -64,28 +68,46 @@ pub struct HeldKey {
     pub line: Option<usize>,
 }
 
+/// What one workspace file holds: its held values ([`split`]), and the
+/// file they come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeldLayer {
+    /// The file, relative to the workspace root (as is when outside it).
+    pub file: String,
+    /// What it sets that needs trust.
+    pub values: Value,
+}
+
 /// What a workspace's files set that needs trust, and whether it applied.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Held {
-    /// What each file sets that needs trust: an object from the file's
-    /// path (relative to the workspace root) to its held subtree.
-    pub values: Value,
+    /// What each file holds, in the order the files are merged (weakest
+    /// first, as `extends` lists them, the file that extends last); a file
+    /// merged twice is here twice. Files that hold nothing are left out.
+    pub layers: Vec<HeldLayer>,
+    /// What is held once [`Held::layers`] are merged in order
+    /// ([`merge_layers`]): the held part of the config as it takes effect.
+    pub merged: Value,
     /// The keys, file by file, in the order they are written.
     pub keys: Vec<HeldKey>,
-    /// The SHA-256 (hex) of [`Held::values`] in a canonical form (keys
-    /// sorted): what a trust record names.
+    /// The SHA-256 (hex) of the merged held config, the files that produced
+    /// it and what each of them holds, in order ([`digest_of`]): what a
+    /// trust record names. Reordering or repeating an `extends` entry
+    /// changes it, though no file changed.
     pub digest: String,
     /// Whether it applied: the workspace is trusted as it is now.
     pub applied: bool,
 }
 
 impl Held {
-    /// Makes the record of `values` (see [`Held::values`]).
+    /// Makes the record of `layers` (see [`Held::layers`]).
     #[must_use]
-    pub fn new(values: Value, keys: Vec<HeldKey>, applied: bool) -> Self {
-        let digest = digest(&values);
+    pub fn new(layers: Vec<HeldLayer>, keys: Vec<HeldKey>, applied: bool) -> Self {
+        let merged = merge_layers(&layers);
+        let digest = digest_of(&layers, &merged);
         Self {
-            values,
+            layers,
+            merged,
             keys,
             digest,
             applied,
@@ -100,6 +122,79 @@ impl Held {
             WorkspaceTrust::Trusted => true,
             WorkspaceTrust::Recorded(digest) => *digest == self.digest,
         }
+    }
+
+    /// The files that produced what is held, in merge order.
+    #[must_use]
+    pub fn files(&self) -> Vec<&str> {
+        files(&self.layers)
+    }
+}
+
+/// The version of [`digest_of`]'s input. A record made with another one
+/// (jp before issue 34 digested each file's values, keyed by file, without
+/// their order) never matches, so such a workspace is asked about again.
+pub const DIGEST_VERSION: u32 = 2;
+
+/// The digest a trust record names: the SHA-256 (hex) of, in a canonical
+/// form (keys sorted), the [`DIGEST_VERSION`], the files in merge order with
+/// what each holds, and `merged` (what they hold once merged).
+#[must_use]
+pub fn digest_of(layers: &[HeldLayer], merged: &Value) -> String {
+    let layers: Vec<Value> = layers
+        .iter()
+        .map(|layer| {
+            Value::Array(vec![
+                Value::String(layer.file.clone()),
+                layer.values.clone(),
+            ])
+        })
+        .collect();
+    let mut input = Map::new();
+    input.insert("version".into(), Value::from(DIGEST_VERSION));
+    input.insert("layers".into(), Value::Array(layers));
+    input.insert("merged".into(), merged.clone());
+    digest(&Value::Object(input))
+}
+
+fn files(layers: &[HeldLayer]) -> Vec<&str> {
+    layers.iter().map(|layer| layer.file.as_str()).collect()
+}
+
+/// `layers`' values merged in order, as the config's layers are: a later
+/// value replaces an earlier one, tables merge key by key, and the lists
+/// that append across layers ([`APPEND_KEYS`]) append.
+#[must_use]
+pub fn merge_layers(layers: &[HeldLayer]) -> Value {
+    let mut merged = Value::Object(Map::new());
+    for layer in layers {
+        merge_into(&mut merged, &layer.values, &mut Vec::new());
+    }
+    merged
+}
+
+fn merge_into(into: &mut Value, from: &Value, path: &mut Vec<String>) {
+    match (into, from) {
+        (Value::Object(into), Value::Object(from)) => {
+            for (key, value) in from {
+                path.push(key.clone());
+                match into.get_mut(key) {
+                    Some(existing) => merge_into(existing, value, path),
+                    None => {
+                        into.insert(key.clone(), value.clone());
+                    }
+                }
+                path.pop();
+            }
+        }
+        (Value::Array(into), Value::Array(from))
+            if APPEND_KEYS
+                .iter()
+                .any(|key| key.iter().copied().eq(path.iter().map(String::as_str))) =>
+        {
+            into.extend(from.iter().cloned());
+        }
+        (into, from) => *into = from.clone(),
     }
 }
 
@@ -226,54 +321,137 @@ fn canonical(value: &Value) -> Value {
     }
 }
 
-/// A held key that differs between what was trusted and what is held now.
+/// What differs between what the user trusted and what is held now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
     /// Set now, not when trusted.
-    Added(String),
-    /// Set both times, to different values.
-    Changed(String),
+    Added(ChangedKey),
+    /// Set both times, to different values once merged.
+    Changed(ChangedKey),
     /// Set when trusted, not now.
-    Removed(String),
+    Removed(ChangedKey),
+    /// The files merged, or their order, differ: `now` and `was`, each in
+    /// merge order.
+    Order {
+        /// The files now.
+        now: Vec<String>,
+        /// The files when trusted.
+        was: Vec<String>,
+    },
 }
 
-/// What differs between the held values the user trusted and those held
-/// now (both as in [`Held::values`]), key by key at the level of
-/// [`held_keys`], each prefixed with its file.
+/// A held key that changed, and the files that set what changed (for a
+/// changed key, the files whose values differ, the one that wins last).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedKey {
+    /// The files.
+    pub files: Vec<String>,
+    /// The key, dotted, at the level of [`held_keys`].
+    pub key: String,
+}
+
+impl std::fmt::Display for ChangedKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.files.join(", "), self.key)
+    }
+}
+
+/// What differs between the held layers the user trusted and those held
+/// now (both as in [`Held::layers`]): each key, at the level of
+/// [`held_keys`], whose merged value differs, prefixed with the files that
+/// set what differs; then the files, when they or their order differ.
 #[must_use]
-pub fn changes(trusted: &Value, now: &Value) -> Vec<Change> {
-    let flatten = |values: &Value| -> Vec<(String, Value)> {
-        let mut out = Vec::new();
-        if let Value::Object(files) = values {
-            for (file, held) in files {
-                for key in held_keys(held) {
-                    let value = key
-                        .iter()
-                        .try_fold(held, |node, k| node.get(k))
-                        .cloned()
-                        .unwrap_or(Value::Null);
-                    out.push((format!("{file}: {}", key.join(".")), canonical(&value)));
-                }
-            }
-        }
-        out
+pub fn changes(trusted: &[HeldLayer], now: &[HeldLayer]) -> Vec<Change> {
+    let (old, new) = (merge_layers(trusted), merge_layers(now));
+    let flatten = |merged: &Value| -> Vec<(Vec<String>, Value)> {
+        held_keys(merged)
+            .into_iter()
+            .map(|key| {
+                let value = lookup(merged, &key).cloned().unwrap_or(Value::Null);
+                (key, canonical(&value))
+            })
+            .collect()
     };
-    let before = flatten(trusted);
-    let after = flatten(now);
+    let before = flatten(&old);
+    let after = flatten(&new);
+    let named = |files: Vec<&str>, key: &[String]| ChangedKey {
+        files: files.into_iter().map(str::to_owned).collect(),
+        key: key.join("."),
+    };
     let mut out = Vec::new();
     for (key, value) in &after {
         match before.iter().find(|(k, _)| k == key) {
-            None => out.push(Change::Added(key.clone())),
-            Some((_, old)) if old != value => out.push(Change::Changed(key.clone())),
+            None => out.push(Change::Added(named(setters(now, key), key))),
+            Some((_, was)) if was != value => {
+                let mut files = Vec::new();
+                for leaf in differing_leaves(was, value, key) {
+                    let setter = setters(now, &leaf)
+                        .last()
+                        .copied()
+                        .or_else(|| setters(trusted, &leaf).last().copied());
+                    if let Some(file) = setter
+                        && !files.contains(&file)
+                    {
+                        files.push(file);
+                    }
+                }
+                out.push(Change::Changed(named(files, key)));
+            }
             Some(_) => {}
         }
     }
     for (key, _) in &before {
         if !after.iter().any(|(k, _)| k == key) {
-            out.push(Change::Removed(key.clone()));
+            out.push(Change::Removed(named(setters(trusted, key), key)));
+        }
+    }
+    if files(trusted) != files(now) {
+        out.push(Change::Order {
+            now: files(now).into_iter().map(str::to_owned).collect(),
+            was: files(trusted).into_iter().map(str::to_owned).collect(),
+        });
+    }
+    out
+}
+
+fn lookup<'v>(value: &'v Value, key: &[String]) -> Option<&'v Value> {
+    key.iter().try_fold(value, |node, k| node.get(k))
+}
+
+/// The files of `layers` that set `key` (or something below it), each
+/// once, the one whose value wins last.
+fn setters<'l>(layers: &'l [HeldLayer], key: &[String]) -> Vec<&'l str> {
+    let mut out: Vec<&str> = Vec::new();
+    for layer in layers {
+        if lookup(&layer.values, key).is_some() {
+            out.retain(|file| *file != layer.file);
+            out.push(&layer.file);
         }
     }
     out
+}
+
+/// The paths (below `key`) of the values that differ between `was` and
+/// `now`: tables are compared key by key, anything else as a whole.
+fn differing_leaves(was: &Value, now: &Value, key: &[String]) -> Vec<Vec<String>> {
+    match (was, now) {
+        (Value::Object(was), Value::Object(now)) => {
+            let mut out = Vec::new();
+            let mut names: Vec<&String> = now.keys().collect();
+            names.extend(was.keys().filter(|name| !now.contains_key(*name)));
+            for name in names {
+                let mut path = key.to_vec();
+                path.push(name.clone());
+                match (was.get(name), now.get(name)) {
+                    (Some(a), Some(b)) if a == b => {}
+                    (Some(a), Some(b)) => out.extend(differing_leaves(a, b, &path)),
+                    _ => out.push(path),
+                }
+            }
+            out
+        }
+        _ => vec![key.to_vec()],
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use jp_config::trust::WorkspaceTrust;
 use crate::ctx::{Ctx, no_workspace, print_load_error};
 use crate::error::Error;
 use crate::exit;
+use crate::trust::review::Review;
 use crate::trust::{TrustStore, held_lines, record_of};
 use crate::{errln, outln};
 
@@ -50,7 +51,19 @@ impl Trust {
         };
         let record = store.get(&root)?;
         if self.status {
-            status(untrusted.held.as_ref(), record.as_ref(), &ctx.env);
+            // What the held tools and servers would run, in full.
+            let review = load::load(&LoadOptions {
+                trust: WorkspaceTrust::Trusted,
+                ..ctx.load_options()
+            })
+            .ok()
+            .map(|loaded| Review::new(loaded.config, false));
+            status(
+                untrusted.held.as_ref(),
+                record.as_ref(),
+                review.as_ref(),
+                &ctx.env,
+            );
             return Ok(ExitCode::SUCCESS);
         }
         let Some(held) = untrusted.held else {
@@ -92,6 +105,7 @@ fn load_as(ctx: &Ctx, trust: WorkspaceTrust) -> Result<Loaded, ExitCode> {
 fn status(
     held: Option<&jp_config::trust::Held>,
     record: Option<&crate::trust::Record>,
+    review: Option<&Review>,
     env: &[(String, String)],
 ) {
     let over = crate::trust::Override::from_env(env).ok().flatten();
@@ -101,7 +115,7 @@ fn status(
             outln!("this workspace is trusted, as its config is now");
         }
         (Some(held), record) => {
-            for line in held_lines(held, record) {
+            for line in held_lines(held, record, review) {
                 outln!("{line}");
             }
             outln!("`jp trust` applies them");

@@ -8,7 +8,11 @@ use std::process::ExitCode;
 use crate::ctx::Ctx;
 use crate::error::Error;
 use crate::exit;
-use crate::prompt::{Choice, Prompter as _, TerminalPrompter};
+use jp_config::load::LoadOptions;
+use jp_config::trust::{Held, WorkspaceTrust};
+
+use crate::prompt::{Choice, PromptError, Prompter as _, TerminalPrompter};
+use crate::trust::review::Review;
 use crate::trust::{self, ENV};
 
 /// Before a query runs: when the workspace's config holds what needs trust
@@ -25,12 +29,20 @@ pub fn before_query(ctx: &Ctx, interactive: bool) -> Result<Option<ExitCode>, Er
     else {
         return Ok(None);
     };
-    let trusted = trust::recorded(&ctx.env, Some(&root));
-    let lines = trust::held_lines(&held, trusted.as_ref());
     if explicit.is_some() {
         trust::notice(Some(&held), &ctx.env, Some(&root));
         return Ok(None);
     }
+    let trusted = trust::recorded(&ctx.env, Some(&root));
+    // What the held tools and servers would run: the config as it loads
+    // trusted (one that does not is reported once trusted).
+    let review = jp_config::load::load(&LoadOptions {
+        trust: WorkspaceTrust::Trusted,
+        ..ctx.load_options()
+    })
+    .ok()
+    .map(|loaded| Review::new(loaded.config, true));
+    let lines = trust::held_lines(&held, trusted.as_ref(), review.as_ref());
     let printer = crate::printer::Printer::stdio(jp_config::style::ColorMode::Auto);
     let terminal = if interactive {
         TerminalPrompter::open(&printer)
@@ -60,12 +72,25 @@ pub fn before_query(ctx: &Ctx, interactive: bool) -> Result<Option<ExitCode>, Er
             key: 'n',
             help: Cow::Borrowed("not now: go on without what is listed, and ask again next time"),
         },
+        Choice {
+            key: 'v',
+            help: "view what is listed in full (every value, nothing cut), in $PAGER",
+        },
     ];
-    let answer = terminal.choose(
-        "Trust this workspace and apply them?",
-        &choices,
-        &tokio_util::sync::CancellationToken::new(),
-    );
+    let answer = loop {
+        let answer = terminal.choose(
+            "Trust this workspace and apply them?",
+            &choices,
+            &tokio_util::sync::CancellationToken::new(),
+        );
+        if answer != Ok('v') {
+            break answer;
+        }
+        let text = full_view(&held, review.as_ref());
+        if let Err(PromptError::Interrupted) = terminal.page(&text) {
+            return Ok(Some(exit::INTERRUPTED.into()));
+        }
+    };
     match answer {
         Ok('y') => {
             let store = trust::TrustStore::of_user(&ctx.env).ok_or(Error::NoUserConfig)?;
@@ -83,4 +108,23 @@ pub fn before_query(ctx: &Ctx, interactive: bool) -> Result<Option<ExitCode>, Er
     // Said: the loads of the query do not say it again.
     trust::mark_said();
     Ok(None)
+}
+
+/// What the `v` key shows: every held key with what it runs, nothing cut,
+/// and the value it takes, or the keys alone when the config does not
+/// load trusted.
+fn full_view(held: &Held, review: Option<&Review>) -> String {
+    let mut keys: Vec<String> = Vec::new();
+    for key in &held.keys {
+        if !keys.contains(&key.key) {
+            keys.push(key.key.clone());
+        }
+    }
+    match review {
+        Some(review) => review.full(&keys),
+        None => format!(
+            "the config does not load with what it holds; its keys:\n{}\n",
+            keys.join("\n")
+        ),
+    }
 }

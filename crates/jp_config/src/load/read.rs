@@ -16,7 +16,7 @@ use super::parse::{deserialize_value, parse_json_file, parse_toml_file};
 use crate::app::PartialAppConfig;
 use crate::delta::{UnsetPath, remove};
 use crate::diagnostic::Diagnostic;
-use crate::trust::{self, Held, HeldKey};
+use crate::trust::{self, Held, HeldKey, HeldLayer};
 
 /// The most files one load reads through `extends`, against runaway globs.
 pub const MAX_FILES: usize = 1024;
@@ -393,7 +393,7 @@ impl<'a> Loader<'a> {
     /// Takes out of the workspace's layers (`first..`: its file and what
     /// it extends) what needs trust, unless the load's trust covers it.
     fn hold(&mut self, first: usize, root: &Path) {
-        let mut values = serde_json::Map::new();
+        let mut values = Vec::new();
         let mut keys = Vec::new();
         let mut kept_layers = Vec::new();
         for (index, layer) in self.layers.iter().enumerate().skip(first) {
@@ -416,16 +416,26 @@ impl<'a> Loader<'a> {
             // In the order they are written (keys with no line last).
             file_keys.sort_by_key(|k| k.line.unwrap_or(usize::MAX));
             keys.extend(file_keys);
-            values.insert(file, held);
+            // Every file in merge order, a file merged twice is here twice: the
+            // order decides which value wins.
+            values.push(HeldLayer { file, values: held });
             kept_layers.push((index, kept));
         }
         // The files outside that were not read: which they are needs trust.
         for outside in &self.outside {
             let file = outside.from.strip_prefix(root).unwrap_or(&outside.from);
-            let held = values
-                .entry(file.display().to_string())
-                .or_insert_with(|| serde_json::json!({}));
-            if let Some(held) = held.as_object_mut() {
+            let file = file.display().to_string();
+            let at = match values.iter().rposition(|layer: &HeldLayer| layer.file == file) {
+                Some(at) => at,
+                None => {
+                    values.push(HeldLayer {
+                        file,
+                        values: serde_json::json!({}),
+                    });
+                    values.len() - 1
+                }
+            };
+            if let Some(held) = values[at].values.as_object_mut() {
                 let list = held
                     .entry("extends")
                     .or_insert_with(|| serde_json::json!([]));
@@ -442,7 +452,7 @@ impl<'a> Loader<'a> {
         if values.is_empty() {
             return;
         }
-        let mut held = Held::new(serde_json::Value::Object(values), keys, false);
+        let mut held = Held::new(values, keys, false);
         // The second reading of a trusted workspace ([`read_layers`]).
         held.applied = self.read_outside || held.covered_by(&self.options.trust);
         if !held.applied {
