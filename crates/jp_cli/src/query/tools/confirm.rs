@@ -27,13 +27,17 @@ impl ToolCoordinator<'_> {
     /// complete), when `ticket`'s turn comes: run it once
     /// complete, edit it then, or decline it now. `v` pages what `view`
     /// gives (the arguments so far; `None` when they are gone) and asks
-    /// again: the prompt shows only what the cap let through.
+    /// again: the prompt shows only what the cap let through. `notes` say
+    /// which file a path argument opens where that is not the file it
+    /// names ([`ToolCoordinator::path_notes`]); they are shown first.
+    #[allow(clippy::too_many_arguments, reason = "one question, all of it")]
     pub async fn confirm_early<V, F>(
         &self,
         id: &str,
         name: &str,
         question: &LiveQuestion,
         decision: Decision,
+        notes: &[String],
         ticket: Ticket<'_>,
         view: V,
     ) -> Answer
@@ -52,6 +56,7 @@ impl ToolCoordinator<'_> {
         if self.session_covers(name, decision.mode, decision.rule) {
             return Answer::Policy(decision);
         }
+        self.show_notes(name, notes);
         let key = loop {
             match prompt.choose_live(question, &EARLY_CHOICES).await {
                 Ok('v') => {
@@ -139,6 +144,7 @@ impl ToolCoordinator<'_> {
         // The user approves what they can see: every argument, in full,
         // unless they just watched them stream (capped: `v` pages them).
         let mut show = !self.shown_live;
+        let mut notes = true;
         loop {
             if edit_now {
                 edit_now = false;
@@ -147,6 +153,7 @@ impl ToolCoordinator<'_> {
                         arguments = Arguments::new(new);
                         edited = true;
                         show = true;
+                        notes = true;
                     }
                     Edit::Skip(reason) => {
                         return not_run(
@@ -169,6 +176,12 @@ impl ToolCoordinator<'_> {
             if show {
                 self.show_arguments(&call.id, name, &arguments);
                 show = false;
+            }
+            // Which file each path opens, where that is not the one it
+            // names: once, and again after an edit.
+            if notes {
+                self.show_notes(name, &self.path_notes(name, arguments.as_value()));
+                notes = false;
             }
             let question = format!("Run {name}({})?", short_arguments(&arguments, 120));
             match prompt.choose(&question, &run_choices(session)).await {
@@ -213,6 +226,19 @@ impl ToolCoordinator<'_> {
                     );
                 }
             }
+        }
+    }
+
+    /// A line for each of `notes` (what a path argument opens), before a
+    /// question about a call to `name`.
+    fn show_notes(&self, name: &str, notes: &[String]) {
+        if notes.is_empty() {
+            return;
+        }
+        self.printer.finish_content();
+        for note in notes {
+            self.printer
+                .chrome_line(Style::Warn, &format!("  {name}: {note}"));
         }
     }
 
