@@ -1391,7 +1391,8 @@ mod checked_at_the_start {
             "  save: the policy's decision changed since the call was decided: unattended then, \
              ask now (policy.run[1] (catch-all) matched; policy.run[0]: \"src/link/passwd\" is \
              under src/, but resolves to <outside>/passwd, which is not under src/)\n\
-             save would run with:\n  path: \"src/link/passwd\"\n"
+             save would run with:\n  path: \"src/link/passwd\"\n\
+             \x20 save: path \"src/link/passwd\" opens <outside>/passwd\n"
         );
         assert!(executor.landed.lock().unwrap().is_empty());
 
