@@ -384,7 +384,8 @@ fn a_dotdot_after_a_link_gives_two_resolved_forms() {
     let out_text = |rel: &str| out.join(rel).display().to_string();
 
     // (value, lexical, resolved, resolved lexical, inside, opens)
-    let cases: [(&str, &str, String, String, bool, Option<String>); 5] = [
+    type Case<'a> = (&'a str, &'a str, String, String, bool, Option<String>);
+    let cases: [Case<'_>; 5] = [
         // Both resolved forms inside, but different files.
         (
             "src/b/../x.rs",
