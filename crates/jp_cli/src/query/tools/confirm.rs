@@ -144,7 +144,6 @@ impl ToolCoordinator<'_> {
         // The user approves what they can see: every argument, in full,
         // unless they just watched them stream (capped: `v` pages them).
         let mut show = !self.shown_live;
-        let mut notes = true;
         loop {
             if edit_now {
                 edit_now = false;
@@ -153,7 +152,6 @@ impl ToolCoordinator<'_> {
                         arguments = Arguments::new(new);
                         edited = true;
                         show = true;
-                        notes = true;
                     }
                     Edit::Skip(reason) => {
                         return not_run(
@@ -177,13 +175,7 @@ impl ToolCoordinator<'_> {
                 self.show_arguments(&call.id, name, &arguments);
                 show = false;
             }
-            // Which file each path opens, where that is not the one it
-            // names: once, and again after an edit.
-            if notes {
-                self.show_notes(name, &self.path_notes(name, arguments.as_value()));
-                notes = false;
-            }
-            let question = format!("Run {name}({})?", short_arguments(&arguments, 120));
+            let question = self.run_question(name, &arguments);
             match prompt.choose(&question, &run_choices(session)).await {
                 Ok(key @ ('y' | 'a')) => {
                     let reason = if key == 'a' {
@@ -227,6 +219,14 @@ impl ToolCoordinator<'_> {
                 }
             }
         }
+    }
+
+    /// "Run CALL?" about a call to `name` with `arguments`, after a line
+    /// for each path argument that does not open the file it names (each
+    /// time it is asked: after a page or an edit too).
+    fn run_question(&self, name: &str, arguments: &Arguments) -> String {
+        self.show_notes(name, &self.path_notes(name, arguments.as_value()));
+        format!("Run {name}({})?", short_arguments(arguments, 120))
     }
 
     /// A line for each of `notes` (what a path argument opens), before a
