@@ -2,7 +2,9 @@
 //! decides `unattended` for a `path` argument, the path is inside the
 //! workspace, both written out lexically and resolved the way a tool that
 //! resolves paths itself would: every symlink followed with no 40-link
-//! limit, like Python's `os.path.realpath(strict=False)`.
+//! limit, like Python's `os.path.realpath(strict=False)`; and so is the
+//! file a tool opens that removes `..` first (`os.path.normpath`, then
+//! `open`), which differs where a `..` follows a link (issue 34, item 6).
 //!
 //! The resolver here ([`realpath`]) is written independently of jp's. It
 //! follows Python's `posixpath._joinrealpath`: it recurses into each link's
@@ -409,7 +411,16 @@ fn cases() -> impl Strategy<Value = Case> {
         chains(),
         starts,
         prop::option::of(any::<prop::sample::Index>()),
-        prop::collection::vec(part, 1..7),
+        prop_oneof![
+            1 => prop::collection::vec(part, 1..7),
+            // A `..` right after the link gone through, then another link
+            // (issue 34, item 6: `src/b/../a/f.txt`).
+            1 => (
+                prop::sample::select(vec!["l0", "l1", "l2", "l3", "src/l0", "src/l1"]),
+                prop::sample::select(vec!["x.rs", "new", "y.rs"]),
+            )
+                .prop_map(|(link, name)| vec!["..", link, name]),
+        ],
     )
         .prop_map(
             |(root_via_link, links, chain, start, through, parts)| Case {
@@ -432,6 +443,7 @@ static UNATTENDED: AtomicUsize = AtomicUsize::new(0);
 static UNATTENDED_THROUGH_LINKS: AtomicUsize = AtomicUsize::new(0);
 static UNATTENDED_ABSOLUTE: AtomicUsize = AtomicUsize::new(0);
 static ORACLE_CHECKED: AtomicUsize = AtomicUsize::new(0);
+static UNATTENDED_DOTDOT_AFTER_LINK: AtomicUsize = AtomicUsize::new(0);
 
 fn check(case: &Case) -> Result<(), TestCaseError> {
     let fx = fixture(case.root_via_link);
@@ -489,6 +501,22 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
             case.links,
             case.chain,
         );
+        // A tool that removes `..` before it opens the path (Python's
+        // `os.path.normpath`, then `open`) lands here: where a `..` follows
+        // a link, somewhere else than the kernel (issue 34, item 6).
+        let normalized = realpath(&normal);
+        if normalized != resolved {
+            UNATTENDED_DOTDOT_AFTER_LINK.fetch_add(1, Ordering::Relaxed);
+        }
+        prop_assert!(
+            normalized.as_ref().is_some_and(|p| p.starts_with(&fx.root)),
+            "{rule} approved {value:?} ({}), which, with `..` removed first and then resolved, \
+             leads to {normalized:?}, not inside {}\nlinks: {:?}\nchain: {:?}",
+            decision.reason,
+            fx.root.display(),
+            case.links,
+            case.chain,
+        );
         // A matcher naming an absolute location may approve the canonical
         // spelling of a path inside a workspace given through a link.
         let lexically_inside = normal.starts_with(lexical(&fx.given))
@@ -524,9 +552,11 @@ fn unattended_implies_the_path_is_inside_resolved_with_no_link_limit() {
     let through_links = UNATTENDED_THROUGH_LINKS.load(Ordering::Relaxed);
     let absolute = UNATTENDED_ABSOLUTE.load(Ordering::Relaxed);
     let checked = ORACLE_CHECKED.load(Ordering::Relaxed);
+    let dotdot = UNATTENDED_DOTDOT_AFTER_LINK.load(Ordering::Relaxed);
     eprintln!(
         "{decisions} decisions, {unattended} unattended ({through_links} through links, \
-         {absolute} absolute); oracle checked against the kernel on {checked} paths"
+         {absolute} absolute, {dotdot} with a `..` after a link); oracle checked against the \
+         kernel on {checked} paths"
     );
     // Not vacuous: some paths are approved, some of them through links.
     assert!(unattended > 0);

@@ -7,6 +7,15 @@
 //! and requires the result to stay under the canonical root; the part that
 //! does not exist yet cannot hold a symlink.
 //!
+//! The file a tool opens is the one jp's policy judged and the question to
+//! the user named: the path resolved the way the kernel resolves it from
+//! the workspace root ([`jp_config::policy::path::resolve_path`]), where a
+//! `..` after a symbolic link goes to the parent of the link's *target*.
+//! Removing `..` first would open another file (`k/../notes.txt` with `k ->
+//! ~/.ssh/sub` is `~/.ssh/notes.txt` to the kernel, `notes.txt` lexically),
+//! so the tools never do: they open the resolved directory joined with the
+//! last name, and refuse the path when that leads outside the workspace.
+//!
 //! The check and the later file operation are separate system calls, so a
 //! process that swaps a directory for a symlink between them could still
 //! redirect the operation. The tools defend against a model writing
@@ -14,6 +23,10 @@
 //! workspace.
 
 use std::path::{Component, Path, PathBuf};
+
+use jp_config::policy::path::{
+    NulInPath, PathValue, Unresolvable, Workspace as PolicyWorkspace, resolve_path,
+};
 
 /// The workspace root a tool works in.
 #[derive(Debug, Clone)]
@@ -23,16 +36,21 @@ pub(crate) struct Workspace {
     given: PathBuf,
     /// The root with every symlink resolved.
     root: PathBuf,
+    /// The root as jp's policies resolve paths in it.
+    policy: PolicyWorkspace,
 }
 
 /// A path inside the workspace, checked.
 #[derive(Debug, Clone)]
 pub(crate) struct Target {
-    /// The path relative to the root, normalized (empty for the root).
+    /// The path the tool opens, relative to the root (empty for the root):
+    /// its directory with every symbolic link resolved, then its last name.
     pub rel: PathBuf,
     /// The root joined with `rel`.
     pub abs: PathBuf,
-    /// `rel` for messages: `src/lib.rs`, or `.` for the root.
+    /// The path for messages: `src/lib.rs`, or `.` for the root. The path
+    /// as written, normalized, unless a `..` in it follows a symbolic
+    /// link; then `rel`, the file it opens.
     pub shown: String,
 }
 
@@ -53,6 +71,7 @@ impl Workspace {
         }
         Ok(Self {
             given: normalize_absolute(&given),
+            policy: PolicyWorkspace::new(&canonical),
             root: canonical,
         })
     }
@@ -117,13 +136,70 @@ impl Workspace {
             }
         }
 
-        let abs = self.root.join(&rel);
-        self.check_links(raw, &abs)?;
+        self.check_links(raw, &self.root.join(&rel))?;
+        let written = Path::new(raw);
+        let (opened, ambiguous) = match self.opened(raw) {
+            // Without a `..`, the path as written and normalized are one
+            // file, which `check_links` found inside: a component jp
+            // cannot inspect (a file used as a directory, no permission)
+            // is left to the operation to report, in its own words.
+            Err(Unopened::Inaccessible(_))
+                if !written.components().any(|c| c == Component::ParentDir) =>
+            {
+                (rel.clone(), false)
+            }
+            Err(Unopened::Inaccessible(message) | Unopened::Refused(message)) => {
+                return Err(message);
+            }
+            Ok(opened) => opened,
+        };
         Ok(Target {
-            shown: show(&rel),
-            rel,
-            abs,
+            shown: show(if ambiguous { &opened } else { &rel }),
+            abs: self.root.join(&opened),
+            rel: opened,
         })
+    }
+
+    /// The path the kernel opens for `raw` from the root, relative to the
+    /// root: its directory resolved (every link followed, `..` applied to
+    /// where the links led), then its last name, which is left for the
+    /// operation to follow or not (deleting a link deletes the link). Also
+    /// whether a `..` follows a link, so that removing `..` first would
+    /// name another file. Refused when the path, or its directory, leads
+    /// outside the workspace or cannot be resolved.
+    fn opened(&self, raw: &str) -> Result<(PathBuf, bool), Unopened> {
+        let resolve = |raw: &str| -> Result<PathValue, Unopened> {
+            resolve_path(raw, &self.policy).map_err(|NulInPath| {
+                Unopened::Refused(format!(
+                    "refused the path {raw:?}: a path cannot contain a NUL byte"
+                ))
+            })
+        };
+        let whole = resolve(raw)?;
+        let inside = |value: &PathValue| -> Result<PathBuf, Unopened> {
+            match &value.resolved {
+                Ok(form) => form.relative().map(Path::to_path_buf).ok_or_else(|| {
+                    Unopened::Refused(format!(
+                        "refused `{raw}`: a `..` in it follows a symbolic link, so it leads to `{}`, outside the workspace",
+                        form.absolute().display()
+                    ))
+                }),
+                Err(why @ Unresolvable::Inaccessible { .. }) => {
+                    Err(Unopened::Inaccessible(format!("refused `{raw}`: {why}")))
+                }
+                Err(why) => Err(Unopened::Refused(format!("refused `{raw}`: {why}"))),
+            }
+        };
+        let whole_rel = inside(&whole)?;
+        let path = Path::new(raw);
+        let opened = match (path.components().next_back(), path.parent()) {
+            (Some(Component::Normal(name)), Some(parent)) => {
+                let parent = parent.to_str().unwrap_or_default();
+                inside(&resolve(parent)?)?.join(name)
+            }
+            _ => whole_rel,
+        };
+        Ok((opened, whole.is_ambiguous()))
     }
 
     /// Resolves the deepest existing part of `abs` and checks that it stays
@@ -149,6 +225,14 @@ impl Workspace {
             ))
         }
     }
+}
+
+/// Why [`Workspace::opened`] gives no path.
+enum Unopened {
+    /// A component could not be inspected (the message).
+    Inaccessible(String),
+    /// The path leads out, or cannot be resolved (the message).
+    Refused(String),
 }
 
 /// `rel` with `/` between components, or `.` when it is empty.

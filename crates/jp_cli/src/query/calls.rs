@@ -121,6 +121,9 @@ pub enum CallStep {
         name: String,
         /// The decision that asks.
         decision: Decision,
+        /// What the question says of the path arguments that arrived
+        /// ([`ToolCoordinator::path_notes`]).
+        notes: Vec<String>,
     },
     /// Put complete call number `call` to the user, in its place in line,
     /// and send the verdict back as [`CallInput::Confirmed`].
@@ -455,11 +458,13 @@ impl<'t> Calls<'t> {
         }
         self.early.insert(call, Early::Asking);
         self.asking.insert(call);
+        let notes = self.tools.path_notes_known(&name, known);
         steps.push(CallStep::AskEarly {
             call,
             id,
             name,
             decision,
+            notes,
         });
     }
 

@@ -456,6 +456,7 @@ impl Session {
                     id,
                     name,
                     decision,
+                    notes,
                 } => {
                     let shown = self
                         .renderer
@@ -482,7 +483,7 @@ impl Session {
                             }
                         };
                         tokio::select! {
-                            answer = tools.confirm_early(&id, &name, &live, decision, ticket, view) => {
+                            answer = tools.confirm_early(&id, &name, &live, decision, &notes, ticket, view) => {
                                 CallInput::Answered { call, answer }
                             }
                             () = withdrawn.cancelled() => CallInput::Withdrawn,

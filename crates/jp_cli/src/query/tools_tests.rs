@@ -945,6 +945,7 @@ async fn early_prompts_of_interleaved_calls_show_in_call_order() {
         "save",
         &b,
         decision.clone(),
+        &[],
         tickets.take(1),
         || async { None },
     );
@@ -952,7 +953,9 @@ async fn early_prompts_of_interleaved_calls_show_in_call_order() {
         tokio::time::sleep(Duration::from_millis(30)).await;
         let ticket = tickets.take(0);
         tools
-            .confirm_early("1", "save", &a, decision.clone(), ticket, || async { None })
+            .confirm_early("1", "save", &a, decision.clone(), &[], ticket, || async {
+                None
+            })
             .await
     };
     let (second, first) = tokio::join!(second, first);
@@ -1155,6 +1158,7 @@ async fn v_at_an_early_prompt_pages_the_arguments_so_far_and_asks_again() {
             "save",
             &live("save(path: \"a.txt\", content: <streaming>)"),
             decision.clone(),
+            &[],
             script.prompts.ticket(),
             view,
         )
@@ -1387,7 +1391,8 @@ mod checked_at_the_start {
             "  save: the policy's decision changed since the call was decided: unattended then, \
              ask now (policy.run[1] (catch-all) matched; policy.run[0]: \"src/link/passwd\" is \
              under src/, but resolves to <outside>/passwd, which is not under src/)\n\
-             save would run with:\n  path: \"src/link/passwd\"\n"
+             save would run with:\n  path: \"src/link/passwd\"\n\
+             \x20 save: path \"src/link/passwd\" opens <outside>/passwd\n"
         );
         assert!(executor.landed.lock().unwrap().is_empty());
 

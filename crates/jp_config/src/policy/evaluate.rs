@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::compile::Policy;
 use super::matcher::{Condition, Matcher, Verdict, show};
-use super::path::{PathValue, Workspace};
+use super::path::{PathForm, PathValue, Unresolvable, Workspace};
 use super::pointer::{Found, encode, walk};
 use super::rule::Rule;
 use super::spec::Mode;
@@ -212,6 +212,7 @@ pub(crate) fn explain(
         Verdict::Tested {
             lexical,
             resolved,
+            resolved_lexical,
             confined,
             path: Some(forms),
         } => {
@@ -228,9 +229,52 @@ pub(crate) fn explain(
             } else {
                 format!("{label} (normalized: {lexical_text})")
             };
+            if forms.is_ambiguous() {
+                let matched = [
+                    *lexical,
+                    *resolved == Some(true),
+                    *resolved_lexical == Some(true),
+                ];
+                return explain_ambiguous(&label, matcher, forms, matched);
+            }
             explain_path(&label, matcher, forms, *lexical, *resolved, *confined, mode)
         }
     }
+}
+
+/// Why a path value in which a `..` follows a symbolic link did or did not
+/// satisfy a rule: it names both files the value may open, the kernel's
+/// (and jp's tools') and a tool's that removes `..` first, and how each
+/// fared. Such a value satisfies an `unattended` rule only when every form
+/// matches inside the workspace, any other rule when any form matches.
+fn explain_ambiguous(
+    label: &str,
+    matcher: &Matcher,
+    forms: &PathValue,
+    [lexical, resolved, resolved_lexical]: [bool; 3],
+) -> String {
+    let describe = |form: &Result<PathForm, Unresolvable>, matched: bool| match form {
+        Ok(form) => {
+            let outside = if form.relative().is_some() {
+                ""
+            } else {
+                ", outside the workspace"
+            };
+            format!(
+                "{}{outside}, which {}",
+                form.text(),
+                matcher.phrase(matched)
+            )
+        }
+        Err(why) => format!("nowhere jp can tell ({why})"),
+    };
+    format!(
+        "{label} {}, but \"..\" follows a symbolic link: it opens {}, and a tool that removes \
+         \"..\" before following links opens {}",
+        matcher.phrase(lexical),
+        describe(&forms.resolved, resolved),
+        describe(&forms.resolved_lexical, resolved_lexical),
+    )
 }
 
 /// Why a path value did or did not satisfy a rule with `mode`, given how

@@ -214,8 +214,12 @@ pub(crate) enum Verdict {
         /// Whether a path's resolved form matches; `None` when the path
         /// cannot be resolved.
         resolved: Option<bool>,
+        /// Whether a path's lexical form, resolved, matches (the same as
+        /// `resolved` unless a `..` follows a link); `None` when it cannot
+        /// be resolved.
+        resolved_lexical: Option<bool>,
         /// Whether an `unattended` rule may approve the value at all: a path
-        /// must have both forms inside the workspace, unless the matcher
+        /// must have every form inside the workspace, unless the matcher
         /// names an absolute location itself.
         confined: bool,
         path: Option<Box<PathValue>>,
@@ -231,13 +235,16 @@ impl Verdict {
             Self::Tested {
                 lexical,
                 resolved,
+                resolved_lexical,
                 confined,
                 ..
             } => {
+                let resolved = *resolved == Some(true);
+                let resolved_lexical = *resolved_lexical == Some(true);
                 if mode == Mode::Unattended {
-                    *lexical && *resolved == Some(true) && *confined
+                    *lexical && resolved && resolved_lexical && *confined
                 } else {
-                    *lexical || *resolved == Some(true)
+                    *lexical || resolved || resolved_lexical
                 }
             }
         }
@@ -339,6 +346,7 @@ impl Condition {
         let plain = |ok: bool| Verdict::Tested {
             lexical: ok,
             resolved: Some(ok),
+            resolved_lexical: Some(ok),
             confined: true,
             path: None,
         };
@@ -354,6 +362,11 @@ impl Condition {
                     lexical: self.matcher.test(&Subject::Path(&forms.lexical)),
                     resolved: forms
                         .resolved
+                        .as_ref()
+                        .ok()
+                        .map(|resolved| self.matcher.test(&Subject::Path(resolved))),
+                    resolved_lexical: forms
+                        .resolved_lexical
                         .as_ref()
                         .ok()
                         .map(|resolved| self.matcher.test(&Subject::Path(resolved))),

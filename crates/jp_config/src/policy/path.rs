@@ -11,10 +11,19 @@
 //!   `const`;
 //! - symlinks are resolved as well, component by component the way the
 //!   file system would (dangling links and links after a missing
-//!   directory included), giving a second, *resolved* form. A rule whose
-//!   mode is `unattended` needs both forms to match; any other rule matches
-//!   if either does, so a link inside `src/` that points elsewhere is never
-//!   let through on the strength of its name alone;
+//!   directory included), giving a second, *resolved* form: the file the
+//!   kernel opens for the value as written, and the one jp's own tools
+//!   open;
+//! - a `..` that follows a symlink means one thing to the kernel (the
+//!   parent of the link's target) and another to a tool that removes `..`
+//!   before it opens the path (as most path libraries do): `src/b/../a`
+//!   with `src/b -> c/d` is `src/c/a` to the first and `src/a` to the
+//!   second. So the lexical form is resolved too, giving a third form (the
+//!   same as the resolved one when no `..` follows a link). A rule whose
+//!   mode is `unattended` needs every form to match (and, unless it names
+//!   an absolute location, every form inside the workspace); any other
+//!   rule matches if any form does, so a link inside `src/` that points
+//!   elsewhere is never let through on the strength of its name alone;
 //! - a path that cannot be resolved (a symlink loop, more than
 //!   [`MAX_SYMLINKS`] links, a component jp may not inspect) has no
 //!   resolved form ([`Unresolvable`]): no `unattended` rule matches it, and
@@ -225,28 +234,75 @@ impl PathForm {
     }
 }
 
-/// A path argument in both of its forms.
+/// A path argument in its three forms.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathValue {
     /// Joined to the root and normalized lexically.
     pub lexical: PathForm,
-    /// Resolved the way the file system would: every symlink on the way
-    /// followed (dangling ones too), missing components kept as written.
-    /// An error when that cannot be done (architecture decision 3: a form
-    /// that cannot be computed matches no `unattended` rule).
+    /// The value as written, resolved the way the file system would: every
+    /// symlink on the way followed (dangling ones too), `..` taken as the
+    /// parent of what the path has led to so far, missing components kept
+    /// as written. This is the file the kernel opens for the value, and
+    /// the one jp's own tools open. An error when that cannot be done
+    /// (architecture decision 3: a form that cannot be computed matches no
+    /// `unattended` rule).
     pub resolved: Result<PathForm, Unresolvable>,
+    /// The lexical form resolved the same way: the file a tool opens that
+    /// removes `..` from the path before it opens it. The same as
+    /// `resolved` unless a `..` in the value follows a symbolic link.
+    pub resolved_lexical: Result<PathForm, Unresolvable>,
 }
 
 impl PathValue {
-    /// Whether both forms are inside the workspace root (the root itself
+    /// Whether every form is inside the workspace root (the root itself
     /// included). An unresolvable path is not.
     #[must_use]
     pub fn is_inside(&self) -> bool {
-        self.lexical.relative.is_some()
-            && self
-                .resolved
-                .as_ref()
-                .is_ok_and(|resolved| resolved.relative.is_some())
+        let inside = |form: &Result<PathForm, Unresolvable>| {
+            form.as_ref().is_ok_and(|form| form.relative.is_some())
+        };
+        self.lexical.relative.is_some() && inside(&self.resolved) && inside(&self.resolved_lexical)
+    }
+
+    /// The two resolved forms differ: a `..` in the value follows a
+    /// symbolic link, so a tool that removes `..` first opens another file
+    /// than the kernel (and jp's tools) would.
+    #[must_use]
+    pub fn is_ambiguous(&self) -> bool {
+        self.resolved != self.resolved_lexical
+    }
+
+    /// The file the value opens: its resolved form (as the kernel and jp's
+    /// tools open it), and, when a `..` follows a link, the file a tool
+    /// opens that removes `..` first: `/home/u/.ssh/notes.txt (a tool that
+    /// removes ".." before following links opens notes.txt)`.
+    #[must_use]
+    pub fn target(&self) -> String {
+        let show = |form: &Result<PathForm, Unresolvable>| match form {
+            Ok(form) => form.text(),
+            Err(why) => format!("nowhere jp can tell ({why})"),
+        };
+        if self.is_ambiguous() {
+            format!(
+                "{} (a tool that removes \"..\" before following links opens {})",
+                show(&self.resolved),
+                show(&self.resolved_lexical)
+            )
+        } else {
+            show(&self.resolved)
+        }
+    }
+
+    /// What the question put to the user about a call says of the value:
+    /// `None` when it opens exactly the file it names (its resolved form is
+    /// its lexical form), otherwise `opens` and its [`Self::target`].
+    #[must_use]
+    pub fn opens(&self) -> Option<String> {
+        let plain = self
+            .resolved
+            .as_ref()
+            .is_ok_and(|resolved| resolved.text() == self.lexical.text());
+        (!plain || self.is_ambiguous()).then(|| format!("opens {}", self.target()))
     }
 }
 
@@ -314,7 +370,7 @@ pub fn resolve_path(value: &str, workspace: &Workspace) -> Result<PathValue, Nul
     }
     let lexical = normalize_lexically(&workspace.lexical.join(value));
     let show = |path: PathBuf| PathForm::new(path, &workspace.resolved).text();
-    let resolved = match resolve_physically(&workspace.resolved.join(value)) {
+    let resolve = |path: &Path| match resolve_physically(path) {
         Ok(path) => Ok(PathForm::new(path, &workspace.resolved)),
         Err(Failure::Loop(link)) => Err(Unresolvable::Loop { link: show(link) }),
         Err(Failure::TooManyLinks) => Err(Unresolvable::TooManyLinks),
@@ -326,9 +382,21 @@ pub fn resolve_path(value: &str, workspace: &Workspace) -> Result<PathValue, Nul
             reason: io_reason(&error),
         }),
     };
+    let written = workspace.resolved.join(value);
+    let resolved = resolve(&written);
+    // Without a `..`, removing `..` first changes nothing.
+    let resolved_lexical = if written
+        .components()
+        .any(|c| matches!(c, Component::ParentDir))
+    {
+        resolve(&normalize_lexically(&written))
+    } else {
+        resolved.clone()
+    };
     Ok(PathValue {
         lexical: PathForm::new(lexical, &workspace.lexical),
         resolved,
+        resolved_lexical,
     })
 }
 

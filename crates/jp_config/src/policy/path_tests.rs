@@ -365,3 +365,95 @@ fn a_link_through_proc_is_unresolvable() {
     symlink("/proc/../tmp", dir.path().join("src/tmp")).unwrap();
     assert!(resolve_path("src/tmp/x", &ws).unwrap().resolved.is_ok());
 }
+
+/// A `..` after a link (issue 34, item 6): the kernel goes to the parent of
+/// the link's target, a tool that removes `..` first does not. Both files
+/// are kept, both must be inside, and `opens` names the kernel's first.
+#[cfg(unix)]
+#[test]
+fn a_dotdot_after_a_link_gives_two_resolved_forms() {
+    let (dir, ws) = workspace();
+    let outside = tempfile::tempdir().unwrap();
+    let out = std::fs::canonicalize(outside.path()).unwrap();
+    std::fs::create_dir_all(dir.path().join("src/c/d")).unwrap();
+    std::fs::create_dir_all(out.join("sub")).unwrap();
+    std::os::unix::fs::symlink("c/d", dir.path().join("src/b")).unwrap();
+    std::os::unix::fs::symlink(&out, dir.path().join("src/a")).unwrap();
+    std::os::unix::fs::symlink(out.join("sub"), dir.path().join("k")).unwrap();
+    let text = |form: &Result<PathForm, Unresolvable>| form.as_ref().unwrap().text();
+    let out_text = |rel: &str| out.join(rel).display().to_string();
+
+    // (value, lexical, resolved, resolved lexical, inside, opens)
+    type Case<'a> = (&'a str, &'a str, String, String, bool, Option<String>);
+    let cases: [Case<'_>; 5] = [
+        // Both resolved forms inside, but different files.
+        (
+            "src/b/../x.rs",
+            "src/x.rs",
+            "src/c/x.rs".into(),
+            "src/x.rs".into(),
+            true,
+            Some(
+                "opens src/c/x.rs (a tool that removes \"..\" before following links opens \
+                 src/x.rs)"
+                    .into(),
+            ),
+        ),
+        // The issue's first case: lexically a link out.
+        (
+            "src/b/../a/f.txt",
+            "src/a/f.txt",
+            "src/c/a/f.txt".into(),
+            out_text("f.txt"),
+            false,
+            Some(format!(
+                "opens src/c/a/f.txt (a tool that removes \"..\" before following links opens \
+                 {})",
+                out_text("f.txt")
+            )),
+        ),
+        // The issue's second case: the kernel's file is out.
+        (
+            "k/../notes.txt",
+            "notes.txt",
+            out_text("notes.txt"),
+            "notes.txt".into(),
+            false,
+            Some(format!(
+                "opens {} (a tool that removes \"..\" before following links opens notes.txt)",
+                out_text("notes.txt")
+            )),
+        ),
+        // No `..` after a link: one file, named as written.
+        (
+            "src/x/../y.rs",
+            "src/y.rs",
+            "src/y.rs".into(),
+            "src/y.rs".into(),
+            true,
+            None,
+        ),
+        // A link without `..`: one file, not the one named.
+        (
+            "src/b/y.rs",
+            "src/b/y.rs",
+            "src/c/d/y.rs".into(),
+            "src/c/d/y.rs".into(),
+            true,
+            Some("opens src/c/d/y.rs".into()),
+        ),
+    ];
+    for (value, lexical, resolved, resolved_lexical, inside, opens) in cases {
+        let forms = resolve_path(value, &ws).unwrap();
+        assert_eq!(forms.lexical.text(), lexical, "{value}");
+        assert_eq!(text(&forms.resolved), resolved, "{value}");
+        assert_eq!(text(&forms.resolved_lexical), resolved_lexical, "{value}");
+        assert_eq!(forms.is_inside(), inside, "{value}");
+        assert_eq!(
+            forms.is_ambiguous(),
+            resolved != resolved_lexical,
+            "{value}"
+        );
+        assert_eq!(forms.opens(), opens, "{value}");
+    }
+}

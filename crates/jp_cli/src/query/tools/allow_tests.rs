@@ -262,6 +262,7 @@ fn a_at_an_early_prompt_allows_the_rule_that_decided_early() {
         "save",
         &live,
         decision.clone(),
+        &[],
         prompts.ticket(),
         || async { None },
     ));

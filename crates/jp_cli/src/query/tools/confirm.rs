@@ -28,13 +28,17 @@ impl ToolCoordinator<'_> {
     /// complete), when `ticket`'s turn comes: run it once
     /// complete, edit it then, or decline it now. `v` pages what `view`
     /// gives (the arguments so far; `None` when they are gone) and asks
-    /// again: the prompt shows only what the cap let through.
+    /// again: the prompt shows only what the cap let through. `notes` say
+    /// which file a path argument opens where that is not the file it
+    /// names ([`ToolCoordinator::path_notes`]); they are shown first.
+    #[allow(clippy::too_many_arguments, reason = "one question, all of it")]
     pub async fn confirm_early<V, F>(
         &self,
         id: &str,
         name: &str,
         question: &LiveQuestion,
         decision: Decision,
+        notes: &[String],
         ticket: Ticket<'_>,
         view: V,
     ) -> Answer
@@ -53,6 +57,7 @@ impl ToolCoordinator<'_> {
         if self.session_covers(name, decision.mode, decision.rule) {
             return Answer::Policy(decision);
         }
+        self.show_notes(name, notes);
         let key = loop {
             match prompt.choose_live(question, &EARLY_CHOICES).await {
                 Ok('v') => {
@@ -167,7 +172,7 @@ impl ToolCoordinator<'_> {
                 self.show_arguments(&call.id, name, &arguments);
                 show = false;
             }
-            let question = format!("Run {name}({})?", short_arguments(&arguments, 120));
+            let question = self.run_question(name, &arguments);
             let allow = session.then(|| self.allow_help(name, arguments.as_value()));
             match prompt.choose(&question, &run_choices(allow)).await {
                 Ok(key @ ('y' | 'a')) => {
@@ -210,6 +215,27 @@ impl ToolCoordinator<'_> {
                     );
                 }
             }
+        }
+    }
+
+    /// "Run CALL?" about a call to `name` with `arguments`, after a line
+    /// for each path argument that does not open the file it names (each
+    /// time it is asked: after a page or an edit too).
+    fn run_question(&self, name: &str, arguments: &Arguments) -> String {
+        self.show_notes(name, &self.path_notes(name, arguments.as_value()));
+        format!("Run {name}({})?", short_arguments(arguments, 120))
+    }
+
+    /// A line for each of `notes` (what a path argument opens), before a
+    /// question about a call to `name`.
+    fn show_notes(&self, name: &str, notes: &[String]) {
+        if notes.is_empty() {
+            return;
+        }
+        self.printer.finish_content();
+        for note in notes {
+            self.printer
+                .chrome_line(Style::Warn, &format!("  {name}: {note}"));
         }
     }
 

@@ -264,6 +264,7 @@ fn an_early_prompt_asks_the_latest_text_of_its_question() {
         "save",
         &live,
         decision.clone(),
+        &[],
         prompts.ticket(),
         || {
             // The arguments complete while the pager shows them.

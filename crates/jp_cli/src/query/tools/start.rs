@@ -227,32 +227,71 @@ impl ToolCoordinator<'_> {
     pub fn path_targets(&self, name: &str, arguments: &Value) -> Vec<(String, String)> {
         self.path_forms(name, arguments)
             .into_iter()
-            .map(|(at, forms)| {
-                let target = match &forms.resolved {
-                    Ok(resolved) => resolved.text(),
-                    Err(why) => format!("nowhere jp can tell ({why})"),
-                };
-                (at, target)
+            .map(|(at, forms)| (at, forms.target()))
+            .collect()
+    }
+
+    /// What the question about a call to `name` says of each `path`
+    /// argument that does not open the file it names (through a link, or a
+    /// `..` after one): `path "k/../notes.txt" opens /home/u/.ssh/notes.txt
+    /// (a tool that removes ".." before following links opens notes.txt)`.
+    /// jp's own tools open exactly the file named first.
+    #[must_use]
+    pub fn path_notes(&self, name: &str, arguments: &Value) -> Vec<String> {
+        self.path_values(name, arguments)
+            .into_iter()
+            .filter_map(|(at, text, forms)| {
+                let opens = forms.opens()?;
+                let at = at.strip_prefix('/').unwrap_or(&at);
+                Some(format!("{at} {} {opens}", Value::String(text)))
             })
             .collect()
+    }
+
+    /// [`Self::path_notes`] for a call whose arguments still stream:
+    /// `known` gives each top-level argument that has arrived.
+    #[must_use]
+    pub fn path_notes_known(
+        &self,
+        name: &str,
+        known: &dyn Fn(&str) -> Option<Value>,
+    ) -> Vec<String> {
+        let Some(tool) = self.tool(name) else {
+            return Vec::new();
+        };
+        let arrived: serde_json::Map<String, Value> = tool
+            .parameters
+            .keys()
+            .filter_map(|key| Some((key.clone(), known(key)?)))
+            .collect();
+        self.path_notes(name, &Value::Object(arrived))
     }
 
     /// Each `path` argument of a call to `name`: its JSON pointer and both
     /// of its forms, in the order of the arguments.
     pub(super) fn path_forms(&self, name: &str, arguments: &Value) -> Vec<(String, PathValue)> {
+        self.path_values(name, arguments)
+            .into_iter()
+            .map(|(at, _, forms)| (at, forms))
+            .collect()
+    }
+
+    /// Each `path` argument of a call to `name`: its JSON pointer, its text
+    /// and its forms, in the order of the arguments.
+    fn path_values(&self, name: &str, arguments: &Value) -> Vec<(String, String, PathValue)> {
         fn walk(
             param: &jp_config::tool::ToolParameterConfig,
             value: &Value,
             at: &mut Vec<String>,
             workspace: &Workspace,
-            out: &mut Vec<(String, PathValue)>,
+            out: &mut Vec<(String, String, PathValue)>,
         ) {
             match (param.kind, value) {
                 (jp_config::tool::ParamType::Path, Value::String(text)) => {
                     let Ok(forms) = jp_config::policy::path::resolve_path(text, workspace) else {
                         return;
                     };
-                    out.push((format!("/{}", at.join("/")), forms));
+                    out.push((format!("/{}", at.join("/")), text.clone(), forms));
                 }
                 (_, Value::Array(items)) => {
                     if let Some(item) = param.items.as_deref() {
