@@ -80,7 +80,7 @@ pub fn unified(shown: &str, tool: &str, before: &str, after: &str) -> Vec<Line> 
         let span = |index: fn(&similar::Change<&str>) -> Option<usize>| {
             let mut indexes = changes.iter().filter_map(index);
             let first = indexes.next();
-            let last = indexes.last().or(first);
+            let last = indexes.next_back().or(first);
             // A hunk with no line of a side is an empty file's.
             first
                 .zip(last)

@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used)]
+
 use super::*;
 
 /// The lines as the screen shows them, each with a mark for its style.
