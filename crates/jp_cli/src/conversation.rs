@@ -74,11 +74,18 @@ pub fn warn_torn(c: &Conversation) {
 }
 
 /// What stopping the stream early saved, for the user: `stopped the
-/// stream after 2.1 KB of fs_create_file's arguments`. The chrome says it
-/// when it happens; `jp conversation show` says it again from the
-/// recorded [`EventKind::StreamStopped`].
-pub fn stopped_note(tool: &str, bytes: usize) -> String {
-    if bytes == 0 {
+/// stream after 2.1 KB of fs_create_file's arguments`, or, for a call that
+/// had arrived whole (`whole`), `stopped the stream after fs_create_file's
+/// call (2.1 KB, whole)`. The chrome says it when it happens; `jp
+/// conversation show` says it again from the recorded
+/// [`EventKind::StreamStopped`].
+pub fn stopped_note(tool: &str, bytes: usize, whole: bool) -> String {
+    if whole {
+        format!(
+            "stopped the stream after {tool}'s call ({}, whole)",
+            human_bytes(bytes)
+        )
+    } else if bytes == 0 {
         format!("stopped the stream before {tool}'s arguments")
     } else {
         format!(

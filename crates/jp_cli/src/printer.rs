@@ -598,41 +598,40 @@ impl Printer {
     }
 }
 
-/// Whether jp escapes `c` in what it shows: C0 controls (except newline
-/// and tab), DEL, C1 controls, bidirectional controls (overrides, isolates
-/// and the direction marks) and invisible
-/// characters that can hide text or that terminals draw at different widths
-/// (soft hyphen, zero-width space, word joiner and invisible operators,
-/// Hangul fillers, the byte-order mark, the combining grapheme joiner, the
-/// Mongolian vowel separator, the line and paragraph separators, and the
-/// tag characters and the supplementary variation selectors, which can
-/// smuggle a hidden message). Joiners and the variation selectors emoji
-/// need (U+FE00 to U+FE0F) are kept. The one list behind [`sanitize`] and
+/// Whether jp escapes `c` in what it shows, decided by Unicode's own
+/// properties rather than a hand list (which missed characters, issue 34):
+///
+/// - controls (general category `Cc`: C0 except newline and tab, DEL, C1);
+/// - format characters (`Cf`: the bidirectional controls, zero-width
+///   space, word joiner, invisible operators, byte-order mark, the tag
+///   characters, the interlinear annotation characters, ...);
+/// - the line and paragraph separators (`Zl`, `Zp`);
+/// - every `Default_Ignorable_Code_Point` (Hangul fillers, the combining
+///   grapheme joiner, the Mongolian and the supplementary variation
+///   selectors, ..., and the code points Unicode keeps default-ignorable
+///   before assigning them);
+///
+/// except the joiners (U+200C, U+200D) and the variation selectors emoji
+/// need (U+FE00 to U+FE0F). The one test behind [`sanitize`] and
 /// [`escape_json`].
 #[must_use]
 pub fn needs_escape(c: char) -> bool {
-    (c.is_control() && c != '\n' && c != '\t')
+    use icu_properties::props::{DefaultIgnorableCodePoint, GeneralCategory};
+    use icu_properties::{CodePointMapData, CodePointSetData};
+
+    if c.is_ascii() {
+        return c.is_ascii_control() && c != '\n' && c != '\t';
+    }
+    if matches!(c, '\u{200c}' | '\u{200d}' | '\u{fe00}'..='\u{fe0f}') {
+        return false;
+    }
+    CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
         || matches!(
-            c,
-            '\u{202a}'..='\u{202e}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{061c}'
-                | '\u{200e}'
-                | '\u{200f}'
-                | '\u{00ad}'
-                | '\u{115f}'
-                | '\u{1160}'
-                | '\u{200b}'
-                | '\u{2060}'..='\u{2064}'
-                | '\u{3164}'
-                | '\u{feff}'
-                | '\u{ffa0}'
-                | '\u{e0000}'..='\u{e007f}'
-                | '\u{034f}'
-                | '\u{180e}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{e0100}'..='\u{e01ef}'
+            CodePointMapData::<GeneralCategory>::new().get(c),
+            GeneralCategory::Control
+                | GeneralCategory::Format
+                | GeneralCategory::LineSeparator
+                | GeneralCategory::ParagraphSeparator
         )
 }
 

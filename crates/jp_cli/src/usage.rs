@@ -18,11 +18,17 @@ pub fn turn_line(turn: &[ConversationEvent]) -> Option<String> {
     let mut line = format!("tokens: {}", describe(&totals));
     // The last early stop of the turn: what it saved was never generated.
     let stopped = turn.iter().rev().find_map(|event| match &event.kind {
-        EventKind::StreamStopped { tool, bytes, .. } => Some((tool, *bytes)),
+        EventKind::StreamStopped {
+            tool, bytes, whole, ..
+        } => Some((tool, *bytes, *whole)),
         _ => None,
     });
-    if let Some((tool, bytes)) = stopped {
-        if bytes == 0 {
+    if let Some((tool, bytes, whole)) = stopped {
+        if whole {
+            line.push_str(&format!(
+                " · stream stopped after {tool}'s call; the rest of the response was never generated"
+            ));
+        } else if bytes == 0 {
             line.push_str(&format!(
                 " · stream stopped before {tool}'s arguments; they were never generated"
             ));

@@ -75,6 +75,7 @@ fn an_early_stop_says_the_rest_was_never_generated() {
             call_id: "c".into(),
             tool: "fs_create_file".into(),
             bytes: 4096,
+            whole: false,
         }),
         usage(900, 0, 0, 1, Some(0.0)),
     ];
@@ -123,6 +124,7 @@ fn a_stop_before_any_argument_says_none_were_generated() {
             call_id: "c".into(),
             tool: "fs_modify_file".into(),
             bytes: 0,
+            whole: false,
         }),
         usage(10, 0, 0, 1, None),
     ];

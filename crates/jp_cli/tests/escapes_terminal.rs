@@ -23,9 +23,12 @@ use serde_json::json;
 
 /// Retitles the window, turns text red, clears the screen with a C1 CSI,
 /// reverses the line, deletes, and hides a zero-width space, a soft hyphen,
-/// a byte-order mark and a tag character.
-const HOSTILE: &str =
-    "\u{1b}]0;pwned\u{7}\u{1b}[31m\u{9b}2J\u{202e}x\u{7f}\u{200b}\u{ad}\u{feff}\u{e0041}\r";
+/// a byte-order mark and a tag character; then default-ignorable format
+/// characters a hand list missed (issue 34): a deprecated format
+/// character, a Mongolian variation selector, an interlinear annotation
+/// anchor, a shorthand format control, a musical symbol format character
+/// and a default-ignorable code point not assigned yet.
+const HOSTILE: &str = "\u{1b}]0;pwned\u{7}\u{1b}[31m\u{9b}2J\u{202e}x\u{7f}\u{200b}\u{ad}\u{feff}\u{e0041}\u{206a}\u{180b}\u{fff9}\u{1bca0}\u{1d173}\u{2065}\r";
 
 /// The configured tool: config allows only plain names for tools (which a
 /// conversation's calls need not have), so its parameter, summary and
@@ -64,23 +67,19 @@ fn sh(text: &str) -> String {
 }
 
 /// Whether a terminal would act on `c` or hide it: what jp must escape.
-/// Written out here on its own, as the test's independent oracle.
+/// Read from Unicode's data as the regex crate holds it (not the tables jp
+/// uses), as the test's independent oracle: controls, format characters,
+/// line and paragraph separators and every default-ignorable code point,
+/// but newline, tab, the joiners and the emoji variation selectors.
 fn unsafe_char(c: char) -> bool {
-    (c.is_control() && c != '\n' && c != '\t')
-        || matches!(
-            c,
-            '\u{202a}'..='\u{202e}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{00ad}'
-                | '\u{115f}'
-                | '\u{1160}'
-                | '\u{200b}'
-                | '\u{2060}'..='\u{2064}'
-                | '\u{3164}'
-                | '\u{feff}'
-                | '\u{ffa0}'
-                | '\u{e0000}'..='\u{e007f}'
-        )
+    static UNSAFE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let unsafe_ = UNSAFE.get_or_init(|| {
+        regex::Regex::new(r"^[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\p{Zl}\p{Zp}]$").unwrap()
+    });
+    !matches!(
+        c,
+        '\n' | '\t' | '\u{200c}' | '\u{200d}' | '\u{fe00}'..='\u{fe0f}'
+    ) && unsafe_.is_match(c.encode_utf8(&mut [0; 4]))
 }
 
 /// The raw characters in `output` a terminal would act on, with where they
@@ -457,7 +456,7 @@ fn no_command_writes_a_raw_control_character_to_the_terminal() {
 
 /// [`HOSTILE`] as jp shows it: each character a terminal would act on or
 /// hide written as `\u{..}`.
-const SHOWN: &str = "\\u{1b}]0;pwned\\u{7}\\u{1b}[31m\\u{9b}2J\\u{202e}x\\u{7f}\\u{200b}\\u{ad}\\u{feff}\\u{e0041}\\u{d}";
+const SHOWN: &str = "\\u{1b}]0;pwned\\u{7}\\u{1b}[31m\\u{9b}2J\\u{202e}x\\u{7f}\\u{200b}\\u{ad}\\u{feff}\\u{e0041}\\u{206a}\\u{180b}\\u{fff9}\\u{1bca0}\\u{1d173}\\u{2065}\\u{d}";
 
 #[test]
 fn piped_config_get_prints_a_string_byte_for_byte_and_json_escaped() {
@@ -474,7 +473,7 @@ fn piped_config_get_prints_a_string_byte_for_byte_and_json_escaped() {
     assert_eq!(list.code, 0, "{list:?}");
     assert_eq!(
         list.stdout,
-        "[\n  \"\\u001b]0;pwned\\u0007\\u001b[31m\\u009b2J\\u202ex\\u007f\\u200b\\u00ad\\ufeff\\udb40\\udc41\\r\"\n]\n"
+        "[\n  \"\\u001b]0;pwned\\u0007\\u001b[31m\\u009b2J\\u202ex\\u007f\\u200b\\u00ad\\ufeff\\udb40\\udc41\\u206a\\u180b\\ufff9\\ud82f\\udca0\\ud834\\udd73\\u2065\\r\"\n]\n"
     );
     let parsed: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
     assert_eq!(parsed, json!([HOSTILE]));
@@ -490,7 +489,7 @@ fn config_show_validate_and_policy_check_show_hostile_text_escaped() {
         "providers.llm.aliases.'{SHOWN}' = \"anthropic/claude-haiku-4-5\"  # .jp/config.toml"
     );
     assert!(show.stdout.lines().any(|l| l == alias), "{}", show.stdout);
-    let prompt = "assistant.system_prompt = \"\\u001b]0;pwned\\u0007\\u001b[31m\\u{9b}2J\\u{202e}x\\u{7f}\\u{200b}\\u{ad}\\u{feff}\\u{e0041}\\r\"  # .jp/config.toml";
+    let prompt = "assistant.system_prompt = \"\\u001b]0;pwned\\u0007\\u001b[31m\\u{9b}2J\\u{202e}x\\u{7f}\\u{200b}\\u{ad}\\u{feff}\\u{e0041}\\u{206a}\\u{180b}\\u{fff9}\\u{1bca0}\\u{1d173}\\u{2065}\\r\"  # .jp/config.toml";
     assert!(show.stdout.lines().any(|l| l == prompt), "{}", show.stdout);
 
     let file = format!("c{HOSTILE}.toml");
@@ -525,7 +524,7 @@ fn config_show_validate_and_policy_check_show_hostile_text_escaped() {
     let args = json!({ param(): "src" }).to_string();
     let check = ws.jp(&["policy", "check", TOOL, "--args", &args]);
     assert_eq!(check.code, 0, "{check:?}");
-    let prefix = "\"\\u001b]0;pwned\\u0007\\u001b[31m\\u{9b}2J\\u{202e}x\\u{7f}\\u{200b}\\u{ad}\\u{feff}\\u{e0041}\\r\"";
+    let prefix = "\"\\u001b]0;pwned\\u0007\\u001b[31m\\u{9b}2J\\u{202e}x\\u{7f}\\u{200b}\\u{ad}\\u{feff}\\u{e0041}\\u{206a}\\u{180b}\\u{fff9}\\u{1bca0}\\u{1d173}\\u{2065}\\r\"";
     assert_eq!(
         check.stdout,
         format!(

@@ -181,3 +181,47 @@ fn piped_output_is_the_models_markdown_byte_for_byte() {
         assert_eq!(run.stdout, RESPONSE, "--color {color}");
     }
 }
+
+/// A workspace whose scripted model answers `text` (a TOML basic string's
+/// content: `\u001b` is ESC).
+fn answering(text: &str) -> Workspace {
+    let ws = initialized();
+    ws.write(
+        "project/.jp/md.toml",
+        &format!(
+            "chunk_size = 7\ndelay_ms = 0\n\n[[responses]]\nparts = [{{ text = \"{text}\" }}]\n"
+        ),
+    );
+    ws
+}
+
+/// A fence's info string is escaped like the rest of the markdown: raw,
+/// `~~~x ESC]0;TITLE BEL` retitled the window (issue 34).
+#[test]
+fn a_fences_info_string_reaches_the_terminal_escaped() {
+    let ws = answering("~~~x \\u001b]0;TITLE\\u0007\\ncode\\n~~~\\n");
+    let Some((screen, _)) = run_in_terminal(&ws, "") else {
+        return;
+    };
+    assert_eq!(
+        screen,
+        "── jp (scripted/.jp/md.toml) ──\n~~~x \\u{1b}]0;TITLE\\u{7}\ncode\n~~~\nEXIT=0"
+    );
+}
+
+/// A link whose text looks like another address shows its target, and
+/// only `http`, `https` and `mailto` targets become hyperlinks: on a
+/// terminal that draws them, the others show their target too (issue 34).
+#[test]
+fn a_link_never_passes_for_another_address_on_the_terminal() {
+    let ws = answering(
+        "Log in at [https://bank.example](https://evil.example), read [notes](file:///etc/passwd) or [the docs](https://example.com/docs).\\n",
+    );
+    let Some((screen, _)) = run_in_terminal(&ws, "FORCE_HYPERLINK=1") else {
+        return;
+    };
+    assert_eq!(
+        screen,
+        "── jp (scripted/.jp/md.toml) ──\nLog in at https://bank.example (https://evil.example), read notes (file:///etc/passwd) or the docs.\nEXIT=0"
+    );
+}

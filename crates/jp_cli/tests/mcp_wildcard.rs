@@ -267,3 +267,60 @@ fn read_before_write_governs_mcp_tools_across_calls() {
     assert_eq!(ws.read("project/notes.txt"), "final\n");
     assert_gone(&ws);
 }
+
+/// A tool a wildcard offers over a limit is told the key to raise, its
+/// own; and that key can be set, alone, for that tool: it once made the
+/// config refuse to load (issue 34).
+#[test]
+fn a_wildcard_tools_limit_names_its_own_key_which_can_be_set() {
+    let wildcard =
+        "[conversation.tools.'test.*']\nsource = \"mcp.test\"\npolicy.run = \"unattended\"\n";
+    let call = |settings: &str, bytes: usize| {
+        let ws = workspace("", &format!("{wildcard}\n{settings}"));
+        let server = TestServer::start(vec![
+            tool("toolu_1", "huge", &format!(r#"{{"bytes": {bytes}}}"#)),
+            text("Ok."),
+        ]);
+        let run = query(&ws, &server);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+        assert_gone(&ws);
+        let (status, content) = common::query::responses(&common::query::stored(&ws))
+            .pop()
+            .unwrap();
+        if status == "success" {
+            assert_eq!(content.len(), bytes);
+            return status;
+        }
+        format!("{status}: {content}")
+    };
+    let over = |bytes: usize, limit: usize, key: &str| {
+        format!(
+            "error: MCP server `test` answered the call to `huge` with a result of {bytes} bytes, more than the {limit} this tool may return ({key})"
+        )
+    };
+    // Over the default: the message names the tool's own key.
+    assert_eq!(
+        call("", 1_100_000),
+        over(
+            1_100_000,
+            1_048_576,
+            "conversation.tools.huge.max_output_bytes"
+        )
+    );
+    // That key, alone, sets the tool's limit over the wildcard's and the
+    // `'*'` entry's (the wildcard's policy still applies: it ran unasked),
+    // higher or lower.
+    let defaults = "[conversation.tools.'*']\nmax_output_bytes = 1000\n";
+    assert_eq!(
+        call(
+            &format!("{defaults}\n[conversation.tools.huge]\nmax_output_bytes = 3000\n"),
+            2000
+        ),
+        "success"
+    );
+    assert_eq!(
+        call("[conversation.tools.huge]\nmax_output_bytes = 1000\n", 2000),
+        over(2000, 1000, "conversation.tools.huge.max_output_bytes")
+    );
+}

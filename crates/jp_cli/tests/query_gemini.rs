@@ -73,7 +73,10 @@ fn recorded_gemini_round_trip() {
 
 /// A call whose policy asks, without a terminal, is declined as soon as it
 /// arrives; nothing else streams, so jp closes the stream: the long answer
-/// the model goes on with is never sent (nor paid for).
+/// the model goes on with is never sent (nor paid for). Gemini sends the
+/// call whole, so the stream stops after it, its arguments read and shown
+/// (jp once said it stopped before the arguments, which had arrived;
+/// issue 34).
 #[test]
 fn a_declined_gemini_call_closes_the_stream() {
     let ws = initialized();
@@ -118,11 +121,11 @@ fn a_declined_gemini_call_closes_the_stream() {
     assert_eq!(
         chrome,
         "── jp (google/gemini-2.5-flash) ──\n\
-         Calling tool fs_modify_file()\n  \
+         Calling tool fs_modify_file(path: \"src/lib.rs\", patterns: [{\"old\":\"main\",\"new\":\"hello\"}])\n  \
          fs_modify_file: declined: policy.run is \"ask\", so jp must ask, and no terminal is available; run jp in a terminal to answer, or add a rule for calls like this one in a policy.run list that ends with { mode = \"ask\" } in conversation.tools.fs_modify_file (`jp policy check fs_modify_file` tries it)\n  \
-         stopped the stream before fs_modify_file's arguments\n\
+         stopped the stream after fs_modify_file's call (63 B, whole)\n\
          ── jp (google/gemini-2.5-flash) ──\n\
-         tokens: 10 in · 5 out · under $0.0001 · stream stopped before fs_modify_file's arguments; they were never generated\n"
+         tokens: 10 in · 5 out · under $0.0001 · stream stopped after fs_modify_file's call; the rest of the response was never generated\n"
     );
     assert_eq!(run.stdout, "Understood.\n");
 
@@ -141,8 +144,8 @@ fn a_declined_gemini_call_closes_the_stream() {
 
     // What the model is told, in the next request.
     let told = "The call was not run: the user's policy requires confirmation and no one could \
-                confirm it (jp is running without a terminal). jp stopped your response before \
-                this call's arguments.";
+                confirm it (jp is running without a terminal). jp stopped your response after \
+                this call.";
     assert_eq!(
         responses(&stored(&ws)),
         [("declined".to_owned(), told.to_owned())]
@@ -160,4 +163,57 @@ fn a_declined_gemini_call_closes_the_stream() {
         }]})
     );
     assert_eq!(contents.as_array().map(Vec::len), Some(3), "{contents}");
+}
+
+/// Gemini sends a call whole, in one event, here with the response's end
+/// and usage: when jp declines the call, the response has ended, so
+/// nothing is stopped or saved, and both responses count. jp once said
+/// "stopped the stream after 198.3 KB ... the rest was never generated",
+/// to the user and the model, and counted one response (issue 34).
+#[test]
+fn a_call_declined_with_the_end_of_its_response_stops_nothing_and_counts() {
+    let ws = initialized();
+    let content = "x".repeat(200_000);
+    let event = json!({
+        "candidates": [{
+            "content": {"parts": [{"functionCall": {"name": "fs_create_file", "args": {"path": "notes/big.txt", "content": content}}}], "role": "model"},
+            "finishReason": "STOP",
+            "index": 0,
+        }],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+    });
+    let server = TestServer::start(vec![
+        Reply::sse(format!("data: {event}\r\n\r\n")).split(Split::Every(8192)),
+        Reply::sse(gemini(&[Item::Text("Understood.")])),
+    ]);
+    let run = query(&ws, &server, "google/gemini-2.5-flash", &[], "write it");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!ws.project().join("notes/big.txt").exists());
+    let told = "The call was not run: the user's policy requires confirmation and no one could \
+                confirm it (jp is running without a terminal).";
+    assert_eq!(
+        run.stderr,
+        format!(
+            "── jp (google/gemini-2.5-flash) ──\n\
+             Calling tool fs_create_file(path: \"notes/big.txt\", content: \"{}…)\n  \
+             fs_create_file: declined: policy.run[3] (catch-all) matched, so jp must ask, and no terminal is available; run jp in a terminal to answer, or allow calls like this one with a rule before policy.run[3] in conversation.tools.fs_create_file: {{ arg = \"/path\", const = \"notes/big.txt\", mode = \"unattended\" }}\n\
+             ── jp (google/gemini-2.5-flash) ──\n\
+             tokens: 2 responses · 20 in · 10 out · under $0.0001\n",
+            "x".repeat(38)
+        )
+    );
+    assert_eq!(run.stdout, "Understood.\n");
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("declined".to_owned(), told.to_owned())]
+    );
+    // The model is sent its call as it wrote it, whole.
+    let requests = server.wait_for(2, Duration::from_secs(10));
+    let contents = requests[1].json()["contents"].clone();
+    assert_eq!(
+        contents[1]["parts"][0]["functionCall"]["args"]["content"]
+            .as_str()
+            .map(str::len),
+        Some(200_000)
+    );
 }

@@ -1720,3 +1720,31 @@ conversation.tools.run_command
     tmux.assert_restored(&screen);
     assert!(server.requests()[0].json().get("tools").is_none());
 }
+
+/// A lone CR in the file is shown as `\u{d}` inside its line, and the
+/// line numbers after it are the file's (it once split the line, so the
+/// change was numbered as line 3; issue 34).
+#[test]
+fn a_lone_cr_in_the_file_keeps_the_diffs_line_numbers() {
+    let ws = initialized();
+    ws.write("project/src/lib.rs", "// a\r b\npub fn main() {}\n");
+    let server = TestServer::start(vec![
+        modify_call(),
+        Reply::sse(anthropic(&[Item::Text("Left alone.")], "end_turn", false)),
+    ]);
+    let line = with_stty(&query_line(&ws, &server, "rename main"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    let screen = tmux.wait_for("[y,a,n,e,v,?]");
+    assert!(
+        screen.contains(
+            "  --- src/lib.rs\n  +++ src/lib.rs (after fs_modify_file)\n  \
+             @@ -1,2 +1,2 @@\n  1 1   // a\\u{d} b\n  2   - pub fn main() {}\n    2 + pub fn hello() {}\n"
+        ),
+        "{screen}"
+    );
+    tmux.send(&["n"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+}

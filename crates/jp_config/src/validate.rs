@@ -419,10 +419,20 @@ fn check_tool(
     let base = ConfigPath::from_segments(["conversation", "tools", name]);
     check_tool_source(config, &base, cfg, problems);
     if !cfg.is_defined() {
-        problems.push(Problem::warning(
-            base,
-            "has no `command` or `parameters`, so no tool by this name is defined; its settings are unused",
-        ));
+        // Unless it may be the settings of a tool an MCP wildcard entry
+        // offers (a server's tools are known only once it runs, and
+        // `jp config` starts none): those apply once the query knows them.
+        let wildcard = config
+            .conversation
+            .tools
+            .iter()
+            .any(|(name, tool)| wildcard_server(name).is_some() && tool.enable);
+        if !wildcard {
+            problems.push(Problem::warning(
+                base,
+                "has no `command` or `parameters`, so no tool by this name is defined; its settings are unused",
+            ));
+        }
         return false;
     }
     if cfg.source == ToolSource::Local && cfg.command.as_ref().is_none_or(|c| c.argv().is_empty()) {

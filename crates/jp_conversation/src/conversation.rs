@@ -66,10 +66,12 @@ pub enum EventKind {
     /// `jp conversation show`. Never sent to the model.
     PolicyDenied(PolicyDenial),
     /// jp closed the response stream early (RFD D26): the call it was
-    /// streaming was declined while its arguments arrived, and no other
+    /// streaming was declined while its arguments arrived (or, `whole`,
+    /// once they had all arrived, the response going on), and no other
     /// call was still streaming, so the rest of the response was never
     /// generated or paid for. Not sent to the model (the call's response
-    /// says so).
+    /// says so). A response that had ended by then records none: closing
+    /// it saved nothing.
     StreamStopped {
         /// The declined call's id.
         call_id: String,
@@ -77,6 +79,11 @@ pub enum EventKind {
         tool: String,
         /// How many bytes of the call's arguments had arrived.
         bytes: usize,
+        /// Whether the call had arrived whole (a provider that sends each
+        /// call in one event, as Gemini does): the stream was stopped after
+        /// it, not in it. Logs written before it have none (false).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        whole: bool,
     },
     /// What one response used, as its provider reported it, and what it
     /// cost where the model's price was known. Never sent to the model.

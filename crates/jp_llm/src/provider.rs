@@ -152,6 +152,15 @@ pub enum StreamEvent {
     /// Something the user should know that is not part of the response,
     /// such as a retry after a rate limit.
     Notice(String),
+    /// The events up to the next [`StreamEvent::GroupEnd`] came in one
+    /// event of the provider's (Gemini sends a call whole, often with the
+    /// response's end): they have all arrived, so reading them costs
+    /// nothing, and stopping the stream for a call declined among them
+    /// waits for their end (and is not done at all when the response
+    /// ended among them).
+    GroupStart,
+    /// The end of the events a [`StreamEvent::GroupStart`] began.
+    GroupEnd,
 }
 
 /// Why a model stopped.

@@ -461,11 +461,14 @@ async fn google_replays_a_recorded_tool_call_split_at_every_byte() {
     assert_eq!(
         events,
         vec![
+            // The chunk with the call is one group (issue 34).
+            StreamEvent::GroupStart,
             start(2, "jp_call_0", "run_me"),
             chunk(2, r#"{"bar": ["hello","world"],"foo": "test"}"#),
             StreamEvent::Flush { index: 2 },
             usage(67, 248, None),
             StreamEvent::Finished(FinishReason::EndTurn),
+            StreamEvent::GroupEnd,
         ]
     );
 
@@ -640,8 +643,8 @@ async fn a_gemini_unavailable_error_event_before_any_content_is_retried() {
         StreamEvent::Notice("overloaded (UNAVAILABLE); retrying in 1ms (attempt 2 of 5)".into())
     );
     assert_eq!(
-        events[1],
-        start(2, "jp_call_0", "run_me"),
+        events[1..3],
+        [StreamEvent::GroupStart, start(2, "jp_call_0", "run_me")],
         "the retried response's events follow"
     );
     assert_eq!(ended_requests(&server, 2).await.len(), 2);

@@ -356,8 +356,10 @@ fn print_text(ledger: &Ledger, c: &Conversation) {
                     cut(&args.to_string(), 200)
                 );
             }
-            EventKind::StreamStopped { tool, bytes, .. } => {
-                showln!("  {}", stopped_note(tool, *bytes));
+            EventKind::StreamStopped {
+                tool, bytes, whole, ..
+            } => {
+                showln!("  {}", stopped_note(tool, *bytes, *whole));
             }
             // Summed below.
             EventKind::Usage(_) => {}

@@ -38,17 +38,29 @@ const TIMEOUT: Duration = Duration::from_millis(500);
 pub fn unified(shown: &str, tool: &str, before: &str, after: &str) -> Vec<Line> {
     let shown = sanitize(shown);
     let line = |style, text: String| Line { style, text };
+    // Lines end at `\n` only: a lone CR is part of its line (shown as
+    // `\u{d}`), as everywhere else jp shows text, so the line numbers are
+    // the file's as an editor counts them. (similar's own line diff also
+    // ends a line at a lone CR.)
+    let (old_lines, new_lines) = (lines(before), lines(after));
     let diff = TextDiff::configure()
         .timeout(TIMEOUT)
-        .diff_lines(before, after);
+        .diff_slices(&old_lines, &new_lines);
     let groups = diff.grouped_ops(CONTEXT);
     if groups.is_empty() {
         return vec![line(Style::Dim, format!("  no change to {shown}"))];
     }
+    // Numbers are read off the changes: similar gives a deleted run's
+    // place in the new file (and an inserted run's in the old) as it
+    // pleases, so the ops' own ranges can name other lines.
     let last = groups
         .iter()
         .flatten()
-        .map(|op| op.old_range().end.max(op.new_range().end))
+        .flat_map(|op| diff.iter_changes(op))
+        .map(|change| {
+            let after = |index: Option<usize>| index.map_or(0, |i| i + 1);
+            after(change.old_index()).max(after(change.new_index()))
+        })
         .max()
         .unwrap_or(0);
     let width = last.to_string().len();
@@ -61,11 +73,21 @@ pub fn unified(shown: &str, tool: &str, before: &str, after: &str) -> Vec<Line> 
         line(Style::Header, format!("  +++ {shown} (after {tool})")),
     ];
     for group in &groups {
-        let (Some(first), Some(end)) = (group.first(), group.last()) else {
+        if group.is_empty() {
             continue;
+        }
+        let changes: Vec<_> = group.iter().flat_map(|op| diff.iter_changes(op)).collect();
+        let span = |index: fn(&similar::Change<&str>) -> Option<usize>| {
+            let mut indexes = changes.iter().filter_map(index);
+            let first = indexes.next();
+            let last = indexes.next_back().or(first);
+            // A hunk with no line of a side is an empty file's.
+            first
+                .zip(last)
+                .map_or(0..0, |(first, last)| first..last + 1)
         };
-        let old = first.old_range().start..end.old_range().end;
-        let new = first.new_range().start..end.new_range().end;
+        let old = span(|change| change.old_index());
+        let new = span(|change| change.new_index());
         out.push(line(
             Style::Dim,
             format!("  @@ -{} +{} @@", range(&old), range(&new)),
@@ -78,8 +100,12 @@ pub fn unified(shown: &str, tool: &str, before: &str, after: &str) -> Vec<Line> 
                     ChangeTag::Insert => ('+', Style::Good),
                 };
                 let value = change.value();
-                let text = value.strip_suffix('\n').unwrap_or(value);
-                let text = text.strip_suffix('\r').unwrap_or(text);
+                let ended = value.ends_with('\n');
+                // A CRLF ending is the line's end; any other CR is shown.
+                let text = value
+                    .strip_suffix("\r\n")
+                    .or_else(|| value.strip_suffix('\n'))
+                    .unwrap_or(value);
                 out.push(line(
                     style,
                     format!(
@@ -89,13 +115,18 @@ pub fn unified(shown: &str, tool: &str, before: &str, after: &str) -> Vec<Line> 
                         sanitize(text)
                     ),
                 ));
-                if change.missing_newline() {
+                if !ended {
                     out.push(line(Style::Dim, "  \\ no newline at end of file".into()));
                 }
             }
         }
     }
     out
+}
+
+/// `text`'s lines, each with its `\n` (the last may have none).
+fn lines(text: &str) -> Vec<&str> {
+    text.split_inclusive('\n').collect()
 }
 
 /// A hunk's lines as a unified diff names them: the first line number

@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used)]
+
 use super::*;
 
 /// The lines as the screen shows them, each with a mark for its style.
@@ -112,4 +114,95 @@ fn a_long_diff_is_capped_and_says_what_it_left_out() {
     assert_eq!(capped(lines.clone(), 9), lines);
     assert_eq!(capped(lines.clone(), 0), lines);
     assert_eq!(plain(&lines[..2]), "  --- a\n  +++ a (after t)\n");
+}
+
+/// A lone CR is part of its line, shown as `\u{d}`, so the line numbers
+/// after it are the file's (it once split the line, issue 34); a CRLF
+/// ending is a line's end.
+#[test]
+fn a_lone_cr_is_shown_inside_its_line() {
+    let before = "a\rb\nc\r\nd\n";
+    let after = "a\rb\nc\r\nD\r\r\n";
+    assert_eq!(
+        shown(&unified("f", "t", before, after)),
+        "H|  --- f\n\
+         H|  +++ f (after t)\n\
+         .|  @@ -1,3 +1,3 @@\n\
+         .|  1 1   a\\u{d}b\n\
+         .|  2 2   c\n\
+         -|  3   - d\n\
+         +|    3 + D\\u{d}\n"
+    );
+    // The last line, without its newline.
+    assert_eq!(
+        shown(&unified("f", "t", "x\ry", "x\rz")),
+        "H|  --- f\nH|  +++ f (after t)\n.|  @@ -1,1 +1,1 @@\n\
+         -|  1   - x\\u{d}y\n.|  \\ no newline at end of file\n\
+         +|    1 + x\\u{d}z\n.|  \\ no newline at end of file\n"
+    );
+}
+
+proptest::proptest! {
+    /// Every numbered line of the diff is the line of the file with that
+    /// number, counted at newlines, whatever CRs the files hold.
+    #[test]
+    fn each_line_number_names_the_files_line(
+        before in "[ab\r\n]{0,40}",
+        after in "[ab\r\n]{0,40}",
+    ) {
+        let file_line = |text: &str, n: usize| -> String {
+            let line = text.split_inclusive('\n').nth(n - 1).unwrap_or("");
+            let line = line.strip_suffix("\r\n").or_else(|| line.strip_suffix('\n')).unwrap_or(line);
+            sanitize(line).into_owned()
+        };
+        let lines = unified("f", "t", &before, &after);
+        // The numbers' width: that of the last line a hunk names
+        // (`@@ -S,L +S,L @@`).
+        let mut last = 0;
+        for line in &lines {
+            let Some(ranges) = line.text.strip_prefix("  @@ ") else { continue };
+            for range in ranges.split(' ').take(2) {
+                let (start, len) = range[1..].split_once(',').unwrap();
+                let (start, len): (usize, usize) = (start.parse().unwrap(), len.parse().unwrap());
+                last = last.max(if len == 0 { start } else { start + len - 1 });
+            }
+        }
+        let w = last.to_string().len();
+        // Each hunk's header names the lines it shows: (header, old
+        // numbers, new numbers).
+        let mut hunks: Vec<(String, Vec<usize>, Vec<usize>)> = Vec::new();
+        for line in &lines {
+            let rest = &line.text[2..];
+            if rest.starts_with("@@") {
+                hunks.push((rest.to_owned(), Vec::new(), Vec::new()));
+                continue;
+            }
+            if rest.starts_with("---") || rest.starts_with("+++")
+                || rest.starts_with('\\') || rest.starts_with("no change")
+            {
+                continue;
+            }
+            // `OLD NEW S TEXT`, the numbers right-aligned in one width.
+            let old = rest[..w].trim().parse::<usize>().ok();
+            let new = rest[w + 1..2 * w + 1].trim().parse::<usize>().ok();
+            let text = &rest[2 * w + 4..];
+            if let Some(n) = old {
+                proptest::prop_assert_eq!(text, file_line(&before, n));
+            }
+            if let Some(n) = new {
+                proptest::prop_assert_eq!(text, file_line(&after, n));
+            }
+            if let Some((_, olds, news)) = hunks.last_mut() {
+                olds.extend(old);
+                news.extend(new);
+            }
+        }
+        let named = |numbers: &[usize]| match (numbers.first(), numbers.last()) {
+            (Some(first), Some(last)) => format!("{first},{}", last - first + 1),
+            _ => "0,0".to_owned(),
+        };
+        for (header, olds, news) in &hunks {
+            proptest::prop_assert_eq!(header, &format!("@@ -{} +{} @@", named(olds), named(news)));
+        }
+    }
 }

@@ -257,9 +257,14 @@ impl Session {
                     | Action::Request { .. }
                     | Action::AskReply
                     | Action::Finish(_) => after.push(action),
-                    Action::CancelStream { call, tool, bytes } => {
+                    Action::CancelStream {
+                        call,
+                        tool,
+                        bytes,
+                        whole,
+                    } => {
                         ends = true;
-                        self.stopped_stream(&mut response.calls, call, &tool, bytes);
+                        self.stopped_stream(&mut response.calls, call, &tool, bytes, whole);
                     }
                     other => self.perform(other, response, turn)?,
                 }
@@ -275,9 +280,19 @@ impl Session {
     }
 
     /// The stream was closed early because call number `call`, declined,
-    /// was the last one streaming: say so, to the user and the model.
-    fn stopped_stream(&self, calls: &mut Calls<'_>, call: usize, tool: &str, bytes: usize) {
-        let told = if bytes == 0 {
+    /// was the last one streaming (`whole`: had arrived whole): say so, to
+    /// the user and the model.
+    fn stopped_stream(
+        &self,
+        calls: &mut Calls<'_>,
+        call: usize,
+        tool: &str,
+        bytes: usize,
+        whole: bool,
+    ) {
+        let told = if whole {
+            " jp stopped your response after this call.".to_owned()
+        } else if bytes == 0 {
             " jp stopped your response before this call's arguments.".to_owned()
         } else {
             format!(
@@ -285,8 +300,10 @@ impl Session {
                 human_bytes(bytes)
             )
         };
-        self.printer
-            .chrome_line(Style::Dim, &format!("  {}", stopped_note(tool, bytes)));
+        self.printer.chrome_line(
+            Style::Dim,
+            &format!("  {}", stopped_note(tool, bytes, whole)),
+        );
         calls.tell_model(call, &told);
     }
 

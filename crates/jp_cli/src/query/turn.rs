@@ -109,6 +109,9 @@ pub enum Action {
         tool: String,
         /// How many bytes of its arguments had arrived.
         bytes: usize,
+        /// Whether the call had arrived whole (the stream is stopped after
+        /// it, not in it).
+        whole: bool,
     },
     /// The response ended with these calls (each with its number): run the
     /// approved ones, record every call's response, then send
@@ -187,6 +190,18 @@ impl<'a> StreamView<'a> {
     }
 }
 
+/// A stop of the stream for a declined call: the call's number, id and
+/// tool, the bytes of its arguments that arrived, and whether it had
+/// arrived whole.
+#[derive(Debug)]
+struct Stop {
+    call: usize,
+    call_id: String,
+    tool: String,
+    bytes: usize,
+    whole: bool,
+}
+
 /// The turn's state machine.
 #[derive(Debug)]
 pub struct TurnCoordinator {
@@ -205,6 +220,17 @@ pub struct TurnCoordinator {
     argument_limits: HashMap<usize, usize>,
     /// The next call number.
     next_call: usize,
+    /// The bytes of argument text of each call that was complete, by call
+    /// number: what a call declined once whole had sent.
+    whole_bytes: HashMap<usize, usize>,
+    /// Whether the events arriving are one group of the provider's (see
+    /// [`StreamEvent::GroupStart`]).
+    grouped: bool,
+    /// Calls declined while a group arrived, ended when it is in.
+    deferred: Vec<usize>,
+    /// The stream stop a call ended in a group asked for, made when the
+    /// group is in.
+    deferred_stop: Option<Stop>,
     finish: Option<FinishReason>,
     /// Every tool-call id in the conversation so far.
     seen_ids: HashSet<String>,
@@ -227,6 +253,10 @@ impl TurnCoordinator {
             abandoned: HashSet::new(),
             argument_limits: HashMap::new(),
             next_call: 0,
+            whole_bytes: HashMap::new(),
+            grouped: false,
+            deferred: Vec::new(),
+            deferred_stop: None,
             finish: None,
             seen_ids,
             usage: None,
@@ -253,6 +283,10 @@ impl TurnCoordinator {
         self.usage = None;
         self.argument_limits.clear();
         self.next_call = 0;
+        self.whole_bytes.clear();
+        self.grouped = false;
+        self.deferred.clear();
+        self.deferred_stop = None;
         self.finish = None;
         vec![Action::Request { cycle: self.cycle }]
     }
@@ -305,6 +339,11 @@ impl TurnCoordinator {
             }
             (Phase::Streaming, Input::Interrupted) => self.on_end(Some(TurnEnd::Interrupted)),
             (Phase::Streaming, Input::Stopped) => self.on_end(Some(TurnEnd::Stopped)),
+            (Phase::Streaming, Input::Abandon { call }) if self.grouped => {
+                // The rest of the group has arrived: it is read first.
+                self.deferred.push(call);
+                Vec::new()
+            }
             (Phase::Streaming, Input::Abandon { call }) => self.abandon(call),
             (Phase::RunningTools, Input::ToolsDone) => self.next_request(),
             // The shell answered every call already.
@@ -413,6 +452,10 @@ impl TurnCoordinator {
                     return Vec::new();
                 }
                 let call = self.open.remove(&index);
+                if let Some(call) = call {
+                    self.whole_bytes
+                        .insert(call, self.builder.argument_bytes(index));
+                }
                 self.builder
                     .handle_flush(index)
                     .map(|flushed| self.flushed(call, flushed))
@@ -429,7 +472,32 @@ impl TurnCoordinator {
                 Vec::new()
             }
             StreamEvent::Notice(text) => vec![Action::Notice(text)],
+            StreamEvent::GroupStart => {
+                self.grouped = true;
+                Vec::new()
+            }
+            StreamEvent::GroupEnd => self.group_end(),
         }
+    }
+
+    /// A group of events is in: the calls declined meanwhile are ended,
+    /// and the stream stopped if one of them asked for it and it is still
+    /// worth stopping.
+    fn group_end(&mut self) -> Vec<Action> {
+        self.grouped = false;
+        let mut actions = Vec::new();
+        for call in std::mem::take(&mut self.deferred) {
+            if self.phase != Phase::Streaming {
+                return actions;
+            }
+            actions.extend(self.abandon(call));
+        }
+        if self.phase == Phase::Streaming
+            && let Some(stop) = self.deferred_stop.take()
+        {
+            actions.extend(self.stop(stop));
+        }
+        actions
     }
 
     /// The value of the top-level argument `key` of call number `call`,
@@ -501,8 +569,9 @@ impl TurnCoordinator {
     /// limit), else the parsed ones count.
     fn abandon_after(&mut self, call: usize, arrived: Option<usize>) -> Vec<Action> {
         let Some(index) = self.index_of(call) else {
-            // Flushed already: it is decided the normal way.
-            return Vec::new();
+            // Complete already (it arrived whole, or completed before the
+            // decline was taken): it is decided the normal way.
+            return self.stop_after_whole(call);
         };
         let bytes = arrived.unwrap_or_else(|| self.builder.argument_bytes(index));
         self.open.remove(&index);
@@ -522,16 +591,76 @@ impl TurnCoordinator {
                     _ => None,
                 })
                 .unwrap_or_default();
-            // The conversation keeps what the early stop saved.
-            actions.push(Action::Record(EventKind::StreamStopped {
+            let stop = Stop {
+                call,
+                call_id,
+                tool,
+                bytes,
+                whole: false,
+            };
+            if self.grouped {
+                // The rest of the group has arrived: it is read first.
+                self.deferred_stop = Some(stop);
+            } else {
+                actions.extend(self.stop(stop));
+            }
+        }
+        actions
+    }
+
+    /// Stops the stream for a declined call, unless the response has
+    /// ended (stopping it would save nothing) or another call still
+    /// streams.
+    fn stop(&mut self, stop: Stop) -> Vec<Action> {
+        if self.finish.is_some() || self.builder.has_open_calls() {
+            return Vec::new();
+        }
+        let Stop {
+            call,
+            call_id,
+            tool,
+            bytes,
+            whole,
+        } = stop;
+        // The conversation keeps what the early stop saved.
+        let mut actions = vec![
+            Action::Record(EventKind::StreamStopped {
                 call_id,
                 tool: tool.clone(),
                 bytes,
-            }));
-            actions.push(Action::CancelStream { call, tool, bytes });
-            actions.extend(self.on_end(None));
-        }
+                whole,
+            }),
+            Action::CancelStream {
+                call,
+                tool,
+                bytes,
+                whole,
+            },
+        ];
+        actions.extend(self.on_end(None));
         actions
+    }
+
+    /// Call number `call`, declined, had arrived whole: the stream stops
+    /// after it when nothing else streams and the response goes on. A
+    /// response that has ended (Gemini sends a call whole, often with the
+    /// response's end) is left to end: stopping it would save nothing.
+    fn stop_after_whole(&mut self, call: usize) -> Vec<Action> {
+        // Only a call that completed (not one ended while it streamed).
+        let Some(&bytes) = self.whole_bytes.get(&call) else {
+            return Vec::new();
+        };
+        let Some((_, request)) = self.calls.iter().find(|(number, _)| *number == call) else {
+            return Vec::new();
+        };
+        let stop = Stop {
+            call,
+            call_id: request.id.clone(),
+            tool: request.name.clone(),
+            bytes,
+            whole: true,
+        };
+        self.stop(stop)
     }
 
     fn flushed(&mut self, call: Option<usize>, flushed: FlushedEvent) -> Vec<Action> {

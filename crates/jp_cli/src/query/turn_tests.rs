@@ -147,12 +147,13 @@ fn an_abandoned_call_ends_with_its_completed_arguments_and_stops_the_stream_when
         Action::Record(EventKind::StreamStopped {
             call_id: "b".into(),
             tool: "t".into(),
-            bytes: 12
+            bytes: 12,
+            whole: false,
         })
     );
     assert!(matches!(
         &actions[3],
-        Action::CancelStream { call: 1, tool, bytes: 12 } if tool == "t"
+        Action::CancelStream { call: 1, tool, bytes: 12, whole: false } if tool == "t"
     ));
     let Some(Action::RunTools(calls)) = actions.last() else {
         panic!()
@@ -218,6 +219,7 @@ fn a_call_over_its_argument_limit_is_refused_and_the_stream_stops() {
             call: 0,
             tool: "t".into(),
             bytes: 26,
+            whole: false,
         }
     );
 }
@@ -536,5 +538,106 @@ fn a_stopped_stream_hands_on_what_was_reported() {
             "usage",
             "run tools"
         ]
+    );
+}
+
+/// The events of one Gemini chunk: a call, whole, then (`ends`) the
+/// response's usage and end.
+fn gemini_chunk(ends: bool) -> Vec<Input> {
+    let mut inputs = vec![
+        Input::Event(StreamEvent::GroupStart),
+        part(2, start("g")),
+        part(2, chunk(r#"{"path":"a.rs"}"#)),
+        flush(2),
+    ];
+    if ends {
+        inputs.push(Input::Event(StreamEvent::Usage(Usage {
+            input_tokens: Some(10),
+            output_tokens: Some(5),
+            cache_read_tokens: None,
+            cache_write_tokens: None,
+        })));
+        inputs.push(Input::Event(StreamEvent::Finished(FinishReason::EndTurn)));
+    }
+    inputs.push(Input::Event(StreamEvent::GroupEnd));
+    inputs
+}
+
+/// A call declined as a group of events arrives (Gemini sends a call
+/// whole, with the response's end) is ended once the group is in: its
+/// arguments, the response's usage and its end are read, and the stream,
+/// which has ended, is not said to be stopped (issue 34).
+#[test]
+fn a_call_declined_in_a_group_that_ends_the_response_stops_nothing() {
+    let mut turn = TurnCoordinator::new(8, HashSet::new());
+    turn.start();
+    let mut inputs = gemini_chunk(true);
+    // Declined the moment it starts (the shell sends this back).
+    inputs.insert(2, Input::Abandon { call: 0 });
+    inputs.push(Input::StreamEnded);
+    let actions = run(&mut turn, inputs);
+    assert_eq!(
+        without_progress(&actions),
+        ["started", "record call", "decide", "usage", "run tools"],
+        "{actions:?}"
+    );
+    let Some(Action::Decide { request, .. }) =
+        actions.iter().find(|a| matches!(a, Action::Decide { .. }))
+    else {
+        panic!()
+    };
+    assert_eq!(
+        request.arguments().unwrap(),
+        serde_json::json!({"path": "a.rs"}).as_object().unwrap()
+    );
+}
+
+/// When the response goes on after the group, the stream stops after the
+/// declined call, which had arrived whole.
+#[test]
+fn a_call_declined_in_a_group_stops_the_stream_after_it_when_more_follows() {
+    let mut turn = TurnCoordinator::new(8, HashSet::new());
+    turn.start();
+    let mut inputs = gemini_chunk(false);
+    inputs.insert(2, Input::Abandon { call: 0 });
+    let actions = run(&mut turn, inputs);
+    assert_eq!(
+        without_progress(&actions),
+        [
+            "started",
+            "record call",
+            "decide",
+            "record",
+            "cancel stream",
+            "run tools"
+        ],
+        "{actions:?}"
+    );
+    assert_eq!(
+        actions[actions.len() - 3],
+        Action::Record(EventKind::StreamStopped {
+            call_id: "g".into(),
+            tool: "t".into(),
+            bytes: 15,
+            whole: true,
+        })
+    );
+    // Whatever the order, the same: declined after the group, the same
+    // stop.
+    let mut turn = TurnCoordinator::new(8, HashSet::new());
+    turn.start();
+    let mut actions = run(&mut turn, gemini_chunk(false));
+    actions.extend(turn.handle(Input::Abandon { call: 0 }));
+    assert_eq!(
+        without_progress(&actions),
+        [
+            "started",
+            "record call",
+            "decide",
+            "record",
+            "cancel stream",
+            "run tools"
+        ],
+        "{actions:?}"
     );
 }

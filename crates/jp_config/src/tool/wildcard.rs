@@ -13,8 +13,12 @@
 //! [`crate::tool::effective`]), and so are its limits
 //! ([`crate::tool::limits::run_limits`]). A server tool that an entry of its own
 //! already offers (an entry with the same `source` whose `tool`, or name,
-//! is the server's name for it) is left to that entry. A server's tool
-//! whose name is taken by another tool is a config error naming both.
+//! is the server's name for it) is left to that entry. An entry of
+//! settings alone under the tool's name (`[conversation.tools.git_status]`
+//! with `max_output_bytes`, no `command`) is that tool's own settings,
+//! over the wildcard's: a limit message names the tool's own key, and
+//! setting it works. A server's tool whose name is taken by another tool
+//! is a config error naming both.
 
 use std::collections::BTreeMap;
 
@@ -125,6 +129,25 @@ pub fn expand(
                 ));
                 continue;
             }
+            let mut entry = template.clone();
+            entry.tool = Some(tool.clone());
+            // Its policy and limits are the wildcard's, found there, so
+            // that messages name the key to change.
+            entry.policy = super::PolicyConfig::default();
+            entry.run = None;
+            entry.result = None;
+            entry.timeout_secs = None;
+            entry.max_output_bytes = None;
+            entry.max_argument_bytes = None;
+            if let Some(settings) = tools.get(tool).filter(|cfg| is_settings(cfg)) {
+                // An entry of settings alone for the tool
+                // (`conversation.tools.echo.max_output_bytes`): they apply
+                // over the wildcard's.
+                apply_settings(&mut entry, settings);
+                tools.insert(tool.clone(), entry);
+                added.insert(tool.clone(), wildcard.clone());
+                continue;
+            }
             if let Some(existing) = tools.get(tool) {
                 errors.push((
                     path(&wildcard),
@@ -145,16 +168,6 @@ pub fn expand(
                 ));
                 continue;
             }
-            let mut entry = template.clone();
-            entry.tool = Some(tool.clone());
-            // Its policy and limits are the wildcard's, found there, so
-            // that messages name the key to change.
-            entry.policy = super::PolicyConfig::default();
-            entry.run = None;
-            entry.result = None;
-            entry.timeout_secs = None;
-            entry.max_output_bytes = None;
-            entry.max_argument_bytes = None;
             tools.insert(tool.clone(), entry);
             added.insert(tool.clone(), wildcard.clone());
         }
@@ -163,6 +176,39 @@ pub fn expand(
         }
     }
     errors
+}
+
+/// Whether `cfg` carries settings alone, for a tool defined elsewhere (a
+/// local entry with no `command` or `parameters`, naming no server tool):
+/// for a tool a wildcard offers, its own settings over the wildcard's.
+fn is_settings(cfg: &ToolConfig) -> bool {
+    cfg.source == ToolSource::Local && !cfg.is_defined() && cfg.tool.is_none()
+}
+
+/// Lays the settings `settings` has over `entry`, a tool a wildcard
+/// offers: whether it is offered, its policies and limits (the tool's own,
+/// found before the wildcard's), and what the model reads of it and what it
+/// may use.
+fn apply_settings(entry: &mut ToolConfig, settings: &ToolConfig) {
+    entry.enable = entry.enable && settings.enable;
+    entry.policy = settings.policy.clone();
+    entry.run = settings.run.clone();
+    entry.result = settings.result.clone();
+    entry.timeout_secs = settings.timeout_secs;
+    entry.max_output_bytes = settings.max_output_bytes;
+    entry.max_argument_bytes = settings.max_argument_bytes;
+    if settings.summary.is_some() {
+        entry.summary = settings.summary.clone();
+    }
+    if settings.description.is_some() {
+        entry.description = settings.description.clone();
+    }
+    if !settings.options.is_empty() {
+        entry.options = settings.options.clone();
+    }
+    if settings.access != crate::access::AccessConfig::default() {
+        entry.access = settings.access.clone();
+    }
 }
 
 #[cfg(test)]

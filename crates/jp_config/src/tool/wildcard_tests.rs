@@ -107,3 +107,80 @@ fn a_disabled_wildcard_adds_nothing() {
     assert!(expand(&mut tools, &servers(&[("git", &["log"])])).is_empty());
     assert_eq!(tools.len(), 1);
 }
+
+/// An entry of settings alone under the name of a tool a wildcard offers
+/// is that tool's own settings, over the wildcard's (issue 34: the key a
+/// limit message named made the config refuse to load); an entry that
+/// defines a tool still collides.
+#[test]
+fn an_entry_of_settings_alone_is_the_wildcard_tools_own() {
+    let settings = |f: fn(&mut ToolConfig)| {
+        let mut cfg = ToolConfig::default();
+        f(&mut cfg);
+        cfg
+    };
+    // (the entry, what the expanded tool then is, or the error)
+    type Check = fn(&IndexMap<String, ToolConfig>);
+    let table: Vec<(ToolConfig, Check)> = vec![
+        (settings(|c| c.max_output_bytes = Some(10)), |tools| {
+            let limits = crate::tool::limits::run_limits(tools, "status");
+            assert_eq!(limits.max_output_bytes, 10);
+            assert_eq!(
+                limits.max_output_key,
+                "conversation.tools.status.max_output_bytes"
+            );
+            assert_eq!(
+                limits.timeout_key,
+                "conversation.tools.'git.*'.timeout_secs"
+            );
+            assert_eq!(tools["status"].source, ToolSource::Mcp("git".into()));
+            assert_eq!(tools["status"].tool.as_deref(), Some("status"));
+            assert_eq!(tools["status"].policy.run, None, "the wildcard's applies");
+        }),
+        (
+            settings(|c| c.policy.run = Some(PolicySpec::Mode(Mode::Unattended))),
+            |tools| {
+                assert_eq!(
+                    tools["status"].policy.run,
+                    Some(PolicySpec::Mode(Mode::Unattended))
+                );
+                let limits = crate::tool::limits::run_limits(tools, "status");
+                assert_eq!(limits.timeout, std::time::Duration::from_secs(5));
+            },
+        ),
+        (settings(|c| c.enable = false), |tools| {
+            assert!(!tools["status"].enable);
+        }),
+        (
+            settings(|c| c.summary = Some("Shows the status.".into())),
+            |tools| {
+                assert_eq!(
+                    tools["status"].summary.as_deref(),
+                    Some("Shows the status.")
+                );
+                assert!(tools["status"].enable);
+            },
+        ),
+    ];
+    for (entry, check) in table {
+        let mut tools = IndexMap::new();
+        let mut wildcard = mcp("git", None);
+        wildcard.policy.run = Some(PolicySpec::Mode(Mode::Ask));
+        wildcard.timeout_secs = Some(5);
+        tools.insert("git.*".to_owned(), wildcard);
+        tools.insert("status".to_owned(), entry);
+        let errors = expand(&mut tools, &servers(&[("git", &["status", "log"])]));
+        assert!(errors.is_empty(), "{errors:?}");
+        check(&tools);
+        assert_eq!(tools["log"].tool.as_deref(), Some("log"));
+    }
+    // A local tool under the name still collides.
+    let mut tools = IndexMap::new();
+    tools.insert("git.*".to_owned(), mcp("git", None));
+    tools.insert(
+        "status".to_owned(),
+        settings(|c| c.command = Some(ToolCommand::Line("x".to_owned()))),
+    );
+    let errors = expand(&mut tools, &servers(&[("git", &["status"])]));
+    assert_eq!(errors.len(), 1, "{errors:?}");
+}

@@ -332,7 +332,10 @@ fn call_name<'a>(history: &'a [Message], id: &str) -> Option<&'a str> {
 /// Gemini sends none, one from [`CallIds`]), one
 /// [`ToolCallPart::ArgumentChunk`] with `args` as the JSON text that
 /// arrived, and its flush. Thought signatures and parts jp does not read
-/// are skipped.
+/// are skipped. The events of a chunk with a call are one group
+/// ([`StreamEvent::GroupStart`] to [`StreamEvent::GroupEnd`]): they
+/// arrived together, so the turn reads them all before it stops the
+/// stream for a call declined among them.
 ///
 /// The chunk with a `finishReason` ends the response: it flushes the text
 /// and the reasoning, reports [`Usage`] (`promptTokenCount`; output is
@@ -552,7 +555,15 @@ impl Events {
             }
             return Ok(());
         };
-        for part in candidate.content.map(|c| c.parts).unwrap_or_default() {
+        let parts = candidate.content.map(|c| c.parts).unwrap_or_default();
+        // A call arrives whole, in one event, often with the response's
+        // end: its events are one group, so a decision about the call
+        // waits for the rest of the event.
+        let grouped = parts.iter().any(|part| part.function_call.is_some());
+        if grouped {
+            out.push(StreamEvent::GroupStart);
+        }
+        for part in parts {
             if let Some(call) = part.function_call {
                 self.function_call(call, out);
             } else if let Some(text) = part.text.filter(|text| !text.is_empty()) {
@@ -568,6 +579,9 @@ impl Events {
         }
         if let Some(reason) = candidate.finish_reason {
             self.finish(reason, out);
+        }
+        if grouped {
+            out.push(StreamEvent::GroupEnd);
         }
         Ok(())
     }

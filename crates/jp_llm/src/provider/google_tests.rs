@@ -116,11 +116,13 @@ fn recorded_tool_call() {
     assert_eq!(
         events,
         vec![
+            StreamEvent::GroupStart,
             start(2, "jp_call_0", "run_me"),
             chunk(2, r#"{"bar": ["hello","world"],"foo": "test"}"#),
             flush(2),
             usage(67, 23 + 225, None),
             StreamEvent::Finished(FinishReason::EndTurn),
+            StreamEvent::GroupEnd,
         ]
     );
     assert_eq!(
@@ -206,11 +208,13 @@ fn recorded_tool_call_and_answer_without_thoughts() {
     assert_eq!(
         decode_ok(&bodies[0]),
         vec![
+            StreamEvent::GroupStart,
             start(2, "jp_call_0", "run_me"),
             chunk(2, r#"{"bar": "foo"}"#),
             flush(2),
             usage(67, 15, None),
             StreamEvent::Finished(FinishReason::EndTurn),
+            StreamEvent::GroupEnd,
         ]
     );
     let events = decode_ok(&bodies[1]);
@@ -249,9 +253,11 @@ fn recorded_gemini_3_tool_call() {
     assert_eq!(
         events,
         vec![
+            StreamEvent::GroupStart,
             start(2, "jp_call_0", "weather"),
             chunk(2, r#"{"location":"San Francisco"}"#),
             flush(2),
+            StreamEvent::GroupEnd,
             usage(29, 15 + 804, None),
             StreamEvent::Finished(FinishReason::EndTurn),
         ]
@@ -274,9 +280,11 @@ fn recorded_text_then_a_call_with_geminis_id() {
         events,
         vec![
             text("Let me check."),
+            StreamEvent::GroupStart,
             start(2, "g1bmv6il", "get_weather"),
             chunk(2, r#"{"city":"San Francisco"}"#),
             flush(2),
+            StreamEvent::GroupEnd,
             flush(TEXT_INDEX),
             usage(83, 21 + 178, None),
             StreamEvent::Finished(FinishReason::EndTurn),
@@ -297,6 +305,7 @@ fn recorded_two_calls_in_one_chunk() {
     assert_eq!(
         events,
         vec![
+            StreamEvent::GroupStart,
             start(2, "jp_call_0", "get_weather"),
             chunk(2, r#"{"city": "Paris"}"#),
             flush(2),
@@ -305,6 +314,7 @@ fn recorded_two_calls_in_one_chunk() {
             flush(3),
             usage(27, 10, None),
             StreamEvent::Finished(FinishReason::EndTurn),
+            StreamEvent::GroupEnd,
         ]
     );
     let crlf = String::from_utf8(body).unwrap().replace('\n', "\r\n");
@@ -362,6 +372,7 @@ fn thoughts_text_parallel_calls_and_cached_tokens() {
             thought("Two files"),
             thought(" to read."),
             text("Reading both."),
+            StreamEvent::GroupStart,
             start(2, "jp_call_0", "fs_read_file"),
             chunk(2, r#"{"path":"b.rs","lines":[1,2]}"#),
             flush(2),
@@ -374,6 +385,7 @@ fn thoughts_text_parallel_calls_and_cached_tokens() {
             flush(REASONING_INDEX),
             usage(900, 52, Some(512)),
             StreamEvent::Finished(FinishReason::EndTurn),
+            StreamEvent::GroupEnd,
         ]
     );
     assert_eq!(
@@ -441,7 +453,7 @@ fn call_ids_are_new_to_the_conversation_and_sent_ids_kept() {
 fn arguments_reach_the_parser_as_sent() {
     let body = b"data: {\"candidates\": [{\"content\": {\"parts\": [{\"functionCall\": {\"name\": \"w\", \"args\": { \"path\" : \"a.rs\", \"path\":\"../x\" }}}]}, \"finishReason\": \"STOP\"}]}\r\n\r\n";
     let events = decode_ok(body);
-    assert_eq!(events[1], chunk(2, r#"{ "path" : "a.rs", "path":"../x" }"#));
+    assert_eq!(events[2], chunk(2, r#"{ "path" : "a.rs", "path":"../x" }"#));
 }
 
 #[test]
@@ -773,4 +785,30 @@ fn provider_basics() {
 /// The exact JSON text of a request body.
 fn body_text(body: &impl serde::Serialize) -> String {
     serde_json::to_string(body).unwrap()
+}
+
+/// A chunk with a call is one group of events (the call arrived whole),
+/// its usage and finish inside it when the chunk ends the response; a
+/// chunk of text alone is none (issue 34).
+#[test]
+fn a_chunk_with_a_call_is_one_group() {
+    let body = sse(&[
+        json!({"candidates": [{"content": {"parts": [{"text": "Writing."}]}}]}),
+        json!({"candidates": [{"content": {"parts": [{"functionCall": {"name": "w", "args": {"path": "a"}}}]}, "finishReason": "STOP"}],
+               "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 1}}),
+    ]);
+    assert_eq!(
+        decode_ok(&body),
+        vec![
+            text("Writing."),
+            StreamEvent::GroupStart,
+            start(2, "jp_call_0", "w"),
+            chunk(2, r#"{"path":"a"}"#),
+            flush(2),
+            flush(TEXT_INDEX),
+            usage(3, 1, None),
+            StreamEvent::Finished(FinishReason::EndTurn),
+            StreamEvent::GroupEnd,
+        ]
+    );
 }

@@ -302,6 +302,8 @@ fn a_gemini_replay_makes_call_ids_new_to_the_conversation() {
     assert_eq!(
         events,
         vec![
+            // The chunk with the call is one group (issue 34).
+            Ok(StreamEvent::GroupStart),
             Ok(StreamEvent::Part {
                 index: 2,
                 part: EventPart::ToolCall(ToolCallPart::Start {
@@ -315,6 +317,7 @@ fn a_gemini_replay_makes_call_ids_new_to_the_conversation() {
             }),
             Ok(StreamEvent::Flush { index: 2 }),
             Ok(StreamEvent::Finished(FinishReason::EndTurn)),
+            Ok(StreamEvent::GroupEnd),
         ]
     );
 }

@@ -444,3 +444,132 @@ fn a_terminal_resized_while_the_answer_streams_gets_rows_that_fit_it() {
            eight\n"
     );
 }
+
+/// A fence's info string, the text after its opening fence, is escaped
+/// like every other part of the markdown: raw, `~~~x ESC]0;TITLE BEL`
+/// retitled the window (issue 34).
+#[test]
+fn a_fences_info_string_is_escaped() {
+    let text = "~~~x \u{1b}]0;TITLE\u{7}\ncode\n~~~ \u{9b}2J\n~~~\n";
+    assert_eq!(
+        plain(text, 80),
+        "~~~x \\u{1b}]0;TITLE\\u{7}\ncode\n~~~ \\u{9b}2J\n~~~\n"
+    );
+    assert_eq!(
+        color("```rust \u{202e}x\nlet\n```\n", 80),
+        "\x1b[2m```rust \\u{202e}x\x1b[0m\n\x1b[38;5;139mlet\x1b[0m\n\x1b[2m```\x1b[0m\n"
+    );
+}
+
+proptest::proptest! {
+    /// Whatever the model writes, what reaches the terminal holds no
+    /// character a terminal acts on or hides, but for the renderer's own
+    /// styles and hyperlinks: every part of the markdown (fences and their
+    /// info strings, headings, lists, quotes, tables, links and their
+    /// targets, code) is escaped.
+    #[test]
+    fn no_part_of_the_markdown_reaches_the_terminal_raw(
+        text in "(```|~~~|# |> |- |1\\. |\\| |\\[|\\]\\(|\\)|<|>|\\*|_|`|https://|a\\.b|mailto:x|[a-z ]|\n|\u{1b}|\u{7}|\u{9b}|\u{202e}|\u{206a}|\u{180b}|\u{fff9}|\u{1bca0}|\u{1d173}|\u{e0041}|\u{200b}|\r){0,60}",
+        chunk in 1_usize..9,
+        hyperlinks: bool,
+        colour: bool,
+    ) {
+        let ink = Ink { color: colour, truecolor: false, hyperlinks };
+        let out = render_chunked(&text, 30, ink, chunk);
+        let own = regex::Regex::new("\x1b\\[[0-9;]*m|\x1b\\]8;;[!-~]*\x1b\\\\").unwrap();
+        let rest = own.replace_all(&out, "");
+        let raw: Vec<char> = rest.chars().filter(|&c| c != '\n' && crate::printer::needs_escape(c)).collect();
+        proptest::prop_assert!(raw.is_empty(), "{raw:?} raw in {out:?}");
+    }
+}
+
+/// A link's text that looks like an address other than its target shows
+/// the target, hyperlink or not; only `http`, `https` and `mailto`
+/// targets become hyperlinks (issue 34).
+#[test]
+fn a_link_never_passes_for_another_address() {
+    let links = Ink {
+        hyperlinks: true,
+        ..COLOR
+    };
+    let osc =
+        |url: &str, text: &str| format!("\x1b]8;;{url}\x1b\\\x1b[4;34m{text}\x1b[0m\x1b]8;;\x1b\\");
+    let shown = |text: &str, url: &str| format!("\x1b[4;34m{text}\x1b[0m (\x1b[2m{url}\x1b[0m)");
+    // (markdown, with hyperlinks, without colour)
+    let table: &[(&str, String, &str)] = &[
+        // Text that is no address: a hyperlink.
+        (
+            "[docs](https://example.com/a)",
+            osc("https://example.com/a", "docs"),
+            "docs (https://example.com/a)",
+        ),
+        // Text that is its own address, with or without its scheme.
+        (
+            "[https://example.com](https://example.com)",
+            osc("https://example.com", "https://example.com"),
+            "https://example.com",
+        ),
+        (
+            "[example.com](https://example.com/)",
+            osc("https://example.com/", "example.com"),
+            "example.com",
+        ),
+        (
+            "[a@b.example](mailto:a@b.example)",
+            osc("mailto:a@b.example", "a@b.example"),
+            "a@b.example",
+        ),
+        // Text that passes for another address: the target shows.
+        (
+            "[https://bank.example](https://evil.example)",
+            shown("https://bank.example", "https://evil.example"),
+            "https://bank.example (https://evil.example)",
+        ),
+        (
+            "[bank.example/login](https://evil.example)",
+            shown("bank.example/login", "https://evil.example"),
+            "bank.example/login (https://evil.example)",
+        ),
+        (
+            "[www.bank.example](http://evil.example)",
+            shown("www.bank.example", "http://evil.example"),
+            "www.bank.example (http://evil.example)",
+        ),
+        (
+            "[log in at pаypal.com](https://evil.example)",
+            shown("log in at pаypal.com", "https://evil.example"),
+            "log in at pаypal.com (https://evil.example)",
+        ),
+        (
+            "[help@bank.example](mailto:x@evil.example)",
+            shown("help@bank.example", "mailto:x@evil.example"),
+            "help@bank.example (mailto:x@evil.example)",
+        ),
+        // Other schemes are never hyperlinks.
+        (
+            "[notes](file:///etc/passwd)",
+            shown("notes", "file:///etc/passwd"),
+            "notes (file:///etc/passwd)",
+        ),
+        (
+            "[run](javascript:alert(1))",
+            shown("run", "javascript:alert(1)"),
+            "run (javascript:alert(1))",
+        ),
+        (
+            "[lib](src/lib.rs)",
+            shown("lib", "src/lib.rs"),
+            "lib (src/lib.rs)",
+        ),
+        ("[x](ssh://h)", shown("x", "ssh://h"), "x (ssh://h)"),
+    ];
+    for (markdown, linked, plain_text) in table {
+        let line = format!("{markdown}\n");
+        assert_eq!(
+            render_chunked(&line, 200, links, 4),
+            format!("{linked}\n"),
+            "{markdown}"
+        );
+        assert_eq!(plain(&line, 200), format!("{plain_text}\n"), "{markdown}");
+    }
+}

@@ -47,9 +47,9 @@ struct OpenLink {
 /// `base` plus its own look. With `color`, emphasis, strong, strikethrough
 /// and code are drawn by their looks; without, by their markers (`*a*`,
 /// `**a**`, `~~a~~`, `` `a` ``), so they still show. A link is its text,
-/// followed by ` (URL)` unless `hyperlinks` draws it as one (colour on, the
-/// address safe for it) or the text is the address. Every text is
-/// escaped.
+/// followed by ` (URL)` unless `hyperlinks` draws it as one (colour on, an
+/// `http`, `https` or `mailto` address, and text that does not pass for
+/// another address) or the text is the address. Every text is escaped.
 #[must_use]
 pub fn spans(line: &str, base: Look, color: bool, hyperlinks: bool) -> Vec<Span> {
     let source = format!("\u{a0}{line}");
@@ -137,7 +137,8 @@ pub fn spans(line: &str, base: Look, color: bool, hyperlinks: bool) -> Vec<Span>
                     }
                     TagEnd::Link | TagEnd::Image => {
                         if let Some(link) = links.pop() {
-                            end_link(&mut out, &link, current, color && hyperlinks);
+                            let target = end_link(&mut out, &link, current, color && hyperlinks);
+                            out.extend(target);
                         }
                     }
                     _ => {}
@@ -156,19 +157,81 @@ pub fn spans(line: &str, base: Look, color: bool, hyperlinks: bool) -> Vec<Span>
     out
 }
 
-/// A link's text is complete: unless it is drawn as a hyperlink, or says
-/// its address already, the address follows it.
-fn end_link(out: &mut Vec<Span>, link: &OpenLink, look: Look, hyperlinks: bool) {
-    if link.url.is_empty() || (hyperlinks && hyperlink_safe(&link.url)) {
-        return;
+/// A link's text is complete. It is drawn as a hyperlink when the
+/// terminal draws them and the address may be one ([`hyperlink_safe`]),
+/// unless its text looks like an address other than the target (`[https://
+/// bank.example](https://evil.example)`): then, as without hyperlinks, the
+/// text is plain and the target follows it, unless the text says it
+/// already.
+fn end_link(out: &mut [Span], link: &OpenLink, look: Look, hyperlinks: bool) -> Vec<Span> {
+    if link.url.is_empty() {
+        return Vec::new();
     }
     let text: String = out[link.start..].iter().map(|s| s.text.as_str()).collect();
-    let shown = link.url.strip_prefix("mailto:").unwrap_or(&link.url);
-    if text == shown || text == link.url {
-        return;
+    let says_it = same_address(&text, &link.url);
+    if hyperlinks && hyperlink_safe(&link.url) && (says_it || !looks_like_address(&text)) {
+        return Vec::new();
+    }
+    for span in &mut out[link.start..] {
+        span.link = None;
+    }
+    if says_it {
+        return Vec::new();
     }
     let url = expand_tabs(&sanitize(&link.url)).into_owned();
-    out.push(Span::new(" (", look));
-    out.push(Span::new(url, look.with(Look::DIM)));
-    out.push(Span::new(")", look));
+    vec![
+        Span::new(" (", look),
+        Span::new(url, look.with(Look::DIM)),
+        Span::new(")", look),
+    ]
+}
+
+/// Whether a link's `text` (as drawn) names the address `url` itself: the
+/// same, or the same without its `mailto:`, `http://` or `https://` and a
+/// final `/`.
+fn same_address(text: &str, url: &str) -> bool {
+    fn bare(address: &str) -> &str {
+        let address = address.trim();
+        let lower = address.to_ascii_lowercase();
+        let scheme = ["mailto:", "https://", "http://"]
+            .iter()
+            .find(|scheme| lower.starts_with(*scheme))
+            .map_or(0, |scheme| scheme.len());
+        let rest = &address[scheme..];
+        rest.strip_suffix('/').unwrap_or(rest)
+    }
+    text == url || bare(text) == bare(url)
+}
+
+/// Whether a link's `text` looks like an address, so that it could pass
+/// for its target: a word of it has a scheme (`://`, `mailto:`), starts
+/// with `www.`, is an e-mail address, or is a host name (dot-separated
+/// labels, the last of letters: `bank.example`, `pаypal.com/login`).
+fn looks_like_address(text: &str) -> bool {
+    text.split_whitespace().any(|word| {
+        let word = word.trim_matches(|c: char| {
+            matches!(
+                c,
+                '.' | ',' | ';' | ':' | '!' | '?' | '(' | ')' | '<' | '>' | '"' | '\''
+            )
+        });
+        let lower = word.to_lowercase();
+        if lower.contains("://") || lower.starts_with("mailto:") || lower.starts_with("www.") {
+            return true;
+        }
+        let host = word
+            .rsplit_once('@')
+            .map_or(word, |(_, domain)| domain)
+            .split(['/', ':', '?', '#'])
+            .next()
+            .unwrap_or("");
+        let labels: Vec<&str> = host.split('.').collect();
+        labels.len() >= 2
+            && labels
+                .iter()
+                .all(|l| !l.is_empty() && l.chars().all(|c| c.is_alphanumeric() || c == '-'))
+            && labels
+                .last()
+                .is_some_and(|tld| tld.chars().count() >= 2 && tld.chars().all(char::is_alphabetic))
+    })
 }

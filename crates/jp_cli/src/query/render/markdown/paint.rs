@@ -3,12 +3,14 @@
 //! writes them with the escape sequences that style them, or with none
 //! when colour is off.
 //!
-//! The text of a span is already escaped ([`crate::printer::sanitize`]):
+//! The text of a span is escaped ([`crate::printer::sanitize`]) when the
+//! span is made ([`Span::new`]), whatever part of the markdown it comes
+//! from (a fence's info string once reached the terminal raw, issue 34):
 //! the only escape sequences on screen are the ones [`paint`] adds.
 
 use std::sync::Arc;
 
-use crate::printer::char_columns;
+use crate::printer::{char_columns, sanitize};
 
 /// A foreground colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,7 +116,8 @@ fn xterm_256(r: u8, g: u8, b: u8) -> u8 {
 /// hyperlink where the terminal has them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Span {
-    /// The text, escaped, without newlines.
+    /// The text, escaped, without newlines. Made by [`Span::new`], or of
+    /// the characters of spans it made.
     pub text: String,
     /// Its look.
     pub look: Look,
@@ -123,10 +126,17 @@ pub struct Span {
 }
 
 impl Span {
-    /// `text` in `look`.
+    /// `text` in `look`, escaped ([`sanitize`]: escaping escaped text
+    /// changes nothing, so a caller that escaped it already loses
+    /// nothing).
     pub fn new(text: impl Into<String>, look: Look) -> Self {
+        let text = text.into();
+        let text = match sanitize(&text) {
+            std::borrow::Cow::Borrowed(_) => text,
+            std::borrow::Cow::Owned(escaped) => escaped,
+        };
         Self {
-            text: text.into(),
+            text,
             look,
             link: None,
         }
@@ -138,11 +148,20 @@ impl Span {
     }
 }
 
-/// Whether `url` may go inside an OSC 8 sequence as it is: printable ASCII
-/// with no space, so nothing in it can end the sequence or start another.
+/// Whether `url` may become an OSC 8 hyperlink: an `http`, `https` or
+/// `mailto` address (a click on anything else could open a local file or
+/// run a program's handler), of printable ASCII with no space, so nothing
+/// in it can end the sequence or start another.
 #[must_use]
 pub fn hyperlink_safe(url: &str) -> bool {
-    !url.is_empty() && url.bytes().all(|b| (0x21..0x7f).contains(&b))
+    let lower = url.to_ascii_lowercase();
+    let Some(scheme) = ["http://", "https://", "mailto:"]
+        .iter()
+        .find(|scheme| lower.starts_with(**scheme))
+    else {
+        return false;
+    };
+    url.len() > scheme.len() && url.bytes().all(|b| (0x21..0x7f).contains(&b))
 }
 
 /// How [`paint`] writes.
