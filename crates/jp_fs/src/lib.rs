@@ -144,6 +144,12 @@ impl fmt::Display for Refusal {
 
 impl std::error::Error for Refusal {}
 
+impl From<Refusal> for io::Error {
+    fn from(refusal: Refusal) -> Self {
+        refusal.into_io()
+    }
+}
+
 impl Refusal {
     /// The refusal `error` carries, if it is one.
     #[must_use]
