@@ -164,6 +164,10 @@ fn every_command_refuses_a_planted_file_and_leaves_the_outside_alone() {
             ws.jp(&["conversation", "rm", id])
         }),
     ];
+    let times = regex::Regex::new(
+        r"\d+ (days?|hours?|minutes?|seconds?) ago|just now|\d{4}-\d\d-\d\d \d\d:\d\d",
+    )
+    .unwrap();
     let mut table = String::new();
     for (plant_name, plant) in PLANTS {
         for (command, run) in commands {
@@ -179,11 +183,7 @@ fn every_command_refuses_a_planted_file_and_leaves_the_outside_alone() {
             );
             let hide = |text: &str| {
                 let text = text.replace(&id, "<id>");
-                let re = regex::Regex::new(
-                    r"\d+ (days?|hours?|minutes?|seconds?) ago|just now|\d{4}-\d\d-\d\d \d\d:\d\d",
-                )
-                .unwrap();
-                re.replace_all(&text, "<age>").into_owned()
+                times.replace_all(&text, "<age>").into_owned()
             };
             table.push_str(&format!(
                 "## {plant_name} / jp {command}: exit {}\n{}{}\n",
@@ -262,7 +262,8 @@ fn jp_init_refuses_a_jp_directory_that_is_a_link() {
 /// what the link names is left as it was.
 #[test]
 fn jp_config_set_refuses_a_workspace_config_that_is_a_link() {
-    let cases: [(&str, fn(&Workspace) -> PathBuf); 2] = [
+    type Plant = fn(&Workspace) -> PathBuf;
+    let cases: [(&str, Plant); 2] = [
         (".jp/config.toml", |ws| {
             // A file that is a config, so that the config loads: the
             // user's own, say.
@@ -373,6 +374,7 @@ fn the_scripted_provider_reads_only_regular_files_inside_the_workspace() {
             },
         ),
     ];
+    let ids = regex::Regex::new(r"conversation \d+").unwrap();
     let mut table = String::new();
     for (name, model, setup) in cases {
         let ws = initialized();
@@ -384,12 +386,11 @@ fn the_scripted_provider_reads_only_regular_files_inside_the_workspace() {
             !run.stdout.contains("SECRET") && !run.stderr.contains("SECRET"),
             "{name}: printed what is outside\n{run:?}"
         );
-        let re = regex::Regex::new(r"conversation \d+").unwrap();
         table.push_str(&format!(
             "## {name} ({model}): exit {}\n{}{}\n",
             run.code,
             run.stdout,
-            re.replace_all(&run.stderr, "conversation <id>")
+            ids.replace_all(&run.stderr, "conversation <id>")
         ));
     }
     insta::assert_snapshot!(table);
