@@ -27,6 +27,11 @@
 //! converted to a log once by the first writer that opens them ([`v1`]).
 //!
 //! The active conversation's id is kept in `.jp/conversations/active`.
+//!
+//! A repository can commit any of these files, or links in their place:
+//! every one is opened from the workspace root through [`jp_fs`], which
+//! follows no link below it and opens only regular files, and every read
+//! is bounded ([`MAX_STORED_BYTES`]).
 
 mod disk;
 mod error;
@@ -34,20 +39,28 @@ mod log;
 mod v1;
 
 use std::fs::{self, File};
-use std::io::{self, Write as _};
+use std::io::{self, Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::conversation::{ConversationEvent, EventKind, now_ms};
 
-use disk::{sync_dir, write_atomic};
+use disk::{Kept, sync_dir, write_atomic};
 pub use error::StoreError;
 use error::io_error;
 pub use log::{LOG_FORMAT, LOG_VERSION, TornTail};
 
 const LOCK_NAME: &str = "lock";
 const ACTIVE_NAME: &str = "active";
+
+/// The most jp reads of a stored file (a log, a version 1 conversation):
+/// a file larger than this is refused, not read.
+pub const MAX_STORED_BYTES: u64 = 1 << 30;
+
+/// The most jp reads of the active marker (an id) or of a lock file (who
+/// holds it).
+const MAX_MARKER_BYTES: u64 = 4096;
 
 /// How many characters of the first message a derived title keeps.
 const TITLE_CHARS: usize = 60;
@@ -110,6 +123,9 @@ impl Conversation {
 /// The conversations of one workspace.
 #[derive(Debug, Clone)]
 pub struct Store {
+    /// `.jp/conversations` below the workspace root, which every file is
+    /// opened from.
+    kept: Kept,
     root: PathBuf,
 }
 
@@ -117,8 +133,10 @@ impl Store {
     /// The store under `workspace_root/.jp/conversations`.
     #[must_use]
     pub fn new(workspace_root: &Path) -> Self {
+        let kept = Kept::new(workspace_root, Path::new(".jp").join("conversations"));
         Self {
-            root: workspace_root.join(".jp").join("conversations"),
+            root: kept.path(),
+            kept,
         }
     }
 
@@ -128,21 +146,30 @@ impl Store {
         &self.root
     }
 
-    fn dir(&self, id: &str) -> Result<PathBuf, StoreError> {
+    fn dir(&self, id: &str) -> Result<Kept, StoreError> {
         let valid = !id.is_empty()
             && id
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
         if valid {
-            Ok(self.root.join(id))
+            Ok(self.kept.join(id))
         } else {
             Err(StoreError::BadId(id.to_owned()))
         }
     }
 
     /// Whether `dir` holds a conversation (a log, or a version 1 file).
-    fn holds_conversation(dir: &Path) -> bool {
-        dir.join(log::LOG_NAME).is_file() || dir.join(v1::V1_NAME).is_file()
+    /// Something that is not a regular file at either name, or a link on
+    /// the way, counts: reading it then says what is wrong, rather than
+    /// the conversation seeming not to exist.
+    fn holds_conversation(dir: &Kept) -> bool {
+        [log::LOG_NAME, v1::V1_NAME].into_iter().any(|name| {
+            let file = dir.join(name);
+            match jp_fs::kind(file.base(), file.rel()) {
+                Ok(kind) => kind.is_some(),
+                Err(e) => matches!(jp_fs::Refusal::of(&e), Some(jp_fs::Refusal::Link(_))),
+            }
+        })
     }
 
     /// Creates a new, empty conversation and locks it for writing.
@@ -151,29 +178,30 @@ impl Store {
     ///
     /// When the directory cannot be created or locked.
     pub fn create(&self) -> Result<(Conversation, ConversationLock), StoreError> {
-        fs::create_dir_all(&self.root).map_err(io_error("cannot create", &self.root))?;
+        jp_fs::create_dir_all(self.kept.base(), self.kept.rel())
+            .map_err(io_error("cannot create", &self.root))?;
         let created_ms = now_ms();
         // Ids are creation times in milliseconds; two conversations created
         // in one millisecond take the next free number.
         let mut n = created_ms;
         loop {
             let id = n.to_string();
-            let dir = self.root.join(&id);
-            match fs::create_dir(&dir) {
+            let dir = self.kept.join(&id);
+            match jp_fs::create_dir(dir.base(), dir.rel()) {
                 Ok(()) => {
-                    sync_dir(&self.root);
+                    sync_dir(&self.kept);
                     let lock = self.lock(&id)?;
                     // The header is written whole (temporary file and
                     // rename), so a log never lacks one.
-                    let path = dir.join(log::LOG_NAME);
+                    let log = dir.join(log::LOG_NAME);
                     let header = log::encode_header(&log::Header::new(&id, created_ms, None))
                         .map_err(|e| StoreError::Io {
                             action: "cannot serialize",
-                            path: path.clone(),
+                            path: log.path(),
                             source: io::Error::other(e),
                         })?;
-                    write_atomic(&path, &header)?;
-                    let appender = log::Appender::open(&path, header.len() as u64, 0)?;
+                    write_atomic(&log, &header)?;
+                    let appender = log::Appender::open(&log, header.len() as u64, 0)?;
                     let conversation = Conversation {
                         id,
                         created_ms,
@@ -184,7 +212,7 @@ impl Store {
                     return Ok((conversation, lock.with_appender(appender)));
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => n += 1,
-                Err(e) => return Err(io_error("cannot create", &dir)(e)),
+                Err(e) => return Err(io_error("cannot create", &dir.path())(e)),
             }
         }
     }
@@ -203,8 +231,9 @@ impl Store {
         let lock = self.lock(id)?;
         let dir = self.dir(id)?;
         v1::migrate(&dir, id)?;
-        let path = dir.join(log::LOG_NAME);
-        let read = match log::read(&path) {
+        let log = dir.join(log::LOG_NAME);
+        let path = log.path();
+        let read = match log::read(&log) {
             Ok(read) => read,
             Err(log::ReadError::Open(e)) if e.kind() == io::ErrorKind::NotFound => {
                 return Err(StoreError::NotFound(id.to_owned()));
@@ -212,7 +241,7 @@ impl Store {
             Err(log::ReadError::Open(e)) => return Err(io_error("cannot read", &path)(e)),
             Err(log::ReadError::Store(e)) => return Err(e),
         };
-        let appender = log::Appender::open(&path, read.valid_len, read.events.len())?;
+        let appender = log::Appender::open(&log, read.valid_len, read.events.len())?;
         let mut conversation = conversation_of(&path, id, read)?;
         if let Some(tail) = &mut conversation.torn_tail {
             tail.removed = true;
@@ -220,26 +249,28 @@ impl Store {
         Ok((conversation, lock.with_appender(appender)))
     }
 
-    /// Takes the write lock of conversation `id`.
+    /// Takes the write lock of conversation `id`: its `lock` file, opened
+    /// (or created) without following a link on the way or at the file.
     fn lock(&self, id: &str) -> Result<Locked, StoreError> {
         let dir = self.dir(id)?;
-        if !dir.is_dir() {
+        // Anything but nothing goes on to the open, which says what is
+        // wrong with a link or a file in the way.
+        if let Ok(None) = jp_fs::kind(dir.base(), dir.rel()) {
             return Err(StoreError::NotFound(id.to_owned()));
         }
-        let path = dir.join(LOCK_NAME);
-        let mut file = fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
+        let lock = dir.join(LOCK_NAME);
+        let path = lock.path();
+        let mut file = jp_fs::open(lock.base(), lock.rel(), jp_fs::Access::WriteOrCreate)
             .map_err(io_error("cannot open", &path))?;
         match file.try_lock() {
             Ok(()) => {}
             Err(fs::TryLockError::WouldBlock) => {
-                let holder = fs::read_to_string(&path)
+                let mut text = Vec::new();
+                let holder = (&file)
+                    .take(MAX_MARKER_BYTES)
+                    .read_to_end(&mut text)
                     .ok()
-                    .map(|s| s.trim().to_owned())
+                    .map(|_| String::from_utf8_lossy(&text).trim().to_owned())
                     .filter(|s| !s.is_empty());
                 return Err(StoreError::Locked {
                     id: id.to_owned(),
@@ -268,8 +299,9 @@ impl Store {
         let dir = self.dir(id)?;
         // The log first: when both files exist, a migration stopped after
         // writing the whole log.
-        let path = dir.join(log::LOG_NAME);
-        match log::read(&path) {
+        let log = dir.join(log::LOG_NAME);
+        let path = log.path();
+        match log::read(&log) {
             Ok(read) => conversation_of(&path, id, read),
             Err(log::ReadError::Open(e)) if e.kind() == io::ErrorKind::NotFound => {
                 let file = v1::read(&dir.join(v1::V1_NAME), id)?
@@ -293,6 +325,27 @@ impl Store {
     ///
     /// When the directory cannot be listed.
     pub fn ids(&self) -> Result<Vec<String>, StoreError> {
+        // The directory itself must not be a link: what is listed is what
+        // is read next.
+        match jp_fs::kind(self.kept.base(), self.kept.rel()) {
+            Ok(None) => return Ok(Vec::new()),
+            Ok(Some(jp_fs::FileKind::Directory)) => {}
+            Ok(Some(jp_fs::FileKind::Link)) => {
+                return Err(io_error("cannot list", &self.root)(
+                    jp_fs::Refusal::Link(self.root.clone()).into(),
+                ));
+            }
+            Ok(Some(kind)) => {
+                return Err(io_error("cannot list", &self.root)(
+                    jp_fs::Refusal::NotDirectory {
+                        path: self.root.clone(),
+                        kind,
+                    }
+                    .into(),
+                ));
+            }
+            Err(e) => return Err(io_error("cannot list", &self.root)(e)),
+        }
         let entries = match fs::read_dir(&self.root) {
             Ok(entries) => entries,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -301,9 +354,12 @@ impl Store {
         let mut ids = Vec::new();
         for entry in entries {
             let entry = entry.map_err(io_error("cannot list", &self.root))?;
-            if Self::holds_conversation(&entry.path())
-                && let Some(id) = entry.file_name().to_str()
-                && self.dir(id).is_ok()
+            // The marker is no conversation, even when it is a link (which
+            // `holds_conversation` counts, to report it).
+            if let Some(id) = entry.file_name().to_str()
+                && id != ACTIVE_NAME
+                && let Ok(dir) = self.dir(id)
+                && Self::holds_conversation(&dir)
             {
                 ids.push(id.to_owned());
             }
@@ -316,7 +372,7 @@ impl Store {
     /// The active conversation's id, if one is set and still exists.
     #[must_use]
     pub fn active(&self) -> Option<String> {
-        let id = fs::read_to_string(self.root.join(ACTIVE_NAME)).ok()?;
+        let id = self.read_marker()?;
         let id = id.trim();
         let dir = self.dir(id).ok()?;
         Self::holds_conversation(&dir).then(|| id.to_owned())
@@ -326,8 +382,16 @@ impl Store {
     /// conversation is there ([`active`](Self::active) checks that it is).
     #[must_use]
     pub fn active_marker(&self) -> Option<String> {
-        let id = fs::read_to_string(self.root.join(ACTIVE_NAME)).ok()?;
+        let id = self.read_marker()?;
         Some(id.trim().to_owned()).filter(|id| !id.is_empty())
+    }
+
+    /// What the active-conversation marker holds: `None` when it is not
+    /// there, or is not a regular file in the store (a link is not
+    /// followed), or holds more than an id.
+    fn read_marker(&self) -> Option<String> {
+        let marker = self.kept.join(ACTIVE_NAME);
+        jp_fs::read_to_string(marker.base(), marker.rel(), MAX_MARKER_BYTES).ok()
     }
 
     /// Makes `id` the active conversation.
@@ -339,7 +403,7 @@ impl Store {
         if !Self::holds_conversation(&self.dir(id)?) {
             return Err(StoreError::NotFound(id.to_owned()));
         }
-        write_atomic(&self.root.join(ACTIVE_NAME), format!("{id}\n").as_bytes())
+        write_atomic(&self.kept.join(ACTIVE_NAME), format!("{id}\n").as_bytes())
     }
 
     /// Deletes conversation `id` (taking its lock first, so a running
@@ -352,17 +416,29 @@ impl Store {
         let lock = self.lock(id)?;
         let dir = self.dir(id)?;
         // Move it out of sight first, so a reader never sees half a
-        // directory, then delete.
-        let trash = self.root.join(format!(".removing-{id}"));
-        // A removal that crashed half-way left this behind; finish it.
-        if trash.exists() {
-            fs::remove_dir_all(&trash).map_err(io_error("cannot remove", &trash))?;
+        // directory, then delete. The lock was taken through no link, and
+        // the rename follows none: what is deleted is in the store.
+        let trash = self.kept.join(&format!(".removing-{id}"));
+        let trash_path = trash.path();
+        // A removal that crashed half-way left this behind; finish it (a
+        // link there is removed itself).
+        match jp_fs::kind(trash.base(), trash.rel()) {
+            Ok(Some(jp_fs::FileKind::Directory)) => {
+                fs::remove_dir_all(&trash_path).map_err(io_error("cannot remove", &trash_path))?
+            }
+            Ok(Some(_)) => jp_fs::remove_file(trash.base(), trash.rel())
+                .map_err(io_error("cannot remove", &trash_path))?,
+            Ok(None) => {}
+            Err(e) => return Err(io_error("cannot remove", &trash_path)(e)),
         }
-        fs::rename(&dir, &trash).map_err(io_error("cannot remove", &dir))?;
+        jp_fs::rename(dir.base(), dir.rel(), trash.rel())
+            .map_err(io_error("cannot remove", &dir.path()))?;
         drop(lock);
-        fs::remove_dir_all(&trash).map_err(io_error("cannot remove", &trash))?;
+        // remove_dir_all follows no link inside what it removes.
+        fs::remove_dir_all(&trash_path).map_err(io_error("cannot remove", &trash_path))?;
         if self.active().is_none() {
-            let _ = fs::remove_file(self.root.join(ACTIVE_NAME));
+            let marker = self.kept.join(ACTIVE_NAME);
+            let _ = jp_fs::remove_file(marker.base(), marker.rel());
         }
         Ok(())
     }

@@ -368,9 +368,23 @@ fn target_file(ctx: &Ctx, user: bool) -> Result<PathBuf, Error> {
     if user {
         return load::user_config_file(&ctx.env).ok_or(Error::NoUserConfig);
     }
-    load::find_workspace_root(&ctx.cwd)
-        .map(|root| load::workspace_config_file(&root))
-        .ok_or(Error::NoWorkspace)
+    let root = load::find_workspace_root(&ctx.cwd).ok_or(Error::NoWorkspace)?;
+    let file = load::workspace_config_file(&root);
+    // The workspace's config is written inside the workspace: a link at
+    // `.jp` or at the file (a repository can commit one, to any file of
+    // the user's) is refused, not written through. The user's own config
+    // may be a link (see `write_atomically`).
+    let rel = Path::new(load::WORKSPACE_DIR).join("config.toml");
+    let refused = match jp_fs::kind(&root, &rel) {
+        Ok(Some(jp_fs::FileKind::Link)) => jp_fs::Refusal::Link(file.clone()).into(),
+        Ok(_) => return Ok(file),
+        Err(source) => source,
+    };
+    Err(Error::File {
+        action: "write",
+        path: file,
+        source: refused,
+    })
 }
 
 /// Writes through a temporary file in the same directory and renames it

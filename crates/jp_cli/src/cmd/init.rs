@@ -39,12 +39,21 @@ pub struct Init {
 
 impl Init {
     /// Writes `.jp/config.toml` (model and the default tools) and
-    /// `.jp/.gitignore`.
+    /// `.jp/.gitignore`. Both are created new, and `.jp` is neither
+    /// followed nor written through when it is a link (a repository could
+    /// commit one to the user's config directory): see [`jp_fs`].
     pub fn run(self, ctx: &crate::ctx::Ctx) -> Result<ExitCode, Error> {
         let cwd = &ctx.cwd;
         let dir = cwd.join(".jp");
         let config = dir.join("config.toml");
-        if config.exists() {
+        // A link at `.jp` is refused here, before anything is asked.
+        let existing =
+            jp_fs::kind(cwd, Path::new(".jp/config.toml")).map_err(|source| Error::File {
+                action: "create",
+                path: config.clone(),
+                source,
+            })?;
+        if existing.is_some() {
             errln!(
                 "error: {} already exists; jp init leaves an existing workspace alone",
                 config.display()
@@ -60,15 +69,15 @@ impl Init {
             };
             model
         };
-        std::fs::create_dir_all(&dir).map_err(|source| Error::File {
+        jp_fs::create_dir_all(cwd, Path::new(".jp")).map_err(|source| Error::File {
             action: "create",
             path: dir.clone(),
             source,
         })?;
-        write_new(&config, &config_text(&model))?;
-        let ignore = dir.join(".gitignore");
-        if !ignore.exists() {
-            write_new(&ignore, GITIGNORE)?;
+        write_new(cwd, ".jp/config.toml", &config_text(&model))?;
+        let ignore = Path::new(".jp/.gitignore");
+        if matches!(jp_fs::kind(cwd, ignore), Ok(None)) {
+            write_new(cwd, ".jp/.gitignore", GITIGNORE)?;
         }
         trust_created(ctx)?;
         outln!("Initialized a jp workspace: .jp/config.toml");
@@ -152,20 +161,18 @@ fn trust_created(ctx: &crate::ctx::Ctx) -> Result<(), Error> {
     Ok(())
 }
 
-/// Writes a file that must not exist yet.
-fn write_new(path: &Path, text: &str) -> Result<(), Error> {
+/// Writes `root/rel`, a file that must not exist yet, through no link.
+fn write_new(root: &Path, rel: &str, text: &str) -> Result<(), Error> {
     use std::io::Write as _;
+    let path = &root.join(rel);
     let failed = |action| {
         move |source| Error::File {
             action,
-            path: path.to_path_buf(),
+            path: path.clone(),
             source,
         }
     };
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(failed("create"))?;
+    let mut file =
+        jp_fs::open(root, Path::new(rel), jp_fs::Access::CreateNew).map_err(failed("create"))?;
     file.write_all(text.as_bytes()).map_err(failed("write"))
 }

@@ -1,39 +1,64 @@
-//! Durable writes: whole files replaced atomically, and directory entries
-//! synced.
+//! Where the store's files are, and durable writes: whole files replaced
+//! atomically, and directory entries synced.
+//!
+//! Every file is opened through [`jp_fs`] from the workspace root: no
+//! link below it is followed (a repository can commit links under `.jp/`),
+//! nothing but a regular file is opened, and reads are bounded.
 
-use std::fs::{self, File};
-use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::error::{StoreError, io_error};
 
-/// Syncs directory `dir`, so that an entry created, renamed or removed in
-/// it survives a crash (best effort: not every platform can).
-pub(super) fn sync_dir(dir: &Path) {
-    if let Ok(dir) = File::open(dir) {
-        let _ = dir.sync_all();
+/// A file or directory of the store: the workspace root it is opened from
+/// and its path below it.
+#[derive(Debug, Clone)]
+pub(super) struct Kept {
+    base: PathBuf,
+    rel: PathBuf,
+}
+
+impl Kept {
+    pub fn new(base: &Path, rel: PathBuf) -> Self {
+        Self {
+            base: base.to_path_buf(),
+            rel,
+        }
+    }
+
+    /// The workspace root.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// The path below the workspace root.
+    pub fn rel(&self) -> &Path {
+        &self.rel
+    }
+
+    /// The whole path, for messages.
+    pub fn path(&self) -> PathBuf {
+        self.base.join(&self.rel)
+    }
+
+    /// `name` in this directory.
+    pub fn join(&self, name: &str) -> Self {
+        Self {
+            base: self.base.clone(),
+            rel: self.rel.join(name),
+        }
     }
 }
 
-/// Replaces `path` with `bytes`: temp file, sync, rename, sync the
+/// Syncs directory `dir`, so that an entry created, renamed or removed in
+/// it survives a crash (best effort: not every platform can).
+pub(super) fn sync_dir(dir: &Kept) {
+    jp_fs::sync_dir(dir.base(), dir.rel());
+}
+
+/// Replaces `file` with `bytes`: temporary file (created new, so a link
+/// planted at its name is never written through), sync, rename, sync the
 /// directory.
-pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map_or_else(|| "file".into(), |n| n.to_string_lossy());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)?;
-        // Make the rename itself durable.
-        sync_dir(dir);
-        Ok(())
-    })();
-    result.map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        io_error("cannot write", path)(e)
-    })
+pub(super) fn write_atomic(file: &Kept, bytes: &[u8]) -> Result<(), StoreError> {
+    jp_fs::write_atomic(file.base(), file.rel(), bytes)
+        .map_err(io_error("cannot write", &file.path()))
 }

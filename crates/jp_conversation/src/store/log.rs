@@ -16,12 +16,14 @@
 //! not know, a bad header) is [`StoreError::Corrupt`], never dropped.
 
 use std::fs::File;
-use std::io::{self, BufRead as _, BufReader, Seek as _, SeekFrom, Write as _};
+use std::io::{self, BufRead as _, BufReader, Read as _, Seek as _, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::error::Category;
 
+use super::MAX_STORED_BYTES;
+use super::disk::Kept;
 use super::error::{StoreError, io_error};
 use crate::ParserLimits;
 use crate::conversation::ConversationEvent;
@@ -188,20 +190,37 @@ pub(super) fn encode_event(
     Ok(())
 }
 
-/// Reads the log at `path` (an [`io::ErrorKind::NotFound`] error when there
-/// is none). Memory is the events read plus one buffer as long as the
-/// longest line.
-pub(super) fn read(path: &Path) -> Result<ReadLog, ReadError> {
-    let file = File::open(path).map_err(ReadError::Open)?;
+/// Reads the log `log` (an [`io::ErrorKind::NotFound`] error when there
+/// is none; a refusal when it, or a directory on the way, is a link, or it
+/// is not a regular file). Memory is the events read plus one buffer as
+/// long as the longest line, and at most [`MAX_STORED_BYTES`] are read.
+pub(super) fn read(log: &Kept) -> Result<ReadLog, ReadError> {
+    let path = &log.path();
+    let file = jp_fs::open(log.base(), log.rel(), jp_fs::Access::Read).map_err(ReadError::Open)?;
+    let len = file
+        .metadata()
+        .map_err(|e| ReadError::Store(io_error("cannot read", path)(e)))?
+        .len();
+    if len > MAX_STORED_BYTES {
+        return Err(ReadError::Open(
+            jp_fs::Refusal::TooLarge {
+                path: path.clone(),
+                limit: MAX_STORED_BYTES,
+            }
+            .into(),
+        ));
+    }
     let corrupt = |message: String| {
         ReadError::Store(StoreError::Corrupt {
-            path: path.to_path_buf(),
+            path: path.clone(),
             message,
         })
     };
-    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    // A log that grows while it is read (a writer appending) is read as far
+    // as the bound.
+    let mut reader = BufReader::with_capacity(64 * 1024, file.take(MAX_STORED_BYTES));
     let mut line = Vec::new();
-    let read_line = |reader: &mut BufReader<File>, line: &mut Vec<u8>| {
+    let read_line = |reader: &mut BufReader<io::Take<File>>, line: &mut Vec<u8>| {
         line.clear();
         reader
             .read_until(b'\n', line)
@@ -268,7 +287,7 @@ pub(super) fn read(path: &Path) -> Result<ReadLog, ReadError> {
         events,
         valid_len: offset,
         torn: torn.map(|(line, offset, bytes)| TornTail {
-            path: path.to_path_buf(),
+            path: path.clone(),
             line,
             offset,
             bytes,
@@ -350,17 +369,16 @@ pub(super) struct Appender {
 }
 
 impl Appender {
-    /// Opens the log at `path`, whose first `len` bytes are whole lines
+    /// Opens the log `log`, whose first `len` bytes are whole lines
     /// holding `events` events, and cuts off anything after them (a torn
     /// last line).
-    pub fn open(path: &Path, len: u64, events: usize) -> Result<Self, StoreError> {
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
+    pub fn open(log: &Kept, len: u64, events: usize) -> Result<Self, StoreError> {
+        let path = &log.path();
+        let file = jp_fs::open(log.base(), log.rel(), jp_fs::Access::Write)
             .map_err(io_error("cannot open", path))?;
         let mut appender = Self {
             file,
-            path: path.to_path_buf(),
+            path: path.clone(),
             len,
             events,
             dirty: false,

@@ -5,11 +5,11 @@
 
 use std::fs;
 use std::io;
-use std::path::Path;
 
 use serde::Deserialize;
 
-use super::disk::{sync_dir, write_atomic};
+use super::MAX_STORED_BYTES;
+use super::disk::{Kept, sync_dir, write_atomic};
 use super::error::{StoreError, io_error};
 use super::log::{self, Header};
 use crate::conversation::ConversationEvent;
@@ -28,9 +28,11 @@ pub(super) struct V1File {
     pub events: Vec<ConversationEvent>,
 }
 
-/// Reads the version 1 conversation at `path`, stored as `id`.
-pub(super) fn read(path: &Path, id: &str) -> Result<Option<V1File>, StoreError> {
-    let text = match fs::read(path) {
+/// Reads the version 1 conversation `file`, stored as `id`: a regular
+/// file reached through no link, of at most [`MAX_STORED_BYTES`].
+pub(super) fn read(file: &Kept, id: &str) -> Result<Option<V1File>, StoreError> {
+    let path = &file.path();
+    let text = match jp_fs::read(file.base(), file.rel(), MAX_STORED_BYTES) {
         Ok(text) => text,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io_error("cannot read", path)(e)),
@@ -76,14 +78,14 @@ pub(super) fn read(path: &Path, id: &str) -> Result<Option<V1File>, StoreError> 
 /// rename leaves version 1 (and a temporary file the next migration
 /// removes), a crash after it leaves both files, and the log, being
 /// complete, is what both readers and the next writer use.
-pub(super) fn migrate(dir: &Path, id: &str) -> Result<bool, StoreError> {
+pub(super) fn migrate(dir: &Kept, id: &str) -> Result<bool, StoreError> {
     let old = dir.join(V1_NAME);
     let new = dir.join(log::LOG_NAME);
     remove_stale_temporaries(dir)?;
-    if new.is_file() {
+    if jp_fs::is_file(new.base(), new.rel()) {
         // A migration that stopped after its rename: finish it.
-        if old.is_file() {
-            fs::remove_file(&old).map_err(io_error("cannot remove", &old))?;
+        if jp_fs::is_file(old.base(), old.rel()) {
+            remove(&old)?;
             sync_dir(dir);
         }
         return Ok(false);
@@ -94,7 +96,7 @@ pub(super) fn migrate(dir: &Path, id: &str) -> Result<bool, StoreError> {
     let header = Header::new(id, conversation.created_ms, conversation.title);
     let serialize = |e: serde_json::Error| StoreError::Io {
         action: "cannot serialize",
-        path: new.clone(),
+        path: new.path(),
         source: io::Error::other(e),
     };
     let mut bytes = log::encode_header(&header).map_err(serialize)?;
@@ -102,22 +104,28 @@ pub(super) fn migrate(dir: &Path, id: &str) -> Result<bool, StoreError> {
         log::encode_event(&mut bytes, event).map_err(serialize)?;
     }
     write_atomic(&new, &bytes)?;
-    fs::remove_file(&old).map_err(io_error("cannot remove", &old))?;
+    remove(&old)?;
     sync_dir(dir);
     Ok(true)
 }
 
+/// Removes the entry `file` (a link itself, never what it names).
+fn remove(file: &Kept) -> Result<(), StoreError> {
+    jp_fs::remove_file(file.base(), file.rel()).map_err(io_error("cannot remove", &file.path()))
+}
+
 /// Temporary files a write that crashed left in `dir` (only the lock
 /// holder writes, so none of them is in use).
-fn remove_stale_temporaries(dir: &Path) -> Result<(), StoreError> {
-    let entries = fs::read_dir(dir).map_err(io_error("cannot list", dir))?;
+/// The directory was reached through no link when its lock was taken.
+fn remove_stale_temporaries(dir: &Kept) -> Result<(), StoreError> {
+    let path = &dir.path();
+    let entries = fs::read_dir(path).map_err(io_error("cannot list", path))?;
     for entry in entries {
-        let entry = entry.map_err(io_error("cannot list", dir))?;
+        let entry = entry.map_err(io_error("cannot list", path))?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
         if name.starts_with(&format!(".{}.", log::LOG_NAME)) && name.ends_with(".tmp") {
-            let path = entry.path();
-            fs::remove_file(&path).map_err(io_error("cannot remove", &path))?;
+            remove(&dir.join(name))?;
         }
     }
     Ok(())

@@ -5,6 +5,12 @@
 //! `scripted/NAME` picks the script: `demo` is built into jp; anything else
 //! is a path to a TOML file, relative to the workspace root.
 //!
+//! The model id applies without the workspace being trusted, so a script
+//! (and every recording it names) must be a regular file inside the
+//! workspace: a relative path without `..`, reached through no symbolic
+//! link, of at most [`MAX_SCRIPT_BYTES`] (a recording
+//! [`MAX_RECORDING_BYTES`]). Anything else is refused before it is read.
+//!
 //! ```toml
 //! chunk_size = 12   # bytes per streamed chunk (cut at character boundaries)
 //! delay_ms = 20     # pause between chunks
@@ -41,6 +47,12 @@ use crate::error::{ProviderError, ScriptError};
 
 /// The script `scripted/demo` plays: the session the README shows.
 pub const DEMO_SCRIPT: &str = include_str!("scripted/demo.toml");
+
+/// The most jp reads of a script.
+pub const MAX_SCRIPT_BYTES: u64 = 4 << 20;
+
+/// The most jp reads of a recording a script replays.
+pub const MAX_RECORDING_BYTES: u64 = 64 << 20;
 
 /// A parsed script.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -158,7 +170,8 @@ pub struct Replay {
     pub format: ReplayFormat,
     /// The body, inline.
     pub body: Option<String>,
-    /// The body's file, relative to the script's directory.
+    /// The body's file, relative to the script's directory (inside the
+    /// workspace: see the module's documentation).
     pub file: Option<PathBuf>,
 }
 
@@ -241,16 +254,39 @@ impl Script {
 pub struct Scripted {
     script: Script,
     name: String,
+    files: Files,
+}
+
+/// Where a script's recordings are: `dir` (relative) below `root`.
+#[derive(Debug, Clone)]
+struct Files {
+    root: PathBuf,
     dir: PathBuf,
 }
 
+impl Files {
+    /// Reads the recording `file` (relative to the script's directory).
+    fn read(&self, file: &Path) -> Result<Vec<u8>, ProviderError> {
+        let rel = self.dir.join(file);
+        jp_fs::read(&self.root, &rel, MAX_RECORDING_BYTES).map_err(|e| {
+            ProviderError::Config(format!(
+                "scripted: cannot read the recording {}: {}",
+                self.root.join(&rel).display(),
+                jp_config::diagnostic::io_reason(&e)
+            ))
+        })
+    }
+}
+
 impl Scripted {
-    /// The script `name` (from `scripted/NAME`): `demo`, or a file relative
-    /// to `workspace_root`.
+    /// The script `name` (from `scripted/NAME`): `demo`, or a regular file
+    /// inside `workspace_root`, named relative to it, reached through no
+    /// link.
     ///
     /// # Errors
     ///
-    /// When the file cannot be read or is not a script.
+    /// When the file is outside the workspace, is not a regular file, is
+    /// larger than [`MAX_SCRIPT_BYTES`], cannot be read or is not a script.
     pub fn open(name: &str, workspace_root: &Path) -> Result<Self, ProviderError> {
         if name == "demo" {
             return Ok(Self::from_script(
@@ -259,8 +295,9 @@ impl Scripted {
                 workspace_root,
             ));
         }
-        let path = workspace_root.join(name);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let rel = Path::new(name);
+        let path = workspace_root.join(rel);
+        let text = jp_fs::read_to_string(workspace_root, rel, MAX_SCRIPT_BYTES).map_err(|e| {
             ProviderError::Config(format!(
                 "scripted: cannot read the script {}: {} (the built-in script is `scripted/demo`)",
                 path.display(),
@@ -268,17 +305,22 @@ impl Scripted {
             ))
         })?;
         let script = Script::parse(&text, &path.display().to_string())?;
-        let dir = path.parent().unwrap_or(workspace_root).to_path_buf();
-        Ok(Self::from_script(script, name, &dir))
+        let mut provider = Self::from_script(script, name, workspace_root);
+        provider.files.dir = rel.parent().unwrap_or(Path::new("")).to_path_buf();
+        Ok(provider)
     }
 
-    /// A provider playing `script`; replay files resolve against `dir`.
+    /// A provider playing `script`; replay files resolve against `root`,
+    /// and must be inside it.
     #[must_use]
-    pub fn from_script(script: Script, name: &str, dir: &Path) -> Self {
+    pub fn from_script(script: Script, name: &str, root: &Path) -> Self {
         Self {
             script,
             name: name.to_owned(),
-            dir: dir.to_path_buf(),
+            files: Files {
+                root: root.to_path_buf(),
+                dir: PathBuf::new(),
+            },
         }
     }
 }
@@ -307,7 +349,7 @@ impl Provider for Scripted {
             .count();
         let script = self.script.clone();
         let name = self.name.clone();
-        let dir = self.dir.clone();
+        let files = self.files.clone();
         Box::pin(async_stream::try_stream! {
             let Some(response) = script.responses.get(played) else {
                 Err(ProviderError::Config(format!(
@@ -321,7 +363,7 @@ impl Provider for Scripted {
                 return;
             };
             let delay = Duration::from_millis(script.delay_ms);
-            let (events, error) = plan(response, &request, turn, script.chunk_size, &dir)?;
+            let (events, error) = plan(response, &request, turn, script.chunk_size, &files)?;
             for event in events {
                 if delay > Duration::ZERO && matches!(event, StreamEvent::Part { .. }) {
                     tokio::time::sleep(delay).await;
@@ -342,10 +384,10 @@ fn plan(
     request: &ChatRequest,
     turn: usize,
     chunk_size: usize,
-    dir: &Path,
+    files: &Files,
 ) -> Result<(Vec<StreamEvent>, Option<ProviderError>), ProviderError> {
     if let Some(replay) = &response.replay {
-        return replay_events(replay, request, chunk_size, dir);
+        return replay_events(replay, request, chunk_size, files);
     }
     let mut events = Vec::new();
     let mut calls = false;
@@ -399,19 +441,11 @@ fn replay_events(
     replay: &Replay,
     request: &ChatRequest,
     chunk_size: usize,
-    dir: &Path,
+    files: &Files,
 ) -> Result<(Vec<StreamEvent>, Option<ProviderError>), ProviderError> {
     let body = match (&replay.body, &replay.file) {
         (Some(body), _) => body.clone().into_bytes(),
-        (None, Some(file)) => {
-            let path = dir.join(file);
-            std::fs::read(&path).map_err(|e| {
-                ProviderError::Config(format!(
-                    "scripted: cannot read the recording {}: {e}",
-                    path.display()
-                ))
-            })?
-        }
+        (None, Some(file)) => files.read(file)?,
         (None, None) => Vec::new(),
     };
     let mut decoder: Box<dyn WireDecoder> = match replay.format {
