@@ -74,7 +74,9 @@ pub fn before_query(ctx: &Ctx, interactive: bool) -> Result<Option<ExitCode>, Er
         },
         Choice {
             key: 'v',
-            help: "view what is listed in full (every value, nothing cut), in $PAGER",
+            help: Cow::Borrowed(
+                "view what is listed in full (every value, nothing cut), in $PAGER",
+            ),
         },
     ];
     let answer = loop {

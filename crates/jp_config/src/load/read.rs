@@ -425,7 +425,10 @@ impl<'a> Loader<'a> {
         for outside in &self.outside {
             let file = outside.from.strip_prefix(root).unwrap_or(&outside.from);
             let file = file.display().to_string();
-            let at = match values.iter().rposition(|layer: &HeldLayer| layer.file == file) {
+            let at = match values
+                .iter()
+                .rposition(|layer: &HeldLayer| layer.file == file)
+            {
                 Some(at) => at,
                 None => {
                     values.push(HeldLayer {

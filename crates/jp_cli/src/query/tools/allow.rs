@@ -76,12 +76,12 @@ impl ToolCoordinator<'_> {
                 arguments: arguments.clone(),
             };
         };
-        let paths = self.path_values(name, arguments);
+        let paths = self.argument_paths(name, arguments);
         scope::scope_of(self.scope_kind(name), map, &paths)
     }
 
     /// `name`'s path arguments in `arguments`, resolved.
-    fn path_values(&self, name: &str, arguments: &Value) -> Vec<PathValue> {
+    fn argument_paths(&self, name: &str, arguments: &Value) -> Vec<PathValue> {
         self.path_forms(name, arguments)
             .into_iter()
             .map(|(_, forms)| forms)
@@ -224,7 +224,7 @@ impl ToolCoordinator<'_> {
         }
         let map = arguments.as_object()?;
         let text = self.rule_text(name, rule);
-        let paths = self.path_values(name, arguments);
+        let paths = self.argument_paths(name, arguments);
         let kind = self.scope_kind(name);
         let covered = self
             .approvals
