@@ -311,7 +311,7 @@ fn jp_config_set_refuses_a_workspace_config_that_is_a_link() {
 /// "scripted/NAME"`, which applies without trust) and a script's
 /// `replay.file` must be regular files inside the workspace, reached
 /// through no link, and bounded; an error quotes nothing of a file
-/// outside.
+/// outside, and of one inside no more than a short, escaped start.
 #[test]
 fn the_scripted_provider_reads_only_regular_files_inside_the_workspace() {
     const SECRET: &str = "{\"SECRET\": \"do not print\"\nSECRET line two\n";
@@ -320,7 +320,7 @@ fn the_scripted_provider_reads_only_regular_files_inside_the_workspace() {
         format!("[[responses]]\nreplay = {{ format = \"ollama\", file = \"{file}\" }}\n")
     }
     type Setup = fn(&Workspace);
-    let cases: [(&str, &str, Setup); 11] = [
+    let cases: [(&str, &str, Setup); 12] = [
         ("an absolute path", "scripted//dev/zero", |_| {}),
         (
             "`..` out of the workspace",
@@ -362,6 +362,20 @@ fn the_scripted_provider_reads_only_regular_files_inside_the_workspace() {
             ws.write("project/.jp/s.toml", &replay("rec.ndjson"));
             mkfifo(&ws.project().join(".jp/rec.ndjson"));
         }),
+        (
+            "replay.file inside, not JSON: a short, escaped start",
+            "scripted/.jp/s.toml",
+            |ws| {
+                ws.write("project/.jp/s.toml", &replay("notes.txt"));
+                ws.write(
+                    "project/.jp/notes.txt",
+                    &format!(
+                        "The first line: \u{1b}]0;title\u{7} then {}SECRET\n",
+                        "a".repeat(200)
+                    ),
+                );
+            },
+        ),
         (
             "replay.file inside, as before",
             "scripted/.jp/s.toml",

@@ -916,7 +916,7 @@ fn tool_output_that_is_not_utf8_reaches_the_user_and_the_model_safely() {
          unattended (policy.run is \"unattended\")\n\
          WARN the tool wrote bytes that are not UTF-8 to stdout; they were replaced with U+FFFD tool=\"latin\"\n  \
          latin success: caf\u{fffd}\n  \
-         binary error: tool `binary` wrote something other than an outcome to stdout: expected value at line 1 column 1; it starts with \"\u{fffd}\u{fffd}\\0\\u{1b}[2J\"\n\
+         binary error: tool `binary` wrote something other than an outcome to stdout: expected value at line 1 column 1; it starts with `\u{fffd}\u{fffd}\\0\\u{1b}[2J`\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
          tokens: 2 responses · 20 in · 84 out · $0.0004\n"
     );
@@ -926,7 +926,7 @@ fn tool_output_that_is_not_utf8_reaches_the_user_and_the_model_safely() {
         sent["messages"][2],
         json!({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "toolu_1", "content": "caf\u{fffd}", "is_error": false},
-            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "tool `binary` wrote something other than an outcome to stdout: expected value at line 1 column 1; it starts with \"\u{fffd}\u{fffd}\\0\\u{1b}[2J\"", "is_error": true, "cache_control": {"type": "ephemeral"}},
+            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "tool `binary` wrote something other than an outcome to stdout: expected value at line 1 column 1; it starts with `\u{fffd}\u{fffd}\\0\\u{1b}[2J`", "is_error": true, "cache_control": {"type": "ephemeral"}},
         ]})
     );
 }

@@ -76,7 +76,8 @@ fn recorded_gemini_round_trip() {
 /// the model goes on with is never sent (nor paid for). Gemini sends the
 /// call whole, so the stream stops after it, its arguments read and shown
 /// (jp once said it stopped before the arguments, which had arrived;
-/// issue 34).
+/// issue 34). The stopped response still counts: each chunk carries the
+/// counts so far (jp once counted only responses that finished).
 #[test]
 fn a_declined_gemini_call_closes_the_stream() {
     let ws = initialized();
@@ -125,7 +126,7 @@ fn a_declined_gemini_call_closes_the_stream() {
          fs_modify_file: declined: policy.run is \"ask\", so jp must ask, and no terminal is available; run jp in a terminal to answer, or add a rule for calls like this one in a policy.run list that ends with { mode = \"ask\" } in conversation.tools.fs_modify_file (`jp policy check fs_modify_file` tries it)\n  \
          stopped the stream after fs_modify_file's call (63 B, whole)\n\
          ── jp (google/gemini-2.5-flash) ──\n\
-         tokens: 10 in · 5 out · under $0.0001 · stream stopped after fs_modify_file's call; the rest of the response was never generated\n"
+         tokens: 2 responses · 20 in · 10 out · under $0.0001 · stream stopped after fs_modify_file's call; the rest of the response was never generated\n"
     );
     assert_eq!(run.stdout, "Understood.\n");
 

@@ -203,14 +203,31 @@ pub(crate) fn utf8(bytes: &[u8], line: usize) -> Result<&str, LineError> {
     })
 }
 
-/// The start of `text` for an error message: at most 120 characters,
-/// marked with `…` when cut.
+/// How many characters of bytes jp could not read an error quotes.
+pub(crate) const EXCERPT_CHARS: usize = 60;
+
+/// The start of `text` (bytes jp could not read: a provider's event, a
+/// tool's stdout, a server's line) for an error message: at most
+/// [`EXCERPT_CHARS`] characters between backticks, every control, format
+/// character and backslash escaped as Rust writes them (`\n`, `\u{1b}`,
+/// `\\`), marked with `…` when cut. An error never shows more of what
+/// it could not read (a file named as a recording could be any file;
+/// issue 34).
 pub(crate) fn excerpt(text: &str) -> String {
-    const MAX_CHARS: usize = 120;
-    match text.char_indices().nth(MAX_CHARS) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
+    let mut chars = text.chars();
+    let mut out = String::from("`");
+    for c in chars.by_ref().take(EXCERPT_CHARS) {
+        match c {
+            // Quotes are shown as they are: JSON reads better so.
+            '"' | '\'' => out.push(c),
+            _ => out.extend(c.escape_debug()),
+        }
     }
+    out.push('`');
+    if chars.next().is_some() {
+        out.push('…');
+    }
+    out
 }
 
 #[cfg(test)]

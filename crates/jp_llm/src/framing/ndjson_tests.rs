@@ -59,7 +59,7 @@ fn invalid_utf8_names_the_line() {
             .unwrap_err()
             .to_string(),
         "line 2 is not valid UTF-8 (invalid utf-8 sequence of 1 bytes from index 6): \
-         {\"x\":\"\u{fffd}(\"}"
+         `{\"x\":\"\u{fffd}(\"}`"
     );
 }
 

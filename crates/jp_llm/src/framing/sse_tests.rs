@@ -102,7 +102,7 @@ fn invalid_utf8_names_the_line() {
     assert_eq!(
         error.to_string(),
         "line 3 is not valid UTF-8 (invalid utf-8 sequence of 1 bytes from index 6): \
-         data: \u{fffd}\u{fffd} bad"
+         `data: \u{fffd}\u{fffd} bad`"
     );
 }
 

@@ -761,7 +761,7 @@ fn invalid_json_names_the_event_and_shows_it() {
         error.unwrap().to_string(),
         "anthropic: unreadable response: event `content_block_start` (line 4): \
          EOF while parsing a value at line 1 column 40: \
-         {\"type\":\"content_block_start\",\"index\":0,"
+         `{\"type\":\"content_block_start\",\"index\":0,`"
     );
 }
 
@@ -788,7 +788,7 @@ fn structural_errors_name_the_block() {
     assert_eq!(
         decode(Decoder::new, &missing_field).1.unwrap().to_string(),
         "anthropic: unreadable response: event `x` (line 1): \
-         missing field `index`: {\"type\":\"content_block_stop\"}"
+         missing field `index`: `{\"type\":\"content_block_stop\"}`"
     );
 }
 

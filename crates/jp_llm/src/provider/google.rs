@@ -337,10 +337,14 @@ fn call_name<'a>(history: &'a [Message], id: &str) -> Option<&'a str> {
 /// arrived together, so the turn reads them all before it stops the
 /// stream for a call declined among them.
 ///
-/// The chunk with a `finishReason` ends the response: it flushes the text
-/// and the reasoning, reports [`Usage`] (`promptTokenCount`; output is
-/// `candidatesTokenCount` plus `thoughtsTokenCount`, which Google bills as
-/// output; `cachedContentTokenCount`) and [`StreamEvent::Finished`]
+/// Each chunk's `usageMetadata` holds the counts so far: reported as
+/// [`Usage`] (`promptTokenCount`; output is `candidatesTokenCount` plus
+/// `thoughtsTokenCount`, which Google bills as output;
+/// `cachedContentTokenCount`) at the end of a chunk whose counts changed,
+/// so that a response jp stops early still counts what it used. The chunk
+/// with a `finishReason` ends the response: it flushes the text and the
+/// reasoning, reports the usage (unless reported already) and
+/// [`StreamEvent::Finished`]
 /// (`STOP` → `EndTurn`, `MAX_TOKENS` → `MaxTokens`, anything else →
 /// `Other`; Gemini says `STOP` on function calls too, and the calls are
 /// what count). A prompt Google blocks (`promptFeedback.blockReason`, no
@@ -362,6 +366,8 @@ pub(crate) struct Events {
     tool_calls: usize,
     ids: CallIds,
     usage: Option<Usage>,
+    /// The counts last reported before the end.
+    reported: Option<Usage>,
     finished: bool,
 }
 
@@ -530,7 +536,11 @@ impl Events {
         if let Some(usage) = chunk.usage_metadata {
             let output = match (usage.candidates_token_count, usage.thoughts_token_count) {
                 (None, None) => None,
-                (candidates, thoughts) => Some(candidates.unwrap_or(0) + thoughts.unwrap_or(0)),
+                (candidates, thoughts) => Some(
+                    candidates
+                        .unwrap_or(0)
+                        .saturating_add(thoughts.unwrap_or(0)),
+                ),
             };
             self.usage = Some(Usage {
                 input_tokens: usage.prompt_token_count,
@@ -579,6 +589,11 @@ impl Events {
         }
         if let Some(reason) = candidate.finish_reason {
             self.finish(reason, out);
+        } else if self.usage != self.reported {
+            // The counts so far, so that a response jp stops early still
+            // counts what it used.
+            self.reported.clone_from(&self.usage);
+            out.extend(self.usage.map(StreamEvent::Usage));
         }
         if grouped {
             out.push(StreamEvent::GroupEnd);
@@ -596,7 +611,9 @@ impl Events {
                 index: REASONING_INDEX,
             });
         }
-        out.extend(self.usage.map(StreamEvent::Usage));
+        if self.usage != self.reported {
+            out.extend(self.usage.map(StreamEvent::Usage));
+        }
         out.push(StreamEvent::Finished(match reason.as_str() {
             "STOP" => FinishReason::EndTurn,
             "MAX_TOKENS" => FinishReason::MaxTokens,

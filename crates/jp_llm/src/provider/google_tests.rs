@@ -143,6 +143,7 @@ fn recorded_answer() {
         events,
         vec![
             text("```json"),
+            usage(276, 2, None),
             text(second),
             flush(TEXT_INDEX),
             usage(276, 18, None),
@@ -183,11 +184,15 @@ fn recorded_gemini_3_reasoning() {
         events,
         vec![
             thought(first),
+            StreamEvent::Usage(Usage {
+                input_tokens: Some(3),
+                ..Usage::default()
+            }),
             thought(second),
             text(answer),
+            usage(3, 15 + 196, None),
             flush(TEXT_INDEX),
             flush(REASONING_INDEX),
-            usage(3, 15 + 196, None),
             StreamEvent::Finished(FinishReason::EndTurn),
         ]
     );
@@ -223,12 +228,16 @@ fn recorded_tool_call_and_answer_without_thoughts() {
         " tool: `{\"run_me_response\": {\"content\": \"working!\"}}",
         "`.",
     ];
-    let mut expected: Vec<StreamEvent> = pieces.iter().map(|piece| text(piece)).collect();
-    expected.extend([
+    let expected = vec![
+        text(pieces[0]),
+        usage(43, 6, None),
+        text(pieces[1]),
+        usage(43, 23, None),
+        text(pieces[2]),
         flush(TEXT_INDEX),
         usage(43, 24, None),
         StreamEvent::Finished(FinishReason::EndTurn),
-    ]);
+    ];
     assert_eq!(events, expected);
 }
 
@@ -257,8 +266,8 @@ fn recorded_gemini_3_tool_call() {
             start(2, "jp_call_0", "weather"),
             chunk(2, r#"{"location":"San Francisco"}"#),
             flush(2),
-            StreamEvent::GroupEnd,
             usage(29, 15 + 804, None),
+            StreamEvent::GroupEnd,
             StreamEvent::Finished(FinishReason::EndTurn),
         ]
     );
@@ -280,13 +289,14 @@ fn recorded_text_then_a_call_with_geminis_id() {
         events,
         vec![
             text("Let me check."),
+            usage(83, 4 + 178, None),
             StreamEvent::GroupStart,
             start(2, "g1bmv6il", "get_weather"),
             chunk(2, r#"{"city":"San Francisco"}"#),
             flush(2),
+            usage(83, 21 + 178, None),
             StreamEvent::GroupEnd,
             flush(TEXT_INDEX),
-            usage(83, 21 + 178, None),
             StreamEvent::Finished(FinishReason::EndTurn),
         ]
     );
@@ -552,7 +562,7 @@ fn a_body_without_a_finish_reason_is_a_disconnection() {
         (second + 40, "the response ended in the middle of an event"),
     ] {
         let (events, error) = decode_all(&body[..cut]);
-        assert_eq!(events, vec![text("```json")]);
+        assert_eq!(events, vec![text("```json"), usage(276, 2, None)]);
         assert_eq!(
             error,
             Some(ProviderError::Disconnected {
@@ -571,7 +581,7 @@ fn invalid_json_names_the_event_and_shows_it() {
     assert_eq!(
         error.unwrap().to_string(),
         "google: unreadable response: event at line 3: \
-         expected value at line 1 column 17: {\"candidates\": [}"
+         expected value at line 1 column 17: `{\"candidates\": [}`"
     );
 }
 

@@ -274,7 +274,7 @@ fn invalid_json_names_the_line_and_shows_it() {
     assert_eq!(
         error.unwrap().to_string(),
         "ollama: unreadable response: line 3: \
-         expected ident at line 1 column 39: {\"message\":{\"content\":\"b\"},\"done\":fals}"
+         expected ident at line 1 column 39: `{\"message\":{\"content\":\"b\"},\"done\":fals}`"
     );
 }
 

@@ -564,7 +564,7 @@ fn invalid_json_names_the_event_and_shows_it() {
         message.starts_with("event `response.created` (line 1): key must be a string"),
         "{message}"
     );
-    assert!(message.ends_with("{nope"), "{message}");
+    assert!(message.ends_with("`{nope`"), "{message}");
 }
 
 #[test]

@@ -588,14 +588,14 @@ fn invalid_json_names_the_event_and_shows_it() {
     assert_eq!(
         error.unwrap().to_string(),
         "openrouter: unreadable response: event at line 5: \
-         EOF while parsing a string at line 1 column 38: {\"choices\":[{\"delta\":{\"content\":\"Hi}]}"
+         EOF while parsing a string at line 1 column 38: `{\"choices\":[{\"delta\":{\"content\":\"Hi}]}`"
     );
     let body = b"data: {\"choices\":[{\"delta\":{\"content\":7}}]}\n\n";
     assert_eq!(
         decode(Decoder::new, body).1.unwrap().to_string(),
         "openai: unreadable response: event at line 1: \
          invalid type: integer `7`, expected a string at line 1 column 33: \
-         {\"choices\":[{\"delta\":{\"content\":7}}]}"
+         `{\"choices\":[{\"delta\":{\"content\":7}}]}`"
     );
 }
 

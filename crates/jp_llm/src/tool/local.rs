@@ -41,6 +41,7 @@ use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use super::containment::{self, Containment};
+use crate::framing::excerpt;
 
 /// How much of a tool's stderr is kept (its end): enough for a backtrace,
 /// bounded against a tool that logs without end.
@@ -58,9 +59,6 @@ const STDERR_LINES_IN_MESSAGE: usize = 10;
 
 /// The most characters of stderr quoted in an error message.
 const STDERR_CHARS_IN_MESSAGE: usize = 2000;
-
-/// The most characters of unparseable stdout quoted in an error message.
-const EXCERPT_CHARS: usize = 200;
 
 /// Bounds on one tool run (a local tool's process, or a call on an MCP
 /// server).
@@ -352,7 +350,7 @@ fn interpret(name: &str, status: ExitStatus, stdout: &[u8], stderr: &TailBuffer)
             )),
             Err(OutputProblem::Invalid(e)) => Outcome::error(format!(
                 "tool `{name}` wrote something other than an outcome to stdout: {e}; it starts with {}{}",
-                excerpt(stdout),
+                excerpt(&String::from_utf8_lossy(stdout)),
                 stderr_note(stderr)
             )),
         };
@@ -452,18 +450,6 @@ fn stderr_note(stderr: &TailBuffer) -> String {
         tail
     };
     format!("; its stderr ends with:\n{tail}")
-}
-
-/// The start of unparseable stdout, quoted with escapes.
-fn excerpt(stdout: &[u8]) -> String {
-    let text = String::from_utf8_lossy(stdout);
-    let mut chars = text.chars();
-    let head: String = chars.by_ref().take(EXCERPT_CHARS).collect();
-    if chars.next().is_some() {
-        format!("{head:?}…")
-    } else {
-        format!("{head:?}")
-    }
 }
 
 /// `1 MiB`, `64 KiB`, `2000 bytes`.

@@ -166,7 +166,7 @@ async fn garbage_on_stdout_is_an_error_with_an_excerpt() {
     assert_eq!(
         run.outcome,
         error(
-            "tool `t` wrote something other than an outcome to stdout: expected ident at line 1 column 2; it starts with \"not json\\n\""
+            "tool `t` wrote something other than an outcome to stdout: expected ident at line 1 column 2; it starts with `not json\\n`"
         )
     );
 
@@ -174,7 +174,7 @@ async fn garbage_on_stdout_is_an_error_with_an_excerpt() {
     assert_eq!(
         run.outcome,
         error(
-            "tool `t` wrote something other than an outcome to stdout: unknown variant `bogus`, expected one of `success`, `error`, `needs_input` at line 1 column 15; it starts with \"{\\\"type\\\":\\\"bogus\\\"}\""
+            "tool `t` wrote something other than an outcome to stdout: unknown variant `bogus`, expected one of `success`, `error`, `needs_input` at line 1 column 15; it starts with `{\"type\":\"bogus\"}`"
         )
     );
 }
@@ -188,7 +188,7 @@ async fn two_outcomes_are_garbage() {
     assert_eq!(
         run.outcome,
         error(
-            "tool `t` wrote something other than an outcome to stdout: trailing characters at line 2 column 1; it starts with \"{\\\"type\\\":\\\"success\\\",\\\"content\\\":\\\"hi\\\"}\\n{\\\"type\\\":\\\"success\\\",\\\"content\\\":\\\"hi\\\"}\\n\""
+            "tool `t` wrote something other than an outcome to stdout: trailing characters at line 2 column 1; it starts with `{\"type\":\"success\",\"content\":\"hi\"}\\n{\"type\":\"success\",\"content`…"
         )
     );
 }
@@ -198,8 +198,8 @@ async fn long_garbage_is_cut_in_the_message() {
     let f = Fixture::new();
     let run = f.run("printf 'x%.0s' $(seq 1 500)\n").await;
     let expected = format!(
-        "tool `t` wrote something other than an outcome to stdout: expected value at line 1 column 1; it starts with \"{}\"…",
-        "x".repeat(200)
+        "tool `t` wrote something other than an outcome to stdout: expected value at line 1 column 1; it starts with `{}`…",
+        "x".repeat(60)
     );
     assert_eq!(run.outcome, error(&expected));
 }
@@ -539,7 +539,7 @@ async fn binary_stdout_is_an_error_with_a_lossy_excerpt() {
     assert_eq!(
         run.outcome,
         error(
-            "tool `t` wrote something other than an outcome to stdout: expected value at line 1 column 1; it starts with \"\u{fffd}\u{fffd}oops\""
+            "tool `t` wrote something other than an outcome to stdout: expected value at line 1 column 1; it starts with `\u{fffd}\u{fffd}oops`"
         )
     );
 }

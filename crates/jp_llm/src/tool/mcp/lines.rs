@@ -13,13 +13,10 @@ use tokio::sync::watch;
 /// memory.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
-/// How many characters of a line that is not JSON an error quotes.
-const EXCERPT_CHARS: usize = 120;
-
 /// What went wrong on the server's stdout.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fault {
-    /// A line that is not JSON, quoted (its start, escaped).
+    /// A line that is not JSON: its start, quoted and escaped.
     NotJson(String),
     /// A line longer than [`MAX_LINE_BYTES`].
     Oversized,
@@ -29,7 +26,7 @@ impl std::fmt::Display for Fault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::NotJson(excerpt) => {
-                write!(f, "it wrote a line that is not JSON-RPC: `{excerpt}`")
+                write!(f, "it wrote a line that is not JSON-RPC: {excerpt}")
             }
             Self::Oversized => write!(
                 f,
@@ -64,12 +61,8 @@ pub async fn forward(
             continue;
         }
         if serde_json::from_slice::<serde::de::IgnoredAny>(text).is_err() {
-            let excerpt: String = String::from_utf8_lossy(text)
-                .chars()
-                .take(EXCERPT_CHARS)
-                .flat_map(char::escape_debug)
-                .collect();
-            faults.send_replace(Some(Fault::NotJson(excerpt)));
+            let start = crate::framing::excerpt(&String::from_utf8_lossy(text));
+            faults.send_replace(Some(Fault::NotJson(start)));
             continue;
         }
         if to.write_all(&line).await.is_err() || to.flush().await.is_err() {
