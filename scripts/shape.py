@@ -5,11 +5,16 @@
   inline `#[cfg(test)] mod NAME { ... }` blocks (files named *_tests.rs or
   tests.rs, and files under a tests/ folder, are test code and not counted);
 - a function's lines: from its `fn` line to its closing brace;
+- impl blocks across files: the types whose inherent `impl` blocks (not
+  trait impls) are in more than N files (2 by default), per crate;
+- methods per type: the `fn`s directly in a type's inherent `impl` blocks;
+- functions near the limit: within --near lines (10) of --fns;
 - import circles: the strongly connected groups (more than one file) of the
   graph "file A names an item of file B" (through `use` or a path in the
   code: `crate::`, `super::`, `self::`, or a child module), within each crate.
 
-Usage: scripts/shape.py [--files N] [--fns N] [--list]
+Usage: scripts/shape.py [--files N] [--fns N] [--near N] [--impl-files N]
+       [--methods N] [--list]
 """
 import os, re, sys, argparse
 from collections import defaultdict
@@ -109,6 +114,61 @@ def functions(clean):
                     found.append((m.group(1), k + 1, j - k + 1)); break
                 continue
             break
+    return found
+
+
+IMPL = re.compile(r"^\s*(?:unsafe\s+)?impl\b")
+DEF = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|union|type)\s+([A-Za-z_]\w*)", re.M)
+
+
+def skip_generics(text, i):
+    """The index after a balanced `<...>` starting at `text[i]` (or `i`)."""
+    if i >= len(text) or text[i] != "<":
+        return i
+    depth = 0
+    for j in range(i, len(text)):
+        if text[j] == "<": depth += 1
+        elif text[j] == ">" and text[j - 1] != "-":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return len(text)
+
+
+def impls(clean):
+    """Each `impl` block of `clean`: (type name, trait impl or not, how
+    many `fn`s it holds directly)."""
+    lines = clean.split("\n")
+    found = []
+    for k, line in enumerate(lines):
+        if not IMPL.match(line):
+            continue
+        # The head, up to the block's `{`.
+        head, j = "", k
+        while j < len(lines) and "{" not in lines[j]:
+            head += lines[j] + " "; j += 1
+        if j == len(lines):
+            continue
+        head += lines[j][: lines[j].index("{")]
+        rest = head[head.index("impl") + 4:].lstrip()
+        rest = rest[skip_generics(rest, 0):].strip()
+        is_trait = re.search(r"\bfor\b", re.sub(r"<[^<>]*>", "", rest)) is not None
+        if is_trait:
+            rest = re.split(r"\bfor\b", rest, maxsplit=1)[1].strip()
+        m = re.match(r"(?:&\s*(?:'\w+\s+)?(?:mut\s+)?)?(?:dyn\s+)?([A-Za-z_][\w:]*)", rest)
+        if not m:
+            continue
+        name = m.group(1).split("::")[-1]
+        # Its `fn`s at the block's own depth.
+        depth, methods = 0, 0
+        for t in range(j, len(lines)):
+            text = lines[t] if t != j else lines[j][lines[j].index("{"):]
+            if depth == 1 and FN.match(lines[t]):
+                methods += 1
+            depth += text.count("{") - text.count("}")
+            if depth == 0:
+                break
+        found.append((name, is_trait, methods))
     return found
 
 
@@ -234,9 +294,13 @@ def main():
     ap.add_argument("--fns", type=int, default=120)
     ap.add_argument("--list", action="store_true", help="list every circle's files")
     ap.add_argument("--edges", metavar="FILE", help="print the files FILE names (a path under crates/)")
+    ap.add_argument("--near", type=int, default=10, help="how close to a limit is near it")
+    ap.add_argument("--impl-files", type=int, default=2, help="files a type's inherent impls may spread over")
+    ap.add_argument("--methods", type=int, default=10, help="how many of the types with most methods to list")
     a = ap.parse_args()
     crates = sorted(os.path.join(ROOT, "crates", c) for c in os.listdir(os.path.join(ROOT, "crates")))
-    big_files, long_fns, circles, total = [], [], [], 0
+    big_files, long_fns, near_fns, circles, total = [], [], [], [], 0
+    spread, methods = [], []
     for crate in crates:
         src = os.path.join(crate, "src")
         modules, texts = {}, {}
@@ -246,7 +310,8 @@ def main():
             mp = module_of(src, path)
             modules[mp] = (path, os.path.basename(path) in ("mod.rs", "lib.rs", "main.rs"))
             texts[mp] = text
-        graph, reexports, cleaned = {}, {}, {}
+        graph, reexports, cleaned, types = {}, {}, {}, {}
+        defined, blocks = {}, []
         for mp, (path, _) in modules.items():
             cleaned[mp] = strip(production_text(texts[mp])[0])
             reexports.update(reexports_of(cleaned[mp], mp, modules))
@@ -258,10 +323,30 @@ def main():
             prod = cleaned[mp]
             for name, line, n in functions(prod):
                 if n > a.fns: long_fns.append((n, f"{rel}:{line} {name}"))
+                elif n > a.fns - a.near: near_fns.append((n, f"{rel}:{line} {name}"))
+            for name in DEF.findall(prod):
+                defined.setdefault(name, set()).add(rel)
+            for name, is_trait, count in impls(prod):
+                if not is_trait:
+                    blocks.append((name, rel, count))
             graph[mp] = imports(prod, mp, modules, reexports)
             if a.edges and os.path.relpath(path, ROOT) == a.edges:
                 for target in sorted(graph[mp]):
                     print(f"{a.edges} -> {os.path.relpath(modules[target][0], ROOT)}")
+        # A name defined in several files (each provider's `Decoder`) is
+        # one type per file: an impl belongs to the one in its own file.
+        for name, rel, count in blocks:
+            homes = defined.get(name, set())
+            home = rel if rel in homes or len(homes) != 1 else next(iter(homes))
+            key = name if len(homes) <= 1 else f"{name} ({os.path.relpath(home, os.path.join('crates', os.path.basename(crate), 'src'))})"
+            types.setdefault(key, [set(), 0])
+            types[key][0].add(rel)
+            types[key][1] += count
+        crate_name = os.path.basename(crate)
+        for name, (files, count) in types.items():
+            if len(files) > a.impl_files:
+                spread.append((len(files), f"{crate_name}::{name}", sorted(files)))
+            methods.append((count, f"{crate_name}::{name}", len(files)))
         for comp in scc(graph):
             if len(comp) > 1:
                 circles.append(sorted(os.path.relpath(modules[m][0], ROOT) for m in comp))
@@ -270,6 +355,14 @@ def main():
     for n, f in sorted(big_files, reverse=True): print(f"  {n:5} {f}")
     print(f"functions over {a.fns} lines: {len(long_fns)}")
     for n, f in sorted(long_fns, reverse=True): print(f"  {n:5} {f}")
+    print(f"functions within {a.near} lines of the limit: {len(near_fns)}")
+    for n, f in sorted(near_fns, reverse=True): print(f"  {n:5} {f}")
+    print(f"types whose impl blocks are spread over more than {a.impl_files} files: {len(spread)}")
+    for n, name, files in sorted(spread, reverse=True):
+        print(f"  {n:3} files: {name} ({', '.join(files) if a.list else ', '.join(files[:3]) + (', ...' if n > 3 else '')})")
+    print(f"methods per type (inherent impls), the {a.methods} with most:")
+    for n, name, nfiles in sorted(methods, reverse=True)[: a.methods]:
+        print(f"  {n:4} {name} ({nfiles} file{'s' if nfiles != 1 else ''})")
     print(f"import circles: {len(circles)}")
     for c in circles:
         print(f"  {len(c)} files: " + (", ".join(c) if a.list or len(c) <= 4 else ", ".join(c[:4]) + ", ..."))

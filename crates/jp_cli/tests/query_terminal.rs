@@ -321,18 +321,20 @@ fn help_then_edit_at_the_prompt_runs_the_edited_call_and_a_bad_edit_never_runs()
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
-    tmux.wait_for("[y,a,n,e,v,?]");
+    // The prompt opened while the call streamed; once it shows the whole
+    // call, `?` names the scope `a` would allow.
+    tmux.wait_for(
+        "Run fs_create_file(path: \"notes.txt\", content: \"from the model\")? [y,a,n,e,v,?]",
+    );
     tmux.send(&["?"]);
     let screen = tmux.wait_for("show this help");
     assert!(
         screen.contains(
-            "[y,a,n,e,v,?] ?\n  y  run the call once its arguments are complete\n  a  allow calls like \
-             this one for this session: run it, and later calls in this conversation that the same \
-             policy rule asks about and that its scope covers (run_command: the same program and \
-             first argument; jp's file tools: the same directory; anything else, or a program that \
-             runs code given in its arguments: the identical call), unless a path leaves the \
-             workspace; the line after the call says the scope (`jp conversation forget-approvals` \
-             undoes it)\n  n  decline it now \
+            "[y,a,n,e,v,?] ?\n  y  run the call once its arguments are complete\n  a  allow \
+             fs_create_file calls on paths at or below \"notes.txt\" for this session: run it, and, \
+             in this conversation, later calls that this covers and that the same policy rule asks \
+             about, unless a path leaves the workspace (`jp conversation forget-approvals` undoes \
+             it)\n  n  decline it now \
              (the rest of it is not streamed)\n  e  edit the arguments in $VISUAL or $EDITOR once \
              they are complete\n  v  view the arguments so far in full, in $PAGER\n  ?  show this help\n"
         ),

@@ -12,7 +12,8 @@ mod common;
 use common::providers::{Item, anthropic, text_reply};
 use common::query::{initialized, responses, stored};
 use common::tmux::{Tmux, from_line, query_line};
-use jp_test_server::{Reply, TestServer};
+use jp_test_server::{Reply, Split, TestServer};
+use std::time::Duration;
 
 /// A response calling `fs_create_file` once for each `(id, path)`.
 fn creates(calls: &[(&str, &str)]) -> Reply {
@@ -467,5 +468,97 @@ fn forget_approvals_holds_when_its_line_is_deleted_from_the_log() {
         show.stdout
             .contains("forgotten by `jp conversation forget-approvals`: it approves nothing)\n"),
         "{show:?}"
+    );
+}
+
+/// `a` at a prompt opened while the call streams, before its first
+/// argument has arrived: the user has not seen what calls like it would
+/// be, so `?` says `a` allows only this exact call, and so it does (a
+/// later `echo hello again` is asked). Once a prompt shows the whole call,
+/// `?` names the scope `a` would allow (issue 34, item 3).
+#[test]
+fn a_before_the_call_is_complete_allows_only_that_call() {
+    let ws = initialized();
+    let first = anthropic(
+        &[Item::Tool(
+            "toolu_1",
+            "run_command",
+            r#"{"program":"echo","args":["hello"]}"#,
+        )],
+        "tool_use",
+        false,
+    );
+    // The stream pauses before `hello`: the policy has decided on
+    // `program`, and the prompt is open on what arrived.
+    let cut = first[..first.find("hello").unwrap()]
+        .rfind("event:")
+        .unwrap();
+    let server = TestServer::start(vec![
+        Reply::sse(first)
+            .split(Split::Offsets(vec![cut]))
+            .pace(Duration::from_secs(6)),
+        commands(&[("toolu_2", "echo", &["hello", "again"])]),
+        text_reply("Done."),
+    ]);
+    let Some(tmux) = Tmux::start_sized(&ws, &query_line(&ws, &server, "say hello"), 200) else {
+        return;
+    };
+    tmux.wait_for("? [y,a,n,e,v,?]");
+    tmux.send(&["?"]);
+    tmux.wait_for("show this help");
+    tmux.send(&["a"]);
+    tmux.wait_for("Run run_command(program: \"echo\", args: [\"hello\",\"again\"])? [y,a,n,e,v,?]");
+    tmux.send(&["?"]);
+    tmux.wait_for("allow \"echo hello ...\" for this session");
+    tmux.send(&["n"]);
+    let screen = tmux.wait_for("EXIT=");
+    assert_eq!(
+        from_line(&screen, "Calling tool run_command"),
+        "Calling tool run_command\n\
+         \x20 program: \"echo\"\n\
+         Run run_command(program: \"echo\", …)? [y,a,n,e,v,?] ?\n\
+         \x20 y  run the call once its arguments are complete\n\
+         \x20 a  allow only this exact call for this session, once its arguments are complete: run it, and later calls in this conversation with exactly its arguments that the same policy rule asks about (its arguments are still arriving; answer once the prompt shows the whole call to allow calls like it) (`jp conversation forget-approvals` undoes it)\n\
+         \x20 n  decline it now (the rest of it is not streamed)\n\
+         \x20 e  edit the arguments in $VISUAL or $EDITOR once they are complete\n\
+         \x20 v  view the arguments so far in full, in $PAGER\n\
+         \x20 ?  show this help\n\
+         Run run_command(program: \"echo\", …)? [y,a,n,e,v,?] a\n\
+         \x20 args[0]: \"hello\"\n\
+         \x20 approved for this session from this call on, for only this exact call (policy.run[0] (pattern \"^([^g]|g[^i]|gi[^t]|git.)|^gi?$\" on /program) matched: \"echo\" matches pattern \"^([^g]|g[^i]|gi[^t]|git.)|^gi?$\")\n\
+         \x20 run_command success:\n\
+         \x20   `echo hello` exited with status 0\n\
+         \x20   output (stdout and stderr interleaved):\n\
+         \x20   hello\n\
+         ── jp (anthropic/claude-haiku-4-5) ──\n\
+         Calling tool run_command\n\
+         \x20 program: \"echo\"\n\
+         \x20 args[0]: \"hello\"\n\
+         \x20 args[1]: \"again\"\n\
+         Run run_command(program: \"echo\", args: [\"hello\",\"again\"])? [y,a,n,e,v,?] ?\n\
+         \x20 y  run the call\n\
+         \x20 a  allow \"echo hello ...\" for this session: run it, and, in this conversation, later calls that this covers and that the same policy rule asks about, unless a path leaves the workspace (`jp conversation forget-approvals` undoes it)\n\
+         \x20 n  decline it (the model is told)\n\
+         \x20 e  edit the arguments in $VISUAL or $EDITOR first\n\
+         \x20 v  view the arguments in full, in $PAGER\n\
+         \x20 ?  show this help\n\
+         Run run_command(program: \"echo\", args: [\"hello\",\"again\"])? [y,a,n,e,v,?] n\n\
+         \x20 run_command: declined by you\n\
+         ── jp (anthropic/claude-haiku-4-5) ──\n\
+         Done.\n\
+         tokens: 3 responses · 30 in · 126 out · $0.0007\n\
+         EXIT=0"
+    );
+    drop(tmux);
+    let approvals: Vec<serde_json::Value> = stored(&ws)["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "session_approval")
+        .map(|e| e["scope"].clone())
+        .collect();
+    assert_eq!(
+        approvals,
+        [serde_json::json!({"kind": "call", "arguments": {"program": "echo", "args": ["hello"]}})]
     );
 }

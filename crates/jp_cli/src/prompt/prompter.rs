@@ -32,9 +32,31 @@ pub struct Choice {
     pub help: Cow<'static, str>,
 }
 
-/// The text of a question that may change while it is asked: the latest
-/// value is the question.
-pub type LiveQuestion = tokio::sync::watch::Receiver<String>;
+/// A question that may change while it is asked (a call's, while its
+/// arguments stream): the latest value is the question.
+pub type LiveQuestion = tokio::sync::watch::Receiver<Live>;
+
+/// One state of a [`LiveQuestion`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Live {
+    /// The question: `Run fs_create_file(<streaming>)?`.
+    pub text: String,
+    /// Its answers; what `?` says of them may change with the question
+    /// (`a` names the scope it allows once a call is complete).
+    pub choices: Vec<Choice>,
+    /// Whether this is the question's last state.
+    pub settled: bool,
+}
+
+/// The answer to a [`LiveQuestion`]: the key, and whether the question
+/// was settled when it was answered (what the user saw).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveAnswer {
+    /// The key pressed.
+    pub key: char,
+    /// Whether the question answered was [`Live::settled`].
+    pub settled: bool,
+}
 
 /// `y`/`n` for a plain yes-or-no question.
 pub const YES_NO: [Choice; 2] = [
@@ -77,9 +99,10 @@ pub trait Prompter: Send {
     ) -> Result<char, PromptError>;
 
     /// [`choose`](Self::choose) for a question that may change while it
-    /// waits: `question` holds the latest text, and a terminal redraws the
-    /// prompt line when it changes (a call's summary once its arguments
-    /// are complete). Elsewhere it is asked as it is now.
+    /// waits: `question` holds its latest state, and a terminal redraws
+    /// the prompt line when it changes (a call's summary once its
+    /// arguments are complete) and shows the latest help at `?`. Elsewhere
+    /// it is asked as it is now. The answer says which state was answered.
     ///
     /// # Errors
     ///
@@ -87,11 +110,14 @@ pub trait Prompter: Send {
     fn choose_live(
         &mut self,
         question: &LiveQuestion,
-        choices: &[Choice],
         stop: &CancellationToken,
-    ) -> Result<char, PromptError> {
+    ) -> Result<LiveAnswer, PromptError> {
         let now = question.borrow().clone();
-        self.choose(&now, choices, stop)
+        let key = self.choose(&now.text, &now.choices, stop)?;
+        Ok(LiveAnswer {
+            key,
+            settled: now.settled,
+        })
     }
 
     /// Asks a tool's question; the answer is the JSON value the tool gets.

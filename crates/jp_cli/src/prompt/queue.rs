@@ -15,7 +15,7 @@ use jp_tool::Question;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::prompter::{Choice, LiveQuestion, PromptError, Prompter, YES_NO};
+use super::prompter::{Choice, LiveAnswer, LiveQuestion, PromptError, Prompter, YES_NO};
 
 /// The turn's prompts, one at a time, in the order their tickets were
 /// taken.
@@ -193,13 +193,9 @@ impl PromptTurn<'_> {
     /// # Errors
     ///
     /// [`PromptError`] when it cannot be asked or answered.
-    pub async fn choose_live(
-        &self,
-        question: &LiveQuestion,
-        choices: &[Choice],
-    ) -> Result<char, PromptError> {
-        let (question, choices) = (question.clone(), choices.to_vec());
-        self.blocking(move |backend, stop| backend.choose_live(&question, &choices, stop))
+    pub async fn choose_live(&self, question: &LiveQuestion) -> Result<LiveAnswer, PromptError> {
+        let question = question.clone();
+        self.blocking(move |backend, stop| backend.choose_live(&question, stop))
             .await
     }
 

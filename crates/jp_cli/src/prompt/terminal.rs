@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::external::{PagerFailure, edit_in_editor, pager, run_pager};
 use super::keys::{Decoder, Key};
-use super::prompter::{Choice, LiveQuestion, PromptError, Prompter, YES_NO};
+use super::prompter::{Choice, Live, LiveAnswer, LiveQuestion, PromptError, Prompter, YES_NO};
 use crate::printer::{Printer, Style, char_columns, columns, cut_columns, one_line};
 
 /// How often a waiting prompt checks whether the turn was interrupted.
@@ -306,9 +306,10 @@ impl TerminalPrompter {
         input.1.clear();
     }
 
-    /// One key among `keys`, or Enter for `default`. With `live`, the
-    /// question is its latest text, and the prompt line is drawn again
-    /// (only it) when that changes.
+    /// One key among `choices`, or Enter for `default`. With `live`, the
+    /// question and its choices are its latest state, the prompt line is
+    /// drawn again (only it) when that changes, and the answer says
+    /// whether the state answered was settled.
     fn one_key(
         &self,
         prompt: &str,
@@ -316,50 +317,63 @@ impl TerminalPrompter {
         default: Option<char>,
         live: Option<&LiveQuestion>,
         stop: &CancellationToken,
-    ) -> Result<char, PromptError> {
+    ) -> Result<LiveAnswer, PromptError> {
         self.discard_typed_ahead();
         // The question as drawn; compared, not versioned: the sender may
-        // be gone once it set the last text.
-        let mut asked = live.map(|live| live.borrow().clone());
-        let first = asked.clone();
-        let prompt = first.as_deref().unwrap_or(prompt);
-        let offered = choices
-            .iter()
-            .map(|c| {
-                if Some(c.key) == default {
-                    c.key.to_ascii_uppercase().to_string()
-                } else {
-                    c.key.to_string()
-                }
-            })
-            .collect::<Vec<_>>();
-        let keys = format!(" [{},?] ", offered.join(","));
-        // The keys always show; a long question gives way.
-        let room = Self::width().saturating_sub(columns(&keys)).max(1);
-        let draw = |prompt: &str| format!("{}{keys}", cut_columns(&one_line(prompt), room));
-        let mut line = draw(prompt);
+        // be gone once it set the last state.
+        let mut asked = match live {
+            Some(live) => live.borrow().clone(),
+            None => Live {
+                text: prompt.to_owned(),
+                choices: choices.to_vec(),
+                settled: true,
+            },
+        };
+        let draw = |asked: &Live| {
+            let offered = asked
+                .choices
+                .iter()
+                .map(|c| {
+                    if Some(c.key) == default {
+                        c.key.to_ascii_uppercase().to_string()
+                    } else {
+                        c.key.to_string()
+                    }
+                })
+                .collect::<Vec<_>>();
+            let keys = format!(" [{},?] ", offered.join(","));
+            // The keys always show; a long question gives way.
+            let room = Self::width().saturating_sub(columns(&keys)).max(1);
+            format!("{}{keys}", cut_columns(&one_line(&asked.text), room))
+        };
+        let mut line = draw(&asked);
         self.show(&line);
         loop {
             let mut idle = || {
-                if let (Some(live), Some(asked)) = (live, asked.as_mut()) {
+                if let Some(live) = live {
                     let now = live.borrow();
-                    if *now != *asked {
+                    if *now != asked {
                         asked.clone_from(&now);
-                        line = draw(asked);
+                        line = draw(&asked);
                         self.show(&line);
                     }
                 }
             };
-            match self.key(stop, &mut idle)? {
+            let key = self.key(stop, &mut idle)?;
+            let answer = |key: char| LiveAnswer {
+                key,
+                settled: asked.settled,
+            };
+            match key {
                 Key::Interrupt => return Err(self.interrupted()),
                 Key::Enter if default.is_some() => {
                     let key = default.unwrap_or('n');
                     self.printer.end_prompt(&key.to_string());
-                    return Ok(key);
+                    return Ok(answer(key));
                 }
                 Key::Char('?') => {
                     let mut help = String::from("?\n");
-                    for choice in choices {
+                    for choice in &asked.choices {
                         help.push_str(&format!("  {}  {}\n", choice.key, choice.help));
                     }
                     help.push_str("  ?  show this help\n");
@@ -367,9 +381,9 @@ impl TerminalPrompter {
                 }
                 Key::Char(c) => {
                     let c = c.to_ascii_lowercase();
-                    if choices.iter().any(|choice| choice.key == c) {
+                    if asked.choices.iter().any(|choice| choice.key == c) {
                         self.printer.end_prompt(&c.to_string());
-                        return Ok(c);
+                        return Ok(answer(c));
                     }
                 }
                 _ => {}
@@ -415,16 +429,15 @@ impl Prompter for TerminalPrompter {
         choices: &[Choice],
         stop: &CancellationToken,
     ) -> Result<char, PromptError> {
-        self.one_key(question, choices, None, None, stop)
+        Ok(self.one_key(question, choices, None, None, stop)?.key)
     }
 
     fn choose_live(
         &mut self,
         question: &LiveQuestion,
-        choices: &[Choice],
         stop: &CancellationToken,
-    ) -> Result<char, PromptError> {
-        self.one_key("", choices, None, Some(question), stop)
+    ) -> Result<LiveAnswer, PromptError> {
+        self.one_key("", &[], None, Some(question), stop)
     }
 
     fn ask(&mut self, question: &Question, stop: &CancellationToken) -> Result<Value, PromptError> {
@@ -435,7 +448,9 @@ impl Prompter for TerminalPrompter {
                     .as_ref()
                     .and_then(Value::as_bool)
                     .map(|b| if b { 'y' } else { 'n' });
-                let key = self.one_key(&question.text, &YES_NO, default, None, stop)?;
+                let key = self
+                    .one_key(&question.text, &YES_NO, default, None, stop)?
+                    .key;
                 Ok(Value::Bool(key == 'y'))
             }
             AnswerKind::Text => {

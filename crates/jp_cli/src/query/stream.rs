@@ -13,7 +13,7 @@ use jp_config::tool::limits::argument_limit;
 use jp_conversation::{ProgressRef, ToolCallRequest};
 use tokio_util::sync::CancellationToken;
 
-use super::arguments::{arguments_page, received_arguments_line, short_arguments};
+use super::arguments::{arguments_page, received_arguments_line};
 use super::calls::{CallInput, CallState, CallStep, Calls};
 use super::decision::Verdict;
 use super::session::Session;
@@ -56,7 +56,7 @@ pub struct Response<'t> {
     abandon: Vec<usize>,
     /// The question open about each call while it streams (`Run
     /// CALL(<streaming>)?`), set to the whole call once it is complete.
-    questions: HashMap<usize, tokio::sync::watch::Sender<String>>,
+    questions: HashMap<usize, tokio::sync::watch::Sender<crate::prompt::Live>>,
 }
 
 impl<'t> Response<'t> {
@@ -381,11 +381,8 @@ impl Session {
                 if let Some(question) = response.questions.remove(&call)
                     && let Ok(arguments) = request.arguments()
                 {
-                    question.send_replace(format!(
-                        "Run {}({})?",
-                        request.name,
-                        short_arguments(arguments, 120)
-                    ));
+                    question
+                        .send_replace(response.tools.settled_question(&request.name, arguments));
                 }
                 let steps = response.calls.handle(CallInput::Complete { call, request });
                 self.apply(steps, response);
@@ -480,8 +477,9 @@ impl Session {
                         .as_ref()
                         .and_then(|r| r.prompt_summary(&id))
                         .unwrap_or_else(|| format!("{name}(<streaming>)"));
-                    let (question, live) =
-                        tokio::sync::watch::channel(format!("Run {}?", cut(&shown, 160)));
+                    let (question, live) = tokio::sync::watch::channel(
+                        ToolCoordinator::early_question(&cut(&shown, 160)),
+                    );
                     response.questions.insert(call, question);
                     // The place in line taken when the call started.
                     let ticket = response.tickets.take(call);

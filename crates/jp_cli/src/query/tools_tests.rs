@@ -265,7 +265,7 @@ fn response(status: ResponseStatus, content: &str) -> ToolCallResponse {
 
 /// The question an early prompt asks about `shown` (a call's summary).
 fn live(shown: &str) -> crate::prompt::LiveQuestion {
-    tokio::sync::watch::channel(format!("Run {shown}?")).1
+    tokio::sync::watch::channel(ToolCoordinator::early_question(shown)).1
 }
 
 fn ran(status: ResponseStatus, content: &str, note: Option<&str>) -> Ran {

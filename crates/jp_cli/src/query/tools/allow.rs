@@ -110,6 +110,19 @@ impl ToolCoordinator<'_> {
         why: &str,
     ) -> String {
         let scope = self.scope_for(name, arguments);
+        self.allow_scope(call_id, name, rule, scope, why)
+    }
+
+    /// Records an approval of `scope`, given at call `call_id` of `name`
+    /// that `rule` asked about (`why`); the reason the call runs for.
+    fn allow_scope(
+        &self,
+        call_id: &str,
+        name: &str,
+        rule: Option<usize>,
+        scope: ApprovalScope,
+        why: &str,
+    ) -> String {
         let reason = allowed_from_here(&scope::describe(&scope, name), why);
         let approval = SessionApproval {
             call_id: call_id.to_owned(),
@@ -134,9 +147,19 @@ impl ToolCoordinator<'_> {
     }
 
     /// `a` at a call (`call_id`) of `name` whose arguments still stream:
-    /// the approval's scope is the complete call's, recorded once it is
-    /// complete ([`settle_early_allow`](Self::settle_early_allow)).
-    pub fn allow_once_complete(&self, call_id: &str, name: &str, rule: Option<usize>, why: &str) {
+    /// recorded once it is complete
+    /// ([`settle_early_allow`](Self::settle_early_allow)), with the scope
+    /// of the complete call when the prompt showed it whole and named that
+    /// scope, and for the identical call only when it was answered
+    /// `exact`ly before (the user had not seen what calls like it are).
+    pub fn allow_once_complete(
+        &self,
+        call_id: &str,
+        name: &str,
+        rule: Option<usize>,
+        why: &str,
+        exact: bool,
+    ) {
         self.approvals
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -146,6 +169,7 @@ impl ToolCoordinator<'_> {
                 tool: name.to_owned(),
                 rule,
                 why: why.to_owned(),
+                exact,
             });
     }
 
@@ -169,7 +193,14 @@ impl ToolCoordinator<'_> {
                 .position(|p| p.call_id == call_id)?;
             approvals.pending.remove(at)
         };
-        Some(self.allow_for_session(call_id, name, pending.rule, arguments, &pending.why))
+        let scope = if pending.exact {
+            ApprovalScope::Call {
+                arguments: arguments.clone(),
+            }
+        } else {
+            self.scope_for(name, arguments)
+        };
+        Some(self.allow_scope(call_id, name, pending.rule, scope, &pending.why))
     }
 
     /// The approvals given in this query that are not recorded yet, for

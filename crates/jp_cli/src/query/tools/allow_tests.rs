@@ -236,75 +236,106 @@ fn an_old_log_without_approvals_reads_as_before() {
     assert_eq!(serde_json::to_string(&event).unwrap(), line);
 }
 
+/// `a` at a prompt opened while `run_command`'s arguments stream: what
+/// the approval covers, and what it said, by the state of the question
+/// answered. Before the call is complete, the user has not seen what calls
+/// like it are, so it covers only the identical call (`?` says so); once
+/// the prompt shows the whole call, `a` names its scope and covers that
+/// (issue 34, item 3).
 #[test]
-fn a_at_an_early_prompt_allows_the_rule_that_decided_early() {
-    let (dir, config) = workspace(CONFIG);
-    let tools = ToolCoordinator::new(&config, dir.path(), None, quiet_printer());
-    let backend = ScriptedPrompter {
-        keys: [Some('a')].into_iter().collect(),
-        ..ScriptedPrompter::default()
-    };
-    let prompts = Prompts::new(Box::new(backend), CancellationToken::new());
-    let decision = jp_config::policy::Decision {
-        mode: Mode::Ask,
-        rule: Some(1),
-        reason: "policy.run[1] (catch-all) matched".into(),
-        trace: Vec::new(),
-    };
-    let live = tokio::sync::watch::channel("Run save(path: \"a.txt\", …)?".to_owned()).1;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    assert!(!tools.session_covers("save", Mode::Ask, Some(1)));
-    let answer = runtime.block_on(tools.confirm_early(
-        "c1",
-        "save",
-        &live,
-        decision.clone(),
-        &[],
-        prompts.ticket(),
-        || async { None },
-    ));
-    // It runs as decided; its scope is the complete call's.
-    assert_eq!(
-        answer,
-        crate::query::decision::Answer::Run {
-            decision: decision.clone()
-        }
-    );
-    assert!(tools.session_covers("save", Mode::Ask, Some(1)));
-    assert!(!tools.session_covers("save", Mode::Ask, Some(0)));
-    assert!(!tools.session_covers("other", Mode::Ask, Some(1)));
-    assert_eq!(tools.take_unrecorded(), []);
-    // Once complete, it is recorded with the complete call's scope, and
-    // says so.
-    let Value::Object(arguments) = json!({ "path": "a.txt" }) else {
+fn a_at_an_early_prompt_covers_what_the_prompt_showed() {
+    let arguments = json!({"program": "cargo", "args": ["test"]});
+    let Value::Object(map) = arguments.clone() else {
         unreachable!()
     };
-    let call = ToolCallRequest::new("c1", "save", arguments);
-    let early = Some(crate::query::decision::Answer::Run { decision });
-    match tools.decide_after(&call, true, early) {
-        Decided::Now(Verdict::Run {
-            approved: true,
-            reason,
-            ..
-        }) => assert_eq!(
-            reason,
-            "approved for this session from this call on, for only this exact call (policy.run[1] (catch-all) matched)"
-        ),
-        other => panic!("{other:?}"),
-    }
-    let recorded = tools.take_unrecorded();
-    let [EventKind::SessionApproval(approval)] = recorded.as_slice() else {
-        panic!("{recorded:?}")
+    let exact = ApprovalScope::Call {
+        arguments: arguments.clone(),
     };
-    assert_eq!(
-        approval.scope,
-        Some(ApprovalScope::Call {
-            arguments: json!({"path": "a.txt"})
-        })
-    );
+    let command = ApprovalScope::Command {
+        program: "cargo".into(),
+        first: Some("test".into()),
+        cwd: None,
+    };
+    let cases = [
+        (
+            false,
+            exact,
+            "only this exact call",
+            "allow only this exact call for this session, once its arguments are complete: ",
+        ),
+        (
+            true,
+            command,
+            "\"cargo test ...\"",
+            "allow \"cargo test ...\" for this session: ",
+        ),
+    ];
+    for (settled, scope, described, help) in cases {
+        let (dir, config) = workspace(COMMANDS);
+        let tools = ToolCoordinator::new(&config, dir.path(), None, quiet_printer());
+        let backend = ScriptedPrompter {
+            keys: [Some('a')].into_iter().collect(),
+            ..ScriptedPrompter::default()
+        };
+        let prompts = Prompts::new(Box::new(backend), CancellationToken::new());
+        let decision = jp_config::policy::Decision {
+            mode: Mode::Ask,
+            rule: Some(0),
+            reason: "policy.run[0] (catch-all) matched".into(),
+            trace: Vec::new(),
+        };
+        let question = if settled {
+            tools.settled_question("run_command", &map)
+        } else {
+            ToolCoordinator::early_question("run_command(program: \"cargo\", <streaming>)")
+        };
+        let a = question.choices.iter().find(|c| c.key == 'a').unwrap();
+        assert!(a.help.starts_with(help), "{settled}: {}", a.help);
+        let live = tokio::sync::watch::channel(question).1;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let answer = runtime.block_on(tools.confirm_early(
+            "c1",
+            "run_command",
+            &live,
+            decision.clone(),
+            &[],
+            prompts.ticket(),
+            || async { None },
+        ));
+        // It runs as decided; the approval is recorded once complete.
+        assert_eq!(
+            answer,
+            crate::query::decision::Answer::Run {
+                decision: decision.clone()
+            }
+        );
+        assert!(tools.session_covers("run_command", Mode::Ask, Some(0)));
+        assert!(!tools.session_covers("run_command", Mode::Ask, Some(1)));
+        assert_eq!(tools.take_unrecorded(), []);
+        let call = ToolCallRequest::new("c1", "run_command", map.clone());
+        let early = Some(crate::query::decision::Answer::Run { decision });
+        match tools.decide_after(&call, true, early) {
+            Decided::Now(Verdict::Run {
+                approved: true,
+                reason,
+                ..
+            }) => assert_eq!(
+                reason,
+                format!(
+                    "approved for this session from this call on, for {described} (policy.run[0] (catch-all) matched)"
+                )
+            ),
+            other => panic!("{other:?}"),
+        }
+        let recorded = tools.take_unrecorded();
+        let [EventKind::SessionApproval(approval)] = recorded.as_slice() else {
+            panic!("{recorded:?}")
+        };
+        assert_eq!(approval.scope, Some(scope), "{settled}");
+    }
 }
 
 #[test]
@@ -351,7 +382,7 @@ command = ["jp", "tool", "run_command"]
 parameters.program = { type = "string", required = true }
 parameters.args = { type = "array", items = { type = "string" } }
 parameters.cwd = { type = "path" }
-policy.run = "ask"
+policy.run = [{ mode = "ask" }]
 "#;
 
 #[test]

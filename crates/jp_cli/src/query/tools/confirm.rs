@@ -15,7 +15,7 @@ use super::ToolCoordinator;
 use super::content::{edited_text, text_argument, with_text};
 use super::preview::runs_jp_tool;
 use crate::printer::Style;
-use crate::prompt::{Choice, LiveQuestion, PromptError, PromptTurn, Ticket};
+use crate::prompt::{Choice, Live, LiveAnswer, LiveQuestion, PromptError, PromptTurn, Ticket};
 use crate::query::arguments::{
     Arguments, arguments_header, arguments_page, complete, short_arguments,
 };
@@ -58,9 +58,9 @@ impl ToolCoordinator<'_> {
             return Answer::Policy(decision);
         }
         self.show_notes(name, notes);
-        let key = loop {
-            match prompt.choose_live(question, &EARLY_CHOICES).await {
-                Ok('v') => {
+        let answer = loop {
+            match prompt.choose_live(question).await {
+                Ok(LiveAnswer { key: 'v', .. }) => {
                     let text = view().await.unwrap_or_else(|| {
                         format!("{name}: its arguments are no longer available to show.")
                     });
@@ -68,17 +68,18 @@ impl ToolCoordinator<'_> {
                         return Answer::NotRun(interrupted(&call));
                     }
                 }
-                key => break key,
+                answer => break answer,
             }
         };
-        match key {
-            Ok('y') => Answer::Run { decision },
-            Ok('a') => {
-                // Its scope is the complete call's (`settle_early_allow`).
-                self.allow_once_complete(id, name, decision.rule, &decision.reason);
+        match answer.map(|answer| (answer.key, answer.settled)) {
+            Ok(('y', _)) => Answer::Run { decision },
+            Ok(('a', settled)) => {
+                // The scope the prompt named once the call was complete;
+                // before, only the identical call (`settle_early_allow`).
+                self.allow_once_complete(id, name, decision.rule, &decision.reason, !settled);
                 Answer::Run { decision }
             }
-            Ok('e') => Answer::Edit { decision },
+            Ok(('e', _)) => Answer::Edit { decision },
             Ok(_) => Answer::NotRun(not_run(
                 &call,
                 ResponseStatus::Declined,
@@ -92,6 +93,39 @@ impl ToolCoordinator<'_> {
                 "The call was not run: the user could not be asked.".into(),
                 format!("{name}: declined: {error}"),
             )),
+        }
+    }
+
+    /// The question of a prompt opened while a call's arguments stream
+    /// (`shown`: its summary so far): `a` then allows only the identical
+    /// call, as what calls like it are has not arrived.
+    #[must_use]
+    pub fn early_question(shown: &str) -> Live {
+        Live {
+            text: format!("Run {shown}?"),
+            choices: EARLY_CHOICES.to_vec(),
+            settled: false,
+        }
+    }
+
+    /// The question of that prompt once call `name`'s `arguments` are
+    /// complete: the whole call, and `a` naming the scope it allows.
+    #[must_use]
+    pub fn settled_question(&self, name: &str, arguments: &Map<String, Value>) -> Live {
+        let allow = self.allow_help(name, &Value::Object(arguments.clone()));
+        Live {
+            text: format!("Run {name}({})?", short_arguments(arguments, 120)),
+            choices: EARLY_CHOICES
+                .into_iter()
+                .map(|choice| match choice.key {
+                    'a' => Choice {
+                        help: Cow::Owned(allow.clone()),
+                        ..choice
+                    },
+                    _ => choice,
+                })
+                .collect(),
+            settled: true,
         }
     }
 
@@ -339,9 +373,16 @@ impl ToolCoordinator<'_> {
     }
 }
 
-/// What `?` says of `a` while the call streams (once it is complete, the
-/// scope it allows: [`ToolCoordinator::allow_help`]).
+/// What `?` says of `a` at a complete call's prompt whose scope is not
+/// known (the call may be edited first; [`run_choices`] names the scope
+/// where it is known: [`ToolCoordinator::allow_help`]).
 const ALLOW_HELP: &str = "allow calls like this one for this session: run it, and later calls in this conversation that the same policy rule asks about and that its scope covers (run_command: the same program and first argument; jp's file tools: the same directory; anything else, or a program that runs code given in its arguments: the identical call), unless a path leaves the workspace; the line after the call says the scope (`jp conversation forget-approvals` undoes it)";
+
+/// What `?` says of `a` while the call streams: what calls like it are is
+/// not known yet, so it allows only the identical call; once the prompt
+/// shows the whole call, `a` names the scope it allows
+/// ([`ToolCoordinator::settled_question`]).
+const EARLY_ALLOW_HELP: &str = "allow only this exact call for this session, once its arguments are complete: run it, and later calls in this conversation with exactly its arguments that the same policy rule asks about (its arguments are still arriving; answer once the prompt shows the whole call to allow calls like it) (`jp conversation forget-approvals` undoes it)";
 
 /// The answers to "Run this call?".
 const RUN_CHOICES: [Choice; 5] = [
@@ -392,7 +433,7 @@ const EARLY_CHOICES: [Choice; 5] = [
     },
     Choice {
         key: 'a',
-        help: Cow::Borrowed(ALLOW_HELP),
+        help: Cow::Borrowed(EARLY_ALLOW_HELP),
     },
     Choice {
         key: 'n',

@@ -248,7 +248,8 @@ fn an_early_prompt_asks_the_latest_text_of_its_question() {
     };
     let asked = backend.asked.clone();
     let prompts = Prompts::new(Box::new(backend), CancellationToken::new());
-    let (question, live) = tokio::sync::watch::channel("Run save(<streaming>)?".to_owned());
+    let (question, live) =
+        tokio::sync::watch::channel(ToolCoordinator::early_question("save(<streaming>)"));
     let decision = jp_config::policy::Decision {
         mode: Mode::Ask,
         rule: Some(1),
@@ -268,7 +269,10 @@ fn an_early_prompt_asks_the_latest_text_of_its_question() {
         prompts.ticket(),
         || {
             // The arguments complete while the pager shows them.
-            question.send_replace("Run save(path: \"a.txt\")?".to_owned());
+            let Value::Object(arguments) = serde_json::json!({"path": "a.txt"}) else {
+                unreachable!()
+            };
+            question.send_replace(tools.settled_question("save", &arguments));
             async { Some("save: the arguments".to_owned()) }
         },
     ));

@@ -295,6 +295,10 @@ pub struct Pending {
     pub(super) rule: Option<usize>,
     /// Why the policy asked.
     pub(super) why: String,
+    /// Whether `a` was answered before the call was complete: it then
+    /// covers only the identical call, as nothing the scope is made of had
+    /// been seen whole.
+    pub(super) exact: bool,
 }
 
 impl Approvals {
