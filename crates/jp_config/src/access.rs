@@ -64,6 +64,8 @@ pub const SENSITIVE: &[&str] = &[
     "conversation.policies",
     "providers.*.*.base_url",
     "providers.*.*.api_key_env",
+    "providers.llm.custom.*.base_url",
+    "providers.llm.custom.*.api_key_env",
     "providers.mcp",
     "assistant.instruction_files",
     "extends",

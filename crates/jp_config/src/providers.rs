@@ -1,7 +1,9 @@
 //! `providers`: where jp reaches each LLM provider.
 
 use indexmap::IndexMap;
-use schematic::Config;
+use schematic::PartialConfig as _;
+use schematic::{Config, Schematic};
+use serde::{Deserialize, Serialize};
 
 use crate::models::ModelsConfig;
 
@@ -50,7 +52,113 @@ pub struct LlmProvidersConfig {
     /// Google's Gemini API (native `streamGenerateContent`).
     #[setting(nested)]
     pub google: GoogleConfig,
+
+    /// Providers added by config alone, by the name used in model ids
+    /// (`local = { base_url = "http://localhost:1234/v1" }` lets
+    /// `assistant.model.id = "local/qwen3"`): any server that speaks one of
+    /// the wire APIs jp speaks ([`WireApi`]). Like all of `providers`, a
+    /// workspace's apply once the workspace is trusted.
+    #[setting(nested, merge = merge_custom)]
+    pub custom: IndexMap<String, CustomProviderConfig>,
 }
+
+/// The wire protocol of a provider's API: how jp speaks to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Schematic)]
+#[serde(rename_all = "snake_case")]
+pub enum WireApi {
+    /// OpenAI's Chat Completions (`POST {base_url}/chat/completions`), which
+    /// most OpenAI-compatible servers speak (OpenRouter, llama.cpp, vLLM,
+    /// LM Studio, ...).
+    #[default]
+    OpenaiChat,
+    /// OpenAI's Responses API (`POST {base_url}/responses`).
+    OpenaiResponses,
+    /// Anthropic's Messages API (`POST {base_url}/v1/messages`).
+    Anthropic,
+    /// Ollama's native chat API (`POST {base_url}/api/chat`).
+    Ollama,
+    /// Google's Gemini API (`streamGenerateContent`).
+    Google,
+    /// jp's own scripted provider (offline; its model id names a script).
+    Scripted,
+}
+
+/// A provider added by config alone (`providers.llm.custom.NAME`).
+#[derive(Debug, Clone, Config, serde::Serialize)]
+#[config(rename_all = "snake_case")]
+pub struct CustomProviderConfig {
+    /// The API's base URL, as for the built-in provider of the same wire
+    /// API (`http://localhost:1234/v1` for an OpenAI-compatible server).
+    pub base_url: String,
+
+    /// The wire API the server speaks (`openai_chat`, the default;
+    /// `openai_responses`, `anthropic`, `ollama` or `google`).
+    pub wire: WireApi,
+
+    /// The environment variable that holds the API key. Unset: no key is
+    /// sent (the `openai_chat` and `ollama` wire APIs only; the others
+    /// need one).
+    pub api_key_env: Option<String>,
+
+    /// Prices and context windows of this provider's models, by model name
+    /// (see `docs/query.md`): `price` in US dollars per million tokens
+    /// (`input`, `output`, `cache_read`, `cache_write`), `context_window`
+    /// in tokens, and `reasoning`.
+    #[setting(merge = merge_models)]
+    pub models: ModelsConfig,
+}
+
+/// Merges custom providers name by name, each field by field, as MCP
+/// servers are.
+fn merge_custom(
+    mut prev: IndexMap<String, PartialCustomProviderConfig>,
+    next: IndexMap<String, PartialCustomProviderConfig>,
+    context: &(),
+) -> schematic::MergeResult<IndexMap<String, PartialCustomProviderConfig>> {
+    for (name, provider) in next {
+        match prev.get_mut(&name) {
+            Some(existing) => existing
+                .merge(context, provider)
+                .map_err(|e| schematic::MergeError::new(format!("provider `{name}`: {e}")))?,
+            None => {
+                prev.insert(name, provider);
+            }
+        }
+    }
+    Ok(Some(prev))
+}
+
+/// One provider jp can reach, built in or added by config: the one table
+/// every part of jp reads a provider from by the name in a model id
+/// ([`LlmProvidersConfig::endpoint`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Endpoint<'a> {
+    /// The name used in model ids (`anthropic`, or a custom provider's).
+    pub name: &'a str,
+    /// How jp speaks to it.
+    pub wire: WireApi,
+    /// Where it is reached (empty for [`WireApi::Scripted`]).
+    pub base_url: &'a str,
+    /// The environment variable that holds its API key, if any: when one
+    /// is named, it must be set.
+    pub api_key_env: Option<&'a str>,
+    /// Its `models` table, over jp's built-in one.
+    pub models: Option<&'a ModelsConfig>,
+    /// Whether requests mark prompt-cache breakpoints (the Anthropic wire
+    /// API only).
+    pub cache: bool,
+}
+
+/// The built-in providers' names, in the order jp lists them.
+pub const BUILT_IN: [&str; 7] = [
+    "anthropic",
+    "openai",
+    "openrouter",
+    "ollama",
+    "llamacpp",
+    "google",
+    "scripted",
+];
 
 fn default_aliases(_: &()) -> schematic::DefaultValueResult<IndexMap<String, String>> {
     Ok(Some(
@@ -203,18 +311,94 @@ fn merge_models(
 }
 
 impl LlmProvidersConfig {
+    /// The provider `name` names in a model id: a built-in one, or one of
+    /// `custom` (which cannot take a built-in name: validation refuses it).
+    #[must_use]
+    pub fn endpoint(&self, name: &str) -> Option<Endpoint<'_>> {
+        let endpoint = match name {
+            "anthropic" => Endpoint {
+                name: "anthropic",
+                wire: WireApi::Anthropic,
+                base_url: &self.anthropic.base_url,
+                api_key_env: Some(&self.anthropic.api_key_env),
+                models: Some(&self.anthropic.models),
+                cache: self.anthropic.cache,
+            },
+            "openai" => Endpoint {
+                name: "openai",
+                wire: WireApi::OpenaiResponses,
+                base_url: &self.openai.base_url,
+                api_key_env: Some(&self.openai.api_key_env),
+                models: Some(&self.openai.models),
+                cache: false,
+            },
+            "openrouter" => Endpoint {
+                name: "openrouter",
+                wire: WireApi::OpenaiChat,
+                base_url: &self.openrouter.base_url,
+                api_key_env: Some(&self.openrouter.api_key_env),
+                models: Some(&self.openrouter.models),
+                cache: false,
+            },
+            "ollama" => Endpoint {
+                name: "ollama",
+                wire: WireApi::Ollama,
+                base_url: &self.ollama.base_url,
+                api_key_env: self.ollama.api_key_env.as_deref(),
+                models: Some(&self.ollama.models),
+                cache: false,
+            },
+            "llamacpp" => Endpoint {
+                name: "llamacpp",
+                wire: WireApi::OpenaiChat,
+                base_url: &self.llamacpp.base_url,
+                api_key_env: self.llamacpp.api_key_env.as_deref(),
+                models: Some(&self.llamacpp.models),
+                cache: false,
+            },
+            "google" => Endpoint {
+                name: "google",
+                wire: WireApi::Google,
+                base_url: &self.google.base_url,
+                api_key_env: Some(&self.google.api_key_env),
+                models: Some(&self.google.models),
+                cache: false,
+            },
+            "scripted" => Endpoint {
+                name: "scripted",
+                wire: WireApi::Scripted,
+                base_url: "",
+                api_key_env: None,
+                models: None,
+                cache: false,
+            },
+            _ => {
+                let (name, custom) = self.custom.get_key_value(name)?;
+                Endpoint {
+                    name,
+                    wire: custom.wire,
+                    base_url: &custom.base_url,
+                    api_key_env: custom.api_key_env.as_deref(),
+                    models: Some(&custom.models),
+                    cache: custom.wire == WireApi::Anthropic,
+                }
+            }
+        };
+        Some(endpoint)
+    }
+
+    /// Every provider jp can reach: the built-in ones, then `custom`.
+    pub fn endpoints(&self) -> impl Iterator<Item = Endpoint<'_>> {
+        BUILT_IN
+            .into_iter()
+            .chain(self.custom.keys().map(String::as_str))
+            .filter_map(|name| self.endpoint(name))
+    }
+
     /// The `models` table of `provider`, if jp knows the provider.
     #[must_use]
     pub fn models(&self, provider: &str) -> Option<&ModelsConfig> {
-        Some(match provider {
-            "anthropic" => &self.anthropic.models,
-            "openai" => &self.openai.models,
-            "openrouter" => &self.openrouter.models,
-            "ollama" => &self.ollama.models,
-            "llamacpp" => &self.llamacpp.models,
-            "google" => &self.google.models,
-            _ => return None,
-        })
+        self.endpoint(provider)?.models
     }
 
     /// What jp knows of `name` of `provider`: the built-in entry with the
@@ -225,3 +409,7 @@ impl LlmProvidersConfig {
         crate::models::ModelInfo::resolve(provider, name, configured)
     }
 }
+
+#[cfg(test)]
+#[path = "providers_tests.rs"]
+mod tests;

@@ -11,22 +11,12 @@ use crate::app::AppConfig;
 use crate::diagnostic::{Diagnostic, key_with_indices};
 use crate::path::ConfigPath;
 use crate::policy::{Compiled, Policy, PolicyField, PolicySpec, RuleOrigin};
+use crate::providers::{BUILT_IN, WireApi};
 use crate::tool::effective::{EffectiveSpec, PolicyOrigin, effective_policy, written_spec};
 use crate::tool::wildcard::wildcard_server;
 use crate::tool::{
     DEFAULTS_KEY, ParamType, ToolConfig, ToolParameterConfig, ToolParameters, ToolSource,
 };
-
-/// The providers jp knows, by the name used in model ids.
-pub const PROVIDERS: [&str; 7] = [
-    "anthropic",
-    "openai",
-    "openrouter",
-    "ollama",
-    "llamacpp",
-    "google",
-    "scripted",
-];
 
 /// Why a model id names no model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,12 +30,15 @@ pub enum ModelIdError {
         aliases: String,
     },
     /// A provider jp does not know.
-    #[error("unknown provider `{provider}` in `{target}` (providers: {})", PROVIDERS.join(", "))]
+    #[error("unknown provider `{provider}` in `{target}` (providers: {known})")]
     UnknownProvider {
         /// The provider named.
         provider: String,
         /// The id, after aliases.
         target: String,
+        /// The providers there are, listed: the built-in ones, then
+        /// `providers.llm.custom`'s.
+        known: String,
     },
     /// Nothing after the `/`.
     #[error("`{target}` has no model name after `/`")]
@@ -164,10 +157,17 @@ pub fn resolve_model_id<'a>(
             aliases: list(config.providers.llm.aliases.keys()),
         });
     };
-    if !PROVIDERS.contains(&provider) {
+    if config.providers.llm.endpoint(provider).is_none() {
         return Err(ModelIdError::UnknownProvider {
             provider: provider.to_owned(),
             target: target.to_owned(),
+            known: config
+                .providers
+                .llm
+                .endpoints()
+                .map(|endpoint| endpoint.name)
+                .collect::<Vec<_>>()
+                .join(", "),
         });
     }
     if name.is_empty() {
@@ -228,29 +228,63 @@ fn check_parameters(config: &AppConfig, problems: &mut Vec<Problem>) {
 
 fn check_providers(config: &AppConfig, problems: &mut Vec<Problem>) {
     let llm = &config.providers.llm;
-    for (name, url) in [
-        ("anthropic", &llm.anthropic.base_url),
-        ("openai", &llm.openai.base_url),
-        ("openrouter", &llm.openrouter.base_url),
-        ("ollama", &llm.ollama.base_url),
-        ("llamacpp", &llm.llamacpp.base_url),
-        ("google", &llm.google.base_url),
-    ] {
+    for (name, custom) in &llm.custom {
+        let path = key("providers.llm.custom").join(name.clone());
+        if BUILT_IN.contains(&name.as_str()) {
+            problems.push(Problem::error(
+                path.clone(),
+                format!("`{name}` is a built-in provider; set providers.llm.{name} instead, or give this one a name of its own"),
+            ));
+        } else if name.is_empty() || name.contains(['/', ' ']) {
+            problems.push(Problem::error(
+                path.clone(),
+                format!("{name:?} cannot name a provider: a name goes before `/` in model ids (`{name}/MODEL`), so it must be non-empty, without `/` or spaces"),
+            ));
+        }
+        if custom.base_url.is_empty() {
+            problems.push(Problem::error(
+                path.clone().join("base_url"),
+                "is not set: where the server is reached (`http://localhost:1234/v1` for an OpenAI-compatible server on this machine)",
+            ));
+            continue;
+        }
+        let keyless = matches!(custom.wire, WireApi::OpenaiChat | WireApi::Ollama);
+        if custom.api_key_env.is_none() && !keyless && custom.wire != WireApi::Scripted {
+            problems.push(Problem::error(
+                path.clone().join("api_key_env"),
+                "a provider speaking this wire API needs an API key: name the environment variable that holds it",
+            ));
+        }
+        if custom.wire == WireApi::Scripted {
+            problems.push(Problem::error(
+                path.join("wire"),
+                "`scripted` is jp's own offline provider, not a wire API a server speaks (openai_chat, openai_responses, anthropic, ollama, google)",
+            ));
+        }
+    }
+    for endpoint in llm.endpoints() {
+        if endpoint.wire == WireApi::Scripted || endpoint.base_url.is_empty() {
+            // Not set: said above.
+            continue;
+        }
+        let place = if BUILT_IN.contains(&endpoint.name) {
+            key("providers.llm").join(endpoint.name)
+        } else {
+            key("providers.llm.custom").join(endpoint.name)
+        };
+        let url = endpoint.base_url;
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             problems.push(Problem::error(
-                key("providers.llm").join(name).join("base_url"),
+                place.clone().join("base_url"),
                 format!("`{url}` is not an http:// or https:// URL"),
             ));
         }
-        let models = llm
-            .models(name)
+        let models = endpoint
+            .models
             .map(crate::models::check)
             .unwrap_or_default();
         for problem in models {
-            let mut path = key("providers.llm")
-                .join(name)
-                .join("models")
-                .join(problem.model);
+            let mut path = place.clone().join("models").join(problem.model);
             for segment in problem.field.split('.') {
                 path = path.join(segment);
             }

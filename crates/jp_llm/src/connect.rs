@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use jp_config::AppConfig;
+use jp_config::providers::WireApi;
 
 use crate::error::ProviderError;
 use crate::provider::Provider;
@@ -27,54 +28,46 @@ pub fn connect(
     workspace_root: &Path,
 ) -> Result<Box<dyn Provider>, ProviderError> {
     let llm = &config.providers.llm;
-    let key = |var: &str| -> Result<String, ProviderError> {
-        env(var)
-            .filter(|v| !v.is_empty())
-            .ok_or_else(|| ProviderError::MissingApiKey {
+    let Some(endpoint) = llm.endpoint(provider) else {
+        return Err(ProviderError::Config(format!(
+            "unknown provider `{provider}`"
+        )));
+    };
+    // A key variable named (a local server's is optional) must be set.
+    let key = match endpoint.api_key_env {
+        Some(var) => Some(env(var).filter(|v| !v.is_empty()).ok_or_else(|| {
+            ProviderError::MissingApiKey {
                 provider: provider.to_owned(),
                 var: var.to_owned(),
-            })
+            }
+        })?),
+        None => None,
     };
-    let optional_key = |var: &Option<String>| -> Result<Option<String>, ProviderError> {
-        var.as_deref().map(key).transpose()
-    };
-    Ok(match provider {
-        "anthropic" => Box::new(crate::provider::anthropic::Anthropic::with_caching(
-            &llm.anthropic.base_url,
-            key(&llm.anthropic.api_key_env)?,
-            llm.anthropic.cache.into(),
+    let base_url = endpoint.base_url;
+    Ok(match endpoint.wire {
+        WireApi::Anthropic => Box::new(crate::provider::anthropic::Anthropic::with_caching(
+            base_url,
+            key.unwrap_or_default(),
+            endpoint.cache.into(),
         )),
-        "openai" => Box::new(
+        WireApi::OpenaiResponses => Box::new(
             crate::provider::openai_responses::OpenAiResponses::with_reasoning_summaries(
-                &llm.openai.base_url,
-                key(&llm.openai.api_key_env)?,
-                llm.model_info("openai", model).reasoning,
+                base_url,
+                key.unwrap_or_default(),
+                llm.model_info(provider, model).reasoning,
             ),
         ),
-        "openrouter" => Box::new(crate::provider::openai::OpenAiCompatible::new(
-            "openrouter",
-            &llm.openrouter.base_url,
-            Some(key(&llm.openrouter.api_key_env)?),
+        WireApi::OpenaiChat => Box::new(crate::provider::openai::OpenAiCompatible::new(
+            provider, base_url, key,
         )),
-        "llamacpp" => Box::new(crate::provider::openai::OpenAiCompatible::new(
-            "llamacpp",
-            &llm.llamacpp.base_url,
-            optional_key(&llm.llamacpp.api_key_env)?,
+        WireApi::Ollama => Box::new(crate::provider::ollama::Ollama::new(base_url, key)),
+        WireApi::Google => Box::new(crate::provider::google::Google::new(
+            base_url,
+            key.unwrap_or_default(),
         )),
-        "ollama" => Box::new(crate::provider::ollama::Ollama::new(
-            &llm.ollama.base_url,
-            optional_key(&llm.ollama.api_key_env)?,
-        )),
-        "google" => Box::new(crate::provider::google::Google::new(
-            &llm.google.base_url,
-            key(&llm.google.api_key_env)?,
-        )),
-        "scripted" => Box::new(crate::provider::scripted::Scripted::open(
+        WireApi::Scripted => Box::new(crate::provider::scripted::Scripted::open(
             model,
             workspace_root,
         )?),
-        other => {
-            return Err(ProviderError::Config(format!("unknown provider `{other}`")));
-        }
     })
 }

@@ -45,7 +45,7 @@ impl Trust {
             return Ok(ExitCode::SUCCESS);
         }
         // What the files hold, as if nothing were trusted.
-        let untrusted = match load_as(ctx, WorkspaceTrust::Untrusted) {
+        let untrusted = match held_reading(ctx) {
             Ok(loaded) => loaded,
             Err(code) => return Ok(code),
         };
@@ -99,6 +99,32 @@ fn load_as(ctx: &Ctx, trust: WorkspaceTrust) -> Result<Loaded, ExitCode> {
         print_load_error(&error);
         exit::INVALID_CONFIG.into()
     })
+}
+
+/// The config as if nothing in the workspace were trusted, for what its
+/// files hold. A config may load only with what it holds (a model id
+/// naming a provider or an alias that the held part adds): what is held is
+/// then read from that load, marked as not applied, so that it can be
+/// reviewed and trusted.
+fn held_reading(ctx: &Ctx) -> Result<Loaded, ExitCode> {
+    let error = match load::load(&LoadOptions {
+        trust: WorkspaceTrust::Untrusted,
+        ..ctx.load_options()
+    }) {
+        Ok(loaded) => return Ok(loaded),
+        Err(error) => error,
+    };
+    let Ok(mut loaded) = load::load(&LoadOptions {
+        trust: WorkspaceTrust::Trusted,
+        ..ctx.load_options()
+    }) else {
+        print_load_error(&error);
+        return Err(exit::INVALID_CONFIG.into());
+    };
+    if let Some(held) = loaded.held.as_mut() {
+        held.applied = false;
+    }
+    Ok(loaded)
 }
 
 /// `jp trust --status`.
