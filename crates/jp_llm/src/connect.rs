@@ -4,7 +4,6 @@
 use std::path::Path;
 
 use jp_config::AppConfig;
-use jp_config::providers::WireApi;
 
 use crate::error::ProviderError;
 use crate::provider::Provider;
@@ -43,31 +42,6 @@ pub fn connect(
         })?),
         None => None,
     };
-    let base_url = endpoint.base_url;
-    Ok(match endpoint.wire {
-        WireApi::Anthropic => Box::new(crate::provider::anthropic::Anthropic::with_caching(
-            base_url,
-            key.unwrap_or_default(),
-            endpoint.cache.into(),
-        )),
-        WireApi::OpenaiResponses => Box::new(
-            crate::provider::openai_responses::OpenAiResponses::with_reasoning_summaries(
-                base_url,
-                key.unwrap_or_default(),
-                llm.model_info(provider, model).reasoning,
-            ),
-        ),
-        WireApi::OpenaiChat => Box::new(crate::provider::openai::OpenAiCompatible::new(
-            provider, base_url, key,
-        )),
-        WireApi::Ollama => Box::new(crate::provider::ollama::Ollama::new(base_url, key)),
-        WireApi::Google => Box::new(crate::provider::google::Google::new(
-            base_url,
-            key.unwrap_or_default(),
-        )),
-        WireApi::Scripted => Box::new(crate::provider::scripted::Scripted::open(
-            model,
-            workspace_root,
-        )?),
-    })
+    let reasoning = llm.model_info(provider, model).reasoning;
+    crate::provider::open(&endpoint, key, reasoning, model, workspace_root)
 }
