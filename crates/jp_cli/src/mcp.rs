@@ -9,7 +9,6 @@
 //! tool like any other up to the moment it runs.
 
 use std::collections::HashSet;
-use std::time::Instant;
 
 use jp_config::diagnostic::Diagnostic;
 use jp_config::tool::imported::{merge_parameters, parameters_from_schema};
@@ -17,96 +16,11 @@ use jp_config::tool::wildcard::{expand, wildcard_name, wildcard_server};
 use jp_config::tool::{ToolConfig, offered};
 use jp_config::validate::{McpSchemas, Problem, validate_with};
 use jp_config::{AppConfig, ConfigPath};
+use jp_llm::tool::Executor;
 use jp_llm::tool::mcp::{McpError, McpServers, ServerTool};
-use jp_llm::tool::{ToolLimits, ToolRun};
-use jp_tool::{Outcome, Request};
 use tokio::sync::Mutex;
-use tokio_util::sync::CancellationToken;
 
 use crate::printer::{Printer, Style};
-use crate::query::tools::{LocalExecutor, ToolExecutor, ToolTarget};
-
-/// Runs local tools as processes and MCP tools on their servers, which it
-/// starts when first needed and keeps for the query.
-pub struct Executor {
-    servers: Mutex<McpServers>,
-    /// Cancelled when the user aborts the turn (not when they only stop a
-    /// call): a server whose call it interrupts is killed, as a local
-    /// tool's process is.
-    aborted: CancellationToken,
-}
-
-impl Executor {
-    /// An executor for `servers`, none started; `aborted` is the turn's
-    /// interrupt.
-    #[must_use]
-    pub fn new(servers: McpServers, aborted: CancellationToken) -> Self {
-        Self {
-            servers: Mutex::new(servers),
-            aborted,
-        }
-    }
-
-    /// The servers, to start them ([`attach`]).
-    pub fn servers(&self) -> &Mutex<McpServers> {
-        &self.servers
-    }
-
-    /// Stops every server it started.
-    pub async fn shutdown(&self) {
-        self.servers.lock().await.shutdown().await;
-    }
-}
-
-impl ToolExecutor for Executor {
-    async fn run(
-        &self,
-        target: &ToolTarget,
-        request: &Request,
-        limits: &ToolLimits,
-        cancel: &CancellationToken,
-    ) -> ToolRun {
-        {
-            let (server, tool) = match target {
-                ToolTarget::Local { .. } => {
-                    return LocalExecutor.run(target, request, limits, cancel).await;
-                }
-                ToolTarget::Mcp { server, tool } => (server, tool),
-            };
-            let started = Instant::now();
-            let mut servers = self.servers.lock().await;
-            let mut outcome = match servers.server(server).await {
-                Ok(running) => {
-                    running
-                        .call(tool, request.tool.arguments.clone(), limits, cancel)
-                        .await
-                }
-                Err(error) => Outcome::error(error.to_string()),
-            };
-            // Aborted, not only stopped: the server goes with the call,
-            // as a local tool's process does.
-            // Over HTTP, the session is closed: the server is not jp's.
-            if cancel.is_cancelled() && self.aborted.is_cancelled() {
-                let stopped = if servers.over_http(server) {
-                    "closed its session"
-                } else {
-                    "stopped it"
-                };
-                servers.kill(server).await;
-                if matches!(outcome, Outcome::Error { .. }) {
-                    outcome = Outcome::error(format!(
-                        "The user interrupted the call to `{tool}` on MCP server `{server}`; jp sent the server MCP cancellation and {stopped}."
-                    ));
-                }
-            }
-            ToolRun {
-                outcome,
-                stderr: String::new(),
-                duration: started.elapsed(),
-            }
-        }
-    }
-}
 
 /// Where a config problem is written: the loaded config's file and line
 /// for it ([`jp_config::load::Loaded::place`]).

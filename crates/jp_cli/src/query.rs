@@ -21,7 +21,7 @@
 //!    in call order ([`tickets`]).
 //! 4. [`run`]: once the response ends, the calls run in order: each checked
 //!    again at its start ([`tools::start`]), run by a
-//!    [`tools::ToolExecutor`] ([`tools::execute`]), its config change
+//!    [`jp_llm::tool::ToolExecutor`] ([`tools::execute`]), its config change
 //!    settled ([`tools::delta`]) and its result delivered per
 //!    `policy.result`.
 //! 5. [`changes`]: the response's config changes are committed with what
@@ -498,7 +498,7 @@ fn drive(
         }
         // With a terminal, Ctrl+C opens a menu; without, it interrupts.
         let mut interrupts = interrupt_on_signals(prompter.available());
-        let executor = crate::mcp::Executor::new(servers, interrupts.cancel.clone());
+        let executor = jp_llm::tool::Executor::new(servers, interrupts.cancel.clone());
         let prompts = Prompts::new(prompter, interrupts.cancel.clone());
         let mut resume = None;
         let end = crate::mcp::attach_shared(&mut session.config, &executor, &printer, &|problem| {

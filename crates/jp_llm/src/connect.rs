@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use jp_config::AppConfig;
+use jp_config::providers::{Endpoint, WireApi};
 
 use crate::error::ProviderError;
 use crate::provider::Provider;
@@ -43,5 +44,55 @@ pub fn connect(
         None => None,
     };
     let reasoning = llm.model_info(provider, model).reasoning;
-    crate::provider::open(&endpoint, key, reasoning, model, workspace_root)
+    open(&endpoint, key, reasoning, model, workspace_root)
+}
+
+/// The provider that speaks `endpoint`'s wire API, with `key` (the value
+/// of its key variable, if it names one). `reasoning`: whether `model` is
+/// asked for reasoning summaries (the Responses API); `workspace_root`:
+/// where the scripted provider's scripts are.
+///
+/// The one place a wire API becomes a provider: a new wire API is its
+/// module (`provider/`), a [`WireApi`] variant with its table entry
+/// (`jp_config/src/providers.rs`) and an arm below.
+///
+/// # Errors
+///
+/// [`ProviderError::Config`] for an unreadable script.
+fn open(
+    endpoint: &Endpoint<'_>,
+    key: Option<String>,
+    reasoning: bool,
+    model: &str,
+    workspace_root: &std::path::Path,
+) -> Result<Box<dyn Provider>, ProviderError> {
+    let base_url = endpoint.base_url;
+    Ok(match endpoint.wire {
+        WireApi::Anthropic => Box::new(crate::provider::anthropic::Anthropic::with_caching(
+            base_url,
+            key.unwrap_or_default(),
+            endpoint.cache.into(),
+        )),
+        WireApi::OpenaiResponses => Box::new(
+            crate::provider::openai_responses::OpenAiResponses::with_reasoning_summaries(
+                base_url,
+                key.unwrap_or_default(),
+                reasoning,
+            ),
+        ),
+        WireApi::OpenaiChat => Box::new(crate::provider::openai::OpenAiCompatible::new(
+            endpoint.name,
+            base_url,
+            key,
+        )),
+        WireApi::Ollama => Box::new(crate::provider::ollama::Ollama::new(base_url, key)),
+        WireApi::Google => Box::new(crate::provider::google::Google::new(
+            base_url,
+            key.unwrap_or_default(),
+        )),
+        WireApi::Scripted => Box::new(crate::provider::scripted::Scripted::open(
+            model,
+            workspace_root,
+        )?),
+    })
 }

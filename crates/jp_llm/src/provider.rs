@@ -22,7 +22,6 @@ use jp_conversation::EventPart;
 use serde_json::Value;
 
 use crate::error::ProviderError;
-use jp_config::providers::{Endpoint, WireApi};
 
 pub mod anthropic;
 mod function_tool;
@@ -235,46 +234,4 @@ pub trait WireDecoder: Send {
     ///
     /// As for [`feed`](Self::feed), plus a premature end.
     fn finish(&mut self) -> Result<Vec<StreamEvent>, ProviderError>;
-}
-
-/// The provider that speaks `endpoint`'s wire API, with `key` (the value
-/// of its key variable, if it names one). `reasoning`: whether `model` is
-/// asked for reasoning summaries (the Responses API); `workspace_root`:
-/// where the scripted provider's scripts are.
-///
-/// The one place a wire API becomes a provider: a new wire API is its
-/// module here, a [`WireApi`] variant with its table entry
-/// (`jp_config/src/providers.rs`) and an arm below.
-///
-/// # Errors
-///
-/// [`ProviderError::Config`] for an unreadable script.
-pub(crate) fn open(
-    endpoint: &Endpoint<'_>,
-    key: Option<String>,
-    reasoning: bool,
-    model: &str,
-    workspace_root: &std::path::Path,
-) -> Result<Box<dyn Provider>, ProviderError> {
-    let base_url = endpoint.base_url;
-    Ok(match endpoint.wire {
-        WireApi::Anthropic => Box::new(anthropic::Anthropic::with_caching(
-            base_url,
-            key.unwrap_or_default(),
-            endpoint.cache.into(),
-        )),
-        WireApi::OpenaiResponses => {
-            Box::new(openai_responses::OpenAiResponses::with_reasoning_summaries(
-                base_url,
-                key.unwrap_or_default(),
-                reasoning,
-            ))
-        }
-        WireApi::OpenaiChat => {
-            Box::new(openai::OpenAiCompatible::new(endpoint.name, base_url, key))
-        }
-        WireApi::Ollama => Box::new(ollama::Ollama::new(base_url, key)),
-        WireApi::Google => Box::new(google::Google::new(base_url, key.unwrap_or_default())),
-        WireApi::Scripted => Box::new(scripted::Scripted::open(model, workspace_root)?),
-    })
 }

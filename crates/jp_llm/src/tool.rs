@@ -11,7 +11,10 @@
 //! model.
 
 mod containment;
-mod local;
+mod executor;
+pub(crate) mod local;
 pub mod mcp;
+
+pub use executor::{Executor, LocalExecutor, ToolExecutor, ToolTarget};
 
 pub use local::{STDERR_TAIL_BYTES, ToolLimits, ToolRun, limit_key, run_local};

@@ -10,7 +10,9 @@ use jp_conversation::EventKind;
 use super::session::Session;
 use super::signals::Interrupts;
 use super::stream::Response;
-use super::tools::{ToolCoordinator, ToolExecutor};
+use jp_llm::tool::ToolExecutor;
+
+use super::tools::ToolCoordinator;
 use super::turn::{Action, Input, TurnCoordinator, TurnEnd};
 use crate::printer::Style;
 use crate::prompt::Prompts;

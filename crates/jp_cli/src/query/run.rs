@@ -13,7 +13,9 @@ use super::decision::{Ran, Verdict, denied};
 use super::render;
 use super::session::Session;
 use super::signals::{Interrupts, TOOL_MENU, answer, ctrl_c};
-use super::tools::{Approval, ToolCoordinator, ToolExecutor};
+use jp_llm::tool::ToolExecutor;
+
+use super::tools::{Approval, ToolCoordinator};
 use crate::printer::Style;
 use crate::prompt::{PromptError, Prompts};
 

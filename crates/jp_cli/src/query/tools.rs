@@ -40,7 +40,6 @@ pub mod scope;
 pub mod start;
 
 pub use coordinator::ToolCoordinator;
-pub use execute::{LocalExecutor, ToolExecutor, ToolTarget};
 pub use start::Approval;
 
 #[cfg(test)]

@@ -52,7 +52,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::containment::{self, Containment};
-use super::{ToolLimits, limit_key};
+use super::local::{ToolLimits, limit_key};
 pub use error::McpError;
 pub use lines::{Fault, MAX_LINE_BYTES};
 pub use result::outcome;

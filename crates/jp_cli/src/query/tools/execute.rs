@@ -2,15 +2,13 @@
 //! process, the check right before each start, the tool's questions and
 //! config change, and its result delivered per `policy.result`.
 
-use std::future::Future;
-
 use jp_config::access::Grants;
 use jp_config::delta::Proposal;
 use jp_config::policy::{Mode, PolicyField};
 use jp_config::tool::limits::run_limits;
 use jp_config::tool::{ToolConfig, ToolSource};
 use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
-use jp_llm::tool::{ToolLimits, ToolRun};
+use jp_llm::tool::{ToolExecutor, ToolLimits, ToolTarget};
 use jp_tool::{Context, Outcome, Request, ToolInfo};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -30,67 +28,6 @@ struct Asked {
     questions: usize,
     /// Its config changes that were rejected.
     rejections: usize,
-}
-
-/// What runs a call: a local tool's process, or an MCP server's tool.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ToolTarget {
-    /// A local tool: its program and arguments.
-    Local {
-        /// The program and its arguments.
-        argv: Vec<String>,
-    },
-    /// A tool of an MCP server.
-    Mcp {
-        /// The server, as named under `providers.mcp`.
-        server: String,
-        /// The server's name for the tool.
-        tool: String,
-    },
-}
-
-impl ToolTarget {
-    /// A local tool's program and arguments; nothing for an MCP tool.
-    #[must_use]
-    pub fn argv(&self) -> &[String] {
-        match self {
-            Self::Local { argv } => argv,
-            Self::Mcp { .. } => &[],
-        }
-    }
-}
-
-/// Runs a tool: the one side effect of a call, behind which a local tool
-/// and an MCP tool differ; every policy is applied in front of it. The
-/// production executor is `crate::mcp::Executor` (local tools through
-/// [`LocalExecutor`]); tests substitute their own.
-pub trait ToolExecutor {
-    /// Runs `target` with `request` (on a local tool's stdin; as the
-    /// arguments of an MCP `tools/call`).
-    fn run(
-        &self,
-        target: &ToolTarget,
-        request: &Request,
-        limits: &ToolLimits,
-        cancel: &CancellationToken,
-    ) -> impl Future<Output = ToolRun>;
-}
-
-/// Runs local tools as real processes (`jp_llm::tool::run_local`), and no
-/// MCP tool.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LocalExecutor;
-
-impl ToolExecutor for LocalExecutor {
-    fn run(
-        &self,
-        target: &ToolTarget,
-        request: &Request,
-        limits: &ToolLimits,
-        cancel: &CancellationToken,
-    ) -> impl Future<Output = ToolRun> {
-        jp_llm::tool::run_local(target.argv(), request, limits, cancel)
-    }
 }
 
 impl ToolCoordinator<'_> {

@@ -6,7 +6,7 @@
 use jp_tool::Outcome;
 use serde_json::Value;
 
-use crate::tool::{ToolLimits, limit_key};
+use crate::tool::local::{ToolLimits, limit_key};
 
 /// The outcome of a call whose result is `result` (the `CallToolResult`
 /// as JSON), for a tool allowed `limits.max_output_bytes` of result text.
