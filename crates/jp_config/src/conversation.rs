@@ -4,8 +4,6 @@
 use indexmap::IndexMap;
 use schematic::Config;
 
-use schematic::PartialConfig as _;
-
 use crate::stateful::StatefulPolicyConfig;
 use crate::tool::{PartialToolConfig, ToolConfig};
 
@@ -56,19 +54,9 @@ pub struct ElideToolResultsConfig {
 /// workspace can set one tool's policy without repeating its definition
 /// (schematic's default would replace the whole tool).
 fn merge_tools(
-    mut prev: IndexMap<String, PartialToolConfig>,
+    prev: IndexMap<String, PartialToolConfig>,
     next: IndexMap<String, PartialToolConfig>,
     context: &(),
 ) -> schematic::MergeResult<IndexMap<String, PartialToolConfig>> {
-    for (name, tool) in next {
-        match prev.get_mut(&name) {
-            Some(existing) => existing
-                .merge(context, tool)
-                .map_err(|e| schematic::MergeError::new(format!("tool `{name}`: {e}")))?,
-            None => {
-                prev.insert(name, tool);
-            }
-        }
-    }
-    Ok(Some(prev))
+    crate::named::merge_by_name(prev, next, context, "tool")
 }

@@ -24,6 +24,7 @@ pub mod listing;
 pub mod load;
 pub mod mcp;
 pub mod models;
+mod named;
 pub mod path;
 pub mod policy;
 pub mod providers;

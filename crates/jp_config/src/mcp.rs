@@ -26,8 +26,6 @@
 use indexmap::IndexMap;
 use schematic::Config;
 
-use schematic::PartialConfig as _;
-
 /// The default for [`McpServerConfig::startup_timeout_secs`].
 pub const DEFAULT_STARTUP_TIMEOUT_SECS: u64 = 20;
 
@@ -158,21 +156,11 @@ pub fn header_value_ok(value: &str) -> bool {
 /// workspace can change one server's timeout without repeating its
 /// command.
 pub(crate) fn merge_servers(
-    mut prev: IndexMap<String, PartialMcpServerConfig>,
+    prev: IndexMap<String, PartialMcpServerConfig>,
     next: IndexMap<String, PartialMcpServerConfig>,
     context: &(),
 ) -> schematic::MergeResult<IndexMap<String, PartialMcpServerConfig>> {
-    for (name, server) in next {
-        match prev.get_mut(&name) {
-            Some(existing) => existing
-                .merge(context, server)
-                .map_err(|e| schematic::MergeError::new(format!("MCP server `{name}`: {e}")))?,
-            None => {
-                prev.insert(name, server);
-            }
-        }
-    }
-    Ok(Some(prev))
+    crate::named::merge_by_name(prev, next, context, "MCP server")
 }
 
 #[cfg(test)]

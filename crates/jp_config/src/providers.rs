@@ -1,7 +1,6 @@
 //! `providers`: where jp reaches each LLM provider.
 
 use indexmap::IndexMap;
-use schematic::PartialConfig as _;
 use schematic::{Config, Schematic};
 use serde::{Deserialize, Serialize};
 
@@ -111,21 +110,11 @@ pub struct CustomProviderConfig {
 /// Merges custom providers name by name, each field by field, as MCP
 /// servers are.
 fn merge_custom(
-    mut prev: IndexMap<String, PartialCustomProviderConfig>,
+    prev: IndexMap<String, PartialCustomProviderConfig>,
     next: IndexMap<String, PartialCustomProviderConfig>,
     context: &(),
 ) -> schematic::MergeResult<IndexMap<String, PartialCustomProviderConfig>> {
-    for (name, provider) in next {
-        match prev.get_mut(&name) {
-            Some(existing) => existing
-                .merge(context, provider)
-                .map_err(|e| schematic::MergeError::new(format!("provider `{name}`: {e}")))?,
-            None => {
-                prev.insert(name, provider);
-            }
-        }
-    }
-    Ok(Some(prev))
+    crate::named::merge_by_name(prev, next, context, "provider")
 }
 
 /// One provider jp can reach, built in or added by config: the one table
