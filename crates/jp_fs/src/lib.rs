@@ -18,6 +18,12 @@
 //! A refusal is an [`io::Error`] whose inner error is a [`Refusal`] (see
 //! [`Refusal::of`]), so callers report it the way they report any failed
 //! open; a file that is not there stays [`io::ErrorKind::NotFound`].
+//!
+//! It also owns [`normalize_lexically`], the one lexical path normaliser
+//! (`.`, `..`, repeated separators) that policies and tools share: pure,
+//! with no I/O.
+//!
+//! It depends on no other jp crate, so every jp crate may use it.
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -25,6 +31,7 @@ use std::fs::File;
 use std::io::{self, Read as _};
 use std::path::{Component, Path, PathBuf};
 
+mod lexical;
 #[cfg(not(unix))]
 mod portable;
 #[cfg(not(unix))]
@@ -33,6 +40,8 @@ use portable as sys;
 mod unix;
 #[cfg(unix)]
 use unix as sys;
+
+pub use lexical::normalize_lexically;
 
 /// What kind of file something is (as `lstat(2)` says), for messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

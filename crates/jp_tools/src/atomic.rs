@@ -3,10 +3,11 @@
 //! so a crash or a full disk never leaves a half-written file behind. The
 //! file tools use it, and so does `jp config set`.
 
-use std::fs::{File, OpenOptions, Permissions};
+use std::fs::{File, Permissions};
 use std::io::{self, Write as _};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
+
+use tempfile::NamedTempFile;
 
 /// Creates `path` with `content`, failing with
 /// [`io::ErrorKind::AlreadyExists`] if something is there (even if it
@@ -16,21 +17,21 @@ use std::sync::atomic::{AtomicU64, Ordering};
 ///
 /// When something is at `path`, or the file cannot be written.
 pub fn create_new(path: &Path, content: &[u8]) -> io::Result<()> {
-    let temp = TempFile::write(path, content)?;
-    // A hard link never replaces an existing file, unlike a rename.
-    match std::fs::hard_link(&temp.path, path) {
-        Ok(()) => {
-            drop(temp);
+    let temp = write_temp(path, content)?;
+    // Never replaces an existing file, unlike a rename: `renameat2` with
+    // `RENAME_NOREPLACE`, or a hard link, where the system has them.
+    match temp.persist_noclobber(path) {
+        Ok(_) => {
             sync_parent(path);
             Ok(())
         }
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(e),
-        // A file system without hard links: check, then rename.
-        Err(_) => {
+        Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => Err(e.error),
+        // A file system without either: check, then rename.
+        Err(e) => {
             if std::fs::symlink_metadata(path).is_ok() {
                 return Err(io::Error::from(io::ErrorKind::AlreadyExists));
             }
-            temp.persist(path)
+            persist(e.file, path)
         }
     }
 }
@@ -42,59 +43,38 @@ pub fn create_new(path: &Path, content: &[u8]) -> io::Result<()> {
 ///
 /// When the file cannot be written or renamed into place.
 pub fn replace(path: &Path, content: &[u8], permissions: Permissions) -> io::Result<()> {
-    let temp = TempFile::write(path, content)?;
-    std::fs::set_permissions(&temp.path, permissions)?;
-    temp.persist(path)
+    let temp = write_temp(path, content)?;
+    temp.as_file().set_permissions(permissions)?;
+    persist(temp, path)
 }
 
-/// A temporary file next to its target, removed unless persisted.
-struct TempFile {
-    path: PathBuf,
-    persisted: bool,
+/// Writes `content` to a new temporary file beside `target`
+/// (`.NAME.jp-XXXXXX.tmp`, created exclusively, removed when dropped unless
+/// persisted) and syncs it to disk. It is created with the permissions any
+/// new file gets (`0o666` less the umask), not `tempfile`'s private
+/// `0o600`, since it becomes the user's file.
+fn write_temp(target: &Path, content: &[u8]) -> io::Result<NamedTempFile> {
+    let dir = target.parent().unwrap_or_else(|| Path::new("."));
+    let name = target
+        .file_name()
+        .map_or_else(|| "file".into(), |n| n.to_string_lossy());
+    let prefix = format!(".{name}.jp-");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut temp = builder.tempfile_in(dir)?;
+    temp.write_all(content)?;
+    temp.as_file().sync_all()?;
+    Ok(temp)
 }
 
-impl TempFile {
-    /// Writes `content` to a new temporary file beside `target` and syncs
-    /// it to disk.
-    fn write(target: &Path, content: &[u8]) -> io::Result<Self> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let dir = target.parent().unwrap_or_else(|| Path::new("."));
-        let name = target
-            .file_name()
-            .map_or_else(|| "file".into(), |n| n.to_string_lossy());
-        loop {
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = dir.join(format!(".{name}.jp-{}-{n}.tmp", std::process::id()));
-            let mut file = match OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(file) => file,
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            };
-            let temp = Self {
-                path,
-                persisted: false,
-            };
-            file.write_all(content)?;
-            file.sync_all()?;
-            return Ok(temp);
-        }
-    }
-
-    /// Moves the temporary file onto `target`.
-    fn persist(mut self, target: &Path) -> io::Result<()> {
-        std::fs::rename(&self.path, target)?;
-        self.persisted = true;
-        sync_parent(target);
-        Ok(())
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        if !self.persisted {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
+/// Moves the temporary file onto `target` (the temporary file is removed if
+/// that fails).
+fn persist(temp: NamedTempFile, target: &Path) -> io::Result<()> {
+    temp.persist(target).map_err(|e| e.error)?;
+    sync_parent(target);
+    Ok(())
 }
 
 /// Makes a new directory entry durable, where the platform allows it.

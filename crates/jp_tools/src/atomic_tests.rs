@@ -36,3 +36,16 @@ fn replace_sets_the_permissions() {
     assert_eq!(mode & 0o777, 0o751);
     assert_eq!(names(dir.path()), ["run.sh"]);
 }
+
+#[cfg(unix)]
+#[test]
+fn create_new_gives_the_permissions_of_any_new_file_not_private_ones() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain.txt");
+    std::fs::write(&plain, "x").unwrap();
+    let path = dir.path().join("a.txt");
+    create_new(&path, b"one").unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&path), mode(&plain));
+}

@@ -27,6 +27,7 @@ use std::path::{Component, Path, PathBuf};
 use jp_config::policy::path::{
     NulInPath, PathValue, Unresolvable, Workspace as PolicyWorkspace, resolve_path,
 };
+use jp_fs::normalize_lexically;
 
 /// The workspace root a tool works in.
 #[derive(Debug, Clone)]
@@ -70,7 +71,7 @@ impl Workspace {
             ));
         }
         Ok(Self {
-            given: normalize_absolute(&given),
+            given: normalize_lexically(&given),
             policy: PolicyWorkspace::new(&canonical),
             root: canonical,
         })
@@ -100,7 +101,7 @@ impl Workspace {
         }
         let path = Path::new(raw);
         let relative = if path.is_absolute() {
-            let path = normalize_absolute(path);
+            let path = normalize_lexically(path);
             match path
                 .strip_prefix(&self.root)
                 .or_else(|_| path.strip_prefix(&self.given))
@@ -116,24 +117,21 @@ impl Workspace {
             path.to_path_buf()
         };
 
-        let mut rel = PathBuf::new();
-        for component in relative.components() {
-            match component {
-                Component::Normal(part) => rel.push(part),
-                Component::CurDir => {}
-                Component::ParentDir => {
-                    if !rel.pop() {
-                        return Err(format!(
-                            "refused `{raw}`: it leads outside the workspace (`..` goes above the workspace root)"
-                        ));
-                    }
-                }
-                Component::RootDir | Component::Prefix(_) => {
-                    return Err(format!(
-                        "refused `{raw}`: it is not a path inside the workspace"
-                    ));
-                }
+        // Normalized, a relative path that climbs above its start begins
+        // with `..`; one with a root (`\\x`, `C:x` on Windows) keeps it.
+        let rel = normalize_lexically(&relative);
+        match rel.components().next() {
+            Some(Component::ParentDir) => {
+                return Err(format!(
+                    "refused `{raw}`: it leads outside the workspace (`..` goes above the workspace root)"
+                ));
             }
+            Some(Component::RootDir | Component::Prefix(_)) => {
+                return Err(format!(
+                    "refused `{raw}`: it is not a path inside the workspace"
+                ));
+            }
+            Some(Component::Normal(_) | Component::CurDir) | None => {}
         }
 
         self.check_links(raw, &self.root.join(&rel))?;
@@ -246,21 +244,6 @@ pub(crate) fn show(rel: &Path) -> String {
     } else {
         parts.join("/")
     }
-}
-
-/// An absolute path with `.` and `..` removed lexically.
-fn normalize_absolute(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

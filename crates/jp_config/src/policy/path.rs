@@ -140,27 +140,9 @@ impl PolicyPath {
 }
 
 /// Removes `.` components, repeated and trailing separators, and resolves
-/// `..` against the preceding component, without touching the file system.
-/// A `..` at the start of a relative path is kept; at the root of an
-/// absolute path it is dropped (`/..` is `/`).
-#[must_use]
-pub fn normalize_lexically(path: &Path) -> PathBuf {
-    let mut parts: Vec<Component<'_>> = Vec::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => match parts.last() {
-                Some(Component::Normal(_)) => {
-                    parts.pop();
-                }
-                Some(Component::RootDir | Component::Prefix(_)) => {}
-                Some(Component::ParentDir | Component::CurDir) | None => parts.push(component),
-            },
-            other => parts.push(other),
-        }
-    }
-    parts.iter().collect()
-}
+/// `..` against the preceding component, without touching the file system
+/// (shared with jp's tools: [`jp_fs::normalize_lexically`]).
+pub use jp_fs::normalize_lexically;
 
 /// The workspace root, lexically and resolved, against which path values
 /// are matched. Build it once per evaluation.
