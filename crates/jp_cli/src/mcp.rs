@@ -23,8 +23,8 @@ use jp_tool::{Outcome, Request};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::printer::{Printer, Style};
 use crate::query::tools::{LocalExecutor, ToolExecutor, ToolTarget};
+use jp_term::printer::{Printer, Style};
 
 /// Runs local tools as processes and MCP tools on their servers, which it
 /// starts when first needed and keeps for the query.
