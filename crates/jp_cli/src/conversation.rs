@@ -28,7 +28,7 @@ pub fn open_active(
     if let Some(id) = store.active()
         && active_id(store, ledger).is_none()
     {
-        crate::errln!(
+        jp_term::errln!(
             "warning: {} names conversation `{id}`, which you did not make active in this workspace (it came with the repository, or someone else set it); this query starts a new one (`jp conversation use {id}` continues it)",
             store.root().join("active").display()
         );
@@ -38,7 +38,7 @@ pub fn open_active(
         // `jp conversation rm` clears the marker; one left naming nothing
         // means the conversation went missing some other way.
         if let Some(gone) = store.active_marker() {
-            crate::errln!(
+            jp_term::errln!(
                 "warning: the active conversation `{gone}` is not in {} any more; this query starts a new one",
                 store.root().display()
             );
@@ -69,7 +69,7 @@ pub fn conversation_deltas(
 /// out. Every command that reads a conversation says it.
 pub fn warn_torn(c: &Conversation) {
     if let Some(tail) = &c.torn_tail {
-        crate::errln!("warning: {tail}");
+        jp_term::errln!("warning: {tail}");
     }
 }
 

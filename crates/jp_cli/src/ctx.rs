@@ -59,7 +59,7 @@ impl Ctx {
     pub fn load(&self) -> Result<Loaded, LoadError> {
         let loaded = load::load(&self.load_options())?;
         for warning in &loaded.warnings {
-            crate::errln!("{warning}");
+            jp_term::errln!("{warning}");
         }
         self.trust_notice(&loaded);
         Ok(loaded)
@@ -96,16 +96,28 @@ pub fn process_env() -> Vec<(String, String)> {
         .collect()
 }
 
+/// The `style.color` setting as the printer takes it: `jp_term` knows no
+/// config.
+pub fn color(mode: jp_config::style::ColorMode) -> jp_term::printer::ColorMode {
+    use jp_config::style::ColorMode as Config;
+    use jp_term::printer::ColorMode as Printer;
+    match mode {
+        Config::Auto => Printer::Auto,
+        Config::Always => Printer::Always,
+        Config::Never => Printer::Never,
+    }
+}
+
 /// Prints a failed load to stderr (warnings, then errors).
 pub fn print_load_error(error: &LoadError) {
     for diagnostic in error.warnings.iter().chain(&error.errors) {
-        crate::errln!("{diagnostic}");
+        jp_term::errln!("{diagnostic}");
     }
 }
 
 /// Says there is no workspace around `cwd`; the exit code for it.
 pub fn no_workspace(cwd: &std::path::Path) -> std::process::ExitCode {
-    crate::errln!(
+    jp_term::errln!(
         "error: no jp workspace here or above {}; run `jp init` to create one",
         cwd.display()
     );

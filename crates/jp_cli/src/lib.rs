@@ -8,8 +8,8 @@
 //!   runs and records;
 //! - what the engine and several commands share: the context a command
 //!   runs in (`ctx`), the conversation's config changes (`recorded`,
-//!   `conversation`), the stateful policies (`stateful`), prompts
-//!   (`prompt`) and the printer (`printer`).
+//!   `conversation`), the stateful policies (`stateful`); prompts and the
+//!   printer are `jp_term`'s, the markdown renderer `jp_md`'s.
 //!
 //! docs/architecture.md follows one tool call through these files.
 
@@ -20,8 +20,6 @@ mod error;
 mod exit;
 mod ledger;
 mod mcp;
-mod printer;
-mod prompt;
 mod query;
 mod recorded;
 mod seal;
@@ -29,15 +27,9 @@ mod stateful;
 mod trust;
 mod usage;
 
-/// The markdown renderer, and the escaping the plain path does, for
-/// `benches/markdown.rs`; not an interface.
-#[doc(hidden)]
-pub mod bench {
-    pub use crate::printer::sanitize;
-    pub use crate::query::render::markdown::{Ink, Markdown, MarkdownOptions};
-}
-
 use std::process::ExitCode;
+
+use jp_term::errln;
 
 /// Runs `jp` with the process's arguments: what `main` does.
 #[must_use]
@@ -70,7 +62,7 @@ pub fn main() -> ExitCode {
         return ExitCode::from(exit::USAGE);
     }
     init_logging(cli.verbose);
-    prompt::install_panic_restore();
+    jp_term::prompt::install_panic_restore();
     match cli.run() {
         Ok(code) => code,
         Err(error) => {
@@ -98,7 +90,7 @@ fn init_logging(verbose: u8) {
         _ => "trace",
     };
     if verbose > 0 || std::env::var_os("RUST_LOG").is_some() {
-        printer::logs_on_stderr();
+        jp_term::printer::logs_on_stderr();
     }
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
@@ -107,7 +99,7 @@ fn init_logging(verbose: u8) {
         .fmt_fields(
             tracing_subscriber::fmt::format::debug_fn(|writer, field, value| {
                 let text = format!("{value:?}");
-                let text = printer::sanitize(&text);
+                let text = jp_term::printer::sanitize(&text);
                 if field.name() == "message" {
                     write!(writer, "{text}")
                 } else {

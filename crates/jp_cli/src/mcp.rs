@@ -20,7 +20,7 @@ use jp_llm::tool::Executor;
 use jp_llm::tool::mcp::{McpError, McpServers, ServerTool};
 use tokio::sync::Mutex;
 
-use crate::printer::{Printer, Style};
+use jp_term::printer::{Printer, Style};
 
 /// Where a config problem is written: the loaded config's file and line
 /// for it ([`jp_config::load::Loaded::place`]).

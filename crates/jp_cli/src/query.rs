@@ -65,9 +65,9 @@ use jp_conversation::{
 
 use crate::ctx::{Ctx, no_workspace, print_load_error};
 use crate::exit;
-use crate::printer::{Channel, Printer, Style};
-use crate::prompt::{NoPrompter, Prompter, Prompts, TerminalPrompter};
 use drive::Step;
+use jp_term::printer::{Channel, Printer, Style};
+use jp_term::prompt::{NoPrompter, Prompter, Prompts, TerminalPrompter};
 use render::{CallFormat, RenderOptions, ToolRenderer};
 use session::{Resolved, Session, resolve};
 use signals::interrupt_on_signals;
@@ -144,7 +144,7 @@ impl Query {
         let config = loaded.config.clone();
         let system = system::system_prompt(&config.assistant, &system::Facts::here(&root))?;
         if self.print_system_prompt {
-            crate::outln!("{}", system.as_deref().unwrap_or_default());
+            jp_term::outln!("{}", system.as_deref().unwrap_or_default());
             return Ok(ExitCode::SUCCESS);
         }
         let env: HashMap<String, String> = ctx.env.iter().cloned().collect();
@@ -153,7 +153,7 @@ impl Query {
             provider_name,
             model,
         } = resolve(&config, &env, &root)?;
-        let printer = Printer::stdio(config.style.color);
+        let printer = Printer::stdio(crate::ctx::color(config.style.color));
         // Dropped when the query returns, after the ending is said: a
         // prompt thread still closing then does not hold it up.
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -238,7 +238,7 @@ impl Query {
         use std::io::IsTerminal as _;
         let terminal = std::io::stdin().is_terminal();
         if self.edit && !terminal {
-            crate::errln!(
+            jp_term::errln!(
                 "error: --edit opens your editor, which needs a terminal, and stdin is not one; give the message as an argument or on stdin"
             );
             return Err(exit::USAGE.into());
@@ -253,7 +253,7 @@ impl Query {
             match input::read_piped(std::io::stdin().lock()) {
                 Ok(text) => Some(text),
                 Err(error) => {
-                    crate::errln!("error: {error}");
+                    jp_term::errln!("error: {error}");
                     return Err(exit::USAGE.into());
                 }
             }
@@ -264,7 +264,7 @@ impl Query {
             Ok(message) => Ok(Source::Given(message)),
             Err(_) if self.print_system_prompt => Ok(Source::Given(String::new())),
             Err(error) => {
-                crate::errln!("error: {error}");
+                jp_term::errln!("error: {error}");
                 Err(exit::USAGE.into())
             }
         }
@@ -298,7 +298,7 @@ fn from_editor(
             };
             printer.chrome_line(
                 Style::Dim,
-                &format!("you: {}{more}", crate::printer::cut(first, 100)),
+                &format!("you: {}{more}", jp_term::printer::cut(first, 100)),
             );
             Ok(message)
         }
@@ -428,8 +428,8 @@ fn prompter(non_interactive: bool, printer: &Printer) -> Box<dyn Prompter> {
 
 /// The assistant's text drawn as markdown: on a terminal, with
 /// `style.markdown` (the default); coloured as the printer colours stdout.
-fn markdown(printer: &Printer, config: &AppConfig) -> Option<render::markdown::Markdown> {
-    use render::markdown::{Ink, Markdown, MarkdownOptions, hyperlinks_supported, truecolor};
+fn markdown(printer: &Printer, config: &AppConfig) -> Option<jp_md::Markdown> {
+    use jp_md::{Ink, Markdown, MarkdownOptions, hyperlinks_supported, truecolor};
     (config.style.markdown && printer.is_terminal(Channel::Content)).then(|| {
         let var = |key: &str| std::env::var(key).ok();
         Markdown::new(MarkdownOptions {
@@ -490,11 +490,11 @@ fn drive(
     // in the middle of the text); prompts draw what they read.
     let echo_off = prompter
         .available()
-        .then(crate::prompt::Quiet::start)
+        .then(jp_term::prompt::Quiet::start)
         .flatten();
     runtime.block_on(async {
         if echo_off.is_some() {
-            tokio::spawn(crate::prompt::quiet_after_each_stop());
+            tokio::spawn(jp_term::prompt::quiet_after_each_stop());
         }
         // With a terminal, Ctrl+C opens a menu; without, it interrupts.
         let mut interrupts = interrupt_on_signals(prompter.available());

@@ -301,7 +301,7 @@ pub fn warn(log: &str, refused: &[Refused]) {
     let mut told = TOLD.lock().unwrap_or_else(PoisonError::into_inner);
     for refusal in refused {
         if told.insert((log.to_owned(), refusal.line)) {
-            crate::errln!(
+            jp_term::errln!(
                 "warning: {log}:{}: a recorded config change (by {}) is not applied: {}; the rest of the conversation is",
                 refusal.line,
                 refusal.by,
@@ -543,7 +543,7 @@ pub fn load_with_flags(ctx: &Ctx) -> Result<(Loaded, Vec<(String, Value)>), Load
     };
     let loaded = ctx.load_with(vec![mark])?;
     for warning in &loaded.warnings {
-        crate::errln!("{warning}");
+        jp_term::errln!("{warning}");
     }
     let flags = loaded
         .layers

@@ -180,7 +180,7 @@ pub fn workspace_trust(env: &[(String, String)], root: Option<&Path>) -> Workspa
         Ok(Some(record)) => WorkspaceTrust::Recorded(record.digest),
         Ok(None) => WorkspaceTrust::Untrusted,
         Err(e) => {
-            crate::errln!(
+            jp_term::errln!(
                 "warning: cannot read the trusted workspaces ({e}); this one is not trusted"
             );
             WorkspaceTrust::Untrusted
@@ -279,9 +279,9 @@ pub fn notice(held: Option<&Held>, env: &[(String, String)], root: Option<&Path>
     }
     let trusted = recorded(env, root);
     for line in held_lines(held, trusted.as_ref(), None) {
-        crate::errln!("note: {line}");
+        jp_term::errln!("note: {line}");
     }
-    crate::errln!(
+    jp_term::errln!(
         "note: review them, then run `jp trust` to apply them ({ENV}=1 trusts it for one run)"
     );
 }

@@ -60,7 +60,7 @@ impl Config {
             } => set(ctx, &assignment, user),
             Self::Validate => Ok(validate(ctx)),
             Self::Schema => {
-                crate::printer::stdout_json(&jp_config::schema::config_json_schema()?);
+                jp_term::printer::stdout_json(&jp_config::schema::config_json_schema()?);
                 Ok(ExitCode::SUCCESS)
             }
         }
@@ -120,7 +120,7 @@ fn active_deltas(
             authorized.layers
         }
         Err(error) => {
-            crate::errln!(
+            jp_term::errln!(
                 "warning: {error}; the config shown leaves out the changes recorded in it"
             );
             Vec::new()
@@ -159,7 +159,7 @@ fn show(loaded: &Loaded, format: Format) -> Result<ExitCode, Error> {
     match format {
         Format::Text => {
             for (key, value) in &all {
-                crate::outln!(
+                jp_term::outln!(
                     "{key} = {}  # {}",
                     serde_json::to_string(value)?,
                     sources(loaded, key).join(", ")
@@ -172,7 +172,7 @@ fn show(loaded: &Loaded, format: Format) -> Result<ExitCode, Error> {
                 .map(|(key, _)| (key.to_string(), sources(loaded, key).into()))
                 .collect::<serde_json::Map<_, _>>();
             let out = serde_json::json!({ "config": loaded.resolved, "sources": sources });
-            crate::printer::stdout_json(&serde_json::to_string_pretty(&out)?);
+            jp_term::printer::stdout_json(&serde_json::to_string_pretty(&out)?);
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -183,10 +183,10 @@ fn get(loaded: &Loaded, key: &str) -> Result<ExitCode, Error> {
     match path.lookup(&loaded.resolved) {
         // Piped, a string is written byte for byte (a script reads the
         // value); on a terminal it is escaped like everything jp shows.
-        Some(serde_json::Value::String(s)) => crate::printer::stdout_value_line(s),
-        Some(value) => crate::printer::stdout_json(&serde_json::to_string_pretty(value)?),
+        Some(serde_json::Value::String(s)) => jp_term::printer::stdout_value_line(s),
+        Some(value) => jp_term::printer::stdout_json(&serde_json::to_string_pretty(value)?),
         None => {
-            crate::errln!("error: no config key `{path}`");
+            jp_term::errln!("error: no config key `{path}`");
             return Ok(exit::INVALID_CONFIG.into());
         }
     }
@@ -205,10 +205,10 @@ fn validate(ctx: &Ctx) -> ExitCode {
                 ctx.trust_notice(&applies);
             }
             for warning in &loaded.warnings {
-                crate::outln!("{warning}");
+                jp_term::outln!("{warning}");
             }
             for warning in missing_programs(&loaded, ctx) {
-                crate::outln!("{warning}");
+                jp_term::outln!("{warning}");
             }
             let layers = loaded
                 .layers
@@ -216,12 +216,12 @@ fn validate(ctx: &Ctx) -> ExitCode {
                 .map(|l| l.label.as_str())
                 .collect::<Vec<_>>()
                 .join(", ");
-            crate::outln!("config is valid ({layers})");
+            jp_term::outln!("config is valid ({layers})");
             ExitCode::SUCCESS
         }
         Err(error) => {
             for diagnostic in error.warnings.iter().chain(&error.errors) {
-                crate::outln!("{diagnostic}");
+                jp_term::outln!("{diagnostic}");
             }
             exit::INVALID_CONFIG.into()
         }
@@ -232,14 +232,14 @@ fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Error> {
     let assignment = match Assignment::parse(arg) {
         Ok(a) => a,
         Err(e) => {
-            crate::errln!("error: {e}");
+            jp_term::errln!("error: {e}");
             return Ok(exit::USAGE.into());
         }
     };
     let file = match target_file(ctx, user) {
         Ok(file) => file,
         Err(message) => {
-            crate::errln!("error: {message}");
+            jp_term::errln!("error: {message}");
             return Ok(exit::USAGE.into());
         }
     };
@@ -266,7 +266,7 @@ fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Error> {
         let new_text = match jp_config::edit::set_key(&text, &assignment.path, &candidate) {
             Ok(t) => t,
             Err(e) => {
-                crate::errln!("error: {}: {e}", file.display());
+                jp_term::errln!("error: {}: {e}", file.display());
                 return Ok(exit::INVALID_CONFIG.into());
             }
         };
@@ -287,9 +287,9 @@ fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Error> {
                     retrust(ctx, &loaded)?;
                 }
                 for warning in &loaded.warnings {
-                    crate::errln!("{warning}");
+                    jp_term::errln!("{warning}");
                 }
-                crate::outln!(
+                jp_term::outln!(
                     "{} = {} in {}",
                     assignment.path,
                     serde_json::to_string(&candidate)?,
@@ -303,7 +303,7 @@ fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Error> {
     }
     if let Some(error) = failure {
         print_load_error(&error);
-        crate::errln!(
+        jp_term::errln!(
             "error: {} is unchanged: the config would not be valid",
             load::display_path(&file, &ctx.cwd)
         );
@@ -335,7 +335,7 @@ fn note_if_shadowed(ctx: &Ctx, path: &ConfigPath) {
     if let Some(value) = path.lookup(&with.resolved)
         && path.lookup(&files.resolved) != Some(value)
     {
-        crate::errln!(
+        jp_term::errln!(
             "note: the active conversation {id} sets {path} = {value}, which its next `jp query` \
              uses instead (`jp query --new` starts one without it)"
         );

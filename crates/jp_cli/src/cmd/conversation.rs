@@ -13,8 +13,8 @@ use super::format::Format;
 use crate::conversation::{stopped_note, warn_torn};
 use crate::exit;
 use crate::ledger::{ApprovalState, Ledger};
-use crate::printer::{cut, sanitize};
-use crate::{errln, outln};
+use jp_term::printer::{cut, sanitize};
+use jp_term::{errln, outln};
 
 /// Prints a display line: stored text comes from models and tools, so its
 /// control characters are made visible.
@@ -307,7 +307,7 @@ fn show(
                     serde_json::to_value(usage).unwrap_or_default(),
                 );
             }
-            crate::printer::stdout_json(&serde_json::to_string_pretty(&json).unwrap_or_default());
+            jp_term::printer::stdout_json(&serde_json::to_string_pretty(&json).unwrap_or_default());
         }
         Format::Text => print_text(ledger, &conversation),
     }

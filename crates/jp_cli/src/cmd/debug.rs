@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use jp_conversation::{EventBuilder, EventPart, FlushedEvent, ToolCallPart};
 
-use crate::printer::{escape_json, sanitize};
+use jp_term::printer::{escape_json, sanitize};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Debug {
@@ -118,7 +118,7 @@ fn stream_args_to(
         }
         Err(error) => {
             out.flush()?;
-            crate::errln!("{tool}: unusable arguments: {error}");
+            jp_term::errln!("{tool}: unusable arguments: {error}");
             Ok(ExitCode::FAILURE)
         }
     }

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use crate::error::Error;
 use crate::exit;
-use crate::prompt::{Prompter as _, TerminalPrompter};
-use crate::{errln, outln};
+use jp_term::prompt::{Prompter as _, TerminalPrompter};
+use jp_term::{errln, outln};
 
 /// `.jp/.gitignore`: conversations hold every message and the text of
 /// every file a tool read, so they stay out of the repository unless one is
@@ -94,7 +94,7 @@ impl Init {
 /// of the user's config counts); `None` when the user interrupts (Ctrl+C
 /// or Ctrl+D).
 fn ask_model(ctx: &crate::ctx::Ctx) -> Option<String> {
-    let printer = crate::printer::Printer::stdio(jp_config::style::ColorMode::Auto);
+    let printer = jp_term::printer::Printer::stdio(jp_term::printer::ColorMode::Auto);
     let Some(mut terminal) = TerminalPrompter::open(&printer) else {
         return Some(DEFAULT_MODEL.to_owned());
     };
@@ -122,7 +122,7 @@ fn ask_model(ctx: &crate::ctx::Ctx) -> Option<String> {
             Ok(()) => return Some(answer),
             Err(error) => errln!(
                 "  {}; try again",
-                crate::printer::sanitize(&error.to_string())
+                jp_term::printer::sanitize(&error.to_string())
             ),
         }
     }

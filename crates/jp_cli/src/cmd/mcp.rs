@@ -61,7 +61,7 @@ impl Mcp {
             Self::Ls { format } => {
                 let names: Vec<String> = loaded.config.providers.mcp.keys().cloned().collect();
                 if names.is_empty() && format == Format::Text {
-                    crate::outln!(
+                    jp_term::outln!(
                         "no MCP server is configured (add `[providers.mcp.NAME]` with its `command`, or its `url` for a server over HTTP)"
                     );
                     return Ok(ExitCode::SUCCESS);
@@ -91,7 +91,7 @@ impl Mcp {
                     } else {
                         names.join(", ")
                     };
-                    crate::errln!(
+                    jp_term::errln!(
                         "error: no MCP server `{server}` is configured (servers: {list}); add `[providers.mcp.{server}]` with its `command` or `url`"
                     );
                     return Ok(exit::USAGE.into());
@@ -190,7 +190,7 @@ fn print_ls(config: &AppConfig, server: &Started) {
     let tools = match &server.tools {
         Ok(tools) => tools,
         Err(error) => {
-            crate::outln!("{}: not started: {}", server.name, indented(error, "  "));
+            jp_term::outln!("{}: not started: {}", server.name, indented(error, "  "));
             return;
         }
     };
@@ -198,7 +198,7 @@ fn print_ls(config: &AppConfig, server: &Started) {
         1 => "1 tool".to_owned(),
         n => format!("{n} tools"),
     };
-    crate::outln!("{}: started, {count}", server.name);
+    jp_term::outln!("{}: started, {count}", server.name);
     let width = tools
         .iter()
         .map(|t| t.name.chars().count())
@@ -215,7 +215,7 @@ fn print_ls(config: &AppConfig, server: &Started) {
             "" => format!("({used})"),
             description => format!("{description} ({used})"),
         };
-        crate::outln!("  {:width$}  {about}", tool.name);
+        jp_term::outln!("  {:width$}  {about}", tool.name);
     }
 }
 
@@ -225,26 +225,26 @@ fn print_tools(config: &AppConfig, server: &Started) {
     let tools = match &server.tools {
         Ok(tools) => tools,
         Err(error) => {
-            crate::outln!("{}: not started: {}", server.name, indented(error, "  "));
+            jp_term::outln!("{}: not started: {}", server.name, indented(error, "  "));
             return;
         }
     };
     for tool in tools {
         match &tool.title {
-            Some(title) => crate::outln!("{} ({title})", tool.name),
-            None => crate::outln!("{}", tool.name),
+            Some(title) => jp_term::outln!("{} ({title})", tool.name),
+            None => jp_term::outln!("{}", tool.name),
         }
         if let Some(description) = &tool.description {
-            crate::outln!("  {}", indented(description, "  "));
+            jp_term::outln!("  {}", indented(description, "  "));
         }
         let used = offered_as(config, &server.name, &tool.name);
         if used.is_empty() {
-            crate::outln!("  not configured");
+            jp_term::outln!("  not configured");
         } else {
-            crate::outln!("  configured as {}", used.join("; "));
+            jp_term::outln!("  configured as {}", used.join("; "));
         }
         let schema = serde_json::to_string_pretty(&tool.input_schema).unwrap_or_default();
-        crate::outln!("  input schema: {}", indented(&schema, "  "));
+        jp_term::outln!("  input schema: {}", indented(&schema, "  "));
     }
 }
 
@@ -295,6 +295,6 @@ fn print_json(
         })
         .collect();
     let out = serde_json::json!({ "servers": servers });
-    crate::printer::stdout_json(&serde_json::to_string_pretty(&out)?);
+    jp_term::printer::stdout_json(&serde_json::to_string_pretty(&out)?);
     Ok(())
 }

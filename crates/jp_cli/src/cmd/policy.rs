@@ -129,7 +129,7 @@ fn with_mcp_schemas(
         .unwrap_or_else(|| ctx.cwd.clone());
     let servers =
         tokio::sync::Mutex::new(McpServers::new(loaded.config.providers.mcp.clone(), root));
-    let printer = crate::printer::Printer::stdio(loaded.config.style.color);
+    let printer = jp_term::printer::Printer::stdio(crate::ctx::color(loaded.config.style.color));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -142,13 +142,13 @@ fn with_mcp_schemas(
         attached
     });
     Ok(attached.map_err(|message| {
-        crate::errln!("error: {message}");
+        jp_term::errln!("error: {message}");
         ExitCode::from(exit::INVALID_CONFIG)
     }))
 }
 
 fn usage_error(message: &str) -> ExitCode {
-    crate::errln!("error: {message}");
+    jp_term::errln!("error: {message}");
     exit::USAGE.into()
 }
 
@@ -230,21 +230,21 @@ fn describe(
                 "policy": key,
                 "source": source,
             });
-            crate::printer::stdout_json(&serde_json::to_string_pretty(&out)?);
+            jp_term::printer::stdout_json(&serde_json::to_string_pretty(&out)?);
         }
         Format::Text => {
             match policy.unconditional_mode() {
                 Some(mode) => {
-                    crate::outln!(
+                    jp_term::outln!(
                         "{tool} {field}: {mode} for every call, decided as the call starts"
                     )
                 }
-                None => crate::outln!("{tool} {field}: decided while the arguments stream"),
+                None => jp_term::outln!("{tool} {field}: decided while the arguments stream"),
             }
             for rule in policy.rules() {
                 let waits = top_parameter(rule)
                     .map_or_else(String::new, |top| format!(" (waits for `{top}`)"));
-                crate::outln!(
+                jp_term::outln!(
                     "  {field}[{}] {}: {}{waits}",
                     rule.index,
                     rule.describe(),
@@ -252,25 +252,25 @@ fn describe(
                 );
             }
             if policy.rules().last().is_some_and(|r| !r.is_catch_all()) {
-                crate::outln!("  no rule matches: ask");
+                jp_term::outln!("  no rule matches: ask");
             }
-            crate::outln!(
+            jp_term::outln!(
                 "  parameters, in schema order (the order models usually send them): {}",
                 order.join(", ")
             );
             if let Some(key) = &key {
-                crate::outln!("  policy: {key} ({source})");
+                jp_term::outln!("  policy: {key} ({source})");
             }
             let stateful = crate::stateful::from_config(&loaded.config)?;
             let governing = stateful.policies_for(tool);
             if !governing.is_empty() {
-                crate::outln!(
+                jp_term::outln!(
                     "  stateful policies (conversation.policies): {}",
                     governing.join(", ")
                 );
             }
             for warning in &warnings {
-                crate::errln!("warning: {tool}: {warning}");
+                jp_term::errln!("warning: {tool}: {warning}");
             }
         }
     }
@@ -454,7 +454,7 @@ fn checked_arguments(
     };
     if let Err(issues) = check_arguments(&cfg.parameters, &arguments) {
         for issue in &issues {
-            crate::errln!("error: --args: {issue}");
+            jp_term::errln!("error: --args: {issue}");
         }
         return Err(usage_error(&format!(
             "the arguments do not fit `{tool}`'s parameters"
@@ -542,7 +542,7 @@ impl Found<'_> {
                 None => serde_json::json!({ "decided": "at the end" }),
             };
         }
-        crate::printer::stdout_json(&serde_json::to_string_pretty(&out)?);
+        jp_term::printer::stdout_json(&serde_json::to_string_pretty(&out)?);
         Ok(())
     }
 
@@ -555,8 +555,8 @@ impl Found<'_> {
             decision,
             ..
         } = self;
-        crate::outln!("{tool} {field}: {}", decision.mode);
-        crate::outln!(
+        jp_term::outln!("{tool} {field}: {}", decision.mode);
+        jp_term::outln!(
             "  no {field} is configured for {tool} or '*'; the built-in default is {}",
             decision.mode
         );
@@ -583,24 +583,24 @@ impl Found<'_> {
             Some(Some(key)) => format!("decided once `{key}` is complete"),
             None => "decided only when all arguments are in".to_owned(),
         });
-        crate::outln!("{tool} {field}: {}", decision.mode);
+        jp_term::outln!("{tool} {field}: {}", decision.mode);
         for t in &decision.trace {
             let verdict = if t.matched { "matches" } else { "no match" };
             let condition = self.condition(t.rule);
             if condition == t.reason {
-                crate::outln!("  {field}[{}] {condition}: {verdict}", t.rule);
+                jp_term::outln!("  {field}[{}] {condition}: {verdict}", t.rule);
             } else {
-                crate::outln!("  {field}[{}] {condition}: {verdict}: {}", t.rule, t.reason);
+                jp_term::outln!("  {field}[{}] {condition}: {verdict}: {}", t.rule, t.reason);
             }
         }
         if decision.rule.is_none() {
-            crate::outln!("  {}", decision.reason);
+            jp_term::outln!("  {}", decision.reason);
         }
         if let Some(text) = &streamed_text {
-            crate::outln!("  while streaming: {text}");
+            jp_term::outln!("  while streaming: {text}");
         }
         if let Some(key) = &key {
-            crate::outln!("  policy: {key} ({source})");
+            jp_term::outln!("  policy: {key} ({source})");
         }
         if let Some(stateful) = &stateful {
             print_stateful(tool, stateful);
@@ -617,11 +617,11 @@ fn print_stateful(tool: &str, stateful: &Stateful) {
         |id| format!("in conversation {id}"),
     );
     match &stateful.denial {
-        None => crate::outln!(
+        None => jp_term::outln!(
             "  stateful policies ({}): allow {within}",
             stateful.policies.join(", ")
         ),
-        Some(denial) => crate::outln!(
+        Some(denial) => jp_term::outln!(
             "  stateful policies: {} denies {tool} {within}: {}",
             denial.policy,
             denial.reason

@@ -22,7 +22,7 @@ pub struct Tool {
 impl Tool {
     /// Serves one request, as [`jp_tool::serve`] does; the outcome's JSON
     /// has the characters jp escapes on a terminal written as JSON escapes
-    /// (see [`crate::printer::escape_json`]), which means the same to jp
+    /// (see [`jp_term::printer::escape_json`]), which means the same to jp
     /// and keeps a file's escape sequences off a terminal that shows it.
     pub fn run(self) -> ExitCode {
         jp_tool::serve_with(
@@ -40,7 +40,7 @@ fn outcome_text(outcome: &jp_tool::Outcome) -> std::io::Result<String> {
     let mut json = Vec::new();
     jp_tool::write_outcome(&mut json, outcome)?;
     let json = String::from_utf8(json).map_err(std::io::Error::other)?;
-    Ok(crate::printer::escape_json(&json).into_owned())
+    Ok(jp_term::printer::escape_json(&json).into_owned())
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::exit;
 use crate::trust::review::Review;
 use crate::trust::{TrustStore, held_lines, record_of};
-use crate::{errln, outln};
+use jp_term::{errln, outln};
 
 /// `jp trust`.
 #[derive(Debug, clap::Args)]

@@ -10,7 +10,7 @@ use jp_conversation::{
 use serde_json::{Map, Value};
 
 use super::render::full_arguments;
-use crate::printer::{cut, sanitize};
+use jp_term::printer::{cut, sanitize};
 
 /// Parses the arguments the way a streamed tool call is parsed, so what
 /// the query loop would reject (invalid or truncated JSON, a duplicate key,

@@ -9,7 +9,7 @@ use jp_config::load::{LoadOptions, load};
 use jp_conversation::{EventBuilder, EventPart, FlushedEvent, ToolCallPart};
 
 use super::*;
-use crate::printer::Printer;
+use jp_term::printer::Printer;
 
 /// A workspace whose one tool is `save(path, text)` with `policy`.
 struct Fixture {

@@ -8,7 +8,7 @@ use jp_conversation::{ConversationEvent, EventKind, ResponseStatus, ToolCallResp
 
 use super::run::INTERRUPTED_CHANGE;
 use super::session::Session;
-use crate::printer::Style;
+use jp_term::printer::Style;
 
 impl Session {
     /// Records what the cycle `held` for its config `changes` (each event

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use jp_conversation::{ConversationEvent, EventKind};
 
-use crate::printer::{cut, sanitize};
-use crate::prompt::external::run_editor;
+use jp_term::printer::{cut, sanitize};
+use jp_term::prompt::external::run_editor;
 
 /// The line below which nothing is sent.
 pub const MARKER: &str = "# -------- >8 -------- write above this line -------- >8 --------";

@@ -22,7 +22,7 @@ use std::time::Duration;
 use similar::{ChangeTag, TextDiff};
 
 use super::render::Line;
-use crate::printer::{Style, sanitize};
+use jp_term::printer::{Style, sanitize};
 
 /// Unchanged lines shown around each change.
 pub const CONTEXT: usize = 3;

@@ -14,8 +14,8 @@ use jp_llm::tool::ToolExecutor;
 
 use super::tools::ToolCoordinator;
 use super::turn::{Action, Input, TurnCoordinator, TurnEnd};
-use crate::printer::Style;
-use crate::prompt::Prompts;
+use jp_term::printer::Style;
+use jp_term::prompt::Prompts;
 
 /// The most requests one turn may send before jp stops it: a guard against
 /// a model that calls tools forever.

@@ -20,7 +20,6 @@
 
 mod full;
 mod line;
-pub mod markdown;
 mod text;
 
 use std::collections::HashMap;
@@ -36,7 +35,7 @@ pub use full::full_arguments;
 pub use line::{Line, wrap, wrap_words};
 use text::TextBlock;
 
-use crate::printer::{Style, cut, sanitize};
+use jp_term::printer::{Style, cut, sanitize};
 
 /// The two `style.tool_call.format`s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

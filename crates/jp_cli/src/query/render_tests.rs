@@ -3,7 +3,7 @@
 use jp_conversation::{EventBuilder, EventPart, FlushedEvent, ResponseStatus, ToolCallPart};
 
 use super::*;
-use crate::printer::{columns, expand_tabs};
+use jp_term::printer::{columns, expand_tabs};
 
 fn options(format: CallFormat) -> RenderOptions {
     RenderOptions {

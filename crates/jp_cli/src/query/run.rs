@@ -14,10 +14,10 @@ use super::render;
 use super::session::Session;
 use super::signals::{Interrupts, TOOL_MENU, answer, ctrl_c};
 use jp_llm::tool::ToolExecutor;
+use jp_term::printer::Style;
+use jp_term::prompt::{PromptError, Prompts};
 
 use super::tools::{Approval, ToolCoordinator};
-use crate::printer::Style;
-use crate::prompt::{PromptError, Prompts};
 
 /// How running one response's calls ended.
 /// One response's calls as they run, for [`Session::run_approved`]: what
@@ -240,7 +240,7 @@ impl Session {
             // Read whole at the question that sent it: not printed again.
             self.printer.chrome_line(
                 Style::Good,
-                &crate::printer::sanitize(&format!(
+                &jp_term::printer::sanitize(&format!(
                     "  {} {}: sent to the model as shown above",
                     call.name,
                     ran.response.status.as_str()

@@ -16,8 +16,8 @@ use jp_llm::{ChatRequest, Provider};
 use super::render::ToolRenderer;
 use super::system::{Facts, system_prompt};
 use crate::ctx::Ctx;
-use crate::printer::{Printer, Style};
-use crate::prompt::{PromptError, Prompts};
+use jp_term::printer::{Printer, Style};
+use jp_term::prompt::{PromptError, Prompts};
 
 /// One turn's I/O.
 pub struct Session {

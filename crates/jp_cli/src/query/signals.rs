@@ -7,7 +7,7 @@ use futures_util::future::LocalBoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use crate::exit;
-use crate::prompt::{Choice, PromptError};
+use jp_term::prompt::{Choice, PromptError};
 
 /// How the user interrupts a turn.
 pub struct Interrupts {
@@ -37,8 +37,8 @@ pub fn interrupt_on_signals(menus: bool) -> Interrupts {
                 continue;
             }
             if cancel.is_cancelled() {
-                crate::prompt::restore_terminal();
-                crate::errln!("interrupted twice; exiting");
+                jp_term::prompt::restore_terminal();
+                jp_term::errln!("interrupted twice; exiting");
                 std::process::exit(i32::from(exit::INTERRUPTED));
             }
             if !(menus && signal == Signal::CtrlC && ask_menu.send(()).is_ok()) {

@@ -24,8 +24,8 @@ use super::tools::allow::SESSION_APPROVED;
 use super::turn::{Action, Input, TurnCoordinator};
 use super::{diff, render};
 use crate::conversation::{human_bytes, stopped_note};
-use crate::printer::{Channel, Style, cut};
-use crate::prompt::{PromptError, Prompts};
+use jp_term::printer::{Channel, Style, cut};
+use jp_term::prompt::{PromptError, Prompts};
 
 /// A question open about call number `.0`'s prompt: what answering it
 /// tells [`Calls`].
@@ -56,7 +56,7 @@ pub struct Response<'t> {
     abandon: Vec<usize>,
     /// The question open about each call while it streams (`Run
     /// CALL(<streaming>)?`), set to the whole call once it is complete.
-    questions: HashMap<usize, tokio::sync::watch::Sender<crate::prompt::Live>>,
+    questions: HashMap<usize, tokio::sync::watch::Sender<jp_term::prompt::Live>>,
 }
 
 impl<'t> Response<'t> {

@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use crate::prompt::{Prompts, Ticket};
+use jp_term::prompt::{Prompts, Ticket};
 
 /// The places in the prompt queue of the calls of one response, by call
 /// number. Dropping it gives every place not taken up.

@@ -5,7 +5,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::prompt::{ScriptedPrompter, YES_NO};
+use jp_term::prompt::{ScriptedPrompter, YES_NO};
 
 fn prompts(keys: &[Option<char>]) -> (Prompts, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
     let backend = ScriptedPrompter {

@@ -26,10 +26,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::execute::MAX_QUESTIONS;
 use super::*;
-use crate::printer::{Captured, Printer};
-use crate::prompt::{NoPrompter, Prompter, Prompts, ScriptedPrompter};
 use crate::query::arguments::{Arguments, arguments_page};
 use crate::query::decision::{Answer, Decided, Ran, Verdict};
+use jp_term::printer::{Captured, Printer};
+use jp_term::prompt::{NoPrompter, Prompter, Prompts, ScriptedPrompter};
 
 /// A tool backend that answers from a script, one [`ToolRun`] per run, and
 /// records what each run was asked to do.
@@ -264,7 +264,7 @@ fn response(status: ResponseStatus, content: &str) -> ToolCallResponse {
 }
 
 /// The question an early prompt asks about `shown` (a call's summary).
-fn live(shown: &str) -> crate::prompt::LiveQuestion {
+fn live(shown: &str) -> jp_term::prompt::LiveQuestion {
     tokio::sync::watch::channel(ToolCoordinator::early_question(shown)).1
 }
 

@@ -11,9 +11,9 @@ use crate::exit;
 use jp_config::load::LoadOptions;
 use jp_config::trust::{Held, WorkspaceTrust};
 
-use crate::prompt::{Choice, PromptError, Prompter as _, TerminalPrompter};
 use crate::trust::review::Review;
 use crate::trust::{self, ENV};
+use jp_term::prompt::{Choice, PromptError, Prompter as _, TerminalPrompter};
 
 /// Before a query runs: when the workspace's config holds what needs trust
 /// and no record or override covers it, asks on a terminal whether to
@@ -43,7 +43,7 @@ pub fn before_query(ctx: &Ctx, interactive: bool) -> Result<Option<ExitCode>, Er
     .ok()
     .map(|loaded| Review::new(loaded.config, true));
     let lines = trust::held_lines(&held, trusted.as_ref(), review.as_ref());
-    let printer = crate::printer::Printer::stdio(jp_config::style::ColorMode::Auto);
+    let printer = jp_term::printer::Printer::stdio(jp_term::printer::ColorMode::Auto);
     let terminal = if interactive {
         TerminalPrompter::open(&printer)
     } else {
@@ -51,15 +51,15 @@ pub fn before_query(ctx: &Ctx, interactive: bool) -> Result<Option<ExitCode>, Er
     };
     let Some(mut terminal) = terminal else {
         for line in &lines {
-            crate::errln!("error: {line}");
+            jp_term::errln!("error: {line}");
         }
-        crate::errln!(
+        jp_term::errln!(
             "error: jp query does not run in an untrusted workspace without a terminal to ask on: review what is listed, then run `jp trust`; {ENV}=1 trusts it for one run (it runs what the config says), {ENV}=0 runs without it"
         );
         return Ok(Some(exit::UNTRUSTED.into()));
     };
     for line in &lines {
-        crate::errln!("{line}");
+        jp_term::errln!("{line}");
     }
     let choices = [
         Choice {
@@ -97,13 +97,13 @@ pub fn before_query(ctx: &Ctx, interactive: bool) -> Result<Option<ExitCode>, Er
         Ok('y') => {
             let store = trust::TrustStore::of_user(&ctx.env).ok_or(Error::NoUserConfig)?;
             store.set(&root, trust::record_of(&held))?;
-            crate::errln!(
+            jp_term::errln!(
                 "trusted {}: its config applies in full (`jp trust --revoke` undoes it)",
                 root.display()
             );
         }
         Ok(_) => {
-            crate::errln!("going on without them; `jp trust` applies them later");
+            jp_term::errln!("going on without them; `jp trust` applies them later");
         }
         Err(_) => return Ok(Some(exit::INTERRUPTED.into())),
     }

@@ -89,7 +89,7 @@ impl Review {
         // What a repository wrote reaches the pager as the terminal would
         // show it: escape sequences and invisible characters escaped.
         out.lines()
-            .map(|line| format!("{}\n", crate::printer::sanitize(line)))
+            .map(|line| format!("{}\n", jp_term::printer::sanitize(line)))
             .collect()
     }
 

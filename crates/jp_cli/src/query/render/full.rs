@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::line::Line;
-use crate::printer::{Style, sanitize};
+use jp_term::printer::{Style, sanitize};
 
 /// Every argument in `arguments`, one line per value (`path: "src/a.rs"`,
 /// nested ones by their path: `patterns[0].new`), a string with a newline

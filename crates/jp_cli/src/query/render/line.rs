@@ -2,7 +2,7 @@
 //! width: what the renderer, the long-string blocks and the full arguments
 //! all produce.
 
-use crate::printer::{Style, char_columns, columns, expand_tabs};
+use jp_term::printer::{Style, char_columns, columns, expand_tabs};
 
 /// A line to print, without its newline; its text is safe for a terminal.
 #[derive(Debug, Clone, PartialEq, Eq)]

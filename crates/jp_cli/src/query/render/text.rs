@@ -16,7 +16,7 @@
 //! width, not by the string.
 
 use super::line::{Line, wrap};
-use crate::printer::{Style, columns, sanitize};
+use jp_term::printer::{Style, columns, sanitize};
 
 /// The most terminal columns of one line of a long string that are shown;
 /// the rest of the line is counted, not shown.

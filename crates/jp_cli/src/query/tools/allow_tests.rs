@@ -8,11 +8,11 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::prompt::{Prompts, ScriptedPrompter};
 use crate::query::decision::{Decided, Verdict};
 use crate::query::tools::coordinator::Approvals;
 use crate::query::tools::fixture::{quiet_printer, workspace};
 use jp_conversation::ConversationEvent;
+use jp_term::prompt::{Prompts, ScriptedPrompter};
 
 const CONFIG: &str = r#"
 [conversation.tools.save]

@@ -14,13 +14,13 @@ use serde_json::{Map, Value};
 use super::ToolCoordinator;
 use super::content::{edited_text, text_argument, with_text};
 use super::preview::runs_jp_tool;
-use crate::printer::Style;
-use crate::prompt::{Choice, Live, LiveAnswer, LiveQuestion, PromptError, PromptTurn, Ticket};
 use crate::query::arguments::{
     Arguments, arguments_header, arguments_page, complete, short_arguments,
 };
 use crate::query::decision::{Answer, Ask, Verdict, interrupted, not_run};
 use crate::query::render::full_arguments;
+use jp_term::printer::Style;
+use jp_term::prompt::{Choice, Live, LiveAnswer, LiveQuestion, PromptError, PromptTurn, Ticket};
 
 impl ToolCoordinator<'_> {
     /// Asks about a call whose arguments still stream (`question`: `Run

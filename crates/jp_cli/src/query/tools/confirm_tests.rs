@@ -8,9 +8,9 @@ use std::collections::VecDeque;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::prompt::{Prompts, ScriptedPrompter};
 use crate::query::decision::Decided;
 use crate::query::tools::fixture::{quiet_printer, workspace};
+use jp_term::prompt::{Prompts, ScriptedPrompter};
 
 const CONFIG: &str = r#"
 [conversation.tools.save]

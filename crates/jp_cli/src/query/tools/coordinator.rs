@@ -14,11 +14,11 @@ use jp_conversation::{
 };
 use serde_json::{Map, Value};
 
-use crate::printer::Printer;
 use crate::query::decision::{Ask, Verdict, denied};
 use crate::stateful::{
     self, Denial, PolicyContext, PolicyDecision, PolicyRegistry, Recording, WorkspaceEnv,
 };
+use jp_term::printer::Printer;
 
 /// Each tool's compiled `policy.run` and `policy.result`; `None` for one
 /// that does not compile (which the loader prevents).

@@ -7,12 +7,12 @@ use jp_conversation::{PolicyWatch, ResponseStatus, ToolCallRequest, ToolCallResp
 use serde_json::Value;
 
 use super::ToolCoordinator;
-#[cfg(test)]
-use crate::prompt::Prompts;
 use crate::query::arguments::Arguments;
 use crate::query::decision::{
     Answer, Ask, Decided, Verdict, no_terminal, not_run, skipped, too_large,
 };
+#[cfg(test)]
+use jp_term::prompt::Prompts;
 
 impl ToolCoordinator<'_> {
     /// Decides whether `call` may run: a verdict now, or a prompt to put

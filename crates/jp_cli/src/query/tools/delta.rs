@@ -10,8 +10,8 @@ use jp_tool::{DeltaRejection, RejectionReason};
 use serde_json::Value;
 
 use super::ToolCoordinator;
-use crate::printer::Style;
-use crate::prompt::{PromptError, Prompts};
+use jp_term::printer::Style;
+use jp_term::prompt::{PromptError, Prompts};
 
 /// How many times a call's config change may be rejected and the tool run
 /// again; the next rejection ends the call with an error.

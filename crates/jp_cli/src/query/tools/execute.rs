@@ -14,9 +14,9 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::{Approval, ToolCoordinator, delta};
-use crate::printer::Style;
-use crate::prompt::{PromptError, Prompts};
 use crate::query::decision::{Ran, Verdict};
+use jp_term::printer::Style;
+use jp_term::prompt::{PromptError, Prompts};
 
 /// How many times a tool may ask for input in one call.
 pub const MAX_QUESTIONS: usize = 8;

@@ -6,7 +6,7 @@
 use jp_config::AppConfig;
 use jp_config::load::{LoadOptions, load};
 
-use crate::printer::Printer;
+use jp_term::printer::Printer;
 
 /// A temporary workspace whose `.jp/config.toml` is `config`, trusted, and
 /// the config it loads to. The workspace lives as long as the directory.

@@ -11,10 +11,10 @@ use serde_json::{Map, Value};
 
 use super::ToolCoordinator;
 use super::coordinator::Planned;
-use crate::printer::{Style, sanitize};
 use crate::query::decision::Verdict;
 use crate::query::diff::unified;
 use crate::query::render::Line;
+use jp_term::printer::{Style, sanitize};
 
 /// Whether `tool` runs jp's own default tool `which` (`jp tool
 /// fs_modify_file`), whatever it is called: only then does jp know what

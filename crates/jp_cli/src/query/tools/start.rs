@@ -11,11 +11,11 @@ use jp_conversation::{ResponseStatus, ToolCallRequest};
 use serde_json::Value;
 
 use super::ToolCoordinator;
-use crate::printer::Style;
-use crate::prompt::Prompts;
 use crate::query::arguments::Arguments;
 use crate::query::decision::{Ask, Verdict, denied, not_run};
 use crate::stateful::Denial;
+use jp_term::printer::Style;
+use jp_term::prompt::Prompts;
 
 /// An approved call as it is about to start: the arguments it runs with
 /// and the mode they were cleared at. [`ToolCoordinator::run`] checks the

@@ -3,14 +3,14 @@
 //! writes them with the escape sequences that style them, or with none
 //! when colour is off.
 //!
-//! The text of a span is escaped ([`crate::printer::sanitize`]) when the
+//! The text of a span is escaped ([`jp_term::printer::sanitize`]) when the
 //! span is made ([`Span::new`]), whatever part of the markdown it comes
 //! from (a fence's info string once reached the terminal raw, issue 34):
 //! the only escape sequences on screen are the ones [`paint`] adds.
 
 use std::sync::Arc;
 
-use crate::printer::{char_columns, sanitize};
+use jp_term::printer::{char_columns, sanitize};
 
 /// A foreground colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -324,11 +324,23 @@ impl std::fmt::Debug for Printer {
     }
 }
 
+/// When to use colour: the `style.color` setting, as the printer takes it
+/// (its caller maps the config's own type to this one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ColorMode {
+    /// Colour on a terminal, unless `NO_COLOR` is set.
+    #[default]
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
 /// Whether colour may be used, from the `style.color` setting and the
 /// environment.
 #[must_use]
-pub fn color_allowed(setting: jp_config::style::ColorMode, is_terminal: bool) -> bool {
-    use jp_config::style::ColorMode;
+pub fn color_allowed(setting: ColorMode, is_terminal: bool) -> bool {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     match setting {
         ColorMode::Always => true,
@@ -340,7 +352,7 @@ pub fn color_allowed(setting: jp_config::style::ColorMode, is_terminal: bool) ->
 impl Printer {
     /// The process's stdout and stderr, coloured per `color`.
     #[must_use]
-    pub fn stdio(color: jp_config::style::ColorMode) -> Self {
+    pub fn stdio(color: ColorMode) -> Self {
         let (out_tty, err_tty) = (io::stdout().is_terminal(), io::stderr().is_terminal());
         let printer = Self::new(
             Box::new(io::stdout()),
@@ -811,11 +823,11 @@ impl indicatif::TermLike for SpinnerTerm {
 }
 
 /// An in-memory writer for tests: what was written, shared.
-#[cfg(test)]
+#[cfg(any(test, feature = "test-support"))]
 #[derive(Debug, Clone, Default)]
 pub struct Captured(Arc<Mutex<Vec<u8>>>);
 
-#[cfg(test)]
+#[cfg(any(test, feature = "test-support"))]
 impl Captured {
     /// Everything written, as text.
     #[must_use]
@@ -828,7 +840,7 @@ impl Captured {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, feature = "test-support"))]
 impl Write for Captured {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.0

@@ -15,7 +15,7 @@ use syntect::highlighting::{Color, FontStyle, Theme, ThemeSet};
 use syntect::parsing::SyntaxSet;
 
 use super::paint::{Fg, Look, Span};
-use crate::printer::sanitize;
+use jp_term::printer::sanitize;
 
 /// The theme whose colours code is drawn in.
 const THEME: &str = "base16-ocean.dark";

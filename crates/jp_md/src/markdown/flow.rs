@@ -13,7 +13,7 @@
 
 use super::inline;
 use super::paint::{Ink, Look, Span, paint, paint_open, wrap, wrap_from};
-use crate::printer::{columns, sanitize};
+use jp_term::printer::{columns, sanitize};
 
 /// The line being drawn.
 pub struct Flow {

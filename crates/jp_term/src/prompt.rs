@@ -28,9 +28,9 @@ pub use prompter::{Choice, Live, LiveAnswer, LiveQuestion, NoPrompter, PromptErr
 pub use queue::{PromptTurn, Prompts, Ticket};
 pub use terminal::{TerminalPrompter, install_panic_restore, restore_terminal};
 
-#[cfg(test)]
+#[cfg(any(test, feature = "test-support"))]
 mod scripted;
-#[cfg(test)]
+#[cfg(any(test, feature = "test-support"))]
 pub use prompter::YES_NO;
-#[cfg(test)]
+#[cfg(any(test, feature = "test-support"))]
 pub use scripted::ScriptedPrompter;

@@ -4,8 +4,8 @@
 //! before), measured in the same run.
 //!
 //! ```text
-//! cargo bench -p jp_cli --bench markdown
-//! JP_BENCH_QUICK=1 cargo bench -p jp_cli --bench markdown   # smoke run
+//! cargo bench -p jp_md --bench markdown
+//! JP_BENCH_QUICK=1 cargo bench -p jp_md --bench markdown   # smoke run
 //! ```
 //!
 //! A made-up response of the kind a coding model writes (headings,
@@ -35,7 +35,8 @@ use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use jp_cli::bench::{Ink, Markdown, MarkdownOptions, sanitize};
+use jp_md::{Ink, Markdown, MarkdownOptions};
+use jp_term::printer::sanitize;
 
 const WIDTH: usize = 80;
 

@@ -21,7 +21,7 @@
 //! recognised as such, a small price for drawing each line at once.
 //!
 //! Every character of the model's text goes through
-//! [`crate::printer::sanitize`], code included: the only escape sequences
+//! [`jp_term::printer::sanitize`], code included: the only escape sequences
 //! on screen are the renderer's own (colours, and OSC 8 hyperlinks where
 //! the terminal has them).
 
@@ -497,7 +497,7 @@ impl Markdown {
             self.draw_rows(&first, &first, vec![rule]);
         } else if !was_paragraph && blocks::indent(rest) >= 4 {
             // Indented code, drawn as it is.
-            let text = crate::printer::sanitize(rest).into_owned();
+            let text = jp_term::printer::sanitize(rest).into_owned();
             self.draw_unwrapped(vec![Span::plain(text)]);
         } else if rest.contains('|') {
             let (first, rest_prefix) = self.prefixes();
@@ -603,7 +603,7 @@ impl Markdown {
     }
 }
 
-impl crate::printer::ContentFormat for Markdown {
+impl jp_term::printer::ContentFormat for Markdown {
     fn push(&mut self, text: &str) -> String {
         Markdown::push(self, text)
     }

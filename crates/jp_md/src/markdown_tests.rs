@@ -238,7 +238,7 @@ fn control_characters_are_escaped_in_text_and_in_code() {
     assert!(
         !stripped
             .chars()
-            .any(|c| c != '\n' && crate::printer::needs_escape(c)),
+            .any(|c| c != '\n' && jp_term::printer::needs_escape(c)),
         "{stripped:?}"
     );
     assert_eq!(
@@ -478,7 +478,7 @@ proptest::proptest! {
         let out = render_chunked(&text, 30, ink, chunk);
         let own = regex::Regex::new("\x1b\\[[0-9;]*m|\x1b\\]8;;[!-~]*\x1b\\\\").unwrap();
         let rest = own.replace_all(&out, "");
-        let raw: Vec<char> = rest.chars().filter(|&c| c != '\n' && crate::printer::needs_escape(c)).collect();
+        let raw: Vec<char> = rest.chars().filter(|&c| c != '\n' && jp_term::printer::needs_escape(c)).collect();
         proptest::prop_assert!(raw.is_empty(), "{raw:?} raw in {out:?}");
     }
 }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 use super::paint::{Fg, Look, Span, hyperlink_safe};
-use crate::printer::{expand_tabs, sanitize};
+use jp_term::printer::{expand_tabs, sanitize};
 
 /// What a code span looks like.
 pub const CODE: Look = Look {
