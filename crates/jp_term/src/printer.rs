@@ -692,7 +692,7 @@ fn escape_with(text: &str, escape: impl Fn(char, &mut String)) -> std::borrow::C
 }
 
 /// `text` as jp draws it on one terminal line: [`sanitize`]d, its tabs
-/// drawn as [`width::TAB_COLUMNS`] spaces, so that [`columns`] measures what the
+/// drawn as `TAB_COLUMNS` (4) spaces, so that [`columns`] measures what the
 /// terminal shows.
 #[must_use]
 pub fn one_line(text: &str) -> String {

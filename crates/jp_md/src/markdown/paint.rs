@@ -164,7 +164,7 @@ pub fn hyperlink_safe(url: &str) -> bool {
     url.len() > scheme.len() && url.bytes().all(|b| (0x21..0x7f).contains(&b))
 }
 
-/// How [`paint`] writes.
+/// How `paint` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ink {
     /// Whether to style at all (otherwise: the text alone).

@@ -7,7 +7,7 @@ pub const TAB_COLUMNS: usize = 4;
 
 /// How many terminal columns `c` takes once drawn: two for a wide (East
 /// Asian) character, none for a combining mark or another zero-width
-/// character, [`TAB_COLUMNS`] for a tab.
+/// character, `TAB_COLUMNS` (4) for a tab.
 #[must_use]
 pub fn char_columns(c: char) -> usize {
     if c == '\t' {
@@ -86,7 +86,7 @@ fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
     }
 }
 
-/// `text` with each tab drawn as [`TAB_COLUMNS`] spaces.
+/// `text` with each tab drawn as `TAB_COLUMNS` (4) spaces.
 #[must_use]
 pub fn expand_tabs(text: &str) -> std::borrow::Cow<'_, str> {
     if text.contains('\t') {

@@ -96,7 +96,7 @@ pub enum PagerFailure {
     Failed(String),
 }
 
-/// Runs `pager` (a command line, like `$EDITOR`: see [`user_command`])
+/// Runs `pager` (a command line, like `$EDITOR`: see `user_command`)
 /// with `text` on its stdin and the terminal as its output (jp's stdout
 /// may be a file), and waits for it to end.
 ///
