@@ -1738,7 +1738,9 @@ fn a_lone_cr_in_the_file_keeps_the_diffs_line_numbers() {
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
-    let screen = tmux.wait_for("[y,a,n,e,v,?]");
+    // The diff is drawn once the call is complete (the prompt may open
+    // while it streams, before it).
+    let screen = tmux.wait_for("    2 + pub fn hello() {}");
     assert!(
         screen.contains(
             "  --- src/lib.rs\n  +++ src/lib.rs (after fs_modify_file)\n  \

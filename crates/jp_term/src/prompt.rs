@@ -24,7 +24,9 @@ mod queue;
 mod terminal;
 
 pub use echo::{Quiet, quiet_after_each_stop};
-pub use prompter::{Choice, Live, LiveAnswer, LiveQuestion, NoPrompter, PromptError, Prompter};
+pub use prompter::{
+    Answer, Choice, Live, LiveAnswer, LiveQuestion, NoPrompter, PromptError, Prompter,
+};
 pub use queue::{PromptTurn, Prompts, Ticket};
 pub use terminal::{TerminalPrompter, install_panic_restore, restore_terminal};
 

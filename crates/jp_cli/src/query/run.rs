@@ -12,9 +12,10 @@ use super::calls::Calls;
 use super::decision::{Ran, Verdict, denied};
 use super::render;
 use super::session::Session;
-use super::signals::{Interrupts, TOOL_MENU, answer, ctrl_c};
+use super::signals::{Interrupts, TOOL_MENU, ToolMenu, answer, ctrl_c};
 use jp_llm::tool::ToolExecutor;
 use jp_term::printer::Style;
+use jp_term::prompt::Answer as _;
 use jp_term::prompt::{PromptError, Prompts};
 
 use super::tools::{Approval, ToolCoordinator};
@@ -299,18 +300,18 @@ impl Session {
                     }
                     choice = answer(&mut menu), if menu.is_some() => {
                         menu = None;
-                        match choice {
-                            Ok('c') => {}
-                            Ok(key @ ('s' | 'r')) => break key,
+                        match ToolMenu::of(choice) {
+                            Ok(ToolMenu::Continue) => {}
+                            Ok(key @ (ToolMenu::Stop | ToolMenu::Restart)) => break key,
                             // `a`, or Ctrl+C at the menu.
-                            Ok(_) | Err(_) => interrupts.cancel.cancel(),
+                            Ok(ToolMenu::Abort) | Err(_) => interrupts.cancel.cancel(),
                         }
                     }
                 }
             };
             stop.cancel();
             let ran = run.await;
-            if choice == 's' {
+            if choice == ToolMenu::Stop {
                 let response = ToolCallResponse {
                     status: ResponseStatus::Interrupted,
                     content: "The user stopped the tool while it ran.".into(),

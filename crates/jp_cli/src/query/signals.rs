@@ -2,12 +2,13 @@
 //! (while a response streams, while a tool runs).
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use futures_util::future::LocalBoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use crate::exit;
-use jp_term::prompt::{Choice, PromptError};
+use jp_term::prompt::{Answer, Choice, PromptError};
 
 /// How the user interrupts a turn.
 pub struct Interrupts {
@@ -111,40 +112,79 @@ impl Signals {
 /// The Ctrl+C menu while a response streams.
 pub const STREAM_MENU_QUESTION: &str =
     "Ctrl+C while the response streams (c continue, s stop and reply, a abort):";
-pub const STREAM_MENU: [Choice; 3] = [
-    Choice {
-        key: 'c',
-        help: Cow::Borrowed("continue: keep receiving the response"),
-    },
-    Choice {
-        key: 's',
-        help: Cow::Borrowed("stop it here, keep what arrived, and write a reply"),
-    },
-    Choice {
-        key: 'a',
-        help: Cow::Borrowed("abort: stop here, keep what arrived, and exit (so does Ctrl+C)"),
-    },
-];
+
+/// The answers to [`STREAM_MENU_QUESTION`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamMenu {
+    /// `c`: keep receiving the response.
+    Continue,
+    /// `s`: stop it here and write a reply.
+    Stop,
+    /// `a`: stop here and exit.
+    Abort,
+}
+
+impl Answer for StreamMenu {
+    const ALL: &'static [Self] = &[Self::Continue, Self::Stop, Self::Abort];
+
+    fn key(self) -> char {
+        match self {
+            Self::Continue => 'c',
+            Self::Stop => 's',
+            Self::Abort => 'a',
+        }
+    }
+
+    fn help(self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            Self::Continue => "continue: keep receiving the response",
+            Self::Stop => "stop it here, keep what arrived, and write a reply",
+            Self::Abort => "abort: stop here, keep what arrived, and exit (so does Ctrl+C)",
+        })
+    }
+}
+
+/// [`StreamMenu`]'s choices.
+pub static STREAM_MENU: LazyLock<Vec<Choice>> =
+    LazyLock::new(|| StreamMenu::choices(StreamMenu::ALL));
 
 /// The Ctrl+C menu while a tool runs.
-pub const TOOL_MENU: [Choice; 4] = [
-    Choice {
-        key: 'c',
-        help: Cow::Borrowed("continue: let the tool run"),
-    },
-    Choice {
-        key: 's',
-        help: Cow::Borrowed("stop the tool (recorded as interrupted) and write a reply"),
-    },
-    Choice {
-        key: 'r',
-        help: Cow::Borrowed("restart the tool with the same arguments"),
-    },
-    Choice {
-        key: 'a',
-        help: Cow::Borrowed("abort: stop the tool and exit (so does Ctrl+C)"),
-    },
-];
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolMenu {
+    /// `c`: let the tool run.
+    Continue,
+    /// `s`: stop the tool and write a reply.
+    Stop,
+    /// `r`: restart the tool with the same arguments.
+    Restart,
+    /// `a`: stop the tool and exit.
+    Abort,
+}
+
+impl Answer for ToolMenu {
+    const ALL: &'static [Self] = &[Self::Continue, Self::Stop, Self::Restart, Self::Abort];
+
+    fn key(self) -> char {
+        match self {
+            Self::Continue => 'c',
+            Self::Stop => 's',
+            Self::Restart => 'r',
+            Self::Abort => 'a',
+        }
+    }
+
+    fn help(self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            Self::Continue => "continue: let the tool run",
+            Self::Stop => "stop the tool (recorded as interrupted) and write a reply",
+            Self::Restart => "restart the tool with the same arguments",
+            Self::Abort => "abort: stop the tool and exit (so does Ctrl+C)",
+        })
+    }
+}
+
+/// [`ToolMenu`]'s choices.
+pub static TOOL_MENU: LazyLock<Vec<Choice>> = LazyLock::new(|| ToolMenu::choices(ToolMenu::ALL));
 
 /// Ctrl+C with a terminal: opens the menu `open` makes, or aborts the turn
 /// when a menu is open already.

@@ -17,7 +17,7 @@ use super::arguments::{arguments_page, received_arguments_line};
 use super::calls::{CallInput, CallState, CallStep, Calls};
 use super::decision::Verdict;
 use super::session::Session;
-use super::signals::{Interrupts, STREAM_MENU, STREAM_MENU_QUESTION, answer, ctrl_c};
+use super::signals::{Interrupts, STREAM_MENU, STREAM_MENU_QUESTION, StreamMenu, answer, ctrl_c};
 use super::tickets::CallTickets;
 use super::tools::ToolCoordinator;
 use super::tools::allow::SESSION_APPROVED;
@@ -25,6 +25,7 @@ use super::turn::{Action, Input, TurnCoordinator};
 use super::{diff, render};
 use crate::conversation::{human_bytes, stopped_note};
 use jp_term::printer::{Channel, Style, cut};
+use jp_term::prompt::Answer as _;
 use jp_term::prompt::{PromptError, Prompts};
 
 /// A question open about call number `.0`'s prompt: what answering it
@@ -165,11 +166,11 @@ impl Session {
                 }
                 choice = answer(&mut menu), if menu.is_some() => {
                     drop(menu.take());
-                    match choice {
-                        Ok('c') => continue,
-                        Ok('s') => Input::Stopped,
+                    match StreamMenu::of(choice) {
+                        Ok(StreamMenu::Continue) => continue,
+                        Ok(StreamMenu::Stop) => Input::Stopped,
                         // `a`, or Ctrl+C at the menu.
-                        Ok(_) | Err(_) => {
+                        Ok(StreamMenu::Abort) | Err(_) => {
                             cancel.cancel();
                             continue;
                         }

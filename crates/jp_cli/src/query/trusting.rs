@@ -13,7 +13,7 @@ use jp_config::trust::{Held, WorkspaceTrust};
 
 use crate::trust::review::Review;
 use crate::trust::{self, ENV};
-use jp_term::prompt::{Choice, PromptError, Prompter as _, TerminalPrompter};
+use jp_term::prompt::{Answer, PromptError, Prompter as _, TerminalPrompter};
 
 /// Before a query runs: when the workspace's config holds what needs trust
 /// and no record or override covers it, asks on a terminal whether to
@@ -61,31 +61,14 @@ pub fn before_query(ctx: &Ctx, interactive: bool) -> Result<Option<ExitCode>, Er
     for line in &lines {
         jp_term::errln!("{line}");
     }
-    let choices = [
-        Choice {
-            key: 'y',
-            help: Cow::Borrowed(
-                "trust it: apply what is listed, now and later (recorded in your config directory; `jp trust --revoke` undoes it)",
-            ),
-        },
-        Choice {
-            key: 'n',
-            help: Cow::Borrowed("not now: go on without what is listed, and ask again next time"),
-        },
-        Choice {
-            key: 'v',
-            help: Cow::Borrowed(
-                "view what is listed in full (every value, nothing cut), in $PAGER",
-            ),
-        },
-    ];
+    let choices = TrustAnswer::choices(TrustAnswer::ALL);
     let answer = loop {
-        let answer = terminal.choose(
+        let answer = TrustAnswer::of(terminal.choose(
             "Trust this workspace and apply them?",
             &choices,
             &tokio_util::sync::CancellationToken::new(),
-        );
-        if answer != Ok('v') {
+        ));
+        if answer != Ok(TrustAnswer::View) {
             break answer;
         }
         let text = full_view(&held, review.as_ref());
@@ -94,7 +77,7 @@ pub fn before_query(ctx: &Ctx, interactive: bool) -> Result<Option<ExitCode>, Er
         }
     };
     match answer {
-        Ok('y') => {
+        Ok(TrustAnswer::Trust) => {
             let store = trust::TrustStore::of_user(&ctx.env).ok_or(Error::NoUserConfig)?;
             store.set(&root, trust::record_of(&held))?;
             jp_term::errln!(
@@ -102,7 +85,8 @@ pub fn before_query(ctx: &Ctx, interactive: bool) -> Result<Option<ExitCode>, Er
                 root.display()
             );
         }
-        Ok(_) => {
+        // `View` pages and asks again above.
+        Ok(TrustAnswer::NotNow | TrustAnswer::View) => {
             jp_term::errln!("going on without them; `jp trust` applies them later");
         }
         Err(_) => return Ok(Some(exit::INTERRUPTED.into())),
@@ -128,5 +112,38 @@ fn full_view(held: &Held, review: Option<&Review>) -> String {
             "the config does not load with what it holds; its keys:\n{}\n",
             keys.join("\n")
         ),
+    }
+}
+
+/// The answers to "Trust this workspace and apply them?".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TrustAnswer {
+    /// `y`: trust it.
+    Trust,
+    /// `n`: go on without what is held.
+    NotNow,
+    /// `v`: view what is held in full, and ask again.
+    View,
+}
+
+impl Answer for TrustAnswer {
+    const ALL: &'static [Self] = &[Self::Trust, Self::NotNow, Self::View];
+
+    fn key(self) -> char {
+        match self {
+            Self::Trust => 'y',
+            Self::NotNow => 'n',
+            Self::View => 'v',
+        }
+    }
+
+    fn help(self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            Self::Trust => {
+                "trust it: apply what is listed, now and later (recorded in your config directory; `jp trust --revoke` undoes it)"
+            }
+            Self::NotNow => "not now: go on without what is listed, and ask again next time",
+            Self::View => "view what is listed in full (every value, nothing cut), in $PAGER",
+        })
     }
 }

@@ -32,6 +32,48 @@ pub struct Choice {
     pub help: Cow<'static, str>,
 }
 
+/// The answers to one kind of question, as an enum: the keys a prompt
+/// offers, what `?` says of each and what the asker does with each all come
+/// from it, so every key offered is one the asker's `match` handles (a key
+/// added to a table without a `match` arm once declined a call silently).
+pub trait Answer: Copy + Eq + Sized + 'static {
+    /// Every answer, in the order the keys show.
+    const ALL: &'static [Self];
+
+    /// Its key (lowercase).
+    fn key(self) -> char;
+
+    /// What it does, for `?`.
+    fn help(self) -> Cow<'static, str>;
+
+    /// `answers` as a prompt's choices.
+    #[must_use]
+    fn choices(answers: &[Self]) -> Vec<Choice> {
+        answers
+            .iter()
+            .map(|answer| Choice {
+                key: answer.key(),
+                help: answer.help(),
+            })
+            .collect()
+    }
+
+    /// The answer whose key a prompt returned.
+    ///
+    /// # Errors
+    ///
+    /// The prompt's error, or [`PromptError::Terminal`] for a key that is
+    /// no answer (a prompter returns only keys it offered).
+    fn of(key: Result<char, PromptError>) -> Result<Self, PromptError> {
+        let key = key?;
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|answer| answer.key() == key)
+            .ok_or_else(|| PromptError::Terminal(format!("`{key}` is not an answer offered")))
+    }
+}
+
 /// A question that may change while it is asked (a call's, while its
 /// arguments stream): the latest value is the question.
 pub type LiveQuestion = tokio::sync::watch::Receiver<Live>;

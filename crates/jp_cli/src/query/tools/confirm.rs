@@ -20,7 +20,9 @@ use crate::query::arguments::{
 use crate::query::decision::{Answer, Ask, Verdict, interrupted, not_run};
 use crate::query::render::full_arguments;
 use jp_term::printer::Style;
-use jp_term::prompt::{Choice, Live, LiveAnswer, LiveQuestion, PromptError, PromptTurn, Ticket};
+use jp_term::prompt::{
+    Answer as PromptAnswer, Choice, Live, LiveQuestion, PromptError, PromptTurn, Ticket,
+};
 
 impl ToolCoordinator<'_> {
     /// Asks about a call whose arguments still stream (`question`: `Run
@@ -59,8 +61,12 @@ impl ToolCoordinator<'_> {
         }
         self.show_notes(name, notes);
         let answer = loop {
-            match prompt.choose_live(question).await {
-                Ok(LiveAnswer { key: 'v', .. }) => {
+            let answer = prompt
+                .choose_live(question)
+                .await
+                .and_then(|live| Ok((RunAnswer::of(Ok(live.key))?, live.settled)));
+            match answer {
+                Ok((RunAnswer::View, _)) => {
                     let text = view().await.unwrap_or_else(|| {
                         format!("{name}: its arguments are no longer available to show.")
                     });
@@ -71,16 +77,17 @@ impl ToolCoordinator<'_> {
                 answer => break answer,
             }
         };
-        match answer.map(|answer| (answer.key, answer.settled)) {
-            Ok(('y', _)) => Answer::Run { decision },
-            Ok(('a', settled)) => {
+        match answer {
+            Ok((RunAnswer::Run, _)) => Answer::Run { decision },
+            Ok((RunAnswer::Allow, settled)) => {
                 // The scope the prompt named once the call was complete;
                 // before, only the identical call (`settle_early_allow`).
                 self.allow_once_complete(id, name, decision.rule, &decision.reason, !settled);
                 Answer::Run { decision }
             }
-            Ok(('e', _)) => Answer::Edit { decision },
-            Ok(_) => Answer::NotRun(not_run(
+            Ok((RunAnswer::Edit, _)) => Answer::Edit { decision },
+            // `View` pages and asks again above.
+            Ok((RunAnswer::Decline | RunAnswer::View, _)) => Answer::NotRun(not_run(
                 &call,
                 ResponseStatus::Declined,
                 "The user declined this call; it was not run.".into(),
@@ -103,7 +110,7 @@ impl ToolCoordinator<'_> {
     pub fn early_question(shown: &str) -> Live {
         Live {
             text: format!("Run {shown}?"),
-            choices: EARLY_CHOICES.to_vec(),
+            choices: early_choices(None),
             settled: false,
         }
     }
@@ -115,16 +122,7 @@ impl ToolCoordinator<'_> {
         let allow = self.allow_help(name, &Value::Object(arguments.clone()));
         Live {
             text: format!("Run {name}({})?", short_arguments(arguments, 120)),
-            choices: EARLY_CHOICES
-                .into_iter()
-                .map(|choice| match choice.key {
-                    'a' => Choice {
-                        help: Cow::Owned(allow.clone()),
-                        ..choice
-                    },
-                    _ => choice,
-                })
-                .collect(),
+            choices: early_choices(Some(allow)),
             settled: true,
         }
     }
@@ -208,9 +206,10 @@ impl ToolCoordinator<'_> {
             }
             let question = self.run_question(name, &arguments);
             let allow = session.then(|| self.allow_help(name, arguments.as_value()));
-            match prompt.choose(&question, &run_choices(allow)).await {
-                Ok(key @ ('y' | 'a')) => {
-                    let reason = if key == 'a' {
+            let answer = RunAnswer::of(prompt.choose(&question, &run_choices(allow)).await);
+            match answer {
+                Ok(answer @ (RunAnswer::Run | RunAnswer::Allow)) => {
+                    let reason = if answer == RunAnswer::Allow {
                         self.allow_for_session(&call.id, name, rule, arguments.as_value(), &why)
                     } else {
                         why
@@ -224,9 +223,9 @@ impl ToolCoordinator<'_> {
                         approved: true,
                     };
                 }
-                Ok('e') => edit_now = true,
+                Ok(RunAnswer::Edit) => edit_now = true,
                 // `v` pages the arguments in full, then asks again.
-                Ok('v') => {
+                Ok(RunAnswer::View) => {
                     let mut text = arguments_page(name, &complete(&arguments));
                     if let Some(lines) = self.file_change(&call.id, name, &arguments) {
                         text.push_str(&crate::query::diff::plain(&lines));
@@ -235,7 +234,7 @@ impl ToolCoordinator<'_> {
                         return interrupted(&call);
                     }
                 }
-                Ok(_) => {
+                Ok(RunAnswer::Decline) => {
                     return declined(
                         "The user declined this call; it was not run.",
                         format!("{name}: declined by you"),
@@ -344,10 +343,11 @@ impl ToolCoordinator<'_> {
                 Style::Warn,
                 &format!("{name}: the edited arguments cannot run: {problem}"),
             );
-            match prompt.choose("Edit them again?", &RETRY_CHOICES).await {
-                Ok('e') => {}
+            let choices = RetryAnswer::choices(RetryAnswer::ALL);
+            match RetryAnswer::of(prompt.choose("Edit them again?", &choices).await) {
+                Ok(RetryAnswer::Edit) => {}
                 Err(PromptError::Interrupted) => return Edit::Interrupted,
-                Ok(_) | Err(_) => {
+                Ok(RetryAnswer::Cancel) | Err(_) => {
                     return Edit::Cancelled(format!("the edited arguments cannot run: {problem}"));
                 }
             }
@@ -373,93 +373,139 @@ impl ToolCoordinator<'_> {
     }
 }
 
-/// What `?` says of `a` at a complete call's prompt whose scope is not
-/// known (the call may be edited first; [`run_choices`] names the scope
-/// where it is known: [`ToolCoordinator::allow_help`]).
-const ALLOW_HELP: &str = "allow calls like this one for this session: run it, and later calls in this conversation that the same policy rule asks about and that its scope covers (run_command: the same program and first argument; jp's file tools: the same directory; anything else, or a program that runs code given in its arguments: the identical call), unless a path leaves the workspace; the line after the call says the scope (`jp conversation forget-approvals` undoes it)";
+/// The answers to "Run this call?", while its arguments stream and once
+/// they are complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RunAnswer {
+    /// `y`: run it.
+    Run,
+    /// `a`: run it, and allow calls like it for this session.
+    Allow,
+    /// `n`: decline it.
+    Decline,
+    /// `e`: edit its arguments first.
+    Edit,
+    /// `v`: page its arguments, and ask again.
+    View,
+}
 
-/// What `?` says of `a` while the call streams: what calls like it are is
-/// not known yet, so it allows only the identical call; once the prompt
-/// shows the whole call, `a` names the scope it allows
-/// ([`ToolCoordinator::settled_question`]).
-const EARLY_ALLOW_HELP: &str = "allow only this exact call for this session, once its arguments are complete: run it, and later calls in this conversation with exactly its arguments that the same policy rule asks about (its arguments are still arriving; answer once the prompt shows the whole call to allow calls like it) (`jp conversation forget-approvals` undoes it)";
+impl PromptAnswer for RunAnswer {
+    const ALL: &'static [Self] = &[
+        Self::Run,
+        Self::Allow,
+        Self::Decline,
+        Self::Edit,
+        Self::View,
+    ];
 
-/// The answers to "Run this call?".
-const RUN_CHOICES: [Choice; 5] = [
-    Choice {
-        key: 'y',
-        help: Cow::Borrowed("run the call"),
-    },
-    Choice {
-        key: 'a',
-        help: Cow::Borrowed(ALLOW_HELP),
-    },
-    Choice {
-        key: 'n',
-        help: Cow::Borrowed("decline it (the model is told)"),
-    },
-    Choice {
-        key: 'e',
-        help: Cow::Borrowed("edit the arguments in $VISUAL or $EDITOR first"),
-    },
-    Choice {
-        key: 'v',
-        help: Cow::Borrowed("view the arguments in full, in $PAGER"),
-    },
-];
+    fn key(self) -> char {
+        match self {
+            Self::Run => 'y',
+            Self::Allow => 'a',
+            Self::Decline => 'n',
+            Self::Edit => 'e',
+            Self::View => 'v',
+        }
+    }
 
-/// [`RUN_CHOICES`], with `allow` as what `a` says (the scope it would
-/// allow), or without `a` for a call asked about again at its start
-/// (`allow` `None`): no rule asked then to allow.
+    /// What `?` says of it once the call is complete (`a` names its scope
+    /// there: [`run_choices`]).
+    fn help(self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            Self::Run => "run the call",
+            Self::Allow => "allow calls like this one for this session",
+            Self::Decline => "decline it (the model is told)",
+            Self::Edit => "edit the arguments in $VISUAL or $EDITOR first",
+            Self::View => "view the arguments in full, in $PAGER",
+        })
+    }
+}
+
+impl RunAnswer {
+    /// What `?` says of it while the call streams.
+    fn early_help(self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            Self::Run => "run the call once its arguments are complete",
+            // What calls like it are is not known yet, so it allows only
+            // the identical call; once the prompt shows the whole call,
+            // `a` names the scope it allows
+            // ([`ToolCoordinator::settled_question`]).
+            Self::Allow => {
+                "allow only this exact call for this session, once its arguments are complete: run it, and later calls in this conversation with exactly its arguments that the same policy rule asks about (its arguments are still arriving; answer once the prompt shows the whole call to allow calls like it) (`jp conversation forget-approvals` undoes it)"
+            }
+            Self::Decline => "decline it now (the rest of it is not streamed)",
+            Self::Edit => "edit the arguments in $VISUAL or $EDITOR once they are complete",
+            Self::View => "view the arguments so far in full, in $PAGER",
+        })
+    }
+}
+
+/// The choices of "Run this call?" once it is complete, with `allow` as
+/// what `a` says (the scope it would allow), or without `a` for a call
+/// asked about again at its start (`allow` `None`): no rule asked then to
+/// allow.
 fn run_choices(allow: Option<String>) -> Vec<Choice> {
-    RUN_CHOICES
+    with_allow(RunAnswer::choices(RunAnswer::ALL), allow)
+}
+
+/// The choices of "Run this call?" while it streams; once it is complete
+/// (the prompt still open), `allow` is what `a` says.
+fn early_choices(allow: Option<String>) -> Vec<Choice> {
+    let choices = RunAnswer::ALL
+        .iter()
+        .map(|answer| Choice {
+            key: answer.key(),
+            help: answer.early_help(),
+        })
+        .collect();
+    match allow {
+        Some(allow) => with_allow(choices, Some(allow)),
+        None => choices,
+    }
+}
+
+/// `choices` with `allow` as what `a` says, or without `a`.
+fn with_allow(choices: Vec<Choice>, allow: Option<String>) -> Vec<Choice> {
+    let a = RunAnswer::Allow.key();
+    choices
         .into_iter()
-        .filter_map(|choice| match (choice.key, &allow) {
-            ('a', None) => None,
-            ('a', Some(help)) => Some(Choice {
+        .filter_map(|choice| match (choice.key == a, &allow) {
+            (true, None) => None,
+            (true, Some(help)) => Some(Choice {
                 help: Cow::Owned(help.clone()),
                 ..choice
             }),
-            _ => Some(choice),
+            (false, _) => Some(choice),
         })
         .collect()
 }
 
-/// The answers to "Run this call?" while its arguments still stream.
-const EARLY_CHOICES: [Choice; 5] = [
-    Choice {
-        key: 'y',
-        help: Cow::Borrowed("run the call once its arguments are complete"),
-    },
-    Choice {
-        key: 'a',
-        help: Cow::Borrowed(EARLY_ALLOW_HELP),
-    },
-    Choice {
-        key: 'n',
-        help: Cow::Borrowed("decline it now (the rest of it is not streamed)"),
-    },
-    Choice {
-        key: 'e',
-        help: Cow::Borrowed("edit the arguments in $VISUAL or $EDITOR once they are complete"),
-    },
-    Choice {
-        key: 'v',
-        help: Cow::Borrowed("view the arguments so far in full, in $PAGER"),
-    },
-];
-
 /// The answers after an edit that cannot run.
-const RETRY_CHOICES: [Choice; 2] = [
-    Choice {
-        key: 'e',
-        help: Cow::Borrowed("edit again"),
-    },
-    Choice {
-        key: 'n',
-        help: Cow::Borrowed("cancel: the call does not run"),
-    },
-];
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RetryAnswer {
+    /// `e`: edit again.
+    Edit,
+    /// `n`: cancel; the call does not run.
+    Cancel,
+}
+
+impl PromptAnswer for RetryAnswer {
+    const ALL: &'static [Self] = &[Self::Edit, Self::Cancel];
+
+    fn key(self) -> char {
+        match self {
+            Self::Edit => 'e',
+            Self::Cancel => 'n',
+        }
+    }
+
+    fn help(self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            Self::Edit => "edit again",
+            Self::Cancel => "cancel: the call does not run",
+        })
+    }
+}
 
 /// How editing a call's arguments ended.
 enum Edit {
