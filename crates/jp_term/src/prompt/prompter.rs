@@ -217,3 +217,7 @@ impl Prompter for NoPrompter {
         Err(PromptError::Unavailable)
     }
 }
+
+#[cfg(test)]
+#[path = "prompter_tests.rs"]
+mod tests;
