@@ -226,11 +226,8 @@ impl ToolCoordinator<'_> {
                 Ok(RunAnswer::Edit) => edit_now = true,
                 // `v` pages the arguments in full, then asks again.
                 Ok(RunAnswer::View) => {
-                    let mut text = arguments_page(name, &complete(&arguments));
-                    if let Some(lines) = self.file_change(&call.id, name, &arguments) {
-                        text.push_str(&crate::query::diff::plain(&lines));
-                    }
-                    if let Err(PromptError::Interrupted) = prompt.page(&text).await {
+                    let page = self.view_page(&call.id, name, &arguments);
+                    if let Err(PromptError::Interrupted) = prompt.page(&page).await {
                         return interrupted(&call);
                     }
                 }
@@ -249,6 +246,16 @@ impl ToolCoordinator<'_> {
                 }
             }
         }
+    }
+
+    /// What `v` pages at a complete call's prompt: every argument in full,
+    /// and the diff of the file change the call would make.
+    fn view_page(&self, call: &str, name: &str, arguments: &Map<String, Value>) -> String {
+        let mut page = arguments_page(name, &complete(arguments));
+        if let Some(lines) = self.file_change(call, name, arguments) {
+            page.push_str(&crate::query::diff::plain(&lines));
+        }
+        page
     }
 
     /// "Run CALL?" about a call to `name` with `arguments`, after a line
