@@ -14,7 +14,7 @@
   code: `crate::`, `super::`, `self::`, or a child module), within each crate.
 
 Usage: scripts/shape.py [--files N] [--fns N] [--near N] [--impl-files N]
-       [--methods N] [--list]
+       [--methods N] [--list] [--check]
 """
 import os, re, sys, argparse
 from collections import defaultdict
@@ -297,6 +297,7 @@ def main():
     ap.add_argument("--near", type=int, default=10, help="how close to a limit is near it")
     ap.add_argument("--impl-files", type=int, default=2, help="files a type's inherent impls may spread over")
     ap.add_argument("--methods", type=int, default=10, help="how many of the types with most methods to list")
+    ap.add_argument("--check", action="store_true", help="exit 1 when a file or a function is over its limit")
     a = ap.parse_args()
     crates = sorted(os.path.join(ROOT, "crates", c) for c in os.listdir(os.path.join(ROOT, "crates")))
     big_files, long_fns, near_fns, circles, total = [], [], [], [], 0
@@ -366,6 +367,9 @@ def main():
     print(f"import circles: {len(circles)}")
     for c in circles:
         print(f"  {len(c)} files: " + (", ".join(c) if a.list or len(c) <= 4 else ", ".join(c[:4]) + ", ..."))
+    if a.check and (big_files or long_fns):
+        print(f"shape: over the limits (files over {a.files} lines, functions over {a.fns})", file=sys.stderr)
+        sys.exit(1)
 
 
 main()
