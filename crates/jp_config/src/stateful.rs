@@ -21,11 +21,11 @@
 //! pointers, conditions). `jp_cli` turns each entry into a policy of its
 //! registry and evaluates it.
 
+use jp_policy::pointer::quote;
 use schematic::Schematic;
 use serde::{Deserialize, Serialize};
 
 use crate::path::ConfigPath;
-use crate::policy::pointer::quote;
 
 /// The key a `read_before_write` policy reads when it sets none.
 pub const DEFAULT_PATH_KEY: &str = "/path";
@@ -115,7 +115,7 @@ impl WhenConfig {
         ConfigPath::parse(&self.path)
             .ok()
             .and_then(|path| path.lookup(resolved).cloned())
-            .is_some_and(|value| crate::policy::matcher::json_equal(&value, &self.equals))
+            .is_some_and(|value| jp_policy::matcher::json_equal(&value, &self.equals))
     }
 }
 

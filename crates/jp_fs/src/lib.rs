@@ -18,6 +18,9 @@
 //! A refusal is an [`io::Error`] whose inner error is a [`Refusal`] (see
 //! [`Refusal::of`]), so callers report it the way they report any failed
 //! open; a file that is not there stays [`io::ErrorKind::NotFound`].
+//!
+//! [`io_reason`] words an I/O error (any, not only these) the way jp's
+//! messages quote it.
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -211,6 +214,20 @@ fn not_inside(root: &Path, rel: &Path) -> io::Error {
         rel: rel.to_path_buf(),
     }
     .into_io()
+}
+
+/// An I/O error as a short lowercase phrase, without the `(os error N)`
+/// suffix: `permission denied`, `file name too long`.
+#[must_use]
+pub fn io_reason(error: &std::io::Error) -> String {
+    let text = error.to_string();
+    let text = text
+        .split_once(" (os error")
+        .map_or(text.as_str(), |(reason, _)| reason);
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_lowercase().chain(chars).collect()
+    })
 }
 
 /// How [`open`] opens a file.

@@ -23,8 +23,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use jp_config::policy::{Decision, Mode};
 use jp_conversation::{ProgressRef, ToolCallRequest};
+use jp_policy::{Decision, Mode};
 use serde_json::Value;
 
 use super::decision::{Answer, Ask, Decided, Early, Verdict, denied};

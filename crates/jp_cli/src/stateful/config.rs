@@ -4,11 +4,11 @@
 use std::path::Path;
 
 use jp_config::AppConfig;
-use jp_config::policy::Workspace;
-use jp_config::policy::path::resolve_path;
-use jp_config::policy::pointer::key_target;
 use jp_config::stateful::{StatefulKind, StatefulPolicyConfig, ToolPattern};
 use jp_config::tool::{ParamType, offered};
+use jp_policy::Workspace;
+use jp_policy::path::resolve_path;
+use jp_policy::pointer::key_target;
 
 use serde_json::Value;
 

@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use jp_config::AppConfig;
-use jp_config::policy::{Decision, Mode, Policy, PolicyField, Workspace};
 use jp_config::tool::effective::effective_policy;
 use jp_config::tool::{ToolConfig, offered};
 use jp_conversation::{
     ConversationEvent, EventKind, ResponseStatus, SessionApproval, ToolCallResponse,
 };
+use jp_policy::{Decision, Mode, Policy, PolicyField, Workspace};
 use serde_json::{Map, Value};
 
 use crate::printer::Printer;
