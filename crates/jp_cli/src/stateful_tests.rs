@@ -4,12 +4,13 @@
 
 use std::collections::BTreeSet;
 
-use jp_config::stateful::{ToolPattern, WhenConfig};
+use jp_config::stateful::WhenConfig;
+use jp_policy::stateful::{
+    Call, Conditional, Keyed, PolicyContext, PolicyDecision, Recording, RegistryError, Sequential,
+    Snapshot, replay,
+};
 use serde_json::{Map, Value, json};
 
-use super::builtin::{Conditional, Keyed, Sequential};
-use super::policy::{Key, PolicyEnv, ToolPolicy};
-use super::registry::{RegistryError, Snapshot};
 use super::*;
 
 /// Keys: `/path` values are normalized lexically (`./a`, `a`, `b/../a` are
@@ -200,7 +201,7 @@ fn a_glob_in_write_tools_governs_every_tool_it_matches() {
     }))
     .unwrap();
     let mut h = Harness {
-        registry: config::from_entries(&[entry]).unwrap(),
+        registry: from_entries(&[entry]).unwrap(),
         env: FakeEnv::with(&["notes.txt"]),
         config: json!({}),
     };

@@ -11,13 +11,16 @@
 //!   ([`path`]);
 //! - streaming evaluation ([`streaming`]) and [`PolicyWatch`], which feeds
 //!   it from `jp_conversation`'s incremental argument parser;
+//! - [`stateful`]: the stateful policies across a conversation's calls
+//!   (read before write, sequential and keyed dependencies), rebuilt by
+//!   replaying `jp_conversation`'s events;
 //! - [`listing`]: how a message lists allowed values, cut short (also used
 //!   by `jp_config`'s messages).
 //!
-//! It depends on `jp_conversation` (the parser's progress) and on nothing
-//! above it: not `jp_config` (which depends on this crate to check policies
-//! when config loads and to build a tool's effective policy), nor `jp_llm`,
-//! `jp_tools` or `jp_cli`. No terminal and no network; the disk only in
+//! It depends on `jp_conversation` (the parser's progress, the events a
+//! stateful policy replays) and on nothing above it: not `jp_config`
+//! (which depends on this crate to check policies when config loads and to
+//! build a tool's effective policy), nor `jp_llm`, `jp_tools` or `jp_cli`. No terminal and no network; the disk only in
 //! [`path`], which reads links to resolve a path argument.
 //!
 //! ## Policies in config
@@ -54,6 +57,7 @@ pub mod pointer;
 mod rule;
 mod shadow;
 mod spec;
+pub mod stateful;
 pub mod streaming;
 mod watch;
 

@@ -310,7 +310,7 @@ struct Stateful {
     /// The policies that govern the tool.
     policies: Vec<String>,
     /// `None` to allow.
-    denial: Option<crate::stateful::Denial>,
+    denial: Option<jp_policy::stateful::Denial>,
 }
 
 /// The stateful policies' decision for `tool` with `arguments` in the
@@ -323,7 +323,10 @@ fn stateful(
     tool: &str,
     arguments: &serde_json::Value,
 ) -> Result<Stateful, crate::error::Error> {
-    use crate::stateful::{Call, PolicyContext, PolicyDecision, WorkspaceEnv, from_config, replay};
+    use jp_policy::stateful::{Call, PolicyContext, PolicyDecision, replay};
+
+    use crate::stateful::{WorkspaceEnv, from_config};
+
     let store = jp_conversation::Store::new(root);
     let ledger = crate::ledger::Ledger::new(root);
     let id = id

@@ -7,11 +7,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use jp_policy::ParamType;
 use jp_policy::matcher::json_equal;
 use jp_policy::pointer::{key_target, quote};
+use jp_policy::stateful::ToolPattern;
 
 use crate::app::{AppConfig, resolved_json};
 use crate::path::ConfigPath;
 use crate::schema::{config_schema, enum_values, json_type, value_types};
-use crate::stateful::{StatefulKind, StatefulPolicyConfig, ToolPattern, ToolRole, WhenConfig};
+use crate::stateful::{StatefulKind, StatefulPolicyConfig, ToolRole, WhenConfig};
 use crate::tool::{DEFAULTS_KEY, ToolConfig, offered};
 
 /// A problem with one entry: the key under `conversation.policies.INDEX`

@@ -11,14 +11,13 @@ use jp_config::tool::{ToolConfig, offered};
 use jp_conversation::{
     ConversationEvent, EventKind, ResponseStatus, SessionApproval, ToolCallResponse,
 };
+use jp_policy::stateful::{self, Denial, PolicyContext, PolicyDecision, PolicyRegistry, Recording};
 use jp_policy::{Decision, Mode, Policy, PolicyField, Workspace};
 use serde_json::{Map, Value};
 
 use crate::printer::Printer;
 use crate::query::decision::{Ask, Verdict, denied};
-use crate::stateful::{
-    self, Denial, PolicyContext, PolicyDecision, PolicyRegistry, Recording, WorkspaceEnv,
-};
+use crate::stateful::{SetupError, WorkspaceEnv, from_config};
 
 /// Each tool's compiled `policy.run` and `policy.result`; `None` for one
 /// that does not compile (which the loader prevents).
@@ -101,8 +100,8 @@ impl<'a> ToolCoordinator<'a> {
         self,
         history: &[ConversationEvent],
         genuine: &dyn Fn(&SessionApproval) -> bool,
-    ) -> Result<Self, stateful::SetupError> {
-        let mut registry = stateful::from_config(self.config)?;
+    ) -> Result<Self, SetupError> {
+        let mut registry = from_config(self.config)?;
         let env = WorkspaceEnv::new(self.config, &self.workspace);
         let ctx = PolicyContext {
             env: &env,

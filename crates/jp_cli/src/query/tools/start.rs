@@ -7,6 +7,7 @@
 
 use jp_conversation::{ResponseStatus, ToolCallRequest};
 use jp_policy::path::PathValue;
+use jp_policy::stateful::Denial;
 use jp_policy::{Decision, Mode, PolicyField, Workspace};
 use serde_json::Value;
 
@@ -15,7 +16,6 @@ use crate::printer::Style;
 use crate::prompt::Prompts;
 use crate::query::arguments::Arguments;
 use crate::query::decision::{Ask, Verdict, denied, not_run};
-use crate::stateful::Denial;
 
 /// An approved call as it is about to start: the arguments it runs with
 /// and the mode they were cleared at. [`ToolCoordinator::run`] checks the
