@@ -28,9 +28,15 @@ mod pattern;
 mod policy;
 mod registry;
 mod replay;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 pub use builtin::{Conditional, ConfigCondition, Keyed, Sequential};
 pub use pattern::{BadGlob, ToolPattern};
 pub use policy::{Call, Denial, Key, PolicyContext, PolicyDecision, PolicyEnv, ToolPolicy};
 pub use registry::{DENIAL_LOG_TARGET, PolicyRegistry, RegistryError, Snapshot};
 pub use replay::{Recording, replay};
+
+#[cfg(test)]
+#[path = "stateful_tests.rs"]
+mod tests;

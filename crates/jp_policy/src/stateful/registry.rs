@@ -19,7 +19,7 @@ pub const DENIAL_LOG_TARGET: &str = "jp::stateful::denial";
     )
 )]
 #[derive(Debug, Clone, PartialEq)]
-pub struct Snapshot(pub Vec<(String, Value)>);
+pub struct Snapshot(pub(super) Vec<(String, Value)>);
 
 /// Why a registry refused something.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
