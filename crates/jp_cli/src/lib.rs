@@ -82,7 +82,10 @@ pub fn main() -> ExitCode {
 /// reach the terminal.
 fn init_logging(verbose: u8) {
     use tracing_subscriber::field::MakeExt as _;
-    let quiet = format!("warn,{}=error,rmcp=off", stateful::DENIAL_LOG_TARGET);
+    let quiet = format!(
+        "warn,{}=error,rmcp=off",
+        jp_policy::stateful::DENIAL_LOG_TARGET
+    );
     let level = match verbose {
         0 => quiet.as_str(),
         1 => "info",

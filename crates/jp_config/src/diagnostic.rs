@@ -97,17 +97,3 @@ pub fn key_with_indices(path: &ConfigPath) -> String {
     }
     out
 }
-
-/// An I/O error as a short lowercase phrase, without the `(os error N)`
-/// suffix: `permission denied`, `file name too long`.
-#[must_use]
-pub fn io_reason(error: &std::io::Error) -> String {
-    let text = error.to_string();
-    let text = text
-        .split_once(" (os error")
-        .map_or(text.as_str(), |(reason, _)| reason);
-    let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |first| {
-        first.to_lowercase().chain(chars).collect()
-    })
-}

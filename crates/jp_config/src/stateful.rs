@@ -18,14 +18,14 @@
 //!
 //! This module holds the config form; `validate::policies` checks it against
 //! the whole config (kinds, fields, tool names, dependency cycles, key
-//! pointers, conditions). `jp_cli` turns each entry into a policy of its
-//! registry and evaluates it.
+//! pointers, conditions). `jp_cli` turns each entry into a policy of a
+//! `jp_policy::stateful` registry, which evaluates it; names and globs are
+//! `jp_policy`'s [`ToolPattern`](jp_policy::stateful::ToolPattern).
 
 use schematic::Schematic;
 use serde::{Deserialize, Serialize};
 
 use crate::path::ConfigPath;
-use crate::policy::pointer::quote;
 
 /// The key a `read_before_write` policy reads when it sets none.
 pub const DEFAULT_PATH_KEY: &str = "/path";
@@ -115,71 +115,13 @@ impl WhenConfig {
         ConfigPath::parse(&self.path)
             .ok()
             .and_then(|path| path.lookup(resolved).cloned())
-            .is_some_and(|value| crate::policy::matcher::json_equal(&value, &self.equals))
+            .is_some_and(|value| jp_policy::matcher::json_equal(&value, &self.equals))
     }
 }
 
-/// A tool name or glob, as written in `tool`, `dependencies`, `read_tools`
-/// or `write_tools`.
-#[derive(Debug, Clone)]
-pub struct ToolPattern {
-    text: String,
-    glob: Option<glob::Pattern>,
-}
-
-/// A tool pattern whose glob does not parse.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{glob} is not a valid glob: {why}")]
-pub struct BadGlob {
-    /// The pattern, quoted as messages quote names.
-    pub glob: String,
-    /// What is wrong with it.
-    pub why: &'static str,
-}
-
-impl ToolPattern {
-    /// Parses a name or glob (`*`, `?`, `[...]`).
-    ///
-    /// # Errors
-    ///
-    /// When the glob is malformed.
-    pub fn parse(text: &str) -> Result<Self, BadGlob> {
-        if !text.contains(['*', '?', '[']) {
-            return Ok(Self {
-                text: text.to_owned(),
-                glob: None,
-            });
-        }
-        glob::Pattern::new(text)
-            .map(|glob| Self {
-                text: text.to_owned(),
-                glob: Some(glob),
-            })
-            .map_err(|e| BadGlob {
-                glob: quote(text),
-                why: e.msg,
-            })
-    }
-
-    /// Whether `tool` is this name, or matches this glob.
-    #[must_use]
-    pub fn matches(&self, tool: &str) -> bool {
-        match &self.glob {
-            Some(glob) => glob.matches(tool),
-            None => self.text == tool,
-        }
-    }
-
-    /// As written.
-    #[must_use]
-    pub fn as_str(&self) -> &str {
-        &self.text
-    }
-
-    /// Whether it is a glob rather than a name.
-    #[must_use]
-    pub fn is_glob(&self) -> bool {
-        self.glob.is_some()
+impl jp_policy::stateful::ConfigCondition for WhenConfig {
+    fn holds(&self, resolved: &serde_json::Value) -> bool {
+        Self::holds(self, resolved)
     }
 }
 

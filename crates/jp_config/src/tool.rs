@@ -8,7 +8,6 @@ pub mod arguments;
 pub mod effective;
 pub mod imported;
 pub mod limits;
-pub mod parameter;
 pub mod wildcard;
 
 use indexmap::IndexMap;
@@ -16,9 +15,12 @@ use schematic::{Config, Schematic};
 use serde::{Deserialize, Serialize};
 
 pub use arguments::{ArgumentIssue, check_arguments, check_value_at};
-pub use parameter::{ParamType, ToolParameterConfig, ToolParameters, parameters_json_schema};
-
-use crate::policy::PolicySpec;
+// A tool's `parameters` is the argument schema its policies are compiled
+// against, owned by jp_policy; named here too, as part of the tool's config.
+use jp_policy::PolicySpec;
+pub use jp_policy::parameter::{
+    ParamType, ToolParameterConfig, ToolParameters, parameters_json_schema,
+};
 
 /// The name of the `conversation.tools` entry that holds defaults for every
 /// tool.

@@ -7,10 +7,11 @@ mod policies;
 
 use std::collections::{BTreeMap, HashSet};
 
+use jp_policy::{Compiled, Policy, PolicyField, PolicySpec, RuleOrigin};
+
 use crate::app::AppConfig;
 use crate::diagnostic::{Diagnostic, key_with_indices};
 use crate::path::ConfigPath;
-use crate::policy::{Compiled, Policy, PolicyField, PolicySpec, RuleOrigin};
 use crate::providers::{BUILT_IN, WireApi};
 use crate::tool::effective::{EffectiveSpec, PolicyOrigin, effective_policy, written_spec};
 use crate::tool::wildcard::wildcard_server;

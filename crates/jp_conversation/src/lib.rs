@@ -9,12 +9,15 @@
 //!
 //! A conversation is a list of [`ConversationEvent`]s, stored by [`Store`]
 //! under `.jp/conversations/` as a log that recording an event appends to.
+//!
+//! It depends on no jp crate but `jp_fs` (the store's files): not on
+//! `jp_config`, nor on `jp_policy`, which follows the parser's progress to
+//! decide a call while it streams.
 
 mod arguments;
 pub mod conversation;
 mod event;
 mod event_builder;
-mod policy_watch;
 pub mod store;
 
 pub use arguments::{
@@ -29,5 +32,4 @@ pub use conversation::{
 };
 pub use event::{ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest};
 pub use event_builder::{CallView, EventBuilder, EventBuilderError};
-pub use policy_watch::PolicyWatch;
 pub use store::{Conversation, ConversationLock, Store, StoreError};

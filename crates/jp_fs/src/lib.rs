@@ -22,6 +22,8 @@
 //! It also owns [`normalize_lexically`], the one lexical path normaliser
 //! (`.`, `..`, repeated separators) that policies and tools share: pure,
 //! with no I/O.
+//! [`io_reason`] words an I/O error (any, not only these) the way jp's
+//! messages quote it.
 //!
 //! It depends on no other jp crate, so every jp crate may use it.
 
@@ -220,6 +222,20 @@ fn not_inside(root: &Path, rel: &Path) -> io::Error {
         rel: rel.to_path_buf(),
     }
     .into_io()
+}
+
+/// An I/O error as a short lowercase phrase, without the `(os error N)`
+/// suffix: `permission denied`, `file name too long`.
+#[must_use]
+pub fn io_reason(error: &std::io::Error) -> String {
+    let text = error.to_string();
+    let text = text
+        .split_once(" (os error")
+        .map_or(text.as_str(), |(reason, _)| reason);
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_lowercase().chain(chars).collect()
+    })
 }
 
 /// How [`open`] opens a file.

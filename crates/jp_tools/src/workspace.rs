@@ -9,7 +9,7 @@
 //!
 //! The file a tool opens is the one jp's policy judged and the question to
 //! the user named: the path resolved the way the kernel resolves it from
-//! the workspace root ([`jp_config::policy::path::resolve_path`]), where a
+//! the workspace root ([`jp_policy::path::resolve_path`]), where a
 //! `..` after a symbolic link goes to the parent of the link's *target*.
 //! Removing `..` first would open another file (`k/../notes.txt` with `k ->
 //! ~/.ssh/sub` is `~/.ssh/notes.txt` to the kernel, `notes.txt` lexically),
@@ -24,10 +24,10 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use jp_config::policy::path::{
+use jp_fs::normalize_lexically;
+use jp_policy::path::{
     NulInPath, PathValue, Unresolvable, Workspace as PolicyWorkspace, resolve_path,
 };
-use jp_fs::normalize_lexically;
 
 /// The workspace root a tool works in.
 #[derive(Debug, Clone)]

@@ -7,9 +7,9 @@
 use std::path::Path;
 
 use jp_config::load::{LoadOptions, Loaded, load};
-use jp_config::policy::{Mode, PolicyField};
 use jp_config::tool::effective::effective_policy;
 use jp_config::tool::{ParamType, ToolCommand, ToolParameters};
+use jp_policy::{Mode, PolicyField};
 use jp_tools::{DEFAULT_TOOLS_TOML, NAMES};
 
 /// Loads a workspace whose `.jp/config.toml` is `DEFAULT_TOOLS_TOML`.

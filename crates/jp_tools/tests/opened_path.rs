@@ -23,7 +23,7 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use jp_config::policy::path::{Workspace, normalize_lexically, resolve_path};
+use jp_policy::path::{Workspace, normalize_lexically, resolve_path};
 use jp_tool::{Context, Outcome, Request, ToolInfo};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};

@@ -4,13 +4,11 @@
 use std::process::ExitCode;
 
 use jp_config::load::Loaded;
-use jp_config::policy::{
-    PolicyField, StreamingPolicyState, Workspace, ordering_warnings, top_parameter,
-};
 use jp_config::tool::effective::{PolicyOrigin, effective_policy};
 use jp_config::tool::wildcard::wildcard_server;
 use jp_config::tool::{DEFAULTS_KEY, check_arguments, offered};
 use jp_llm::tool::mcp::McpServers;
+use jp_policy::{PolicyField, StreamingPolicyState, Workspace, ordering_warnings, top_parameter};
 
 use super::format::Format;
 use crate::ctx::{Ctx, print_load_error};
@@ -223,7 +221,7 @@ fn describe(
             let out = serde_json::json!({
                 "tool": tool,
                 "field": field.as_str(),
-                "decided_at_start": policy.unconditional_mode().map(jp_config::policy::Mode::as_str),
+                "decided_at_start": policy.unconditional_mode().map(jp_policy::Mode::as_str),
                 "rules": rules,
                 "parameters": order,
                 "warnings": warnings,
@@ -281,7 +279,7 @@ fn describe(
 /// (in their order) would be decided: `Some(None)` before any argument,
 /// `None` only when all of them are in.
 fn decided_after(
-    policy: &std::sync::Arc<jp_config::policy::Policy>,
+    policy: &std::sync::Arc<jp_policy::Policy>,
     arguments: &serde_json::Value,
     workspace: &Workspace,
 ) -> Option<Option<String>> {
@@ -312,7 +310,7 @@ struct Stateful {
     /// The policies that govern the tool.
     policies: Vec<String>,
     /// `None` to allow.
-    denial: Option<crate::stateful::Denial>,
+    denial: Option<jp_policy::stateful::Denial>,
 }
 
 /// The stateful policies' decision for `tool` with `arguments` in the
@@ -325,7 +323,10 @@ fn stateful(
     tool: &str,
     arguments: &serde_json::Value,
 ) -> Result<Stateful, crate::error::Error> {
-    use crate::stateful::{Call, PolicyContext, PolicyDecision, WorkspaceEnv, from_config, replay};
+    use jp_policy::stateful::{Call, PolicyContext, PolicyDecision, replay};
+
+    use crate::stateful::{WorkspaceEnv, from_config};
+
     let store = jp_conversation::Store::new(root);
     let ledger = crate::ledger::Ledger::new(root);
     let id = id
@@ -468,9 +469,9 @@ struct Found<'a> {
     tool: &'a str,
     field: PolicyField,
     /// The tool's policy for `field`.
-    policy: &'a jp_config::policy::Policy,
+    policy: &'a jp_policy::Policy,
     /// What it decided for the call.
-    decision: jp_config::policy::Decision,
+    decision: jp_policy::Decision,
     /// For `run` only: when a streamed call would be decided
     /// ([`decided_after`]).
     streamed: Option<Option<Option<String>>>,
@@ -489,7 +490,7 @@ impl Found<'_> {
             .rules()
             .iter()
             .find(|r| r.index == rule)
-            .map_or_else(String::new, jp_config::policy::Rule::describe)
+            .map_or_else(String::new, jp_policy::Rule::describe)
     }
 
     /// One JSON document on stdout.

@@ -23,13 +23,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use jp_config::policy::{Decision, Mode};
 use jp_conversation::{ProgressRef, ToolCallRequest};
+use jp_policy::stateful::Denial;
+use jp_policy::{Decision, Mode};
 use serde_json::Value;
 
 use super::decision::{Answer, Ask, Decided, Early, Verdict, denied};
 use super::tools::ToolCoordinator;
-use crate::stateful::Denial;
 
 /// A streaming call as it is after a piece of its arguments: what the turn
 /// knows of it, read without the turn (which is busy parsing while the

@@ -18,11 +18,11 @@
 //! The verdicts that do not run a call are made here too, so every reason
 //! a call does not run reads the same wherever it is found.
 
-use jp_config::policy::{Decision, Mode};
-use jp_conversation::{PolicyWatch, ResponseStatus, ToolCallRequest, ToolCallResponse};
+use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
+use jp_policy::stateful::Denial;
+use jp_policy::{Decision, Mode, PolicyWatch};
 
 use super::arguments::Arguments;
-use crate::stateful::Denial;
 
 /// What the turn knows about a call before its arguments are complete.
 #[derive(Debug)]

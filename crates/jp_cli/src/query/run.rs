@@ -52,7 +52,7 @@ pub struct RanTools {
 
 /// Why a stateful policy denied `call`, as the conversation records it
 /// (telemetry for `jp conversation show`; never sent to the model).
-fn denial_event(call: &ToolCallRequest, denial: crate::stateful::Denial) -> EventKind {
+fn denial_event(call: &ToolCallRequest, denial: jp_policy::stateful::Denial) -> EventKind {
     EventKind::PolicyDenied(jp_conversation::PolicyDenial {
         id: call.id.clone(),
         policy: denial.policy,

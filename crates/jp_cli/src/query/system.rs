@@ -74,7 +74,7 @@ pub enum FileProblem {
     #[error("it is not UTF-8 text")]
     NotText,
     /// Reading failed.
-    #[error("cannot read it: {}", jp_config::diagnostic::io_reason(.0))]
+    #[error("cannot read it: {}", jp_fs::io_reason(.0))]
     Unreadable(#[source] std::io::Error),
 }
 

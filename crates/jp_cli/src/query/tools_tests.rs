@@ -17,9 +17,9 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use jp_config::AppConfig;
-use jp_config::policy::{Decision, Mode};
 use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
 use jp_llm::tool::{ToolExecutor, ToolLimits, ToolRun, ToolTarget};
+use jp_policy::{Decision, Mode};
 use jp_tool::{Context, Outcome, Request, ToolInfo};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;

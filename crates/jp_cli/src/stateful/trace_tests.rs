@@ -25,11 +25,10 @@ use jp_config::stateful::StatefulPolicyConfig;
 use jp_conversation::{
     ConversationEvent, EventKind, ResponseStatus, ToolCallRequest, ToolCallResponse,
 };
+use jp_policy::stateful::testing::{FakeEnv, args};
+use jp_policy::stateful::{Call, PolicyContext, PolicyDecision, Snapshot, replay};
 use serde_json::{Value, json};
 
-use super::config::from_entries;
-use super::registry::Snapshot;
-use super::tests::{FakeEnv, args};
 use super::*;
 
 struct Runner {

@@ -8,10 +8,10 @@
 //! [`jp_tools::DEFAULT_TOOLS_TOML`] loaded the same way.
 
 use jp_config::AppConfig;
-use jp_config::policy::{Mode, PolicyField, PolicySpec};
 use jp_config::tool::effective::{EffectiveSpec, PolicyOrigin, effective_spec, written_spec};
 use jp_config::tool::wildcard::{wildcard_name, wildcard_server};
 use jp_config::tool::{DEFAULTS_KEY, ToolConfig, ToolSource};
+use jp_policy::{Mode, PolicyField, PolicySpec};
 use serde_json::Value;
 
 /// How long a policy's matcher value may be in the question before it is

@@ -86,7 +86,7 @@ fn expected_at(segments: &[String]) -> Option<String> {
     }
     let node = resolve(schema, node);
     if let Some(values) = node.get("enum").and_then(Value::as_array) {
-        let names = crate::listing::cut_list(values.iter().map(|v| match v {
+        let names = jp_policy::listing::cut_list(values.iter().map(|v| match v {
             Value::String(s) => format!("`{s}`"),
             other => other.to_string(),
         }));

@@ -11,11 +11,10 @@
 
 use std::fmt;
 
+use jp_policy::matcher::{json_equal, show};
+use jp_policy::parameter::{ParamType, ToolParameterConfig, ToolParameters};
+use jp_policy::pointer::{encode, quote};
 use serde_json::Value;
-
-use super::parameter::{ParamType, ToolParameterConfig, ToolParameters};
-use crate::policy::matcher::{json_equal, show};
-use crate::policy::pointer::{encode, quote};
 
 /// One way a call's arguments do not fit the tool's parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,7 +114,7 @@ fn unknown_member(properties: &ToolParameters) -> String {
     if properties.is_empty() {
         return "unknown parameter (none are accepted here)".to_owned();
     }
-    let names = crate::listing::cut_list(properties.keys().map(|k| quote(k)));
+    let names = jp_policy::listing::cut_list(properties.keys().map(|k| quote(k)));
     format!("unknown parameter (expected one of {names})")
 }
 
@@ -203,7 +202,7 @@ fn check_value(
     if let Some(allowed) = &param.enumeration
         && !allowed.iter().any(|a| json_equal(a, value))
     {
-        let list = crate::listing::cut_list(allowed.iter().map(show));
+        let list = jp_policy::listing::cut_list(allowed.iter().map(show));
         issues.push(issue(
             at,
             format!("expected one of {list}, found {}", show(value)),

@@ -1,9 +1,10 @@
 //! A tool's effective policy: its own `policy.run`, the deprecated top-level
 //! `run`, the `'*'` default, or the built-in default, in that order.
 
+use jp_policy::{Compiled, Mode, Policy, PolicyField, PolicySpec, RuleOrigin};
+
 use crate::app::AppConfig;
 use crate::path::ConfigPath;
-use crate::policy::{Compiled, Mode, Policy, PolicyField, PolicySpec, RuleOrigin};
 use crate::tool::DEFAULTS_KEY;
 use crate::tool::wildcard::wildcard_name;
 

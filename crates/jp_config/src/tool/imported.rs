@@ -10,9 +10,8 @@
 //! type at all) makes the import fail with a message naming it, rather
 //! than be checked less strictly than the server expects.
 
+use jp_policy::parameter::{ParamItems, ParamType, ToolParameterConfig, ToolParameters};
 use serde_json::{Map, Value};
-
-use super::parameter::{ParamItems, ParamType, ToolParameterConfig, ToolParameters};
 
 /// The parameters `schema` (an object schema) describes, in its order.
 ///
@@ -159,7 +158,7 @@ pub fn merge_parameters(
         } else {
             format!(
                 "it has {}",
-                crate::listing::cut_list(merged.keys().cloned())
+                jp_policy::listing::cut_list(merged.keys().cloned())
             )
         };
         let Some(parameter) = merged.get_mut(name) else {

@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use jp_policy::{Mode, PolicySpec};
+
 use super::*;
-use crate::policy::{Mode, PolicySpec};
 use crate::tool::ToolCommand;
 
 fn mcp(server: &str, tool: Option<&str>) -> ToolConfig {

@@ -4,13 +4,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use jp_policy::ParamType;
+use jp_policy::matcher::json_equal;
+use jp_policy::pointer::{key_target, quote};
+use jp_policy::stateful::ToolPattern;
+
 use crate::app::{AppConfig, resolved_json};
 use crate::path::ConfigPath;
-use crate::policy::matcher::json_equal;
-use crate::policy::pointer::{key_target, quote};
 use crate::schema::{config_schema, enum_values, json_type, value_types};
-use crate::stateful::{StatefulKind, StatefulPolicyConfig, ToolPattern, ToolRole, WhenConfig};
-use crate::tool::parameter::ParamType;
+use crate::stateful::{StatefulKind, StatefulPolicyConfig, ToolRole, WhenConfig};
 use crate::tool::{DEFAULTS_KEY, ToolConfig, offered};
 
 /// A problem with one entry: the key under `conversation.policies.INDEX`
@@ -414,7 +416,7 @@ fn equals_mismatch(
     if allowed.iter().any(|v| json_equal(v, &when.equals)) {
         return None;
     }
-    let shown = crate::listing::cut_list(allowed.iter().map(ToString::to_string));
+    let shown = jp_policy::listing::cut_list(allowed.iter().map(ToString::to_string));
     Some(format!(
         "`when.equals` {} is not a value {} can have ({shown}), so the condition could never hold and the policy would never apply",
         when.equals,

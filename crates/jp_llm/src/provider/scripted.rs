@@ -272,7 +272,7 @@ impl Files {
             ProviderError::Config(format!(
                 "scripted: cannot read the recording {}: {}",
                 self.root.join(&rel).display(),
-                jp_config::diagnostic::io_reason(&e)
+                jp_fs::io_reason(&e)
             ))
         })
     }
@@ -301,7 +301,7 @@ impl Scripted {
             ProviderError::Config(format!(
                 "scripted: cannot read the script {}: {} (the built-in script is `scripted/demo`)",
                 path.display(),
-                jp_config::diagnostic::io_reason(&e)
+                jp_fs::io_reason(&e)
             ))
         })?;
         let script = Script::parse(&text, &path.display().to_string())?;

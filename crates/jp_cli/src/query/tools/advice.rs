@@ -1,7 +1,7 @@
 //! How to let a call like a declined one run without a terminal (or its
 //! result reach the model), and no other: the advice a refusal carries.
 
-use jp_config::policy::{Mode, Policy, PolicyField};
+use jp_policy::{Mode, Policy, PolicyField};
 use serde_json::{Map, Value};
 
 use super::ToolCoordinator;
@@ -43,7 +43,7 @@ impl ToolCoordinator<'_> {
         // one; otherwise the call's first path argument.
         let key = match &deciding {
             Some(condition) => match condition.steps() {
-                [jp_config::policy::Step::Member(key)] => Some(key.clone()),
+                [jp_policy::Step::Member(key)] => Some(key.clone()),
                 _ => None,
             },
             None => self.tool(name).and_then(|tool| {
@@ -113,13 +113,8 @@ impl ToolCoordinator<'_> {
         ]
         .into_iter()
         .collect();
-        let spec = jp_config::policy::PolicySpec::Rules(vec![jp_config::policy::RuleSpec(rule)]);
-        let compiled = Policy::compile(
-            &spec,
-            field,
-            jp_config::policy::RuleOrigin::Tool,
-            &tool.parameters,
-        );
+        let spec = jp_policy::PolicySpec::Rules(vec![jp_policy::RuleSpec(rule)]);
+        let compiled = Policy::compile(&spec, field, jp_policy::RuleOrigin::Tool, &tool.parameters);
         let mut arguments = Map::new();
         arguments.insert(key.to_owned(), value.clone());
         compiled.policy.is_some_and(|policy| {

@@ -13,9 +13,9 @@
 
 use std::sync::PoisonError;
 
-use jp_config::policy::path::PathValue;
-use jp_config::policy::{Mode, PolicyField};
 use jp_conversation::{ApprovalScope, EventKind, SessionApproval};
+use jp_policy::path::PathValue;
+use jp_policy::{Mode, PolicyField};
 use serde_json::Value;
 
 use super::ToolCoordinator;
@@ -39,7 +39,7 @@ impl ToolCoordinator<'_> {
                     .rules()
                     .iter()
                     .find(|r| r.index == index)
-                    .map(jp_config::policy::Rule::describe)
+                    .map(jp_policy::Rule::describe)
             })
             .unwrap_or_else(|| "a rule that no longer exists".to_owned())
     }

@@ -278,7 +278,7 @@ fn a_at_an_early_prompt_covers_what_the_prompt_showed() {
             ..ScriptedPrompter::default()
         };
         let prompts = Prompts::new(Box::new(backend), CancellationToken::new());
-        let decision = jp_config::policy::Decision {
+        let decision = jp_policy::Decision {
             mode: Mode::Ask,
             rule: Some(0),
             reason: "policy.run[0] (catch-all) matched".into(),
@@ -351,7 +351,7 @@ fn without_a_terminal_an_approval_still_runs_what_it_covers_and_nothing_else() {
         };
         ToolCallRequest::new("c2", "save", arguments)
     };
-    let decision = jp_config::policy::Decision {
+    let decision = jp_policy::Decision {
         mode: Mode::Ask,
         rule: Some(1),
         reason: "policy.run[1] (catch-all) matched".into(),

@@ -6,9 +6,9 @@ use std::borrow::Cow;
 
 use std::future::Future;
 
-use jp_config::policy::{Decision, Mode, PolicyField};
 use jp_config::tool::check_arguments;
 use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
+use jp_policy::{Decision, Mode, PolicyField};
 use serde_json::{Map, Value};
 
 use super::ToolCoordinator;

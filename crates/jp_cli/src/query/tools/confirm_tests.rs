@@ -250,7 +250,7 @@ fn an_early_prompt_asks_the_latest_text_of_its_question() {
     let prompts = Prompts::new(Box::new(backend), CancellationToken::new());
     let (question, live) =
         tokio::sync::watch::channel(ToolCoordinator::early_question("save(<streaming>)"));
-    let decision = jp_config::policy::Decision {
+    let decision = jp_policy::Decision {
         mode: Mode::Ask,
         rule: Some(1),
         reason: "policy.run[1] (catch-all) matched".into(),

@@ -6,18 +6,17 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use jp_config::AppConfig;
-use jp_config::policy::{Decision, Mode, Policy, PolicyField, Workspace};
 use jp_config::tool::effective::effective_policy;
 use jp_config::tool::{ToolConfig, offered};
 use jp_conversation::{
     ConversationEvent, EventKind, ResponseStatus, SessionApproval, ToolCallResponse,
 };
+use jp_policy::stateful::{self, Denial, PolicyContext, PolicyDecision, PolicyRegistry, Recording};
+use jp_policy::{Decision, Mode, Policy, PolicyField, Workspace};
 use serde_json::{Map, Value};
 
 use crate::query::decision::{Ask, Verdict, denied};
-use crate::stateful::{
-    self, Denial, PolicyContext, PolicyDecision, PolicyRegistry, Recording, WorkspaceEnv,
-};
+use crate::stateful::{SetupError, WorkspaceEnv, from_config};
 use jp_term::printer::Printer;
 
 /// Each tool's compiled `policy.run` and `policy.result`; `None` for one
@@ -101,8 +100,8 @@ impl<'a> ToolCoordinator<'a> {
         self,
         history: &[ConversationEvent],
         genuine: &dyn Fn(&SessionApproval) -> bool,
-    ) -> Result<Self, stateful::SetupError> {
-        let mut registry = stateful::from_config(self.config)?;
+    ) -> Result<Self, SetupError> {
+        let mut registry = from_config(self.config)?;
         let env = WorkspaceEnv::new(self.config, &self.workspace);
         let ctx = PolicyContext {
             env: &env,

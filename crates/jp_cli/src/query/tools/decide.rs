@@ -1,9 +1,9 @@
 //! Whether a call may run (RFD D25 `policy.run`): while its arguments
 //! stream (RFD D26) and once they are complete (architecture decision 7).
 
-use jp_config::policy::{Decision, Mode, PolicyField, StreamingPolicyState};
 use jp_config::tool::check_arguments;
-use jp_conversation::{PolicyWatch, ResponseStatus, ToolCallRequest, ToolCallResponse};
+use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
+use jp_policy::{Decision, Mode, PolicyField, PolicyWatch, StreamingPolicyState};
 use serde_json::Value;
 
 use super::ToolCoordinator;

@@ -4,11 +4,11 @@
 
 use jp_config::access::Grants;
 use jp_config::delta::Proposal;
-use jp_config::policy::{Mode, PolicyField};
 use jp_config::tool::limits::run_limits;
 use jp_config::tool::{ToolConfig, ToolSource};
 use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
 use jp_llm::tool::{ToolExecutor, ToolLimits, ToolTarget};
+use jp_policy::{Mode, PolicyField};
 use jp_tool::{Context, Outcome, Request, ToolInfo};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;

@@ -10,7 +10,7 @@ use serde_json::json;
 use super::*;
 use crate::query::arguments::Arguments;
 use crate::query::tools::fixture::{self, quiet_printer};
-use jp_config::policy::Mode;
+use jp_policy::Mode;
 
 const CONFIG: &str = r#"
 [conversation.tools.fs_modify_file]

@@ -17,8 +17,8 @@
 
 use std::path::Path;
 
-use jp_config::policy::path::PathValue;
 use jp_conversation::ApprovalScope;
+use jp_policy::path::PathValue;
 use serde_json::{Map, Value};
 
 /// Programs that run code given in their arguments (or run another

@@ -4,8 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use jp_config::policy::Workspace;
-use jp_config::policy::path::resolve_path;
+use jp_policy::Workspace;
+use jp_policy::path::resolve_path;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

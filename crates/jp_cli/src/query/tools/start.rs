@@ -5,15 +5,15 @@
 //! evaluates `policy.run` again with the paths as they are then, and asks
 //! again about a path the user approved that now leads elsewhere.
 
-use jp_config::policy::path::PathValue;
-use jp_config::policy::{Decision, Mode, PolicyField, Workspace};
 use jp_conversation::{ResponseStatus, ToolCallRequest};
+use jp_policy::path::PathValue;
+use jp_policy::stateful::Denial;
+use jp_policy::{Decision, Mode, PolicyField, Workspace};
 use serde_json::Value;
 
 use super::ToolCoordinator;
 use crate::query::arguments::Arguments;
 use crate::query::decision::{Ask, Verdict, denied, not_run};
-use crate::stateful::Denial;
 use jp_term::printer::Style;
 use jp_term::prompt::Prompts;
 
@@ -288,7 +288,7 @@ impl ToolCoordinator<'_> {
         ) {
             match (param.kind, value) {
                 (jp_config::tool::ParamType::Path, Value::String(text)) => {
-                    let Ok(forms) = jp_config::policy::path::resolve_path(text, workspace) else {
+                    let Ok(forms) = jp_policy::path::resolve_path(text, workspace) else {
                         return;
                     };
                     out.push((format!("/{}", at.join("/")), text.clone(), forms));

@@ -10,7 +10,7 @@ use serde_json::{Number, Value};
 use super::path::{PathValue, PolicyPath, Workspace, resolve_path};
 use super::pointer::{Found, Step, encode, quote, walk};
 use super::spec::Mode;
-use crate::tool::parameter::ParamType;
+use crate::parameter::ParamType;
 
 /// A value written in a `const`, `enum` or `prefix` matcher, checked against
 /// the parameter's type.
@@ -472,7 +472,7 @@ pub fn json_equal(a: &Value, b: &Value) -> bool {
 }
 
 /// A JSON value as messages show it: compact, long values cut short.
-pub(crate) fn show(value: &Value) -> String {
+pub fn show(value: &Value) -> String {
     const LIMIT: usize = 60;
     let text = value.to_string();
     if text.chars().count() <= LIMIT {

@@ -5,9 +5,9 @@
 
 use std::collections::BTreeSet;
 
-use jp_config::stateful::{ToolPattern, WhenConfig};
 use serde_json::{Map, Value, json};
 
+use super::pattern::ToolPattern;
 use super::policy::{Call, PolicyContext, PolicyDecision, ToolPolicy};
 
 fn any_matches(patterns: &[ToolPattern], tool: &str) -> bool {
@@ -300,19 +300,29 @@ impl ToolPolicy for Keyed {
     }
 }
 
+/// A condition on the resolved config (as JSON): an entry's `when`, which
+/// `jp_config` reads and implements this for.
+pub trait ConfigCondition: Send {
+    /// Whether the condition holds in `resolved`.
+    fn holds(&self, resolved: &Value) -> bool;
+}
+
 /// `inner`, enforced only while `when` holds in the resolved config. Its
 /// state is kept up to date either way, so switching the condition on
 /// mid-conversation does not forget what was read before.
 pub struct Conditional {
     inner: Box<dyn ToolPolicy>,
-    when: WhenConfig,
+    when: Box<dyn ConfigCondition>,
 }
 
 impl Conditional {
     /// `inner` while `when` holds.
     #[must_use]
-    pub fn new(inner: Box<dyn ToolPolicy>, when: WhenConfig) -> Self {
-        Self { inner, when }
+    pub fn new(inner: Box<dyn ToolPolicy>, when: impl ConfigCondition + 'static) -> Self {
+        Self {
+            inner,
+            when: Box::new(when),
+        }
     }
 }
 

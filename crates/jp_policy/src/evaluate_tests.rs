@@ -5,8 +5,8 @@ use std::path::Path;
 use serde_json::json;
 
 use super::*;
-use crate::policy::support_tests::{compile_with, policy, spec};
-use crate::policy::{PolicyField, RuleOrigin};
+use crate::support_tests::{compile_with, policy, spec};
+use crate::{PolicyField, RuleOrigin};
 
 const ROOT: &str = "/nonexistent-jp-workspace";
 
@@ -78,7 +78,7 @@ fn a_mode_string_decides_with_rule_zero() {
         &spec("\"skip\""),
         PolicyField::Run,
         RuleOrigin::Tool,
-        &crate::policy::support_tests::params(),
+        &crate::support_tests::params(),
     );
     let d = compiled
         .policy

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::policy::Mode;
-use crate::policy::support_tests::{compile, policy};
+use crate::Mode;
+use crate::support_tests::{compile, policy};
 
 const ROOT: &str = "/nonexistent-jp-workspace";
 
@@ -291,7 +291,7 @@ fn a_parameter_that_never_arrives_keeps_it_waiting() {
 
 #[test]
 fn a_long_parameter_before_a_needed_one_is_warned_about() {
-    let params: crate::tool::ToolParameters = toml::from_str(
+    let params: crate::parameter::ToolParameters = toml::from_str(
         r#"
         content = { type = "string" }
         tags = { type = "array", items = { type = "string" } }
@@ -301,11 +301,11 @@ fn a_long_parameter_before_a_needed_one_is_warned_about() {
     )
     .unwrap();
     let policy = Policy::compile(
-        &crate::policy::support_tests::spec(
+        &crate::support_tests::spec(
             r#"[{ arg = "/path", prefix = "src/", mode = "unattended" }, { arg = "/n", minimum = 3, mode = "skip" }, { mode = "ask" }]"#,
         ),
-        crate::policy::PolicyField::Run,
-        crate::policy::RuleOrigin::Tool,
+        crate::PolicyField::Run,
+        crate::RuleOrigin::Tool,
         &params,
     )
     .policy
@@ -324,8 +324,8 @@ fn a_long_parameter_before_a_needed_one_is_warned_about() {
     // Short parameters first: nothing to say.
     assert_eq!(
         ordering_warnings(
-            &crate::policy::support_tests::policy(PATH_RULES),
-            &crate::policy::support_tests::params()
+            &crate::support_tests::policy(PATH_RULES),
+            &crate::support_tests::params()
         ),
         Vec::<String>::new()
     );

@@ -11,7 +11,7 @@
 use jsonptr::{ParseError, Pointer, PointerBuf};
 use serde_json::Value;
 
-use crate::tool::parameter::{ParamType, ToolParameterConfig, ToolParameters};
+use crate::parameter::{ParamType, ToolParameterConfig, ToolParameters};
 
 /// One step of the walk from the arguments object to the values a rule
 /// looks at.
@@ -58,12 +58,12 @@ pub(crate) fn parse(arg: &str) -> Result<Vec<String>, String> {
 }
 
 /// Encodes decoded tokens as a JSON pointer (`["a/b", "c"]` is `/a~1b/c`).
-pub(crate) fn encode<S: AsRef<str>>(tokens: &[S]) -> String {
+pub fn encode<S: AsRef<str>>(tokens: &[S]) -> String {
     PointerBuf::from_tokens(tokens.iter().map(AsRef::as_ref)).to_string()
 }
 
 /// A JSON string literal for `s`, as messages quote user-written text.
-pub(crate) fn quote(s: &str) -> String {
+pub fn quote(s: &str) -> String {
     Value::from(s).to_string()
 }
 

@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::policy::support_tests::params;
+use crate::support_tests::params;
 
 #[test]
 fn tokens_are_decoded_and_encoded_per_rfc_6901() {

@@ -16,7 +16,7 @@ use super::pointer::{SchemaError, article, encode, parse, quote, resolve_schema}
 use super::rule::{PolicyIssue, Rule};
 use super::shadow;
 use super::spec::{Mode, PolicyField, PolicySpec, RuleSpec};
-use crate::tool::parameter::{ParamType, ToolParameters};
+use crate::parameter::{ParamType, ToolParameters};
 
 /// The matcher keys, in documentation order.
 const MATCHERS: [&str; 8] = [

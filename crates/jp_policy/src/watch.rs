@@ -1,18 +1,18 @@
 //! [`PolicyWatch`]: one tool call's streaming policy evaluation (RFD D26),
 //! fed by the call's [`ToolCallArgumentProgress`].
 //!
-//! It drives a [`StreamingPolicyState`] from `jp_config`: each top-level
-//! argument is read from the [`EventBuilder`](crate::EventBuilder) when it
+//! It drives a [`StreamingPolicyState`]: each top-level argument is read
+//! from the [`EventBuilder`](jp_conversation::EventBuilder) when it
 //! completes (no copy is kept); a nested value a rule looks at
 //! (`/patterns/path`) is collected here from its fragments, only while some
 //! undecided rule still wants it.
 
 use std::collections::{HashMap, HashSet};
 
-use jp_config::policy::{Decision, Piece, Segment, Step, StreamingPolicyState, Workspace};
+use jp_conversation::{EmptyKind, FragmentRef, Leaf, PathSegment, ToolCallArgumentProgress};
 use serde_json::Value;
 
-use crate::arguments::{EmptyKind, FragmentRef, Leaf, PathSegment, ToolCallArgumentProgress};
+use crate::{Decision, Piece, Segment, Step, StreamingPolicyState, Workspace};
 
 /// One call's streaming policy evaluation.
 #[derive(Debug)]
@@ -63,7 +63,7 @@ impl PolicyWatch {
     }
 
     /// [`feed`](Self::feed) for a borrowed fragment, as
-    /// [`EventBuilder::handle_part_with`](crate::EventBuilder::handle_part_with)
+    /// [`EventBuilder::handle_part_with`](jp_conversation::EventBuilder::handle_part_with)
     /// hands them out. Nothing is kept of a fragment no undecided rule
     /// wants.
     pub fn feed_fragment<'v>(
@@ -142,5 +142,5 @@ fn place(fragment: FragmentRef<'_>) -> Vec<Segment> {
 }
 
 #[cfg(test)]
-#[path = "policy_watch_tests.rs"]
+#[path = "watch_tests.rs"]
 mod tests;

@@ -36,7 +36,7 @@ use super::path::Workspace;
 use super::pointer::{Found, Step, encode, walk_member};
 use super::rule::Rule;
 use super::spec::Mode;
-use crate::tool::parameter::{ParamType, ToolParameters};
+use crate::parameter::{ParamType, ToolParameters};
 
 /// A concrete place inside a call's arguments: `/patterns/0/path` is
 /// `[Key("patterns"), Index(0), Key("path")]`.

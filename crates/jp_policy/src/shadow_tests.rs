@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use crate::policy::support_tests::{NO_CATCH_ALL, compile, errors, messages};
+use crate::support_tests::{NO_CATCH_ALL, compile, errors, messages};
 
 /// The unreachable-rule errors of two rules followed by a catch-all.
 fn pair(earlier: &str, later: &str) -> Vec<String> {
@@ -161,8 +161,8 @@ fn catch_alls_anywhere_in_a_list() {
 
 #[test]
 fn broken_and_skipped_rules_after_a_catch_all_are_unreachable_too() {
-    use crate::policy::support_tests::compile_with;
-    use crate::policy::{PolicyField, RuleOrigin};
+    use crate::support_tests::compile_with;
+    use crate::{PolicyField, RuleOrigin};
 
     // A rule with its own error gets that error and the catch-all's.
     assert_eq!(

@@ -37,7 +37,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::diagnostic::io_reason;
+use jp_fs::io_reason;
 
 /// A path written in a rule, normalized.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

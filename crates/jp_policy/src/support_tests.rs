@@ -5,7 +5,7 @@
 use serde::Deserialize;
 
 use super::{Compiled, Policy, PolicyField, PolicyIssue, PolicySpec, RuleOrigin};
-use crate::tool::ToolParameters;
+use crate::parameter::ToolParameters;
 
 /// A tool with one parameter of every kind a rule can look at.
 pub(crate) fn params() -> ToolParameters {

@@ -22,7 +22,7 @@ use std::cmp::Ordering;
 use super::matcher::{Condition, Literal, Matcher, compare_f64};
 use super::rule::{PolicyIssue, Rule};
 use super::spec::{Mode, PolicyField};
-use crate::tool::parameter::ParamType;
+use crate::parameter::ParamType;
 
 /// Unreachable rules (errors) and rules reachable only through the
 /// `unattended` quantifier (warnings).

@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
-use crate::policy::support_tests::{
+use crate::support_tests::{
     NO_CATCH_ALL, compile, compile_with, errors, messages, params, policy, spec,
 };
 
@@ -417,7 +417,7 @@ fn patterns_must_be_valid_rust_regex() {
                 "policy.run[0]: \"pattern\" {} matches every value (it can match nothing at \
                  all at the start or at the end of any value); remove \"arg\" and \"pattern\" \
                  for a catch-all",
-                crate::policy::pointer::quote(source)
+                crate::pointer::quote(source)
             ),
             "{source}"
         );

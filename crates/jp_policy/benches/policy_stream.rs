@@ -2,8 +2,8 @@
 //! what one decision step costs.
 //!
 //! ```text
-//! cargo bench -p jp_conversation --bench policy_stream
-//! JP_BENCH_QUICK=1 cargo bench -p jp_conversation --bench policy_stream
+//! cargo bench -p jp_policy --bench policy_stream
+//! JP_BENCH_QUICK=1 cargo bench -p jp_policy --bench policy_stream
 //! ```
 //!
 //! 1. `create_200k` (an `fs_create_file` call, `path` first, ~200 KB of
@@ -21,10 +21,12 @@
 
 #![allow(clippy::expect_used)]
 
-#[path = "arg_stream/documents.rs"]
+// The documents and the timing harness of the argument parser's
+// benchmarks, in jp_conversation, so that both measure the same calls.
+#[path = "../../jp_conversation/benches/arg_stream/documents.rs"]
 #[allow(dead_code, unused_imports)]
 mod documents;
-#[path = "arg_stream/timing.rs"]
+#[path = "../../jp_conversation/benches/arg_stream/timing.rs"]
 #[allow(dead_code)]
 mod timing;
 
@@ -34,12 +36,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use jp_config::policy::{
-    Policy, PolicyField, PolicySpec, RuleOrigin, StreamingPolicyState, Workspace,
-};
-use jp_config::tool::ToolParameters;
 use jp_conversation::{
-    EventBuilder, EventPart, PolicyWatch, StreamFragment, ToolCallArgumentProgress, ToolCallPart,
+    EventBuilder, EventPart, StreamFragment, ToolCallArgumentProgress, ToolCallPart,
+};
+use jp_policy::{
+    Policy, PolicyField, PolicySpec, PolicyWatch, RuleOrigin, StreamingPolicyState, ToolParameters,
+    Workspace,
 };
 use serde_json::{Value, json};
 

@@ -6,15 +6,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use jp_config::policy::{
-    Policy, PolicyField, PolicySpec, RuleOrigin, StreamingPolicyState, Workspace,
-};
-use jp_config::tool::ToolParameters;
+use jp_conversation::{EventBuilder, EventPart, FlushedEvent, ToolCallPart};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::{EventBuilder, EventPart, FlushedEvent, ToolCallPart};
+use crate::{Policy, PolicyField, PolicySpec, RuleOrigin, StreamingPolicyState, ToolParameters};
 
 const ROOT: &str = "/nonexistent-jp-workspace";
 
@@ -164,7 +161,7 @@ proptest! {
             // The text is valid JSON, so only a repeated key makes the
             // arguments unusable: the call is refused whatever was decided.
             prop_assert!(
-                matches!(call.error(), Some(crate::ArgumentsError::DuplicateKey(_))),
+                matches!(call.error(), Some(jp_conversation::ArgumentsError::DuplicateKey(_))),
                 "{:?}",
                 call.error()
             );
@@ -179,10 +176,7 @@ proptest! {
 }
 
 /// The decision for `text` fed in `chunks`, made while it streamed.
-fn early_decision(
-    rules: &Value,
-    chunks: &[&str],
-) -> Option<(jp_config::policy::Mode, Option<usize>)> {
+fn early_decision(rules: &Value, chunks: &[&str]) -> Option<(crate::Mode, Option<usize>)> {
     let policy = Arc::new(policy(rules).unwrap());
     let workspace = Workspace::new(Path::new(ROOT));
     let mut watch = PolicyWatch::new(StreamingPolicyState::new(policy));
@@ -206,7 +200,7 @@ fn early_decision(
 
 #[test]
 fn a_nested_value_split_anywhere_is_judged_whole() {
-    use jp_config::policy::Mode;
+    use crate::Mode;
     let rules = json!([
         { "arg": "/patterns/paths", "prefix": "src", "mode": "unattended" },
         { "mode": "ask" },

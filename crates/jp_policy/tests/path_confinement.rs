@@ -30,8 +30,7 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use jp_config::policy::{Compiled, Mode, Policy, PolicyField, PolicySpec, RuleOrigin};
-use jp_config::tool::ToolParameters;
+use jp_policy::{Compiled, Mode, Policy, PolicyField, PolicySpec, RuleOrigin, ToolParameters};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::json;
