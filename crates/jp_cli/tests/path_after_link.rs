@@ -14,22 +14,13 @@ mod common;
 use std::os::unix::fs::symlink;
 
 use common::providers::{Item, anthropic, text_reply, tool_reply};
-use common::query::{initialized, query, responses, stored};
+use common::query::{SAVE_TOOL, add_tools, initialized, query, responses, stored};
 use common::tmux::{Tmux, from_line, query_line};
 use common::{Run, Workspace};
 use jp_test_server::{Reply, TestServer};
 
-/// `save`: writes `content` to `path` the way most tools do: the path
-/// joined to the root and normalized (`..` removed), then opened.
-const SAVE_TOOL: &str = r#"
-[conversation.tools.save]
-command = ["python3", ".jp/save.py"]
-summary = "Save a file."
-parameters.path = { type = "path", required = true }
-parameters.content = { type = "string", required = true }
-policy.run = [{ arg = "/path", prefix = "src/", mode = "unattended" }, { mode = "ask" }]
-"#;
-
+/// `save`'s script: the path joined to the root and normalized (`..`
+/// removed), then opened, as most tools do.
 const SAVE_PY: &str = r#"import json, os, sys
 request = json.load(sys.stdin)
 args = request["tool"]["arguments"]
@@ -44,13 +35,7 @@ print(json.dumps({"type": "success", "content": "wrote " + args["path"]}))
 /// directory `outside/` next to the project.
 fn workspace() -> Workspace {
     let ws = initialized();
-    ws.write("project/.jp/save.py", SAVE_PY);
-    ws.write("project/.jp/save.toml", SAVE_TOOL);
-    let config = ws.read("project/.jp/config.toml");
-    ws.write(
-        "project/.jp/config.toml",
-        &format!("extends = [\"save.toml\"]\n{config}"),
-    );
+    add_tools(&ws, "save.toml", SAVE_TOOL, &[("save.py", SAVE_PY)]);
     std::fs::create_dir_all(ws.project().join("src/c/d")).unwrap();
     std::fs::create_dir_all(ws.root().join("outside/sub")).unwrap();
     ws

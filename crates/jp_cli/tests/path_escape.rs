@@ -15,20 +15,11 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 
 use common::providers::{Item, anthropic};
-use common::query::{initialized, query, responses, stored};
+use common::query::{SAVE_TOOL, add_tools, initialized, query, responses, stored};
 use common::{Run, Workspace};
 use jp_test_server::{Reply, Split, TestServer};
 
-/// `save`: writes `content` to `path`, resolving the path itself.
-const SAVE_TOOL: &str = r#"
-[conversation.tools.save]
-command = ["python3", ".jp/save.py"]
-summary = "Save a file."
-parameters.path = { type = "path", required = true }
-parameters.content = { type = "string", required = true }
-policy.run = [{ arg = "/path", prefix = "src/", mode = "unattended" }, { mode = "ask" }]
-"#;
-
+/// `save`'s script: it resolves the path itself (links followed).
 const SAVE_PY: &str = r#"import json, os, sys
 request = json.load(sys.stdin)
 args = request["tool"]["arguments"]
@@ -42,13 +33,7 @@ print(json.dumps({"type": "success", "content": "wrote " + os.path.relpath(targe
 
 fn workspace() -> Workspace {
     let ws = initialized();
-    ws.write("project/.jp/save.py", SAVE_PY);
-    ws.write("project/.jp/save.toml", SAVE_TOOL);
-    let config = ws.read("project/.jp/config.toml");
-    ws.write(
-        "project/.jp/config.toml",
-        &format!("extends = [\"save.toml\"]\n{config}"),
-    );
+    add_tools(&ws, "save.toml", SAVE_TOOL, &[("save.py", SAVE_PY)]);
     std::fs::create_dir_all(ws.project().join("src/sub")).unwrap();
     ws
 }

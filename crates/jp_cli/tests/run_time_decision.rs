@@ -21,17 +21,11 @@ use std::path::Path;
 
 use common::Workspace;
 use common::providers::{Item, anthropic};
-use common::query::{initialized, query, responses, stored};
+use common::query::{SAVE_TOOL, add_tools, initialized, query, responses, stored};
 use jp_test_server::{Reply, Split, TestServer};
 
-const TOOLS: &str = r#"
-[conversation.tools.save]
-command = ["python3", ".jp/save.py"]
-summary = "Save a file."
-parameters.path = { type = "path", required = true }
-parameters.content = { type = "string", required = true }
-policy.run = [{ arg = "/path", prefix = "src/", mode = "unattended" }, { mode = "ask" }]
-
+/// `mk`, beside `save` ([`SAVE_TOOL`]).
+const MK_TOOL: &str = r#"
 [conversation.tools.mk]
 command = ["python3", ".jp/mk.py"]
 summary = "Make a symbolic link."
@@ -65,13 +59,11 @@ print(json.dumps({"type": "success", "content": "linked"}))
 
 fn workspace() -> Workspace {
     let ws = initialized();
-    ws.write("project/.jp/save.py", SAVE_PY);
-    ws.write("project/.jp/mk.py", MK_PY);
-    ws.write("project/.jp/tools.toml", TOOLS);
-    let config = ws.read("project/.jp/config.toml");
-    ws.write(
-        "project/.jp/config.toml",
-        &format!("extends = [\"tools.toml\"]\n{config}"),
+    add_tools(
+        &ws,
+        "tools.toml",
+        &format!("{SAVE_TOOL}{MK_TOOL}"),
+        &[("save.py", SAVE_PY), ("mk.py", MK_PY)],
     );
     std::fs::create_dir_all(ws.project().join("src")).unwrap();
     ws

@@ -133,3 +133,30 @@ pub fn replay(file: &str, split: &Split) -> TestServer {
             .collect(),
     )
 }
+
+/// `save`, a tool that writes `content` to `path` through a Python script
+/// (`.jp/save.py`, given by each test: how it resolves the path is what the
+/// test is about), unattended under `src/` and asked about elsewhere.
+pub const SAVE_TOOL: &str = r#"
+[conversation.tools.save]
+command = ["python3", ".jp/save.py"]
+summary = "Save a file."
+parameters.path = { type = "path", required = true }
+parameters.content = { type = "string", required = true }
+policy.run = [{ arg = "/path", prefix = "src/", mode = "unattended" }, { mode = "ask" }]
+"#;
+
+/// Adds tools to `ws`'s config: `toml` written to `.jp/NAME` and extended
+/// by `.jp/config.toml`, with each `(file, text)` of `scripts` written
+/// under `.jp/`.
+pub fn add_tools(ws: &Workspace, name: &str, toml: &str, scripts: &[(&str, &str)]) {
+    for (file, text) in scripts {
+        ws.write(&format!("project/.jp/{file}"), text);
+    }
+    ws.write(&format!("project/.jp/{name}"), toml);
+    let config = ws.read("project/.jp/config.toml");
+    ws.write(
+        "project/.jp/config.toml",
+        &format!("extends = [\"{name}\"]\n{config}"),
+    );
+}
