@@ -3,6 +3,7 @@
 //! `jp conversation show`.
 
 use jp_conversation::{ConversationEvent, EventKind, UsageTotals};
+pub use jp_policy::listing::grouped;
 
 use crate::conversation::human_bytes;
 
@@ -108,19 +109,6 @@ fn describe(totals: &UsageTotals) -> String {
         ));
     }
     parts.join(" · ")
-}
-
-/// `12,345`.
-pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
 }
 
 /// `$0.0042`, `$1.23`: four decimals below a dollar, where turns cost.

@@ -20,14 +20,16 @@ where
     let shown: Vec<String> = values.take(MAX_LISTED_VALUES).collect();
     let mut text = shown.join(", ");
     if total > shown.len() {
-        text.push_str(&format!(" and {} more", grouped(total - shown.len())));
+        let more = u64::try_from(total - shown.len()).unwrap_or(u64::MAX);
+        text.push_str(&format!(" and {} more", grouped(more)));
     }
     text
 }
 
-/// `199,990`: a count with its thousands grouped.
+/// `199,990`: a count with its thousands grouped, as jp writes every
+/// count it shows (token totals, bytes left out, values not listed).
 #[must_use]
-pub fn grouped(n: usize) -> String {
+pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, digit) in digits.chars().enumerate() {
