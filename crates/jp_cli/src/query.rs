@@ -71,7 +71,7 @@ use jp_term::prompt::{NoPrompter, Prompter, Prompts, TerminalPrompter};
 use render::{CallFormat, RenderOptions, ToolRenderer};
 use session::{Resolved, Session, resolve};
 use signals::interrupt_on_signals;
-use tools::ToolCoordinator;
+use tools::{Asker, Judge, Runner};
 use turn::TurnEnd;
 
 /// `jp query`.
@@ -510,8 +510,7 @@ fn drive(
         } else {
             loop {
                 let config = Arc::clone(&session.config);
-                let tools = ToolCoordinator::new(&config, root, self_exe.clone(), printer.clone())
-                    .arguments_shown_live(live)
+                let judge = Judge::new(&config, root)
                     // Only what this user's jp recorded here gives authority.
                     .with_history(
                         &session.ledger.our_events(&session.conversation),
@@ -522,11 +521,13 @@ fn drive(
                                 == crate::ledger::ApprovalState::InForce
                         },
                     )?;
+                let asker = Asker::new(&judge, printer.clone(), live);
+                let runner = Runner::new(&asker, self_exe.clone());
                 let step = session
-                    .run_turn(&tools, &executor, &prompts, &mut interrupts, resume.take())
+                    .run_turn(&runner, &executor, &prompts, &mut interrupts, resume.take())
                     .await?;
                 // "Allow for this session" answers not recorded yet.
-                for kind in tools.take_unrecorded() {
+                for kind in judge.take_unrecorded() {
                     session.record(kind)?;
                 }
                 match step {

@@ -1,22 +1,158 @@
 //! Stateful tool policies from config: a `jp_policy` registry from
-//! `conversation.policies`, and the production [`PolicyEnv`], keys from the
-//! configured tools and the workspace's file system. The policies
-//! themselves are `jp_policy::stateful`'s; this is the glue that needs both
-//! them and the config.
+//! `conversation.policies`, the production [`PolicyEnv`] (keys from the
+//! configured tools and the workspace's file system), and
+//! [`StatefulPolicies`], one query's registry with what it has learnt. The
+//! policies themselves are `jp_policy::stateful`'s; this is the glue that
+//! needs both them and the config.
 
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 use jp_config::AppConfig;
 use jp_config::stateful::{StatefulKind, StatefulPolicyConfig};
 use jp_config::tool::{ParamType, offered};
+use jp_conversation::{ConversationEvent, ResponseStatus, ToolCallResponse};
 use jp_policy::Workspace;
 use jp_policy::path::resolve_path;
 use jp_policy::pointer::key_target;
 use jp_policy::stateful::{
-    BadGlob, Conditional, Key, Keyed, PolicyEnv, PolicyRegistry, RegistryError, Sequential,
-    ToolPattern, ToolPolicy,
+    self, BadGlob, Conditional, Denial, Key, Keyed, PolicyContext, PolicyDecision, PolicyEnv,
+    PolicyRegistry, Recording, RegistryError, Sequential, ToolPattern, ToolPolicy,
 };
-use serde_json::Value;
+use serde_json::{Map, Value};
+
+/// One query's stateful policies (`conversation.policies`) and what they
+/// know of the conversation so far: they check a call before it runs (and
+/// while its arguments stream, on what has arrived) and learn from each
+/// call that ran. Shared by the calls of a response, hence the lock.
+pub struct StatefulPolicies<'a> {
+    config: &'a AppConfig,
+    workspace: Workspace,
+    /// The resolved config as JSON, for the policies' `when`.
+    resolved: Value,
+    registry: Mutex<PolicyRegistry>,
+}
+
+impl<'a> StatefulPolicies<'a> {
+    /// No policies: every call is allowed.
+    #[must_use]
+    pub fn none(config: &'a AppConfig, workspace: Workspace, resolved: Value) -> Self {
+        Self {
+            config,
+            workspace,
+            resolved,
+            registry: Mutex::new(PolicyRegistry::new()),
+        }
+    }
+
+    /// `config`'s policies, told `history` (the conversation so far), so
+    /// they know what ran before this query.
+    ///
+    /// # Errors
+    ///
+    /// When the policies cannot be built (the loader should have refused
+    /// them): no tool may run unchecked.
+    pub fn replayed(
+        config: &'a AppConfig,
+        workspace: Workspace,
+        resolved: Value,
+        history: &[ConversationEvent],
+    ) -> Result<Self, SetupError> {
+        let mut registry = from_config(config)?;
+        let env = WorkspaceEnv::new(config, &workspace);
+        let ctx = PolicyContext {
+            env: &env,
+            config: &resolved,
+            partial: false,
+        };
+        stateful::replay(&mut registry, history, &ctx);
+        Ok(Self {
+            config,
+            workspace,
+            resolved,
+            registry: Mutex::new(registry),
+        })
+    }
+
+    /// The resolved config as JSON, as the policies' `when` reads it.
+    #[must_use]
+    pub fn resolved(&self) -> &Value {
+        &self.resolved
+    }
+
+    fn registry(&self) -> std::sync::MutexGuard<'_, PolicyRegistry> {
+        self.registry.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// What the policies say about running `tool` with `arguments` now
+    /// (`partial`: only the arguments that have arrived of a call still
+    /// streaming; a policy then denies only on what it knows): `None` to
+    /// allow, else the denial.
+    #[must_use]
+    pub fn check(
+        &self,
+        tool: &str,
+        arguments: &Map<String, Value>,
+        partial: bool,
+    ) -> Option<Denial> {
+        let registry = self.registry();
+        if registry.is_empty() {
+            return None;
+        }
+        let env = WorkspaceEnv::new(self.config, &self.workspace);
+        let ctx = PolicyContext {
+            env: &env,
+            config: &self.resolved,
+            partial,
+        };
+        match registry.check_all(&stateful::Call { tool, arguments }, &ctx) {
+            PolicyDecision::Allow => None,
+            PolicyDecision::Deny(denial) => Some(denial),
+        }
+    }
+
+    /// Whether a policy governing `tool` checks an argument that has not
+    /// arrived yet (`known` gives those that have).
+    #[must_use]
+    pub fn waits(&self, tool: &str, known: &dyn Fn(&str) -> Option<Value>) -> bool {
+        self.registry()
+            .waits_for(tool)
+            .into_iter()
+            .any(|key| known(key).is_none())
+    }
+
+    /// Whether a policy governing `tool` checks its argument `key`.
+    #[must_use]
+    pub fn waits_on(&self, tool: &str, key: &str) -> bool {
+        self.registry().waits_for(tool).contains(&key)
+    }
+
+    /// Tells the policies how a call that ran ended; only a success
+    /// teaches them anything. Returns the keys they took from its
+    /// arguments (by pointer), to be stored with the response so a replay
+    /// learns exactly this.
+    pub fn learn(
+        &self,
+        tool: &str,
+        arguments: &Map<String, Value>,
+        response: &ToolCallResponse,
+    ) -> BTreeMap<String, String> {
+        let mut registry = self.registry();
+        if response.status != ResponseStatus::Success || registry.is_empty() {
+            return BTreeMap::new();
+        }
+        let live = WorkspaceEnv::new(self.config, &self.workspace);
+        let env = Recording::new(&live);
+        let ctx = PolicyContext {
+            env: &env,
+            config: &self.resolved,
+            partial: false,
+        };
+        registry.notify_result(&stateful::Call { tool, arguments }, &response.content, &ctx);
+        env.into_keys()
+    }
+}
 
 /// The registry for `config.conversation.policies`, in config order. Each
 /// policy is named by its kind, with `#N` (its position) when the kind

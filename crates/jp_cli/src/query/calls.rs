@@ -8,7 +8,7 @@
 //! line, put a question to the user (while the call streams, or once it is
 //! complete), close a question no longer wanted, end a call in the turn
 //! (which stops the stream when it was the last one streaming), show a
-//! verdict. Whether a call may run is the [`ToolCoordinator`]'s to say
+//! verdict. Whether a call may run is the [`Judge`]'s to say
 //! (policies read config and what ran before; they do no I/O); what to do
 //! with that, and when, is this machine's. It keeps, by the call's number
 //! in the response (never its id, which a provider could repeat):
@@ -29,7 +29,7 @@ use jp_policy::{Decision, Mode};
 use serde_json::Value;
 
 use super::decision::{Answer, Ask, Decided, Early, Verdict, denied};
-use super::tools::ToolCoordinator;
+use super::tools::Judge;
 
 /// A streaming call as it is after a piece of its arguments: what the turn
 /// knows of it, read without the turn (which is busy parsing while the
@@ -122,7 +122,7 @@ pub enum CallStep {
         /// The decision that asks.
         decision: Decision,
         /// What the question says of the path arguments that arrived
-        /// ([`ToolCoordinator::path_notes`]).
+        /// ([`Judge::path_notes`]).
         notes: Vec<String>,
     },
     /// Put complete call number `call` to the user, in its place in line,
@@ -144,7 +144,7 @@ pub enum CallStep {
 
 /// What is decided about the calls of one response (see the module).
 pub struct Calls<'t> {
-    tools: &'t ToolCoordinator<'t>,
+    judge: &'t Judge<'t>,
     /// Whether anyone can be asked.
     can_ask: bool,
     /// Each started call's id and tool.
@@ -166,12 +166,12 @@ pub struct Calls<'t> {
 }
 
 impl<'t> Calls<'t> {
-    /// No calls yet; `tools` decides, and `can_ask` says whether a question
+    /// No calls yet; `judge` decides, and `can_ask` says whether a question
     /// can be put to anyone.
     #[must_use]
-    pub fn new(tools: &'t ToolCoordinator<'t>, can_ask: bool) -> Self {
+    pub fn new(judge: &'t Judge<'t>, can_ask: bool) -> Self {
         Self {
-            tools,
+            judge,
             can_ask,
             started: HashMap::new(),
             early: HashMap::new(),
@@ -204,7 +204,7 @@ impl<'t> Calls<'t> {
                     .get(&call)
                     .map(|(id, _)| id.clone())
                     .unwrap_or_default();
-                let verdict = self.tools.too_large(&id, &tool, limit);
+                let verdict = self.judge.too_large(&id, &tool, limit);
                 // The call is ended next (the turn does it), and its
                 // completion takes this answer.
                 self.refuse(call, verdict, &mut steps);
@@ -222,14 +222,14 @@ impl<'t> Calls<'t> {
                     }
                     Some(Early::Watching(_)) | None => None,
                 };
-                let decided = self.tools.decide_after(&request, self.can_ask, early);
+                let decided = self.judge.decide_after(&request, self.can_ask, early);
                 self.decided(call, decided, &mut steps);
             }
             CallInput::Answered { call, answer } => {
                 self.asking.remove(&call);
                 if let Some(request) = self.complete.remove(&call) {
                     let decided = self
-                        .tools
+                        .judge
                         .decide_after(&request, self.can_ask, Some(answer));
                     self.decided(call, decided, &mut steps);
                     return steps;
@@ -305,7 +305,7 @@ impl<'t> Calls<'t> {
         state: &CallState<'_>,
         steps: &mut Vec<CallStep>,
     ) {
-        let not_offered = self.tools.not_offered(&id, &name);
+        let not_offered = self.judge.not_offered(&id, &name);
         self.started.insert(call, (id, name.clone()));
         steps.push(CallStep::Reserve(call));
         if let Some(verdict) = not_offered {
@@ -315,7 +315,7 @@ impl<'t> Calls<'t> {
             steps.push(CallStep::Abandon(call));
             return;
         }
-        match self.tools.watch(&name) {
+        match self.judge.watch(&name) {
             None => {}
             Some(Ok(decision)) => {
                 let (others, others_bytes) = state.others;
@@ -352,7 +352,7 @@ impl<'t> Calls<'t> {
         // `1e2`) is refused before any policy looks at it.
         if !self.ended_early(call)
             && let Some((id, _)) = self.started.get(&call)
-            && let Some(verdict) = self.tools.refused_while_streaming(
+            && let Some(verdict) = self.judge.refused_while_streaming(
                 id,
                 progress.tool_name,
                 progress.fragment.path(),
@@ -366,7 +366,7 @@ impl<'t> Calls<'t> {
         let known = |key: &str| (state.argument)(key).cloned();
         if let Some(Early::Watching(watch)) = self.early.get_mut(&call)
             && let Some(decision) = watch
-                .feed_fragment(progress.fragment, state.argument, self.tools.workspace())
+                .feed_fragment(progress.fragment, state.argument, self.judge.workspace())
                 .cloned()
         {
             // With the other calls still streaming then, so a log shows
@@ -389,8 +389,8 @@ impl<'t> Calls<'t> {
         // not.
         if let Some(Early::Held(_)) = self.early.get(&call)
             && let Some(key) = progress.fragment.completes_argument()
-            && self.tools.stateful_waits_on(progress.tool_name, key)
-            && !self.tools.stateful_waits(progress.tool_name, &known)
+            && self.judge.stateful().waits_on(progress.tool_name, key)
+            && !self.judge.stateful().waits(progress.tool_name, &known)
             && let Some(Early::Held(decision)) = self.early.remove(&call)
         {
             self.act_early(call, decision, &known, steps);
@@ -409,7 +409,7 @@ impl<'t> Calls<'t> {
         let Some((id, name)) = self.started.get(&call).cloned() else {
             return;
         };
-        let decision = match self.tools.early(&id, &name, decision, self.can_ask, known) {
+        let decision = match self.judge.early(&id, &name, decision, self.can_ask, known) {
             Ok(decision) => decision,
             Err(verdict) => {
                 steps.push(CallStep::Release(call));
@@ -423,7 +423,7 @@ impl<'t> Calls<'t> {
         // runs unasked is decided once its paths are known.
         if decision.mode != Mode::Ask
             || self
-                .tools
+                .judge
                 .session_covers(&name, decision.mode, decision.rule)
         {
             if decision.mode == Mode::Unattended {
@@ -439,14 +439,14 @@ impl<'t> Calls<'t> {
             return;
         }
         // The question waits for what the stateful policies check.
-        if self.tools.stateful_waits(&name, known) {
+        if self.judge.stateful().waits(&name, known) {
             self.early.insert(call, Early::Held(decision));
             return;
         }
         // Not asked about when a stateful policy will deny it whatever the
         // user says: it ends now, like a decline.
         if self.nothing_runs_before(call)
-            && let Some(denial) = self.tools.stateful_check_partial(&name, known)
+            && let Some(denial) = self.judge.stateful_check_partial(&name, known)
         {
             let verdict = denied(&id, &name, &denial);
             steps.push(CallStep::Release(call));
@@ -458,7 +458,7 @@ impl<'t> Calls<'t> {
         }
         self.early.insert(call, Early::Asking);
         self.asking.insert(call);
-        let notes = self.tools.path_notes_known(&name, known);
+        let notes = self.judge.path_notes_known(&name, known);
         steps.push(CallStep::AskEarly {
             call,
             id,
@@ -475,7 +475,7 @@ impl<'t> Calls<'t> {
             Decided::Now(verdict) => self.settle(call, verdict, steps),
             Decided::Ask(ask)
                 if self.nothing_runs_before(call)
-                    && let Some((verdict, denial)) = self.tools.deny_instead_of_asking(&ask) =>
+                    && let Some((verdict, denial)) = self.judge.deny_instead_of_asking(&ask) =>
             {
                 // A stateful policy will deny it: not put to the user.
                 self.denials.insert(call, denial);

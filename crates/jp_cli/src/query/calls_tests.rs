@@ -9,7 +9,6 @@ use jp_config::load::{LoadOptions, load};
 use jp_conversation::{EventBuilder, EventPart, FlushedEvent, ToolCallPart};
 
 use super::*;
-use jp_term::printer::Printer;
 
 /// A workspace whose one tool is `save(path, text)` with `policy`.
 struct Fixture {
@@ -44,14 +43,8 @@ impl Fixture {
         }
     }
 
-    fn tools(&self) -> ToolCoordinator<'_> {
-        let printer = Printer::new(
-            Box::new(std::io::sink()),
-            false,
-            Box::new(std::io::sink()),
-            false,
-        );
-        ToolCoordinator::new(&self.config, self.dir.path(), None, printer)
+    fn judge(&self) -> Judge<'_> {
+        Judge::new(&self.config, self.dir.path())
     }
 }
 
@@ -191,8 +184,8 @@ fn decision(mode: Mode) -> Decision {
 #[test]
 fn an_unattended_call_gives_up_its_place_at_once_and_runs() {
     let f = Fixture::new("policy.run = \"unattended\"");
-    let tools = f.tools();
-    let mut calls = Calls::new(&tools, true);
+    let judge = f.judge();
+    let mut calls = Calls::new(&judge, true);
     let mut s = Stream::new(&mut calls);
     s.start("save");
     assert_eq!(s.took(), ["reserve 0", "release 0"]);
@@ -207,8 +200,8 @@ fn an_unattended_call_gives_up_its_place_at_once_and_runs() {
 #[test]
 fn a_call_to_no_such_tool_ends_as_it_starts() {
     let f = Fixture::new("");
-    let tools = f.tools();
-    let mut calls = Calls::new(&tools, true);
+    let judge = f.judge();
+    let mut calls = Calls::new(&judge, true);
     let mut s = Stream::new(&mut calls);
     s.start("rm");
     assert_eq!(s.took(), ["reserve 0", "release 0", "abandon 0"]);
@@ -226,8 +219,8 @@ fn a_call_to_no_such_tool_ends_as_it_starts() {
 #[test]
 fn an_ask_while_streaming_is_asked_early_and_the_answer_decides() {
     let f = Fixture::new("policy.run = \"ask\"");
-    let tools = f.tools();
-    let mut calls = Calls::new(&tools, true);
+    let judge = f.judge();
+    let mut calls = Calls::new(&judge, true);
     let mut s = Stream::new(&mut calls);
     s.start("save");
     let asked = s.took();
@@ -249,8 +242,8 @@ fn an_ask_while_streaming_is_asked_early_and_the_answer_decides() {
 #[test]
 fn an_answer_after_the_arguments_complete_decides_then() {
     let f = Fixture::new("policy.run = \"ask\"");
-    let tools = f.tools();
-    let mut calls = Calls::new(&tools, true);
+    let judge = f.judge();
+    let mut calls = Calls::new(&judge, true);
     let mut s = Stream::new(&mut calls);
     s.start("save").took();
     s.chunk(r#"{"path": "a.txt"}"#).complete();
@@ -269,8 +262,8 @@ fn an_answer_after_the_arguments_complete_decides_then() {
 #[test]
 fn a_decline_while_streaming_ends_the_call() {
     let f = Fixture::new("policy.run = \"ask\"");
-    let tools = f.tools();
-    let mut calls = Calls::new(&tools, true);
+    let judge = f.judge();
+    let mut calls = Calls::new(&judge, true);
     let mut s = Stream::new(&mut calls);
     s.start("save").took();
     let declined = Verdict::NotRun {
@@ -297,8 +290,8 @@ fn a_decline_while_streaming_ends_the_call() {
 #[test]
 fn without_a_terminal_an_ask_is_declined_as_it_is_decided() {
     let f = Fixture::new("policy.run = \"ask\"");
-    let tools = f.tools();
-    let mut calls = Calls::new(&tools, false);
+    let judge = f.judge();
+    let mut calls = Calls::new(&judge, false);
     let mut s = Stream::new(&mut calls);
     s.start("save");
     assert_eq!(s.took(), ["reserve 0", "release 0", "abandon 0"]);
@@ -314,8 +307,8 @@ fn without_a_terminal_an_ask_is_declined_as_it_is_decided() {
 #[test]
 fn a_call_over_its_limit_withdraws_its_open_question() {
     let f = Fixture::new("policy.run = \"ask\"");
-    let tools = f.tools();
-    let mut calls = Calls::new(&tools, true);
+    let judge = f.judge();
+    let mut calls = Calls::new(&judge, true);
     let mut s = Stream::new(&mut calls);
     s.start("save").took();
     s.input(CallInput::TooLarge {
@@ -343,8 +336,8 @@ fn a_rule_on_an_argument_decides_when_that_argument_arrives() {
     let f = Fixture::new(
         "policy.run = [{ arg = \"/path\", const = \"notes.txt\", mode = \"unattended\" }, { mode = \"skip\" }]",
     );
-    let tools = f.tools();
-    let mut calls = Calls::new(&tools, true);
+    let judge = f.judge();
+    let mut calls = Calls::new(&judge, true);
     let mut s = Stream::new(&mut calls);
     s.start("save");
     assert_eq!(s.took(), ["reserve 0"], "the policy waits for /path");
@@ -366,8 +359,8 @@ fn a_rule_on_an_argument_decides_when_that_argument_arrives() {
 #[test]
 fn a_value_that_can_never_run_is_refused_while_it_streams() {
     let f = Fixture::new("policy.run = \"ask\"");
-    let tools = f.tools();
-    let mut calls = Calls::new(&tools, true);
+    let judge = f.judge();
+    let mut calls = Calls::new(&judge, true);
     let mut s = Stream::new(&mut calls);
     s.start("save").took();
     s.chunk(r#"{"path": "a\u0000b"#);
@@ -378,8 +371,8 @@ fn a_value_that_can_never_run_is_refused_while_it_streams() {
 #[test]
 fn a_declined_call_tells_the_model_the_stream_was_stopped() {
     let f = Fixture::new("policy.run = \"skip\"");
-    let tools = f.tools();
-    let mut calls = Calls::new(&tools, true);
+    let judge = f.judge();
+    let mut calls = Calls::new(&judge, true);
     let mut s = Stream::new(&mut calls);
     s.start("save").took();
     s.complete().took();

@@ -12,7 +12,7 @@ use super::signals::Interrupts;
 use super::stream::Response;
 use jp_llm::tool::ToolExecutor;
 
-use super::tools::ToolCoordinator;
+use super::tools::Runner;
 use super::turn::{Action, Input, TurnCoordinator, TurnEnd};
 use jp_term::printer::Style;
 use jp_term::prompt::Prompts;
@@ -33,7 +33,7 @@ impl Session {
     /// resolved again) until it ends or tools change the config.
     pub async fn run_turn<'t, E: ToolExecutor>(
         &mut self,
-        tools: &'t ToolCoordinator<'t>,
+        tools: &'t Runner<'t>,
         executor: &E,
         prompts: &'t Prompts,
         interrupts: &mut Interrupts,
@@ -57,7 +57,7 @@ impl Session {
             }
         };
         // What is decided about the calls of the response streaming.
-        let mut response = Response::new(tools, prompts);
+        let mut response = Response::new(tools.asker(), prompts);
         while let Some(action) = queue.pop_front() {
             match action {
                 Action::Request { cycle } => {
@@ -67,7 +67,7 @@ impl Session {
                     // model speaks again, in a terminal and in a log alike.
                     self.printer.chrome_line(Style::Header, &self.header);
                     self.printer.spin(&format!("waiting for {}", self.model));
-                    response = Response::new(tools, prompts);
+                    response = Response::new(tools.asker(), prompts);
                     let inputs = self.stream_response(&mut turn, &mut response, interrupts);
                     queue.extend(inputs.await?);
                 }

@@ -18,14 +18,14 @@ use jp_term::printer::Style;
 use jp_term::prompt::Answer as _;
 use jp_term::prompt::{PromptError, Prompts};
 
-use super::tools::{Approval, ToolCoordinator};
+use super::tools::{Approval, Runner};
 
 /// How running one response's calls ended.
 /// One response's calls as they run, for [`Session::run_approved`]: what
 /// runs them, and what they share.
 struct Cycle<'c, E> {
     executor: &'c E,
-    tools: &'c ToolCoordinator<'c>,
+    tools: &'c Runner<'c>,
     prompts: &'c Prompts,
     /// What the calls record from the first call that changed the config
     /// on, each response with whether its change is in `changes`: recorded
@@ -89,7 +89,7 @@ impl Session {
         &mut self,
         list: Vec<(usize, ToolCallRequest)>,
         calls: &mut Calls<'_>,
-        tools: &ToolCoordinator<'_>,
+        tools: &Runner<'_>,
         executor: &E,
         prompts: &Prompts,
         interrupts: &mut Interrupts,
@@ -97,7 +97,7 @@ impl Session {
         let cancel = interrupts.cancel.clone();
         // "Allow for this session" answers given at this response's
         // prompts, recorded before its calls run.
-        for kind in tools.take_unrecorded() {
+        for kind in tools.judge().take_unrecorded() {
             self.record(kind)?;
         }
         let mut cycle = Cycle {
@@ -118,7 +118,10 @@ impl Session {
                     arguments,
                     approved: true,
                     ..
-                }) => Some((*number, tools.path_targets(tool, arguments.as_value()))),
+                }) => Some((
+                    *number,
+                    tools.judge().path_targets(tool, arguments.as_value()),
+                )),
                 _ => None,
             })
             .collect();
@@ -205,7 +208,11 @@ impl Session {
     ) -> Result<(ToolCallResponse, bool), jp_conversation::StoreError> {
         let cancel = interrupts.cancel.clone();
         let tools = cycle.tools;
-        if let Some(denial) = tools.stateful_check(&call.name, &approval.arguments) {
+        if let Some(denial) = tools
+            .judge()
+            .stateful()
+            .check(&call.name, &approval.arguments, false)
+        {
             let Verdict::NotRun { response, note } = denied(&call.id, &call.name, &denial) else {
                 unreachable!("denied() is a NotRun verdict")
             };
@@ -256,7 +263,10 @@ impl Session {
         let Approval {
             arguments, edited, ..
         } = approval;
-        let keys = tools.stateful_learn(&call.name, &arguments, &ran.response);
+        let keys = tools
+            .judge()
+            .stateful()
+            .learn(&call.name, &arguments, &ran.response);
         // What really ran, for a replay.
         let ran_with = jp_conversation::RanWith {
             arguments: edited.then(|| arguments.into_map()),
@@ -277,7 +287,7 @@ impl Session {
         call: &ToolCallRequest,
         approval: &mut Approval,
         executor: &E,
-        tools: &ToolCoordinator<'_>,
+        tools: &Runner<'_>,
         prompts: &Prompts,
         interrupts: &mut Interrupts,
     ) -> (Ran, bool) {

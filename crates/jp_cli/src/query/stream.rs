@@ -19,7 +19,7 @@ use super::decision::Verdict;
 use super::session::Session;
 use super::signals::{Interrupts, STREAM_MENU, STREAM_MENU_QUESTION, StreamMenu, answer, ctrl_c};
 use super::tickets::CallTickets;
-use super::tools::ToolCoordinator;
+use super::tools::Asker;
 use super::tools::allow::SESSION_APPROVED;
 use super::turn::{Action, Input, TurnCoordinator};
 use super::{diff, render};
@@ -41,7 +41,7 @@ type ViewRequest = (usize, tokio::sync::oneshot::Sender<Option<String>>);
 pub struct Response<'t> {
     /// The decisions.
     pub calls: Calls<'t>,
-    tools: &'t ToolCoordinator<'t>,
+    tools: &'t Asker<'t>,
     prompts: &'t Prompts,
     /// Each call's place in the prompt line, taken when it started.
     tickets: CallTickets<'t>,
@@ -63,10 +63,10 @@ pub struct Response<'t> {
 impl<'t> Response<'t> {
     /// A response about to stream, its calls decided by `tools` and put to
     /// the user through `prompts`.
-    pub fn new(tools: &'t ToolCoordinator<'t>, prompts: &'t Prompts) -> Self {
+    pub fn new(tools: &'t Asker<'t>, prompts: &'t Prompts) -> Self {
         let (view_requests, views) = tokio::sync::mpsc::unbounded_channel();
         Self {
-            calls: Calls::new(tools, prompts.available()),
+            calls: Calls::new(tools.judge(), prompts.available()),
             tools,
             prompts,
             tickets: CallTickets::new(prompts),
@@ -478,9 +478,8 @@ impl Session {
                         .as_ref()
                         .and_then(|r| r.prompt_summary(&id))
                         .unwrap_or_else(|| format!("{name}(<streaming>)"));
-                    let (question, live) = tokio::sync::watch::channel(
-                        ToolCoordinator::early_question(&cut(&shown, 160)),
-                    );
+                    let (question, live) =
+                        tokio::sync::watch::channel(Asker::early_question(&cut(&shown, 160)));
                     response.questions.insert(call, question);
                     // The place in line taken when the call started.
                     let ticket = response.tickets.take(call);
@@ -554,7 +553,7 @@ impl Session {
     /// On a terminal, below a complete call's arguments: the diff of the
     /// file change it would make (jp's `fs_modify_file`), wrapped and
     /// capped like the arguments.
-    fn show_change(&self, call: &ToolCallRequest, tools: &ToolCoordinator<'_>) {
+    fn show_change(&self, call: &ToolCallRequest, tools: &Asker<'_>) {
         let style = &self.config.style.tool_call;
         let Some(renderer) = &self.renderer else {
             return;

@@ -1,46 +1,46 @@
-//! The [`ToolCoordinator`]: whether a tool call may run (RFD D25
-//! `policy.run`), running it, and how its result reaches the model
-//! (`policy.result`).
+//! A tool call's life after it is parsed, as three owned types in the
+//! order a call travels:
 //!
-//! A call is decided as soon as its policy can be (RFD D26:
-//! [`ToolCoordinator::early`] while its arguments stream) and checked again
-//! once they are complete (at Flush, decision 7). In order, a call is
-//! refused when the tool is unknown or disabled, when its arguments are
-//! unusable (truncated or invalid JSON, a duplicate key: architecture
-//! decisions 1 and 7), or when they do not fit the tool's parameters;
-//! otherwise `policy.run` decides: `unattended` runs, `ask` and `edit`
-//! prompt (and are declined when no prompt is possible, decision 6), `skip`
-//! answers "skipped" without running. Before any of that, a call whose
-//! arguments grow past the tool's `max_argument_bytes` is refused while
-//! it streams, and the stream is stopped as for an early decline (issue 14,
-//! [`too_large`]). Every call gets exactly one [`ToolCallResponse`].
+//! - the [`Judge`] decides whether a call may run (RFD D25 `policy.run`):
+//!   while its arguments stream (RFD D26, [`Judge::early`]) and once they
+//!   are complete (decision 7, [`Judge::decide_after`]). In order, a call
+//!   is refused when the tool is unknown or disabled, when its arguments
+//!   are unusable (truncated or invalid JSON, a duplicate key: decisions 1
+//!   and 7), or when they do not fit the tool's parameters; otherwise
+//!   `policy.run` decides: `unattended` runs, `ask` and `edit` prompt (and
+//!   are declined when no prompt is possible, decision 6), `skip` answers
+//!   "skipped" without running. Before any of that, a call whose arguments
+//!   grow past the tool's `max_argument_bytes` is refused while it
+//!   streams, and the stream is stopped as for an early decline (issue 14,
+//!   [`Judge::too_large`]). The stateful policies and the session
+//!   approvals in force ([`allow`]) are its too. It does no I/O but
+//!   resolving `path` arguments.
+//! - the [`Asker`] puts what asks to the user ([`answers`] are the
+//!   answers each question takes; [`content`] the text an edit opens) and
+//!   shows what they must see first ([`preview`]: the diff of a file
+//!   change). It alone holds the printer.
+//! - the [`Runner`] runs what was cleared: the check right before each
+//!   start, the tool's process, its questions and config change
+//!   ([`delta`]), and its result delivered per `policy.result`.
 //!
-//! The coordinator is cut by what it does to a call, in order:
-//! [`coordinator`] (the struct, its policies and the stateful policies),
-//! [`decide`] (whether a call may run, while it streams and once complete),
-//! [`advice`] (how to let such a call run without a terminal), [`confirm`]
-//! (the questions put to the user; [`content`] is the text an edit opens),
-//! [`preview`] (the diff of a file
-//! change, shown before it runs), [`start`] (the check right before a
-//! tool starts), [`execute`] (running it and delivering its result per
-//! `policy.result`) and [`delta`] (a config change it proposes).
+//! Every call gets exactly one [`ToolCallResponse`](jp_conversation::ToolCallResponse).
+//! [`scope`] is what a session approval covers.
 
-pub mod advice;
 pub mod allow;
-pub mod confirm;
+pub mod answers;
+pub mod asker;
 pub mod content;
-pub mod coordinator;
-pub mod decide;
 pub mod delta;
-pub mod execute;
 #[cfg(test)]
 pub mod fixture;
+pub mod judge;
 pub mod preview;
+pub mod runner;
 pub mod scope;
-pub mod start;
 
-pub use coordinator::ToolCoordinator;
-pub use start::Approval;
+pub use asker::Asker;
+pub use judge::Judge;
+pub use runner::{Approval, Runner};
 
 #[cfg(test)]
 #[path = "tools_tests.rs"]

@@ -1,4 +1,4 @@
-//! The [`ToolCoordinator`] end to end with a mock backend: a scripted
+//! The [`Judge`], [`Asker`] and [`Runner`] end to end with a mock backend: a scripted
 //! [`ToolExecutor`] instead of a tool process and a [`ScriptedPrompter`]
 //! instead of the terminal. What reaches the model (the exact
 //! [`ToolCallResponse`]), what the user is told (the note and the lines on
@@ -24,7 +24,7 @@ use jp_tool::{Context, Outcome, Request, ToolInfo};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::execute::MAX_QUESTIONS;
+use super::runner::MAX_QUESTIONS;
 use super::*;
 use crate::query::arguments::{Arguments, arguments_page};
 use crate::query::decision::{Answer, Decided, Ran, Verdict};
@@ -169,20 +169,48 @@ impl Fixture {
         }
     }
 
-    fn tools(&self) -> ToolCoordinator<'_> {
-        let printer = Printer::new(
+    fn judge(&self) -> Judge<'_> {
+        Judge::new(&self.config, self.dir.path())
+    }
+
+    /// An asker about `judge`'s calls, its chrome in [`Self::chrome`].
+    fn asker<'j>(&self, judge: &'j Judge<'j>) -> Asker<'j> {
+        Asker::new(judge, self.printer(), false)
+    }
+
+    /// A printer whose chrome goes to [`Self::chrome`].
+    fn printer(&self) -> Printer {
+        Printer::new(
             Box::new(std::io::sink()),
             false,
             Box::new(self.chrome.clone()),
             false,
-        );
-        ToolCoordinator::new(&self.config, self.dir.path(), None, printer)
+        )
+    }
+
+    /// Runs `call` at `approval` through `executor`, with `judge`'s
+    /// decisions and questions put through `prompts`.
+    async fn run_call<E: ToolExecutor>(
+        &self,
+        judge: &Judge<'_>,
+        call: &ToolCallRequest,
+        approval: &mut Approval,
+        executor: &E,
+        prompts: &Prompts,
+        cancel: &CancellationToken,
+    ) -> Ran {
+        let asker = self.asker(judge);
+        Runner::new(&asker, None)
+            .run(call, approval, executor, prompts, cancel)
+            .await
     }
 
     /// Runs `save(path: "a.txt")` (unedited) through `executor`, prompting
     /// through `prompts`.
     async fn run(&self, executor: &MockExecutor, prompts: &Prompts) -> Ran {
-        self.tools()
+        let judge = self.judge();
+        let asker = self.asker(&judge);
+        Runner::new(&asker, None)
             .run(
                 &save("1", "a.txt"),
                 &mut approved(arguments("a.txt"), false, Mode::Ask),
@@ -265,7 +293,7 @@ fn response(status: ResponseStatus, content: &str) -> ToolCallResponse {
 
 /// The question an early prompt asks about `shown` (a call's summary).
 fn live(shown: &str) -> jp_term::prompt::LiveQuestion {
-    tokio::sync::watch::channel(ToolCoordinator::early_question(shown)).1
+    tokio::sync::watch::channel(Asker::early_question(shown)).1
 }
 
 fn ran(status: ResponseStatus, content: &str, note: Option<&str>) -> Ran {
@@ -559,8 +587,8 @@ async fn a_run_with_edited_arguments_tells_the_model() {
     let f = Fixture::new("policy.run = \"unattended\"");
     let executor = MockExecutor::new([success("saved")]);
     let got = f
-        .tools()
-        .run(
+        .run_call(
+            &f.judge(),
             &save("1", "a.txt"),
             &mut approved(arguments("b.txt"), true, Mode::Unattended),
             &executor,
@@ -583,13 +611,14 @@ async fn a_run_with_edited_arguments_tells_the_model() {
 #[tokio::test]
 async fn three_prompts_show_in_call_order() {
     let f = Fixture::new("policy.run = \"ask\"");
-    let tools = f.tools();
+    let judge = f.judge();
+    let asker = f.asker(&judge);
     // Whoever asks first gets `y`, then `n`, then `y`.
     let script = Script::new(&[Some('y'), Some('n'), Some('y')], &[], &[]);
     let calls = [save("1", "a.txt"), save("2", "b.txt"), save("3", "c.txt")];
     let mut asks = Vec::new();
     for call in &calls {
-        match tools.decide(call, &script.prompts) {
+        match judge.decide(call, &script.prompts) {
             Decided::Ask(ask) => asks.push(ask),
             Decided::Now(verdict) => panic!("{} did not ask: {verdict:?}", call.id),
         }
@@ -609,10 +638,10 @@ async fn three_prompts_show_in_call_order() {
     // Later calls reach their prompt first: the tickets, not the order the
     // futures are polled in or get ready, decide who asks.
     let confirm = |(ask, ticket), delay| {
-        let tools = &tools;
+        let asker = &asker;
         async move {
             tokio::time::sleep(Duration::from_millis(delay)).await;
-            tools.confirm(ask, ticket).await
+            asker.confirm(ask, ticket).await
         }
     };
     let (third, second, first) =
@@ -667,8 +696,8 @@ async fn a_result_withheld_by_a_rule_gets_advice_for_this_value_only() {
     );
     let executor = MockExecutor::new([success("x")]);
     let got = f
-        .tools()
-        .run(
+        .run_call(
+            &f.judge(),
             &save("1", "private/notes.txt"),
             &mut approved(arguments("private/notes.txt"), false, Mode::Unattended),
             &executor,
@@ -716,15 +745,10 @@ fn early_decision(mode: Mode, rule: usize) -> Decision {
     }
 }
 
-/// What [`ToolCoordinator::decide_after`] decided, as text: the verdict's
+/// What [`Judge::decide_after`] decided, as text: the verdict's
 /// outcome and note, or the mode it asks with.
-fn after(
-    tools: &ToolCoordinator<'_>,
-    call: &ToolCallRequest,
-    prompts: &Prompts,
-    early: Answer,
-) -> String {
-    match tools.decide_after(call, prompts.available(), Some(early)) {
+fn after(judge: &Judge<'_>, call: &ToolCallRequest, prompts: &Prompts, early: Answer) -> String {
+    match judge.decide_after(call, prompts.available(), Some(early)) {
         Decided::Now(Verdict::Run {
             arguments,
             mode,
@@ -750,7 +774,7 @@ const SECRET_POLICY: &str =
 #[test]
 fn at_flush_the_stricter_of_the_early_and_the_final_decision_wins() {
     let f = Fixture::new(SECRET_POLICY);
-    let tools = f.tools();
+    let judge = f.judge();
     let script = Script::new(&[], &[], &[]);
     let skipped = "skipped \"This call was skipped by the user's policy; it was not run.\" / save: skipped (policy.run[0] (prefix \"secret/\" on /path) matched: \"secret/key\" is under secret/)";
     // The complete arguments are skipped: whatever was settled early (the
@@ -767,7 +791,7 @@ fn at_flush_the_stricter_of_the_early_and_the_final_decision_wins() {
         },
     ] {
         assert_eq!(
-            after(&tools, &secret, &script.prompts, early.clone()),
+            after(&judge, &secret, &script.prompts, early.clone()),
             skipped,
             "{early:?}"
         );
@@ -777,7 +801,7 @@ fn at_flush_the_stricter_of_the_early_and_the_final_decision_wins() {
     let plain = save("1", "a.txt");
     assert_eq!(
         after(
-            &tools,
+            &judge,
             &plain,
             &script.prompts,
             Answer::Policy(early_decision(Mode::Unattended, 1))
@@ -786,7 +810,7 @@ fn at_flush_the_stricter_of_the_early_and_the_final_decision_wins() {
     );
     assert_eq!(
         after(
-            &tools,
+            &judge,
             &plain,
             &no_terminal(),
             Answer::Policy(early_decision(Mode::Unattended, 1))
@@ -797,7 +821,7 @@ fn at_flush_the_stricter_of_the_early_and_the_final_decision_wins() {
     // approval given early stands when the final arguments ask no more.
     assert_eq!(
         after(
-            &tools,
+            &judge,
             &plain,
             &script.prompts,
             Answer::Policy(early_decision(Mode::Skip, 0))
@@ -806,7 +830,7 @@ fn at_flush_the_stricter_of_the_early_and_the_final_decision_wins() {
     );
     assert_eq!(
         after(
-            &tools,
+            &judge,
             &plain,
             &script.prompts,
             Answer::Run {
@@ -825,7 +849,7 @@ fn at_flush_the_stricter_of_the_early_and_the_final_decision_wins() {
 #[test]
 fn arguments_that_no_longer_fit_after_an_early_approval_are_refused() {
     let f = Fixture::new(SECRET_POLICY);
-    let tools = f.tools();
+    let judge = f.judge();
     let script = Script::new(&[], &[], &[]);
     // Approved on `path`; an argument the tool does not take came after.
     let call = streamed(r#"{"path": "a.txt", "mode": "0777"}"#);
@@ -836,7 +860,7 @@ fn arguments_that_no_longer_fit_after_an_early_approval_are_refused() {
         Answer::Policy(early_decision(Mode::Unattended, 1)),
     ] {
         assert_eq!(
-            after(&tools, &call, &script.prompts, early),
+            after(&judge, &call, &script.prompts, early),
             "refused \"The call was not run because its arguments do not fit the tool's parameters: /mode: unknown parameter (expected one of \"path\").\" / save: refused: the arguments do not fit its parameters: /mode: unknown parameter (expected one of \"path\")"
         );
     }
@@ -845,7 +869,7 @@ fn arguments_that_no_longer_fit_after_an_early_approval_are_refused() {
 #[test]
 fn a_duplicate_key_after_an_early_decision_refuses_the_call() {
     let f = Fixture::new(SECRET_POLICY);
-    let tools = f.tools();
+    let judge = f.judge();
     let script = Script::new(&[], &[], &[]);
     // Approved on the first `path`; a second one names another file.
     let call = streamed(r#"{"path": "a.txt", "path": "secret/key"}"#);
@@ -859,18 +883,18 @@ fn a_duplicate_key_after_an_early_decision_refuses_the_call() {
         },
     ] {
         assert_eq!(
-            after(&tools, &call, &script.prompts, early),
+            after(&judge, &call, &script.prompts, early),
             "refused \"The call was not run because its arguments are unusable: duplicate key `path` at /path: arguments with a repeated key are refused because its meaning is ambiguous.\" / save: refused: duplicate key `path` at /path: arguments with a repeated key are refused because its meaning is ambiguous"
         );
     }
 }
 
-/// What [`ToolCoordinator::early`] does about `save(path: "a.txt")` decided
+/// What [`Judge::early`] does about `save(path: "a.txt")` decided
 /// `mode` by `policy.run[1]` while it streams, as text.
-fn early_step(tools: &ToolCoordinator<'_>, mode: Mode, prompts: &Prompts) -> String {
+fn early_step(judge: &Judge<'_>, mode: Mode, prompts: &Prompts) -> String {
     let known = |key: &str| arguments("a.txt").get(key).cloned();
     // Kept for when the arguments are complete, or asked now.
-    match tools.early(
+    match judge.early(
         "1",
         "save",
         early_decision(mode, 1),
@@ -891,7 +915,7 @@ fn early_step(tools: &ToolCoordinator<'_>, mode: Mode, prompts: &Prompts) -> Str
 #[test]
 fn an_early_ask_or_edit_without_a_prompt_is_declined_at_once() {
     let f = Fixture::new(SECRET_POLICY);
-    let tools = f.tools();
+    let judge = f.judge();
     // Decision 6: no prompt declines `edit` as it does `ask`, at the
     // moment of decision (so the stream can stop), not at Flush.
     let declined = |must: &str| {
@@ -903,20 +927,20 @@ fn an_early_ask_or_edit_without_a_prompt_is_declined_at_once() {
         )
     };
     assert_eq!(
-        early_step(&tools, Mode::Edit, &no_terminal()),
+        early_step(&judge, Mode::Edit, &no_terminal()),
         declined("open an editor")
     );
     assert_eq!(
-        early_step(&tools, Mode::Ask, &no_terminal()),
+        early_step(&judge, Mode::Ask, &no_terminal()),
         declined("ask")
     );
     // With a terminal, `edit` waits for the complete arguments and `ask`
     // asks now.
     let script = Script::new(&[], &[], &[]);
-    assert_eq!(early_step(&tools, Mode::Edit, &script.prompts), "keep edit");
-    assert_eq!(early_step(&tools, Mode::Ask, &script.prompts), "ask ask");
+    assert_eq!(early_step(&judge, Mode::Edit, &script.prompts), "keep edit");
+    assert_eq!(early_step(&judge, Mode::Ask, &script.prompts), "ask ask");
     assert_eq!(
-        early_step(&tools, Mode::Unattended, &no_terminal()),
+        early_step(&judge, Mode::Unattended, &no_terminal()),
         "keep unattended"
     );
 }
@@ -926,7 +950,8 @@ async fn early_prompts_of_interleaved_calls_show_in_call_order() {
     use crate::query::tickets::CallTickets;
 
     let f = Fixture::new("policy.run = \"ask\"");
-    let tools = f.tools();
+    let judge = f.judge();
+    let asker = f.asker(&judge);
     // Whoever asks first gets `n`, then `y`.
     let script = Script::new(&[Some('n'), Some('y')], &[], &[]);
     let mut tickets = CallTickets::new(&script.prompts);
@@ -940,7 +965,7 @@ async fn early_prompts_of_interleaved_calls_show_in_call_order() {
         live("save(path: \"b.txt\", …)"),
         live("save(path: \"a.txt\", …)"),
     );
-    let second = tools.confirm_early(
+    let second = asker.confirm_early(
         "2",
         "save",
         &b,
@@ -952,7 +977,7 @@ async fn early_prompts_of_interleaved_calls_show_in_call_order() {
     let first = async {
         tokio::time::sleep(Duration::from_millis(30)).await;
         let ticket = tickets.take(0);
-        tools
+        asker
             .confirm_early("1", "save", &a, decision.clone(), &[], ticket, || async {
                 None
             })
@@ -1132,7 +1157,8 @@ async fn v_at_an_early_prompt_pages_the_arguments_so_far_and_asks_again() {
     // turn holds of the arguments at that moment, and the answer after it
     // decides.
     let f = Fixture::new("policy.run = \"ask\"");
-    let tools = f.tools();
+    let judge = f.judge();
+    let asker = f.asker(&judge);
     let script = Script::new(&[Some('v'), Some('v'), Some('y')], &[], &[]);
     let decision = early_decision(Mode::Ask, 0);
     let views = std::cell::Cell::new(0);
@@ -1152,7 +1178,7 @@ async fn v_at_an_early_prompt_pages_the_arguments_so_far_and_asks_again() {
             Some(arguments_page("save", &so_far))
         }
     };
-    let answer = tools
+    let answer = asker
         .confirm_early(
             "1",
             "save",
@@ -1179,7 +1205,8 @@ async fn v_at_an_early_prompt_pages_the_arguments_so_far_and_asks_again() {
 #[tokio::test]
 async fn v_at_the_prompt_pages_the_arguments_in_full() {
     let f = Fixture::new("parameters.content = { type = \"string\" }\npolicy.run = \"ask\"");
-    let tools = f.tools().arguments_shown_live(true);
+    let judge = f.judge();
+    let asker = Asker::new(&judge, f.printer(), true);
     let script = Script::new(&[Some('v'), Some('y')], &[], &[]);
     let mut arguments = arguments("a.txt");
     let long = "x".repeat(1000);
@@ -1188,10 +1215,10 @@ async fn v_at_the_prompt_pages_the_arguments_in_full() {
         Value::from(format!("{long}\nend\u{1b}[2J")),
     );
     let call = ToolCallRequest::new("1", "save", arguments);
-    let Decided::Ask(ask) = tools.decide(&call, &script.prompts) else {
+    let Decided::Ask(ask) = judge.decide(&call, &script.prompts) else {
         panic!("the policy asks");
     };
-    let verdict = tools.confirm(ask, script.prompts.ticket()).await;
+    let verdict = asker.confirm(ask, script.prompts.ticket()).await;
     assert!(matches!(verdict, Verdict::Run { .. }), "{verdict:?}");
     // Nothing cut, escapes escaped; not printed again (it was live).
     assert_eq!(
@@ -1235,7 +1262,7 @@ async fn a_decided_call_shares_its_arguments_with_the_conversation() {
     };
     let f = Fixture::new("policy.run = \"unattended\"");
     let call = save("1", "a.txt");
-    let Decided::Now(Verdict::Run { arguments, .. }) = f.tools().decide(&call, &no_terminal())
+    let Decided::Now(Verdict::Run { arguments, .. }) = f.judge().decide(&call, &no_terminal())
     else {
         panic!("the policy runs it");
     };
@@ -1243,12 +1270,13 @@ async fn a_decided_call_shares_its_arguments_with_the_conversation() {
 
     let f = Fixture::new("policy.run = \"ask\"");
     let script = Script::new(&[Some('y')], &[], &[]);
-    let tools = f.tools();
-    let Decided::Ask(ask) = tools.decide(&call, &script.prompts) else {
+    let judge = f.judge();
+    let asker = f.asker(&judge);
+    let Decided::Ask(ask) = judge.decide(&call, &script.prompts) else {
         panic!("the policy asks");
     };
     assert!(shared(&ask.arguments, &call));
-    let Verdict::Run { arguments, .. } = tools.confirm(ask, script.prompts.ticket()).await else {
+    let Verdict::Run { arguments, .. } = asker.confirm(ask, script.prompts.ticket()).await else {
         panic!("approved");
     };
     assert!(shared(&arguments, &call));
@@ -1336,7 +1364,8 @@ mod checked_at_the_start {
     }
 
     fn run(
-        tools: &ToolCoordinator<'_>,
+        f: &Fixture,
+        judge: &Judge<'_>,
         executor: &Linking,
         path: &str,
         mode: Mode,
@@ -1346,7 +1375,8 @@ mod checked_at_the_start {
         let ran = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()
-            .block_on(tools.run(
+            .block_on(f.run_call(
+                judge,
                 &save("1", path),
                 &mut approval,
                 executor,
@@ -1360,10 +1390,10 @@ mod checked_at_the_start {
     fn a_call_decided_unattended_asks_when_a_link_now_leads_out() {
         let f = Fixture::new(SRC_ONLY);
         let outside = tempfile::tempdir().unwrap();
-        let tools = f.tools();
+        let judge = f.judge();
         let call = save("1", "src/link/passwd");
         // Decided while `src/link` does not exist: inside.
-        let Decided::Now(Verdict::Run { mode, .. }) = tools.decide(&call, &no_terminal()) else {
+        let Decided::Now(Verdict::Run { mode, .. }) = judge.decide(&call, &no_terminal()) else {
             panic!("decided unattended");
         };
         assert_eq!(mode, Mode::Unattended);
@@ -1372,7 +1402,14 @@ mod checked_at_the_start {
         // On a terminal: asked, with a line saying why; `n` declines.
         let script = Script::new(&[Some('n')], &[], &[]);
         let executor = Linking::new(f.dir.path(), Vec::new());
-        let (got, _) = run(&tools, &executor, "src/link/passwd", mode, &script.prompts);
+        let (got, _) = run(
+            &f,
+            &judge,
+            &executor,
+            "src/link/passwd",
+            mode,
+            &script.prompts,
+        );
         assert_eq!(
             got,
             ran(
@@ -1398,13 +1435,27 @@ mod checked_at_the_start {
 
         // `y` runs it: the user saw where it goes.
         let script = Script::new(&[Some('y')], &[], &[]);
-        let (got, approval) = run(&tools, &executor, "src/link/passwd", mode, &script.prompts);
+        let (got, approval) = run(
+            &f,
+            &judge,
+            &executor,
+            "src/link/passwd",
+            mode,
+            &script.prompts,
+        );
         assert_eq!(got.response.status, ResponseStatus::Success);
         assert_eq!(approval.mode, Mode::Ask);
 
         // Without a terminal: declined, saying why.
         let executor = Linking::new(f.dir.path(), Vec::new());
-        let (got, _) = run(&tools, &executor, "src/link/passwd", mode, &no_terminal());
+        let (got, _) = run(
+            &f,
+            &judge,
+            &executor,
+            "src/link/passwd",
+            mode,
+            &no_terminal(),
+        );
         assert_eq!(got.response.status, ResponseStatus::Declined);
         assert_eq!(
             got.note.map(|n| n.replace(out, "<outside>")).as_deref(),
@@ -1434,7 +1485,8 @@ mod checked_at_the_start {
         );
         let executor = Linking::new(f.dir.path(), Vec::new());
         let (got, approval) = run(
-            &f.tools(),
+            &f,
+            &f.judge(),
             &executor,
             "src/link/a",
             Mode::Unattended,
@@ -1478,7 +1530,8 @@ mod checked_at_the_start {
         );
         let executor = Linking::new(f.dir.path(), Vec::new());
         let (got, _) = run(
-            &f.tools().with_history(&[], &|_| true).unwrap(),
+            &f,
+            &f.judge().with_history(&[], &|_| true).unwrap(),
             &executor,
             "src/link/a",
             Mode::Unattended,
@@ -1520,17 +1573,7 @@ mod checked_at_the_start {
         })
         .unwrap()
         .config;
-        let tools = ToolCoordinator::new(
-            &config,
-            dir.path(),
-            None,
-            Printer::new(
-                Box::new(std::io::sink()),
-                false,
-                Box::new(std::io::sink()),
-                false,
-            ),
-        );
+        let judge = Judge::new(&config, dir.path());
         // The pointer of the first string piece holding NUL that refuses
         // the call, fed to the parser in one piece.
         let refused_at = |tool: &str, arguments: &str| -> Option<String> {
@@ -1539,7 +1582,7 @@ mod checked_at_the_start {
             parser
                 .push_with(arguments, |fragment: jp_conversation::FragmentRef<'_>| {
                     if found.is_none()
-                        && let Some(Verdict::NotRun { response, .. }) = tools
+                        && let Some(Verdict::NotRun { response, .. }) = judge
                             .refused_while_streaming("1", tool, fragment.path(), fragment.leaf())
                     {
                         assert_eq!(response.status, ResponseStatus::Refused);
@@ -1594,7 +1637,8 @@ mod checked_at_the_start {
         tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()
-            .block_on(f.tools().run(
+            .block_on(f.run_call(
+                &f.judge(),
                 &save("1", path),
                 &mut approval,
                 executor,
@@ -1612,7 +1656,7 @@ mod checked_at_the_start {
         let f = Fixture::new(SRC_ONLY);
         let outside = tempfile::tempdir().unwrap();
         let out = outside.path().to_str().unwrap().to_owned();
-        let seen = f.tools().path_targets("save", &json!({ "path": "README" }));
+        let seen = f.judge().path_targets("save", &json!({ "path": "README" }));
         assert_eq!(seen, [("/path".to_owned(), "README".to_owned())]);
         relink(f.dir.path(), "README", &format!("{out}/f"));
         let line = |chrome: String| chrome.replace(&out, "<outside>");
@@ -1669,7 +1713,7 @@ mod checked_at_the_start {
             "README",
             &format!("{}/f", outside.path().display()),
         );
-        let seen = f.tools().path_targets("save", &json!({ "path": "README" }));
+        let seen = f.judge().path_targets("save", &json!({ "path": "README" }));
         let executor = Linking::new(f.dir.path(), Vec::new());
         let got = run_approved(&f, &executor, "README", seen, &no_terminal());
         assert_eq!(got.response.status, ResponseStatus::Success);
@@ -1685,7 +1729,8 @@ mod checked_at_the_start {
         relink(f.dir.path(), "src/link", outside.path().to_str().unwrap());
         let executor = Linking::new(f.dir.path(), Vec::new());
         let (mut got, _) = run(
-            &f.tools(),
+            &f,
+            &f.judge(),
             &executor,
             "src/link/x",
             Mode::Unattended,
@@ -1715,7 +1760,8 @@ mod checked_at_the_start {
         let f = Fixture::new(SRC_ONLY);
         let executor = Linking::new(f.dir.path(), Vec::new());
         let (got, _) = run(
-            &f.tools(),
+            &f,
+            &f.judge(),
             &executor,
             "README.md",
             Mode::Ask,
@@ -1751,7 +1797,8 @@ mod checked_at_the_start {
         let got = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()
-            .block_on(f.tools().run(
+            .block_on(f.run_call(
+                &f.judge(),
                 &save("1", "src/link/a"),
                 &mut approval,
                 &executor,
@@ -1801,12 +1848,12 @@ mod checked_at_the_start {
             std::fs::create_dir_all(root.join("out")).unwrap();
             let outside = tempfile::tempdir().unwrap();
             let out = outside.path().to_str().unwrap().to_owned();
-            let tools = f.tools();
+            let judge = f.judge();
             // Every save is decided first, on the tree as it is now.
             let decided: Vec<Option<Mode>> = steps
                 .iter()
                 .map(|step| match step {
-                    Step::Save(path) => match tools.decide(&save("1", path), &no_terminal()) {
+                    Step::Save(path) => match judge.decide(&save("1", path), &no_terminal()) {
                         Decided::Now(Verdict::Run { mode, .. }) => Some(mode),
                         _ => None,
                     },
@@ -1822,7 +1869,7 @@ mod checked_at_the_start {
                     Step::Save(path) => {
                         let Some(mode) = mode else { continue };
                         let executor = Linking::new(&root, Vec::new());
-                        let (got, _) = run(&tools, &executor, path, mode, &no_terminal());
+                        let (got, _) = run(&f, &judge, &executor, path, mode, &no_terminal());
                         for landed in executor.landed.lock().unwrap().iter() {
                             prop_assert!(
                                 landed.starts_with(root.join("src")),

@@ -9,24 +9,27 @@
 //! It never reaches further than an `unattended` rule could: a call one of
 //! whose `path` arguments leaves the workspace (as written, or with links
 //! followed) is still asked about, and so is a call whose policy turns
-//! stricter by its start ([`ToolCoordinator::recheck`]).
+//! stricter by its start ([`Runner::recheck`](super::Runner)).
+//!
+//! The [`Judge`] also resolves a call's `path` arguments here, as an
+//! approval's scope and the checks at a tool's start see them.
 
 use std::sync::PoisonError;
 
-use jp_conversation::{ApprovalScope, EventKind, SessionApproval};
+use jp_conversation::{ApprovalScope, ConversationEvent, EventKind, SessionApproval};
+use jp_policy::Workspace;
 use jp_policy::path::PathValue;
 use jp_policy::{Mode, PolicyField};
 use serde_json::Value;
 
-use super::ToolCoordinator;
-use super::coordinator::Pending;
+use super::Judge;
 use super::preview::runs_jp_tool;
 use super::scope::{self, Kind};
 
 /// How the reason of a call a session approval let run begins.
 pub const SESSION_APPROVED: &str = "approved for this session";
 
-impl ToolCoordinator<'_> {
+impl Judge<'_> {
     /// How `decision`'s rule of `name`'s `policy.run` reads now, to tell
     /// it from a different rule at the same index after a config change.
     pub(super) fn rule_text(&self, name: &str, rule: Option<usize>) -> String {
@@ -287,6 +290,169 @@ impl ToolCoordinator<'_> {
         self.path_forms(name, arguments)
             .iter()
             .any(|(_, forms)| !forms.is_inside())
+    }
+
+    /// Where each `path` argument of a call to `name` leads now: its JSON
+    /// pointer and its target with links followed (`src/x`, `/tmp/x`, or
+    /// why it cannot be resolved), in the order of the arguments.
+    #[must_use]
+    pub fn path_targets(&self, name: &str, arguments: &Value) -> Vec<(String, String)> {
+        self.path_forms(name, arguments)
+            .into_iter()
+            .map(|(at, forms)| (at, forms.target()))
+            .collect()
+    }
+
+    /// What the question about a call to `name` says of each `path`
+    /// argument that does not open the file it names (through a link, or a
+    /// `..` after one): `path "k/../notes.txt" opens /home/u/.ssh/notes.txt
+    /// (a tool that removes ".." before following links opens notes.txt)`.
+    /// jp's own tools open exactly the file named first.
+    #[must_use]
+    pub fn path_notes(&self, name: &str, arguments: &Value) -> Vec<String> {
+        self.path_values(name, arguments)
+            .into_iter()
+            .filter_map(|(at, text, forms)| {
+                let opens = forms.opens()?;
+                let at = at.strip_prefix('/').unwrap_or(&at);
+                Some(format!("{at} {} {opens}", Value::String(text)))
+            })
+            .collect()
+    }
+
+    /// [`Self::path_notes`] for a call whose arguments still stream:
+    /// `known` gives each top-level argument that has arrived.
+    #[must_use]
+    pub fn path_notes_known(
+        &self,
+        name: &str,
+        known: &dyn Fn(&str) -> Option<Value>,
+    ) -> Vec<String> {
+        let Some(tool) = self.tool(name) else {
+            return Vec::new();
+        };
+        let arrived: serde_json::Map<String, Value> = tool
+            .parameters
+            .keys()
+            .filter_map(|key| Some((key.clone(), known(key)?)))
+            .collect();
+        self.path_notes(name, &Value::Object(arrived))
+    }
+
+    /// Each `path` argument of a call to `name`: its JSON pointer and both
+    /// of its forms, in the order of the arguments.
+    pub(super) fn path_forms(&self, name: &str, arguments: &Value) -> Vec<(String, PathValue)> {
+        self.path_values(name, arguments)
+            .into_iter()
+            .map(|(at, _, forms)| (at, forms))
+            .collect()
+    }
+
+    /// Each `path` argument of a call to `name`: its JSON pointer, its text
+    /// and its forms, in the order of the arguments.
+    fn path_values(&self, name: &str, arguments: &Value) -> Vec<(String, String, PathValue)> {
+        fn walk(
+            param: &jp_config::tool::ToolParameterConfig,
+            value: &Value,
+            at: &mut Vec<String>,
+            workspace: &Workspace,
+            out: &mut Vec<(String, String, PathValue)>,
+        ) {
+            match (param.kind, value) {
+                (jp_config::tool::ParamType::Path, Value::String(text)) => {
+                    let Ok(forms) = jp_policy::path::resolve_path(text, workspace) else {
+                        return;
+                    };
+                    out.push((format!("/{}", at.join("/")), text.clone(), forms));
+                }
+                (_, Value::Array(items)) => {
+                    if let Some(item) = param.items.as_deref() {
+                        for (i, element) in items.iter().enumerate() {
+                            at.push(i.to_string());
+                            walk(item, element, at, workspace, out);
+                            at.pop();
+                        }
+                    }
+                }
+                (_, Value::Object(members)) => {
+                    for (key, member) in members {
+                        if let Some(param) = param.properties.get(key) {
+                            at.push(key.clone());
+                            walk(param, member, at, workspace, out);
+                            at.pop();
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        let (Some(tool), Value::Object(members)) = (self.tool(name), arguments) else {
+            return out;
+        };
+        for (key, member) in members {
+            if let Some(param) = tool.parameters.get(key) {
+                walk(
+                    param,
+                    member,
+                    &mut vec![key.clone()],
+                    &self.workspace,
+                    &mut out,
+                );
+            }
+        }
+        out
+    }
+}
+
+/// The session approvals in force, and those given in this query that the
+/// conversation has not recorded yet.
+#[derive(Debug, Default)]
+pub struct Approvals {
+    pub(super) active: Vec<SessionApproval>,
+    pub(super) unrecorded: Vec<EventKind>,
+    /// `a` answered at calls still streaming (`allow.rs`).
+    pub(super) pending: Vec<Pending>,
+}
+
+/// An `a` answered while a call streamed, recorded once it is complete
+/// (`allow.rs`).
+#[derive(Debug)]
+pub struct Pending {
+    pub(super) call_id: String,
+    pub(super) tool: String,
+    pub(super) rule: Option<usize>,
+    /// Why the policy asked.
+    pub(super) why: String,
+    /// Whether `a` was answered before the call was complete: it then
+    /// covers only the identical call, as nothing the scope is made of had
+    /// been seen whole.
+    pub(super) exact: bool,
+}
+
+impl Approvals {
+    /// The approvals `history` leaves in force: each one given (that
+    /// `genuine` accepts), until a `forget-approvals`.
+    #[must_use]
+    pub fn from_history(
+        history: &[ConversationEvent],
+        genuine: &dyn Fn(&SessionApproval) -> bool,
+    ) -> Self {
+        let mut active = Vec::new();
+        for event in history {
+            match &event.kind {
+                EventKind::SessionApproval(approval) if genuine(approval) => {
+                    active.push(approval.clone());
+                }
+                EventKind::ApprovalsForgotten => active.clear(),
+                _ => {}
+            }
+        }
+        Self {
+            active,
+            unrecorded: Vec::new(),
+            pending: Vec::new(),
+        }
     }
 }
 

@@ -9,8 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::*;
 use crate::query::decision::{Decided, Verdict};
-use crate::query::tools::coordinator::Approvals;
 use crate::query::tools::fixture::{quiet_printer, workspace};
+use crate::query::tools::{Asker, Judge};
 use jp_conversation::ConversationEvent;
 use jp_term::prompt::{Prompts, ScriptedPrompter};
 
@@ -46,7 +46,7 @@ fn approval(tool: &str, rule: Option<usize>, rule_text: &str) -> ConversationEve
 /// to ask: the verdict's mode and reason, or the note of a decline.
 fn decided(history: &[ConversationEvent], tool: &str, path: &str) -> String {
     let (dir, config) = workspace(CONFIG);
-    let tools = ToolCoordinator::new(&config, dir.path(), None, quiet_printer())
+    let judge = Judge::new(&config, dir.path())
         .with_history(history, &|_| true)
         .unwrap();
     let prompts = Prompts::new(
@@ -57,7 +57,7 @@ fn decided(history: &[ConversationEvent], tool: &str, path: &str) -> String {
         unreachable!()
     };
     let call = ToolCallRequest::new("c2", tool, arguments);
-    match tools.decide(&call, &prompts) {
+    match judge.decide(&call, &prompts) {
         Decided::Now(Verdict::Run { mode, reason, .. }) => format!("run: {mode}: {reason}"),
         Decided::Now(Verdict::NotRun { note, .. }) => format!("not run: {note}"),
         Decided::Ask(ask) => format!("ask: {}", ask.why),
@@ -159,7 +159,8 @@ fn forget_approvals_ends_the_ones_before_it_only() {
 #[test]
 fn a_at_the_prompt_runs_the_call_and_records_the_approval_once() {
     let (dir, config) = workspace(CONFIG);
-    let tools = ToolCoordinator::new(&config, dir.path(), None, quiet_printer());
+    let judge = Judge::new(&config, dir.path());
+    let asker = Asker::new(&judge, quiet_printer(), false);
     let backend = ScriptedPrompter {
         keys: [Some('a')].into_iter().collect(),
         ..ScriptedPrompter::default()
@@ -175,8 +176,8 @@ fn a_at_the_prompt_runs_the_call_and_records_the_approval_once() {
         .build()
         .unwrap();
     let verdict = runtime.block_on(async {
-        match tools.decide(&call, &prompts) {
-            Decided::Ask(ask) => tools.confirm(ask, prompts.ticket()).await,
+        match judge.decide(&call, &prompts) {
+            Decided::Ask(ask) => asker.confirm(ask, prompts.ticket()).await,
             Decided::Now(verdict) => verdict,
         }
     });
@@ -189,7 +190,7 @@ fn a_at_the_prompt_runs_the_call_and_records_the_approval_once() {
         ["Run save(path: \"notes.txt\")? [y,a,n,e,v]"]
     );
     assert_eq!(
-        tools.take_unrecorded(),
+        judge.take_unrecorded(),
         [EventKind::SessionApproval(SessionApproval {
             call_id: "c1".into(),
             tool: "save".into(),
@@ -202,7 +203,7 @@ fn a_at_the_prompt_runs_the_call_and_records_the_approval_once() {
             seal: None,
         })]
     );
-    assert_eq!(tools.take_unrecorded(), []);
+    assert_eq!(judge.take_unrecorded(), []);
     // The identical call is covered at once; `save` is no tool of jp's,
     // so another path is not (issue 34: what the user saw, not the rule).
     let call = |path: &str| {
@@ -212,11 +213,11 @@ fn a_at_the_prompt_runs_the_call_and_records_the_approval_once() {
         ToolCallRequest::new("c2", "save", arguments)
     };
     assert!(matches!(
-        tools.decide(&call("notes.txt"), &prompts),
+        judge.decide(&call("notes.txt"), &prompts),
         Decided::Now(Verdict::Run { approved: true, .. })
     ));
     assert!(matches!(
-        tools.decide(&call("more.txt"), &prompts),
+        judge.decide(&call("more.txt"), &prompts),
         Decided::Ask(_)
     ));
 }
@@ -272,7 +273,8 @@ fn a_at_an_early_prompt_covers_what_the_prompt_showed() {
     ];
     for (settled, scope, described, help) in cases {
         let (dir, config) = workspace(COMMANDS);
-        let tools = ToolCoordinator::new(&config, dir.path(), None, quiet_printer());
+        let judge = Judge::new(&config, dir.path());
+        let asker = Asker::new(&judge, quiet_printer(), false);
         let backend = ScriptedPrompter {
             keys: [Some('a')].into_iter().collect(),
             ..ScriptedPrompter::default()
@@ -285,9 +287,9 @@ fn a_at_an_early_prompt_covers_what_the_prompt_showed() {
             trace: Vec::new(),
         };
         let question = if settled {
-            tools.settled_question("run_command", &map)
+            asker.settled_question("run_command", &map)
         } else {
-            ToolCoordinator::early_question("run_command(program: \"cargo\", <streaming>)")
+            Asker::early_question("run_command(program: \"cargo\", <streaming>)")
         };
         let a = question.choices.iter().find(|c| c.key == 'a').unwrap();
         assert!(a.help.starts_with(help), "{settled}: {}", a.help);
@@ -296,7 +298,7 @@ fn a_at_an_early_prompt_covers_what_the_prompt_showed() {
             .enable_all()
             .build()
             .unwrap();
-        let answer = runtime.block_on(tools.confirm_early(
+        let answer = runtime.block_on(asker.confirm_early(
             "c1",
             "run_command",
             &live,
@@ -312,12 +314,12 @@ fn a_at_an_early_prompt_covers_what_the_prompt_showed() {
                 decision: decision.clone()
             }
         );
-        assert!(tools.session_covers("run_command", Mode::Ask, Some(0)));
-        assert!(!tools.session_covers("run_command", Mode::Ask, Some(1)));
-        assert_eq!(tools.take_unrecorded(), []);
+        assert!(judge.session_covers("run_command", Mode::Ask, Some(0)));
+        assert!(!judge.session_covers("run_command", Mode::Ask, Some(1)));
+        assert_eq!(judge.take_unrecorded(), []);
         let call = ToolCallRequest::new("c1", "run_command", map.clone());
         let early = Some(crate::query::decision::Answer::Run { decision });
-        match tools.decide_after(&call, true, early) {
+        match judge.decide_after(&call, true, early) {
             Decided::Now(Verdict::Run {
                 approved: true,
                 reason,
@@ -330,7 +332,7 @@ fn a_at_an_early_prompt_covers_what_the_prompt_showed() {
             ),
             other => panic!("{other:?}"),
         }
-        let recorded = tools.take_unrecorded();
+        let recorded = judge.take_unrecorded();
         let [EventKind::SessionApproval(approval)] = recorded.as_slice() else {
             panic!("{recorded:?}")
         };
@@ -342,7 +344,7 @@ fn a_at_an_early_prompt_covers_what_the_prompt_showed() {
 fn without_a_terminal_an_approval_still_runs_what_it_covers_and_nothing_else() {
     let (dir, config) = workspace(CONFIG);
     let history = [approval("save", Some(1), "catch-all")];
-    let tools = ToolCoordinator::new(&config, dir.path(), None, quiet_printer())
+    let judge = Judge::new(&config, dir.path())
         .with_history(&history, &|_| true)
         .unwrap();
     let call = |path: &str| {
@@ -359,19 +361,19 @@ fn without_a_terminal_an_approval_still_runs_what_it_covers_and_nothing_else() {
     };
     // While it streams: kept for when it is complete, not declined.
     assert!(
-        tools
+        judge
             .early("c2", "save", decision.clone(), false, &|_| None)
             .is_ok()
     );
     let early = Some(crate::query::decision::Answer::Policy(decision));
     assert!(matches!(
-        tools.decide_after(&call("notes.txt"), false, early.clone()),
+        judge.decide_after(&call("notes.txt"), false, early.clone()),
         Decided::Now(Verdict::Run { approved: true, .. })
     ));
     // A path out of the workspace is declined, as any ask without a
     // terminal is.
     assert!(matches!(
-        tools.decide_after(&call("../notes.txt"), false, early),
+        judge.decide_after(&call("../notes.txt"), false, early),
         Decided::Now(Verdict::NotRun { .. })
     ));
 }
@@ -388,16 +390,16 @@ policy.run = [{ mode = "ask" }]
 #[test]
 fn the_help_of_a_names_the_scope_it_would_allow() {
     let (dir, config) = workspace(COMMANDS);
-    let tools = ToolCoordinator::new(&config, dir.path(), None, quiet_printer());
+    let judge = Judge::new(&config, dir.path());
     assert_eq!(
-        tools.allow_help(
+        judge.allow_help(
             "run_command",
             &json!({"program": "cargo", "args": ["test"]})
         ),
         "allow \"cargo test ...\" for this session: run it, and, in this conversation, later calls that this covers and that the same policy rule asks about, unless a path leaves the workspace (`jp conversation forget-approvals` undoes it)"
     );
     assert!(
-        tools
+        judge
             .allow_help("run_command", &json!({"program": "sh", "args": ["-c", "x"]}))
             .starts_with(
                 "allow only this exact call (\"sh\" runs code given in its arguments: a shell: `sh -c CODE`) for this session: "

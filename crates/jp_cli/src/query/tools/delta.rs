@@ -5,11 +5,11 @@
 //! rejected with a reason the tool is run again with.
 
 use jp_config::access::{Apply, Grants};
-use jp_config::delta::{Change, Proposal, Refusal};
+use jp_config::delta::{Proposal, Refusal};
 use jp_tool::{DeltaRejection, RejectionReason};
 use serde_json::Value;
 
-use super::ToolCoordinator;
+use super::Runner;
 use jp_term::printer::Style;
 use jp_term::prompt::{PromptError, Prompts};
 
@@ -27,7 +27,7 @@ pub enum Settled {
     Interrupted,
 }
 
-impl ToolCoordinator<'_> {
+impl Runner<'_> {
     /// Settles the change `tool` proposed with `config` and `unset`.
     pub(super) async fn settle_delta(
         &self,
@@ -47,7 +47,7 @@ impl ToolCoordinator<'_> {
                 ));
             }
         };
-        let proposal = match Proposal::check(config, unset, self.config, schema) {
+        let proposal = match Proposal::check(config, unset, self.judge.config, schema) {
             Ok(proposal) => proposal,
             Err(refusal) => return Settled::Rejected(self.invalid(tool, refusal)),
         };
@@ -71,17 +71,16 @@ impl ToolCoordinator<'_> {
         // A change the config would not load with is refused before
         // anyone is asked: committed, it would stop the conversation from
         // loading at all.
-        if let Err(refusal) = proposal.check_loads(self.config) {
+        if let Err(refusal) = proposal.check_loads(self.judge.config) {
             return Settled::Rejected(self.invalid(tool, refusal));
         }
-        let changes = proposal.changes(&self.readable_config());
+        let changes = proposal.changes(&self.readable);
         if apply == Apply::Unattended {
-            self.printer.finish_content();
-            self.printer.chrome_line(
+            self.asker.show_changes(
                 Style::Dim,
                 &format!("⟳ config change by tool {tool}, applied when this step ends:"),
+                &changes,
             );
-            self.show_changes(&changes);
             return Settled::Approved(proposal);
         }
         let fields = || changes.iter().map(|c| c.path.clone()).collect::<Vec<_>>();
@@ -97,12 +96,11 @@ impl ToolCoordinator<'_> {
         }
         let answer = match prompts.turn().await {
             Ok(prompt) => {
-                self.printer.finish_content();
-                self.printer.chrome_line(
+                self.asker.show_changes(
                     Style::Header,
                     &format!("⟳ tool {tool} proposes a config change:"),
+                    &changes,
                 );
-                self.show_changes(&changes);
                 prompt.confirm("Apply this config change?").await
             }
             Err(error) => Err(error),
@@ -126,23 +124,6 @@ impl ToolCoordinator<'_> {
         }
     }
 
-    /// The config as tools see it: the resolved config with the model
-    /// alias resolved (`haiku` becomes `anthropic/claude-haiku-4-5`), the
-    /// form a change is checked, shown and stored in.
-    pub(super) fn readable_config(&self) -> Value {
-        let mut config = self.resolved.clone();
-        let id = &self.config.assistant.model.id;
-        if let Ok((provider, name)) = jp_config::validate::resolve_model_id(self.config, id)
-            && let Some(slot) = config
-                .get_mut("assistant")
-                .and_then(|a| a.get_mut("model"))
-                .and_then(|m| m.get_mut("id"))
-        {
-            *slot = Value::String(format!("{provider}/{name}"));
-        }
-        config
-    }
-
     /// Says that `tool`'s change is invalid; the rejection it runs again
     /// with.
     fn invalid(&self, tool: &str, refusal: Refusal) -> DeltaRejection {
@@ -158,27 +139,7 @@ impl ToolCoordinator<'_> {
     }
 
     fn notice(&self, text: &str) {
-        self.printer.finish_content();
-        self.printer.chrome_line(Style::Warn, text);
-    }
-
-    fn show_changes(&self, changes: &[Change]) {
-        let show = |value: &Option<Value>| {
-            value
-                .as_ref()
-                .map_or_else(|| "(unset)".to_owned(), ToString::to_string)
-        };
-        for change in changes {
-            self.printer.chrome_line(
-                Style::Dim,
-                &format!(
-                    "  {}: {} → {}",
-                    change.path,
-                    show(&change.old),
-                    show(&change.new)
-                ),
-            );
-        }
+        self.asker.say(Style::Warn, text);
     }
 }
 

@@ -9,8 +9,7 @@ use std::sync::PoisonError;
 use jp_config::tool::ToolConfig;
 use serde_json::{Map, Value};
 
-use super::ToolCoordinator;
-use super::coordinator::Planned;
+use super::Asker;
 use crate::query::decision::Verdict;
 use crate::query::diff::unified;
 use crate::query::render::Line;
@@ -26,7 +25,20 @@ pub fn runs_jp_tool(tool: &ToolConfig, which: &str) -> bool {
         .is_some_and(|command| command.argv() == ["jp", "tool", which])
 }
 
-impl ToolCoordinator<'_> {
+/// The change a call of the current response makes to a file, as its
+/// diff was shown: what the diffs of later calls to the same file are
+/// taken against, as the calls run in order.
+#[derive(Debug)]
+pub struct Planned {
+    /// The call's id.
+    pub(super) call: String,
+    /// The file, as the tool names it.
+    pub(super) file: String,
+    /// Its text once the call ran.
+    pub(super) after: String,
+}
+
+impl Asker<'_> {
     /// The change call `call` (its id) of `name` with `arguments` would
     /// make to an existing file, as a unified diff (not wrapped): for a
     /// tool that runs jp's `fs_modify_file`; `None` for any other. The
@@ -42,7 +54,7 @@ impl ToolCoordinator<'_> {
         name: &str,
         arguments: &Map<String, Value>,
     ) -> Option<Vec<Line>> {
-        let tool = self.tool(name)?;
+        let tool = self.judge.tool(name)?;
         if !runs_jp_tool(tool, "fs_modify_file") {
             return None;
         }
@@ -50,7 +62,7 @@ impl ToolCoordinator<'_> {
         let own = planned.iter().position(|p| p.call == call);
         let earlier = &planned[..own.unwrap_or(planned.len())];
         let over_earlier = Cell::new(false);
-        let result = jp_tools::preview_modify_over(&self.root, arguments, &|file| {
+        let result = jp_tools::preview_modify_over(&self.judge.root, arguments, &|file| {
             let text = earlier.iter().rev().find(|p| p.file == file)?.after.clone();
             over_earlier.set(true);
             Some(text)

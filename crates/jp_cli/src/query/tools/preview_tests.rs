@@ -9,6 +9,7 @@ use serde_json::json;
 
 use super::*;
 use crate::query::arguments::Arguments;
+use crate::query::tools::Judge;
 use crate::query::tools::fixture::{self, quiet_printer};
 use jp_policy::Mode;
 
@@ -55,23 +56,24 @@ const AFTER_FIRST: &str = "  against lib.rs as the calls before this one leave i
 #[test]
 fn a_later_call_is_diffed_against_the_earlier_ones_until_the_next_response() {
     let (dir, config) = workspace();
-    let tools = ToolCoordinator::new(&config, dir.path(), None, quiet_printer());
-    let _ = tools.file_change("c1", "fs_modify_file", &modify("main", "hello"));
-    let second = shown(tools.file_change("c2", "fs_modify_file", &modify("hello", "greet")));
+    let judge = Judge::new(&config, dir.path());
+    let asker = Asker::new(&judge, quiet_printer(), false);
+    let _ = asker.file_change("c1", "fs_modify_file", &modify("main", "hello"));
+    let second = shown(asker.file_change("c2", "fs_modify_file", &modify("hello", "greet")));
     assert_eq!(second[0], AFTER_FIRST);
     assert_eq!(
         second[4..],
         ["  1   - pub fn hello() {}", "    1 + pub fn greet() {}"]
     );
     // Shown again (`v`), it is the same: c1 comes before it, not c2 itself.
-    let again = shown(tools.file_change("c2", "fs_modify_file", &modify("hello", "greet")));
+    let again = shown(asker.file_change("c2", "fs_modify_file", &modify("hello", "greet")));
     assert_eq!(again, second);
     // The first call, shown again, is still against the file on disk.
-    let first = shown(tools.file_change("c1", "fs_modify_file", &modify("main", "hello")));
+    let first = shown(asker.file_change("c1", "fs_modify_file", &modify("main", "hello")));
     assert_eq!(first[0], "  --- lib.rs");
     // A new response: the calls before it ran (or not); the disk says.
-    tools.new_response();
-    let fresh = shown(tools.file_change("c3", "fs_modify_file", &modify("hello", "greet")));
+    asker.new_response();
+    let fresh = shown(asker.file_change("c3", "fs_modify_file", &modify("hello", "greet")));
     assert_eq!(
         fresh,
         [
@@ -83,10 +85,11 @@ fn a_later_call_is_diffed_against_the_earlier_ones_until_the_next_response() {
 #[test]
 fn a_call_that_will_not_run_changes_nothing_for_the_ones_after_it() {
     let (dir, config) = workspace();
-    let tools = ToolCoordinator::new(&config, dir.path(), None, quiet_printer());
-    let _ = tools.file_change("c1", "fs_modify_file", &modify("main", "hello"));
-    tools.settled("c1", &declined("c1"));
-    let second = shown(tools.file_change("c2", "fs_modify_file", &modify("main", "start")));
+    let judge = Judge::new(&config, dir.path());
+    let asker = Asker::new(&judge, quiet_printer(), false);
+    let _ = asker.file_change("c1", "fs_modify_file", &modify("main", "hello"));
+    asker.settled("c1", &declined("c1"));
+    let second = shown(asker.file_change("c2", "fs_modify_file", &modify("main", "start")));
     assert_eq!(second[0], "  --- lib.rs");
     assert_eq!(
         second[3..],
@@ -94,17 +97,18 @@ fn a_call_that_will_not_run_changes_nothing_for_the_ones_after_it() {
     );
     // Nor does one that would fail: c2, shown again as edited to fail,
     // no longer counts.
-    let _ = tools.file_change("c2", "fs_modify_file", &modify("absent", "x"));
-    let third = shown(tools.file_change("c3", "fs_modify_file", &modify("main", "go")));
+    let _ = asker.file_change("c2", "fs_modify_file", &modify("absent", "x"));
+    let third = shown(asker.file_change("c3", "fs_modify_file", &modify("main", "go")));
     assert_eq!(third[0], "  --- lib.rs");
 }
 
 #[test]
 fn an_edited_call_counts_as_edited() {
     let (dir, config) = workspace();
-    let tools = ToolCoordinator::new(&config, dir.path(), None, quiet_printer());
-    let _ = tools.file_change("c1", "fs_modify_file", &modify("main", "hello"));
-    tools.settled(
+    let judge = Judge::new(&config, dir.path());
+    let asker = Asker::new(&judge, quiet_printer(), false);
+    let _ = asker.file_change("c1", "fs_modify_file", &modify("main", "hello"));
+    asker.settled(
         "c1",
         &Verdict::Run {
             tool: "fs_modify_file".into(),
@@ -115,7 +119,7 @@ fn an_edited_call_counts_as_edited() {
             approved: true,
         },
     );
-    let second = shown(tools.file_change("c2", "fs_modify_file", &modify("begin", "end")));
+    let second = shown(asker.file_change("c2", "fs_modify_file", &modify("begin", "end")));
     assert_eq!(second[0], AFTER_FIRST);
     assert_eq!(
         second[4..],

@@ -43,7 +43,8 @@ struct Prompted {
 fn decide_call(tool: &str, arguments: Value, keys: &[Option<char>], edits: &[&str]) -> Prompted {
     let (dir, config) = workspace(CONFIG);
     let printer = quiet_printer();
-    let tools = ToolCoordinator::new(&config, dir.path(), None, printer);
+    let judge = Judge::new(&config, dir.path());
+    let asker = Asker::new(&judge, printer, false);
     let backend = ScriptedPrompter {
         keys: keys.iter().copied().collect(),
         edits: edits
@@ -67,9 +68,9 @@ fn decide_call(tool: &str, arguments: Value, keys: &[Option<char>], edits: &[&st
         .build()
         .unwrap();
     let verdict = runtime.block_on(async {
-        match tools.decide(&call, &prompts) {
+        match judge.decide(&call, &prompts) {
             Decided::Now(verdict) => verdict,
-            Decided::Ask(ask) => tools.confirm(ask, prompts.ticket()).await,
+            Decided::Ask(ask) => asker.confirm(ask, prompts.ticket()).await,
         }
     });
     let opened = opened.lock().unwrap().clone();
@@ -241,15 +242,15 @@ fn e_on_a_single_replacement_opens_its_new_text_and_keeps_it_without_a_final_new
 fn an_early_prompt_asks_the_latest_text_of_its_question() {
     let (dir, config) = workspace(CONFIG);
     let printer = quiet_printer();
-    let tools = ToolCoordinator::new(&config, dir.path(), None, printer);
+    let judge = Judge::new(&config, dir.path());
+    let asker = Asker::new(&judge, printer, false);
     let backend = ScriptedPrompter {
         keys: [Some('v'), Some('y')].into_iter().collect(),
         ..ScriptedPrompter::default()
     };
     let asked = backend.asked.clone();
     let prompts = Prompts::new(Box::new(backend), CancellationToken::new());
-    let (question, live) =
-        tokio::sync::watch::channel(ToolCoordinator::early_question("save(<streaming>)"));
+    let (question, live) = tokio::sync::watch::channel(Asker::early_question("save(<streaming>)"));
     let decision = jp_policy::Decision {
         mode: Mode::Ask,
         rule: Some(1),
@@ -260,7 +261,7 @@ fn an_early_prompt_asks_the_latest_text_of_its_question() {
         .enable_all()
         .build()
         .unwrap();
-    let answer = runtime.block_on(tools.confirm_early(
+    let answer = runtime.block_on(asker.confirm_early(
         "1",
         "save",
         &live,
@@ -272,7 +273,7 @@ fn an_early_prompt_asks_the_latest_text_of_its_question() {
             let Value::Object(arguments) = serde_json::json!({"path": "a.txt"}) else {
                 unreachable!()
             };
-            question.send_replace(tools.settled_question("save", &arguments));
+            question.send_replace(asker.settled_question("save", &arguments));
             async { Some("save: the arguments".to_owned()) }
         },
     ));

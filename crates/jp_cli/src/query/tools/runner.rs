@@ -1,6 +1,13 @@
-//! Running an approved call: the [`ToolExecutor`] that starts the tool's
-//! process, the check right before each start, the tool's questions and
-//! config change, and its result delivered per `policy.result`.
+//! The [`Runner`]: running an approved call. Right before each start of
+//! the tool it checks the call once more (issue 21, [`Runner::recheck`]: a
+//! call was decided while it streamed, or approved at a question, before
+//! the calls ahead of it in the response ran; those calls, or its own
+//! earlier run, may have changed what its paths name); then the
+//! [`ToolExecutor`] starts the tool's process; the tool's questions and
+//! its config change ([`super::delta`]) are settled, and its result is
+//! delivered per `policy.result`.
+
+use std::path::PathBuf;
 
 use jp_config::access::Grants;
 use jp_config::delta::Proposal;
@@ -8,13 +15,15 @@ use jp_config::tool::limits::run_limits;
 use jp_config::tool::{ToolConfig, ToolSource};
 use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
 use jp_llm::tool::{ToolExecutor, ToolLimits, ToolTarget};
-use jp_policy::{Mode, PolicyField};
+use jp_policy::stateful::Denial;
+use jp_policy::{Decision, Mode, PolicyField};
 use jp_tool::{Context, Outcome, Request, ToolInfo};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{Approval, ToolCoordinator, delta};
-use crate::query::decision::{Ran, Verdict};
+use super::{Asker, Judge, delta};
+use crate::query::arguments::Arguments;
+use crate::query::decision::{Ask, Ran, Verdict, denied, not_run};
 use jp_term::printer::Style;
 use jp_term::prompt::{PromptError, Prompts};
 
@@ -30,7 +39,80 @@ struct Asked {
     rejections: usize,
 }
 
-impl ToolCoordinator<'_> {
+/// An approved call as it is about to start: the arguments it runs with
+/// and the mode they were cleared at. [`Runner::run`] checks the
+/// policy once more right before every start of the tool (the calls before
+/// it, or its own earlier run, may have changed the files its paths name),
+/// and updates this when the user edits the arguments then.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Approval {
+    /// The arguments the tool gets.
+    pub arguments: Arguments,
+    /// Whether the user edited them.
+    pub edited: bool,
+    /// The mode the call was cleared at: `unattended` when the policy let
+    /// it run unasked, `ask` or `edit` when the user approved it. A start
+    /// whose policy now says something stricter is not cleared by it.
+    pub mode: Mode,
+    /// How many times the tool has started for this call (a rerun after a
+    /// rejected config change, a restart from the Ctrl+C menu).
+    pub runs: usize,
+    /// Where each `path` argument led when the user approved the call
+    /// ([`Judge::path_targets`], taken before any call of the
+    /// response ran); `None` for a call no one approved. A path that leads
+    /// elsewhere by its start is put to the user again.
+    pub seen: Option<Vec<(String, String)>>,
+}
+
+/// Runs the calls the [`Judge`] and the user let run.
+pub struct Runner<'j> {
+    pub(super) judge: &'j Judge<'j>,
+    pub(super) asker: &'j Asker<'j>,
+    /// The jp a tool command whose program is `jp` runs.
+    self_exe: Option<PathBuf>,
+    /// The config as tools see it: the resolved config with the model
+    /// alias resolved (`haiku` becomes `anthropic/claude-haiku-4-5`), the
+    /// form a change is checked, shown and stored in.
+    pub(super) readable: Value,
+}
+
+impl<'j> Runner<'j> {
+    /// A runner of the calls `asker` (and its judge) clear; a tool command
+    /// whose program is `jp` runs `self_exe` (this jp).
+    #[must_use]
+    pub fn new(asker: &'j Asker<'j>, self_exe: Option<PathBuf>) -> Self {
+        let judge = asker.judge();
+        let config = judge.config;
+        let mut readable = judge.stateful().resolved().clone();
+        let id = &config.assistant.model.id;
+        if let Ok((provider, name)) = jp_config::validate::resolve_model_id(config, id)
+            && let Some(slot) = readable
+                .get_mut("assistant")
+                .and_then(|a| a.get_mut("model"))
+                .and_then(|m| m.get_mut("id"))
+        {
+            *slot = Value::String(format!("{provider}/{name}"));
+        }
+        Self {
+            judge,
+            asker,
+            self_exe,
+            readable,
+        }
+    }
+
+    /// The judge of the calls this runs.
+    #[must_use]
+    pub fn judge(&self) -> &'j Judge<'j> {
+        self.judge
+    }
+
+    /// What puts questions to the user about the calls this runs.
+    #[must_use]
+    pub fn asker(&self) -> &'j Asker<'j> {
+        self.asker
+    }
+
     /// Runs an approved call and applies `policy.result` to its outcome.
     /// Right before each start of the tool (the first, and each rerun
     /// after a rejected config change), its `policy.run` is evaluated once
@@ -58,7 +140,7 @@ impl ToolCoordinator<'_> {
                 };
             }
         };
-        let limits = run_limits(&self.config.conversation.tools, &name);
+        let limits = run_limits(&self.judge.config.conversation.tools, &name);
         let limits = ToolLimits {
             timeout: limits.timeout,
             max_output_bytes: usize::try_from(limits.max_output_bytes).unwrap_or(usize::MAX),
@@ -74,12 +156,12 @@ impl ToolCoordinator<'_> {
                 answers: Map::new(),
                 options: tool.options.clone().into_iter().collect(),
             },
-            context: Context::run(self.root.clone()),
+            context: Context::run(self.judge.root.clone()),
         };
         // The config the tool may read, as of the cycle's start (this
         // coordinator's config); nothing for a tool without read grants.
         let grants = Grants::new(&tool.access.config);
-        request.context.config = grants.readable(&self.readable_config());
+        request.context.config = grants.readable(&self.readable);
         let mut stderr = String::new();
         let mut asked = Asked::default();
         let (status, content, delta) = loop {
@@ -150,7 +232,7 @@ impl ToolCoordinator<'_> {
     /// `jp` runs this jp; an MCP tool, its server's tool); otherwise what
     /// answers the call.
     fn target(&self, name: &str) -> Result<(&ToolConfig, ToolTarget), (ResponseStatus, String)> {
-        let Some(tool) = self.tool(name) else {
+        let Some(tool) = self.judge.tool(name) else {
             // `decide` refused it already; never run an unknown tool.
             return Err((
                 ResponseStatus::Refused,
@@ -220,7 +302,7 @@ impl ToolCoordinator<'_> {
                         asked.rejections += 1;
                         let rejections = asked.rejections;
                         if rejections > delta::MAX_DELTA_REJECTIONS {
-                            self.printer.chrome_line(
+                            self.asker.say(
                                 Style::Bad,
                                 &format!("⚠ tool {name} had its config change rejected {rejections} times; the call ends here"),
                             );
@@ -302,7 +384,7 @@ impl ToolCoordinator<'_> {
                 false,
             )
         };
-        let decision = match self.evaluate(name, PolicyField::Result, arguments) {
+        let decision = match self.judge.evaluate(name, PolicyField::Result, arguments) {
             Ok(decision) => decision,
             Err(error) => return withheld(format!("{name}: result withheld: {error}")),
         };
@@ -317,7 +399,8 @@ impl ToolCoordinator<'_> {
                     // result of the tool unseen.
                     let known = |key: &str| arguments.get(key).cloned();
                     let advice =
-                        self.narrow_advice(name, PolicyField::Result, decision.rule, &known);
+                        self.judge
+                            .narrow_advice(name, PolicyField::Result, decision.rule, &known);
                     return withheld(format!(
                         "{name}: result withheld: policy.result is {mode} ({why}) and no terminal is available; {advice}"
                     ));
@@ -333,12 +416,7 @@ impl ToolCoordinator<'_> {
                     }
                 } else {
                     // The user decides on what they can see: the whole result.
-                    self.printer.finish_content();
-                    self.printer
-                        .chrome_line(Style::Header, &format!("{name} returned:"));
-                    for line in content.lines() {
-                        self.printer.chrome_line(Style::Dim, &format!("  {line}"));
-                    }
+                    self.asker.show_result(name, &content);
                     content
                 };
                 match prompt
@@ -351,5 +429,195 @@ impl ToolCoordinator<'_> {
                 }
             }
         }
+    }
+
+    /// Checks, right before the tool starts, that its `policy.run` still
+    /// clears the call at `approval`'s mode, with paths resolved as they
+    /// are now. A decision made while the call streamed, or before the
+    /// calls ahead of it ran, was made on the files as they were then: a
+    /// link created since can send an approved path out of the workspace.
+    /// When the policy now says something stricter, that applies: `skip`
+    /// does not run the call, `ask` and `edit` put it to the user with a
+    /// line saying why (and decline it without a terminal). `Ok(true)` when
+    /// the user edited the arguments at that question (they are in
+    /// `approval`, checked again, the stateful policies too: a denial is
+    /// returned with the verdict, for the record).
+    pub(super) async fn recheck(
+        &self,
+        call: &ToolCallRequest,
+        approval: &mut Approval,
+        prompts: &Prompts,
+    ) -> Result<bool, Box<(Verdict, Option<Denial>)>> {
+        let name = call.name.as_str();
+        let refuse = |verdict| Box::new((verdict, None));
+        let not_started = if approval.runs > 0 {
+            "The tool was not run again"
+        } else {
+            "The call was not run"
+        };
+        let mut edited = false;
+        loop {
+            let now = self
+                .judge
+                .evaluate(name, PolicyField::Run, approval.arguments.as_value())
+                .map_err(|error| {
+                    refuse(not_run(
+                        call,
+                        ResponseStatus::Refused,
+                        format!("{not_started}: jp could not evaluate its policy."),
+                        format!("{name}: refused: {error}"),
+                    ))
+                })?;
+            // The user approved the paths as they led then: one that leads
+            // elsewhere now, through a link made since (perhaps by a call
+            // before it), is put to them again (found by adversarial runs:
+            // outside the workspace, or onto .jp/config.toml). An
+            // unattended call needs no such check: its rule approves only
+            // paths inside, as they are now.
+            let moved = approval.seen.as_ref().and_then(|seen| {
+                let targets = self.judge.path_targets(name, approval.arguments.as_value());
+                targets.into_iter().find_map(|(at, target)| {
+                    let (_, before) = seen.iter().find(|(was_at, _)| *was_at == at)?;
+                    (*before != target).then(|| format!("{at} now leads to {target}, not {before}"))
+                })
+            });
+            if now.mode <= approval.mode && moved.is_none() {
+                return Ok(edited);
+            }
+            if now.mode <= approval.mode
+                && let Some(moved) = moved
+            {
+                let changed =
+                    format!("{moved} as when the call was approved, so it is asked about again");
+                if !prompts.available() {
+                    return Err(refuse(not_run(
+                        call,
+                        ResponseStatus::Declined,
+                        format!(
+                            "{not_started}: a path it names leads somewhere else than when the user approved it, and no one could confirm it again (jp is running without a terminal)."
+                        ),
+                        format!("{name}: declined: {changed}, and no terminal is available"),
+                    )));
+                }
+                edited |= self
+                    .ask_again(call, approval, asking(moved), &changed, prompts)
+                    .await?;
+                continue;
+            }
+            // The rules passed over say what changed (a path that now
+            // resolves elsewhere).
+            let passed_over = now
+                .trace
+                .iter()
+                .filter(|rule| !rule.matched)
+                .map(|rule| format!("; policy.run[{}]: {}", rule.rule, rule.reason))
+                .collect::<String>();
+            let changed = format!(
+                "the policy's decision changed since the call was {}: {} then, {} now ({}{passed_over})",
+                if approval.mode == Mode::Unattended {
+                    "decided"
+                } else {
+                    "approved"
+                },
+                approval.mode,
+                now.mode,
+                now.reason
+            );
+            match now.mode {
+                Mode::Skip => {
+                    return Err(refuse(not_run(
+                        call,
+                        ResponseStatus::Skipped,
+                        format!("{not_started}: it is skipped by the user's policy."),
+                        format!("{name}: skipped: {changed}"),
+                    )));
+                }
+                mode if !prompts.available() => {
+                    let arguments = &approval.arguments;
+                    let advice =
+                        self.judge
+                            .narrow_advice(name, PolicyField::Run, now.rule, &|key| {
+                                arguments.get(key).cloned()
+                            });
+                    let must = if mode == Mode::Edit {
+                        "jp must open an editor"
+                    } else {
+                        "jp must ask"
+                    };
+                    return Err(refuse(not_run(
+                        call,
+                        ResponseStatus::Declined,
+                        format!(
+                            "{not_started}: the user's policy requires confirmation and no one could confirm it (jp is running without a terminal)."
+                        ),
+                        format!(
+                            "{name}: declined: {changed}, so {must}, and no terminal is available; {advice}"
+                        ),
+                    )));
+                }
+                _ => {
+                    edited |= self
+                        .ask_again(call, approval, now, &changed, prompts)
+                        .await?;
+                }
+            }
+        }
+    }
+
+    /// Puts a call cleared earlier to the user again at its start, at
+    /// `decision`'s mode, after a line saying what `changed`. When they approve,
+    /// `approval` takes what they approved (the arguments, edited or not,
+    /// and the mode); `Ok(true)` when they edited the arguments, which the
+    /// stateful policies then check again (they allowed the ones before).
+    async fn ask_again(
+        &self,
+        call: &ToolCallRequest,
+        approval: &mut Approval,
+        decision: Decision,
+        changed: &str,
+        prompts: &Prompts,
+    ) -> Result<bool, Box<(Verdict, Option<Denial>)>> {
+        let name = call.name.as_str();
+        self.asker.say(Style::Warn, &format!("  {name}: {changed}"));
+        let ask = Ask {
+            call: call.clone(),
+            arguments: approval.arguments.clone(),
+            mode: decision.mode,
+            why: decision.reason,
+            rule: decision.rule,
+            session: false,
+        };
+        match self.asker.confirm(ask, prompts.ticket()).await {
+            Verdict::Run {
+                arguments,
+                edited,
+                mode,
+                ..
+            } => {
+                if edited && let Some(denial) = self.judge.stateful().check(name, &arguments, false)
+                {
+                    let verdict = denied(&call.id, name, &denial);
+                    return Err(Box::new((verdict, Some(denial))));
+                }
+                approval.edited |= edited;
+                approval.arguments = arguments;
+                approval.mode = approval.mode.max(mode);
+                // Approved as they lead now.
+                approval.seen = Some(self.judge.path_targets(name, approval.arguments.as_value()));
+                Ok(edited)
+            }
+            verdict @ Verdict::NotRun { .. } => Err(Box::new((verdict, None))),
+        }
+    }
+}
+
+/// The decision to ask again about a call whose path leads elsewhere now
+/// (`why`).
+fn asking(why: String) -> Decision {
+    Decision {
+        mode: Mode::Ask,
+        rule: None,
+        reason: why,
+        trace: Vec::new(),
     }
 }

@@ -1,30 +1,99 @@
-//! The questions put to the user about a call: while its arguments stream
-//! ([`ToolCoordinator::confirm_early`]) and once they are complete
-//! ([`ToolCoordinator::confirm`]): run, decline, edit, view.
-
-use std::borrow::Cow;
+//! The [`Asker`]: the questions put to the user about a call, while its
+//! arguments stream ([`Asker::confirm_early`]) and once they are complete
+//! ([`Asker::confirm`]): run, allow for the session, decline, edit, view;
+//! and everything else jp shows about a call before and while it runs
+//! (its arguments, the diff of its file change: [`super::preview`], a
+//! config change, a result to send). It alone holds the printer.
 
 use std::future::Future;
+use std::sync::Mutex;
 
-use jp_config::tool::check_arguments;
+use jp_config::delta::Change;
 use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
 use jp_policy::{Decision, Mode, PolicyField};
 use serde_json::{Map, Value};
 
-use super::ToolCoordinator;
+use super::Judge;
+use super::answers::{RetryAnswer, RunAnswer, early_choices, run_choices};
 use super::content::{edited_text, text_argument, with_text};
-use super::preview::runs_jp_tool;
+use super::preview::{Planned, runs_jp_tool};
 use crate::query::arguments::{
     Arguments, arguments_header, arguments_page, complete, short_arguments,
 };
 use crate::query::decision::{Answer, Ask, Verdict, interrupted, not_run};
 use crate::query::render::full_arguments;
-use jp_term::printer::Style;
-use jp_term::prompt::{
-    Answer as PromptAnswer, Choice, Live, LiveQuestion, PromptError, PromptTurn, Ticket,
-};
+use jp_term::printer::{Printer, Style};
+use jp_term::prompt::{Answer as _, Live, LiveQuestion, PromptError, PromptTurn, Ticket};
 
-impl ToolCoordinator<'_> {
+/// Puts calls to the user and shows what they must see about them.
+pub struct Asker<'j> {
+    pub(super) judge: &'j Judge<'j>,
+    /// Where what the user must see before a prompt is shown.
+    printer: Printer,
+    /// Whether the user saw the arguments as they streamed (a terminal),
+    /// so a prompt need not list them again unless asked to (`v`).
+    shown_live: bool,
+    /// The file changes of the current response's calls, in call order
+    /// ([`super::preview`]).
+    pub(super) planned: Mutex<Vec<Planned>>,
+}
+
+impl<'j> Asker<'j> {
+    /// An asker about the calls `judge` decides, showing on `printer`;
+    /// `shown_live` says whether the user saw each call's arguments as they
+    /// streamed.
+    #[must_use]
+    pub fn new(judge: &'j Judge<'j>, printer: Printer, shown_live: bool) -> Self {
+        Self {
+            judge,
+            printer,
+            shown_live,
+            planned: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The judge of the calls this asks about.
+    #[must_use]
+    pub fn judge(&self) -> &'j Judge<'j> {
+        self.judge
+    }
+
+    /// A line of `text` on a line of its own.
+    pub(super) fn say(&self, style: Style, text: &str) {
+        self.printer.finish_content();
+        self.printer.chrome_line(style, text);
+    }
+
+    /// Each of `changes` to the config, a line each, under `header`.
+    pub(super) fn show_changes(&self, style: Style, header: &str, changes: &[Change]) {
+        self.say(style, header);
+        let show = |value: &Option<Value>| {
+            value
+                .as_ref()
+                .map_or_else(|| "(unset)".to_owned(), ToString::to_string)
+        };
+        for change in changes {
+            self.printer.chrome_line(
+                Style::Dim,
+                &format!(
+                    "  {}: {} → {}",
+                    change.path,
+                    show(&change.old),
+                    show(&change.new)
+                ),
+            );
+        }
+    }
+
+    /// The whole result `content` of a call to `name`, which the user is
+    /// about to decide whether to send.
+    pub(super) fn show_result(&self, name: &str, content: &str) {
+        self.say(Style::Header, &format!("{name} returned:"));
+        for line in content.lines() {
+            self.printer.chrome_line(Style::Dim, &format!("  {line}"));
+        }
+    }
+
     /// Asks about a call whose arguments still stream (`question`: `Run
     /// CALL?` with what has arrived, and with the whole call once it is
     /// complete), when `ticket`'s turn comes: run it once
@@ -32,7 +101,7 @@ impl ToolCoordinator<'_> {
     /// gives (the arguments so far; `None` when they are gone) and asks
     /// again: the prompt shows only what the cap let through. `notes` say
     /// which file a path argument opens where that is not the file it
-    /// names ([`ToolCoordinator::path_notes`]); they are shown first.
+    /// names ([`Judge::path_notes`]); they are shown first.
     #[allow(clippy::too_many_arguments, reason = "one question, all of it")]
     pub async fn confirm_early<V, F>(
         &self,
@@ -56,7 +125,10 @@ impl ToolCoordinator<'_> {
         // Allowed for this session while it waited its turn (`a` at the
         // call before it): decided once complete, as the policy's own
         // early decision is.
-        if self.session_covers(name, decision.mode, decision.rule) {
+        if self
+            .judge
+            .session_covers(name, decision.mode, decision.rule)
+        {
             return Answer::Policy(decision);
         }
         self.show_notes(name, notes);
@@ -82,7 +154,8 @@ impl ToolCoordinator<'_> {
             Ok((RunAnswer::Allow, settled)) => {
                 // The scope the prompt named once the call was complete;
                 // before, only the identical call (`settle_early_allow`).
-                self.allow_once_complete(id, name, decision.rule, &decision.reason, !settled);
+                self.judge
+                    .allow_once_complete(id, name, decision.rule, &decision.reason, !settled);
                 Answer::Run { decision }
             }
             Ok((RunAnswer::Edit, _)) => Answer::Edit { decision },
@@ -119,7 +192,9 @@ impl ToolCoordinator<'_> {
     /// complete: the whole call, and `a` naming the scope it allows.
     #[must_use]
     pub fn settled_question(&self, name: &str, arguments: &Map<String, Value>) -> Live {
-        let allow = self.allow_help(name, &Value::Object(arguments.clone()));
+        let allow = self
+            .judge
+            .allow_help(name, &Value::Object(arguments.clone()));
         Live {
             text: format!("Run {name}({})?", short_arguments(arguments, 120)),
             choices: early_choices(Some(allow)),
@@ -156,7 +231,10 @@ impl ToolCoordinator<'_> {
         };
         // Allowed for this session while it waited its turn (`a` at the
         // call before it).
-        if session && let Some(reason) = self.session_allows(name, arguments.as_value(), mode, rule)
+        if session
+            && let Some(reason) = self
+                .judge
+                .session_allows(name, arguments.as_value(), mode, rule)
         {
             return Verdict::Run {
                 tool: name.to_owned(),
@@ -205,12 +283,18 @@ impl ToolCoordinator<'_> {
                 show = false;
             }
             let question = self.run_question(name, &arguments);
-            let allow = session.then(|| self.allow_help(name, arguments.as_value()));
+            let allow = session.then(|| self.judge.allow_help(name, arguments.as_value()));
             let answer = RunAnswer::of(prompt.choose(&question, &run_choices(allow)).await);
             match answer {
                 Ok(answer @ (RunAnswer::Run | RunAnswer::Allow)) => {
                     let reason = if answer == RunAnswer::Allow {
-                        self.allow_for_session(&call.id, name, rule, arguments.as_value(), &why)
+                        self.judge.allow_for_session(
+                            &call.id,
+                            name,
+                            rule,
+                            arguments.as_value(),
+                            &why,
+                        )
                     } else {
                         why
                     };
@@ -262,7 +346,7 @@ impl ToolCoordinator<'_> {
     /// for each path argument that does not open the file it names (each
     /// time it is asked: after a page or an edit too).
     fn run_question(&self, name: &str, arguments: &Arguments) -> String {
-        self.show_notes(name, &self.path_notes(name, arguments.as_value()));
+        self.show_notes(name, &self.judge.path_notes(name, arguments.as_value()));
         format!("Run {name}({})?", short_arguments(arguments, 120))
     }
 
@@ -305,6 +389,7 @@ impl ToolCoordinator<'_> {
         prompt: &PromptTurn<'_>,
     ) -> Edit {
         let skip_old = self
+            .judge
             .tool(name)
             .is_some_and(|tool| runs_jp_tool(tool, "fs_modify_file"));
         let target = text_argument(arguments, skip_old);
@@ -331,10 +416,10 @@ impl ToolCoordinator<'_> {
                             value
                         }
                     };
-                    match value.and_then(|value| self.fits(name, value)) {
+                    match value.and_then(|value| self.judge.fits(name, value)) {
                         Ok(new) => {
                             let value = Value::Object(new.clone());
-                            match self.evaluate(name, PolicyField::Run, &value) {
+                            match self.judge.evaluate(name, PolicyField::Run, &value) {
                                 Ok(decision) if decision.mode == Mode::Skip => {
                                     return Edit::Skip(decision.reason);
                                 }
@@ -360,158 +445,6 @@ impl ToolCoordinator<'_> {
             }
         }
     }
-
-    /// `value` as arguments that fit the tool's parameters.
-    fn fits(&self, name: &str, value: Value) -> Result<Map<String, Value>, String> {
-        let Value::Object(map) = value else {
-            return Err("the arguments are not an object".into());
-        };
-        let tool = self
-            .tool(name)
-            .ok_or_else(|| format!("no tool named `{name}`"))?;
-        check_arguments(&tool.parameters, &Value::Object(map.clone())).map_err(|issues| {
-            issues
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; ")
-        })?;
-        Ok(map)
-    }
-}
-
-/// The answers to "Run this call?", while its arguments stream and once
-/// they are complete.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum RunAnswer {
-    /// `y`: run it.
-    Run,
-    /// `a`: run it, and allow calls like it for this session.
-    Allow,
-    /// `n`: decline it.
-    Decline,
-    /// `e`: edit its arguments first.
-    Edit,
-    /// `v`: page its arguments, and ask again.
-    View,
-}
-
-impl PromptAnswer for RunAnswer {
-    const ALL: &'static [Self] = &[
-        Self::Run,
-        Self::Allow,
-        Self::Decline,
-        Self::Edit,
-        Self::View,
-    ];
-
-    fn key(self) -> char {
-        match self {
-            Self::Run => 'y',
-            Self::Allow => 'a',
-            Self::Decline => 'n',
-            Self::Edit => 'e',
-            Self::View => 'v',
-        }
-    }
-
-    /// What `?` says of it once the call is complete (`a` names its scope
-    /// there: [`run_choices`]).
-    fn help(self) -> Cow<'static, str> {
-        Cow::Borrowed(match self {
-            Self::Run => "run the call",
-            Self::Allow => "allow calls like this one for this session",
-            Self::Decline => "decline it (the model is told)",
-            Self::Edit => "edit the arguments in $VISUAL or $EDITOR first",
-            Self::View => "view the arguments in full, in $PAGER",
-        })
-    }
-}
-
-impl RunAnswer {
-    /// What `?` says of it while the call streams.
-    fn early_help(self) -> Cow<'static, str> {
-        Cow::Borrowed(match self {
-            Self::Run => "run the call once its arguments are complete",
-            // What calls like it are is not known yet, so it allows only
-            // the identical call; once the prompt shows the whole call,
-            // `a` names the scope it allows
-            // ([`ToolCoordinator::settled_question`]).
-            Self::Allow => {
-                "allow only this exact call for this session, once its arguments are complete: run it, and later calls in this conversation with exactly its arguments that the same policy rule asks about (its arguments are still arriving; answer once the prompt shows the whole call to allow calls like it) (`jp conversation forget-approvals` undoes it)"
-            }
-            Self::Decline => "decline it now (the rest of it is not streamed)",
-            Self::Edit => "edit the arguments in $VISUAL or $EDITOR once they are complete",
-            Self::View => "view the arguments so far in full, in $PAGER",
-        })
-    }
-}
-
-/// The choices of "Run this call?" once it is complete, with `allow` as
-/// what `a` says (the scope it would allow), or without `a` for a call
-/// asked about again at its start (`allow` `None`): no rule asked then to
-/// allow.
-fn run_choices(allow: Option<String>) -> Vec<Choice> {
-    with_allow(RunAnswer::choices(RunAnswer::ALL), allow)
-}
-
-/// The choices of "Run this call?" while it streams; once it is complete
-/// (the prompt still open), `allow` is what `a` says.
-fn early_choices(allow: Option<String>) -> Vec<Choice> {
-    let choices = RunAnswer::ALL
-        .iter()
-        .map(|answer| Choice {
-            key: answer.key(),
-            help: answer.early_help(),
-        })
-        .collect();
-    match allow {
-        Some(allow) => with_allow(choices, Some(allow)),
-        None => choices,
-    }
-}
-
-/// `choices` with `allow` as what `a` says, or without `a`.
-fn with_allow(choices: Vec<Choice>, allow: Option<String>) -> Vec<Choice> {
-    let a = RunAnswer::Allow.key();
-    choices
-        .into_iter()
-        .filter_map(|choice| match (choice.key == a, &allow) {
-            (true, None) => None,
-            (true, Some(help)) => Some(Choice {
-                help: Cow::Owned(help.clone()),
-                ..choice
-            }),
-            (false, _) => Some(choice),
-        })
-        .collect()
-}
-
-/// The answers after an edit that cannot run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum RetryAnswer {
-    /// `e`: edit again.
-    Edit,
-    /// `n`: cancel; the call does not run.
-    Cancel,
-}
-
-impl PromptAnswer for RetryAnswer {
-    const ALL: &'static [Self] = &[Self::Edit, Self::Cancel];
-
-    fn key(self) -> char {
-        match self {
-            Self::Edit => 'e',
-            Self::Cancel => 'n',
-        }
-    }
-
-    fn help(self) -> Cow<'static, str> {
-        Cow::Borrowed(match self {
-            Self::Edit => "edit again",
-            Self::Cancel => "cancel: the call does not run",
-        })
-    }
 }
 
 /// How editing a call's arguments ended.
@@ -527,5 +460,5 @@ enum Edit {
 }
 
 #[cfg(test)]
-#[path = "confirm_tests.rs"]
+#[path = "asker_tests.rs"]
 mod tests;

@@ -1,20 +1,191 @@
-//! Whether a call may run (RFD D25 `policy.run`): while its arguments
-//! stream (RFD D26) and once they are complete (architecture decision 7).
+//! The [`Judge`]: whether a tool call may run (RFD D25 `policy.run`) and
+//! whether its result reaches the model (`policy.result`), decided on the
+//! call alone, with no terminal: while its arguments stream (RFD D26,
+//! [`Judge::early`]) and once they are complete (architecture decision 7,
+//! [`Judge::decide_after`]), with the stateful policies and the session
+//! approvals in force ([`super::allow`]); and, for a call refused without a
+//! terminal, how to let such a call run ([`Judge::narrow_advice`]). Its
+//! verdicts are data: putting a question to the user is the
+//! [`Asker`](super::Asker)'s, running a call the [`Runner`](super::Runner)'s.
 
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use jp_config::AppConfig;
 use jp_config::tool::check_arguments;
-use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
-use jp_policy::{Decision, Mode, PolicyField, PolicyWatch, StreamingPolicyState};
-use serde_json::Value;
+use jp_config::tool::effective::effective_policy;
+use jp_config::tool::{ToolConfig, offered};
+use jp_conversation::{
+    ConversationEvent, ResponseStatus, SessionApproval, ToolCallRequest, ToolCallResponse,
+};
+use jp_policy::stateful::Denial;
+use jp_policy::{
+    Decision, Mode, Policy, PolicyField, PolicyWatch, StreamingPolicyState, Workspace,
+};
+use serde_json::{Map, Value};
 
-use super::ToolCoordinator;
+use super::allow::Approvals;
 use crate::query::arguments::Arguments;
 use crate::query::decision::{
-    Answer, Ask, Decided, Verdict, no_terminal, not_run, skipped, too_large,
+    Answer, Ask, Decided, Verdict, denied, no_terminal, not_run, skipped, too_large,
 };
+use crate::stateful::{SetupError, StatefulPolicies};
 #[cfg(test)]
 use jp_term::prompt::Prompts;
 
-impl ToolCoordinator<'_> {
+/// A tool's compiled `policy.run` or `policy.result`, compiled when first
+/// needed; `None` for one that does not compile (which the loader
+/// prevents).
+type CompiledPolicy = OnceLock<Option<Arc<Policy>>>;
+
+/// Decides tool calls for one query: the tools offered, their compiled
+/// policies, the stateful policies and the session approvals in force.
+pub struct Judge<'a> {
+    pub(super) config: &'a AppConfig,
+    pub(super) workspace: Workspace,
+    pub(super) root: PathBuf,
+    /// Each offered tool's policies, by tool and field.
+    policies: HashMap<(String, PolicyField), CompiledPolicy>,
+    /// The stateful policies (`conversation.policies`) and what they know
+    /// of the conversation so far.
+    stateful: StatefulPolicies<'a>,
+    /// The "allow for this session" answers in force (`allow.rs`).
+    pub(super) approvals: Mutex<Approvals>,
+}
+
+impl<'a> Judge<'a> {
+    /// The judge of `config`'s tools, in the workspace at `root`, without
+    /// stateful policies or session approvals ([`Self::with_history`] adds
+    /// them).
+    #[must_use]
+    pub fn new(config: &'a AppConfig, root: &Path) -> Self {
+        let workspace = Workspace::new(root);
+        let policies = offered(&config.conversation.tools)
+            .flat_map(|(name, _)| {
+                [PolicyField::Run, PolicyField::Result]
+                    .map(|field| ((name.as_str().to_owned(), field), OnceLock::new()))
+            })
+            .collect();
+        let resolved = jp_config::load::resolved_json(config);
+        Self {
+            config,
+            stateful: StatefulPolicies::none(config, workspace.clone(), resolved),
+            workspace,
+            root: root.to_path_buf(),
+            policies,
+            approvals: Mutex::new(Approvals::default()),
+        }
+    }
+
+    /// Sets up the stateful policies of `conversation.policies` and
+    /// replays `history` (the conversation so far) into them, so they know
+    /// what ran before this query; and takes the session approvals it
+    /// leaves in force that `genuine` says the user gave (see
+    /// [`crate::seal`]; the others approve nothing).
+    ///
+    /// # Errors
+    ///
+    /// When the policies cannot be built (the loader should have refused
+    /// them): no tool may run unchecked.
+    pub fn with_history(
+        self,
+        history: &[ConversationEvent],
+        genuine: &dyn Fn(&SessionApproval) -> bool,
+    ) -> Result<Self, SetupError> {
+        let resolved = self.stateful.resolved().clone();
+        let stateful =
+            StatefulPolicies::replayed(self.config, self.workspace.clone(), resolved, history)?;
+        Ok(Self {
+            stateful,
+            approvals: Mutex::new(Approvals::from_history(history, genuine)),
+            ..self
+        })
+    }
+
+    /// The stateful policies, with what they know so far.
+    #[must_use]
+    pub fn stateful(&self) -> &StatefulPolicies<'a> {
+        &self.stateful
+    }
+
+    pub(super) fn tool(&self, name: &str) -> Option<&'a ToolConfig> {
+        offered(&self.config.conversation.tools)
+            .find(|(offered, _)| offered.as_str() == name)
+            .map(|(_, tool)| tool)
+    }
+
+    pub(super) fn policy(&self, tool: &str, field: PolicyField) -> Option<Arc<Policy>> {
+        let compile = || {
+            effective_policy(self.config, tool, field)
+                .and_then(|(_, c)| c.policy)
+                .map(Arc::new)
+        };
+        match self.policies.get(&(tool.to_owned(), field)) {
+            Some(compiled) => compiled.get_or_init(compile).clone(),
+            // Not a tool on offer: nothing to keep it for.
+            None => compile(),
+        }
+    }
+
+    pub(super) fn evaluate(
+        &self,
+        tool: &str,
+        field: PolicyField,
+        args: &Value,
+    ) -> Result<Decision, String> {
+        let policy = self.policy(tool, field).ok_or_else(|| {
+            // The loader refuses configs whose policies do not compile, so
+            // this is a bug; fail closed.
+            format!("the {field} policy of `{tool}` is unusable")
+        })?;
+        Ok(policy.evaluate_in(args, &self.workspace))
+    }
+
+    /// The workspace that `path` arguments are resolved in.
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    pub(super) fn available_tools(&self) -> String {
+        let names = offered(&self.config.conversation.tools)
+            .map(|(name, _)| name.as_str())
+            .collect::<Vec<_>>();
+        if names.is_empty() {
+            "none".into()
+        } else {
+            names.join(", ")
+        }
+    }
+
+    /// The verdict for the call `ask` would put to the user, when a
+    /// stateful policy will deny it whatever the user answers.
+    /// An editor opening (`edit`) is not a question: the user may change
+    /// the arguments into ones the policies allow, so it is left open.
+    pub fn deny_instead_of_asking(&self, ask: &Ask) -> Option<(Verdict, Denial)> {
+        if ask.mode != Mode::Ask {
+            return None;
+        }
+        let denial = self.stateful.check(&ask.call.name, &ask.arguments, false)?;
+        Some((denied(&ask.call.id, &ask.call.name, &denial), denial))
+    }
+
+    /// [`StatefulPolicies::check`] for a call whose arguments still
+    /// stream: `known` gives each top-level argument that has arrived, and
+    /// a policy denies only on what it knows.
+    pub fn stateful_check_partial(
+        &self,
+        tool: &str,
+        known: &dyn Fn(&str) -> Option<Value>,
+    ) -> Option<Denial> {
+        let parameters = &self.tool(tool)?.parameters;
+        let arguments: Map<String, Value> = parameters
+            .keys()
+            .filter_map(|key| known(key).map(|value| (key.clone(), value)))
+            .collect();
+        self.stateful.check(tool, &arguments, true)
+    }
+
     /// Decides whether `call` may run: a verdict now, or a prompt to put
     /// to the user ([`ToolCoordinator::confirm`]). Without a way to prompt
     /// (`prompts` unavailable), what would ask is declined.
@@ -351,5 +522,141 @@ impl ToolCoordinator<'_> {
         let key =
             jp_config::tool::limits::argument_limit(&self.config.conversation.tools, name).key;
         too_large(id, name, limit, &key)
+    }
+
+    /// How to let a call like this one run (`field` is `policy.run`), or
+    /// its result reach the model (`policy.result`), without a terminal,
+    /// and no other: a rule on the argument that decided (or on the call's
+    /// path), placed before the rule that asked (`rule`; `None` for the
+    /// implicit fallback). Never a blanket `unattended` for the whole tool.
+    pub(super) fn narrow_advice(
+        &self,
+        name: &str,
+        field: PolicyField,
+        rule: Option<usize>,
+        known: &dyn Fn(&str) -> Option<Value>,
+    ) -> String {
+        let alias = self
+            .policy(name, field)
+            .is_some_and(|policy| policy.is_alias());
+        let place = match rule {
+            // `run = "ask"`: rules replace the mode string.
+            Some(_) if alias => format!("in a {field} list that ends with {{ mode = \"ask\" }}"),
+            Some(index) => format!("before {field}[{index}]"),
+            None => format!("at the end of {field}"),
+        };
+        let allow = match field {
+            PolicyField::Run => "allow calls like this one",
+            PolicyField::Result => "send the results of calls like this one",
+        };
+        let deciding = rule.and_then(|index| {
+            self.policy(name, field)?
+                .rules()
+                .iter()
+                .find(|r| r.index == index)
+                .and_then(|r| r.condition.clone())
+        });
+        // The argument the deciding rule looks at, when it is a top-level
+        // one; otherwise the call's first path argument.
+        let key = match &deciding {
+            Some(condition) => match condition.steps() {
+                [jp_policy::Step::Member(key)] => Some(key.clone()),
+                _ => None,
+            },
+            None => self.tool(name).and_then(|tool| {
+                tool.parameters
+                    .iter()
+                    .find(|(key, p)| {
+                        p.kind == jp_config::tool::ParamType::Path && known(key).is_some()
+                    })
+                    .map(|(key, _)| key.clone())
+            }),
+        };
+        let value = key
+            .as_deref()
+            .and_then(known)
+            .filter(|v| v.is_string() || v.is_number() || v.is_boolean());
+        // Suggested only when it would really let this call run: a path
+        // that escapes the workspace or cannot be resolved never runs
+        // unattended, whatever rule names it.
+        let (key, value) = match (key, value) {
+            (Some(key), Some(value)) if self.would_allow(name, field, &key, &value) => {
+                (Some(key), Some(value))
+            }
+            _ => (None, None),
+        };
+        let entry = self.advice_entry(name, field);
+        match (key, value) {
+            (Some(key), Some(value)) => format!(
+                "run jp in a terminal to answer, or {allow} with a rule {place} in {entry}: {{ arg = \"/{key}\", const = {value}, mode = \"unattended\" }}"
+            ),
+            _ => format!(
+                "run jp in a terminal to answer, or add a rule for calls like this one {place} in {entry} (`jp policy check {name}` tries it)"
+            ),
+        }
+    }
+
+    /// The entry whose policy to change for tool `name`: the tool's own,
+    /// or, when its policy is its MCP server's wildcard entry's
+    /// (`'git.*'`), that one.
+    fn advice_entry(&self, name: &str, field: PolicyField) -> String {
+        let spec = jp_config::tool::effective::effective_spec(self.config, name, field);
+        let wildcard = spec
+            .origin
+            .key()
+            .and_then(|key| key.segments().get(2))
+            .filter(|entry| jp_config::tool::wildcard::wildcard_server(entry).is_some());
+        let entry = wildcard.map_or(name, String::as_str);
+        jp_config::ConfigPath::from_segments(["conversation", "tools", entry]).to_string()
+    }
+
+    /// Whether the rule `{ arg = "/KEY", const = VALUE, mode =
+    /// "unattended" }` in `field` would allow a call whose `KEY` is
+    /// `value`.
+    pub(super) fn would_allow(
+        &self,
+        name: &str,
+        field: PolicyField,
+        key: &str,
+        value: &Value,
+    ) -> bool {
+        let Some(tool) = self.tool(name) else {
+            return false;
+        };
+        let rule: indexmap::IndexMap<String, Value> = [
+            ("arg".to_owned(), Value::from(format!("/{key}"))),
+            ("const".to_owned(), value.clone()),
+            ("mode".to_owned(), Value::from("unattended")),
+        ]
+        .into_iter()
+        .collect();
+        let spec = jp_policy::PolicySpec::Rules(vec![jp_policy::RuleSpec(rule)]);
+        let compiled = Policy::compile(&spec, field, jp_policy::RuleOrigin::Tool, &tool.parameters);
+        let mut arguments = Map::new();
+        arguments.insert(key.to_owned(), value.clone());
+        compiled.policy.is_some_and(|policy| {
+            policy
+                .evaluate_in(&Value::Object(arguments), &self.workspace)
+                .mode
+                == Mode::Unattended
+        })
+    }
+
+    /// `value` as arguments that fit the tool's parameters.
+    pub(super) fn fits(&self, name: &str, value: Value) -> Result<Map<String, Value>, String> {
+        let Value::Object(map) = value else {
+            return Err("the arguments are not an object".into());
+        };
+        let tool = self
+            .tool(name)
+            .ok_or_else(|| format!("no tool named `{name}`"))?;
+        check_arguments(&tool.parameters, &Value::Object(map.clone())).map_err(|issues| {
+            issues
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        })?;
+        Ok(map)
     }
 }
