@@ -16,14 +16,13 @@
 
 use std::sync::PoisonError;
 
-use jp_conversation::{ApprovalScope, ConversationEvent, EventKind, SessionApproval};
+use jp_conversation::{ApprovalScope, EventKind, SessionApproval};
 use jp_policy::Workspace;
 use jp_policy::path::PathValue;
 use jp_policy::{Mode, PolicyField};
 use serde_json::Value;
 
-use super::Judge;
-use super::preview::runs_jp_tool;
+use super::judge::{Judge, Pending, runs_jp_tool};
 use super::scope::{self, Kind};
 
 /// How the reason of a call a session approval let run begins.
@@ -402,57 +401,6 @@ impl Judge<'_> {
             }
         }
         out
-    }
-}
-
-/// The session approvals in force, and those given in this query that the
-/// conversation has not recorded yet.
-#[derive(Debug, Default)]
-pub struct Approvals {
-    pub(super) active: Vec<SessionApproval>,
-    pub(super) unrecorded: Vec<EventKind>,
-    /// `a` answered at calls still streaming (`allow.rs`).
-    pub(super) pending: Vec<Pending>,
-}
-
-/// An `a` answered while a call streamed, recorded once it is complete
-/// (`allow.rs`).
-#[derive(Debug)]
-pub struct Pending {
-    pub(super) call_id: String,
-    pub(super) tool: String,
-    pub(super) rule: Option<usize>,
-    /// Why the policy asked.
-    pub(super) why: String,
-    /// Whether `a` was answered before the call was complete: it then
-    /// covers only the identical call, as nothing the scope is made of had
-    /// been seen whole.
-    pub(super) exact: bool,
-}
-
-impl Approvals {
-    /// The approvals `history` leaves in force: each one given (that
-    /// `genuine` accepts), until a `forget-approvals`.
-    #[must_use]
-    pub fn from_history(
-        history: &[ConversationEvent],
-        genuine: &dyn Fn(&SessionApproval) -> bool,
-    ) -> Self {
-        let mut active = Vec::new();
-        for event in history {
-            match &event.kind {
-                EventKind::SessionApproval(approval) if genuine(approval) => {
-                    active.push(approval.clone());
-                }
-                EventKind::ApprovalsForgotten => active.clear(),
-                _ => {}
-            }
-        }
-        Self {
-            active,
-            unrecorded: Vec::new(),
-            pending: Vec::new(),
-        }
     }
 }
 

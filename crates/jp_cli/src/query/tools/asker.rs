@@ -9,14 +9,14 @@ use std::future::Future;
 use std::sync::Mutex;
 
 use jp_config::delta::Change;
-use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
+use jp_conversation::{ResponseStatus, ToolCallRequest};
 use jp_policy::{Decision, Mode, PolicyField};
 use serde_json::{Map, Value};
 
 use super::Judge;
 use super::answers::{RetryAnswer, RunAnswer, early_choices, run_choices};
 use super::content::{edited_text, text_argument, with_text};
-use super::preview::{Planned, runs_jp_tool};
+use super::judge::runs_jp_tool;
 use crate::query::arguments::{
     Arguments, arguments_header, arguments_page, complete, short_arguments,
 };
@@ -24,6 +24,19 @@ use crate::query::decision::{Answer, Ask, Verdict, interrupted, not_run};
 use crate::query::render::full_arguments;
 use jp_term::printer::{Printer, Style};
 use jp_term::prompt::{Answer as _, Live, LiveQuestion, PromptError, PromptTurn, Ticket};
+
+/// The change a call of the current response makes to a file, as its
+/// diff was shown: what the diffs of later calls to the same file are
+/// taken against, as the calls run in order.
+#[derive(Debug)]
+pub struct Planned {
+    /// The call's id.
+    pub(super) call: String,
+    /// The file, as the tool names it.
+    pub(super) file: String,
+    /// Its text once the call ran.
+    pub(super) after: String,
+}
 
 /// Puts calls to the user and shows what they must see about them.
 pub struct Asker<'j> {
@@ -214,17 +227,9 @@ impl<'j> Asker<'j> {
             session,
         } = ask;
         let name = call.name.as_str();
-        let not_run = |status, content: &str, note: String| Verdict::NotRun {
-            response: ToolCallResponse {
-                id: call.id.clone(),
-                status,
-                content: content.to_owned(),
-                ran: None,
-            },
-            note,
+        let declined = |content: &str, note: String| {
+            not_run(&call, ResponseStatus::Declined, content.to_owned(), note)
         };
-        let declined =
-            |content: &str, note: String| not_run(ResponseStatus::Declined, content, note);
         let prompt = match ticket.wait().await {
             Ok(prompt) => prompt,
             Err(_) => return interrupted(&call),
@@ -254,28 +259,14 @@ impl<'j> Asker<'j> {
         loop {
             if edit_now {
                 edit_now = false;
-                match self.edit_arguments(name, &arguments, &prompt).await {
-                    Edit::Done(new) => {
+                let edit = self.edit_arguments(name, &arguments, &prompt).await;
+                match edit.into_arguments(&call) {
+                    Ok(new) => {
                         arguments = Arguments::new(new);
                         edited = true;
                         show = true;
                     }
-                    Edit::Skip(reason) => {
-                        return not_run(
-                            ResponseStatus::Skipped,
-                            "The user's edit of the arguments is skipped by the user's policy; the call was not run.",
-                            format!(
-                                "{name}: skipped: the edited arguments are skipped by the policy ({reason})"
-                            ),
-                        );
-                    }
-                    Edit::Cancelled(note) => {
-                        return declined(
-                            "The user's edit of the arguments was unusable; the call was not run.",
-                            format!("{name}: not run: {note}"),
-                        );
-                    }
-                    Edit::Interrupted => return interrupted(&call),
+                    Err(verdict) => return verdict,
                 }
             }
             if show {
@@ -457,6 +448,30 @@ enum Edit {
     Cancelled(String),
     /// Ctrl+C.
     Interrupted,
+}
+
+impl Edit {
+    /// The edited arguments of `call` to put to the user, or the verdict
+    /// the edit ends the call with.
+    fn into_arguments(self, call: &ToolCallRequest) -> Result<Map<String, Value>, Verdict> {
+        let name = &call.name;
+        match self {
+            Self::Done(arguments) => Ok(arguments),
+            Self::Skip(reason) => Err(not_run(
+                call,
+                ResponseStatus::Skipped,
+                "The user's edit of the arguments is skipped by the user's policy; the call was not run.".into(),
+                format!("{name}: skipped: the edited arguments are skipped by the policy ({reason})"),
+            )),
+            Self::Cancelled(note) => Err(not_run(
+                call,
+                ResponseStatus::Declined,
+                "The user's edit of the arguments was unusable; the call was not run.".into(),
+                format!("{name}: not run: {note}"),
+            )),
+            Self::Interrupted => Err(interrupted(call)),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -4,12 +4,13 @@
 //! `apply = "ask"`, and either approved (for the cycle's commit buffer) or
 //! rejected with a reason the tool is run again with.
 
+use jp_config::AppConfig;
 use jp_config::access::{Apply, Grants};
 use jp_config::delta::{Proposal, Refusal};
 use jp_tool::{DeltaRejection, RejectionReason};
 use serde_json::Value;
 
-use super::Runner;
+use super::Asker;
 use jp_term::printer::Style;
 use jp_term::prompt::{PromptError, Prompts};
 
@@ -27,9 +28,21 @@ pub enum Settled {
     Interrupted,
 }
 
-impl Runner<'_> {
+/// The review of the config changes a call's runs propose, against the
+/// config as of the cycle's start.
+pub struct ChangeReview<'r> {
+    /// Who shows a change and asks about it.
+    pub asker: &'r Asker<'r>,
+    /// The config the change is checked against.
+    pub config: &'r AppConfig,
+    /// The same config as tools see it (the model alias resolved): what
+    /// a change is shown against.
+    pub readable: &'r Value,
+}
+
+impl ChangeReview<'_> {
     /// Settles the change `tool` proposed with `config` and `unset`.
-    pub(super) async fn settle_delta(
+    pub async fn settle(
         &self,
         tool: &str,
         grants: &Grants,
@@ -47,7 +60,7 @@ impl Runner<'_> {
                 ));
             }
         };
-        let proposal = match Proposal::check(config, unset, self.judge.config, schema) {
+        let proposal = match Proposal::check(config, unset, self.config, schema) {
             Ok(proposal) => proposal,
             Err(refusal) => return Settled::Rejected(self.invalid(tool, refusal)),
         };
@@ -71,10 +84,10 @@ impl Runner<'_> {
         // A change the config would not load with is refused before
         // anyone is asked: committed, it would stop the conversation from
         // loading at all.
-        if let Err(refusal) = proposal.check_loads(self.judge.config) {
+        if let Err(refusal) = proposal.check_loads(self.config) {
             return Settled::Rejected(self.invalid(tool, refusal));
         }
-        let changes = proposal.changes(&self.readable);
+        let changes = proposal.changes(self.readable);
         if apply == Apply::Unattended {
             self.asker.show_changes(
                 Style::Dim,

@@ -17,7 +17,8 @@ use jp_config::tool::check_arguments;
 use jp_config::tool::effective::effective_policy;
 use jp_config::tool::{ToolConfig, offered};
 use jp_conversation::{
-    ConversationEvent, ResponseStatus, SessionApproval, ToolCallRequest, ToolCallResponse,
+    ConversationEvent, EventKind, ResponseStatus, SessionApproval, ToolCallRequest,
+    ToolCallResponse,
 };
 use jp_policy::stateful::Denial;
 use jp_policy::{
@@ -25,7 +26,6 @@ use jp_policy::{
 };
 use serde_json::{Map, Value};
 
-use super::allow::Approvals;
 use crate::query::arguments::Arguments;
 use crate::query::decision::{
     Answer, Ask, Decided, Verdict, denied, no_terminal, not_run, skipped, too_large,
@@ -33,6 +33,42 @@ use crate::query::decision::{
 use crate::stateful::{SetupError, StatefulPolicies};
 #[cfg(test)]
 use jp_term::prompt::Prompts;
+
+/// Whether `tool` runs jp's own default tool `which` (`jp tool
+/// fs_modify_file`), whatever it is called: only then does jp know what
+/// the call does with its arguments.
+#[must_use]
+pub fn runs_jp_tool(tool: &ToolConfig, which: &str) -> bool {
+    tool.command
+        .as_ref()
+        .is_some_and(|command| command.argv() == ["jp", "tool", which])
+}
+
+/// What was decided about a call while it streamed (`early`), with what
+/// its complete arguments decide (`now`, architecture decision 7): the
+/// decision that stands and whether the user approved it, or the verdict
+/// an early answer ended the call with. A policy's early decision and
+/// `now` give the stricter of the two; an approval stands unless the
+/// complete arguments call for more than a question; an early `e` opens
+/// the editor unless they are skipped now.
+fn with_early(early: Option<Answer>, now: Decision) -> Result<(Decision, bool), Box<Verdict>> {
+    Ok(match early {
+        None => (now, false),
+        Some(Answer::NotRun(verdict)) => return Err(Box::new(verdict)),
+        Some(Answer::Policy(decision)) if decision.mode > now.mode => (decision, false),
+        Some(Answer::Policy(_)) => (now, false),
+        Some(Answer::Run { decision }) if now.mode <= Mode::Ask => (decision, true),
+        Some(Answer::Run { .. }) => (now, false),
+        Some(Answer::Edit { .. }) if now.mode == Mode::Skip => (now, false),
+        Some(Answer::Edit { decision }) => (
+            Decision {
+                mode: Mode::Edit,
+                ..decision
+            },
+            false,
+        ),
+    })
+}
 
 /// A tool's compiled `policy.run` or `policy.result`, compiled when first
 /// needed; `None` for one that does not compile (which the loader
@@ -238,29 +274,9 @@ impl<'a> Judge<'a> {
                 ));
             }
         };
-        let (decision, approved) = match early {
-            None => (batch, false),
-            Some(Answer::NotRun(verdict)) => return Decided::Now(verdict),
-            // Decided while streaming: the stricter of then and now.
-            Some(Answer::Policy(decision)) if decision.mode > batch.mode => (decision, false),
-            Some(Answer::Policy(_)) => (batch, false),
-            // Approved while streaming: it stands unless the complete
-            // arguments call for more than a question.
-            Some(Answer::Run { decision }) if batch.mode <= Mode::Ask => (decision, true),
-            Some(Answer::Run { .. }) => (batch, false),
-            Some(Answer::Edit { decision }) => {
-                if batch.mode == Mode::Skip {
-                    (batch, false)
-                } else {
-                    (
-                        Decision {
-                            mode: Mode::Edit,
-                            ..decision
-                        },
-                        false,
-                    )
-                }
-            }
+        let (decision, approved) = match with_early(early, batch) {
+            Ok(settled) => settled,
+            Err(verdict) => return Decided::Now(*verdict),
         };
         let decision = self.with_early_allow(decision, approved, call, value);
         // An approval of this rule, in its scope, inside the workspace.
@@ -277,31 +293,20 @@ impl<'a> Judge<'a> {
                 format!("{name}: refused: the arguments are not an object"),
             ));
         };
-        match decision.mode {
-            Mode::Unattended => Decided::Now(Verdict::Run {
+        let runs = |mode, reason, approved| {
+            Decided::Now(Verdict::Run {
                 tool: name.to_owned(),
                 arguments: Arguments::of(call),
                 edited: false,
-                mode: Mode::Unattended,
-                reason: why,
-                approved: false,
-            }),
-            Mode::Ask if approved => Decided::Now(Verdict::Run {
-                tool: name.to_owned(),
-                arguments: Arguments::of(call),
-                edited: false,
-                mode: Mode::Ask,
-                reason: why,
-                approved: true,
-            }),
-            Mode::Ask if let Some(reason) = session => Decided::Now(Verdict::Run {
-                tool: name.to_owned(),
-                arguments: Arguments::of(call),
-                edited: false,
-                mode: Mode::Ask,
+                mode,
                 reason,
-                approved: true,
-            }),
+                approved,
+            })
+        };
+        match decision.mode {
+            Mode::Unattended => runs(Mode::Unattended, why, false),
+            Mode::Ask if approved => runs(Mode::Ask, why, true),
+            Mode::Ask if let Some(reason) = session => runs(Mode::Ask, reason, true),
             Mode::Skip => Decided::Now(skipped(&call.id, name, &why)),
             Mode::Ask | Mode::Edit if !can_ask => {
                 let advice =
@@ -658,5 +663,56 @@ impl<'a> Judge<'a> {
                 .join("; ")
         })?;
         Ok(map)
+    }
+}
+
+/// The session approvals in force, and those given in this query that the
+/// conversation has not recorded yet.
+#[derive(Debug, Default)]
+pub struct Approvals {
+    pub(super) active: Vec<SessionApproval>,
+    pub(super) unrecorded: Vec<EventKind>,
+    /// `a` answered at calls still streaming (`allow.rs`).
+    pub(super) pending: Vec<Pending>,
+}
+
+/// An `a` answered while a call streamed, recorded once it is complete
+/// (`allow.rs`).
+#[derive(Debug)]
+pub struct Pending {
+    pub(super) call_id: String,
+    pub(super) tool: String,
+    pub(super) rule: Option<usize>,
+    /// Why the policy asked.
+    pub(super) why: String,
+    /// Whether `a` was answered before the call was complete: it then
+    /// covers only the identical call, as nothing the scope is made of had
+    /// been seen whole.
+    pub(super) exact: bool,
+}
+
+impl Approvals {
+    /// The approvals `history` leaves in force: each one given (that
+    /// `genuine` accepts), until a `forget-approvals`.
+    #[must_use]
+    pub fn from_history(
+        history: &[ConversationEvent],
+        genuine: &dyn Fn(&SessionApproval) -> bool,
+    ) -> Self {
+        let mut active = Vec::new();
+        for event in history {
+            match &event.kind {
+                EventKind::SessionApproval(approval) if genuine(approval) => {
+                    active.push(approval.clone());
+                }
+                EventKind::ApprovalsForgotten => active.clear(),
+                _ => {}
+            }
+        }
+        Self {
+            active,
+            unrecorded: Vec::new(),
+            pending: Vec::new(),
+        }
     }
 }

@@ -6,37 +6,14 @@
 use std::cell::Cell;
 use std::sync::PoisonError;
 
-use jp_config::tool::ToolConfig;
 use serde_json::{Map, Value};
 
-use super::Asker;
+use super::asker::{Asker, Planned};
+use super::judge::runs_jp_tool;
 use crate::query::decision::Verdict;
 use crate::query::diff::unified;
 use crate::query::render::Line;
 use jp_term::printer::{Style, sanitize};
-
-/// Whether `tool` runs jp's own default tool `which` (`jp tool
-/// fs_modify_file`), whatever it is called: only then does jp know what
-/// the call does with its arguments.
-#[must_use]
-pub fn runs_jp_tool(tool: &ToolConfig, which: &str) -> bool {
-    tool.command
-        .as_ref()
-        .is_some_and(|command| command.argv() == ["jp", "tool", which])
-}
-
-/// The change a call of the current response makes to a file, as its
-/// diff was shown: what the diffs of later calls to the same file are
-/// taken against, as the calls run in order.
-#[derive(Debug)]
-pub struct Planned {
-    /// The call's id.
-    pub(super) call: String,
-    /// The file, as the tool names it.
-    pub(super) file: String,
-    /// Its text once the call ran.
-    pub(super) after: String,
-}
 
 impl Asker<'_> {
     /// The change call `call` (its id) of `name` with `arguments` would

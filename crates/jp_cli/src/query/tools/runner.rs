@@ -73,7 +73,7 @@ pub struct Runner<'j> {
     /// The config as tools see it: the resolved config with the model
     /// alias resolved (`haiku` becomes `anthropic/claude-haiku-4-5`), the
     /// form a change is checked, shown and stored in.
-    pub(super) readable: Value,
+    readable: Value,
 }
 
 impl<'j> Runner<'j> {
@@ -290,8 +290,13 @@ impl<'j> Runner<'j> {
                 // The content waits until the change is settled: the
                 // model never reads "switched to opus" for a switch that
                 // did not happen.
-                match self
-                    .settle_delta(name, grants, config.as_ref(), &unset, prompts)
+                let review = delta::ChangeReview {
+                    asker: self.asker,
+                    config: self.judge.config,
+                    readable: &self.readable,
+                };
+                match review
+                    .settle(name, grants, config.as_ref(), &unset, prompts)
                     .await
                 {
                     delta::Settled::Approved(proposal) => {
@@ -474,13 +479,7 @@ impl<'j> Runner<'j> {
             // outside the workspace, or onto .jp/config.toml). An
             // unattended call needs no such check: its rule approves only
             // paths inside, as they are now.
-            let moved = approval.seen.as_ref().and_then(|seen| {
-                let targets = self.judge.path_targets(name, approval.arguments.as_value());
-                targets.into_iter().find_map(|(at, target)| {
-                    let (_, before) = seen.iter().find(|(was_at, _)| *was_at == at)?;
-                    (*before != target).then(|| format!("{at} now leads to {target}, not {before}"))
-                })
-            });
+            let moved = self.moved_path(name, approval);
             if now.mode <= approval.mode && moved.is_none() {
                 return Ok(edited);
             }
@@ -504,25 +503,7 @@ impl<'j> Runner<'j> {
                     .await?;
                 continue;
             }
-            // The rules passed over say what changed (a path that now
-            // resolves elsewhere).
-            let passed_over = now
-                .trace
-                .iter()
-                .filter(|rule| !rule.matched)
-                .map(|rule| format!("; policy.run[{}]: {}", rule.rule, rule.reason))
-                .collect::<String>();
-            let changed = format!(
-                "the policy's decision changed since the call was {}: {} then, {} now ({}{passed_over})",
-                if approval.mode == Mode::Unattended {
-                    "decided"
-                } else {
-                    "approved"
-                },
-                approval.mode,
-                now.mode,
-                now.reason
-            );
+            let changed = decision_changed(approval.mode, &now);
             match now.mode {
                 Mode::Skip => {
                     return Err(refuse(not_run(
@@ -562,6 +543,18 @@ impl<'j> Runner<'j> {
                 }
             }
         }
+    }
+
+    /// The first `path` argument of a call to `name` that the user
+    /// approved (`approval`) and that leads somewhere else now, through a
+    /// link made since (perhaps by a call before it), said as such.
+    fn moved_path(&self, name: &str, approval: &Approval) -> Option<String> {
+        let seen = approval.seen.as_ref()?;
+        let targets = self.judge.path_targets(name, approval.arguments.as_value());
+        targets.into_iter().find_map(|(at, target)| {
+            let (_, before) = seen.iter().find(|(was_at, _)| *was_at == at)?;
+            (*before != target).then(|| format!("{at} now leads to {target}, not {before}"))
+        })
     }
 
     /// Puts a call cleared earlier to the user again at its start, at
@@ -620,4 +613,25 @@ fn asking(why: String) -> Decision {
         reason: why,
         trace: Vec::new(),
     }
+}
+
+/// What changed about a call cleared at `then` that `policy.run` decides
+/// `now` at its start; the rules passed over say why (a path that now
+/// resolves elsewhere).
+fn decision_changed(then: Mode, now: &Decision) -> String {
+    let passed_over = now
+        .trace
+        .iter()
+        .filter(|rule| !rule.matched)
+        .map(|rule| format!("; policy.run[{}]: {}", rule.rule, rule.reason))
+        .collect::<String>();
+    let cleared = if then == Mode::Unattended {
+        "decided"
+    } else {
+        "approved"
+    };
+    format!(
+        "the policy's decision changed since the call was {cleared}: {then} then, {} now ({}{passed_over})",
+        now.mode, now.reason
+    )
 }
