@@ -324,7 +324,7 @@ impl PolicyEnv for WorkspaceEnv<'_> {
         // Only "not found" is absent: a file jp cannot inspect may exist,
         // and treating it as new would let a write through unread.
         !matches!(
-            std::fs::symlink_metadata(path),
+            self.workspace.links().entry(&path),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound
         )
     }

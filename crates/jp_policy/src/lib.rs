@@ -49,6 +49,7 @@
 
 mod compile;
 mod evaluate;
+pub mod links;
 pub mod listing;
 pub mod matcher;
 pub mod parameter;

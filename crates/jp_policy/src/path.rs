@@ -36,8 +36,11 @@
 //! `src/` and `src//` are one prefix.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use jp_fs::io_reason;
+
+use crate::links::{Disk, Entry, Links};
 
 /// A path written in a rule, normalized.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -145,23 +148,45 @@ impl PolicyPath {
 pub use jp_fs::normalize_lexically;
 
 /// The workspace root, lexically and resolved, against which path values
-/// are matched. Build it once per evaluation.
+/// are matched, and the file system their links are read from. Build it
+/// once per evaluation.
 #[derive(Debug, Clone)]
 pub struct Workspace {
     lexical: PathBuf,
     resolved: PathBuf,
+    links: Arc<dyn Links>,
 }
 
 impl Workspace {
-    /// The workspace rooted at `root`. A relative root is taken from the
-    /// current directory; a root that cannot be canonicalized (it does not
-    /// exist) is used as is for the resolved form too.
+    /// The workspace rooted at `root`, on the real file system. A relative
+    /// root is taken from the current directory; a root that cannot be
+    /// canonicalized (it does not exist) is used as is for the resolved
+    /// form too.
     #[must_use]
     pub fn new(root: &Path) -> Self {
+        Self::with_links(root, Arc::new(Disk))
+    }
+
+    /// The workspace rooted at `root` on the file system `links` (for
+    /// instance a [`Memory`](crate::links::Memory) one, in tests).
+    #[must_use]
+    pub fn with_links(root: &Path, links: Arc<dyn Links>) -> Self {
         let absolute = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
         let lexical = normalize_lexically(&absolute);
-        let resolved = std::fs::canonicalize(&absolute).unwrap_or_else(|_| lexical.clone());
-        Self { lexical, resolved }
+        let resolved = links
+            .canonical(&absolute)
+            .unwrap_or_else(|| lexical.clone());
+        Self {
+            lexical,
+            resolved,
+            links,
+        }
+    }
+
+    /// The file system paths in this workspace are resolved on.
+    #[must_use]
+    pub fn links(&self) -> &dyn Links {
+        self.links.as_ref()
     }
 
     /// The root, normalized lexically.
@@ -352,7 +377,7 @@ pub fn resolve_path(value: &str, workspace: &Workspace) -> Result<PathValue, Nul
     }
     let lexical = normalize_lexically(&workspace.lexical.join(value));
     let show = |path: PathBuf| PathForm::new(path, &workspace.resolved).text();
-    let resolve = |path: &Path| match resolve_physically(path) {
+    let resolve = |path: &Path| match resolve_physically(path, workspace.links()) {
         Ok(path) => Ok(PathForm::new(path, &workspace.resolved)),
         Err(Failure::Loop(link)) => Err(Unresolvable::Loop { link: show(link) }),
         Err(Failure::TooManyLinks) => Err(Unresolvable::TooManyLinks),
@@ -382,6 +407,12 @@ pub fn resolve_path(value: &str, workspace: &Workspace) -> Result<PathValue, Nul
     })
 }
 
+/// `path` (absolute) with every link on `links` followed, as
+/// [`resolve_path`] resolves it; `None` when that fails.
+pub(crate) fn resolve_with(path: &Path, links: &dyn Links) -> Option<PathBuf> {
+    resolve_physically(path, links).ok()
+}
+
 /// The most symlinks followed while resolving one path (Linux's limit).
 pub const MAX_SYMLINKS: usize = 40;
 
@@ -398,7 +429,7 @@ enum Failure {
 /// a dangling symlink is followed to its (missing) target. Components that
 /// do not exist are kept as written. Anything else fails: a loop, more than
 /// [`MAX_SYMLINKS`] links, or a component that cannot be inspected.
-fn resolve_physically(path: &Path) -> Result<PathBuf, Failure> {
+fn resolve_physically(path: &Path, links: &dyn Links) -> Result<PathBuf, Failure> {
     use std::collections::{HashSet, VecDeque};
     use std::ffi::OsString;
 
@@ -423,8 +454,8 @@ fn resolve_physically(path: &Path) -> Result<PathBuf, Failure> {
             continue;
         }
         let next = out.join(&name);
-        match std::fs::symlink_metadata(&next) {
-            Ok(meta) if meta.file_type().is_symlink() => {
+        match links.entry(&next) {
+            Ok(Entry::Link(target)) => {
                 // `/proc/self`, `/proc/PID/cwd`, `root`, `fd/N`: what they
                 // lead to depends on who follows them.
                 if next.starts_with("/proc") {
@@ -436,8 +467,6 @@ fn resolve_physically(path: &Path) -> Result<PathBuf, Failure> {
                 if followed.len() > MAX_SYMLINKS {
                     return Err(Failure::TooManyLinks);
                 }
-                let target = std::fs::read_link(&next)
-                    .map_err(|e| Failure::Inaccessible(next.clone(), e))?;
                 let mut target_parts = Vec::new();
                 for component in target.components() {
                     match component {
@@ -452,7 +481,7 @@ fn resolve_physically(path: &Path) -> Result<PathBuf, Failure> {
                     pending.push_front(part);
                 }
             }
-            Ok(_) => out = next,
+            Ok(Entry::Other) => out = next,
             // A missing entry is kept as written: the tool would create it.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => out = next,
             // An entry jp cannot inspect (permission denied, a name too

@@ -1,50 +1,54 @@
 //! The [`Calls`] machine on its own: inputs in, steps out, no terminal, no
-//! prompt, no stream. The policies are real (a workspace's config), the
-//! argument pieces come from the real parser.
+//! prompt, no stream, no disk (the workspace's files are held in memory).
+//! The policies are real (a workspace's config), the argument pieces come
+//! from the real parser.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::path::Path;
+use std::sync::Arc;
+
 use jp_config::AppConfig;
-use jp_config::load::{LoadOptions, load};
+use jp_config::load::config_of_toml;
 use jp_conversation::{EventBuilder, EventPart, FlushedEvent, ToolCallPart};
+use jp_policy::Workspace;
+use jp_policy::links::Memory;
 
 use super::*;
 
-/// A workspace whose one tool is `save(path, text)` with `policy`.
+/// A workspace at `/w`, held in memory (no disk), whose one tool is
+/// `save(path, text)` with `policy`.
 struct Fixture {
-    dir: tempfile::TempDir,
     config: AppConfig,
+    files: Memory,
 }
 
 impl Fixture {
     fn new(policy: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join(".jp")).unwrap();
-        std::fs::write(
-            dir.path().join(".jp/config.toml"),
-            format!(
-                "[conversation.tools.save]\n\
-                 command = [\"save-tool\"]\n\
-                 parameters.path = {{ type = \"path\", required = true }}\n\
-                 parameters.text = {{ type = \"string\" }}\n\
-                 {policy}\n"
-            ),
-        )
-        .unwrap();
-        let loaded = load(&LoadOptions {
-            cwd: dir.path().to_path_buf(),
-            trust: jp_config::trust::WorkspaceTrust::Trusted,
-            ..LoadOptions::default()
-        })
+        let config = config_of_toml(&[&format!(
+            "[conversation.tools.save]\n\
+             command = [\"save-tool\"]\n\
+             parameters.path = {{ type = \"path\", required = true }}\n\
+             parameters.text = {{ type = \"string\" }}\n\
+             {policy}\n"
+        )])
         .unwrap();
         Self {
-            dir,
-            config: loaded.config,
+            config,
+            files: Memory::new().with_entry("/w/.jp"),
         }
     }
 
+    /// The workspace has `path` (absolute) as a link to `target`.
+    fn link(mut self, path: &str, target: &str) -> Self {
+        self.files = self.files.with_link(path, target);
+        self
+    }
+
     fn judge(&self) -> Judge<'_> {
-        Judge::new(&self.config, self.dir.path())
+        let root = Path::new("/w");
+        let workspace = Workspace::with_links(root, Arc::new(self.files.clone()));
+        Judge::in_workspace(&self.config, workspace, root)
     }
 }
 
@@ -382,4 +386,35 @@ fn a_declined_call_tells_the_model_the_stream_was_stopped() {
     };
     assert!(response.content.ends_with("it was not run. (stopped)"));
     assert!(s.calls.take_verdict(0).is_none(), "taken once");
+}
+
+#[test]
+fn a_path_a_link_leads_out_of_the_workspace_is_not_let_through_by_its_name() {
+    const SRC_ONLY: &str = "policy.run = [{ arg = \"/path\", prefix = \"src/\", mode = \"unattended\" }, { mode = \"skip\" }]";
+    let f = Fixture::new(SRC_ONLY).link("/w/src/keys", "/home/u/.ssh");
+    let judge = f.judge();
+    let mut calls = Calls::new(&judge, true);
+    let mut s = Stream::new(&mut calls);
+    s.start("save").took();
+    s.chunk(r#"{"path": "src/notes.txt"}"#).complete();
+    assert_eq!(
+        s.took(),
+        ["release 0", "release 0", "settled 0: run unattended"]
+    );
+
+    let mut calls = Calls::new(&judge, true);
+    let mut s = Stream::new(&mut calls);
+    s.start("save").took();
+    s.chunk(r#"{"path": "src/keys/id_ed25519"}"#);
+    // Skipped as soon as its path is known, through the link: the stream
+    // can stop.
+    assert_eq!(s.took(), ["release 0", "abandon 0"]);
+    s.complete();
+    assert_eq!(
+        s.took(),
+        [
+            "release 0",
+            "settled 0: skipped: save: skipped (policy.run[1] (catch-all) matched)"
+        ]
+    );
 }

@@ -63,7 +63,7 @@ pub enum Answer {
     NotRun(Verdict),
 }
 
-/// What [`ToolCoordinator::decide`] decided.
+/// What [`Judge::decide`](super::tools::Judge::decide_after) decided.
 #[derive(Debug)]
 pub enum Decided {
     /// The verdict, without asking.
@@ -72,7 +72,7 @@ pub enum Decided {
     Ask(Ask),
 }
 
-/// A call whose policy asks: what [`ToolCoordinator::confirm`] puts to the
+/// A call whose policy asks: what [`Asker::confirm`](super::tools::Asker::confirm) puts to the
 /// user.
 #[derive(Debug, Clone)]
 pub struct Ask {

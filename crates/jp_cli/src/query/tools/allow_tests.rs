@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::*;
 use crate::query::decision::{Decided, Verdict};
 use crate::query::tools::fixture::{quiet_printer, workspace};
+use crate::query::tools::judge::Approvals;
 use crate::query::tools::{Asker, Judge};
 use jp_conversation::ConversationEvent;
 use jp_term::prompt::{Prompts, ScriptedPrompter};

@@ -96,7 +96,14 @@ impl<'a> Judge<'a> {
     /// them).
     #[must_use]
     pub fn new(config: &'a AppConfig, root: &Path) -> Self {
-        let workspace = Workspace::new(root);
+        Self::in_workspace(config, Workspace::new(root), root)
+    }
+
+    /// [`Self::new`] in `workspace`, whose paths may be read from another
+    /// file system than the disk (a [`Memory`](jp_policy::links::Memory)
+    /// one, in tests); `root` is where the tools run.
+    #[must_use]
+    pub fn in_workspace(config: &'a AppConfig, workspace: Workspace, root: &Path) -> Self {
         let policies = offered(&config.conversation.tools)
             .flat_map(|(name, _)| {
                 [PolicyField::Run, PolicyField::Result]
@@ -223,7 +230,7 @@ impl<'a> Judge<'a> {
     }
 
     /// Decides whether `call` may run: a verdict now, or a prompt to put
-    /// to the user ([`ToolCoordinator::confirm`]). Without a way to prompt
+    /// to the user ([`Asker::confirm`](super::Asker::confirm)). Without a way to prompt
     /// (`prompts` unavailable), what would ask is declined.
     #[cfg(test)]
     pub fn decide(&self, call: &ToolCallRequest, prompts: &Prompts) -> Decided {
