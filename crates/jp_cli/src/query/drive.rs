@@ -1,12 +1,14 @@
-//! Driving a turn: the [`TurnCoordinator`]'s actions carried out in order,
-//! one response after another: stream it ([`super::stream`]), settle the
-//! questions still open, run its calls ([`super::run`]), ask for the
-//! user's reply, until the turn ends or tools change the config.
+//! Driving a turn ([`Session::run_turn`]): the [`TurnCoordinator`]'s
+//! actions carried out in order, one response after another: stream it (a
+//! [`Response`]), settle the questions still open, run its calls (a
+//! [`Cycle`]), ask for the user's reply, until the turn ends or tools
+//! change the config.
 
 use std::collections::VecDeque;
 
 use jp_conversation::EventKind;
 
+use super::run::Cycle;
 use super::session::Session;
 use super::signals::Interrupts;
 use super::stream::Response;
@@ -68,21 +70,14 @@ impl Session {
                     self.printer.chrome_line(Style::Header, &self.header);
                     self.printer.spin(&format!("waiting for {}", self.model));
                     response = Response::new(tools, prompts);
-                    let inputs = self.stream_response(&mut turn, &mut response, interrupts);
+                    let inputs = response.stream(self, &mut turn, interrupts);
                     queue.extend(inputs.await?);
                 }
                 Action::RunTools(list) => {
                     // The stream is over; the questions still open decide.
                     response.settle_questions(self, &turn).await;
-                    let ran = self
-                        .run_tools(
-                            list,
-                            &mut response.calls,
-                            tools,
-                            executor,
-                            prompts,
-                            interrupts,
-                        )
+                    let ran = Cycle::new(self, tools, executor, prompts)
+                        .run_tools(list, &mut response.calls, interrupts)
                         .await?;
                     if ran.interrupted {
                         return Ok(Step::End(TurnEnd::Interrupted));
@@ -104,7 +99,7 @@ impl Session {
                     queue.extend(turn.handle(Input::Reply(reply)));
                 }
                 Action::Finish(end) => return Ok(Step::End(end)),
-                other => self.perform(other, &mut response, &turn)?,
+                other => response.perform(self, other, &turn)?,
             }
         }
         Ok(Step::End(TurnEnd::Completed))
