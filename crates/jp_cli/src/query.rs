@@ -5,28 +5,33 @@
 //! every recorded event). One tool call travels through these files in
 //! this order:
 //!
-//! 1. [`session`]: the turn sends a request; [`stream`] reads the
-//!    provider's events into the [`turn::TurnCoordinator`], which parses
-//!    the call's argument chunks as they arrive and returns actions
-//!    (`ToolCallStarted`, `ArgumentProgress`, `Decide`, `RunTools`).
+//! 1. [`session`]: the [`session::Session`] (the conversation and the
+//!    terminal) makes a request, and the turn's loop
+//!    ([`drive`](mod@drive)) hands it to a [`stream::Response`], which
+//!    reads the provider's events into the [`turn::TurnCoordinator`]; that
+//!    parses the call's argument chunks as they arrive and returns actions
+//!    (`ToolCallStarted`, `ArgumentProgress`, `Decide`, `RunTools`), which
+//!    the `Response` carries out.
 //! 2. [`calls`]: the [`calls::Calls`] machine takes each of those for the
 //!    call (started, a piece of its arguments, complete, answered) and
 //!    says what to do: hold its place in the prompt line, ask while it
 //!    streams, end it early (the stream stops when nothing else streams),
-//!    or settle its verdict. It asks the [`tools::ToolCoordinator`] what
-//!    the policies say ([`tools`]: `policy.run` while streaming and once
-//!    complete, the stateful policies). [`decision`] is the ladder of
-//!    what is decided about a call, stage by stage.
-//! 3. [`tools::confirm`]: the questions put to the user (run, edit, view),
-//!    in call order ([`tickets`]).
-//! 4. [`run`]: once the response ends, the calls run in order: each checked
-//!    again at its start ([`tools::start`]), run by a
-//!    [`jp_llm::tool::ToolExecutor`] ([`tools::execute`]), its config change
-//!    settled ([`tools::delta`]) and its result delivered per
-//!    `policy.result`.
-//! 5. [`changes`]: the response's config changes are committed with what
-//!    its calls record, in one write, and the turn goes on with the config
-//!    resolved again.
+//!    or settle its verdict. It asks the [`tools::Judge`] what the
+//!    policies say ([`tools::judge`]: `policy.run` while streaming and
+//!    once complete, the stateful policies, the session approvals).
+//!    [`decision`] is the ladder of what is decided about a call, stage by
+//!    stage.
+//! 3. [`tools::asker`]: the [`tools::Asker`] puts the questions to the user
+//!    (run, allow for the session, decline, edit, view), in call order
+//!    ([`tickets`]).
+//! 4. [`run`]: once the response ends, a [`run::Cycle`] runs its calls in
+//!    order through the [`tools::Runner`] ([`tools::runner`]): each
+//!    checked again at its start, run by a [`jp_llm::tool::ToolExecutor`],
+//!    its config change settled ([`tools::delta`]) and its result
+//!    delivered per `policy.result`.
+//! 5. [`changes`]: the `Cycle` commits the response's config changes with
+//!    what its calls record, in one write, and the turn goes on with the
+//!    [`session::Session`]'s config resolved again.
 //!
 //! [`render`] draws calls and results, and [`diff`] a file change;
 //! [`signals`] is Ctrl+C and the other signals; [`arguments`] holds and

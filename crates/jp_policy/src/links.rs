@@ -29,10 +29,6 @@ pub trait Links: Debug + Send + Sync {
     /// when the entry cannot be inspected (path resolution then fails
     /// closed).
     fn entry(&self, path: &Path) -> io::Result<Entry>;
-
-    /// `path` with every link resolved, as `realpath` gives it; `None`
-    /// when some part of it is missing or cannot be inspected.
-    fn canonical(&self, path: &Path) -> Option<PathBuf>;
 }
 
 /// The real file system.
@@ -47,10 +43,6 @@ impl Links for Disk {
         } else {
             Ok(Entry::Other)
         }
-    }
-
-    fn canonical(&self, path: &Path) -> Option<PathBuf> {
-        std::fs::canonicalize(path).ok()
     }
 }
 
@@ -115,11 +107,6 @@ impl Links for Memory {
             .get(path)
             .cloned()
             .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
-    }
-
-    fn canonical(&self, path: &Path) -> Option<PathBuf> {
-        let resolved = crate::path::resolve_with(path, self)?;
-        self.entry(&resolved).ok().map(|_| resolved)
     }
 }
 

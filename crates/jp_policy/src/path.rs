@@ -164,17 +164,26 @@ impl Workspace {
     /// form too.
     #[must_use]
     pub fn new(root: &Path) -> Self {
-        Self::with_links(root, Arc::new(Disk))
-    }
-
-    /// The workspace rooted at `root` on the file system `links` (for
-    /// instance a [`Memory`](crate::links::Memory) one, in tests).
-    #[must_use]
-    pub fn with_links(root: &Path, links: Arc<dyn Links>) -> Self {
         let absolute = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
         let lexical = normalize_lexically(&absolute);
-        let resolved = links
-            .canonical(&absolute)
+        let resolved = std::fs::canonicalize(&absolute).unwrap_or_else(|_| lexical.clone());
+        Self {
+            lexical,
+            resolved,
+            links: Arc::new(Disk),
+        }
+    }
+
+    /// The workspace rooted at `root` (absolute) on the file system
+    /// `links` (for instance a [`Memory`](crate::links::Memory) one, in
+    /// tests). A root that cannot be resolved there is used as is for the
+    /// resolved form too.
+    #[must_use]
+    pub fn with_links(root: &Path, links: Arc<dyn Links>) -> Self {
+        let lexical = normalize_lexically(root);
+        let resolved = resolve_physically(&lexical, links.as_ref())
+            .ok()
+            .filter(|resolved| links.entry(resolved).is_ok())
             .unwrap_or_else(|| lexical.clone());
         Self {
             lexical,
@@ -405,12 +414,6 @@ pub fn resolve_path(value: &str, workspace: &Workspace) -> Result<PathValue, Nul
         resolved,
         resolved_lexical,
     })
-}
-
-/// `path` (absolute) with every link on `links` followed, as
-/// [`resolve_path`] resolves it; `None` when that fails.
-pub(crate) fn resolve_with(path: &Path, links: &dyn Links) -> Option<PathBuf> {
-    resolve_physically(path, links).ok()
 }
 
 /// The most symlinks followed while resolving one path (Linux's limit).

@@ -1,17 +1,17 @@
-//! A response's config changes (RFD 078): what its calls record is held
-//! from the first call that changed the config on, and committed with the
-//! changes in one write at the end of the response, or told that the change
-//! was not applied (the turn was interrupted, or the changes do not load
-//! together).
+//! A response's config changes (RFD 078), the end of a [`Cycle`]: what its
+//! calls record is held from the first call that changed the config on,
+//! and committed with the changes in one write at the end of the response,
+//! or told that the change was not applied (the turn was interrupted, or
+//! the changes do not load together).
 
 use jp_conversation::{ConversationEvent, EventKind, ResponseStatus, ToolCallResponse};
 
-use super::run::INTERRUPTED_CHANGE;
-use super::session::Session;
+use super::run::{Cycle, INTERRUPTED_CHANGE};
+use jp_llm::tool::ToolExecutor;
 use jp_term::printer::Style;
 
-impl Session {
-    /// Records what the cycle `held` for its config `changes` (each event
+impl<E: ToolExecutor> Cycle<'_, E> {
+    /// Records what the cycle held for its config changes (each event
     /// with whether it is the result of a call that changed the config),
     /// and commits the changes with it, unless the turn was `interrupted`
     /// or the config would not load with all of them: then none applies,
@@ -20,18 +20,17 @@ impl Session {
     /// committed (the config must be resolved again).
     pub fn settle_changes(
         &mut self,
-        held: Vec<(EventKind, bool)>,
-        changes: &jp_config::delta::Buffer,
         interrupted: bool,
     ) -> Result<bool, jp_conversation::StoreError> {
-        let folded = changes.fold();
+        let held = std::mem::take(&mut self.held);
+        let folded = self.changes.fold();
         let dropped = if interrupted {
             Some((ResponseStatus::Interrupted, INTERRUPTED_CHANGE.to_owned()))
         } else {
             // Each change was checked alone against the config as the
             // cycle began; together they must load as well.
             folded.as_ref().and_then(|f| self.unloadable(f)).map(|detail| {
-                self.printer.chrome_line(
+                self.session.printer.chrome_line(
                     Style::Bad,
                     &format!(
                         "⚠ the config changes of this response were not applied: together they leave a config that does not load: {detail}"
@@ -50,7 +49,7 @@ impl Session {
             .map(|(event, changed)| match (event, &dropped) {
                 (EventKind::ToolCallResponse(response), Some((status, content))) if changed => {
                     if interrupted {
-                        self.printer.chrome_line(
+                        self.session.printer.chrome_line(
                             Style::Warn,
                             &format!(
                                 "  the config change of call {} was not applied: the turn was interrupted",
@@ -95,28 +94,30 @@ impl Session {
             sets: jp_config::delta::leaves(&serde_json::Value::Object(folded.delta.clone())),
             unsets,
         };
-        together.check_loads(&self.config).err().map(|refusal| {
-            // Said of one change; here it is all of them.
-            refusal
-                .detail
-                .strip_prefix("with this change the config would not load: ")
-                .map_or_else(|| refusal.detail.clone(), str::to_owned)
-        })
+        together
+            .check_loads(&self.session.config)
+            .err()
+            .map(|refusal| {
+                // Said of one change; here it is all of them.
+                refusal
+                    .detail
+                    .strip_prefix("with this change the config would not load: ")
+                    .map_or_else(|| refusal.detail.clone(), str::to_owned)
+            })
     }
 
-    /// Records `kind` now, or holds it (in `held`) when the cycle holds
-    /// what its calls record until its config change is committed: from
-    /// the first response whose call `changed` the config on.
+    /// Records `kind` now, or holds it when the cycle holds what its calls
+    /// record until its config change is committed: from the first
+    /// response whose call `changed` the config on.
     pub fn keep(
         &mut self,
-        held: &mut Vec<(EventKind, bool)>,
         kind: EventKind,
         changed: bool,
     ) -> Result<(), jp_conversation::StoreError> {
-        if held.is_empty() && !changed {
-            self.record(kind)
+        if self.held.is_empty() && !changed {
+            self.session.record(kind)
         } else {
-            held.push((kind, changed));
+            self.held.push((kind, changed));
             Ok(())
         }
     }
@@ -127,8 +128,10 @@ impl Session {
             return Ok(());
         }
         let events = events.into_iter().map(ConversationEvent::now);
-        self.ledger
-            .append(&mut self.lock, &mut self.conversation, events)
+        let session = &mut *self.session;
+        session
+            .ledger
+            .append(&mut session.lock, &mut session.conversation, events)
     }
 
     /// Records what was held for one cycle's config changes (`events`)
@@ -140,7 +143,7 @@ impl Session {
         events: Vec<EventKind>,
         folded: jp_config::delta::Folded,
     ) -> Result<(), jp_conversation::StoreError> {
-        self.printer.chrome_line(
+        self.session.printer.chrome_line(
             Style::Dim,
             &format!(
                 "config changed by {}: {}",
@@ -165,7 +168,9 @@ impl Session {
             .chain([change])
             .map(ConversationEvent::now)
             .collect::<Vec<_>>();
-        self.ledger
-            .append(&mut self.lock, &mut self.conversation, events)
+        let session = &mut *self.session;
+        session
+            .ledger
+            .append(&mut session.lock, &mut session.conversation, events)
     }
 }

@@ -1,12 +1,14 @@
-//! Driving a turn: the [`TurnCoordinator`]'s actions carried out in order,
-//! one response after another: stream it ([`super::stream`]), settle the
-//! questions still open, run its calls ([`super::run`]), ask for the
-//! user's reply, until the turn ends or tools change the config.
+//! Driving a turn ([`Session::run_turn`]): the [`TurnCoordinator`]'s
+//! actions carried out in order, one response after another: stream it (a
+//! [`Response`]), settle the questions still open, run its calls (a
+//! [`Cycle`]), ask for the user's reply, until the turn ends or tools
+//! change the config.
 
 use std::collections::VecDeque;
 
 use jp_conversation::EventKind;
 
+use super::run::Cycle;
 use super::session::Session;
 use super::signals::Interrupts;
 use super::stream::Response;
@@ -33,7 +35,7 @@ impl Session {
     /// resolved again) until it ends or tools change the config.
     pub async fn run_turn<'t, E: ToolExecutor>(
         &mut self,
-        tools: &'t Runner<'t>,
+        runner: &'t Runner<'t>,
         executor: &E,
         prompts: &'t Prompts,
         interrupts: &mut Interrupts,
@@ -57,7 +59,7 @@ impl Session {
             }
         };
         // What is decided about the calls of the response streaming.
-        let mut response = Response::new(tools.asker(), prompts);
+        let mut response = Response::new(runner.asker(), prompts);
         while let Some(action) = queue.pop_front() {
             match action {
                 Action::Request { cycle } => {
@@ -67,22 +69,15 @@ impl Session {
                     // model speaks again, in a terminal and in a log alike.
                     self.printer.chrome_line(Style::Header, &self.header);
                     self.printer.spin(&format!("waiting for {}", self.model));
-                    response = Response::new(tools.asker(), prompts);
-                    let inputs = self.stream_response(&mut turn, &mut response, interrupts);
+                    response = Response::new(runner.asker(), prompts);
+                    let inputs = response.stream(self, &mut turn, interrupts);
                     queue.extend(inputs.await?);
                 }
                 Action::RunTools(list) => {
                     // The stream is over; the questions still open decide.
                     response.settle_questions(self, &turn).await;
-                    let ran = self
-                        .run_tools(
-                            list,
-                            &mut response.calls,
-                            tools,
-                            executor,
-                            prompts,
-                            interrupts,
-                        )
+                    let ran = Cycle::new(self, runner, executor, prompts)
+                        .run_tools(list, &mut response.calls, interrupts)
                         .await?;
                     if ran.interrupted {
                         return Ok(Step::End(TurnEnd::Interrupted));
@@ -104,7 +99,7 @@ impl Session {
                     queue.extend(turn.handle(Input::Reply(reply)));
                 }
                 Action::Finish(end) => return Ok(Step::End(end)),
-                other => self.perform(other, &mut response, &turn)?,
+                other => response.perform(self, other, &turn)?,
             }
         }
         Ok(Step::End(TurnEnd::Completed))

@@ -1,6 +1,7 @@
-//! Running one response's calls, in order, once every one of them is
-//! decided: each checked at its start, run (Ctrl+C opens the tool menu),
-//! its result shown and kept for the conversation.
+//! [`Cycle`]: running one response's calls, in order, once every one of
+//! them is decided: each checked at its start, run (Ctrl+C opens the tool
+//! menu), its result shown and kept for the conversation; what they record
+//! and change is committed in [`super::changes`].
 
 use std::collections::HashMap;
 
@@ -10,7 +11,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::calls::Calls;
 use super::decision::{Ran, Verdict, denied};
-use super::render;
 use super::session::Session;
 use super::signals::{Interrupts, TOOL_MENU, ToolMenu, answer, ctrl_c};
 use jp_llm::tool::ToolExecutor;
@@ -20,22 +20,25 @@ use jp_term::prompt::{PromptError, Prompts};
 
 use super::tools::{Approval, Runner};
 
-/// How running one response's calls ended.
-/// One response's calls as they run, for [`Session::run_approved`]: what
-/// runs them, and what they share.
-struct Cycle<'c, E> {
+/// Runs one response's calls, in order, once every one of them is decided,
+/// and commits what they changed ([`super::changes`]): holds what runs
+/// them, and what the calls record and change until the response's config
+/// changes are committed.
+pub struct Cycle<'c, E> {
+    /// Where the calls' results are recorded, and shown.
+    pub(super) session: &'c mut Session,
     executor: &'c E,
-    tools: &'c Runner<'c>,
+    runner: &'c Runner<'c>,
     prompts: &'c Prompts,
     /// What the calls record from the first call that changed the config
     /// on, each response with whether its change is in `changes`: recorded
     /// together with the change when it is committed, or told the change
     /// was not applied when the cycle is interrupted (the model must never
     /// read "switched to ..." for a switch that did not happen).
-    held: Vec<(EventKind, bool)>,
+    pub(super) held: Vec<(EventKind, bool)>,
     /// Config changes the tools' grants allowed, committed together when
     /// every call of this response is done.
-    changes: jp_config::delta::Buffer,
+    pub(super) changes: jp_config::delta::Buffer,
     /// Whether the user stopped the tools to reply.
     stopped: bool,
 }
@@ -79,35 +82,44 @@ fn as_recorded(response: ToolCallResponse, cancel: &CancellationToken) -> ToolCa
     }
 }
 
-impl Session {
-    /// Runs the calls of one response, in order, once every one of them
-    /// is decided: each checked at its start, its result shown and kept,
-    /// what the cycle records held from the first call that changed the
-    /// config on, and the changes committed with it at the end (or not,
-    /// [`Session::settle_changes`]).
-    pub async fn run_tools<E: ToolExecutor>(
-        &mut self,
-        list: Vec<(usize, ToolCallRequest)>,
-        calls: &mut Calls<'_>,
-        tools: &Runner<'_>,
-        executor: &E,
-        prompts: &Prompts,
-        interrupts: &mut Interrupts,
-    ) -> Result<RanTools, crate::error::Error> {
-        let cancel = interrupts.cancel.clone();
-        // "Allow for this session" answers given at this response's
-        // prompts, recorded before its calls run.
-        for kind in tools.judge().take_unrecorded() {
-            self.record(kind)?;
-        }
-        let mut cycle = Cycle {
+impl<'c, E: ToolExecutor> Cycle<'c, E> {
+    /// The calls of one response about to run: by `executor`, as `runner`
+    /// decide, the questions put through `prompts`, recorded in `session`.
+    pub fn new(
+        session: &'c mut Session,
+        runner: &'c Runner<'c>,
+        executor: &'c E,
+        prompts: &'c Prompts,
+    ) -> Self {
+        Self {
+            session,
             executor,
-            tools,
+            runner,
             prompts,
             held: Vec::new(),
             changes: jp_config::delta::Buffer::default(),
             stopped: false,
-        };
+        }
+    }
+
+    /// Runs the calls of one response, in order, once every one of them
+    /// is decided: each checked at its start, its result shown and kept,
+    /// what the cycle records held from the first call that changed the
+    /// config on, and the changes committed with it at the end (or not,
+    /// [`Cycle::settle_changes`]).
+    pub async fn run_tools(
+        mut self,
+        list: Vec<(usize, ToolCallRequest)>,
+        calls: &mut Calls<'_>,
+        interrupts: &mut Interrupts,
+    ) -> Result<RanTools, crate::error::Error> {
+        let cancel = interrupts.cancel.clone();
+        let judge = self.runner.judge();
+        // "Allow for this session" answers given at this response's
+        // prompts, recorded before its calls run.
+        for kind in judge.take_unrecorded() {
+            self.session.record(kind)?;
+        }
         // Where the paths of the calls the user approved lead
         // now, before any call runs: as they were approved.
         let mut seen: HashMap<usize, Vec<(String, String)>> = list
@@ -118,10 +130,7 @@ impl Session {
                     arguments,
                     approved: true,
                     ..
-                }) => Some((
-                    *number,
-                    tools.judge().path_targets(tool, arguments.as_value()),
-                )),
+                }) => Some((*number, judge.path_targets(tool, arguments.as_value()))),
                 _ => None,
             })
             .collect();
@@ -138,7 +147,7 @@ impl Session {
                 Some(Verdict::Run { .. }) if cancel.is_cancelled() => {
                     not_run("The call was not run: the user interrupted the turn.")
                 }
-                Some(Verdict::Run { .. }) if cycle.stopped => {
+                Some(Verdict::Run { .. }) if self.stopped => {
                     not_run("The call was not run: the user stopped the tools to reply.")
                 }
                 Some(Verdict::Run {
@@ -156,14 +165,14 @@ impl Session {
                         seen: seen.remove(&number),
                     };
                     let (response, changed) = self
-                        .run_approved(number, &call, approval, &mut cycle, interrupts)
+                        .run_approved(number, &call, approval, interrupts)
                         .await?;
                     changed_config = changed;
                     response
                 }
                 Some(Verdict::NotRun { response, .. }) => {
                     if let Some(denial) = calls.take_denial(number) {
-                        self.keep(&mut cycle.held, denial_event(&call, denial), false)?;
+                        self.keep(denial_event(&call, denial), false)?;
                     }
                     response
                 }
@@ -176,19 +185,16 @@ impl Session {
                 },
             };
             let response = as_recorded(response, &cancel);
-            self.keep(
-                &mut cycle.held,
-                EventKind::ToolCallResponse(response),
-                changed_config,
-            )?;
+            self.keep(EventKind::ToolCallResponse(response), changed_config)?;
         }
         let interrupted = cancel.is_cancelled();
         // An interrupted cycle commits no config change, and the calls
         // that proposed one say so.
-        let committed = self.settle_changes(cycle.held, &cycle.changes, interrupted)?;
+        let stopped = self.stopped;
+        let committed = self.settle_changes(interrupted)?;
         Ok(RanTools {
             interrupted,
-            stopped: cycle.stopped,
+            stopped,
             committed,
         })
     }
@@ -196,48 +202,36 @@ impl Session {
     /// Runs call number `number`, approved as `approval`, unless the
     /// stateful policies deny it now (they decide last, with what the calls
     /// before it did): shows its result, keeps its config change in the
-    /// `cycle`, and teaches the stateful policies what it did. The response
+    /// cycle, and teaches the stateful policies what it did. The response
     /// to record, and whether the call changed the config.
-    async fn run_approved<E: ToolExecutor>(
+    async fn run_approved(
         &mut self,
         number: usize,
         call: &ToolCallRequest,
         mut approval: Approval,
-        cycle: &mut Cycle<'_, E>,
         interrupts: &mut Interrupts,
     ) -> Result<(ToolCallResponse, bool), jp_conversation::StoreError> {
         let cancel = interrupts.cancel.clone();
-        let tools = cycle.tools;
-        if let Some(denial) = tools
-            .judge()
-            .stateful()
-            .check(&call.name, &approval.arguments, false)
-        {
+        let stateful = self.runner.judge().stateful();
+        if let Some(denial) = stateful.check(&call.name, &approval.arguments, false) {
             let Verdict::NotRun { response, note } = denied(&call.id, &call.name, &denial) else {
                 unreachable!("denied() is a NotRun verdict")
             };
-            self.printer.chrome_line(Style::Warn, &format!("  {note}"));
-            self.keep(&mut cycle.held, denial_event(call, denial), false)?;
+            self.session
+                .printer
+                .chrome_line(Style::Warn, &format!("  {note}"));
+            self.keep(denial_event(call, denial), false)?;
             return Ok((response, false));
         }
-        let (ran, stop) = self
-            .run_call(
-                call,
-                &mut approval,
-                cycle.executor,
-                tools,
-                cycle.prompts,
-                interrupts,
-            )
-            .await;
-        cycle.stopped |= stop;
+        let (ran, stop) = self.run_call(call, &mut approval, interrupts).await;
+        self.stopped |= stop;
         if let Some(denial) = ran.denial.clone() {
             // Denied at its start, after an edit.
-            self.keep(&mut cycle.held, denial_event(call, denial), false)?;
+            self.keep(denial_event(call, denial), false)?;
         }
         let changed = ran.delta.is_some();
         if let Some(delta) = ran.delta.clone() {
-            cycle.changes.add(number, &call.name, delta);
+            self.changes.add(number, &call.name, delta);
         }
         // Shown as it is recorded.
         let ran = Ran {
@@ -246,7 +240,7 @@ impl Session {
         };
         if ran.shown {
             // Read whole at the question that sent it: not printed again.
-            self.printer.chrome_line(
+            self.session.printer.chrome_line(
                 Style::Good,
                 &jp_term::printer::sanitize(&format!(
                     "  {} {}: sent to the model as shown above",
@@ -255,7 +249,8 @@ impl Session {
                 )),
             );
         } else {
-            self.show_result(call, &ran.response, ran.note.as_deref());
+            self.session
+                .show_result(call, &ran.response, ran.note.as_deref());
         }
         if !ran.stderr.is_empty() {
             tracing::info!(tool = %call.name, stderr = %ran.stderr.trim_end(), "tool stderr");
@@ -263,10 +258,7 @@ impl Session {
         let Approval {
             arguments, edited, ..
         } = approval;
-        let keys = tools
-            .judge()
-            .stateful()
-            .learn(&call.name, &arguments, &ran.response);
+        let keys = stateful.learn(&call.name, &arguments, &ran.response);
         // What really ran, for a replay.
         let ran_with = jp_conversation::RanWith {
             arguments: edited.then(|| arguments.into_map()),
@@ -282,25 +274,23 @@ impl Session {
     /// Runs one approved call. Ctrl+C meanwhile opens the tool menu:
     /// continue, stop it and reply (the second value is then true), or
     /// restart it.
-    async fn run_call<E: ToolExecutor>(
+    async fn run_call(
         &self,
         call: &ToolCallRequest,
         approval: &mut Approval,
-        executor: &E,
-        tools: &Runner<'_>,
-        prompts: &Prompts,
         interrupts: &mut Interrupts,
     ) -> (Ran, bool) {
+        let (executor, runner, prompts) = (self.executor, self.runner, self.prompts);
         let question = format!(
             "Ctrl+C while {} runs (c continue, s stop and reply, r restart, a abort):",
             call.name
         );
         loop {
-            if !self.hidden(&call.name) {
-                self.printer.spin(&format!("running {}", call.name));
+            if !self.session.hidden(&call.name) {
+                self.session.printer.spin(&format!("running {}", call.name));
             }
             let stop = interrupts.cancel.child_token();
-            let mut run = std::pin::pin!(tools.run(call, approval, executor, prompts, &stop));
+            let mut run = std::pin::pin!(runner.run(call, approval, executor, prompts, &stop));
             let mut menu: Option<LocalBoxFuture<'_, Result<char, PromptError>>> = None;
             let choice = loop {
                 tokio::select! {
@@ -330,29 +320,9 @@ impl Session {
                 let ran = Ran { response, ..ran };
                 return (ran, true);
             }
-            self.printer
+            self.session
+                .printer
                 .chrome_line(Style::Warn, &format!("  {}: restarting", call.name));
-        }
-    }
-
-    /// The call's result, as [`render::result_lines`] lays it out; on a
-    /// terminal wrapped to its width like the call's arguments, in a log
-    /// one line per result line.
-    fn show_result(&self, call: &ToolCallRequest, response: &ToolCallResponse, note: Option<&str>) {
-        let max = self
-            .config
-            .conversation
-            .tools
-            .get(&call.name)
-            .and_then(|t| t.style.result_lines)
-            .unwrap_or(self.config.style.tool_call.result_lines) as usize;
-        let mut lines =
-            render::result_lines(&call.name, response, note, max, self.hidden(&call.name));
-        if let Some(renderer) = &self.renderer {
-            lines = render::wrap_words(lines, renderer.width());
-        }
-        for line in lines {
-            self.printer.chrome_line(line.style, &line.text);
         }
     }
 }

@@ -1,25 +1,35 @@
-//! [`Session`]: one turn's I/O, around the [`TurnCoordinator`]: it sends
-//! each request, streams the response ([`super::stream`]), runs the calls
-//! ([`super::run`]), commits their config changes ([`super::changes`]),
-//! and asks for the user's reply; and resolves the config again when tools
-//! changed it.
+//! [`Session`]: one turn's conversation and terminal. It holds the config,
+//! the provider, the conversation and its log, the printer and the call
+//! renderer; it makes each request, records each event, shows each call and
+//! its result, asks for the user's reply, and resolves the config again
+//! when tools changed it. The turn's loop
+//! ([`drive`](mod@super::drive)) hands it to a
+//! [`super::stream::Response`] while a response streams, and to a
+//! [`super::run::Cycle`] while its calls run.
 
 use std::collections::HashMap;
 
 use jp_config::AppConfig;
 use jp_config::validate::resolve_model_id;
 use jp_conversation::{
-    Conversation, ConversationEvent, ConversationLock, EventKind, ResponseUsage,
+    Conversation, ConversationEvent, ConversationLock, EventKind, ResponseUsage, ToolCallRequest,
+    ToolCallResponse,
 };
 use jp_llm::{ChatRequest, Provider};
 
-use super::render::ToolRenderer;
+use super::arguments::received_arguments_line;
+use super::decision::Verdict;
+use super::diff;
+use super::render::{self, ToolRenderer};
 use super::system::{Facts, system_prompt};
+use super::tools::Asker;
+use super::tools::allow::SESSION_APPROVED;
 use crate::ctx::Ctx;
 use jp_term::printer::{Printer, Style};
 use jp_term::prompt::{PromptError, Prompts};
 
-/// One turn's I/O.
+/// One turn's conversation and terminal: what it records, and what it
+/// shows.
 pub struct Session {
     /// The config as of this cycle's start.
     pub(super) config: std::sync::Arc<AppConfig>,
@@ -212,6 +222,120 @@ impl Session {
             Ok(serde_json::Value::String(reply)) if !reply.trim().is_empty() => Some(Some(reply)),
             Err(PromptError::Interrupted) => None,
             Ok(_) | Err(_) => Some(None),
+        }
+    }
+
+    /// Whether calls of `tool` are hidden (`style.hidden`).
+    pub fn hidden(&self, tool: &str) -> bool {
+        self.config
+            .conversation
+            .tools
+            .get(tool)
+            .and_then(|t| t.style.hidden)
+            .unwrap_or(false)
+    }
+
+    /// Prints `lines` as chrome, below the content so far.
+    pub(super) fn print_lines(&self, lines: Vec<render::Line>) {
+        if lines.is_empty() {
+            return;
+        }
+        self.printer.finish_content();
+        for line in lines {
+            self.printer.chrome_line(line.style, &line.text);
+        }
+    }
+
+    /// The call, before it is decided (so a prompt follows it): on a
+    /// terminal the rest of what streamed, in a log one line.
+    pub(super) fn show_call(&mut self, call: &ToolCallRequest) {
+        self.printer.finish_content();
+        if let Some(renderer) = &mut self.renderer {
+            let lines = renderer.finish(call);
+            if !self.hidden(&call.name) {
+                self.print_lines(lines);
+            }
+            return;
+        }
+        if self.hidden(&call.name) {
+            return;
+        }
+        let args = received_arguments_line(call, 100);
+        self.printer.chrome_line(
+            Style::Header,
+            &format!("Calling tool {}({args})", call.name),
+        );
+    }
+
+    /// On a terminal, below a complete call's arguments: the diff of the
+    /// file change it would make (jp's `fs_modify_file`), wrapped and
+    /// capped like the arguments.
+    pub(super) fn show_change(&self, call: &ToolCallRequest, asker: &Asker<'_>) {
+        let style = &self.config.style.tool_call;
+        let Some(renderer) = &self.renderer else {
+            return;
+        };
+        if !style.show_arguments || self.hidden(&call.name) {
+            return;
+        }
+        let Ok(arguments) = call.arguments() else {
+            return;
+        };
+        if let Some(lines) = asker.file_change(&call.id, &call.name, arguments) {
+            let lines = render::wrap_words(lines, renderer.width());
+            self.print_lines(diff::capped(lines, style.call_lines as usize));
+        }
+    }
+
+    pub(super) fn show_verdict(&self, verdict: &Verdict) {
+        match verdict {
+            Verdict::Run {
+                tool,
+                mode,
+                reason,
+                approved,
+                ..
+            } => {
+                if !self.hidden(tool) {
+                    let how = if reason.starts_with(SESSION_APPROVED) {
+                        reason.clone()
+                    } else if *approved {
+                        format!("approved ({mode}: {reason})")
+                    } else {
+                        format!("{mode} ({reason})")
+                    };
+                    self.printer.chrome_line(Style::Dim, &format!("  {how}"));
+                }
+            }
+            Verdict::NotRun { note, .. } => {
+                self.printer.chrome_line(Style::Warn, &format!("  {note}"));
+            }
+        }
+    }
+
+    /// The call's result, as [`render::result_lines`] lays it out; on a
+    /// terminal wrapped to its width like the call's arguments, in a log
+    /// one line per result line.
+    pub(super) fn show_result(
+        &self,
+        call: &ToolCallRequest,
+        response: &ToolCallResponse,
+        note: Option<&str>,
+    ) {
+        let max = self
+            .config
+            .conversation
+            .tools
+            .get(&call.name)
+            .and_then(|t| t.style.result_lines)
+            .unwrap_or(self.config.style.tool_call.result_lines) as usize;
+        let mut lines =
+            render::result_lines(&call.name, response, note, max, self.hidden(&call.name));
+        if let Some(renderer) = &self.renderer {
+            lines = render::wrap_words(lines, renderer.width());
+        }
+        for line in lines {
+            self.printer.chrome_line(line.style, &line.text);
         }
     }
 }

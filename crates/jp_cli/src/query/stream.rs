@@ -1,8 +1,8 @@
-//! Streaming one response: the shell that feeds the provider's events to
-//! the [`TurnCoordinator`], the pieces of each call's arguments to the
-//! renderer and to [`Calls`], and carries out what they return: print,
-//! record, ask (while the call streams or once it is complete), end a call
-//! or the stream.
+//! [`Response`]: streaming one response. The shell that feeds the
+//! provider's events to the [`TurnCoordinator`], the pieces of each call's
+//! arguments to the renderer and to [`Calls`], and carries out what they
+//! return through the [`Session`]: print, record, ask (while the call
+//! streams or once it is complete), end a call or the stream.
 
 use std::collections::HashMap;
 
@@ -13,16 +13,15 @@ use jp_config::tool::limits::argument_limit;
 use jp_conversation::{ProgressRef, ToolCallRequest};
 use tokio_util::sync::CancellationToken;
 
-use super::arguments::{arguments_page, received_arguments_line};
+use super::arguments::arguments_page;
 use super::calls::{CallInput, CallState, CallStep, Calls};
 use super::decision::Verdict;
+use super::diff;
 use super::session::Session;
 use super::signals::{Interrupts, STREAM_MENU, STREAM_MENU_QUESTION, StreamMenu, answer, ctrl_c};
 use super::tickets::CallTickets;
 use super::tools::Asker;
-use super::tools::allow::SESSION_APPROVED;
 use super::turn::{Action, Input, TurnCoordinator};
-use super::{diff, render};
 use crate::conversation::{human_bytes, stopped_note};
 use jp_term::printer::{Channel, Style, cut};
 use jp_term::prompt::Answer as _;
@@ -36,12 +35,14 @@ type Pending<'t> = FuturesUnordered<LocalBoxFuture<'t, CallInput<'static>>>;
 /// the turn holds them, not the prompt, so it answers on `.1`.
 type ViewRequest = (usize, tokio::sync::oneshot::Sender<Option<String>>);
 
-/// One response's calls: what is decided about them ([`Calls`]), and the
-/// shell's side of the questions about them.
+/// Streams one response into the turn: holds what is decided about its
+/// calls ([`Calls`]) and the shell's side of the questions about them, and
+/// carries out what the turn and [`Calls`] return, through the [`Session`]
+/// it is handed.
 pub struct Response<'t> {
     /// The decisions.
     pub calls: Calls<'t>,
-    tools: &'t Asker<'t>,
+    asker: &'t Asker<'t>,
     prompts: &'t Prompts,
     /// Each call's place in the prompt line, taken when it started.
     tickets: CallTickets<'t>,
@@ -61,13 +62,13 @@ pub struct Response<'t> {
 }
 
 impl<'t> Response<'t> {
-    /// A response about to stream, its calls decided by `tools` and put to
+    /// A response about to stream, its calls decided by `asker`'s judge and put to
     /// the user through `prompts`.
-    pub fn new(tools: &'t Asker<'t>, prompts: &'t Prompts) -> Self {
+    pub fn new(asker: &'t Asker<'t>, prompts: &'t Prompts) -> Self {
         let (view_requests, views) = tokio::sync::mpsc::unbounded_channel();
         Self {
-            calls: Calls::new(tools.judge(), prompts.available()),
-            tools,
+            calls: Calls::new(asker.judge(), prompts.available()),
+            asker,
             prompts,
             tickets: CallTickets::new(prompts),
             withdraw: HashMap::new(),
@@ -86,7 +87,7 @@ impl<'t> Response<'t> {
             tokio::select! {
                 settled = self.pending.next() => {
                     let Some(settled) = settled else { break };
-                    session.tell(self, settled);
+                    self.tell(session, settled);
                 }
                 Some((call, reply)) = self.views.recv() => {
                     let _ = reply.send(self.view(turn, call));
@@ -116,32 +117,30 @@ impl<'t> Response<'t> {
         let mut page = arguments_page(name, &so_far);
         if let Some(Ok(arguments)) = complete.map(ToolCallRequest::arguments)
             && let Some(request) = complete
-            && let Some(lines) = self.tools.file_change(&request.id, name, arguments)
+            && let Some(lines) = self.asker.file_change(&request.id, name, arguments)
         {
             page.push_str(&diff::plain(&lines));
         }
         Some(page)
     }
-}
 
-impl Session {
     /// Streams one response into the turn; returns the actions left for
     /// after the stream (running tools, the next request, the end). Prompts
     /// for its calls wait for the user meanwhile; the stream is read and
     /// shown all along, also while the Ctrl+C menu is open.
-    pub async fn stream_response<'t>(
+    pub async fn stream(
         &mut self,
+        session: &mut Session,
         turn: &mut TurnCoordinator,
-        response: &mut Response<'t>,
         interrupts: &mut Interrupts,
     ) -> Result<Vec<Action>, crate::error::Error> {
         let cancel = interrupts.cancel.clone();
-        let prompts = response.prompts;
+        let prompts = self.prompts;
         // The calls before this response have run: diffs are taken
         // against the files as they are now.
-        response.tools.new_response();
-        let request = self.request();
-        let (model, window) = self.window();
+        self.asker.new_response();
+        let request = session.request();
+        let (model, window) = session.window();
         // A request larger than the model reads is not sent: the turn ends
         // as if the provider had refused it, in the words it would get.
         let mut stream = match super::window::refuse_before_sending(&request, &model, window) {
@@ -151,7 +150,7 @@ impl Session {
                 )]));
                 refused
             }
-            None => self.provider.stream(request),
+            None => session.provider.stream(request),
         };
         let mut after = Vec::new();
         let mut menu: Option<LocalBoxFuture<'t, Result<char, PromptError>>> = None;
@@ -176,13 +175,13 @@ impl Session {
                         }
                     }
                 }
-                Some((call, reply)) = response.views.recv() => {
-                    let _ = reply.send(response.view(turn, call));
+                Some((call, reply)) = self.views.recv() => {
+                    let _ = reply.send(self.view(turn, call));
                     continue;
                 }
-                Some(settled) = response.pending.next(), if !response.pending.is_empty() => {
-                    self.tell(response, settled);
-                    match response.abandon.pop() {
+                Some(settled) = self.pending.next(), if !self.pending.is_empty() => {
+                    self.tell(session, settled);
+                    match self.abandon.pop() {
                         Some(call) => Input::Abandon { call },
                         None => continue,
                     }
@@ -195,12 +194,12 @@ impl Session {
                     None => Input::StreamEnded,
                 },
             };
-            let ends = self.take_input(turn, response, input, &mut after)?;
+            let ends = self.take_input(session, turn, input, &mut after)?;
             if ends {
                 // Every call of the response is decided or answered now; a
                 // place still reserved would hold up the prompts to come
                 // (a tool's question, the reply).
-                response.tickets.release_all();
+                self.tickets.release_all();
                 if after
                     .iter()
                     .any(|a| matches!(a, Action::Finish(_) | Action::AskReply))
@@ -210,13 +209,13 @@ impl Session {
                     // and what the turn prints next (why it ended) waits
                     // until they have, so it is not drawn above a prompt
                     // that then stays on screen, unanswered, below it.
-                    response.pending.clear();
+                    self.pending.clear();
                     drop(menu.take());
                     prompts.closed().await;
                 }
                 // The next response, or the chrome after this one, starts on
                 // a line of its own.
-                self.printer.finish_content();
+                session.printer.finish_content();
                 return Ok(after);
             }
         }
@@ -227,8 +226,8 @@ impl Session {
     /// what waits for the stream's end. Whether the stream ends here.
     fn take_input(
         &mut self,
+        session: &mut Session,
         turn: &mut TurnCoordinator,
-        response: &mut Response<'_>,
         input: Input,
         after: &mut Vec<Action>,
     ) -> Result<bool, crate::error::Error> {
@@ -246,11 +245,11 @@ impl Session {
                     bytes: view.argument_bytes(),
                     others: view.others_streaming(),
                 };
-                self.on_progress(call, progress, &state, response);
+                self.on_progress(session, call, progress, &state);
             });
             for action in actions {
                 if let Action::ToolCallStarted { call, name, .. } = &action {
-                    let limit = argument_limit(&self.config.conversation.tools, name);
+                    let limit = argument_limit(&session.config.conversation.tools, name);
                     turn.limit_arguments(*call, usize::try_from(limit.bytes).unwrap_or(usize::MAX));
                 }
                 match action {
@@ -265,17 +264,12 @@ impl Session {
                         whole,
                     } => {
                         ends = true;
-                        self.stopped_stream(&mut response.calls, call, &tool, bytes, whole);
+                        self.stopped_stream(session, call, &tool, bytes, whole);
                     }
-                    other => self.perform(other, response, turn)?,
+                    other => self.perform(session, other, turn)?,
                 }
             }
-            inputs.extend(
-                response
-                    .abandon
-                    .drain(..)
-                    .map(|call| Input::Abandon { call }),
-            );
+            inputs.extend(self.abandon.drain(..).map(|call| Input::Abandon { call }));
         }
         Ok(ends)
     }
@@ -284,8 +278,8 @@ impl Session {
     /// was the last one streaming (`whole`: had arrived whole): say so, to
     /// the user and the model.
     fn stopped_stream(
-        &self,
-        calls: &mut Calls<'_>,
+        &mut self,
+        session: &Session,
         call: usize,
         tool: &str,
         bytes: usize,
@@ -301,35 +295,35 @@ impl Session {
                 human_bytes(bytes)
             )
         };
-        self.printer.chrome_line(
+        session.printer.chrome_line(
             Style::Dim,
             &format!("  {}", stopped_note(tool, bytes, whole)),
         );
-        calls.tell_model(call, &told);
+        self.calls.tell_model(call, &told);
     }
 
     /// Carries out an action of the turn that needs no waiting.
     pub fn perform(
         &mut self,
+        session: &mut Session,
         action: Action,
-        response: &mut Response<'_>,
         turn: &TurnCoordinator,
     ) -> Result<(), crate::error::Error> {
         match action {
-            Action::Text(text) => self.printer.write(Channel::Content, &text),
+            Action::Text(text) => session.printer.write(Channel::Content, &text),
             Action::Reasoning(text) => {
-                if self.config.style.show_reasoning {
-                    self.printer.chrome_text(Style::Dim, &text);
+                if session.config.style.show_reasoning {
+                    session.printer.chrome_text(Style::Dim, &text);
                 }
             }
-            Action::Notice(text) => self.printer.chrome_line(Style::Warn, &text),
+            Action::Notice(text) => session.printer.chrome_line(Style::Warn, &text),
             Action::ToolCallStarted { call, id, name } => {
                 tracing::debug!(%id, %name, "tool call started");
-                if !self.hidden(&name)
-                    && let Some(renderer) = &mut self.renderer
+                if !session.hidden(&name)
+                    && let Some(renderer) = &mut session.renderer
                 {
                     let lines = renderer.start(&id, &name);
-                    self.print_lines(lines);
+                    session.print_lines(lines);
                 }
                 let known = |key: &str| turn.argument(call, key);
                 let state = CallState {
@@ -337,13 +331,13 @@ impl Session {
                     bytes: 0,
                     others: turn.others_streaming(call),
                 };
-                let steps = response.calls.handle(CallInput::Started {
+                let steps = self.calls.handle(CallInput::Started {
                     call,
                     id,
                     name,
                     state: &state,
                 });
-                self.apply(steps, response);
+                self.apply(session, steps);
             }
             Action::ArgumentProgress { call, progress } => {
                 let known = |key: &str| turn.argument(call, key);
@@ -352,7 +346,7 @@ impl Session {
                     bytes: turn.argument_bytes(call),
                     others: turn.others_streaming(call),
                 };
-                self.on_progress(call, progress.view(), &state, response);
+                self.on_progress(session, call, progress.view(), &state);
             }
             Action::ArgumentsTooLarge {
                 call,
@@ -361,32 +355,29 @@ impl Session {
                 bytes,
             } => {
                 tracing::debug!(call, %tool, limit, bytes, "arguments over the limit");
-                let steps = response
-                    .calls
-                    .handle(CallInput::TooLarge { call, tool, limit });
-                self.apply(steps, response);
+                let steps = self.calls.handle(CallInput::TooLarge { call, tool, limit });
+                self.apply(session, steps);
             }
-            Action::Record(kind) => self.record(kind)?,
-            Action::Usage(usage) => self.record_usage(usage)?,
+            Action::Record(kind) => session.record(kind)?,
+            Action::Usage(usage) => session.record_usage(usage)?,
             Action::Decide { call, request } => {
-                if response.calls.ended_early(call) {
+                if self.calls.ended_early(call) {
                     // jp ended it while it streamed: what arrived is shown
                     // without calling it truncated (the model did not
                     // stop; jp stopped reading).
-                    self.show_call(&request.as_received());
+                    session.show_call(&request.as_received());
                 } else {
-                    self.show_call(&request);
-                    self.show_change(&request, response.tools);
+                    session.show_call(&request);
+                    session.show_change(&request, self.asker);
                 }
                 // A question open about it shows the whole call now.
-                if let Some(question) = response.questions.remove(&call)
+                if let Some(question) = self.questions.remove(&call)
                     && let Ok(arguments) = request.arguments()
                 {
-                    question
-                        .send_replace(response.tools.settled_question(&request.name, arguments));
+                    question.send_replace(self.asker.settled_question(&request.name, arguments));
                 }
-                let steps = response.calls.handle(CallInput::Complete { call, request });
-                self.apply(steps, response);
+                let steps = self.calls.handle(CallInput::Complete { call, request });
+                self.apply(session, steps);
             }
             Action::Request { .. }
             | Action::RunTools(_)
@@ -402,67 +393,67 @@ impl Session {
     /// piece. Nothing of the piece is kept past this call (issue 14).
     fn on_progress<'p>(
         &mut self,
+        session: &mut Session,
         call: usize,
         progress: ProgressRef<'p>,
         state: &'p CallState<'p>,
-        response: &mut Response<'_>,
     ) {
         tracing::trace!(?progress, "argument progress");
-        if !self.hidden(progress.tool_name)
-            && let Some(renderer) = &mut self.renderer
+        if !session.hidden(progress.tool_name)
+            && let Some(renderer) = &mut session.renderer
         {
             let lines = renderer.progress_ref(progress);
-            self.print_lines(lines);
+            session.print_lines(lines);
         }
-        let steps = response.calls.handle(CallInput::Piece {
+        let steps = self.calls.handle(CallInput::Piece {
             call,
             progress,
             state,
         });
-        self.apply(steps, response);
+        self.apply(session, steps);
     }
 
     /// What a question settled (`settled`, a [`CallInput`] without
     /// borrows), handed to [`Calls`].
-    pub fn tell(&self, response: &mut Response<'_>, settled: CallInput<'static>) {
-        let steps = response.calls.handle(settled);
-        self.apply(steps, response);
+    pub fn tell(&mut self, session: &Session, settled: CallInput<'static>) {
+        let steps = self.calls.handle(settled);
+        self.apply(session, steps);
     }
 
     /// Carries out what [`Calls`] asked for.
-    fn apply<'t>(&self, steps: Vec<CallStep>, response: &mut Response<'t>) {
+    fn apply(&mut self, session: &Session, steps: Vec<CallStep>) {
         for step in steps {
             match step {
-                CallStep::Reserve(call) => response.tickets.reserve(call),
-                CallStep::Release(call) => response.tickets.release(call),
+                CallStep::Reserve(call) => self.tickets.reserve(call),
+                CallStep::Release(call) => self.tickets.release(call),
                 CallStep::Withdraw(call) => {
-                    if let Some(withdrawn) = response.withdraw.remove(&call) {
+                    if let Some(withdrawn) = self.withdraw.remove(&call) {
                         withdrawn.cancel();
                     }
                 }
-                CallStep::Abandon(call) => response.abandon.push(call),
+                CallStep::Abandon(call) => self.abandon.push(call),
                 CallStep::Settled(call) => {
-                    if let Some(verdict) = response.calls.verdict(call) {
-                        self.show_verdict(verdict);
+                    if let Some(verdict) = self.calls.verdict(call) {
+                        session.show_verdict(verdict);
                         let id = match verdict {
                             Verdict::NotRun { response, .. } => Some(response.id.as_str()),
-                            Verdict::Run { .. } => response
+                            Verdict::Run { .. } => self
                                 .calls
                                 .page_source(call)
                                 .and_then(|(_, request)| request)
                                 .map(|request| request.id.as_str()),
                         };
                         if let Some(id) = id {
-                            response.tools.settled(id, verdict);
+                            self.asker.settled(id, verdict);
                         }
                     }
                 }
                 CallStep::Ask { call, ask } => {
                     // The place in line taken when the call started.
-                    let ticket = response.tickets.take(call);
-                    let tools = response.tools;
-                    response.pending.push(Box::pin(async move {
-                        let verdict = tools.confirm(ask, ticket).await;
+                    let ticket = self.tickets.take(call);
+                    let asker = self.asker;
+                    self.pending.push(Box::pin(async move {
+                        let verdict = asker.confirm(ask, ticket).await;
                         CallInput::Confirmed { call, verdict }
                     }));
                 }
@@ -473,21 +464,21 @@ impl Session {
                     decision,
                     notes,
                 } => {
-                    let shown = self
+                    let shown = session
                         .renderer
                         .as_ref()
                         .and_then(|r| r.prompt_summary(&id))
                         .unwrap_or_else(|| format!("{name}(<streaming>)"));
                     let (question, live) =
                         tokio::sync::watch::channel(Asker::early_question(&cut(&shown, 160)));
-                    response.questions.insert(call, question);
+                    self.questions.insert(call, question);
                     // The place in line taken when the call started.
-                    let ticket = response.tickets.take(call);
-                    let views = response.view_requests.clone();
+                    let ticket = self.tickets.take(call);
+                    let views = self.view_requests.clone();
                     let withdrawn = CancellationToken::new();
-                    response.withdraw.insert(call, withdrawn.clone());
-                    let tools = response.tools;
-                    response.pending.push(Box::pin(async move {
+                    self.withdraw.insert(call, withdrawn.clone());
+                    let asker = self.asker;
+                    self.pending.push(Box::pin(async move {
                         // `v`: the turn sends the arguments so far.
                         let view = || {
                             let views = views.clone();
@@ -498,100 +489,13 @@ impl Session {
                             }
                         };
                         tokio::select! {
-                            answer = tools.confirm_early(&id, &name, &live, decision, &notes, ticket, view) => {
+                            answer = asker.confirm_early(&id, &name, &live, decision, &notes, ticket, view) => {
                                 CallInput::Answered { call, answer }
                             }
                             () = withdrawn.cancelled() => CallInput::Withdrawn,
                         }
                     }));
                 }
-            }
-        }
-    }
-
-    /// Whether calls of `tool` are hidden (`style.hidden`).
-    pub fn hidden(&self, tool: &str) -> bool {
-        self.config
-            .conversation
-            .tools
-            .get(tool)
-            .and_then(|t| t.style.hidden)
-            .unwrap_or(false)
-    }
-
-    fn print_lines(&self, lines: Vec<render::Line>) {
-        if lines.is_empty() {
-            return;
-        }
-        self.printer.finish_content();
-        for line in lines {
-            self.printer.chrome_line(line.style, &line.text);
-        }
-    }
-
-    /// The call, before it is decided (so a prompt follows it): on a
-    /// terminal the rest of what streamed, in a log one line.
-    fn show_call(&mut self, call: &ToolCallRequest) {
-        self.printer.finish_content();
-        if let Some(renderer) = &mut self.renderer {
-            let lines = renderer.finish(call);
-            if !self.hidden(&call.name) {
-                self.print_lines(lines);
-            }
-            return;
-        }
-        if self.hidden(&call.name) {
-            return;
-        }
-        let args = received_arguments_line(call, 100);
-        self.printer.chrome_line(
-            Style::Header,
-            &format!("Calling tool {}({args})", call.name),
-        );
-    }
-
-    /// On a terminal, below a complete call's arguments: the diff of the
-    /// file change it would make (jp's `fs_modify_file`), wrapped and
-    /// capped like the arguments.
-    fn show_change(&self, call: &ToolCallRequest, tools: &Asker<'_>) {
-        let style = &self.config.style.tool_call;
-        let Some(renderer) = &self.renderer else {
-            return;
-        };
-        if !style.show_arguments || self.hidden(&call.name) {
-            return;
-        }
-        let Ok(arguments) = call.arguments() else {
-            return;
-        };
-        if let Some(lines) = tools.file_change(&call.id, &call.name, arguments) {
-            let lines = render::wrap_words(lines, renderer.width());
-            self.print_lines(diff::capped(lines, style.call_lines as usize));
-        }
-    }
-
-    fn show_verdict(&self, verdict: &Verdict) {
-        match verdict {
-            Verdict::Run {
-                tool,
-                mode,
-                reason,
-                approved,
-                ..
-            } => {
-                if !self.hidden(tool) {
-                    let how = if reason.starts_with(SESSION_APPROVED) {
-                        reason.clone()
-                    } else if *approved {
-                        format!("approved ({mode}: {reason})")
-                    } else {
-                        format!("{mode} ({reason})")
-                    };
-                    self.printer.chrome_line(Style::Dim, &format!("  {how}"));
-                }
-            }
-            Verdict::NotRun { note, .. } => {
-                self.printer.chrome_line(Style::Warn, &format!("  {note}"));
             }
         }
     }

@@ -266,7 +266,7 @@ impl<'j> Asker<'j> {
                         edited = true;
                         show = true;
                     }
-                    Err(verdict) => return verdict,
+                    Err(verdict) => return *verdict,
                 }
             }
             if show {
@@ -453,23 +453,23 @@ enum Edit {
 impl Edit {
     /// The edited arguments of `call` to put to the user, or the verdict
     /// the edit ends the call with.
-    fn into_arguments(self, call: &ToolCallRequest) -> Result<Map<String, Value>, Verdict> {
+    fn into_arguments(self, call: &ToolCallRequest) -> Result<Map<String, Value>, Box<Verdict>> {
         let name = &call.name;
         match self {
             Self::Done(arguments) => Ok(arguments),
-            Self::Skip(reason) => Err(not_run(
+            Self::Skip(reason) => Err(Box::new(not_run(
                 call,
                 ResponseStatus::Skipped,
                 "The user's edit of the arguments is skipped by the user's policy; the call was not run.".into(),
                 format!("{name}: skipped: the edited arguments are skipped by the policy ({reason})"),
-            )),
-            Self::Cancelled(note) => Err(not_run(
+            ))),
+            Self::Cancelled(note) => Err(Box::new(not_run(
                 call,
                 ResponseStatus::Declined,
                 "The user's edit of the arguments was unusable; the call was not run.".into(),
                 format!("{name}: not run: {note}"),
-            )),
-            Self::Interrupted => Err(interrupted(call)),
+            ))),
+            Self::Interrupted => Err(Box::new(interrupted(call))),
         }
     }
 }
