@@ -64,9 +64,7 @@ use std::sync::Arc;
 
 use jp_config::AppConfig;
 use jp_config::load::Loaded;
-use jp_conversation::{
-    ConfigDelta, Conversation, ConversationEvent, ConversationLock, EventKind, Store,
-};
+use jp_conversation::{ConfigDelta, Conversation, ConversationEvent, ConversationLock, Store};
 
 use crate::ctx::{Ctx, no_workspace, print_load_error};
 use crate::exit;
@@ -165,32 +163,15 @@ impl Query {
             .worker_threads(2)
             .enable_all()
             .build()?;
-        let message = match source {
-            Source::Given(message) => message,
-            Source::Editor(prefill) => {
-                let events = existing.as_ref().map_or(&[][..], |(c, _)| &c.events[..]);
-                // Ctrl+C is the editor's while it runs.
-                let held = {
-                    let _context = runtime.enter();
-                    compose::EditorSignals::hold()
-                };
-                let written = from_editor(&printer, &prefill, events);
-                drop(held);
-                match written {
-                    Ok(message) => message,
-                    Err(code) => return Ok(code),
-                }
-            }
+        let events = existing.as_ref().map_or(&[][..], |(c, _)| &c.events[..]);
+        let message = match source.message(&printer, &runtime, events) {
+            Ok(message) => message,
+            Err(code) => return Ok(code),
         };
         let ledger = crate::ledger::Ledger::new(&root);
         let (conversation, lock) = match existing {
             Some(open) => open,
-            None => {
-                let (conversation, lock) = store.create()?;
-                store.set_active(&conversation.id)?;
-                ledger.choose(&conversation.id);
-                (conversation, lock)
-            }
+            None => create(&store, &ledger)?,
         };
         if let Some(markdown) = markdown(&printer, &config) {
             printer.set_content_format(Box::new(markdown));
@@ -212,18 +193,7 @@ impl Query {
             ledger,
             system,
         };
-        tracing::info!(conversation = %session.conversation.id, "turn starts");
-        // One commit: a killed jp leaves all or none.
-        let mut start = vec![
-            ConversationEvent::now(EventKind::TurnStart),
-            ConversationEvent::now(EventKind::ChatRequest { content: message }),
-        ];
-        if let Some(record) = record {
-            start.push(ConversationEvent::now(EventKind::ConfigDelta(record)));
-        }
-        session
-            .ledger
-            .append(&mut session.lock, &mut session.conversation, start)?;
+        session.start_turn(message, record)?;
         let end = drive(&runtime, &mut session, &ctx, &env, &root, prompter, live)?;
         printer.stop_spinner();
         printer.finish_content();
@@ -287,6 +257,44 @@ enum Source {
 /// The message written in the editor, said back in one line. `Err` holds
 /// the exit code when none was written (2) or the editor failed (1), said
 /// on stderr; nothing is recorded then.
+impl Source {
+    /// The message: as given, or as written in the editor (after the
+    /// conversation's `events`); `Err` holds the exit code when none was
+    /// written.
+    fn message(
+        self,
+        printer: &Printer,
+        runtime: &tokio::runtime::Runtime,
+        events: &[ConversationEvent],
+    ) -> Result<String, ExitCode> {
+        match self {
+            Self::Given(message) => Ok(message),
+            Self::Editor(prefill) => {
+                // Ctrl+C is the editor's while it runs.
+                let held = {
+                    let _context = runtime.enter();
+                    compose::EditorSignals::hold()
+                };
+                let written = from_editor(printer, &prefill, events);
+                drop(held);
+                written
+            }
+        }
+    }
+}
+
+/// A new conversation in `store`, made the active one (for this user too,
+/// in the `ledger`).
+fn create(
+    store: &Store,
+    ledger: &crate::ledger::Ledger,
+) -> Result<(Conversation, ConversationLock), crate::error::Error> {
+    let (conversation, lock) = store.create()?;
+    store.set_active(&conversation.id)?;
+    ledger.choose(&conversation.id);
+    Ok((conversation, lock))
+}
+
 fn from_editor(
     printer: &Printer,
     prefill: &str,

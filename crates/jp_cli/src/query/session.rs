@@ -57,6 +57,26 @@ pub struct Session {
 }
 
 impl Session {
+    /// Starts the turn with the user's `message` (and the config change
+    /// the command line asked to `record`), in one commit: a killed jp
+    /// leaves all or none.
+    pub fn start_turn(
+        &mut self,
+        message: String,
+        record: Option<jp_conversation::ConfigDelta>,
+    ) -> Result<(), jp_conversation::StoreError> {
+        tracing::info!(conversation = %self.conversation.id, "turn starts");
+        let mut start = vec![
+            ConversationEvent::now(EventKind::TurnStart),
+            ConversationEvent::now(EventKind::ChatRequest { content: message }),
+        ];
+        if let Some(record) = record {
+            start.push(ConversationEvent::now(EventKind::ConfigDelta(record)));
+        }
+        self.ledger
+            .append(&mut self.lock, &mut self.conversation, start)
+    }
+
     /// Resolves the config again, with the conversation's config changes,
     /// for the rest of the turn. The message names what does not resolve;
     /// the change stays in the conversation.
