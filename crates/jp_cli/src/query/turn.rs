@@ -153,8 +153,8 @@ enum Phase {
     Done,
 }
 
-/// What the shell can read about a streaming call while a piece of its
-/// arguments is handed to it by [`TurnCoordinator::handle_with`].
+/// What a [`ReadPieces`] can read about a streaming call while a piece of
+/// its arguments is handed to it.
 #[derive(Debug, Clone, Copy)]
 pub struct StreamView<'a> {
     call: usize,
@@ -187,6 +187,31 @@ impl<'a> StreamView<'a> {
             .fold((0, 0), |(count, bytes), (&index, _)| {
                 (count + 1, bytes + others.argument_bytes(index))
             })
+    }
+}
+
+/// What reads each piece of a call's arguments while the turn parses it,
+/// borrowed from the parser: nothing is copied per fragment (issue 14).
+/// The shell's reader ([`super::stream::PieceReader`]) draws the piece and
+/// hands it to the [`Calls`](super::calls::Calls) machine, keeping what
+/// they give for the shell to carry out once the turn has returned: the
+/// turn never calls into the shell.
+pub trait ReadPieces {
+    /// Reads piece `progress` of call number `call`; `view` shows the call
+    /// as it is after it.
+    fn read(&mut self, call: usize, progress: ProgressRef<'_>, view: &StreamView<'_>);
+}
+
+/// A reader that keeps each piece as an owned
+/// [`Action::ArgumentProgress`], in order.
+struct Owned(Vec<Action>);
+
+impl ReadPieces for Owned {
+    fn read(&mut self, call: usize, progress: ProgressRef<'_>, _: &StreamView<'_>) {
+        self.0.push(Action::ArgumentProgress {
+            call,
+            progress: progress.to_progress(),
+        });
     }
 }
 
@@ -306,33 +331,28 @@ impl TurnCoordinator {
         self.phase == Phase::Done
     }
 
-    /// Feeds one input; returns what to do, in order.
+    /// Feeds one input; returns what to do, in order, each piece of
+    /// argument progress as an owned [`Action::ArgumentProgress`] (a
+    /// reader that copies the path of every piece: for tests and small
+    /// inputs; the shell reads them borrowed, [`Self::handle_reading`]).
     pub fn handle(&mut self, input: Input) -> Vec<Action> {
-        let mut progress = Vec::new();
-        let actions = self.handle_with(input, &mut |call, piece, _| {
-            progress.push(Action::ArgumentProgress {
-                call,
-                progress: piece.to_progress(),
-            });
-        });
+        let mut progress = Owned(Vec::new());
+        let actions = self.handle_reading(input, &mut progress);
         // Progress comes from an argument chunk, which yields no other
         // action before it.
-        progress.extend(actions);
-        progress
+        progress.0.extend(actions);
+        progress.0
     }
 
-    /// [`handle`](Self::handle), with each piece of argument progress handed
-    /// to `progress` as it is parsed (with the call's number and a view of
-    /// the call) instead of returned as [`Action::ArgumentProgress`]: the
-    /// shell's way, so that a chunk of many small values nested deep costs
-    /// no memory per fragment (issue 14).
-    pub fn handle_with(
-        &mut self,
-        input: Input,
-        progress: &mut dyn FnMut(usize, ProgressRef<'_>, &StreamView<'_>),
-    ) -> Vec<Action> {
+    /// [`handle`](Self::handle), with each piece of argument progress
+    /// handed to `reader` as it is parsed (with the call's number and a
+    /// view of the call), borrowed from the parser, instead of returned:
+    /// so that a chunk of many small values nested deep costs no memory
+    /// per fragment (issue 14). The reader is a pure machine; what it
+    /// makes of the pieces is the shell's to carry out once this returns.
+    pub fn handle_reading(&mut self, input: Input, reader: &mut dyn ReadPieces) -> Vec<Action> {
         match (self.phase, input) {
-            (Phase::Streaming, Input::Event(event)) => self.on_event(event, progress),
+            (Phase::Streaming, Input::Event(event)) => self.on_event(event, reader),
             (Phase::Streaming, Input::StreamEnded) => self.on_end(None),
             (Phase::Streaming, Input::StreamFailed(error)) => {
                 self.on_end(Some(TurnEnd::Failed(error.to_string())))
@@ -369,11 +389,7 @@ impl TurnCoordinator {
         }
     }
 
-    fn on_event(
-        &mut self,
-        event: StreamEvent,
-        progress: &mut dyn FnMut(usize, ProgressRef<'_>, &StreamView<'_>),
-    ) -> Vec<Action> {
+    fn on_event(&mut self, event: StreamEvent, progress: &mut dyn ReadPieces) -> Vec<Action> {
         match event {
             StreamEvent::Part { index, part } => {
                 let starts = matches!(
@@ -437,7 +453,7 @@ impl TurnCoordinator {
                 let handled = self.builder.handle_part_with(index, part, |piece, view| {
                     if let Some(call) = call {
                         let view = StreamView { call, view, open };
-                        progress(call, piece, &view);
+                        progress.read(call, piece, &view);
                     }
                 });
                 if let Err(error) = handled {
