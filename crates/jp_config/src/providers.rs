@@ -136,6 +136,9 @@ pub struct Endpoint<'a> {
     /// Whether requests mark prompt-cache breakpoints (the Anthropic wire
     /// API only).
     pub cache: bool,
+    /// How to start its server, for a provider that runs on the user's
+    /// machine: said when nothing listens at its base URL.
+    pub start_hint: Option<&'static str>,
 }
 
 /// The built-in providers' names, in the order jp lists them.
@@ -312,6 +315,7 @@ impl LlmProvidersConfig {
                 api_key_env: Some(&self.anthropic.api_key_env),
                 models: Some(&self.anthropic.models),
                 cache: self.anthropic.cache,
+                start_hint: None,
             },
             "openai" => Endpoint {
                 name: "openai",
@@ -320,6 +324,7 @@ impl LlmProvidersConfig {
                 api_key_env: Some(&self.openai.api_key_env),
                 models: Some(&self.openai.models),
                 cache: false,
+                start_hint: None,
             },
             "openrouter" => Endpoint {
                 name: "openrouter",
@@ -328,6 +333,7 @@ impl LlmProvidersConfig {
                 api_key_env: Some(&self.openrouter.api_key_env),
                 models: Some(&self.openrouter.models),
                 cache: false,
+                start_hint: None,
             },
             "ollama" => Endpoint {
                 name: "ollama",
@@ -336,6 +342,9 @@ impl LlmProvidersConfig {
                 api_key_env: self.ollama.api_key_env.as_deref(),
                 models: Some(&self.ollama.models),
                 cache: false,
+                start_hint: Some(
+                    "is Ollama running? Start it with `ollama serve` (and fetch the model with `ollama pull NAME`), or set providers.llm.ollama.base_url to where it listens",
+                ),
             },
             "llamacpp" => Endpoint {
                 name: "llamacpp",
@@ -344,6 +353,9 @@ impl LlmProvidersConfig {
                 api_key_env: self.llamacpp.api_key_env.as_deref(),
                 models: Some(&self.llamacpp.models),
                 cache: false,
+                start_hint: Some(
+                    "is llama.cpp's server running? Start it with `llama-server -m MODEL.gguf --port 8080`, or set providers.llm.llamacpp.base_url to where it listens",
+                ),
             },
             "google" => Endpoint {
                 name: "google",
@@ -352,6 +364,7 @@ impl LlmProvidersConfig {
                 api_key_env: Some(&self.google.api_key_env),
                 models: Some(&self.google.models),
                 cache: false,
+                start_hint: None,
             },
             "scripted" => Endpoint {
                 name: "scripted",
@@ -360,6 +373,7 @@ impl LlmProvidersConfig {
                 api_key_env: None,
                 models: None,
                 cache: false,
+                start_hint: None,
             },
             _ => {
                 let (name, custom) = self.custom.get_key_value(name)?;
@@ -370,6 +384,7 @@ impl LlmProvidersConfig {
                     api_key_env: custom.api_key_env.as_deref(),
                     models: Some(&custom.models),
                     cache: custom.wire == WireApi::Anthropic,
+                    start_hint: None,
                 }
             }
         };

@@ -68,28 +68,34 @@ fn open(
 ) -> Result<Box<dyn Provider>, ProviderError> {
     let base_url = endpoint.base_url;
     Ok(match endpoint.wire {
-        WireApi::Anthropic => Box::new(crate::provider::anthropic::Anthropic::with_caching(
-            base_url,
-            key.unwrap_or_default(),
-            endpoint.cache.into(),
-        )),
+        WireApi::Anthropic => Box::new(
+            crate::provider::anthropic::Anthropic::with_caching(
+                base_url,
+                key.unwrap_or_default(),
+                endpoint.cache.into(),
+            )
+            .with_start_hint(endpoint.start_hint),
+        ),
         WireApi::OpenaiResponses => Box::new(
             crate::provider::openai_responses::OpenAiResponses::with_reasoning_summaries(
                 base_url,
                 key.unwrap_or_default(),
                 reasoning,
-            ),
+            )
+            .with_start_hint(endpoint.start_hint),
         ),
-        WireApi::OpenaiChat => Box::new(crate::provider::openai::OpenAiCompatible::new(
-            endpoint.name,
-            base_url,
-            key,
-        )),
-        WireApi::Ollama => Box::new(crate::provider::ollama::Ollama::new(base_url, key)),
-        WireApi::Google => Box::new(crate::provider::google::Google::new(
-            base_url,
-            key.unwrap_or_default(),
-        )),
+        WireApi::OpenaiChat => Box::new(
+            crate::provider::openai::OpenAiCompatible::new(endpoint.name, base_url, key)
+                .with_start_hint(endpoint.start_hint),
+        ),
+        WireApi::Ollama => Box::new(
+            crate::provider::ollama::Ollama::new(base_url, key)
+                .with_start_hint(endpoint.start_hint),
+        ),
+        WireApi::Google => Box::new(
+            crate::provider::google::Google::new(base_url, key.unwrap_or_default())
+                .with_start_hint(endpoint.start_hint),
+        ),
         WireApi::Scripted => Box::new(crate::provider::scripted::Scripted::open(
             model,
             workspace_root,

@@ -39,6 +39,9 @@ pub struct HttpProvider<A> {
     api: A,
     base_url: String,
     retry: RetryPolicy,
+    /// How to start the provider's server when nothing listens at
+    /// `base_url` (a provider on the user's machine).
+    start_hint: Option<&'static str>,
 }
 
 impl<A> HttpProvider<A> {
@@ -49,7 +52,16 @@ impl<A> HttpProvider<A> {
             api,
             base_url: trim_base_url(base_url),
             retry: RetryPolicy::default(),
+            start_hint: None,
         }
+    }
+
+    /// The same provider, saying `hint` (how to start its server) when
+    /// nothing listens at its base URL.
+    #[must_use]
+    pub fn with_start_hint(mut self, hint: Option<&'static str>) -> Self {
+        self.start_hint = hint;
+        self
     }
 
     /// The same provider, retrying rate-limit and overload answers as
@@ -130,6 +142,7 @@ impl<A: Api> Provider for HttpProvider<A> {
             headers: self.api.headers(),
             body: json_body(provider, &self.api.body(&request)),
             retry: self.retry,
+            start_hint: self.start_hint,
         };
         post_stream(post, self.api.decoders(&request))
     }
@@ -332,6 +345,8 @@ pub(crate) struct Post {
     pub(crate) body: Result<Bytes, ProviderError>,
     /// How to retry.
     pub(crate) retry: RetryPolicy,
+    /// How to start the provider's server, said when nothing listens.
+    pub(crate) start_hint: Option<&'static str>,
 }
 
 /// `body` as JSON text, for [`Post::body`].
@@ -603,16 +618,16 @@ async fn send(
         .map_err(|error| ProviderError::Connect {
             provider: post.provider.clone(),
             url: post.url.clone(),
-            message: match start_hint(&post.provider, &error) {
+            message: match start_hint(post.start_hint, &error) {
                 Some(hint) => format!("{}; {hint}", describe(cause_of(&error))),
                 None => describe(cause_of(&error)),
             },
         })
 }
 
-/// How to start a local provider's server, when nothing listens where jp
-/// looked for it.
-fn start_hint(provider: &str, error: &reqwest::Error) -> Option<&'static str> {
+/// `hint` (how to start a local provider's server), when the connection
+/// was refused: nothing listens where jp looked for it.
+fn start_hint(hint: Option<&'static str>, error: &reqwest::Error) -> Option<&'static str> {
     let refused = error.is_connect()
         && std::error::Error::source(error)
             .into_iter()
@@ -621,18 +636,7 @@ fn start_hint(provider: &str, error: &reqwest::Error) -> Option<&'static str> {
                 e.downcast_ref::<std::io::Error>()
                     .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
             });
-    if !refused {
-        return None;
-    }
-    match provider {
-        "ollama" => Some(
-            "is Ollama running? Start it with `ollama serve` (and fetch the model with `ollama pull NAME`), or set providers.llm.ollama.base_url to where it listens",
-        ),
-        "llamacpp" => Some(
-            "is llama.cpp's server running? Start it with `llama-server -m MODEL.gguf --port 8080`, or set providers.llm.llamacpp.base_url to where it listens",
-        ),
-        _ => None,
-    }
+    hint.filter(|_| refused)
 }
 
 /// What an answer's status means.
