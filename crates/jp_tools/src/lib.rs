@@ -40,15 +40,71 @@ pub use list::MAX_LIST_ENTRIES;
 pub use modify::{Change, preview as preview_modify, preview_over as preview_modify_over};
 pub use text::MAX_FILE_BYTES;
 
+/// jp's default tools: what each is, once, so that a name is read in one
+/// place ([`DefaultTool::named`]) and everything else matches on the enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DefaultTool {
+    /// `fs_read_file`: reads a file.
+    ReadFile,
+    /// `fs_list_files`: lists a directory.
+    ListFiles,
+    /// `fs_create_file`: creates a file.
+    CreateFile,
+    /// `fs_modify_file`: replaces text in a file.
+    ModifyFile,
+    /// `fs_delete_file`: deletes a file.
+    DeleteFile,
+    /// `run_command`: runs a program.
+    RunCommand,
+}
+
+impl DefaultTool {
+    /// Every default tool, in the order `jp init` writes them.
+    pub const ALL: [Self; 6] = [
+        Self::ReadFile,
+        Self::ListFiles,
+        Self::CreateFile,
+        Self::ModifyFile,
+        Self::DeleteFile,
+        Self::RunCommand,
+    ];
+
+    /// Its name, as `jp tool NAME` takes it.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::ReadFile => "fs_read_file",
+            Self::ListFiles => "fs_list_files",
+            Self::CreateFile => "fs_create_file",
+            Self::ModifyFile => "fs_modify_file",
+            Self::DeleteFile => "fs_delete_file",
+            Self::RunCommand => "run_command",
+        }
+    }
+
+    /// The default tool called `name`.
+    #[must_use]
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|tool| tool.name() == name)
+    }
+
+    /// Whether it works on one file or directory named by its `path`.
+    #[must_use]
+    pub const fn is_file_tool(self) -> bool {
+        !matches!(self, Self::RunCommand)
+    }
+}
+
 /// The names of the default tools, as `jp tool NAME` takes them.
-pub const NAMES: [&str; 6] = [
-    "fs_read_file",
-    "fs_list_files",
-    "fs_create_file",
-    "fs_modify_file",
-    "fs_delete_file",
-    "run_command",
-];
+pub const NAMES: [&str; 6] = {
+    let mut names = [""; 6];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = DefaultTool::ALL[i].name();
+        i += 1;
+    }
+    names
+};
 
 /// The definitions `jp init` writes into `.jp/config.toml`: one
 /// `[conversation.tools.NAME]` table per tool in [`NAMES`], with its
@@ -71,14 +127,14 @@ pub fn run(name: &str, request: Request) -> Outcome {
     match request.context.action {
         Action::Run => {}
     }
-    let result = match name {
-        "fs_read_file" => read::run(&request),
-        "fs_list_files" => list::run(&request),
-        "fs_create_file" => create::run(&request),
-        "fs_modify_file" => modify::run(&request),
-        "fs_delete_file" => delete::run(&request),
-        "run_command" => command::run(&request),
-        _ => Err(format!(
+    let result = match DefaultTool::named(name) {
+        Some(DefaultTool::ReadFile) => read::run(&request),
+        Some(DefaultTool::ListFiles) => list::run(&request),
+        Some(DefaultTool::CreateFile) => create::run(&request),
+        Some(DefaultTool::ModifyFile) => modify::run(&request),
+        Some(DefaultTool::DeleteFile) => delete::run(&request),
+        Some(DefaultTool::RunCommand) => command::run(&request),
+        None => Err(format!(
             "unknown tool `{name}`; jp's default tools are {}",
             NAMES.join(", ")
         )),

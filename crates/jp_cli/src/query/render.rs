@@ -22,6 +22,7 @@ mod full;
 mod line;
 mod text;
 
+use jp_tools::DefaultTool;
 use std::collections::HashMap;
 
 #[cfg(test)]
@@ -86,6 +87,9 @@ struct Text {
 /// One call in flight.
 struct Call {
     name: String,
+    /// Which of jp's default tools it runs, if one: a call of
+    /// `fs_modify_file` shows its replacements as `-` and `+` lines.
+    runs: Option<DefaultTool>,
     /// Its number among the calls of this response, from 1.
     number: usize,
     /// Top-level arguments seen so far, each with its value for a summary
@@ -192,12 +196,13 @@ impl ToolRenderer {
     }
 
     /// A call began: its header.
-    pub fn start(&mut self, id: &str, name: &str) -> Vec<Line> {
+    pub fn start(&mut self, id: &str, name: &str, runs: Option<DefaultTool>) -> Vec<Line> {
         self.started += 1;
         self.calls.insert(
             id.to_owned(),
             Call {
                 name: name.to_owned(),
+                runs,
                 number: self.started,
                 arguments: Vec::new(),
                 text: None,
@@ -241,7 +246,7 @@ impl ToolRenderer {
         }
         match leaf {
             Leaf::Text(piece) => {
-                let diff = call.name == "fs_modify_file" && in_pattern.is_some();
+                let diff = call.runs == Some(DefaultTool::ModifyFile) && in_pattern.is_some();
                 let text = call.text.get_or_insert_with(|| {
                     let (prefix, style) = match in_pattern {
                         Some("old") if diff => ("  - ", Style::Bad),

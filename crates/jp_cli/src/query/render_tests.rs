@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used)]
 
 use jp_conversation::{EventBuilder, EventPart, FlushedEvent, ResponseStatus, ToolCallPart};
+use jp_tools::DefaultTool;
 
 use super::*;
 use jp_term::printer::{columns, expand_tabs};
@@ -32,7 +33,7 @@ fn render(options: RenderOptions, calls: &[(usize, &str, &str, &[&str])], flush:
             builder
                 .handle_part(*index, EventPart::ToolCall(start))
                 .unwrap();
-            lines.extend(renderer.start(id, name));
+            lines.extend(renderer.start(id, name, DefaultTool::named(name)));
         }
         for chunk in *chunks {
             let part = EventPart::ToolCall(ToolCallPart::ArgumentChunk((*chunk).into()));
@@ -288,7 +289,7 @@ fn the_prompt_summary_follows_the_format_and_marks_what_streams() {
             call_lines: 100,
             width: 80,
         });
-        renderer.start("a", "fs_create_file");
+        renderer.start("a", "fs_create_file", DefaultTool::named("fs_create_file"));
         assert_eq!(renderer.prompt_summary("a").unwrap(), expected[0]);
         let mut parser = jp_conversation::IncrementalArgParser::new();
         for fragment in parser
@@ -304,7 +305,7 @@ fn the_prompt_summary_follows_the_format_and_marks_what_streams() {
         assert_eq!(renderer.prompt_summary("a").unwrap(), expected[1]);
         assert_eq!(renderer.prompt_summary("b"), None);
         // Only `path` so far: more may follow.
-        renderer.start("c", "fs_create_file");
+        renderer.start("c", "fs_create_file", DefaultTool::named("fs_create_file"));
         let mut parser = jp_conversation::IncrementalArgParser::new();
         for fragment in parser.push(r#"{"path": "src/a.rs", "#).unwrap() {
             renderer.progress(&ToolCallArgumentProgress {
@@ -625,7 +626,7 @@ fn render_live(options: RenderOptions, name: &str, chunks: &[&str]) -> String {
         name: name.into(),
     };
     builder.handle_part(0, EventPart::ToolCall(start)).unwrap();
-    let mut out = shown(&renderer.start("a", name));
+    let mut out = shown(&renderer.start("a", name, DefaultTool::named(name)));
     let mut received = 0;
     for chunk in chunks {
         received += chunk.len();
@@ -783,4 +784,58 @@ fn long_lines_render_the_same_however_they_are_split() {
             assert!(!text.contains('\t'), "{line}");
         }
     }
+}
+
+/// What a terminal shows of call `a` of `name`, which runs `runs`, with
+/// `args` streamed in one chunk.
+fn lines_of(name: &str, runs: Option<DefaultTool>, args: &str) -> Vec<String> {
+    let mut builder = EventBuilder::new();
+    let mut renderer = ToolRenderer::new(options(CallFormat::FunctionCall));
+    let start = ToolCallPart::Start {
+        id: "a".into(),
+        name: name.into(),
+    };
+    builder.handle_part(0, EventPart::ToolCall(start)).unwrap();
+    let mut out = renderer.start("a", name, runs);
+    let chunk = EventPart::ToolCall(ToolCallPart::ArgumentChunk(args.into()));
+    for progress in builder.handle_part(0, chunk).unwrap() {
+        out.extend(renderer.progress(&progress));
+    }
+    out.iter()
+        .map(|line| format!("{:?} {}", line.style, line.text))
+        .collect()
+}
+
+#[test]
+fn the_diff_is_for_a_call_of_jps_modify_tool_whatever_it_is_called() {
+    let args = r#"{"path": "src/lib.rs", "patterns": [{"old": "a\nb", "new": "c\nd"}]}"#;
+    let renamed = lines_of("edit", Some(DefaultTool::ModifyFile), args);
+    let other = lines_of("fs_modify_file", None, args);
+    assert_eq!(
+        renamed,
+        [
+            "Header Calling tool edit",
+            "Dim   path: \"src/lib.rs\"",
+            "Dim   patterns[0].old:",
+            "Bad   - a",
+            "Bad   - b",
+            "Dim   patterns[0].new:",
+            "Good   + c",
+            "Good   + d",
+        ]
+    );
+    // A tool of the same name that is not jp's: its text is only text.
+    assert_eq!(
+        other,
+        [
+            "Header Calling tool fs_modify_file",
+            "Dim   path: \"src/lib.rs\"",
+            "Dim   patterns[0].old:",
+            "Dim   │ a",
+            "Dim   │ b",
+            "Dim   patterns[0].new:",
+            "Dim   │ c",
+            "Dim   │ d",
+        ]
+    );
 }

@@ -319,7 +319,7 @@ impl<'t> Response<'t> {
                 if !session.hidden(&name)
                     && let Some(renderer) = &mut session.renderer
                 {
-                    let lines = renderer.start(&id, &name);
+                    let lines = renderer.start(&id, &name, self.asker.judge().default_tool(&name));
                     session.print_lines(lines);
                 }
                 let known = |key: &str| turn.argument(call, key);

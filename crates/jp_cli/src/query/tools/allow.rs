@@ -22,8 +22,9 @@ use jp_policy::path::PathValue;
 use jp_policy::{Mode, PolicyField};
 use serde_json::Value;
 
-use super::judge::{Judge, Pending, runs_jp_tool};
+use super::judge::{Judge, Pending};
 use super::scope::{self, Kind};
+use jp_tools::DefaultTool;
 
 /// How the reason of a call a session approval let run begins.
 pub const SESSION_APPROVED: &str = "approved for this session";
@@ -63,9 +64,11 @@ impl Judge<'_> {
 
     /// Which of jp's own tools `name` runs, for its approvals' scope.
     fn scope_kind(&self, name: &str) -> Kind {
-        match self.tool(name) {
-            Some(tool) if runs_jp_tool(tool, "run_command") => Kind::Command,
-            Some(tool) if FILE_TOOLS.iter().any(|which| runs_jp_tool(tool, which)) => Kind::Files,
+        // jp's file tools: an approval at one of them covers paths in the
+        // same directory ([`scope`](super::scope)).
+        match self.default_tool(name) {
+            Some(DefaultTool::RunCommand) => Kind::Command,
+            Some(tool) if tool.is_file_tool() => Kind::Files,
             _ => Kind::Other,
         }
     }
@@ -403,16 +406,6 @@ impl Judge<'_> {
         out
     }
 }
-
-/// jp's file tools: an approval at one of them covers paths in the same
-/// directory ([`scope`](super::scope)).
-const FILE_TOOLS: [&str; 5] = [
-    "fs_read_file",
-    "fs_list_files",
-    "fs_create_file",
-    "fs_modify_file",
-    "fs_delete_file",
-];
 
 /// What the call the user answered `a` at says it ran for: that later
 /// calls within `scope` that the same rule asks about run unasked, and

@@ -16,7 +16,6 @@ use serde_json::{Map, Value};
 use super::Judge;
 use super::answers::{RetryAnswer, RunAnswer, early_choices, run_choices};
 use super::content::{edited_text, text_argument, with_text};
-use super::judge::runs_jp_tool;
 use crate::query::arguments::{
     Arguments, arguments_header, arguments_page, complete, short_arguments,
 };
@@ -24,6 +23,7 @@ use crate::query::decision::{Answer, Ask, Verdict, interrupted, not_run};
 use crate::query::render::full_arguments;
 use jp_term::printer::{Printer, Style};
 use jp_term::prompt::{Answer as _, Live, LiveQuestion, PromptError, PromptTurn, Ticket};
+use jp_tools::DefaultTool;
 
 /// The change a call of the current response makes to a file, as its
 /// diff was shown: what the diffs of later calls to the same file are
@@ -379,10 +379,7 @@ impl<'j> Asker<'j> {
         arguments: &Map<String, Value>,
         prompt: &PromptTurn<'_>,
     ) -> Edit {
-        let skip_old = self
-            .judge
-            .tool(name)
-            .is_some_and(|tool| runs_jp_tool(tool, "fs_modify_file"));
+        let skip_old = self.judge.default_tool(name) == Some(DefaultTool::ModifyFile);
         let target = text_argument(arguments, skip_old);
         let (mut text, file_name) = match &target {
             Some(target) => (target.text.clone(), target.file_name.as_str()),

@@ -24,6 +24,7 @@ use jp_policy::stateful::Denial;
 use jp_policy::{
     Decision, Mode, Policy, PolicyField, PolicyWatch, StreamingPolicyState, Workspace,
 };
+use jp_tools::DefaultTool;
 use serde_json::{Map, Value};
 
 use crate::query::arguments::Arguments;
@@ -34,14 +35,15 @@ use crate::stateful::{SetupError, StatefulPolicies};
 #[cfg(test)]
 use jp_term::prompt::Prompts;
 
-/// Whether `tool` runs jp's own default tool `which` (`jp tool
-/// fs_modify_file`), whatever it is called: only then does jp know what
-/// the call does with its arguments.
+/// Which of jp's own default tools `tool` runs (`jp tool fs_modify_file`),
+/// whatever it is called: only then does jp know what a call does with
+/// its arguments.
 #[must_use]
-pub fn runs_jp_tool(tool: &ToolConfig, which: &str) -> bool {
-    tool.command
-        .as_ref()
-        .is_some_and(|command| command.argv() == ["jp", "tool", which])
+pub fn default_tool(tool: &ToolConfig) -> Option<DefaultTool> {
+    match tool.command.as_ref()?.argv().as_slice() {
+        [jp, sub, name] if jp == "jp" && sub == "tool" => DefaultTool::named(name),
+        _ => None,
+    }
 }
 
 /// What was decided about a call while it streamed (`early`), with what
@@ -156,6 +158,12 @@ impl<'a> Judge<'a> {
         offered(&self.config.conversation.tools)
             .find(|(offered, _)| offered.as_str() == name)
             .map(|(_, tool)| tool)
+    }
+
+    /// Which of jp's default tools the tool called `name` runs.
+    #[must_use]
+    pub fn default_tool(&self, name: &str) -> Option<DefaultTool> {
+        self.tool(name).and_then(default_tool)
     }
 
     pub(super) fn policy(&self, tool: &str, field: PolicyField) -> Option<Arc<Policy>> {

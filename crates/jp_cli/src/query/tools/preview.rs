@@ -9,11 +9,11 @@ use std::sync::PoisonError;
 use serde_json::{Map, Value};
 
 use super::asker::{Asker, Planned};
-use super::judge::runs_jp_tool;
 use crate::query::decision::Verdict;
 use crate::query::diff::unified;
 use crate::query::render::Line;
 use jp_term::printer::{Style, sanitize};
+use jp_tools::DefaultTool;
 
 impl Asker<'_> {
     /// The change call `call` (its id) of `name` with `arguments` would
@@ -31,8 +31,7 @@ impl Asker<'_> {
         name: &str,
         arguments: &Map<String, Value>,
     ) -> Option<Vec<Line>> {
-        let tool = self.judge.tool(name)?;
-        if !runs_jp_tool(tool, "fs_modify_file") {
+        if self.judge.default_tool(name) != Some(DefaultTool::ModifyFile) {
             return None;
         }
         let mut planned = self.planned.lock().unwrap_or_else(PoisonError::into_inner);
