@@ -45,6 +45,7 @@ pub mod decision;
 pub mod diff;
 pub mod drive;
 pub mod input;
+pub mod pieces;
 pub mod render;
 pub mod run;
 pub mod session;

@@ -9,21 +9,20 @@ use std::collections::HashMap;
 use futures_util::StreamExt as _;
 use futures_util::future::LocalBoxFuture;
 use futures_util::stream::FuturesUnordered;
-use jp_config::AppConfig;
 use jp_config::tool::limits::argument_limit;
-use jp_conversation::{ProgressRef, ToolCallRequest};
+use jp_conversation::ToolCallRequest;
 use tokio_util::sync::CancellationToken;
 
 use super::arguments::arguments_page;
 use super::calls::{CallInput, CallState, CallStep, Calls};
 use super::decision::Verdict;
 use super::diff;
-use super::render::{Line, ToolRenderer};
+use super::pieces::{PieceReader, Read};
 use super::session::Session;
 use super::signals::{Interrupts, STREAM_MENU, STREAM_MENU_QUESTION, StreamMenu, answer, ctrl_c};
 use super::tickets::CallTickets;
 use super::tools::Asker;
-use super::turn::{Action, Input, ReadPieces, StreamView, TurnCoordinator};
+use super::turn::{Action, Input, TurnCoordinator};
 use crate::conversation::{human_bytes, stopped_note};
 use jp_term::printer::{Channel, Style, cut};
 use jp_term::prompt::Answer as _;
@@ -483,75 +482,5 @@ impl<'t> Response<'t> {
                 }
             }
         }
-    }
-}
-
-/// Reads each piece of a call's arguments as the turn parses it
-/// ([`ReadPieces`]): draws it on a terminal (unless the tool's calls are
-/// hidden) and hands it to the [`Calls`] machine, keeping what both give,
-/// in order, for the [`Response`] to carry out once the turn's input is
-/// handled. It prints nothing and runs nothing itself.
-pub struct PieceReader<'r, 't> {
-    calls: &'r mut Calls<'t>,
-    renderer: Option<&'r mut ToolRenderer>,
-    config: &'r AppConfig,
-    /// What the pieces gave so far, in order.
-    read: Vec<Read>,
-}
-
-/// What a piece gave: lines to draw, steps for the shell.
-enum Read {
-    Lines(Vec<Line>),
-    Steps(Vec<CallStep>),
-}
-
-impl<'r, 't> PieceReader<'r, 't> {
-    /// A reader into `calls`, drawing with `session`'s renderer.
-    fn new(calls: &'r mut Calls<'t>, session: &'r mut Session) -> Self {
-        Self {
-            calls,
-            renderer: session.renderer.as_mut(),
-            config: &session.config,
-            read: Vec::new(),
-        }
-    }
-
-    /// Reads piece `progress` of call number `call`, whose state after it
-    /// is `state`.
-    fn take<'p>(&mut self, call: usize, progress: ProgressRef<'p>, state: &'p CallState<'p>) {
-        tracing::trace!(?progress, "argument progress");
-        let hidden = self
-            .config
-            .conversation
-            .tools
-            .get(progress.tool_name)
-            .and_then(|t| t.style.hidden)
-            .unwrap_or(false);
-        if !hidden && let Some(renderer) = &mut self.renderer {
-            let lines = renderer.progress_ref(progress);
-            if !lines.is_empty() {
-                self.read.push(Read::Lines(lines));
-            }
-        }
-        let steps = self.calls.handle(CallInput::Piece {
-            call,
-            progress,
-            state,
-        });
-        if !steps.is_empty() {
-            self.read.push(Read::Steps(steps));
-        }
-    }
-}
-
-impl ReadPieces for PieceReader<'_, '_> {
-    fn read(&mut self, call: usize, progress: ProgressRef<'_>, view: &StreamView<'_>) {
-        let known = |key: &str| view.argument(key);
-        let state = CallState {
-            argument: &known,
-            bytes: view.argument_bytes(),
-            others: view.others_streaming(),
-        };
-        self.take(call, progress, &state);
     }
 }

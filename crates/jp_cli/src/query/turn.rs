@@ -192,7 +192,7 @@ impl<'a> StreamView<'a> {
 
 /// What reads each piece of a call's arguments while the turn parses it,
 /// borrowed from the parser: nothing is copied per fragment (issue 14).
-/// The shell's reader ([`super::stream::PieceReader`]) draws the piece and
+/// The shell's reader ([`super::pieces::PieceReader`]) draws the piece and
 /// hands it to the [`Calls`](super::calls::Calls) machine, keeping what
 /// they give for the shell to carry out once the turn has returned: the
 /// turn never calls into the shell.
