@@ -497,7 +497,7 @@ fn drive(
     let self_exe = std::env::current_exe().ok();
     let printer = session.printer.clone();
     let servers = jp_llm::tool::mcp::McpServers::new(
-        session.config.providers.mcp.clone(),
+        jp_config::sandbox::sandboxed_servers(&session.config),
         root.to_path_buf(),
     );
     // Keys typed while the turn prints are not echoed into it (a `^C`

@@ -393,7 +393,8 @@ fn config_show_lists_the_servers_and_the_mcp_tools() {
                 "headers": {},
                 "headers_env": {},
                 "bearer_token_env": null,
-                "startup_timeout_secs": null
+                "startup_timeout_secs": null,
+                "sandbox": { "env": [] }
             }
         })
     );

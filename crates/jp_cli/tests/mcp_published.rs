@@ -188,3 +188,46 @@ fn server_everything_over_streamable_http_answers_calls_through_a_query() {
         ]
     );
 }
+
+/// The published server's `get-env` answers with its whole environment:
+/// before the sandbox (issue 36), that put jp's provider key into the
+/// model's context. Now it holds jp's allowlist and what the server's
+/// `sandbox.env` names, and nothing else of jp's.
+#[test]
+fn server_everything_get_env_sees_no_provider_key() {
+    let Some(program) = everything() else {
+        return;
+    };
+    let ws = initialized();
+    let config = ws.read("project/.jp/config.toml");
+    let command = serde_json::Value::String(program.display().to_string());
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{config}\n[providers.mcp.everything]\ncommand = [{command}, \"stdio\"]\n\
+             sandbox.env = [\"SERVER_SETTING\"]\n\n\
+             [conversation.tools.env]\nsource = \"mcp.everything\"\ntool = \"get-env\"\n\
+             policy.run = \"unattended\"\n"
+        ),
+    );
+    let server = TestServer::start(vec![tool("toolu_1", "env", "{}"), text("Done.")]);
+    let mut command = query_command(&ws, &server, "anthropic/claude-haiku-4-5", &[], "env?");
+    command
+        .env("SERVER_SETTING", "on")
+        .env("GITHUB_TOKEN", "ghp_secret");
+    let run = ws.run_of(command.output().unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+    let got = responses(&stored(&ws));
+    let env: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&got[0].1).unwrap();
+    let mut names: Vec<&str> = env.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        ["HOME", "JP_TOOL_RUN_ID", "PATH", "SERVER_SETTING"],
+        "{env:?}"
+    );
+    let sent = server.wait_for(2, std::time::Duration::from_secs(10))[1]
+        .json()
+        .to_string();
+    assert!(!sent.contains("test-key") && !sent.contains("ghp_secret"));
+}

@@ -62,6 +62,8 @@ pub const SENSITIVE: &[&str] = &[
     "style.tool_call.argument_lines",
     "style.tool_call.call_lines",
     "conversation.policies",
+    "conversation.sandbox",
+    "conversation.tools.*.sandbox",
     "providers.*.*.base_url",
     "providers.*.*.api_key_env",
     "providers.llm.custom.*.base_url",
@@ -70,6 +72,25 @@ pub const SENSITIVE: &[&str] = &[
     "assistant.instruction_files",
     "extends",
 ];
+
+/// Config paths no grant reaches, not even `"insecure_allow"`: what bounds
+/// the processes jp starts (their `sandbox`, see `docs/sandbox.md`). A tool
+/// can never loosen a sandbox, its own or another's. They are
+/// [`SENSITIVE`] too, so an untrusted workspace's are held.
+pub const SEALED: &[&str] = &[
+    "conversation.sandbox",
+    "conversation.tools.*.sandbox",
+    "providers.mcp.*.sandbox",
+];
+
+/// The sealed pattern `path` is at or under, if any.
+#[must_use]
+pub fn sealed(path: &ConfigPath) -> Option<&'static str> {
+    SEALED
+        .iter()
+        .copied()
+        .find(|s| prefix_matches(pattern(s).segments(), path.segments()))
+}
 
 /// A tool's access to jp's resources.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Schematic)]
@@ -293,6 +314,9 @@ pub struct RemovalDenied {
     pub at: ConfigPath,
     /// The sensitive pattern it is at or under, if any.
     pub sensitive: Option<&'static str>,
+    /// Whether it is (or holds) a sealed path ([`SEALED`]), which no grant
+    /// reaches.
+    pub sealed: bool,
 }
 
 impl Capabilities {
@@ -359,7 +383,7 @@ impl Grants {
         };
         Capabilities {
             read: rule.read,
-            write: rule.write.reaches(sensitive(path).is_some()),
+            write: sealed(path).is_none() && rule.write.reaches(sensitive(path).is_some()),
             delete: self.removal(path).is_some(),
             apply: rule.apply,
         }
@@ -399,6 +423,20 @@ impl Grants {
         for pattern in SENSITIVE.iter().map(|s| self::pattern(s)) {
             points.extend(bases.iter().filter_map(|b| meet(pattern.segments(), b)));
         }
+        // What is sealed may not go, nor what holds `conversation.sandbox`;
+        // a whole tool or server may (its process goes with it).
+        if let Some(sealed) = sealed(path).or_else(|| {
+            SEALED
+                .iter()
+                .copied()
+                .find(|s| !s.contains('*') && self::pattern(s).segments().starts_with(at))
+        }) {
+            return Err(RemovalDenied {
+                at: path.clone(),
+                sensitive: Some(sealed),
+                sealed: true,
+            });
+        }
         let mut apply = Apply::Unattended;
         for point in points {
             let point = ConfigPath::from_segments(point);
@@ -411,6 +449,7 @@ impl Grants {
                     return Err(RemovalDenied {
                         at: point,
                         sensitive,
+                        sealed: false,
                     });
                 }
             }

@@ -144,7 +144,15 @@ fn removing_a_path_removes_what_is_below_it_and_needs_a_grant_for_all_of_it() {
     // A `true` delete on an ancestor: the removal of a tool, of the tools,
     // or of the whole section takes sensitive paths with it.
     let broad = Grants::new(&[grant("conversation", true, Write::Allowed, true)]);
-    for path in ["conversation", "conversation.tools", "conversation.tools.x"] {
+    // The whole section holds the conversation's sandbox, which no grant
+    // removes.
+    assert_eq!(
+        broad
+            .check_removal(&p("conversation"))
+            .map_err(|d| (d.sensitive, d.sealed)),
+        Err((Some("conversation.sandbox"), true))
+    );
+    for path in ["conversation.tools", "conversation.tools.x"] {
         assert_eq!(
             broad.check_removal(&p(path)).map_err(|d| d.sensitive),
             Err(Some("conversation.tools.*.access")),
@@ -249,6 +257,17 @@ fn sensitive_paths_need_insecure_allow_to_write_and_to_delete() {
     for pattern in SENSITIVE {
         let path = concrete(pattern);
         assert_eq!(sensitive(&path), Some(*pattern), "{path}");
+        // A sandbox is sealed: not even `insecure_allow` reaches it, nor
+        // the removal of what holds the conversation's.
+        let is_sealed = SEALED.contains(pattern);
+        // Whether removing `at` takes the conversation's sandbox with it.
+        let holds_sealed = |at: &ConfigPath| {
+            ["conversation", "sandbox"]
+                .iter()
+                .zip(at.segments())
+                .all(|(a, b)| a == b)
+                && at.segments().len() <= 2
+        };
         let below = path.join("deeper");
         let segments = path.segments();
         // Where a rule may stand to decide about `path`: at it, at its
@@ -283,8 +302,8 @@ fn sensitive_paths_need_insecure_allow_to_write_and_to_delete() {
                     for at in [&path, &below] {
                         let caps = grants.capabilities(at);
                         assert!(caps.read, "{case}");
-                        assert_eq!(caps.write, reaches(write), "{case} at {at}");
-                        assert_eq!(caps.delete, reaches(delete), "{case} at {at}");
+                        assert_eq!(caps.write, reaches(write) && !is_sealed, "{case} at {at}");
+                        assert_eq!(caps.delete, reaches(delete) && !is_sealed, "{case} at {at}");
                     }
                     // Removing the ancestor takes the sensitive path with it.
                     if segments.len() > 1 {
@@ -294,7 +313,7 @@ fn sensitive_paths_need_insecure_allow_to_write_and_to_delete() {
                         if grants.rule_for(&parent).is_some() {
                             assert_eq!(
                                 grants.capabilities(&parent).delete,
-                                reaches(delete),
+                                reaches(delete) && !holds_sealed(&parent),
                                 "{case} removing {parent}"
                             );
                         }
@@ -586,8 +605,11 @@ mod removal_against_every_part {
                     .rule_for(&part)
                     .is_some_and(|rule| rule.delete.reaches(sensitive(&part).is_some()))
             });
+            // A sandbox, or what holds the conversation's, never goes.
+            let seals = sealed(&ConfigPath::from_segments(at.clone())).is_some()
+                || (at.len() <= 2 && ["conversation", "sandbox"].iter().zip(&at).all(|(a, b)| a == b));
             let got = grants.check_removal(&ConfigPath::from_segments(at.clone()));
-            prop_assert_eq!(got.is_ok(), every_part, "removing {:?}: {:?}", at, got);
+            prop_assert_eq!(got.is_ok(), every_part && !seals, "removing {:?}: {:?}", at, got);
         }
     }
 }

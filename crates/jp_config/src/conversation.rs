@@ -4,6 +4,8 @@
 use indexmap::IndexMap;
 use schematic::Config;
 
+use crate::sandbox::{PartialSandboxConfig, SandboxConfig};
+
 use crate::stateful::StatefulPolicyConfig;
 use crate::tool::{PartialToolConfig, ToolConfig};
 
@@ -29,6 +31,11 @@ pub struct ConversationConfig {
     /// conversation keeps every result whole.
     #[setting(nested)]
     pub elide_tool_results: ElideToolResultsConfig,
+
+    /// What every process jp starts may reach (local tools, MCP servers):
+    /// see `docs/sandbox.md`. A tool's or server's own `sandbox` adds to it.
+    #[setting(nested)]
+    pub sandbox: SandboxConfig,
 }
 
 /// `conversation.elide_tool_results`.

@@ -235,6 +235,11 @@ fn write_refused(grants: &Grants, path: &ConfigPath) -> String {
     let granted = grants
         .rule_for(path)
         .is_some_and(|rule| rule.write.granted());
+    if let Some(sealed) = crate::access::sealed(path) {
+        return format!(
+            "a sandbox ({sealed}), which no grant reaches: a tool can never loosen a sandbox"
+        );
+    }
     match crate::access::sensitive(path) {
         Some(sensitive) if granted => format!(
             "a sensitive path ({sensitive}), which write = true does not reach; that needs write = \"insecure_allow\""
@@ -246,6 +251,12 @@ fn write_refused(grants: &Grants, path: &ConfigPath) -> String {
 /// Why the tool may not remove `path` (which `denied` says), when there is
 /// more to say than that it has no delete grant there.
 fn removal_refused(grants: &Grants, path: &ConfigPath, denied: &RemovalDenied) -> Option<String> {
+    if denied.sealed {
+        return Some(format!(
+            "it is or holds a sandbox ({}), which no grant reaches: a tool can never loosen a sandbox",
+            denied.sensitive.unwrap_or("sandbox")
+        ));
+    }
     let rule = grants.rule_for(&denied.at)?;
     let here = denied.at == *path;
     match denied.sensitive {

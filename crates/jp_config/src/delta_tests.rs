@@ -383,12 +383,10 @@ fn removing_sensitive_paths_needs_insecure_allow_like_writing_them() {
          conversation.tools.fs_modify_file.policy: a sensitive path (conversation.tools.*.policy), which delete = true does not reach; that needs delete = \"insecure_allow\"; \
          conversation.tools.fs_delete_file.enable: a sensitive path (conversation.tools.*.enable), which delete = true does not reach; that needs delete = \"insecure_allow\""
     );
-    // Removing what holds them is no way around it.
-    for ancestor in [
-        "conversation",
-        "conversation.tools",
-        "conversation.tools.fs_modify_file",
-    ] {
+    // Removing what holds them is no way around it (removing the whole
+    // section would take the conversation's sandbox too:
+    // `no_grant_reaches_a_sandbox_not_even_insecure_allow`).
+    for ancestor in ["conversation.tools", "conversation.tools.fs_modify_file"] {
         let refused = check(json!({}), &[ancestor])
             .unwrap()
             .authorize(&broad)
@@ -459,6 +457,8 @@ fn authorizing_a_removal_of_each_sensitive_path() {
             sets: Vec::new(),
             unsets: vec![UnsetPath::parse(&path).unwrap()],
         };
+        // A sandbox is sealed: no grant removes it.
+        let sealed = crate::access::SEALED.contains(pattern);
         let mut rules = vec![(path.clone(), true), ((*pattern).to_owned(), true)];
         if concrete.len() > 1 {
             rules.push((concrete[0].clone(), false));
@@ -472,7 +472,7 @@ fn authorizing_a_removal_of_each_sensitive_path() {
                 let grants = Grants::new(&[grant(&rule, Write::Denied, delete, Apply::Ask)]);
                 assert_eq!(
                     proposal.authorize(&grants).is_ok(),
-                    removes,
+                    removes && !sealed,
                     "{path} under {rule} with delete = {delete:?}"
                 );
                 assert_eq!(
@@ -576,4 +576,64 @@ fn the_config_as_it_is_passes_its_own_load_check() {
         };
         assert_eq!(touched.check_loads(&current), Ok(()));
     }
+}
+
+#[test]
+fn no_grant_reaches_a_sandbox_not_even_insecure_allow() {
+    let everything = Grants::new(&[grant(
+        "conversation",
+        Write::InsecureAllow,
+        Delete::InsecureAllow,
+        Apply::Unattended,
+    )]);
+    let widen = check(
+        json!({"conversation": {"sandbox": {"env": ["ANTHROPIC_API_KEY"]}}}),
+        &[],
+    )
+    .unwrap();
+    let refusal = widen.authorize(&everything).unwrap_err();
+    assert_eq!(refusal.fields, ["conversation.sandbox.env"]);
+    assert_eq!(
+        refusal.detail,
+        "the tool's access.config grants do not cover conversation.sandbox.env: a sandbox (conversation.sandbox), which no grant reaches: a tool can never loosen a sandbox"
+    );
+    // Its own, by a grant on itself.
+    let own = Grants::new(&[grant(
+        "conversation.tools.t",
+        Write::InsecureAllow,
+        Delete::InsecureAllow,
+        Apply::Unattended,
+    )]);
+    let mine = check(
+        json!({"conversation": {"tools": {"t": {"sandbox": {"env": ["GITHUB_TOKEN"]}}}}}),
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        mine.authorize(&own).unwrap_err().fields,
+        ["conversation.tools.t.sandbox.env"]
+    );
+    // Nor removed, nor what holds the conversation's; a whole tool may go.
+    for unset in [
+        "conversation.tools.t.sandbox",
+        "conversation.sandbox.env",
+        "conversation",
+    ] {
+        let grants = if unset.starts_with("conversation.tools") {
+            &own
+        } else {
+            &everything
+        };
+        let removal = check(json!({}), &[unset]).unwrap();
+        let refusal = removal.authorize(grants).unwrap_err();
+        assert!(
+            refusal
+                .detail
+                .contains("which no grant reaches: a tool can never loosen a sandbox"),
+            "{unset}: {}",
+            refusal.detail
+        );
+    }
+    let whole_tool = check(json!({}), &["conversation.tools.t"]).unwrap();
+    assert_eq!(whole_tool.authorize(&own), Ok(Apply::Unattended));
 }

@@ -32,6 +32,7 @@ pub mod models;
 mod named;
 pub mod path;
 pub mod providers;
+pub mod sandbox;
 pub mod schema;
 pub mod stateful;
 pub mod style;

@@ -26,6 +26,8 @@
 use indexmap::IndexMap;
 use schematic::Config;
 
+use crate::sandbox::{PartialSandboxConfig, SandboxConfig};
+
 /// The default for [`McpServerConfig::startup_timeout_secs`].
 pub const DEFAULT_STARTUP_TIMEOUT_SECS: u64 = 20;
 
@@ -38,7 +40,8 @@ pub struct McpServerConfig {
     /// The program and its arguments, run in the workspace root.
     pub command: Vec<String>,
 
-    /// Environment variables added to jp's own for the server.
+    /// Environment variables set for the server, over what its sandbox
+    /// passes of jp's own (`sandbox.env`).
     pub env: IndexMap<String, String>,
 
     /// The server's Streamable HTTP endpoint: `https://...`, or
@@ -60,6 +63,10 @@ pub struct McpServerConfig {
     /// How long the server may take to start and answer the `initialize`
     /// handshake and `tools/list`, in seconds. Unset: 20.
     pub startup_timeout_secs: Option<u64>,
+
+    /// What the server's process may reach, besides `conversation.sandbox`.
+    #[setting(nested)]
+    pub sandbox: SandboxConfig,
 }
 
 impl McpServerConfig {

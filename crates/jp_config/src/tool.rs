@@ -18,6 +18,8 @@ pub use arguments::{ArgumentIssue, check_arguments, check_value_at};
 // A tool's `parameters` is the argument schema its policies are compiled
 // against, owned by jp_policy; named here too, as part of the tool's config.
 use jp_policy::PolicySpec;
+
+use crate::sandbox::{PartialSandboxConfig, SandboxConfig};
 pub use jp_policy::parameter::{
     ParamType, ToolParameterConfig, ToolParameters, parameters_json_schema,
 };
@@ -89,6 +91,10 @@ pub struct ToolConfig {
     /// What of jp's resources the tool may use: `access.config` rules grant
     /// reading and changing config paths (RFD 078). None: no access.
     pub access: crate::access::AccessConfig,
+
+    /// What the tool's process may reach, besides `conversation.sandbox`.
+    #[setting(nested)]
+    pub sandbox: SandboxConfig,
 
     /// Deprecated: use `policy.run`. Still read when `policy.run` is unset.
     pub run: Option<PolicySpec>,

@@ -125,6 +125,7 @@ pub fn validate_with(config: &AppConfig, schemas: McpSchemas) -> Vec<Problem> {
     );
     check_tools(config, schemas, &mut problems);
     check_stateful(config, schemas, &mut problems);
+    check_sandboxes(config, &mut problems);
     if config.conversation.elide_tool_results.keep_turns == 0 {
         problems.push(Problem::error(
             key("conversation.elide_tool_results.keep_turns"),
@@ -185,6 +186,39 @@ fn list<'a>(items: impl Iterator<Item = &'a String>) -> String {
         "none".into()
     } else {
         items.join(", ")
+    }
+}
+
+/// Every `sandbox`: the variables `env` passes are names of variables.
+fn check_sandboxes(config: &AppConfig, problems: &mut Vec<Problem>) {
+    let conversation = std::iter::once((
+        ConfigPath::from_segments(["conversation", "sandbox"]),
+        &config.conversation.sandbox,
+    ));
+    let tools = config.conversation.tools.iter().map(|(name, tool)| {
+        (
+            ConfigPath::from_segments(["conversation", "tools", name, "sandbox"]),
+            &tool.sandbox,
+        )
+    });
+    let servers = config.providers.mcp.iter().map(|(name, server)| {
+        (
+            ConfigPath::from_segments(["providers", "mcp", name, "sandbox"]),
+            &server.sandbox,
+        )
+    });
+    for (path, sandbox) in conversation.chain(tools).chain(servers) {
+        for (index, name) in sandbox.env.iter().enumerate() {
+            if !crate::sandbox::is_env_name(name) {
+                problems.push(Problem::error(
+                    path.join("env").join(index.to_string()),
+                    format!(
+                        "`{}` is not an environment variable's name (letters, digits and `_`, not starting with a digit)",
+                        name.escape_debug()
+                    ),
+                ));
+            }
+        }
     }
 }
 
@@ -664,6 +698,17 @@ fn check_grants(
                 at.join("path"),
                 format!(
                     "another rule of tool `{tool}` has the path `{}`; one rule per path",
+                    grant.path
+                ),
+            ));
+        }
+        if let Some(sealed) = crate::access::sealed(&path)
+            && (grant.write.granted() || grant.delete.granted())
+        {
+            problems.push(Problem::error(
+                at.join("path"),
+                format!(
+                    "tool `{tool}` is granted changes to `{}`, a sandbox ({sealed}): no grant reaches a sandbox, a tool can never loosen one",
                     grant.path
                 ),
             ));

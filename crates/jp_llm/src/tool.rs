@@ -14,7 +14,9 @@ mod containment;
 mod executor;
 pub(crate) mod local;
 pub mod mcp;
+pub mod sandbox;
 
 pub use executor::{Executor, LocalExecutor, ToolExecutor, ToolTarget};
 
 pub use local::{STDERR_TAIL_BYTES, ToolLimits, ToolRun, limit_key, run_local};
+pub use sandbox::Sandbox;

@@ -125,8 +125,10 @@ fn with_mcp_schemas(
         .workspace_root
         .clone()
         .unwrap_or_else(|| ctx.cwd.clone());
-    let servers =
-        tokio::sync::Mutex::new(McpServers::new(loaded.config.providers.mcp.clone(), root));
+    let servers = tokio::sync::Mutex::new(McpServers::new(
+        jp_config::sandbox::sandboxed_servers(&loaded.config),
+        root,
+    ));
     let printer = jp_term::printer::Printer::stdio(crate::ctx::color(loaded.config.style.color));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -41,6 +41,7 @@ use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use super::containment::{self, Containment};
+use super::sandbox::Sandbox;
 use crate::framing::excerpt;
 
 /// How much of a tool's stderr is kept (its end): enough for a backtrace,
@@ -75,6 +76,8 @@ pub struct ToolLimits {
     pub timeout_key: Option<String>,
     /// The config key that set `max_output_bytes`, as for `timeout_key`.
     pub max_output_key: Option<String>,
+    /// What the tool's process may reach.
+    pub sandbox: Sandbox,
 }
 
 impl Default for ToolLimits {
@@ -85,6 +88,7 @@ impl Default for ToolLimits {
             max_output_bytes: 1024 * 1024,
             timeout_key: None,
             max_output_key: None,
+            sandbox: Sandbox::default(),
         }
     }
 }
@@ -194,6 +198,7 @@ async fn run(
     };
 
     let mut command = Command::new(program);
+    limits.sandbox.apply(&mut command);
     command
         .args(args)
         .current_dir(root)

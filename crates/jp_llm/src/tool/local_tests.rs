@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::tool::sandbox::Sandbox;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -320,6 +321,7 @@ async fn the_limits_messages_name_the_keys_that_set_them() {
         max_output_bytes: 2000,
         timeout_key: Some("conversation.tools.t.timeout_secs".into()),
         max_output_key: Some("conversation.tools.'*'.max_output_bytes".into()),
+        sandbox: Sandbox::default(),
     };
     let run = f.run_with("yes | head -c 2001\n", json!({}), &limits).await;
     assert_eq!(
@@ -679,6 +681,7 @@ fn limits_are_shown_in_units() {
             max_output_bytes: 1024 * 1024,
             timeout_key: None,
             max_output_key: None,
+            sandbox: Sandbox::default(),
         }
     );
 }

@@ -191,6 +191,10 @@ impl McpServer {
             });
         };
         let mut command = Command::new(program);
+        let sandbox = super::sandbox::Sandbox {
+            env: config.sandbox.env.clone(),
+        };
+        sandbox.apply(&mut command);
         command
             .args(args)
             .envs(&config.env)

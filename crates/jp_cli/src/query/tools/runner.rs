@@ -14,7 +14,7 @@ use jp_config::delta::Proposal;
 use jp_config::tool::limits::run_limits;
 use jp_config::tool::{ToolConfig, ToolSource};
 use jp_conversation::{ResponseStatus, ToolCallRequest, ToolCallResponse};
-use jp_llm::tool::{ToolExecutor, ToolLimits, ToolTarget};
+use jp_llm::tool::{Sandbox, ToolExecutor, ToolLimits, ToolTarget};
 use jp_policy::stateful::Denial;
 use jp_policy::{Decision, Mode, PolicyField};
 use jp_tool::{Context, Outcome, Request, ToolInfo};
@@ -140,13 +140,7 @@ impl<'j> Runner<'j> {
                 };
             }
         };
-        let limits = run_limits(&self.judge.config.conversation.tools, &name);
-        let limits = ToolLimits {
-            timeout: limits.timeout,
-            max_output_bytes: usize::try_from(limits.max_output_bytes).unwrap_or(usize::MAX),
-            timeout_key: Some(limits.timeout_key),
-            max_output_key: Some(limits.max_output_key),
-        };
+        let limits = self.limits(&name);
         let mut request = Request {
             tool: ToolInfo {
                 name: name.clone(),
@@ -225,6 +219,20 @@ impl<'j> Runner<'j> {
             delta,
             denial: None,
             shown,
+        }
+    }
+
+    /// The bounds of a run of tool `name`: its limits and its sandbox.
+    fn limits(&self, name: &str) -> ToolLimits {
+        let limits = run_limits(&self.judge.config.conversation.tools, name);
+        ToolLimits {
+            timeout: limits.timeout,
+            max_output_bytes: usize::try_from(limits.max_output_bytes).unwrap_or(usize::MAX),
+            timeout_key: Some(limits.timeout_key),
+            max_output_key: Some(limits.max_output_key),
+            sandbox: Sandbox {
+                env: jp_config::sandbox::tool_env(self.judge.config, name),
+            },
         }
     }
 

@@ -1,0 +1,177 @@
+//! The sandbox of every process jp starts (issue 36), through the real
+//! `jp` binary: what of jp's environment a local tool, the default tools'
+//! `jp tool ...` children and an MCP server over stdio get.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::mcp::{unattended, workspace};
+use common::providers::{Item, anthropic, text_reply};
+use common::query::{initialized, query_command, responses, stored};
+use jp_test_server::{Reply, TestServer};
+
+const MODEL: &str = "anthropic/claude-haiku-4-5";
+
+/// Variables in jp's environment besides the test harness's own: a
+/// provider key is there already (`ANTHROPIC_API_KEY`).
+const MORE_ENV: [(&str, &str); 5] = [
+    ("FOO", "bar"),
+    ("GITHUB_TOKEN", "ghp_secret"),
+    ("DB_PASSWORD", "hunter2"),
+    ("LC_ALL", "C"),
+    ("EDITOR", "vi"),
+];
+
+/// A local tool that answers with the sorted names of its environment.
+fn env_tool(name: &str, sandbox_env: &str) -> String {
+    let script = r#"cat >/dev/null; printf '{"type":"success","content":"%s"}' "$(env | cut -d= -f1 | LC_ALL=C sort | tr '\n' ' ')""#;
+    format!(
+        "[conversation.tools.{name}]\ncommand = [\"sh\", \"-c\", {}]\npolicy.run = \"unattended\"\nsandbox.env = [{sandbox_env}]\n",
+        serde_json::Value::String(script.to_owned())
+    )
+}
+
+fn run(ws: &common::Workspace, server: &TestServer, extra: &[&str]) {
+    let mut command = query_command(ws, server, MODEL, extra, "go");
+    command.envs(MORE_ENV);
+    let run = ws.run_of(command.output().unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+#[test]
+fn a_local_tool_gets_the_allowlist_and_what_its_sandbox_names_never_a_key() {
+    let ws = initialized();
+    ws.write(
+        "project/.jp/tools.toml",
+        &format!(
+            "[conversation.sandbox]\nenv = [\"FOO\"]\n\n{}{}",
+            env_tool("plain", ""),
+            env_tool("github", "\"GITHUB_TOKEN\"")
+        ),
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[
+                Item::Tool("toolu_1", "plain", "{}"),
+                Item::Tool("toolu_2", "github", "{}"),
+            ],
+            "tool_use",
+            false,
+        )),
+        text_reply("Done."),
+    ]);
+    run(&ws, &server, &["--cfg", "@.jp/tools.toml"]);
+    assert_eq!(
+        responses(&stored(&ws)),
+        [
+            (
+                "success".to_owned(),
+                "FOO HOME JP_TOOL_RUN_ID LC_ALL PATH PWD ".to_owned()
+            ),
+            (
+                "success".to_owned(),
+                "FOO GITHUB_TOKEN HOME JP_TOOL_RUN_ID LC_ALL PATH PWD ".to_owned()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_program_run_command_starts_gets_what_its_tool_got() {
+    let ws = initialized();
+    let script = r"env | cut -d= -f1 | LC_ALL=C sort | tr '\n' ' '";
+    let arguments = serde_json::json!({"program": "sh", "args": ["-c", script]});
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool("toolu_1", "run_command", &arguments.to_string())],
+            "tool_use",
+            false,
+        )),
+        text_reply("Done."),
+    ]);
+    run(
+        &ws,
+        &server,
+        &[
+            "--cfg",
+            "conversation.tools.run_command.policy.run=unattended",
+        ],
+    );
+    let quoted = serde_json::Value::String(script.to_owned());
+    assert_eq!(
+        responses(&stored(&ws)),
+        [(
+            "success".to_owned(),
+            format!(
+                "`sh -c {quoted}` exited with status 0\noutput (stdout and stderr interleaved):\nHOME JP_TOOL_RUN_ID LC_ALL PATH PWD "
+            )
+        )]
+    );
+}
+
+#[test]
+fn an_mcp_server_gets_the_allowlist_and_what_its_sandbox_names() {
+    let ws = workspace("", &unattended("read"));
+    let config = ws.read("project/.jp/config.toml");
+    ws.write(
+        "project/.jp/config.toml",
+        &format!("{config}\n[providers.mcp.test.sandbox]\nenv = [\"DB_PASSWORD\"]\n"),
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool(
+                "toolu_1",
+                "read",
+                r#"{"path": "/proc/self/environ"}"#,
+            )],
+            "tool_use",
+            false,
+        )),
+        text_reply("Done."),
+    ]);
+    run(&ws, &server, &[]);
+    let got = responses(&stored(&ws));
+    let mut names: Vec<&str> = got[0]
+        .1
+        .split('\0')
+        .filter_map(|pair| pair.split_once('=').map(|(name, _)| name))
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        ["DB_PASSWORD", "HOME", "JP_TOOL_RUN_ID", "LC_ALL", "PATH"]
+    );
+}
+
+/// A grant on a sandbox is refused when the config loads, `insecure_allow`
+/// or not, and so is a name in `sandbox.env` that names no variable.
+#[test]
+fn a_grant_on_a_sandbox_and_a_bad_name_are_config_errors() {
+    let ws = common::Workspace::new();
+    ws.write(
+        "project/.jp/config.toml",
+        "[conversation.sandbox]
+env = [\"OK_NAME\", \"NOT=A NAME\"]
+
+[conversation.tools.tidy]
+command = \"true\"
+
+[[conversation.tools.tidy.access.config]]
+path = \"conversation.tools.tidy.sandbox\"
+write = \"insecure_allow\"
+",
+    );
+    assert_eq!(
+        ws.jp(&["config", "validate"]),
+        common::Run {
+            code: 1,
+            stdout: "\
+error: .jp/config.toml:8: conversation.tools.tidy.access.config[0].path: tool `tidy` is granted changes to `conversation.tools.tidy.sandbox`, a sandbox (conversation.tools.*.sandbox): no grant reaches a sandbox, a tool can never loosen one
+error: .jp/config.toml:2: conversation.sandbox.env[1]: `NOT=A NAME` is not an environment variable's name (letters, digits and `_`, not starting with a digit)
+"
+            .into(),
+            stderr: String::new(),
+        }
+    );
+}

@@ -1,0 +1,73 @@
+//! The boundary around every process jp starts (a local tool, a default
+//! tool's `jp tool ...` child, an MCP server over stdio), set on its
+//! [`Command`] before it is spawned. What it enforces so far: the
+//! environment. The process gets the variables of jp's that
+//! [`DEFAULT_ENV`] names and those its `sandbox.env` names, and nothing
+//! else of jp's: no provider key, no `*_KEY`, `*_TOKEN`, `*_SECRET` or
+//! `*PASSWORD*` unless named (see `docs/sandbox.md`).
+
+use std::ffi::{OsStr, OsString};
+
+use jp_config::sandbox::DEFAULT_ENV;
+use tokio::process::Command;
+
+/// What one process jp starts may reach.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sandbox {
+    /// The variables of jp's environment passed to the process besides
+    /// [`DEFAULT_ENV`]'s, by exact name (`sandbox.env`).
+    pub env: Vec<String>,
+}
+
+impl Sandbox {
+    /// The environment of a process started from one whose environment
+    /// is `parent`: what [`DEFAULT_ENV`] names, without anything that
+    /// looks like a credential, and what [`Self::env`] names, as it is.
+    pub fn environment(
+        &self,
+        parent: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> Vec<(OsString, OsString)> {
+        parent
+            .into_iter()
+            .filter(|(name, _)| self.passes(name))
+            .collect()
+    }
+
+    /// Whether jp's variable `name` reaches the process.
+    fn passes(&self, name: &OsStr) -> bool {
+        // A name that is not UTF-8 is none a user could have named.
+        let Some(name) = name.to_str() else {
+            return false;
+        };
+        if self.env.iter().any(|named| named == name) {
+            return true;
+        }
+        let by_default = DEFAULT_ENV
+            .iter()
+            .any(|default| match default.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => *default == name,
+            });
+        by_default && !looks_secret(name)
+    }
+
+    /// Gives `command` this sandbox's environment instead of jp's (set
+    /// before any variable the caller adds).
+    pub fn apply(&self, command: &mut Command) {
+        command.env_clear();
+        command.envs(self.environment(std::env::vars_os()));
+    }
+}
+
+/// Whether a variable called `name` looks like it holds a credential.
+fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["_KEY", "_TOKEN", "_SECRET"]
+        .iter()
+        .any(|suffix| upper.ends_with(suffix))
+        || upper.contains("PASSWORD")
+}
+
+#[cfg(test)]
+#[path = "sandbox_tests.rs"]
+mod tests;
