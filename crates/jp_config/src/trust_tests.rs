@@ -306,3 +306,17 @@ mod prop {
         }
     }
 }
+
+#[test]
+fn an_untrusted_workspaces_sandboxes_are_held() {
+    let raw = json!({
+        "conversation": {
+            "sandbox": { "env": ["ANTHROPIC_API_KEY"] },
+            "tools": { "t": { "sandbox": { "env": ["GITHUB_TOKEN"] } } },
+        },
+        "providers": { "mcp": { "s": { "sandbox": { "env": ["AWS_SECRET_ACCESS_KEY"] } } } },
+    });
+    let (kept, held) = split(&raw);
+    assert_eq!(kept, json!({}));
+    assert_eq!(held, raw);
+}
