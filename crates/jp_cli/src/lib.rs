@@ -34,6 +34,7 @@ use jp_term::errln;
 /// Runs `jp` with the process's arguments: what `main` does.
 #[must_use]
 pub fn main() -> ExitCode {
+    jp_llm::tool::sandbox::protect_this_process();
     let cli = match cmd::Cli::parse_args() {
         Ok(cli) => cli,
         // Help and the version hold no input: clap prints them, coloured.

@@ -34,7 +34,7 @@ use std::sync::{Mutex, PoisonError};
 
 use jp_config::access::{Apply, ConfigGrant, Grants, Write};
 use jp_config::delta::{Buffer, Proposal, insert, leaves};
-use jp_config::load::{APPEND_KEYS, DeltaLayer, FlagAssignment, LoadError, Loaded};
+use jp_config::load::{DeltaLayer, FlagAssignment, LoadError, Loaded, is_append_key};
 use jp_config::{AppConfig, ConfigPath};
 use jp_conversation::{ConfigDelta, Conversation, EventKind};
 use serde_json::{Map, Value};
@@ -481,7 +481,7 @@ pub fn news(delta: ConfigDelta, current: &Loaded) -> Option<ConfigDelta> {
     let mut touched = Vec::new();
     for (path, value) in leaves(&Value::Object(delta.delta.clone())) {
         let now = path.lookup(&current.resolved);
-        let value = if APPEND_KEYS.iter().any(|key| path.segments() == *key) {
+        let value = if is_append_key(path.segments()) {
             let held = now.and_then(Value::as_array).cloned().unwrap_or_default();
             let added: Vec<Value> = value
                 .as_array()

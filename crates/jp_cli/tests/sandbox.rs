@@ -175,3 +175,75 @@ error: .jp/config.toml:2: conversation.sandbox.env[1]: `NOT=A NAME` is not an en
         }
     );
 }
+
+/// A sandbox where it would do nothing is an error, not silence: on the
+/// `'*'` entry (`conversation.sandbox` is every tool's) and on an MCP
+/// tool (it runs in its server's process).
+#[test]
+fn a_sandbox_where_it_would_do_nothing_is_a_config_error() {
+    let ws = common::Workspace::new();
+    ws.write(
+        "project/.jp/config.toml",
+        "[conversation.tools.'*']
+sandbox.env = [\"A\"]
+
+[providers.mcp.s]
+url = \"https://mcp.example.com/mcp\"
+
+[conversation.tools.x]
+source = \"mcp.s\"
+sandbox.env = [\"B\"]
+",
+    );
+    assert_eq!(
+        ws.jp(&["config", "validate"]),
+        common::Run {
+            code: 1,
+            stdout: "\
+error: .jp/config.toml:2: conversation.tools.'*'.sandbox: cannot be set for all tools here; `conversation.sandbox` is every tool's (and every MCP server's)
+error: .jp/config.toml:9: conversation.tools.x.sandbox: an MCP tool runs in its server's process: set `providers.mcp.s.sandbox` instead
+"
+            .into(),
+            stderr: String::new(),
+        }
+    );
+}
+
+/// The process jp starts beside each tool to clean up after it (the
+/// sentinel) is one a tool can read: it holds none of jp's keys either.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_sentinel_beside_a_tool_holds_none_of_jps_environment() {
+    let script = r#"cat >/dev/null
+names=
+for try in 1 2 3 4 5 6 7 8 9 10; do
+  for d in /proc/[0-9]*; do
+    tr '\0' ' ' < "$d/cmdline" 2>/dev/null | grep -q 'jp-tool-sentine[l]' || continue
+    names=$(tr '\0' '\n' < "$d/environ" | cut -d= -f1 | LC_ALL=C sort | tr '\n' ' ')
+    break 2
+  done
+  sleep 0.2
+done
+printf '{"type":"success","content":"%s"}' "$names""#;
+    let ws = initialized();
+    ws.write(
+        "project/.jp/tools.toml",
+        &format!(
+            "[conversation.tools.peek]\ncommand = [\"sh\", \"-c\", {}]\npolicy.run = \"unattended\"\n",
+            serde_json::Value::String(script.to_owned())
+        ),
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool("toolu_1", "peek", "{}")],
+            "tool_use",
+            false,
+        )),
+        text_reply("Done."),
+    ]);
+    run(&ws, &server, &["--cfg", "@.jp/tools.toml"]);
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("success".to_owned(), "PATH ".to_owned())]
+    );
+}

@@ -39,12 +39,28 @@ pub struct AppConfig {
 }
 
 /// Keys whose lists are concatenated across layers (their schematic merge
-/// is `append_vec`); every other key takes the last layer's value.
-pub const APPEND_KEYS: [&[&str]; 3] = [
+/// is `append_vec`); every other key takes the last layer's value. `*`
+/// stands for any one key ([`is_append_key`]).
+pub const APPEND_KEYS: [&[&str]; 6] = [
     &["assistant", "instructions"],
     &["assistant", "instruction_files"],
     &["conversation", "policies"],
+    &["conversation", "sandbox", "env"],
+    &["conversation", "tools", "*", "sandbox", "env"],
+    &["providers", "mcp", "*", "sandbox", "env"],
 ];
+
+/// Whether the list at `path` (its segments) is one of [`APPEND_KEYS`].
+#[must_use]
+pub fn is_append_key<S: AsRef<str>>(path: &[S]) -> bool {
+    APPEND_KEYS.iter().any(|key| {
+        key.len() == path.len()
+            && key
+                .iter()
+                .zip(path)
+                .all(|(k, p)| *k == "*" || *k == p.as_ref())
+    })
+}
 
 /// The merged config as JSON (what `jp config show` prints).
 #[must_use]

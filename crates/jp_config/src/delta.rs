@@ -21,7 +21,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::access::{Apply, Grants, RemovalDenied};
-use crate::app::APPEND_KEYS;
+use crate::app::is_append_key;
 use crate::path::ConfigPath;
 
 /// A path to remove: a key, or (`path["json"]`) the elements of the list
@@ -276,7 +276,7 @@ fn removal_refused(grants: &Grants, path: &ConfigPath, denied: &RemovalDenied) -
 
 /// Whether lists at `path` append across layers rather than replace.
 fn appends(path: &ConfigPath) -> bool {
-    APPEND_KEYS.iter().any(|key| path.segments() == *key)
+    is_append_key(path.segments())
 }
 
 /// The leaves of a config tree: every value that is not an object, and

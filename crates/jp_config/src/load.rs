@@ -39,7 +39,7 @@ pub use locate::{line_of_offset, locate_key};
 pub use options::{DeltaLayer, FlagAssignment, LoadOptions};
 pub use parse::{deserialize_value, parse_toml_file};
 
-pub use crate::app::{APPEND_KEYS, resolved_json};
+pub use crate::app::{APPEND_KEYS, is_append_key, resolved_json};
 use crate::app::{AppConfig, PartialAppConfig};
 use crate::diagnostic::Diagnostic;
 use crate::validate;

@@ -27,7 +27,7 @@ use sha2::{Digest as _, Sha256};
 
 use crate::ConfigPath;
 use crate::access::SENSITIVE;
-use crate::app::APPEND_KEYS;
+use crate::app::is_append_key;
 
 /// The keys a workspace's files may set without being trusted: what the
 /// model is told (system prompt, instructions, model and its parameters),
@@ -163,7 +163,7 @@ fn files(layers: &[HeldLayer]) -> Vec<&str> {
 
 /// `layers`' values merged in order, as the config's layers are: a later
 /// value replaces an earlier one, tables merge key by key, and the lists
-/// that append across layers ([`APPEND_KEYS`]) append.
+/// that append across layers ([`APPEND_KEYS`](crate::app::APPEND_KEYS)) append.
 #[must_use]
 pub fn merge_layers(layers: &[HeldLayer]) -> Value {
     let mut merged = Value::Object(Map::new());
@@ -187,11 +187,7 @@ fn merge_into(into: &mut Value, from: &Value, path: &mut Vec<String>) {
                 path.pop();
             }
         }
-        (Value::Array(into), Value::Array(from))
-            if APPEND_KEYS
-                .iter()
-                .any(|key| key.iter().copied().eq(path.iter().map(String::as_str))) =>
-        {
+        (Value::Array(into), Value::Array(from)) if is_append_key(path) => {
             into.extend(from.iter().cloned());
         }
         (into, from) => *into = from.clone(),

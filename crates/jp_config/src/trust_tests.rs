@@ -320,3 +320,24 @@ fn an_untrusted_workspaces_sandboxes_are_held() {
     assert_eq!(kept, json!({}));
     assert_eq!(held, raw);
 }
+
+#[test]
+fn sandbox_env_lists_append_as_the_config_merges_them() {
+    let merged = merge_layers(&[
+        layer(
+            "a",
+            json!({ "conversation": { "sandbox": { "env": ["A"] }, "tools": { "t": { "sandbox": { "env": ["T1"] } } } },
+                    "providers": { "mcp": { "s": { "sandbox": { "env": ["S1"] } } } } }),
+        ),
+        layer(
+            "b",
+            json!({ "conversation": { "sandbox": { "env": ["B"] }, "tools": { "t": { "sandbox": { "env": ["T2"] } } } },
+                    "providers": { "mcp": { "s": { "sandbox": { "env": ["S2"] } } } } }),
+        ),
+    ]);
+    assert_eq!(
+        merged,
+        json!({ "conversation": { "sandbox": { "env": ["A", "B"] }, "tools": { "t": { "sandbox": { "env": ["T1", "T2"] } } } },
+                "providers": { "mcp": { "s": { "sandbox": { "env": ["S1", "S2"] } } } } })
+    );
+}

@@ -560,6 +560,14 @@ fn check_tool_source(
             "must name the server's tool, or be left out to use the name the tool is configured under",
         ));
     }
+    if !cfg.sandbox.env.is_empty() {
+        problems.push(Problem::error(
+            base.join("sandbox"),
+            format!(
+                "an MCP tool runs in its server's process: set `providers.mcp.{server}.sandbox` instead"
+            ),
+        ));
+    }
 }
 
 /// A tool's effective policies against its parameters, counting which
@@ -810,6 +818,12 @@ fn check_defaults_entry(defaults: &ToolConfig, problems: &mut Vec<Problem>) {
     }
     if defaults.access != crate::access::AccessConfig::default() {
         not_here("access");
+    }
+    if !defaults.sandbox.env.is_empty() {
+        problems.push(Problem::error(
+            base.join("sandbox"),
+            "cannot be set for all tools here; `conversation.sandbox` is every tool's (and every MCP server's)",
+        ));
     }
 }
 

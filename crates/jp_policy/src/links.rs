@@ -78,7 +78,9 @@ impl Memory {
         self
     }
 
-    /// Makes `path` one that cannot be inspected.
+    /// Makes `path` a directory whose entries cannot be inspected (as one
+    /// without search permission): it is there, what is below it is not
+    /// readable.
     #[must_use]
     pub fn with_hidden(mut self, path: impl AsRef<Path>) -> Self {
         self.hidden.push(path.as_ref().to_path_buf());
@@ -97,7 +99,11 @@ impl Memory {
 
 impl Links for Memory {
     fn entry(&self, path: &Path) -> io::Result<Entry> {
-        if self.hidden.iter().any(|hidden| path.starts_with(hidden)) {
+        if self
+            .hidden
+            .iter()
+            .any(|hidden| path.starts_with(hidden) && path != hidden)
+        {
             return Err(io::Error::from(io::ErrorKind::PermissionDenied));
         }
         if path.parent().is_none() {

@@ -1,7 +1,7 @@
 //! Path resolution on a file system held in memory: the same answers as on
 //! a disk, with no disk.
 
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 
@@ -68,4 +68,44 @@ fn a_workspace_root_reached_through_a_link_is_resolved() {
     assert_eq!(ws.root(), Path::new("/w"));
     assert_eq!(ws.resolved_root(), Path::new("/real/project"));
     assert!(resolve_path("README", &ws).unwrap().is_inside());
+}
+
+/// The same tree on the disk and in memory: each value resolves alike, so
+/// the memory tests say what the disk does.
+#[cfg(unix)]
+#[test]
+fn memory_resolves_as_the_disk_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let disk = |rel: &str| root.join(rel);
+    std::fs::create_dir_all(disk("w/src/c/d")).unwrap();
+    std::fs::create_dir_all(disk("outside")).unwrap();
+    std::fs::write(disk("w/src/main.rs"), "").unwrap();
+    std::os::unix::fs::symlink("c/d", disk("w/src/b")).unwrap();
+    std::os::unix::fs::symlink(disk("outside"), disk("w/src/out")).unwrap();
+    std::os::unix::fs::symlink("b2", disk("w/a2")).unwrap();
+    std::os::unix::fs::symlink("a2", disk("w/b2")).unwrap();
+    let on_disk = Workspace::new(&disk("w"));
+    let memory = Memory::new()
+        .with_entry(disk("w/src/c/d"))
+        .with_entry(disk("outside"))
+        .with_entry(disk("w/src/main.rs"))
+        .with_link(disk("w/src/b"), "c/d")
+        .with_link(disk("w/src/out"), disk("outside"))
+        .with_link(disk("w/a2"), "b2")
+        .with_link(disk("w/b2"), "a2");
+    let in_memory = Workspace::with_links(&disk("w"), Arc::new(memory));
+    for value in [
+        "src/main.rs",
+        "src/b/../a",
+        "src/out/x",
+        "src/out/../y",
+        "a2/x",
+        "missing/dir/file",
+        "../w/src/b",
+    ] {
+        let a = resolve_path(value, &on_disk).unwrap();
+        let b = resolve_path(value, &in_memory).unwrap();
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{value}");
+    }
 }

@@ -134,7 +134,7 @@ fn start(
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let servers = &loaded.config.providers.mcp;
+    let servers = &jp_config::sandbox::sandboxed_servers(&loaded.config);
     Ok(runtime.block_on(async {
         let mut started = Vec::new();
         for name in names {

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::locate::locate_key;
-use crate::app::{APPEND_KEYS, AppConfig};
+use crate::app::{AppConfig, is_append_key};
 use crate::diagnostic::{Diagnostic, key_with_indices};
 use crate::path::ConfigPath;
 use crate::validate::Problem;
@@ -51,11 +51,11 @@ impl Loaded {
 
     /// The layers the resolved value at `path` comes from: the last layer
     /// that set it, or, for fields whose lists append across layers
-    /// ([`APPEND_KEYS`]), every layer that did. Empty for built-in defaults.
+    /// ([`APPEND_KEYS`](crate::app::APPEND_KEYS)), every layer that did. Empty for built-in defaults.
     #[must_use]
     pub fn value_sources(&self, path: &ConfigPath) -> Vec<&Layer> {
         let mut layers = self.sources_of(path);
-        if !APPEND_KEYS.iter().any(|key| path.segments() == *key) {
+        if !is_append_key(path.segments()) {
             layers.drain(..layers.len().saturating_sub(1));
         }
         layers
@@ -120,18 +120,16 @@ impl Loaded {
     }
 
     /// For a path into an entry of a list that appends across layers
-    /// ([`APPEND_KEYS`]), such as `conversation.policies.3.key`: the layer
+    /// ([`APPEND_KEYS`](crate::app::APPEND_KEYS)), such as `conversation.policies.3.key`: the layer
     /// that entry came from and the path with the entry's index in that
     /// layer. The merged list holds each layer's entries in layer order, so
     /// the merged index is counted off layer by layer. `None` for other
     /// paths, and for an entry no layer wrote (a built-in default).
     fn entry_origin(&self, path: &ConfigPath) -> Option<(&Layer, ConfigPath)> {
         let segments = path.segments();
-        let list = APPEND_KEYS.iter().find(|key| {
-            segments.len() > key.len() && segments.iter().zip(key.iter()).all(|(a, b)| a == b)
-        })?;
-        let index: usize = segments[list.len()].parse().ok()?;
-        let list_path = ConfigPath::from_segments(list.iter().copied());
+        let list = (1..segments.len()).find(|&len| is_append_key(&segments[..len]))?;
+        let index: usize = segments[list].parse().ok()?;
+        let list_path = ConfigPath::from_segments(segments[..list].iter().cloned());
         let count = |value: &serde_json::Value| {
             list_path
                 .lookup(value)
@@ -149,7 +147,7 @@ impl Loaded {
                     .iter()
                     .cloned()
                     .chain(std::iter::once(rest.to_string()))
-                    .chain(segments[list.len() + 1..].iter().cloned());
+                    .chain(segments[list + 1..].iter().cloned());
                 return Some((layer, ConfigPath::from_segments(local)));
             }
             rest -= here;

@@ -347,7 +347,11 @@ impl Sentinel {
     fn start(pgid: u32, marker: &str, since: u64) -> Option<Self> {
         let started = std::io::pipe().and_then(|(reader, line)| {
             let mut command = Command::new("/bin/sh");
+            // None of jp's environment (its keys) but where its programs
+            // are: a tool may read the sentinel's.
             command
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
                 .args(["-c", SENTINEL_SCRIPT, "jp-tool-sentinel"])
                 .args([pgid.to_string(), marker.to_owned(), since.to_string()])
                 .stdin(Stdio::from(reader))

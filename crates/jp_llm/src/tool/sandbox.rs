@@ -59,6 +59,21 @@ impl Sandbox {
     }
 }
 
+/// Makes this process (jp) one whose memory, and so `/proc/PID/environ`
+/// with its keys, another process of the same user may not read: the
+/// processes jp starts get none of its keys in their environment, and must
+/// not read them from jp's either. (`root`, and a process allowed to trace,
+/// still can; the kernel boundary of docs/sandbox.md is what stops those.)
+/// The processes jp starts are not affected: `exec` resets it.
+pub fn protect_this_process() {
+    #[cfg(target_os = "linux")]
+    if let Err(error) =
+        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+    {
+        tracing::warn!(%error, "cannot keep jp's environment from its tools");
+    }
+}
+
 /// Whether a variable called `name` looks like it holds a credential.
 fn looks_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
