@@ -247,3 +247,50 @@ printf '{"type":"success","content":"%s"}' "$names""#;
         [("success".to_owned(), "PATH ".to_owned())]
     );
 }
+
+/// A cloned repository whose tool would get a token from your environment
+/// says so where it is held, before you trust it.
+#[test]
+fn an_untrusted_workspace_says_what_of_your_environment_a_tool_would_get() {
+    let ws = common::Workspace::new();
+    ws.write(
+        "project/.jp/config.toml",
+        "[conversation.tools.deploy]
+command = \"./deploy.sh\"
+sandbox.env = [\"GITHUB_TOKEN\"]
+",
+    );
+    let mut command = ws.command(&["config", "get", "conversation.tools"], &[]);
+    command.env_remove("JP_TRUST_WORKSPACE");
+    let run = ws.run_of(command.output().unwrap());
+    assert_eq!(
+        (run.code, run.stdout.as_str(), run.stderr.as_str()),
+        (
+            0,
+            "{}\n",
+            "\
+note: this workspace is not trusted, so jp leaves out what its config would run or decide:
+note:   .jp/config.toml:1: conversation.tools.deploy
+note: review them, then run `jp trust` to apply them (JP_TRUST_WORKSPACE=1 trusts it for one run)
+"
+        )
+    );
+    let mut status = ws.command(&["trust", "--status"], &[]);
+    status.env_remove("JP_TRUST_WORKSPACE");
+    let run = ws.run_of(status.output().unwrap());
+    assert_eq!(
+        (run.stdout.as_str(), run.stderr.as_str()),
+        (
+            "\
+this workspace is not trusted, so jp leaves out what its config would run or decide:
+  .jp/config.toml:1: conversation.tools.deploy
+      runs: ./deploy.sh
+      gets from your environment: GITHUB_TOKEN
+      unattended: no call (every call: ask) (jp's default)
+      not a tool jp init writes
+`jp trust` applies them
+",
+            ""
+        )
+    );
+}

@@ -49,6 +49,13 @@ impl Review {
             self.tool(name)
         } else if let Some(name) = key.strip_prefix("providers.mcp.") {
             self.server(name)
+        } else if key == "conversation.sandbox" {
+            passed(&self.trusted.conversation.sandbox.env)
+                .map(|names| {
+                    format!("every tool and MCP server gets from your environment: {names}")
+                })
+                .into_iter()
+                .collect()
         } else {
             Vec::new()
         };
@@ -120,6 +127,9 @@ impl Review {
                 "runs: {runs}{}",
                 differs(same || default.is_none())
             ));
+            if let Some(names) = passed(&jp_config::sandbox::tool_env(&self.trusted, name)) {
+                lines.push(format!("gets from your environment: {names}"));
+            }
         }
         let spec = if name == DEFAULTS_KEY || wildcard_server(name).is_some() {
             written_spec(&self.trusted, name, PolicyField::Run)
@@ -155,7 +165,13 @@ impl Review {
         let mut lines = Vec::new();
         match &server.url {
             Some(url) => lines.push(format!("connects to: {}", quote(url))),
-            None => lines.push(format!("runs: {}", argv(&server.command))),
+            None => {
+                lines.push(format!("runs: {}", argv(&server.command)));
+                let servers = jp_config::sandbox::sandboxed_servers(&self.trusted);
+                if let Some(names) = servers.get(name).and_then(|s| passed(&s.sandbox.env)) {
+                    lines.push(format!("gets from your environment: {names}"));
+                }
+            }
         }
         let spec = written_spec(&self.trusted, &wildcard_name(name), PolicyField::Run)
             .or_else(|| written_spec(&self.trusted, DEFAULTS_KEY, PolicyField::Run))
@@ -310,6 +326,17 @@ pub fn argv(words: &[String]) -> String {
         return "nothing (no command)".to_owned();
     }
     words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+}
+
+/// The variables a sandbox passes from your environment, quoted where
+/// they need it; `None` for none.
+fn passed(env: &[String]) -> Option<String> {
+    (!env.is_empty()).then(|| {
+        env.iter()
+            .map(|name| quote(name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
 }
 
 fn quote(word: &str) -> String {

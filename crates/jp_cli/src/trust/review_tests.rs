@@ -139,3 +139,31 @@ fn a_long_value_is_cut_in_the_question_and_whole_in_the_full_view() {
         "{full}"
     );
 }
+
+#[test]
+fn what_a_sandbox_passes_from_your_environment_is_shown() {
+    let config = with(
+        "[conversation.sandbox]\nenv = [\"CARGO_HOME\"]\n\n\
+         [conversation.tools.deploy]\ncommand = \"./deploy.sh\"\nsandbox.env = [\"DEPLOY_TOKEN\"]\n\n\
+         [providers.mcp.gh]\ncommand = [\"gh-mcp\"]\nsandbox.env = [\"GITHUB_TOKEN\", \"NOT A\\u001bNAME\"]\n",
+    );
+    let review = Review::new(config, true);
+    assert_eq!(
+        review.details("conversation.sandbox"),
+        ["      every tool and MCP server gets from your environment: CARGO_HOME"]
+    );
+    assert_eq!(
+        review.details("conversation.tools.deploy")[..2],
+        [
+            "      runs: ./deploy.sh",
+            "      gets from your environment: CARGO_HOME, DEPLOY_TOKEN",
+        ]
+    );
+    assert_eq!(
+        review.details("providers.mcp.gh")[..2],
+        [
+            "      runs: gh-mcp",
+            "      gets from your environment: CARGO_HOME, GITHUB_TOKEN, \"NOT A\\u{1b}NAME\"",
+        ]
+    );
+}
