@@ -255,9 +255,6 @@ enum Source {
     Editor(String),
 }
 
-/// The message written in the editor, said back in one line. `Err` holds
-/// the exit code when none was written (2) or the editor failed (1), said
-/// on stderr; nothing is recorded then.
 impl Source {
     /// The message: as given, or as written in the editor (after the
     /// conversation's `events`); `Err` holds the exit code when none was
@@ -296,6 +293,9 @@ fn create(
     Ok((conversation, lock))
 }
 
+/// The message written in the editor, said back in one line. `Err` holds
+/// the exit code when none was written (2) or the editor failed (1), said
+/// on stderr; nothing is recorded then.
 fn from_editor(
     printer: &Printer,
     prefill: &str,

@@ -10,7 +10,7 @@ use jp_conversation::ProgressRef;
 
 use super::calls::{CallInput, CallState, CallStep, Calls};
 use super::render::{Line, ToolRenderer};
-use super::session::Session;
+use super::session::{Session, hidden};
 use super::turn::{ReadPieces, StreamView};
 
 /// Reads each piece of a call's arguments as the turn parses it
@@ -54,14 +54,9 @@ impl<'r, 't> PieceReader<'r, 't> {
         state: &'p CallState<'p>,
     ) {
         tracing::trace!(?progress, "argument progress");
-        let hidden = self
-            .config
-            .conversation
-            .tools
-            .get(progress.tool_name)
-            .and_then(|t| t.style.hidden)
-            .unwrap_or(false);
-        if !hidden && let Some(renderer) = &mut self.renderer {
+        if !hidden(self.config, progress.tool_name)
+            && let Some(renderer) = &mut self.renderer
+        {
             let lines = renderer.progress_ref(progress);
             if !lines.is_empty() {
                 self.read.push(Read::Lines(lines));

@@ -247,12 +247,7 @@ impl Session {
 
     /// Whether calls of `tool` are hidden (`style.hidden`).
     pub fn hidden(&self, tool: &str) -> bool {
-        self.config
-            .conversation
-            .tools
-            .get(tool)
-            .and_then(|t| t.style.hidden)
-            .unwrap_or(false)
+        hidden(&self.config, tool)
     }
 
     /// Prints `lines` as chrome, below the content so far.
@@ -387,4 +382,15 @@ pub fn resolve(
         provider_name,
         model,
     })
+}
+
+/// Whether `config` hides the calls of `tool` (`style.hidden`).
+#[must_use]
+pub fn hidden(config: &AppConfig, tool: &str) -> bool {
+    config
+        .conversation
+        .tools
+        .get(tool)
+        .and_then(|t| t.style.hidden)
+        .unwrap_or(false)
 }
