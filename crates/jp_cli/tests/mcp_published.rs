@@ -10,7 +10,7 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use common::providers::{text_reply as text, tool_reply as tool};
 use common::query::{initialized, query_command, responses, stored};
@@ -43,22 +43,30 @@ fn everything() -> Option<PathBuf> {
     None
 }
 
-#[test]
-fn server_everything_lists_its_tools_and_answers_calls_through_a_query() {
-    let Some(program) = everything() else {
-        return;
-    };
+/// A workspace made by `jp init` whose config runs `program` over stdio as
+/// the MCP server `everything`, then says `more` (keys of that server's
+/// table first, then tables of its own).
+fn with_everything(program: &Path, more: &str) -> common::Workspace {
     let ws = initialized();
     let config = ws.read("project/.jp/config.toml");
     let command = serde_json::Value::String(program.display().to_string());
     ws.write(
         "project/.jp/config.toml",
-        &format!(
-            "{config}\n[providers.mcp.everything]\ncommand = [{command}, \"stdio\"]\n\n\
-             [conversation.tools.echo]\nsource = \"mcp.everything\"\npolicy.run = \"unattended\"\n\n\
-             [conversation.tools.add]\nsource = \"mcp.everything\"\ntool = \"get-sum\"\n\
-             policy.run = [{{ arg = \"/a\", const = 2, mode = \"unattended\" }}, {{ mode = \"ask\" }}]\n"
-        ),
+        &format!("{config}\n[providers.mcp.everything]\ncommand = [{command}, \"stdio\"]\n{more}"),
+    );
+    ws
+}
+
+#[test]
+fn server_everything_lists_its_tools_and_answers_calls_through_a_query() {
+    let Some(program) = everything() else {
+        return;
+    };
+    let ws = with_everything(
+        &program,
+        "\n[conversation.tools.echo]\nsource = \"mcp.everything\"\npolicy.run = \"unattended\"\n\n\
+         [conversation.tools.add]\nsource = \"mcp.everything\"\ntool = \"get-sum\"\n\
+         policy.run = [{ arg = \"/a\", const = 2, mode = \"unattended\" }, { mode = \"ask\" }]\n",
     );
     let server = TestServer::start(vec![
         tool("toolu_1", "echo", r#"{"message": "hello"}"#),
@@ -198,17 +206,11 @@ fn server_everything_get_env_sees_no_provider_key() {
     let Some(program) = everything() else {
         return;
     };
-    let ws = initialized();
-    let config = ws.read("project/.jp/config.toml");
-    let command = serde_json::Value::String(program.display().to_string());
-    ws.write(
-        "project/.jp/config.toml",
-        &format!(
-            "{config}\n[providers.mcp.everything]\ncommand = [{command}, \"stdio\"]\n\
-             sandbox.env = [\"SERVER_SETTING\"]\n\n\
-             [conversation.tools.env]\nsource = \"mcp.everything\"\ntool = \"get-env\"\n\
-             policy.run = \"unattended\"\n"
-        ),
+    let ws = with_everything(
+        &program,
+        "sandbox.env = [\"SERVER_SETTING\"]\n\n\
+         [conversation.tools.env]\nsource = \"mcp.everything\"\ntool = \"get-env\"\n\
+         policy.run = \"unattended\"\n",
     );
     let server = TestServer::start(vec![tool("toolu_1", "env", "{}"), text("Done.")]);
     let mut command = query_command(&ws, &server, "anthropic/claude-haiku-4-5", &[], "env?");

@@ -7,7 +7,7 @@
 mod common;
 
 use common::mcp::{unattended, workspace};
-use common::providers::{Item, anthropic, text_reply};
+use common::providers::{Item, anthropic, text_reply, tool_reply};
 use common::query::{initialized, query_command, responses, stored};
 use jp_test_server::{Reply, TestServer};
 
@@ -83,11 +83,7 @@ fn a_program_run_command_starts_gets_what_its_tool_got() {
     let script = r"env | cut -d= -f1 | LC_ALL=C sort | tr '\n' ' '";
     let arguments = serde_json::json!({"program": "sh", "args": ["-c", script]});
     let server = TestServer::start(vec![
-        Reply::sse(anthropic(
-            &[Item::Tool("toolu_1", "run_command", &arguments.to_string())],
-            "tool_use",
-            false,
-        )),
+        tool_reply("toolu_1", "run_command", &arguments.to_string()),
         text_reply("Done."),
     ]);
     run(
@@ -119,15 +115,7 @@ fn an_mcp_server_gets_the_allowlist_and_what_its_sandbox_names() {
         &format!("{config}\n[providers.mcp.test.sandbox]\nenv = [\"DB_PASSWORD\"]\n"),
     );
     let server = TestServer::start(vec![
-        Reply::sse(anthropic(
-            &[Item::Tool(
-                "toolu_1",
-                "read",
-                r#"{"path": "/proc/self/environ"}"#,
-            )],
-            "tool_use",
-            false,
-        )),
+        tool_reply("toolu_1", "read", r#"{"path": "/proc/self/environ"}"#),
         text_reply("Done."),
     ]);
     run(&ws, &server, &[]);
@@ -234,11 +222,7 @@ printf '{"type":"success","content":"%s"}' "$names""#;
         ),
     );
     let server = TestServer::start(vec![
-        Reply::sse(anthropic(
-            &[Item::Tool("toolu_1", "peek", "{}")],
-            "tool_use",
-            false,
-        )),
+        tool_reply("toolu_1", "peek", "{}"),
         text_reply("Done."),
     ]);
     run(&ws, &server, &["--cfg", "@.jp/tools.toml"]);
