@@ -8,6 +8,7 @@ use jp_config::providers::{Endpoint, WireApi};
 
 use crate::error::ProviderError;
 use crate::provider::Provider;
+use crate::provider::http::{Api, HttpProvider};
 
 /// The provider for `provider` (a name from a model id) as configured in
 /// `config`; `env` supplies API keys; `workspace_root` is where scripts are
@@ -67,34 +68,39 @@ fn open(
     workspace_root: &std::path::Path,
 ) -> Result<Box<dyn Provider>, ProviderError> {
     let base_url = endpoint.base_url;
+    // An HTTP provider, saying how to start its server where the table
+    // knows (a local one).
+    fn http<A: Api>(provider: HttpProvider<A>, endpoint: &Endpoint<'_>) -> Box<dyn Provider> {
+        Box::new(provider.with_start_hint(endpoint.start_hint))
+    }
     Ok(match endpoint.wire {
-        WireApi::Anthropic => Box::new(
+        WireApi::Anthropic => http(
             crate::provider::anthropic::Anthropic::with_caching(
                 base_url,
                 key.unwrap_or_default(),
                 endpoint.cache.into(),
-            )
-            .with_start_hint(endpoint.start_hint),
+            ),
+            endpoint,
         ),
-        WireApi::OpenaiResponses => Box::new(
+        WireApi::OpenaiResponses => http(
             crate::provider::openai_responses::OpenAiResponses::with_reasoning_summaries(
                 base_url,
                 key.unwrap_or_default(),
                 reasoning,
-            )
-            .with_start_hint(endpoint.start_hint),
+            ),
+            endpoint,
         ),
-        WireApi::OpenaiChat => Box::new(
-            crate::provider::openai::OpenAiCompatible::new(endpoint.name, base_url, key)
-                .with_start_hint(endpoint.start_hint),
+        WireApi::OpenaiChat => http(
+            crate::provider::openai::OpenAiCompatible::new(endpoint.name, base_url, key),
+            endpoint,
         ),
-        WireApi::Ollama => Box::new(
-            crate::provider::ollama::Ollama::new(base_url, key)
-                .with_start_hint(endpoint.start_hint),
+        WireApi::Ollama => http(
+            crate::provider::ollama::Ollama::new(base_url, key),
+            endpoint,
         ),
-        WireApi::Google => Box::new(
-            crate::provider::google::Google::new(base_url, key.unwrap_or_default())
-                .with_start_hint(endpoint.start_hint),
+        WireApi::Google => http(
+            crate::provider::google::Google::new(base_url, key.unwrap_or_default()),
+            endpoint,
         ),
         WireApi::Scripted => Box::new(crate::provider::scripted::Scripted::open(
             model,
