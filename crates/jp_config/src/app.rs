@@ -41,13 +41,16 @@ pub struct AppConfig {
 /// Keys whose lists are concatenated across layers (their schematic merge
 /// is `append_vec`); every other key takes the last layer's value. `*`
 /// stands for any one key ([`is_append_key`]).
-pub const APPEND_KEYS: [&[&str]; 6] = [
+pub const APPEND_KEYS: [&[&str]; 9] = [
     &["assistant", "instructions"],
     &["assistant", "instruction_files"],
     &["conversation", "policies"],
     &["conversation", "sandbox", "env"],
     &["conversation", "tools", "*", "sandbox", "env"],
     &["providers", "mcp", "*", "sandbox", "env"],
+    &["conversation", "sandbox", "write"],
+    &["conversation", "tools", "*", "sandbox", "write"],
+    &["providers", "mcp", "*", "sandbox", "write"],
 ];
 
 /// Whether the list at `path` (its segments) is one of [`APPEND_KEYS`].

@@ -46,6 +46,22 @@ pub struct SandboxConfig {
     /// config layer are joined.
     #[setting(merge = schematic::merge::append_vec)]
     pub env: Vec<String>,
+
+    /// Directories (or files) beneath which the process may write, besides
+    /// the workspace root and its private temporary directory (`TMPDIR`):
+    /// absolute, or starting with `~/` for the user's home. Enforced by the
+    /// kernel (Landlock, Linux). Lists from every config layer are joined.
+    /// (Prototype of issue 36.)
+    #[setting(merge = schematic::merge::append_vec)]
+    pub write: Vec<String>,
+}
+
+impl SandboxConfig {
+    /// Whether it sets nothing.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.env.is_empty() && self.write.is_empty()
+    }
 }
 
 /// Whether `name` can be an environment variable's name: letters, digits
@@ -71,6 +87,19 @@ pub fn tool_env(config: &crate::AppConfig, name: &str) -> Vec<String> {
     joined(&config.conversation.sandbox.env, own)
 }
 
+/// The paths beneath which the process of tool `name` may write besides
+/// its workspace and `TMPDIR`: `conversation.sandbox.write`, then the
+/// tool's own.
+#[must_use]
+pub fn tool_write(config: &crate::AppConfig, name: &str) -> Vec<String> {
+    let own = config
+        .conversation
+        .tools
+        .get(name)
+        .map_or(&[][..], |tool| &tool.sandbox.write[..]);
+    joined(&config.conversation.sandbox.write, own)
+}
+
 /// The MCP servers of `config`, each with `conversation.sandbox` joined to
 /// its own `sandbox`: as they are started.
 #[must_use]
@@ -80,6 +109,7 @@ pub fn sandboxed_servers(
     let mut servers = config.providers.mcp.clone();
     for server in servers.values_mut() {
         server.sandbox.env = joined(&config.conversation.sandbox.env, &server.sandbox.env);
+        server.sandbox.write = joined(&config.conversation.sandbox.write, &server.sandbox.write);
     }
     servers
 }

@@ -219,6 +219,17 @@ fn check_sandboxes(config: &AppConfig, problems: &mut Vec<Problem>) {
                 ));
             }
         }
+        for (index, path_text) in sandbox.write.iter().enumerate() {
+            if !(path_text.starts_with('/') || path_text.starts_with("~/")) {
+                problems.push(Problem::error(
+                    path.join("write").join(index.to_string()),
+                    format!(
+                        "`{}` must be an absolute path or start with `~/`",
+                        path_text.escape_debug()
+                    ),
+                ));
+            }
+        }
     }
 }
 
@@ -560,7 +571,7 @@ fn check_tool_source(
             "must name the server's tool, or be left out to use the name the tool is configured under",
         ));
     }
-    if !cfg.sandbox.env.is_empty() {
+    if !cfg.sandbox.is_empty() {
         problems.push(Problem::error(
             base.join("sandbox"),
             format!(
@@ -819,7 +830,7 @@ fn check_defaults_entry(defaults: &ToolConfig, problems: &mut Vec<Problem>) {
     if defaults.access != crate::access::AccessConfig::default() {
         not_here("access");
     }
-    if !defaults.sandbox.env.is_empty() {
+    if !defaults.sandbox.is_empty() {
         problems.push(Problem::error(
             base.join("sandbox"),
             "cannot be set for all tools here; `conversation.sandbox` is every tool's (and every MCP server's)",

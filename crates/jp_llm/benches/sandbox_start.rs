@@ -1,8 +1,11 @@
 //! What the sandbox costs a process jp starts (issue 36): `true` started
-//! and waited for, 200 times, with the sandbox jp sets on a tool's
-//! command ([`Sandbox::apply`]) and without it, alternating so the
-//! machine's noise falls on both alike. Prints milliseconds per start and
-//! the ratio to the plain start measured in the same run.
+//! and waited for, 200 times, plain, with the sandbox's environment only
+//! ([`Sandbox::apply_env`]), and with the whole sandbox jp sets on a tool's
+//! command ([`Sandbox::apply`]: the environment, a private `TMPDIR` made
+//! and removed per start, and on Linux the Landlock bound on writes built
+//! before the fork and applied after it), alternating so the machine's
+//! noise falls on all alike. Prints milliseconds per start and the ratio
+//! to the plain start measured in the same run.
 //!
 //! ```text
 //! cargo bench -p jp_llm --bench sandbox_start
@@ -10,6 +13,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use jp_llm::tool::Sandbox;
@@ -17,14 +21,27 @@ use tokio::process::Command;
 
 const STARTS: usize = 200;
 
-async fn start(sandbox: Option<&Sandbox>) -> Duration {
+#[derive(Clone, Copy)]
+enum How {
+    Plain,
+    Env,
+    Whole,
+}
+
+async fn start(sandbox: &Sandbox, root: &Path, how: How) -> Duration {
     let began = Instant::now();
     let mut command = Command::new("true");
-    if let Some(sandbox) = sandbox {
-        sandbox.apply(&mut command);
-    }
+    let confinement = match how {
+        How::Plain => None,
+        How::Env => {
+            sandbox.apply_env(&mut command);
+            None
+        }
+        How::Whole => Some(sandbox.apply(&mut command, root).expect("sandboxed")),
+    };
     let status = command.status().await.expect("`true` starts");
     assert!(status.success());
+    drop(confinement);
     began.elapsed()
 }
 
@@ -35,24 +52,35 @@ fn main() {
         .unwrap();
     let sandbox = Sandbox {
         env: vec!["CARGO_HOME".into()],
+        write: vec![],
     };
-    let (mut plain, mut sandboxed) = (Duration::ZERO, Duration::ZERO);
+    let root = std::env::current_dir().unwrap();
+    let hows = [How::Plain, How::Env, How::Whole];
+    let mut totals = [Duration::ZERO; 3];
     runtime.block_on(async {
         // Warm the page cache and the runtime.
-        start(None).await;
-        start(Some(&sandbox)).await;
+        for how in hows {
+            start(&sandbox, &root, how).await;
+        }
         for _ in 0..STARTS {
-            plain += start(None).await;
-            sandboxed += start(Some(&sandbox)).await;
+            for (i, how) in hows.into_iter().enumerate() {
+                totals[i] += start(&sandbox, &root, how).await;
+            }
         }
     });
     let per = |total: Duration| total.as_secs_f64() * 1000.0 / STARTS as f64;
     println!("| start of `true` | ms per start | ratio to plain |");
     println!("| --- | --- | --- |");
-    println!("| plain | {:.3} | 1.00 |", per(plain));
-    println!(
-        "| sandboxed (environment) | {:.3} | {:.2} |",
-        per(sandboxed),
-        sandboxed.as_secs_f64() / plain.as_secs_f64()
-    );
+    let names = [
+        "plain",
+        "sandboxed (environment)",
+        "sandboxed (environment, TMPDIR, Landlock writes)",
+    ];
+    for (name, total) in names.into_iter().zip(totals) {
+        println!(
+            "| {name} | {:.3} | {:.2} |",
+            per(total),
+            total.as_secs_f64() / totals[0].as_secs_f64()
+        );
+    }
 }

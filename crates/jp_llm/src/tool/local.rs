@@ -198,7 +198,13 @@ async fn run(
     };
 
     let mut command = Command::new(program);
-    limits.sandbox.apply(&mut command);
+    // Kept until the run is over: its private TMPDIR goes with it.
+    let _confinement = match limits.sandbox.apply(&mut command, root) {
+        Ok(confinement) => confinement,
+        Err(e) => {
+            return Outcome::error(format!("cannot start `{program}` for tool `{name}`: {e}"));
+        }
+    };
     command
         .args(args)
         .current_dir(root)

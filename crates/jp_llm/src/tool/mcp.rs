@@ -121,6 +121,9 @@ pub struct McpServer {
     /// The server broke (crashed, wrote garbage, did not answer): it is
     /// stopped, and started again when next needed.
     broken: bool,
+    /// Its process's private `TMPDIR` (none over HTTP); declared last, so
+    /// it goes after the process.
+    _confinement: Option<super::sandbox::Confinement>,
 }
 
 impl McpServer {
@@ -178,6 +181,7 @@ impl McpServer {
             stderr: server.stderr,
             tools,
             broken: false,
+            _confinement: None,
         })
     }
 
@@ -191,10 +195,18 @@ impl McpServer {
             });
         };
         let mut command = Command::new(program);
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         let sandbox = super::sandbox::Sandbox {
             env: config.sandbox.env.clone(),
+            write: super::sandbox::write_paths(&config.sandbox.write, home.as_deref()),
         };
-        sandbox.apply(&mut command);
+        let confinement = sandbox
+            .apply(&mut command, root)
+            .map_err(|e| McpError::Start {
+                server: name.to_owned(),
+                program: program.clone(),
+                reason: e.to_string(),
+            })?;
         command
             .args(args)
             .envs(&config.env)
@@ -252,6 +264,7 @@ impl McpServer {
             stderr: server.stderr,
             tools,
             broken: false,
+            _confinement: Some(confinement),
         })
     }
 

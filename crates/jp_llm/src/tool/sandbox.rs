@@ -5,8 +5,16 @@
 //! [`DEFAULT_ENV`] names and those its `sandbox.env` names, and nothing
 //! else of jp's: no provider key, no `*_KEY`, `*_TOKEN`, `*_SECRET` or
 //! `*PASSWORD*` unless named (see `docs/sandbox.md`).
+//!
+//! Prototype (issue 36): its writes, too. The process gets a private
+//! `TMPDIR`, made for the run and removed after it ([`Confinement`]), and
+//! on Linux the kernel (Landlock) lets it and every process it starts
+//! write only beneath the workspace root, that directory, a few devices
+//! and what `sandbox.write` adds ([`writes`]). Where the kernel cannot
+//! enforce that, the process is not started ([`SandboxError`]).
 
 use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
 
 use jp_config::sandbox::DEFAULT_ENV;
 use tokio::process::Command;
@@ -17,6 +25,44 @@ pub struct Sandbox {
     /// The variables of jp's environment passed to the process besides
     /// [`DEFAULT_ENV`]'s, by exact name (`sandbox.env`).
     pub env: Vec<String>,
+    /// Paths beneath which the process may write besides the workspace
+    /// root and its private `TMPDIR` (`sandbox.write`, see [`write_paths`]).
+    pub write: Vec<PathBuf>,
+}
+
+/// What a started process's sandbox holds for as long as it runs: its
+/// private temporary directory, removed (with what is in it) when this is
+/// dropped.
+#[derive(Debug)]
+pub struct Confinement {
+    _tmp: tempfile::TempDir,
+}
+
+/// Why a process cannot be started in its sandbox.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// Its private temporary directory could not be made.
+    #[error("cannot make its private temporary directory: {0}")]
+    Tmp(std::io::Error),
+    /// The kernel cannot enforce where it may write.
+    #[error(
+        "the kernel cannot confine where it writes ({0}); jp does not run a tool without its sandbox"
+    )]
+    NotEnforceable(String),
+}
+
+/// The paths of a `sandbox.write` list: `~/` stands for `home`; the rest
+/// are absolute already (config validation).
+#[must_use]
+pub fn write_paths(config: &[String], home: Option<&Path>) -> Vec<PathBuf> {
+    config
+        .iter()
+        .filter_map(|path| match (path.strip_prefix("~/"), home) {
+            (Some(rest), Some(home)) => Some(home.join(rest)),
+            (Some(_), None) => None,
+            (None, _) => Some(PathBuf::from(path)),
+        })
+        .collect()
 }
 
 impl Sandbox {
@@ -53,9 +99,33 @@ impl Sandbox {
 
     /// Gives `command` this sandbox's environment instead of jp's (set
     /// before any variable the caller adds).
-    pub fn apply(&self, command: &mut Command) {
+    pub fn apply_env(&self, command: &mut Command) {
         command.env_clear();
         command.envs(self.environment(std::env::vars_os()));
+    }
+
+    /// Sets the whole sandbox on `command`, a process that works in the
+    /// workspace `root`: its environment ([`Self::apply_env`]), a private
+    /// `TMPDIR`, and (Linux) the kernel's bound on where it writes. Keep
+    /// the [`Confinement`] until the process and everything it started
+    /// are gone.
+    ///
+    /// # Errors
+    ///
+    /// When the temporary directory cannot be made, or the kernel cannot
+    /// enforce the bound: the process must then not be started.
+    pub fn apply(&self, command: &mut Command, root: &Path) -> Result<Confinement, SandboxError> {
+        self.apply_env(command);
+        let tmp = tempfile::Builder::new()
+            .prefix("jp-tool-")
+            .tempdir()
+            .map_err(SandboxError::Tmp)?;
+        command.env("TMPDIR", tmp.path());
+        #[cfg(target_os = "linux")]
+        writes::confine(command, root, tmp.path(), &self.write)?;
+        #[cfg(not(target_os = "linux"))]
+        let _ = root;
+        Ok(Confinement { _tmp: tmp })
     }
 }
 
@@ -82,6 +152,9 @@ fn looks_secret(name: &str) -> bool {
         .any(|suffix| upper.ends_with(suffix))
         || upper.contains("PASSWORD")
 }
+
+#[cfg(target_os = "linux")]
+mod writes;
 
 #[cfg(test)]
 #[path = "sandbox_tests.rs"]

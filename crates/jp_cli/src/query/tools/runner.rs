@@ -232,6 +232,12 @@ impl<'j> Runner<'j> {
             max_output_key: Some(limits.max_output_key),
             sandbox: Sandbox {
                 env: jp_config::sandbox::tool_env(self.judge.config, name),
+                write: jp_llm::tool::write_paths(
+                    &jp_config::sandbox::tool_write(self.judge.config, name),
+                    std::env::var_os("HOME")
+                        .map(std::path::PathBuf::from)
+                        .as_deref(),
+                ),
             },
         }
     }
