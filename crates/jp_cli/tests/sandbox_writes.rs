@@ -34,9 +34,6 @@ printf '{"type":"success","content":"%s"}' "$r""#;
 fn run(ws: &common::Workspace, server: &TestServer, extra: &[&str], env: &[(&str, &str)]) {
     let mut command = query_command(ws, server, MODEL, extra, "go");
     command.envs(env.iter().copied());
-    if let Ok(forced) = std::env::var("JP_TEST_SANDBOX_WRITES") {
-        command.env("JP_TEST_SANDBOX_WRITES", forced);
-    }
     let run = ws.run_of(command.output().unwrap());
     assert_eq!(run.code, 0, "{run:?}");
 }

@@ -122,7 +122,8 @@ impl Sandbox {
             .map_err(SandboxError::Tmp)?;
         command.env("TMPDIR", tmp.path());
         #[cfg(target_os = "linux")]
-        writes::confine(command, root, tmp.path(), &self.write)?;
+        writes::confine(command, root, tmp.path(), &self.write)
+            .map_err(SandboxError::NotEnforceable)?;
         #[cfg(not(target_os = "linux"))]
         let _ = root;
         Ok(Confinement { _tmp: tmp })

@@ -25,8 +25,6 @@ use landlock::{
 };
 use tokio::process::Command;
 
-use super::SandboxError;
-
 /// The kernel must give at least this ABI (Linux 6.2): it bounds renames
 /// and links across directories (`Refer`, ABI 2) and truncation (ABI 3),
 /// without which a file outside could still be emptied or moved in and
@@ -70,25 +68,22 @@ const FORCE_VAR: &str = "JP_TEST_SANDBOX_WRITES";
 ///
 /// # Errors
 ///
-/// [`SandboxError::NotEnforceable`] when the kernel has no Landlock, or
-/// one older than [`REQUIRED`]: fail closed.
+/// Why not, when the kernel has no Landlock or one older than
+/// [`REQUIRED`]: the caller must then not start the process (fail closed).
 pub(super) fn confine(
     command: &mut Command,
     root: &Path,
     tmp: &Path,
     extra: &[PathBuf],
-) -> Result<(), SandboxError> {
+) -> Result<(), String> {
     match forced().as_deref() {
         Some("off") => return Ok(()),
         Some("without") => {
-            return Err(SandboxError::NotEnforceable(
-                "Landlock is not available (forced by JP_TEST_SANDBOX_WRITES)".into(),
-            ));
+            return Err("Landlock is not available (forced by JP_TEST_SANDBOX_WRITES)".into());
         }
         _ => {}
     }
-    let ruleset = ruleset(root, tmp, extra)
-        .map_err(|e| SandboxError::NotEnforceable(format!("Landlock: {e}")))?;
+    let ruleset = ruleset(root, tmp, extra).map_err(|e| format!("Landlock: {e}"))?;
     restrict_in_child(command, ruleset);
     Ok(())
 }
