@@ -41,7 +41,7 @@ pub struct AppConfig {
 /// Keys whose lists are concatenated across layers (their schematic merge
 /// is `append_vec`); every other key takes the last layer's value. `*`
 /// stands for any one key ([`is_append_key`]).
-pub const APPEND_KEYS: [&[&str]; 9] = [
+pub const APPEND_KEYS: [&[&str]; 12] = [
     &["assistant", "instructions"],
     &["assistant", "instruction_files"],
     &["conversation", "policies"],
@@ -51,6 +51,9 @@ pub const APPEND_KEYS: [&[&str]; 9] = [
     &["conversation", "sandbox", "write"],
     &["conversation", "tools", "*", "sandbox", "write"],
     &["providers", "mcp", "*", "sandbox", "write"],
+    &["conversation", "sandbox", "deny_read"],
+    &["conversation", "tools", "*", "sandbox", "deny_read"],
+    &["providers", "mcp", "*", "sandbox", "deny_read"],
 ];
 
 /// Whether the list at `path` (its segments) is one of [`APPEND_KEYS`].

@@ -5,9 +5,13 @@
 //! ```toml
 //! [conversation.sandbox]
 //! env = ["CARGO_HOME", "RUSTUP_HOME"]   # passed to every tool, besides jp's list
+//! write = ["~/.cargo"]                  # writable besides the workspace and TMPDIR
+//! deny_read = ["~/work/other-client"]   # unreadable besides DEFAULT_DENY_READ
+//! network = false                       # the default
 //!
 //! [providers.mcp.github.sandbox]
 //! env = ["GITHUB_PERSONAL_ACCESS_TOKEN"]
+//! network = true
 //! ```
 //!
 //! All of it is sensitive (RFD 078): a tool can never change it, and an
@@ -51,18 +55,82 @@ pub struct SandboxConfig {
     /// the workspace root and its private temporary directory (`TMPDIR`):
     /// absolute, or starting with `~/` for the user's home. Enforced by the
     /// kernel (Landlock, Linux). Lists from every config layer are joined.
-    /// (Prototype of issue 36.)
     #[setting(merge = schematic::merge::append_vec)]
     pub write: Vec<String>,
+
+    /// Directories (or files) the process may not read, besides
+    /// [`DEFAULT_DENY_READ`]: absolute, or starting with `~/`. Enforced by
+    /// the kernel (Landlock, Linux). Lists from every config layer are
+    /// joined.
+    #[setting(merge = schematic::merge::append_vec)]
+    pub deny_read: Vec<String>,
+
+    /// Whether the process may use the network (TCP and UDP, DNS and
+    /// loopback included). Unset is `false`; a tool's or MCP server's own
+    /// value wins over `conversation.sandbox`'s.
+    pub network: Option<bool>,
 }
 
 impl SandboxConfig {
     /// Whether it sets nothing.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.env.is_empty() && self.write.is_empty()
+        self.env.is_empty()
+            && self.write.is_empty()
+            && self.deny_read.is_empty()
+            && self.network.is_none()
+    }
+
+    /// Whether the process may use the network.
+    #[must_use]
+    pub fn network(&self) -> bool {
+        self.network.unwrap_or(false)
+    }
+
+    /// `self` (`conversation.sandbox`) with `own` (a tool's or server's)
+    /// added: lists joined, `own`'s `network` winning.
+    #[must_use]
+    pub fn with(&self, own: &Self) -> Self {
+        Self {
+            env: joined(&self.env, &own.env),
+            write: joined(&self.write, &own.write),
+            deny_read: joined(&self.deny_read, &own.deny_read),
+            network: own.network.or(self.network),
+        }
     }
 }
+
+/// The places no process jp starts may read, whatever its config says
+/// (`sandbox.deny_read` adds to them): keys, credentials and tokens of the
+/// usual tools, browser profiles (cookies, saved passwords), and jp's own
+/// user directory (its config, trust records and seal key). `~/` is the
+/// user's home; `$XDG_CONFIG_HOME/jp` is added where that is set
+/// elsewhere.
+pub const DEFAULT_DENY_READ: &[&str] = &[
+    "~/.ssh",
+    "~/.gnupg",
+    "~/.aws",
+    "~/.azure",
+    "~/.kube",
+    "~/.config/gcloud",
+    "~/.docker/config.json",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.config/git/credentials",
+    "~/.config/gh",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.password-store",
+    "~/.local/share/keyrings",
+    "~/.mozilla",
+    "~/.config/google-chrome",
+    "~/.config/chromium",
+    "~/.config/BraveSoftware",
+    "~/.config/microsoft-edge",
+    "~/.config/jp",
+];
 
 /// Whether `name` can be an environment variable's name: letters, digits
 /// and `_`, not starting with a digit.
@@ -75,29 +143,21 @@ pub fn is_env_name(name: &str) -> bool {
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
+/// The sandbox of tool `name`'s process: `conversation.sandbox` with the
+/// tool's own added ([`SandboxConfig::with`]).
+#[must_use]
+pub fn for_tool(config: &crate::AppConfig, name: &str) -> SandboxConfig {
+    match config.conversation.tools.get(name) {
+        Some(tool) => config.conversation.sandbox.with(&tool.sandbox),
+        None => config.conversation.sandbox.clone(),
+    }
+}
+
 /// The variables passed to the process of tool `name`:
 /// `conversation.sandbox.env`, then the tool's own.
 #[must_use]
 pub fn tool_env(config: &crate::AppConfig, name: &str) -> Vec<String> {
-    let own = config
-        .conversation
-        .tools
-        .get(name)
-        .map_or(&[][..], |tool| &tool.sandbox.env[..]);
-    joined(&config.conversation.sandbox.env, own)
-}
-
-/// The paths beneath which the process of tool `name` may write besides
-/// its workspace and `TMPDIR`: `conversation.sandbox.write`, then the
-/// tool's own.
-#[must_use]
-pub fn tool_write(config: &crate::AppConfig, name: &str) -> Vec<String> {
-    let own = config
-        .conversation
-        .tools
-        .get(name)
-        .map_or(&[][..], |tool| &tool.sandbox.write[..]);
-    joined(&config.conversation.sandbox.write, own)
+    for_tool(config, name).env
 }
 
 /// The MCP servers of `config`, each with `conversation.sandbox` joined to
@@ -108,8 +168,7 @@ pub fn sandboxed_servers(
 ) -> indexmap::IndexMap<String, crate::mcp::McpServerConfig> {
     let mut servers = config.providers.mcp.clone();
     for server in servers.values_mut() {
-        server.sandbox.env = joined(&config.conversation.sandbox.env, &server.sandbox.env);
-        server.sandbox.write = joined(&config.conversation.sandbox.write, &server.sandbox.write);
+        server.sandbox = config.conversation.sandbox.with(&server.sandbox);
     }
     servers
 }

@@ -219,10 +219,12 @@ fn check_sandboxes(config: &AppConfig, problems: &mut Vec<Problem>) {
                 ));
             }
         }
-        for (index, path_text) in sandbox.write.iter().enumerate() {
+        let paths = (sandbox.write.iter().enumerate().map(|(i, p)| ("write", i, p)))
+            .chain(sandbox.deny_read.iter().enumerate().map(|(i, p)| ("deny_read", i, p)));
+        for (list, index, path_text) in paths {
             if !(path_text.starts_with('/') || path_text.starts_with("~/")) {
                 problems.push(Problem::error(
-                    path.join("write").join(index.to_string()),
+                    path.join(list).join(index.to_string()),
                     format!(
                         "`{}` must be an absolute path or start with `~/`",
                         path_text.escape_debug()

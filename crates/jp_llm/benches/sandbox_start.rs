@@ -52,7 +52,7 @@ fn main() {
         .unwrap();
     let sandbox = Sandbox {
         env: vec!["CARGO_HOME".into()],
-        write: vec![],
+        ..Sandbox::default()
     };
     let root = std::env::current_dir().unwrap();
     let hows = [How::Plain, How::Env, How::Whole];

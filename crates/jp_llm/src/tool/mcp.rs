@@ -195,11 +195,7 @@ impl McpServer {
             });
         };
         let mut command = Command::new(program);
-        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-        let sandbox = super::sandbox::Sandbox {
-            env: config.sandbox.env.clone(),
-            write: super::sandbox::write_paths(&config.sandbox.write, home.as_deref()),
-        };
+        let sandbox = super::sandbox::Sandbox::from_config(&config.sandbox);
         let confinement = sandbox
             .apply(&mut command, root)
             .map_err(|e| McpError::Start {

@@ -16,7 +16,7 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use jp_config::sandbox::DEFAULT_ENV;
+use jp_config::sandbox::{DEFAULT_DENY_READ, DEFAULT_ENV, SandboxConfig};
 use tokio::process::Command;
 
 /// What one process jp starts may reach.
@@ -28,6 +28,11 @@ pub struct Sandbox {
     /// Paths beneath which the process may write besides the workspace
     /// root and its private `TMPDIR` (`sandbox.write`, see [`write_paths`]).
     pub write: Vec<PathBuf>,
+    /// Paths the process may not read: the defaults and `sandbox.deny_read`
+    /// ([`Sandbox::from_config`]).
+    pub deny_read: Vec<PathBuf>,
+    /// Whether it may use the network (`sandbox.network`).
+    pub network: bool,
 }
 
 /// What a started process's sandbox holds for as long as it runs: its
@@ -51,8 +56,9 @@ pub enum SandboxError {
     NotEnforceable(String),
 }
 
-/// The paths of a `sandbox.write` list: `~/` stands for `home`; the rest
-/// are absolute already (config validation).
+/// The paths of a `sandbox.write` or `sandbox.deny_read` list: `~/`
+/// stands for `home` (left out without one); the rest are absolute already
+/// (config validation).
 #[must_use]
 pub fn write_paths(config: &[String], home: Option<&Path>) -> Vec<PathBuf> {
     config
@@ -66,6 +72,40 @@ pub fn write_paths(config: &[String], home: Option<&Path>) -> Vec<PathBuf> {
 }
 
 impl Sandbox {
+    /// The sandbox a process gets from its (joined) `config`, for a user
+    /// whose home is `$HOME` and whose config directory is
+    /// `$XDG_CONFIG_HOME` (read from jp's environment).
+    #[must_use]
+    pub fn from_config(config: &SandboxConfig) -> Self {
+        let var = |name| std::env::var_os(name).map(PathBuf::from);
+        Self::from_config_in(config, var("HOME").as_deref(), var("XDG_CONFIG_HOME").as_deref())
+    }
+
+    /// [`Self::from_config`] for the given home and config directory.
+    #[must_use]
+    pub fn from_config_in(
+        config: &SandboxConfig,
+        home: Option<&Path>,
+        config_home: Option<&Path>,
+    ) -> Self {
+        let defaults: Vec<String> = DEFAULT_DENY_READ.iter().map(|p| (*p).to_owned()).collect();
+        let mut deny_read = write_paths(&defaults, home);
+        if let Some(config_home) = config_home {
+            deny_read.push(config_home.join("jp"));
+        }
+        for path in write_paths(&config.deny_read, home) {
+            if !deny_read.contains(&path) {
+                deny_read.push(path);
+            }
+        }
+        Self {
+            env: config.env.clone(),
+            write: write_paths(&config.write, home),
+            deny_read,
+            network: config.network(),
+        }
+    }
+
     /// The environment of a process started from one whose environment
     /// is `parent`: what [`DEFAULT_ENV`] names, without anything that
     /// looks like a credential, and what [`Self::env`] names, as it is.

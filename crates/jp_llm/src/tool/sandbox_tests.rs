@@ -44,7 +44,7 @@ fn only_the_default_list_passes_and_nothing_that_looks_like_a_credential() {
 fn a_named_variable_passes_even_one_that_looks_like_a_credential() {
     let sandbox = Sandbox {
         env: vec!["CARGO_HOME".into(), "GITHUB_TOKEN".into()],
-        write: vec![],
+        ..Sandbox::default()
     };
     let parent = [
         "PATH",

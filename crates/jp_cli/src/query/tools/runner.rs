@@ -230,15 +230,7 @@ impl<'j> Runner<'j> {
             max_output_bytes: usize::try_from(limits.max_output_bytes).unwrap_or(usize::MAX),
             timeout_key: Some(limits.timeout_key),
             max_output_key: Some(limits.max_output_key),
-            sandbox: Sandbox {
-                env: jp_config::sandbox::tool_env(self.judge.config, name),
-                write: jp_llm::tool::write_paths(
-                    &jp_config::sandbox::tool_write(self.judge.config, name),
-                    std::env::var_os("HOME")
-                        .map(std::path::PathBuf::from)
-                        .as_deref(),
-                ),
-            },
+            sandbox: Sandbox::from_config(&jp_config::sandbox::for_tool(self.judge.config, name)),
         }
     }
 
