@@ -28,8 +28,8 @@ fn workspace(outcome: &Value, grants: &str) -> Workspace {
 /// [`workspace`] with the tool named `name`.
 fn workspace_with(name: &str, outcome: &Value, grants: &str) -> Workspace {
     let ws = initialized();
-    std::fs::create_dir_all(ws.root().join("requests")).unwrap();
-    let dir = ws.root().join("requests").display().to_string();
+    std::fs::create_dir_all(ws.project().join("requests")).unwrap();
+    let dir = ws.project().join("requests").display().to_string();
     let script = format!(
         "n=$(ls '{dir}' | wc -l); cat > '{dir}/'$n.json; echo '{}'",
         outcome
@@ -60,7 +60,7 @@ fn on_haiku(ws: &Workspace, toml: &str) {
 fn tool_requests(ws: &Workspace) -> Vec<Value> {
     let mut out = Vec::new();
     while let Ok(text) =
-        std::fs::read_to_string(ws.root().join(format!("requests/{}.json", out.len())))
+        std::fs::read_to_string(ws.project().join(format!("requests/{}.json", out.len())))
     {
         out.push(serde_json::from_str(&text).unwrap());
     }
@@ -240,7 +240,7 @@ fn a_change_that_asks_is_rejected_without_a_terminal_and_the_tool_told_why() {
 #[test]
 fn a_killed_jp_leaves_a_readable_conversation_with_no_provisional_change() {
     let ws = workspace(&serde_json::from_str(TO_OPUS).unwrap(), UNATTENDED_GRANT);
-    let started = ws.root().join("slow-started");
+    let started = ws.project().join("slow-started");
     let config = ws.read("project/.jp/config.toml");
     ws.write(
         "project/.jp/config.toml",

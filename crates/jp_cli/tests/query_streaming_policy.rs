@@ -334,7 +334,7 @@ fn an_unattended_call_is_decided_early_and_runs_once_complete() {
     let (reply, total) = paced_create(&args, Duration::from_millis(2));
     let server = TestServer::start(vec![reply, follow_up()]);
     // The tool, run through a script that first counts its runs.
-    let runs = ws.root().join("runs");
+    let runs = ws.project().join("runs");
     let script = format!(
         "echo run >> '{}'; exec '{}' tool fs_create_file",
         runs.display(),

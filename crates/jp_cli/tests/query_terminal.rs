@@ -1528,7 +1528,7 @@ fn a_call_refused_for_its_size_while_its_prompt_waits_closes_the_prompt() {
 
 /// A cloned repository's config: one tool that leaves a file behind.
 const UNTRUSTED_TOOL: &str = r#"[conversation.tools.deploy]
-command = ["sh", "-c", "touch ../deployed; echo '{\"type\":\"success\",\"content\":\"deployed\"}'"]
+command = ["sh", "-c", "touch deployed; echo '{\"type\":\"success\",\"content\":\"deployed\"}'"]
 policy.run = "unattended"
 "#;
 
@@ -1557,7 +1557,7 @@ fn the_first_query_in_an_untrusted_workspace_asks_and_yes_trusts_it() {
         screen.starts_with(
             "this workspace is not trusted, so jp leaves out what its config would run or decide:\n  \
              .jp/config.toml:1: conversation.tools.deploy\n      \
-             runs: sh -c \"touch ../deployed; echo '{\\\"type\\\":\\\"success\\\",\\\"content\\\":\\\"deployed\\\"}'\"\n      \
+             runs: sh -c \"touch deployed; echo '{\\\"type\\\":\\\"success\\\",\\\"content\\\":\\\"deployed\\\"}'\"\n      \
              unattended: every call\n      \
              not a tool jp init writes\n\
              Trust this workspace and apply them? [y,n,v,?]"
@@ -1578,7 +1578,10 @@ fn the_first_query_in_an_untrusted_workspace_asks_and_yes_trusts_it() {
     );
     assert!(screen.contains(&trusted), "{screen}");
     assert!(screen.contains("Deployed."), "{screen}");
-    assert!(ws.root().join("deployed").exists(), "the trusted tool ran");
+    assert!(
+        ws.project().join("deployed").exists(),
+        "the trusted tool ran"
+    );
     let mut status = ws.command(&["trust", "--status"], &[]);
     status.env_remove("JP_TRUST_WORKSPACE");
     let status = ws.run_of(status.output().unwrap());
@@ -1620,7 +1623,7 @@ fn no_at_the_trust_question_goes_on_without_the_workspace_s_tools() {
     );
     let sent = server.wait_for(1, Duration::from_secs(5))[0].json();
     assert_eq!(sent.get("tools"), None, "{sent}");
-    assert!(!ws.root().join("deployed").exists());
+    assert!(!ws.project().join("deployed").exists());
 }
 
 #[test]

@@ -67,11 +67,11 @@ fn a_local_tool_gets_the_allowlist_and_what_its_sandbox_names_never_a_key() {
         [
             (
                 "success".to_owned(),
-                "FOO HOME JP_TOOL_RUN_ID LC_ALL PATH PWD ".to_owned()
+                "FOO HOME JP_TOOL_RUN_ID LC_ALL PATH PWD TMPDIR ".to_owned()
             ),
             (
                 "success".to_owned(),
-                "FOO GITHUB_TOKEN HOME JP_TOOL_RUN_ID LC_ALL PATH PWD ".to_owned()
+                "FOO GITHUB_TOKEN HOME JP_TOOL_RUN_ID LC_ALL PATH PWD TMPDIR ".to_owned()
             ),
         ]
     );
@@ -100,7 +100,7 @@ fn a_program_run_command_starts_gets_what_its_tool_got() {
         [(
             "success".to_owned(),
             format!(
-                "`sh -c {quoted}` exited with status 0\noutput (stdout and stderr interleaved):\nHOME JP_TOOL_RUN_ID LC_ALL PATH PWD "
+                "`sh -c {quoted}` exited with status 0\noutput (stdout and stderr interleaved):\nHOME JP_TOOL_RUN_ID LC_ALL PATH PWD TMPDIR "
             )
         )]
     );
@@ -128,7 +128,14 @@ fn an_mcp_server_gets_the_allowlist_and_what_its_sandbox_names() {
     names.sort_unstable();
     assert_eq!(
         names,
-        ["DB_PASSWORD", "HOME", "JP_TOOL_RUN_ID", "LC_ALL", "PATH"]
+        [
+            "DB_PASSWORD",
+            "HOME",
+            "JP_TOOL_RUN_ID",
+            "LC_ALL",
+            "PATH",
+            "TMPDIR"
+        ]
     );
 }
 

@@ -91,22 +91,17 @@ fn running(pid: u32) -> bool {
 
 #[test]
 fn a_killed_jp_takes_the_tools_whole_process_group_and_its_daemon_with_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let daemon_file = dir.path().join("daemon");
-    let child_file = dir.path().join("child");
-    let pid_file = dir.path().join("pid");
     // The tool (a shell, the group's leader), a child in its group, and a
-    // daemon that `setsid` took out of the group.
+    // daemon that `setsid` took out of the group; each writes its pid in
+    // the workspace (where the tool may write).
     let ws = workspace(
-        &format!(
-            "setsid sleep 97 >/dev/null 2>&1 < /dev/null & echo $! > '{}'; \
-             sleep 30 & echo $! > '{}'; echo $$ > '{}'; wait",
-            daemon_file.display(),
-            child_file.display(),
-            pid_file.display()
-        ),
+        "setsid sleep 97 >/dev/null 2>&1 < /dev/null & echo $! > daemon; \
+         sleep 30 & echo $! > child; echo $$ > pid; wait",
         "",
     );
+    let daemon_file = ws.project().join("daemon");
+    let child_file = ws.project().join("child");
+    let pid_file = ws.project().join("pid");
     let server = TestServer::start(vec![tool("toolu_1", "slow", "{}")]);
     let mut jp = query(&ws, &server)
         .stdout(std::process::Stdio::null())
@@ -144,16 +139,12 @@ fn a_killed_jp_takes_the_tools_whole_process_group_and_its_daemon_with_it() {
 
 #[test]
 fn a_daemon_a_tool_started_is_killed_when_the_tool_times_out() {
-    let dir = tempfile::tempdir().unwrap();
-    let daemon_file = dir.path().join("daemon");
     // `setsid` takes the daemon out of the tool's process group and session.
     let ws = workspace(
-        &format!(
-            "setsid sleep 97 >/dev/null 2>&1 < /dev/null & echo $! > '{}'; sleep 30",
-            daemon_file.display()
-        ),
+        "setsid sleep 97 >/dev/null 2>&1 < /dev/null & echo $! > daemon; sleep 30",
         "timeout_secs = 1\n",
     );
+    let daemon_file = ws.project().join("daemon");
     let server = TestServer::start(vec![tool("toolu_1", "slow", "{}"), text("Gave up.")]);
     let started = Instant::now();
     let jp = query(&ws, &server)

@@ -69,6 +69,13 @@ pub struct SandboxConfig {
     /// loopback included). Unset is `false`; a tool's or MCP server's own
     /// value wins over `conversation.sandbox`'s.
     pub network: Option<bool>,
+
+    /// No kernel sandbox for this tool or MCP server at all: its process
+    /// may write, read and connect wherever the user can (its environment
+    /// is still built from the allowlist). Every call of it asks, whatever
+    /// its policy says, and no session approval covers it. Only per tool
+    /// or per server, never in `conversation.sandbox`.
+    pub none: bool,
 }
 
 impl SandboxConfig {
@@ -79,6 +86,7 @@ impl SandboxConfig {
             && self.write.is_empty()
             && self.deny_read.is_empty()
             && self.network.is_none()
+            && !self.none
     }
 
     /// Whether the process may use the network.
@@ -96,6 +104,7 @@ impl SandboxConfig {
             write: joined(&self.write, &own.write),
             deny_read: joined(&self.deny_read, &own.deny_read),
             network: own.network.or(self.network),
+            none: own.none,
         }
     }
 }

@@ -191,6 +191,12 @@ fn list<'a>(items: impl Iterator<Item = &'a String>) -> String {
 
 /// Every `sandbox`: the variables `env` passes are names of variables.
 fn check_sandboxes(config: &AppConfig, problems: &mut Vec<Problem>) {
+    if config.conversation.sandbox.none {
+        problems.push(Problem::error(
+            key("conversation.sandbox.none"),
+            "cannot be set for every tool; set `sandbox.none` on the one tool or MCP server that must run without a sandbox (each of its calls is then asked)",
+        ));
+    }
     let conversation = std::iter::once((
         ConfigPath::from_segments(["conversation", "sandbox"]),
         &config.conversation.sandbox,
@@ -219,8 +225,18 @@ fn check_sandboxes(config: &AppConfig, problems: &mut Vec<Problem>) {
                 ));
             }
         }
-        let paths = (sandbox.write.iter().enumerate().map(|(i, p)| ("write", i, p)))
-            .chain(sandbox.deny_read.iter().enumerate().map(|(i, p)| ("deny_read", i, p)));
+        let paths = (sandbox
+            .write
+            .iter()
+            .enumerate()
+            .map(|(i, p)| ("write", i, p)))
+        .chain(
+            sandbox
+                .deny_read
+                .iter()
+                .enumerate()
+                .map(|(i, p)| ("deny_read", i, p)),
+        );
         for (list, index, path_text) in paths {
             if !(path_text.starts_with('/') || path_text.starts_with("~/")) {
                 problems.push(Problem::error(

@@ -33,6 +33,11 @@ pub struct Sandbox {
     pub deny_read: Vec<PathBuf>,
     /// Whether it may use the network (`sandbox.network`).
     pub network: bool,
+    /// Why the process runs without the kernel's part of its sandbox (its
+    /// `sandbox.none`, or a kernel that cannot enforce it); `None` when it
+    /// runs with it. A call of a tool that runs so is always asked first
+    /// (the judge's part, see [`Sandbox::from_config`]).
+    pub unbounded: Option<String>,
 }
 
 /// What a started process's sandbox holds for as long as it runs: its
@@ -78,7 +83,11 @@ impl Sandbox {
     #[must_use]
     pub fn from_config(config: &SandboxConfig) -> Self {
         let var = |name| std::env::var_os(name).map(PathBuf::from);
-        Self::from_config_in(config, var("HOME").as_deref(), var("XDG_CONFIG_HOME").as_deref())
+        Self::from_config_in(
+            config,
+            var("HOME").as_deref(),
+            var("XDG_CONFIG_HOME").as_deref(),
+        )
     }
 
     /// [`Self::from_config`] for the given home and config directory.
@@ -103,6 +112,7 @@ impl Sandbox {
             write: write_paths(&config.write, home),
             deny_read,
             network: config.network(),
+            unbounded: unbounded(config),
         }
     }
 
@@ -162,12 +172,51 @@ impl Sandbox {
             .map_err(SandboxError::Tmp)?;
         command.env("TMPDIR", tmp.path());
         #[cfg(target_os = "linux")]
-        writes::confine(command, root, tmp.path(), &self.write)
+        if self.unbounded.is_none() {
+            kernel::confine(
+                command,
+                &kernel::Plan {
+                    root,
+                    tmp: tmp.path(),
+                    write: &self.write,
+                    deny_read: &self.deny_read,
+                    network: self.network,
+                },
+            )
             .map_err(SandboxError::NotEnforceable)?;
+        }
         #[cfg(not(target_os = "linux"))]
         let _ = root;
         Ok(Confinement { _tmp: tmp })
     }
+}
+
+/// Why a process with the sandbox `config` would run without the kernel's
+/// part of it, if it would: its `sandbox.none`, or a kernel that cannot
+/// enforce it ([`enforceable`]). A call of such a tool must be asked.
+#[must_use]
+pub fn unbounded(config: &SandboxConfig) -> Option<String> {
+    if config.none {
+        return Some("its sandbox is `none`: it can reach whatever you can".to_owned());
+    }
+    enforceable()
+        .err()
+        .map(|why| format!("it would run without its sandbox: {why}"))
+}
+
+/// Whether this machine's kernel can enforce a sandbox around the
+/// processes jp starts, and if not, why (asked once per jp). Where it
+/// cannot, no process is started sandboxed ([`Sandbox::apply`] fails), and
+/// a call that would run unattended is asked instead.
+///
+/// # Errors
+///
+/// Why not: no Landlock, or one older than Linux 6.2's; not Linux.
+pub fn enforceable() -> Result<(), String> {
+    #[cfg(target_os = "linux")]
+    return kernel::enforceable();
+    #[cfg(not(target_os = "linux"))]
+    Err("jp has no kernel sandbox on this system yet (Linux only)".to_owned())
 }
 
 /// Makes this process (jp) one whose memory, and so `/proc/PID/environ`
@@ -195,7 +244,9 @@ fn looks_secret(name: &str) -> bool {
 }
 
 #[cfg(target_os = "linux")]
-mod writes;
+mod kernel;
+#[cfg(target_os = "linux")]
+mod reads;
 
 #[cfg(test)]
 #[path = "sandbox_tests.rs"]

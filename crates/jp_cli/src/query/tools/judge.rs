@@ -289,13 +289,15 @@ impl<'a> Judge<'a> {
                 ));
             }
         };
+        let batch = self.bounded(name, batch);
         let (decision, approved) = match with_early(early, batch) {
             Ok(settled) => settled,
             Err(verdict) => return Decided::Now(*verdict),
         };
         let decision = self.with_early_allow(decision, approved, call, value);
-        // An approval of this rule, in its scope, inside the workspace.
-        let session = (decision.mode == Mode::Ask && !approved)
+        // An approval of this rule, in its scope, inside the workspace;
+        // none for a call that runs without its kernel sandbox.
+        let session = (decision.mode == Mode::Ask && !approved && self.unbounded(name).is_none())
             .then(|| self.session_allows(name, value, decision.mode, decision.rule))
             .flatten();
         let rule = decision.rule;
@@ -324,10 +326,11 @@ impl<'a> Judge<'a> {
             Mode::Ask if let Some(reason) = session => runs(Mode::Ask, reason, true),
             Mode::Skip => Decided::Now(skipped(&call.id, name, &why)),
             Mode::Ask | Mode::Edit if !can_ask => {
-                let advice =
+                let advice = self.unbounded_advice(name).unwrap_or_else(|| {
                     self.narrow_advice(name, PolicyField::Run, decision.rule, &|key: &str| {
                         arguments.get(key).cloned()
-                    });
+                    })
+                });
                 Decided::Now(no_terminal(&call.id, name, decision.mode, &why, &advice))
             }
             mode @ (Mode::Ask | Mode::Edit) => Decided::Ask(Ask {
@@ -339,6 +342,53 @@ impl<'a> Judge<'a> {
                 session: self.rule_asks(name, rule),
             }),
         }
+    }
+
+    /// `decision` for a call of `name`, asking instead of running
+    /// unattended when the call would run without the kernel's part of its
+    /// sandbox ([`Self::unbounded`]): fail closed, never a silent run
+    /// without the boundary.
+    fn bounded(&self, name: &str, mut decision: Decision) -> Decision {
+        if decision.mode == Mode::Unattended
+            && let Some(why) = self.unbounded(name)
+        {
+            decision.mode = Mode::Ask;
+            decision.reason = format!("{}, but {why}", decision.reason);
+        }
+        decision
+    }
+
+    /// Why a call of `name` would run without the kernel's part of its
+    /// sandbox (its `sandbox.none`, or a kernel that cannot enforce it), if
+    /// it would; `None` for a tool of an MCP server over HTTP, which runs
+    /// no process of jp's.
+    pub(super) fn unbounded(&self, name: &str) -> Option<String> {
+        let tool = self.tool(name)?;
+        let sandbox = match tool.source.mcp_server() {
+            Some(server) => {
+                let server = self.config.providers.mcp.get(server)?;
+                if server.url.is_some() {
+                    return None;
+                }
+                self.config.conversation.sandbox.with(&server.sandbox)
+            }
+            None => jp_config::sandbox::for_tool(self.config, name),
+        };
+        jp_llm::tool::unbounded(&sandbox)
+    }
+
+    /// What lets a call of `name` that runs without its kernel sandbox run
+    /// unattended, if it does.
+    fn unbounded_advice(&self, name: &str) -> Option<String> {
+        self.unbounded(name)?;
+        let none = self.tool(name).is_some_and(|tool| tool.sandbox.none);
+        Some(if none {
+            format!(
+                "run jp in a terminal to answer; only without `sandbox.none` in conversation.tools.{name} can it run unattended"
+            )
+        } else {
+            "run jp in a terminal to answer; a kernel with Landlock (Linux 6.2 or later) lets it run unattended (`jp sandbox check` shows what this one enforces)".to_owned()
+        })
     }
 
     /// `decision` for a complete `call` (with `value`) that was `approved`
@@ -512,6 +562,7 @@ impl<'a> Judge<'a> {
         can_ask: bool,
         known: &dyn Fn(&str) -> Option<Value>,
     ) -> Result<Decision, Box<Verdict>> {
+        let decision = self.bounded(name, decision);
         match decision.mode {
             Mode::Skip => Err(Box::new(skipped(id, name, &decision.reason))),
             // Decision 6: without a prompt `edit` is declined like `ask`,
@@ -521,7 +572,9 @@ impl<'a> Judge<'a> {
             mode @ (Mode::Ask | Mode::Edit)
                 if !can_ask && !self.session_covers(name, mode, decision.rule) =>
             {
-                let advice = self.narrow_advice(name, PolicyField::Run, decision.rule, known);
+                let advice = self.unbounded_advice(name).unwrap_or_else(|| {
+                    self.narrow_advice(name, PolicyField::Run, decision.rule, known)
+                });
                 Err(Box::new(no_terminal(
                     id,
                     name,

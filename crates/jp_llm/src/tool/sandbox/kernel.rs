@@ -1,17 +1,21 @@
-//! Where a process jp starts may write, enforced by the kernel (Landlock,
-//! Linux; prototype of issue 36).
+//! The kernel's part of a sandbox (Linux): Landlock bounds what a process
+//! jp starts, and every process it starts, may write, read, connect to
+//! and signal. (The bound is inherited and cannot be lifted.)
 //!
-//! The ruleset is built in jp before the fork (opening each allowed path,
-//! which allocates) and only applied in the child, between fork and exec
-//! ([`confine`]). It handles writes only: reads, execution and the network
-//! are not bounded by it. A process under it, and every process it starts
-//! (the bound is inherited and cannot be lifted), may write, create,
-//! remove, rename, link and truncate only beneath:
+//! The ruleset is built in jp before the fork (opening each path, which
+//! allocates) and only applied in the child, between fork and exec
+//! ([`confine`]). Under it the process:
 //!
-//! - the workspace root (the tool works there);
-//! - its private `TMPDIR` (made by jp for the run, removed after);
-//! - [`DEVICES`] and [`SHARED`] (see there why each);
-//! - the paths of `sandbox.write`.
+//! - writes, creates, removes, renames, links and truncates only beneath
+//!   the workspace root, its private `TMPDIR` (made by jp for the run,
+//!   removed after), [`DEVICES`], [`SHARED`] and `sandbox.write`;
+//! - reads no file beneath a `sandbox.deny_read` path ([`super::reads`]);
+//! - without `sandbox.network`, neither connects nor binds a TCP port
+//!   (Linux 6.7; the seccomp filter stops every non-local socket on any
+//!   kernel);
+//! - cannot signal a process outside its sandbox, jp included, nor
+//!   connect to an abstract UNIX socket made outside it (Linux 6.12),
+//!   nor trace one (any Landlock kernel).
 //!
 //! A file opened before the bound (its stdin, stdout and stderr: jp's
 //! pipes) is not affected.
@@ -20,8 +24,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreated, RulesetCreatedAttr, RulesetError, RulesetStatus, path_beneath_rules,
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetError, RulesetStatus, Scope,
+    path_beneath_rules,
 };
 use tokio::process::Command;
 
@@ -58,32 +63,58 @@ const DEVICES: &[&str] = &[
 /// files under `/dev/shm`, a memory file system emptied at boot.
 const SHARED: &[&str] = &["/dev/shm"];
 
-/// The variable that, in a debug build only, forces the bound `off`
-/// (to check that the tests fail without it) or makes jp act as on a
+/// The variable that, in a debug build only, turns the kernel's part
+/// `off` (to check that the tests fail without it) or makes jp act as on a
 /// kernel `without` Landlock.
-const FORCE_VAR: &str = "JP_TEST_SANDBOX_WRITES";
+const FORCE_VAR: &str = "JP_TEST_SANDBOX";
 
-/// Makes the process `command` starts (working in `root`, with `tmp` as
-/// its `TMPDIR`) write only where the module docs say.
+/// What one process's kernel bound is made of.
+pub(super) struct Plan<'a> {
+    /// The workspace root, where it works and may write.
+    pub root: &'a Path,
+    /// Its private temporary directory.
+    pub tmp: &'a Path,
+    /// `sandbox.write`.
+    pub write: &'a [PathBuf],
+    /// What it may not read (defaults and `sandbox.deny_read`).
+    pub deny_read: &'a [PathBuf],
+    /// `sandbox.network`.
+    pub network: bool,
+}
+
+/// Whether this kernel can enforce a sandbox, and if not, why: the same
+/// answer for every process of this jp (asked once).
+pub(super) fn enforceable() -> Result<(), String> {
+    static ANSWER: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    ANSWER
+        .get_or_init(|| match forced().as_deref() {
+            Some("off") => Ok(()),
+            Some("without") => Err(without()),
+            _ => probe().map_err(|e| format!("Landlock: {e}")),
+        })
+        .clone()
+}
+
+/// Why, on a kernel forced to act as one without Landlock.
+fn without() -> String {
+    "Landlock is not available (forced by JP_TEST_SANDBOX)".to_owned()
+}
+
+/// Makes the process `command` starts keep to `plan` as the module docs
+/// say.
 ///
 /// # Errors
 ///
 /// Why not, when the kernel has no Landlock or one older than
-/// [`REQUIRED`]: the caller must then not start the process (fail closed).
-pub(super) fn confine(
-    command: &mut Command,
-    root: &Path,
-    tmp: &Path,
-    extra: &[PathBuf],
-) -> Result<(), String> {
+/// [`REQUIRED`], or a path of the plan cannot be opened: the caller must
+/// then not start the process (fail closed).
+pub(super) fn confine(command: &mut Command, plan: &Plan<'_>) -> Result<(), String> {
     match forced().as_deref() {
         Some("off") => return Ok(()),
-        Some("without") => {
-            return Err("Landlock is not available (forced by JP_TEST_SANDBOX_WRITES)".into());
-        }
+        Some("without") => return Err(without()),
         _ => {}
     }
-    let ruleset = ruleset(root, tmp, extra).map_err(|e| format!("Landlock: {e}"))?;
+    let ruleset = ruleset(plan).map_err(|e| format!("Landlock: {e}"))?;
     restrict_in_child(command, ruleset);
     Ok(())
 }
@@ -97,31 +128,54 @@ fn forced() -> Option<String> {
     }
 }
 
+/// Whether the kernel handles what jp needs to run a process sandboxed:
+/// writes with renames, links and truncation ([`REQUIRED`]) and reads.
+fn probe() -> Result<(), RulesetError> {
+    Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_write(REQUIRED) | AccessFs::ReadFile)?
+        .create()
+        .map(drop)
+}
+
 /// The ruleset, created in the kernel (a file descriptor, close-on-exec)
 /// with its rules: everything that needs to allocate or open a path is
 /// done here, in jp, before the fork.
-fn ruleset(root: &Path, tmp: &Path, extra: &[PathBuf]) -> Result<RulesetCreated, String> {
+fn ruleset(plan: &Plan<'_>) -> Result<RulesetCreated, String> {
     let open = |path: &Path| PathFd::new(path).map_err(|e| format!("{}: {e}", path.display()));
-    let (root, tmp) = (open(root)?, open(tmp)?);
-    build(root, tmp, extra).map_err(|e| e.to_string())
+    let (root, tmp) = (open(plan.root)?, open(plan.tmp)?);
+    let readable = super::reads::readable(plan.deny_read, plan.root);
+    build(root, tmp, plan, &readable).map_err(|e| e.to_string())
 }
 
-fn build(root: PathFd, tmp: PathFd, extra: &[PathBuf]) -> Result<RulesetCreated, RulesetError> {
-    let handled = AccessFs::from_write(WANTED);
-    let devices = handled & AccessFs::from_file(WANTED);
-    Ruleset::default()
+fn build(
+    root: PathFd,
+    tmp: PathFd,
+    plan: &Plan<'_>,
+    readable: &[PathBuf],
+) -> Result<RulesetCreated, RulesetError> {
+    let write = AccessFs::from_write(WANTED);
+    let devices = write & AccessFs::from_file(WANTED);
+    let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
-        .handle_access(AccessFs::from_write(REQUIRED))?
+        .handle_access(AccessFs::from_write(REQUIRED) | AccessFs::ReadFile)?
         .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(handled)?
+        .handle_access(write)?
+        .scope(Scope::from_all(ABI::V6))?;
+    if !plan.network {
+        ruleset = ruleset.handle_access(AccessNet::from_all(ABI::V4))?;
+    }
+    ruleset
         .create()?
-        .add_rule(PathBeneath::new(root, handled))?
-        .add_rule(PathBeneath::new(tmp, handled))?
+        .add_rule(PathBeneath::new(root, write))?
+        .add_rule(PathBeneath::new(tmp, write))?
         .add_rules(path_beneath_rules(DEVICES, devices))?
-        .add_rules(path_beneath_rules(SHARED, handled))?
+        .add_rules(path_beneath_rules(SHARED, write))?
         // A `sandbox.write` path that does not exist is left out (it could
         // not be created either: its parent is not writable).
-        .add_rules(path_beneath_rules(extra, handled))
+        .add_rules(path_beneath_rules(plan.write, write))?
+        // What vanished since it was listed is left out too.
+        .add_rules(path_beneath_rules(readable, AccessFs::ReadFile))
 }
 
 /// Applies `ruleset` to the process `command` starts, after the fork and

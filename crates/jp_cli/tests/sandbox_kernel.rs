@@ -3,7 +3,7 @@
 //! outside it (an absolute path, `..`, a symlink), never, and neither may
 //! the program `run_command` starts.
 //!
-//! `JP_TEST_SANDBOX_WRITES=off cargo test -p jp_cli --test sandbox_writes`
+//! `JP_TEST_SANDBOX=off cargo test -p jp_cli --test sandbox_writes`
 //! runs them with the bound off (a debug build's switch): they must fail.
 
 #![cfg(target_os = "linux")]
@@ -144,11 +144,81 @@ fn sandbox_write_adds_a_path() {
     assert_eq!(responses(&stored(&ws))[0].1, "wrote");
 }
 
-/// Fail closed: where the kernel cannot bound its writes, the tool does
-/// not run (a debug build acts as on a kernel without Landlock).
+/// A local tool that reads the path it is given and answers what it read,
+/// `EACCES`, or `other`.
+fn read_tool(name: &str, target: &str) -> String {
+    let script = r#"cat >/dev/null
+if out=$(cat "$1" 2>&1); then r=$out
+else case $out in *"Permission denied"*) r=EACCES;; *) r=other;; esac; fi
+printf '{"type":"success","content":"%s"}' "$r""#;
+    format!(
+        "[conversation.tools.{name}]\ncommand = [\"sh\", \"-c\", {}, \"sh\", {}]\npolicy.run = \"unattended\"\n",
+        serde_json::Value::String(script.to_owned()),
+        serde_json::Value::String(target.to_owned()),
+    )
+}
+
 #[test]
-fn without_landlock_the_tool_does_not_run() {
-    if std::env::var_os("JP_TEST_SANDBOX_WRITES").is_some() {
+fn a_tool_reads_no_secret_place_but_everything_else() {
+    let ws = initialized();
+    // The test's home is the workspace's parent (common::Workspace).
+    for (path, text) in [
+        (".ssh/id_ed25519", "KEY"),
+        (".aws/credentials", "AWS"),
+        (".netrc", "NETRC"),
+        ("xdg/jp/trust.json", "TRUST"),
+        ("notes/plan.txt", "PLAN"),
+        ("clients/acme.txt", "ACME"),
+        ("project/src.txt", "SRC"),
+    ] {
+        ws.write(path, text);
+    }
+    let root = ws.root().display().to_string();
+    std::os::unix::fs::symlink(ws.root().join(".ssh"), ws.project().join("keys")).unwrap();
+    ws.write(
+        "project/.jp/tools.toml",
+        &[
+            read_tool("ssh", &format!("{root}/.ssh/id_ed25519")),
+            read_tool("aws", "../.aws/credentials"),
+            read_tool("netrc", &format!("{root}/.netrc")),
+            read_tool("trust", &format!("{root}/xdg/jp/trust.json")),
+            read_tool("link", "keys/id_ed25519"),
+            read_tool("notes", "../notes/plan.txt"),
+            read_tool("acme", "../clients/acme.txt"),
+            read_tool("src", "src.txt"),
+            "[conversation.sandbox]\ndeny_read = [\"~/clients\"]\n".to_owned(),
+        ]
+        .concat(),
+    );
+    let names = [
+        "ssh", "aws", "netrc", "trust", "link", "notes", "acme", "src",
+    ];
+    let items: Vec<Item<'_>> = names
+        .iter()
+        .zip(["t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8"])
+        .map(|(name, id)| Item::Tool(id, name, "{}"))
+        .collect();
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(&items, "tool_use", false)),
+        text_reply("Done."),
+    ]);
+    run(&ws, &server, &["--cfg", "@.jp/tools.toml"], &[]);
+    let answers: Vec<String> = responses(&stored(&ws)).into_iter().map(|r| r.1).collect();
+    assert_eq!(
+        answers,
+        [
+            "EACCES", "EACCES", "EACCES", "EACCES", "EACCES", "PLAN", "EACCES", "SRC"
+        ]
+    );
+}
+
+/// Fail closed: where the kernel cannot enforce the sandbox (a debug
+/// build acts as on a kernel without Landlock), a call that would run
+/// unattended is asked instead, and without a terminal declined: never a
+/// silent run without the boundary.
+#[test]
+fn without_landlock_an_unattended_call_is_asked_and_without_a_terminal_declined() {
+    if std::env::var_os("JP_TEST_SANDBOX").is_some() {
         return;
     }
     let ws = initialized();
@@ -156,17 +226,51 @@ fn without_landlock_the_tool_does_not_run() {
         "project/.jp/tools.toml",
         &write_tool("inside", "inside.txt"),
     );
-    run(
-        &ws,
-        &calls(&["inside"]),
-        &["--cfg", "@.jp/tools.toml"],
-        &[("JP_TEST_SANDBOX_WRITES", "without")],
-    );
-    let (status, content) = responses(&stored(&ws)).remove(0);
-    assert_eq!(status, "error", "{content}");
+    let server = calls(&["inside"]);
+    let mut command = query_command(&ws, &server, MODEL, &["--cfg", "@.jp/tools.toml"], "go");
+    command.env("JP_TEST_SANDBOX", "without");
+    let run = ws.run_of(command.output().unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+    let (status, _) = responses(&stored(&ws)).remove(0);
+    assert_eq!(status, "declined");
     assert!(
-        content.contains("the kernel cannot confine where it writes"),
-        "{content}"
+        run.stderr.contains(
+            "inside: declined: policy.run is \"unattended\", but it would run without its sandbox: \
+             Landlock is not available (forced by JP_TEST_SANDBOX), so jp must ask, and no terminal is available; run jp in a terminal to answer; \
+             a kernel with Landlock (Linux 6.2 or later) lets it run unattended (`jp sandbox check` shows what this one enforces)\n"
+        ),
+        "{}",
+        run.stderr
     );
     assert!(!ws.project().join("inside.txt").exists());
+}
+
+/// `sandbox.none`: the tool runs without the kernel's part, and so is
+/// always asked, whatever its policy says.
+#[test]
+fn a_tool_whose_sandbox_is_none_is_always_asked() {
+    let ws = initialized();
+    ws.write(
+        "project/.jp/tools.toml",
+        &format!(
+            "{}[conversation.tools.inside.sandbox]\nnone = true\n",
+            write_tool("inside", "inside.txt")
+        ),
+    );
+    let server = calls(&["inside"]);
+    let run = ws.run_of(
+        query_command(&ws, &server, MODEL, &["--cfg", "@.jp/tools.toml"], "go")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(responses(&stored(&ws))[0].0, "declined");
+    assert!(
+        run.stderr
+            .contains("but its sandbox is `none`: it can reach whatever you can, so jp must ask, \
+                and no terminal is available; run jp in a terminal to answer; only without `sandbox.none` \
+                in conversation.tools.inside can it run unattended\n"),
+        "{}",
+        run.stderr
+    );
 }
