@@ -197,6 +197,9 @@ fn looks_secret(name: &str) -> bool {
 #[cfg(target_os = "linux")]
 mod writes;
 
+#[cfg(target_os = "linux")]
+mod seccomp;
+
 #[cfg(test)]
 #[path = "sandbox_tests.rs"]
 mod tests;
