@@ -31,7 +31,8 @@ enum Under {
 #[allow(unsafe_code)]
 fn run(under: Under, program: &str, args: &[&str]) -> Output {
     let mut command = Command::new(program);
-    command.args(args).stdin(Stdio::null());
+    // Messages in English, whatever the machine's locale.
+    command.args(args).env("LC_ALL", "C").stdin(Stdio::null());
     let network = match under {
         Under::NoNetwork => Some(false),
         Under::Network => Some(true),
@@ -202,6 +203,29 @@ print(socket.if_nameindex()[0][1])
 ";
     let outcome = python(Under::NoNetwork, script, &[]);
     assert_eq!(outcome, (Some(0), "AF_NETLINK\nlo".to_owned()));
+}
+
+#[test]
+fn without_network_no_socket_of_another_family_is_made() {
+    let datagram = u64::from(libc::SOCK_DGRAM.cast_unsigned());
+    let families = [
+        libc::AF_INET,
+        libc::AF_INET6,
+        libc::AF_PACKET,
+        libc::AF_VSOCK,
+    ];
+    for family in families {
+        let args = [u64::from(family.cast_unsigned()), datagram, 0];
+        assert_eq!(
+            syscall(Under::NoNetwork, libc::SYS_socket, &args),
+            "EACCES",
+            "family {family}"
+        );
+    }
+    // Without the filters a UDP socket is made on every machine.
+    let inet = [u64::from(libc::AF_INET.cast_unsigned()), datagram, 0];
+    assert_eq!(syscall(Under::Nothing, libc::SYS_socket, &inet), "ok");
+    assert_eq!(syscall(Under::Network, libc::SYS_socket, &inet), "ok");
 }
 
 #[test]
