@@ -449,3 +449,29 @@ fn each_call_is_named_under_its_x32_number_too() {
     let sockets = with_x32(sockets().unwrap());
     assert!(sockets.contains_key(&(libc::SYS_socket | X32_SYSCALL_BIT)));
 }
+
+#[test]
+#[allow(unsafe_code)]
+fn a_process_group_the_spawner_sets_is_set_before_the_filters() {
+    // jp starts each tool in a process group of its own (containment.rs,
+    // `process_group(0)`): std calls setpgid in the child before any
+    // `pre_exec` closure, so the filters do not refuse it.
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", "cut -d' ' -f1,5 /proc/$$/stat"])
+        .process_group(0)
+        .stdin(Stdio::null());
+    let filters = filters(false).unwrap();
+    // SAFETY: as in `run`.
+    unsafe {
+        command.pre_exec(move || filters.apply_in_child());
+    }
+    let output = command.output().expect("sh runs");
+    assert!(output.status.success(), "{output:?}");
+    let ids: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert_eq!(ids[0], ids[1], "the shell leads its own group");
+}
