@@ -248,6 +248,9 @@ mod kernel;
 #[cfg(target_os = "linux")]
 mod reads;
 
+#[cfg(target_os = "linux")]
+mod seccomp;
+
 #[cfg(test)]
 #[path = "sandbox_tests.rs"]
 mod tests;
