@@ -394,7 +394,7 @@ fn config_show_lists_the_servers_and_the_mcp_tools() {
                 "headers_env": {},
                 "bearer_token_env": null,
                 "startup_timeout_secs": null,
-                "sandbox": { "env": [], "write": [], "deny_read": [], "network": null }
+                "sandbox": { "env": [], "write": [], "deny_read": [], "network": null, "none": false }
             }
         })
     );

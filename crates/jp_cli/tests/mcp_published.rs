@@ -225,7 +225,7 @@ fn server_everything_get_env_sees_no_provider_key() {
     names.sort_unstable();
     assert_eq!(
         names,
-        ["HOME", "JP_TOOL_RUN_ID", "PATH", "SERVER_SETTING"],
+        ["HOME", "JP_TOOL_RUN_ID", "PATH", "SERVER_SETTING", "TMPDIR"],
         "{env:?}"
     );
     let sent = server.wait_for(2, std::time::Duration::from_secs(10))[1]

@@ -274,3 +274,43 @@ fn a_tool_whose_sandbox_is_none_is_always_asked() {
         run.stderr
     );
 }
+
+/// A local tool that connects to `127.0.0.1:PORT` (bash's `/dev/tcp`) and
+/// answers `connected` or `refused`.
+fn connect_tool(name: &str, port: u16) -> String {
+    let script = format!(
+        "cat >/dev/null; if (echo hi > /dev/tcp/127.0.0.1/{port}) 2>/dev/null; then r=connected; else r=refused; fi; \
+         printf '{{\"type\":\"success\",\"content\":\"%s\"}}' \"$r\""
+    );
+    format!(
+        "[conversation.tools.{name}]\ncommand = [\"bash\", \"-c\", {}]\npolicy.run = \"unattended\"\n",
+        serde_json::Value::String(script),
+    )
+}
+
+#[test]
+fn a_tool_has_no_network_unless_its_sandbox_says_so() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let ws = initialized();
+    ws.write(
+        "project/.jp/tools.toml",
+        &format!(
+            "{}{}[conversation.tools.online.sandbox]\nnetwork = true\n",
+            connect_tool("offline", port),
+            connect_tool("online", port)
+        ),
+    );
+    run(
+        &ws,
+        &calls(&["offline", "online"]),
+        &["--cfg", "@.jp/tools.toml"],
+        &[],
+    );
+    let answers: Vec<String> = responses(&stored(&ws)).into_iter().map(|r| r.1).collect();
+    assert_eq!(answers, ["refused", "connected"]);
+    // Exactly one connection arrived: the online tool's.
+    assert!(listener.accept().is_ok());
+    assert!(listener.accept().is_err());
+}

@@ -247,7 +247,6 @@ fn looks_secret(name: &str) -> bool {
 mod kernel;
 #[cfg(target_os = "linux")]
 mod reads;
-
 #[cfg(target_os = "linux")]
 mod seccomp;
 

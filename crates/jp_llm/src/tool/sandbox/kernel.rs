@@ -30,6 +30,8 @@ use landlock::{
 };
 use tokio::process::Command;
 
+use super::seccomp::Filters;
+
 /// The kernel must give at least this ABI (Linux 6.2): it bounds renames
 /// and links across directories (`Refer`, ABI 2) and truncation (ABI 3),
 /// without which a file outside could still be emptied or moved in and
@@ -90,7 +92,9 @@ pub(super) fn enforceable() -> Result<(), String> {
         .get_or_init(|| match forced().as_deref() {
             Some("off") => Ok(()),
             Some("without") => Err(without()),
-            _ => probe().map_err(|e| format!("Landlock: {e}")),
+            _ => probe()
+                .map_err(|e| format!("Landlock: {e}"))
+                .and_then(|()| super::seccomp::filters(false).map(drop)),
         })
         .clone()
 }
@@ -115,7 +119,8 @@ pub(super) fn confine(command: &mut Command, plan: &Plan<'_>) -> Result<(), Stri
         _ => {}
     }
     let ruleset = ruleset(plan).map_err(|e| format!("Landlock: {e}"))?;
-    restrict_in_child(command, ruleset);
+    let filters = super::seccomp::filters(plan.network)?;
+    restrict_in_child(command, ruleset, filters);
     Ok(())
 }
 
@@ -178,8 +183,8 @@ fn build(
         .add_rules(path_beneath_rules(readable, AccessFs::ReadFile))
 }
 
-/// Applies `ruleset` to the process `command` starts, after the fork and
-/// before the exec.
+/// Applies `ruleset` and `filters` to the process `command` starts, after
+/// the fork and before the exec.
 ///
 /// # Why this is safe after a fork in a threaded process
 ///
@@ -194,13 +199,17 @@ fn build(
 ///   and `landlock_restrict_self`, and builds its status in place; its
 ///   errors hold an `io::Error` from `errno`, which does not allocate;
 /// - dropping the ruleset closes its descriptor (`close`); the errors
-///   returned are made from a raw errno.
+///   returned are made from a raw errno;
+/// - the seccomp filters were compiled in jp too; installing them is
+///   `prctl` and `seccomp` on memory the closure owns
+///   ([`super::seccomp::Filters::apply_in_child`]). They go on last, so
+///   nothing they refuse is needed after them.
 ///
 /// `no_new_privs` is required by Landlock for a process without
 /// `CAP_SYS_ADMIN`, and it means a set-user-ID program (sudo) the tool
 /// runs gets no more rights than the tool.
 #[allow(unsafe_code)]
-fn restrict_in_child(command: &mut Command, ruleset: RulesetCreated) {
+fn restrict_in_child(command: &mut Command, ruleset: RulesetCreated, filters: Filters) {
     let mut ruleset = Some(ruleset);
     let in_child = move || -> io::Result<()> {
         let Some(ruleset) = ruleset.take() else {
@@ -213,7 +222,7 @@ fn restrict_in_child(command: &mut Command, ruleset: RulesetCreated) {
                     RulesetStatus::FullyEnforced | RulesetStatus::PartiallyEnforced
                 ) =>
             {
-                Ok(())
+                filters.apply_in_child()
             }
             // Never exec without the bound.
             Ok(_) => Err(io::Error::from(rustix::io::Errno::NOSYS)),
@@ -221,7 +230,7 @@ fn restrict_in_child(command: &mut Command, ruleset: RulesetCreated) {
         }
     };
     // SAFETY: see the doc comment: `in_child` makes only async-signal-safe
-    // system calls (prctl, landlock_restrict_self, close) and neither
+    // system calls (prctl, landlock_restrict_self, close, seccomp) and neither
     // allocates nor locks, as `pre_exec` requires.
     unsafe {
         command.pre_exec(in_child);

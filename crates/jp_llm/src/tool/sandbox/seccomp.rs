@@ -1,7 +1,7 @@
 //! The system calls a process jp starts may not make, enforced by the
 //! kernel (seccomp, Linux; issue 36).
 //!
-//! Landlock ([`super::writes`]) bounds files; these filters bound what
+//! Landlock ([`super::kernel`]) bounds files; these filters bound what
 //! Landlock does not see. Everything not named here is allowed: they are a
 //! short deny list, not an allow list, so ordinary programs run unchanged.
 //! A process under them, and every process it starts (filters are
@@ -21,8 +21,6 @@
 //! - always, `EPERM` from:
 //!   - `clone` with any `CLONE_NEW*` flag, `unshare` and `setns`: a new
 //!     namespace (a user namespace, first) is a way out of the sandbox;
-//!   - `setsid` and `setpgid`: a process that left jp's process group
-//!     would outlive the tool (jp kills the group when the tool ends);
 //!   - `keyctl`, `add_key` and `request_key`: the kernel keyring can hold
 //!     the user's secrets (Kerberos tickets, encryption keys);
 //!   - `mount` and the other calls that change the mount tree: Landlock
@@ -33,7 +31,10 @@
 //!     and these work on a descriptor opened only for reading.
 //!
 //! `ptrace` stays allowed: a tool may debug its own children, and
-//! Landlock already keeps a sandboxed process from tracing jp.
+//! Landlock already keeps a sandboxed process from tracing jp. So do
+//! `setsid` and `setpgid`: `run_command` gives the program it runs a
+//! session of its own (no controlling terminal), and what leaves a tool's
+//! process group is found and killed by the run's marker (containment.rs).
 //!
 //! A system call made through another architecture's entry (32-bit
 //! `int 0x80` on x86_64) kills the process: the filters only know the
@@ -44,10 +45,6 @@
 //! seccomp needs `no_new_privs` for a process without `CAP_SYS_ADMIN`;
 //! [`Filters::apply_in_child`] sets it (as Landlock does): a set-user-ID
 //! program the tool runs gets no more rights than the tool.
-
-// Until sandbox.rs applies the filters (the lead wires them in): then this
-// expectation is unfulfilled and must go.
-#![cfg_attr(not(test), expect(dead_code, reason = "not yet applied by sandbox.rs"))]
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -127,11 +124,9 @@ const LOCAL_FAMILIES: [libc::c_int; 2] = [libc::AF_UNIX, libc::AF_NETLINK];
 const TERMINAL_INJECTION: [libc::Ioctl; 2] = [libc::TIOCSTI, libc::TIOCLINUX];
 
 /// The system calls refused whole with `EPERM` (see the module docs).
-const DENIED: [libc::c_long; 17] = [
+const DENIED: [libc::c_long; 15] = [
     libc::SYS_unshare,
     libc::SYS_setns,
-    libc::SYS_setsid,
-    libc::SYS_setpgid,
     libc::SYS_keyctl,
     libc::SYS_add_key,
     libc::SYS_request_key,
