@@ -34,6 +34,7 @@ pub mod delta;
 #[cfg(test)]
 pub mod fixture;
 pub mod judge;
+mod kept;
 pub mod preview;
 pub mod runner;
 pub mod scope;

@@ -21,6 +21,7 @@ use jp_tool::{Context, Outcome, Request, ToolInfo};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::kept::Kept;
 use super::{Asker, Judge, delta};
 use crate::query::arguments::Arguments;
 use crate::query::decision::{Ask, Ran, Verdict, denied, not_run};
@@ -182,9 +183,14 @@ impl<'j> Runner<'j> {
                 }
             }
             approval.runs += 1;
-            let run = executor.run(&target, &request, &limits, cancel).await;
+            let kept = Kept::take(&self.judge.root);
+            let mut run = executor.run(&target, &request, &limits, cancel).await;
             if !run.stderr.is_empty() {
                 stderr.push_str(&run.stderr);
+            }
+            let restored = kept.restore();
+            if !restored.is_empty() {
+                run.outcome = put_back(run.outcome, &restored);
             }
             let next = self
                 .after_run(
@@ -612,6 +618,23 @@ impl<'j> Runner<'j> {
 
 /// The decision to ask again about a call whose path leads elsewhere now
 /// (`why`).
+/// `outcome` of a run that changed the workspace's config files
+/// (`restored`, put back since): an error that says so, whatever the tool
+/// answered, so the model does not build on a change that did not happen.
+fn put_back(outcome: Outcome, restored: &[String]) -> Outcome {
+    let what = match outcome {
+        Outcome::Success { content, .. }
+        | Outcome::Error {
+            message: content, ..
+        } => content,
+        _ => String::new(),
+    };
+    Outcome::error(format!(
+        "The tool changed jp's workspace config ({}), which no tool may do behind its access.config grants; jp put it back. What the tool said:\n{what}",
+        restored.join(", ")
+    ))
+}
+
 fn asking(why: String) -> Decision {
     Decision {
         mode: Mode::Ask,
