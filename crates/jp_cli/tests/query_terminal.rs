@@ -330,7 +330,9 @@ fn help_then_edit_at_the_prompt_runs_the_edited_call_and_a_bad_edit_never_runs()
     let screen = tmux.wait_for("show this help");
     assert!(
         screen.contains(
-            "[y,a,n,e,v,?] ?\n  y  run the call once its arguments are complete\n  a  allow \
+            "[y,a,n,e,v,?] ?\n  y  run the call once its arguments are complete, in its sandbox: it writes \
+             only in the workspace and its own TMPDIR, reads no secret place (~/.ssh, ~/.aws, ...), and has \
+             no network\n  a  allow \
              fs_create_file calls on paths at or below \"notes.txt\" for this session: run it, and, \
              in this conversation, later calls that this covers and that the same policy rule asks \
              about, unless a path leaves the workspace (`jp conversation forget-approvals` undoes \

@@ -235,8 +235,8 @@ fn without_landlock_an_unattended_call_is_asked_and_without_a_terminal_declined(
     assert_eq!(status, "declined");
     assert!(
         run.stderr.contains(
-            "inside: declined: policy.run is \"unattended\", but it would run without its sandbox: \
-             Landlock is not available (forced by JP_TEST_SANDBOX), so jp must ask, and no terminal is available; run jp in a terminal to answer; \
+            "inside: declined: policy.run is \"unattended\", but it would run without a sandbox (the kernel cannot enforce one: \
+             Landlock is not available (forced by JP_TEST_SANDBOX)), so jp must ask, and no terminal is available; run jp in a terminal to answer; \
              a kernel with Landlock (Linux 6.2 or later) lets it run unattended (`jp sandbox check` shows what this one enforces)\n"
         ),
         "{}",
@@ -267,7 +267,7 @@ fn a_tool_whose_sandbox_is_none_is_always_asked() {
     assert_eq!(responses(&stored(&ws))[0].0, "declined");
     assert!(
         run.stderr
-            .contains("but its sandbox is `none`: it can reach whatever you can, so jp must ask, \
+            .contains("but it would run without a sandbox (its sandbox is `none`), so jp must ask, \
                 and no terminal is available; run jp in a terminal to answer; only without `sandbox.none` \
                 in conversation.tools.inside can it run unattended\n"),
         "{}",
@@ -352,4 +352,40 @@ printf '{"type":"success","content":"done"}'"#;
                 .to_owned()
         )
     );
+}
+
+/// In a real terminal: a call that would run without a sandbox says so in
+/// its question, offers no session approval, and `?` says what it reaches.
+#[test]
+fn the_prompt_of_a_call_without_a_sandbox_says_so_and_offers_no_session_approval() {
+    use common::tmux::{Tmux, query_line, with_stty};
+    let ws = initialized();
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{}\n{}[conversation.tools.inside.sandbox]\nnone = true\n",
+            ws.read("project/.jp/config.toml"),
+            write_tool("inside", "inside.txt")
+        ),
+    );
+    let server = calls(&["inside"]);
+    let line = with_stty(&query_line(&ws, &server, "go"));
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    tmux.wait_for("Run inside() without a sandbox? [y,n,e,v,?]");
+    tmux.send(&["?"]);
+    let screen = tmux.wait_for("show this help");
+    assert!(
+        screen.contains(
+            "Run inside() without a sandbox? [y,n,e,v,?] ?\n  y  run the call once its arguments are \
+             complete, WITHOUT a sandbox (its sandbox is `none`): it can reach whatever you can\n  \
+             n  decline it now (the rest of it is not streamed)\n"
+        ),
+        "{screen}"
+    );
+    tmux.send(&["y"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert_eq!(ws.read("project/inside.txt"), "x\n");
 }

@@ -517,7 +517,7 @@ fn a_before_the_call_is_complete_allows_only_that_call() {
         "Calling tool run_command\n\
          \x20 program: \"echo\"\n\
          Run run_command(program: \"echo\", …)? [y,a,n,e,v,?] ?\n\
-         \x20 y  run the call once its arguments are complete\n\
+         \x20 y  run the call once its arguments are complete, in its sandbox: it writes only in the workspace and its own TMPDIR, reads no secret place (~/.ssh, ~/.aws, ...), and has no network\n\
          \x20 a  allow only this exact call for this session, once its arguments are complete: run it, and later calls in this conversation with exactly its arguments that the same policy rule asks about (its arguments are still arriving; answer once the prompt shows the whole call to allow calls like it) (`jp conversation forget-approvals` undoes it)\n\
          \x20 n  decline it now (the rest of it is not streamed)\n\
          \x20 e  edit the arguments in $VISUAL or $EDITOR once they are complete\n\
@@ -536,7 +536,7 @@ fn a_before_the_call_is_complete_allows_only_that_call() {
          \x20 args[0]: \"hello\"\n\
          \x20 args[1]: \"again\"\n\
          Run run_command(program: \"echo\", args: [\"hello\",\"again\"])? [y,a,n,e,v,?] ?\n\
-         \x20 y  run the call\n\
+         \x20 y  run the call, in its sandbox: it writes only in the workspace and its own TMPDIR, reads no secret place (~/.ssh, ~/.aws, ...), and has no network\n\
          \x20 a  allow \"echo hello ...\" for this session: run it, and, in this conversation, later calls that this covers and that the same policy rule asks about, unless a path leaves the workspace (`jp conversation forget-approvals` undoes it)\n\
          \x20 n  decline it (the model is told)\n\
          \x20 e  edit the arguments in $VISUAL or $EDITOR first\n\

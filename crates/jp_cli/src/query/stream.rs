@@ -453,8 +453,11 @@ impl<'t> Response<'t> {
                         .as_ref()
                         .and_then(|r| r.prompt_summary(&id))
                         .unwrap_or_else(|| format!("{name}(<streaming>)"));
-                    let (question, live) =
-                        tokio::sync::watch::channel(Asker::early_question(&cut(&shown, 160)));
+                    let (question, live) = tokio::sync::watch::channel(Asker::early_question(
+                        &cut(&shown, 160),
+                        &self.asker.judge().reach(&name),
+                        self.asker.judge().unbounded(&name).is_none(),
+                    ));
                     self.questions.insert(call, question);
                     // The place in line taken when the call started.
                     let ticket = self.tickets.take(call);

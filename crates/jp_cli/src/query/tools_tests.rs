@@ -293,7 +293,7 @@ fn response(status: ResponseStatus, content: &str) -> ToolCallResponse {
 
 /// The question an early prompt asks about `shown` (a call's summary).
 fn live(shown: &str) -> jp_term::prompt::LiveQuestion {
-    tokio::sync::watch::channel(Asker::early_question(shown)).1
+    tokio::sync::watch::channel(Asker::early_question(shown, "in its sandbox", true)).1
 }
 
 fn ran(status: ResponseStatus, content: &str, note: Option<&str>) -> Ran {

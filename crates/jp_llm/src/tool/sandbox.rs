@@ -192,16 +192,17 @@ impl Sandbox {
 }
 
 /// Why a process with the sandbox `config` would run without the kernel's
-/// part of it, if it would: its `sandbox.none`, or a kernel that cannot
+/// part of it, if it would (a phrase: "its sandbox is `none`", "the kernel
+/// cannot enforce one: ..."): its `sandbox.none`, or a kernel that cannot
 /// enforce it ([`enforceable`]). A call of such a tool must be asked.
 #[must_use]
 pub fn unbounded(config: &SandboxConfig) -> Option<String> {
     if config.none {
-        return Some("its sandbox is `none`: it can reach whatever you can".to_owned());
+        return Some("its sandbox is `none`".to_owned());
     }
     enforceable()
         .err()
-        .map(|why| format!("it would run without its sandbox: {why}"))
+        .map(|why| format!("the kernel cannot enforce one: {why}"))
 }
 
 /// Whether this machine's kernel can enforce a sandbox around the

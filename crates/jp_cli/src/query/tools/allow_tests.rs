@@ -290,7 +290,11 @@ fn a_at_an_early_prompt_covers_what_the_prompt_showed() {
         let question = if settled {
             asker.settled_question("run_command", &map)
         } else {
-            Asker::early_question("run_command(program: \"cargo\", <streaming>)")
+            Asker::early_question(
+                "run_command(program: \"cargo\", <streaming>)",
+                "in its sandbox",
+                true,
+            )
         };
         let a = question.choices.iter().find(|c| c.key == 'a').unwrap();
         assert!(a.help.starts_with(help), "{settled}: {}", a.help);

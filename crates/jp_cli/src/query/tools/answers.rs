@@ -98,8 +98,27 @@ pub(super) fn early_choices(allow: Option<String>) -> Vec<Choice> {
     }
 }
 
+/// `choices` with what `y` says followed by `reach`, where the call would
+/// run ([`Judge::reach`](super::Judge::reach)).
+pub(super) fn with_reach(choices: Vec<Choice>, reach: &str) -> Vec<Choice> {
+    let y = RunAnswer::Run.key();
+    choices
+        .into_iter()
+        .map(|choice| {
+            if choice.key == y {
+                Choice {
+                    help: Cow::Owned(format!("{}, {reach}", choice.help)),
+                    ..choice
+                }
+            } else {
+                choice
+            }
+        })
+        .collect()
+}
+
 /// `choices` with `allow` as what `a` says, or without `a`.
-fn with_allow(choices: Vec<Choice>, allow: Option<String>) -> Vec<Choice> {
+pub(super) fn with_allow(choices: Vec<Choice>, allow: Option<String>) -> Vec<Choice> {
     let a = RunAnswer::Allow.key();
     choices
         .into_iter()

@@ -14,7 +14,7 @@ use jp_policy::{Decision, Mode, PolicyField};
 use serde_json::{Map, Value};
 
 use super::Judge;
-use super::answers::{RetryAnswer, RunAnswer, early_choices, run_choices};
+use super::answers::{RetryAnswer, RunAnswer, early_choices, run_choices, with_allow, with_reach};
 use super::content::{edited_text, text_argument, with_text};
 use crate::query::arguments::{
     Arguments, arguments_header, arguments_page, complete, short_arguments,
@@ -191,12 +191,20 @@ impl<'j> Asker<'j> {
 
     /// The question of a prompt opened while a call's arguments stream
     /// (`shown`: its summary so far): `a` then allows only the identical
-    /// call, as what calls like it are has not arrived.
+    /// call, as what calls like it are has not arrived; there is no `a`
+    /// where `allow` is false (a call without its sandbox). `reach` says
+    /// where it would run ([`Judge::reach`]).
     #[must_use]
-    pub fn early_question(shown: &str) -> Live {
+    pub fn early_question(shown: &str, reach: &str, allow: bool) -> Live {
+        let choices = early_choices(None);
+        let choices = if allow {
+            choices
+        } else {
+            with_allow(choices, None)
+        };
         Live {
             text: format!("Run {shown}?"),
-            choices: early_choices(None),
+            choices: with_reach(choices, reach),
             settled: false,
         }
     }
@@ -209,8 +217,19 @@ impl<'j> Asker<'j> {
             .judge
             .allow_help(name, &Value::Object(arguments.clone()));
         Live {
-            text: format!("Run {name}({})?", short_arguments(arguments, 120)),
-            choices: early_choices(Some(allow)),
+            text: format!(
+                "Run {name}({}){}?",
+                short_arguments(arguments, 120),
+                self.unsandboxed(name)
+            ),
+            choices: with_reach(
+                match self.judge.unbounded(name) {
+                    // No session approval covers a call without its sandbox.
+                    Some(_) => with_allow(early_choices(None), None),
+                    None => early_choices(Some(allow)),
+                },
+                &self.judge.reach(name),
+            ),
             settled: true,
         }
     }
@@ -275,7 +294,8 @@ impl<'j> Asker<'j> {
             }
             let question = self.run_question(name, &arguments);
             let allow = session.then(|| self.judge.allow_help(name, arguments.as_value()));
-            let answer = RunAnswer::of(prompt.choose(&question, &run_choices(allow)).await);
+            let choices = with_reach(run_choices(allow), &self.judge.reach(name));
+            let answer = RunAnswer::of(prompt.choose(&question, &choices).await);
             match answer {
                 Ok(answer @ (RunAnswer::Run | RunAnswer::Allow)) => {
                     let reason = if answer == RunAnswer::Allow {
@@ -338,7 +358,22 @@ impl<'j> Asker<'j> {
     /// time it is asked: after a page or an edit too).
     fn run_question(&self, name: &str, arguments: &Arguments) -> String {
         self.show_notes(name, &self.judge.path_notes(name, arguments.as_value()));
-        format!("Run {name}({})?", short_arguments(arguments, 120))
+        format!(
+            "Run {name}({}){}?",
+            short_arguments(arguments, 120),
+            self.unsandboxed(name)
+        )
+    }
+
+    /// What the question about a call to `name` adds when the call would
+    /// run without its kernel sandbox: it is the exception, so it is said
+    /// where the user answers (the sandbox itself is said by `?`).
+    fn unsandboxed(&self, name: &str) -> &'static str {
+        if self.judge.unbounded(name).is_some() {
+            " without a sandbox"
+        } else {
+            ""
+        }
     }
 
     /// A line for each of `notes` (what a path argument opens), before a

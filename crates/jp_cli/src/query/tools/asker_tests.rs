@@ -250,7 +250,11 @@ fn an_early_prompt_asks_the_latest_text_of_its_question() {
     };
     let asked = backend.asked.clone();
     let prompts = Prompts::new(Box::new(backend), CancellationToken::new());
-    let (question, live) = tokio::sync::watch::channel(Asker::early_question("save(<streaming>)"));
+    let (question, live) = tokio::sync::watch::channel(Asker::early_question(
+        "save(<streaming>)",
+        "in its sandbox",
+        true,
+    ));
     let decision = jp_policy::Decision {
         mode: Mode::Ask,
         rule: Some(1),

@@ -339,7 +339,8 @@ impl<'a> Judge<'a> {
                 mode,
                 why,
                 rule,
-                session: self.rule_asks(name, rule),
+                // No session approval covers a call without its sandbox.
+                session: self.rule_asks(name, rule) && self.unbounded(name).is_none(),
             }),
         }
     }
@@ -353,7 +354,10 @@ impl<'a> Judge<'a> {
             && let Some(why) = self.unbounded(name)
         {
             decision.mode = Mode::Ask;
-            decision.reason = format!("{}, but {why}", decision.reason);
+            decision.reason = format!(
+                "{}, but it would run without a sandbox ({why})",
+                decision.reason
+            );
         }
         decision
     }
@@ -362,7 +366,7 @@ impl<'a> Judge<'a> {
     /// sandbox (its `sandbox.none`, or a kernel that cannot enforce it), if
     /// it would; `None` for a tool of an MCP server over HTTP, which runs
     /// no process of jp's.
-    pub(super) fn unbounded(&self, name: &str) -> Option<String> {
+    pub fn unbounded(&self, name: &str) -> Option<String> {
         let tool = self.tool(name)?;
         let sandbox = match tool.source.mcp_server() {
             Some(server) => {
@@ -389,6 +393,40 @@ impl<'a> Judge<'a> {
         } else {
             "run jp in a terminal to answer; a kernel with Landlock (Linux 6.2 or later) lets it run unattended (`jp sandbox check` shows what this one enforces)".to_owned()
         })
+    }
+
+    /// Where a call of `name` runs, and what it may reach there, in words
+    /// for the `y` line of its prompt's help (`?`).
+    pub fn reach(&self, name: &str) -> String {
+        if let Some(why) = self.unbounded(name) {
+            return format!("WITHOUT a sandbox ({why}): it can reach whatever you can");
+        }
+        let server = self.tool(name).and_then(|tool| tool.source.mcp_server());
+        let sandbox = match server.and_then(|server| self.config.providers.mcp.get(server)) {
+            Some(server) if server.url.is_some() => {
+                return "on its MCP server, over HTTP (no process of jp's: no sandbox of jp's)"
+                    .to_owned();
+            }
+            Some(server) => self.config.conversation.sandbox.with(&server.sandbox),
+            None => jp_config::sandbox::for_tool(self.config, name),
+        };
+        let also = |list: &[String]| {
+            if list.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", list.join(", "))
+            }
+        };
+        format!(
+            "in its sandbox: it writes only in the workspace and its own TMPDIR{}, reads no secret place (~/.ssh, ~/.aws, ...{}), and {}",
+            also(&sandbox.write),
+            also(&sandbox.deny_read),
+            if sandbox.network() {
+                "may use the network"
+            } else {
+                "has no network"
+            }
+        )
     }
 
     /// `decision` for a complete `call` (with `value`) that was `approved`
