@@ -347,8 +347,9 @@ printf '{"type":"success","content":"done"}'"#;
         responses(&stored(&ws)).remove(0),
         (
             "error".to_owned(),
-            "The tool changed jp's workspace config (.jp/config.toml, .jp/extra.toml, .jp/new.toml), \
-             which no tool may do behind its access.config grants; jp put it back. What the tool said:\ndone"
+            "The tool changed .jp/config.toml, .jp/extra.toml, .jp/new.toml, which no tool may change \
+             (jp's config changes only through a tool's access.config grants; git's config and hooks run \
+             outside any sandbox); jp put them back. What the tool said:\ndone"
                 .to_owned()
         )
     );

@@ -1,35 +1,60 @@
-//! The workspace's config files, kept as they were around each tool run.
+//! The files in the workspace that run code or set config behind a tool's
+//! sandbox, kept as they were around each tool run.
 //!
 //! The kernel sandbox lets a tool write anywhere in the workspace, and the
-//! workspace holds jp's own config (`.jp/config.toml` and the files beside
-//! it that it extends). A tool that rewrote them would change jp's config
-//! behind the grant system (RFD 078: a tool changes config only through
-//! its `access.config` grants, which never reach a sandbox or a policy
-//! outside them). Landlock only grants, so it cannot carve `.jp/` out of
-//! the workspace; jp instead keeps the bytes of each `.jp/*.toml` before
-//! the run and puts back what the run changed, made or removed ([`Kept`]).
+//! workspace holds two kinds of file that reach past the sandbox:
+//!
+//! - jp's own config (`.jp/config.toml` and the files beside it that it
+//!   extends). A tool that rewrote it would change jp's config behind the
+//!   grant system (RFD 078: a tool changes config only through its
+//!   `access.config` grants, which never reach a sandbox);
+//! - git's repository config and hooks (`.git/config`, `.git/hooks/*`).
+//!   The user's own `git`, run outside any sandbox, runs what they name
+//!   (`core.fsmonitor`, `core.hooksPath`, a `pre-commit` hook).
+//!
+//! Landlock only grants, so it cannot carve these out of the workspace;
+//! jp instead keeps their bytes before the run and puts back what the run
+//! changed, made or removed ([`Kept`]), and the call's outcome says so.
 
 use std::path::{Path, PathBuf};
 
-/// The most bytes one kept file may have: a config file is small; a
-/// larger one is left alone rather than held in memory.
+/// The most bytes one kept file may have: these files are small; a larger
+/// one is left alone rather than held in memory.
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
-/// The `.jp/*.toml` files of a workspace, as they were when taken.
+/// Where the kept files are, relative to the workspace root: a directory
+/// and which of the files directly in it are kept.
+const PLACES: &[(&str, Kind)] = &[
+    (".jp", Kind::Extension("toml")),
+    (".git", Kind::Named("config")),
+    (".git/hooks", Kind::All),
+];
+
+/// Which files of a place are kept.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    /// Those with this extension.
+    Extension(&'static str),
+    /// The one with this name.
+    Named(&'static str),
+    /// Every one.
+    All,
+}
+
+/// The guarded files of a workspace, as they were when taken.
 #[derive(Debug)]
 pub struct Kept {
-    dir: PathBuf,
-    /// Every config file there was, kept or not.
+    root: PathBuf,
+    /// Every guarded file there was, kept or not.
     seen: Vec<PathBuf>,
     /// Those kept, with their bytes.
     files: Vec<(PathBuf, Vec<u8>)>,
 }
 
 impl Kept {
-    /// The config files of the workspace at `root` as they are now.
+    /// The guarded files of the workspace at `root` as they are now.
     pub fn take(root: &Path) -> Self {
-        let dir = root.join(jp_config::load::WORKSPACE_DIR);
-        let seen = config_files(&dir);
+        let seen = guarded(root);
         let files = seen
             .iter()
             .filter(|path| {
@@ -38,21 +63,23 @@ impl Kept {
             })
             .filter_map(|path| std::fs::read(path).ok().map(|bytes| (path.clone(), bytes)))
             .collect();
-        Self { dir, seen, files }
+        Self {
+            root: root.to_owned(),
+            seen,
+            files,
+        }
     }
 
     /// Puts back every file that differs from when it was taken, removes
-    /// a config file made since, and says which (workspace-relative, such
+    /// a guarded file made since, and says which (workspace-relative, such
     /// as `.jp/config.toml`); empty when nothing changed.
     pub fn restore(&self) -> Vec<String> {
         let mut restored = Vec::new();
         let name = |path: &Path| {
-            let file = path.file_name().map(|f| f.to_string_lossy().into_owned());
-            format!(
-                "{}/{}",
-                jp_config::load::WORKSPACE_DIR,
-                file.unwrap_or_default()
-            )
+            path.strip_prefix(&self.root)
+                .unwrap_or(path)
+                .display()
+                .to_string()
         };
         for (path, bytes) in &self.files {
             let same = std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_file())
@@ -64,13 +91,15 @@ impl Kept {
                     Ok(()) => restored.push(name(path)),
                     Err(error) => tracing::warn!(
                         path = %path.display(), %error,
-                        "cannot put back the workspace config a tool changed"
+                        "cannot put back a file a tool changed"
                     ),
                 }
             }
         }
-        for path in config_files(&self.dir) {
-            if !self.seen.contains(&path) && std::fs::remove_file(&path).is_ok() {
+        for path in guarded(&self.root) {
+            if !self.seen.contains(&path)
+                && (std::fs::remove_file(&path).is_ok() || std::fs::remove_dir_all(&path).is_ok())
+            {
                 restored.push(name(&path));
             }
         }
@@ -78,16 +107,36 @@ impl Kept {
     }
 }
 
-/// The `.toml` files directly in `dir` (the workspace's `.jp`), sorted.
-fn config_files(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = entries
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
-        .collect();
+/// The guarded files of the workspace at `root` ([`PLACES`]), sorted; a
+/// place that is a link is not followed (it is no place of the
+/// workspace's).
+fn guarded(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for (place, kind) in PLACES {
+        let dir = root.join(place);
+        if !std::fs::symlink_metadata(&dir).is_ok_and(|meta| meta.is_dir()) {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        files.extend(
+            entries
+                .flatten()
+                .filter(|entry| match kind {
+                    Kind::Extension(ext) => entry.path().extension().is_some_and(|e| e == *ext),
+                    Kind::Named(name) => entry.file_name() == *name,
+                    // A directory in `hooks` is no hook: only files, links
+                    // and what else could run.
+                    Kind::All => !entry.file_type().is_ok_and(|t| t.is_dir()),
+                })
+                .map(|entry| entry.path()),
+        );
+    }
     files.sort();
     files
 }
+
+#[cfg(test)]
+#[path = "kept_tests.rs"]
+mod tests;

@@ -618,9 +618,10 @@ impl<'j> Runner<'j> {
 
 /// The decision to ask again about a call whose path leads elsewhere now
 /// (`why`).
-/// `outcome` of a run that changed the workspace's config files
-/// (`restored`, put back since): an error that says so, whatever the tool
-/// answered, so the model does not build on a change that did not happen.
+/// `outcome` of a run that changed files that reach past its sandbox
+/// (`restored`, put back since: [`Kept`]): an error that says so, whatever
+/// the tool answered, so the model does not build on a change that did not
+/// happen.
 fn put_back(outcome: Outcome, restored: &[String]) -> Outcome {
     let what = match outcome {
         Outcome::Success { content, .. }
@@ -630,7 +631,7 @@ fn put_back(outcome: Outcome, restored: &[String]) -> Outcome {
         _ => String::new(),
     };
     Outcome::error(format!(
-        "The tool changed jp's workspace config ({}), which no tool may do behind its access.config grants; jp put it back. What the tool said:\n{what}",
+        "The tool changed {}, which no tool may change (jp's config changes only through a tool's access.config grants; git's config and hooks run outside any sandbox); jp put them back. What the tool said:\n{what}",
         restored.join(", ")
     ))
 }
