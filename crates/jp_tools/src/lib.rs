@@ -116,7 +116,19 @@ pub const NAMES: [&str; 6] = {
 /// modifying and deleting ask. Running a program asks, except for a few
 /// read-only git commands named in full (`git status`, `git diff`, `git
 /// log` with a few options), in the workspace root.
-pub const DEFAULT_TOOLS_TOML: &str = include_str!("default_tools.toml");
+pub const DEFAULT_TOOLS_TOML: &str = concat!(
+    include_str!("default_tools.toml"),
+    include_str!("run_command_asks.toml")
+);
+
+/// [`DEFAULT_TOOLS_TOML`] for a user who chose sandboxed commands (`jp
+/// init --sandboxed-commands`): `run_command` runs every command
+/// unattended in its sandbox (no network, writes only in the workspace),
+/// and `run_command_online`, the same tool with network, always asks.
+pub const SANDBOXED_TOOLS_TOML: &str = concat!(
+    include_str!("default_tools.toml"),
+    include_str!("run_command_sandboxed.toml")
+);
 
 /// Runs the default tool `name` on `request`.
 ///

@@ -14,8 +14,13 @@ use jp_tools::{DEFAULT_TOOLS_TOML, NAMES};
 
 /// Loads a workspace whose `.jp/config.toml` is `DEFAULT_TOOLS_TOML`.
 fn load_defaults(project: &Path) -> Loaded {
+    load_text(project, DEFAULT_TOOLS_TOML)
+}
+
+/// Loads a workspace whose `.jp/config.toml` is `text`.
+fn load_text(project: &Path, text: &str) -> Loaded {
     std::fs::create_dir_all(project.join(".jp")).unwrap();
-    std::fs::write(project.join(".jp/config.toml"), DEFAULT_TOOLS_TOML).unwrap();
+    std::fs::write(project.join(".jp/config.toml"), text).unwrap();
     let options = LoadOptions {
         cwd: project.to_path_buf(),
         user_config: None,
@@ -278,4 +283,35 @@ fn run_command_is_unattended_only_for_read_only_git_commands_in_the_root() {
             "{cwd}"
         );
     }
+}
+
+/// `jp init --sandboxed-commands`: the same tools, `run_command`
+/// unattended, and `run_command_online` (the same program, with network)
+/// asking.
+#[test]
+fn the_sandboxed_commands_variant_loads_and_differs_only_in_running_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let loaded = load_text(dir.path(), jp_tools::SANDBOXED_TOOLS_TOML);
+    let warnings: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(warnings, Vec::<String>::new());
+    let tools = &loaded.config.conversation.tools;
+    let configured: Vec<&str> = tools.keys().map(String::as_str).collect();
+    let mut expected = NAMES.to_vec();
+    expected.push("run_command_online");
+    assert_eq!(configured, expected);
+    let mode = |name: &str| {
+        let (_, compiled) = effective_policy(&loaded.config, name, PolicyField::Run).unwrap();
+        let args = serde_json::json!({"program": "cargo", "args": ["test"]});
+        compiled.policy.unwrap().evaluate(&args, dir.path()).mode
+    };
+    assert_eq!(mode("run_command"), Mode::Unattended);
+    assert_eq!(mode("run_command_online"), Mode::Ask);
+    let online = &tools["run_command_online"];
+    assert_eq!(online.command, tools["run_command"].command);
+    assert_eq!(online.sandbox.network, Some(true));
+    assert_eq!(tools["run_command"].sandbox.network, None);
+    assert_eq!(
+        names(&online.parameters),
+        names(&tools["run_command"].parameters)
+    );
 }

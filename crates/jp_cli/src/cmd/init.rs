@@ -35,6 +35,14 @@ pub struct Init {
     /// Ask nothing; use the defaults.
     #[arg(long, short = 'y')]
     yes: bool,
+
+    /// Let `run_command` run every command without asking, inside its
+    /// sandbox (no network, writes only in the workspace), and add
+    /// `run_command_online`, which has the network and always asks
+    /// (docs/sandbox.md). Without it, `jp init` asks on a terminal; the
+    /// default is that commands ask.
+    #[arg(long)]
+    sandboxed_commands: bool,
 }
 
 impl Init {
@@ -60,21 +68,31 @@ impl Init {
             );
             return Ok(exit::USAGE.into());
         }
-        let model = if self.yes || !std::io::stdin().is_terminal() {
-            DEFAULT_MODEL.to_owned()
-        } else {
+        let asks = !self.yes && std::io::stdin().is_terminal();
+        let model = if asks {
             let Some(model) = ask_model(ctx) else {
                 errln!("interrupted; nothing was created");
                 return Ok(exit::INTERRUPTED.into());
             };
             model
+        } else {
+            DEFAULT_MODEL.to_owned()
+        };
+        let sandboxed = if asks && !self.sandboxed_commands {
+            let Some(sandboxed) = ask_sandboxed() else {
+                errln!("interrupted; nothing was created");
+                return Ok(exit::INTERRUPTED.into());
+            };
+            sandboxed
+        } else {
+            self.sandboxed_commands
         };
         jp_fs::create_dir_all(cwd, Path::new(".jp")).map_err(|source| Error::File {
             action: "create",
             path: dir.clone(),
             source,
         })?;
-        write_new(cwd, ".jp/config.toml", &config_text(&model))?;
+        write_new(cwd, ".jp/config.toml", &config_text(&model, sandboxed))?;
         let ignore = Path::new(".jp/.gitignore");
         if matches!(jp_fs::kind(cwd, ignore), Ok(None)) {
             write_new(cwd, ".jp/.gitignore", GITIGNORE)?;
@@ -84,7 +102,17 @@ impl Init {
         outln!(
             "  model: {model} (change it with `jp config set assistant.model.id=PROVIDER/NAME`)"
         );
-        outln!("  tools: {}", jp_tools::NAMES.join(", "));
+        if sandboxed {
+            outln!(
+                "  tools: {}, run_command_online",
+                jp_tools::NAMES.join(", ")
+            );
+            outln!(
+                "  commands: run_command runs them without asking, in its sandbox (no network, writes only here); run_command_online (with network) asks"
+            );
+        } else {
+            outln!("  tools: {}", jp_tools::NAMES.join(", "));
+        }
         outln!("Try it offline: jp query --model scripted/demo \"add a hello() to src/lib.rs\"");
         Ok(ExitCode::SUCCESS)
     }
@@ -128,8 +156,29 @@ fn ask_model(ctx: &crate::ctx::Ctx) -> Option<String> {
     }
 }
 
-/// The workspace config `jp init` writes.
-fn config_text(model: &str) -> String {
+/// Asks whether commands run unattended in their sandbox; `None` when the
+/// user interrupts. No terminal: no.
+fn ask_sandboxed() -> Option<bool> {
+    let printer = jp_term::printer::Printer::stdio(jp_term::printer::ColorMode::Auto);
+    let Some(mut terminal) = TerminalPrompter::open(&printer) else {
+        return Some(false);
+    };
+    let question = jp_tool::Question {
+        id: "sandboxed_commands".into(),
+        text: "Run commands without asking, sandboxed (no network, writes only here)?".into(),
+        answer: jp_tool::AnswerKind::Boolean,
+        default: Some(serde_json::Value::Bool(false)),
+    };
+    match terminal.ask(&question, &tokio_util::sync::CancellationToken::new()) {
+        Ok(serde_json::Value::Bool(yes)) => Some(yes),
+        Ok(_) => Some(false),
+        Err(_) => None,
+    }
+}
+
+/// The workspace config `jp init` writes: the default tools, with the
+/// sandboxed commands' policy when `sandboxed`.
+fn config_text(model: &str, sandboxed: bool) -> String {
     let model = toml_edit::Value::from(model);
     format!(
         "# jp workspace config. `jp config show` prints every setting; docs/config.md\n\
@@ -139,7 +188,11 @@ fn config_text(model: &str) -> String {
          # an offline demo session.\n\
          id = {model}\n\n\
          {}",
-        jp_tools::DEFAULT_TOOLS_TOML
+        if sandboxed {
+            jp_tools::SANDBOXED_TOOLS_TOML
+        } else {
+            jp_tools::DEFAULT_TOOLS_TOML
+        }
     )
 }
 
