@@ -219,8 +219,18 @@ fn check_sandboxes(config: &AppConfig, problems: &mut Vec<Problem>) {
                 ));
             }
         }
-        let paths = (sandbox.write.iter().enumerate().map(|(i, p)| ("write", i, p)))
-            .chain(sandbox.deny_read.iter().enumerate().map(|(i, p)| ("deny_read", i, p)));
+        let paths = (sandbox
+            .write
+            .iter()
+            .enumerate()
+            .map(|(i, p)| ("write", i, p)))
+        .chain(
+            sandbox
+                .deny_read
+                .iter()
+                .enumerate()
+                .map(|(i, p)| ("deny_read", i, p)),
+        );
         for (list, index, path_text) in paths {
             if !(path_text.starts_with('/') || path_text.starts_with("~/")) {
                 problems.push(Problem::error(

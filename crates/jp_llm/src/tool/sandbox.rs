@@ -78,7 +78,11 @@ impl Sandbox {
     #[must_use]
     pub fn from_config(config: &SandboxConfig) -> Self {
         let var = |name| std::env::var_os(name).map(PathBuf::from);
-        Self::from_config_in(config, var("HOME").as_deref(), var("XDG_CONFIG_HOME").as_deref())
+        Self::from_config_in(
+            config,
+            var("HOME").as_deref(),
+            var("XDG_CONFIG_HOME").as_deref(),
+        )
     }
 
     /// [`Self::from_config`] for the given home and config directory.
