@@ -111,7 +111,10 @@ impl SandboxCmd {
                 if std::env::var_os(CANARY_VAR).is_none() {
                     return Ok(with_canaries());
                 }
-                Ok(match check(&ctx()?, format, tool) {
+                let checked = ctx()
+                    .map_err(|e| e.to_string())
+                    .and_then(|ctx| check(&ctx, format, tool));
+                Ok(match checked {
                     Ok(code) => code,
                     Err(problem) => {
                         jp_term::errln!("error: the escape suite cannot run: {problem}");
@@ -389,3 +392,7 @@ fn print(lines: &[Line], format: Format) -> Result<(), serde_json::Error> {
     );
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "sandbox_tests.rs"]
+mod tests;

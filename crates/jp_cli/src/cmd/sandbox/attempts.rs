@@ -221,7 +221,7 @@ fn namespaces(scratch: &Scratch) -> Vec<Attempt> {
 }
 
 /// `~/.docker/config.json` -> `docker-config-json`.
-fn slug(place: &str) -> String {
+pub fn slug(place: &str) -> String {
     place
         .to_lowercase()
         .trim_start_matches("~/")

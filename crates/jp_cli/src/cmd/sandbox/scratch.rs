@@ -60,6 +60,14 @@ impl Scratch {
                 path: std::env::temp_dir(),
                 source,
             })?;
+        // Its paths are the probes' arguments: text.
+        if dir.path().to_str().is_none() {
+            return Err(Error::File {
+                action: "use",
+                path: dir.path().to_owned(),
+                source: std::io::Error::other("its path is not UTF-8; set TMPDIR to one that is"),
+            });
+        }
         let mut scratch = Self {
             dir,
             sleeper: None,
@@ -140,7 +148,7 @@ impl Drop for Scratch {
 /// The file of a canary for `entry` (`~/.ssh`) in `home`: the place itself
 /// when it names a file (`~/.netrc`, `~/.docker/config.json`), else a file
 /// in the directory it names.
-fn canary_file(home: &Path, entry: &str) -> PathBuf {
+pub fn canary_file(home: &Path, entry: &str) -> PathBuf {
     let rel = entry.strip_prefix("~/").unwrap_or(entry);
     let place = home.join(rel);
     let last = rel.rsplit('/').next().unwrap_or(rel);
