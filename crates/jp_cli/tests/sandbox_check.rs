@@ -258,3 +258,43 @@ fn without_the_sandbox_the_writes_escape_and_the_suite_fails() {
         assert_eq!(attempt["result"], "escaped", "{attempt}");
     }
 }
+
+#[test]
+fn where_no_tool_may_start_the_suite_cannot_run_and_says_why() {
+    if !cfg!(debug_assertions) {
+        return; // The switch exists in a debug build only.
+    }
+    let without = [
+        ("JP_TEST_SANDBOX", "without"),
+        ("JP_TEST_SANDBOX_WRITES", "without"),
+    ];
+    let (run, ws) = check(&[], &without);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.starts_with(
+            "error: the escape suite cannot run: the probe of `write-absolute` did not report: "
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("jp does not run a tool without its sandbox"),
+        "{}",
+        run.stderr
+    );
+    let left: Vec<_> = std::fs::read_dir(ws.root().join("tmp")).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(processes_in(ws.root()), Vec::<String>::new());
+}
+
+#[test]
+fn a_tool_that_is_not_configured_is_an_error() {
+    let (run, _ws) = check(&["--tool", "nope"], &[]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "error: the escape suite cannot run: no tool `nope` is configured (`conversation.tools.nope`)\n"
+    );
+}

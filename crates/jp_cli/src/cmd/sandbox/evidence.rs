@@ -27,8 +27,10 @@ pub enum Evidence {
     Outlives {
         pid_file: PathBuf,
         marker: PathBuf,
-        /// When the run ended (set by the check).
-        ended: Option<Instant>,
+        /// When the run ended (set by the check), and whether the marker
+        /// was there already (a run slower than the process's second: it
+        /// wrote it during the run, which a tool may).
+        ended: Option<(Instant, bool)>,
     },
 }
 
@@ -67,8 +69,8 @@ impl Snapshot {
 impl Evidence {
     /// When it is a process left behind, notes that its run ended now.
     pub fn run_ended(&mut self) {
-        if let Self::Outlives { ended, .. } = self {
-            *ended = Some(Instant::now());
+        if let Self::Outlives { ended, marker, .. } = self {
+            *ended = Some((Instant::now(), marker.exists()));
         }
     }
 
@@ -120,10 +122,9 @@ impl Evidence {
 
 /// Whether the process a probe left behind outlived its run: still
 /// running (it is killed), or it wrote its marker.
-fn outlived(pid_file: &Path, marker: &Path, ended: Option<Instant>) -> Option<String> {
-    if let Some(ended) = ended {
-        std::thread::sleep(OUTLIVE_WAIT.saturating_sub(ended.elapsed()));
-    }
+fn outlived(pid_file: &Path, marker: &Path, ended: Option<(Instant, bool)>) -> Option<String> {
+    let (ended, marked_in_run) = ended.unwrap_or((Instant::now(), false));
+    std::thread::sleep(OUTLIVE_WAIT.saturating_sub(ended.elapsed()));
     let running = std::fs::read_to_string(pid_file)
         .ok()
         .and_then(|pid| pid.trim().parse::<i32>().ok())
@@ -133,9 +134,7 @@ fn outlived(pid_file: &Path, marker: &Path, ended: Option<Instant>) -> Option<St
     if running.is_some() {
         return Some("it was still running after the run (killed now)".to_owned());
     }
-    marker
-        .exists()
-        .then(|| "it wrote its marker after the run".to_owned())
+    (marker.exists() && !marked_in_run).then(|| "it wrote its marker after the run".to_owned())
 }
 
 /// Whether `pid` is still the process that wrote `pid_file`: its command

@@ -242,8 +242,11 @@ fn outlive(how: &str, pid_file: &str, marker: &str) -> Reported {
     match command.spawn() {
         Ok(mut child) => {
             if how == "double-fork" {
-                // The outer shell exits at once, leaving the inner one.
+                // The outer shell exits at once, leaving the inner one;
+                // the probe exits once that one runs (has written its pid),
+                // as a daemon would have started.
                 let _ = child.wait();
+                wait_for(Path::new(pid_file));
             }
             // A setsid child is left running: the probe exits before it,
             // once it has cleared jp's marker from its environment
@@ -257,6 +260,16 @@ fn outlive(how: &str, pid_file: &str, marker: &str) -> Reported {
             Reported::skipped("no setsid program here")
         }
         Err(e) => Reported::blocked(errno(&e)),
+    }
+}
+
+/// Waits (at most two seconds) until `path` exists.
+fn wait_for(path: &Path) {
+    for _ in 0..200 {
+        if path.exists() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
