@@ -69,13 +69,14 @@ const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, clap::Subcommand)]
 pub enum SandboxCmd {
-    /// Run the escape suite: try each way out of the sandbox a tool runs
-    /// in (writes outside the workspace, reads of the secret places, the
-    /// network, jp's own process, children that outlive the run, jp's
-    /// trust records and the workspace's config) and print each attempt as
-    /// blocked, escaped or skipped (docs/sandbox.md lists them). Every
-    /// attempt is a process started exactly as a tool is, in a scratch
-    /// directory; nothing is sent off the machine.
+    /// Run the escape suite: try each way out of a tool's sandbox.
+    ///
+    /// Each attempt (writes outside the workspace, reads of the secret
+    /// places, the network, jp's own process, children that outlive the
+    /// run, jp's trust records and the workspace's config; docs/sandbox.md
+    /// lists them) is a process started exactly as a tool is, aimed at a
+    /// scratch directory, and is printed as blocked, escaped or skipped.
+    /// Nothing is sent off the machine.
     ///
     /// Exits 0 when nothing escaped, 1 when something did, 2 when the
     /// suite cannot run.
