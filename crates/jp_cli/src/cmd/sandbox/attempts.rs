@@ -77,6 +77,8 @@ pub fn all(targets: &Targets<'_>) -> Result<Vec<Attempt>, Error> {
     Ok(all)
 }
 
+/// A path as a probe's argument: the scratch directory's are UTF-8
+/// ([`Scratch::new`] checks), and a real place's that is not is skipped.
 fn text(path: &Path) -> &str {
     path.to_str().unwrap_or_default()
 }
@@ -267,6 +269,9 @@ fn real_reads(targets: &Targets<'_>) -> Vec<Attempt> {
             attempt.which = Which::Real;
             if std::fs::symlink_metadata(path).is_err() {
                 attempt.probe = Err("absent".to_owned());
+            } else if path.to_str().is_none() {
+                // A probe's arguments are text.
+                attempt.probe = Err("its path is not UTF-8".to_owned());
             }
             attempt
         })
