@@ -9,6 +9,7 @@ mod format;
 mod init;
 mod mcp;
 mod policy;
+mod sandbox;
 mod tool;
 mod trust;
 
@@ -68,6 +69,10 @@ enum Command {
     /// Trust this workspace's own config (its tools, MCP servers and
     /// policies), see whether it is trusted, or stop trusting it.
     Trust(trust::Trust),
+    /// The sandbox every tool runs in: `jp sandbox check` tries each way
+    /// out of it.
+    #[command(subcommand)]
+    Sandbox(sandbox::SandboxCmd),
     /// Tools for looking inside jp's machinery.
     #[command(subcommand)]
     Debug(debug::Debug),
@@ -125,6 +130,7 @@ impl Cli {
             Command::Policy(policy) => policy.run(&ctx()?),
             Command::Mcp(mcp) => mcp.run(&ctx()?),
             Command::Trust(trust) => trust.run(&ctx()?),
+            Command::Sandbox(sandbox) => sandbox.run(ctx),
             Command::Completions { shell } => {
                 use std::io::Write as _;
                 let mut command = <Self as clap::CommandFactory>::command();

@@ -41,6 +41,12 @@ pub const EXAMPLES: &[(&str, &str)] = &[
     ("mcp ls", "jp mcp ls"),
     ("mcp tools", "jp mcp tools git"),
     ("trust", "jp trust --status"),
+    ("sandbox", "jp sandbox check"),
+    ("sandbox check", "jp sandbox check --format json"),
+    (
+        "sandbox probe",
+        "jp sandbox probe write ../outside.txt < request.json",
+    ),
     (
         "debug",
         "echo '{\"path\": \"a\"}' | jp debug stream-args --chunk-size 3",
