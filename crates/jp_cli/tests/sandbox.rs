@@ -221,22 +221,39 @@ for try in 1 2 3 4 5 6 7 8 9 10; do
 done
 printf '{"type":"success","content":"%s"}' "$names""#;
     let ws = initialized();
-    ws.write(
-        "project/.jp/tools.toml",
-        &format!(
-            "[conversation.tools.peek]\ncommand = [\"sh\", \"-c\", {}]\npolicy.run = \"unattended\"\n",
-            serde_json::Value::String(script.to_owned())
-        ),
+    let ws_tools = format!(
+        "[conversation.tools.peek]\ncommand = [\"sh\", \"-c\", {}]\npolicy.run = \"unattended\"\n",
+        serde_json::Value::String(script.to_owned())
     );
+    ws.write("project/.jp/tools.toml", &ws_tools);
     let server = TestServer::start(vec![
         tool_reply("toolu_1", "peek", "{}"),
         text_reply("Done."),
     ]);
+    // The kernel sandbox keeps a tool from reading another process's
+    // environment at all (the first run). With it off (a debug build's
+    // switch) the tool reads the sentinel's: PATH alone (the second).
     run(&ws, &server, &["--cfg", "@.jp/tools.toml"]);
     assert_eq!(
         responses(&stored(&ws)),
-        [("success".to_owned(), "PATH ".to_owned())]
+        [("success".to_owned(), String::new())]
     );
+    if cfg!(debug_assertions) {
+        let ws = initialized();
+        ws.write("project/.jp/tools.toml", &ws_tools);
+        let server = TestServer::start(vec![
+            tool_reply("toolu_1", "peek", "{}"),
+            text_reply("Done."),
+        ]);
+        let mut command = query_command(&ws, &server, MODEL, &["--cfg", "@.jp/tools.toml"], "go");
+        command.envs(MORE_ENV).env("JP_TEST_SANDBOX", "off");
+        let run = ws.run_of(command.output().unwrap());
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(
+            responses(&stored(&ws)),
+            [("success".to_owned(), "PATH ".to_owned())]
+        );
+    }
 }
 
 /// A cloned repository whose tool would get a token from your environment

@@ -3,8 +3,15 @@
 //! server, checked through `/proc`: a SIGKILLed jp takes the tool's whole
 //! process group and a daemon it started in a session of its own with it,
 //! and such a daemon is killed when the tool times out.
+//!
+//! A sandboxed tool cannot leave its process group at all (seccomp refuses
+//! `setsid` and `setpgid`: tests/sandbox_check.rs, `outlive-setsid`).
+//! These tests are about what jp does for a tool that can (one whose
+//! sandbox is `none`, or on a system without the kernel sandbox), so they
+//! run with the kernel sandbox off: `JP_TEST_SANDBOX=off`, a debug build's
+//! switch.
 
-#![cfg(target_os = "linux")]
+#![cfg(all(target_os = "linux", debug_assertions))]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -37,7 +44,9 @@ fn workspace(script: &str, extra: &str) -> Workspace {
 /// `jp query` against `server`, not started.
 fn query(ws: &Workspace, server: &TestServer) -> std::process::Command {
     let base = format!("providers.llm.anthropic.base_url={}", server.url());
-    ws.command(&["query", "--cfg", &base, "take your time"], &ENV)
+    let mut env = ENV.to_vec();
+    env.push(("JP_TEST_SANDBOX", "off"));
+    ws.command(&["query", "--cfg", &base, "take your time"], &env)
 }
 
 /// The pid a tool wrote to `path` (waits up to 10 s for it).

@@ -111,8 +111,9 @@ impl SandboxConfig {
 
 /// The places no process jp starts may read, whatever its config says
 /// (`sandbox.deny_read` adds to them): keys, credentials and tokens of the
-/// usual tools, browser profiles (cookies, saved passwords), and jp's own
-/// user directory (its config, trust records and seal key). `~/` is the
+/// usual tools, browser profiles (cookies, saved passwords), jp's own
+/// user directory (its config, trust records and seal key), and the
+/// terminals. `~/` is the
 /// user's home; `$XDG_CONFIG_HOME/jp` is added where that is set
 /// elsewhere.
 pub const DEFAULT_DENY_READ: &[&str] = &[
@@ -139,6 +140,10 @@ pub const DEFAULT_DENY_READ: &[&str] = &[
     "~/.config/BraveSoftware",
     "~/.config/microsoft-edge",
     "~/.config/jp",
+    // The terminals: a tool has no terminal input, and must not read the
+    // keys the user types at jp's prompts.
+    "/dev/tty",
+    "/dev/pts",
 ];
 
 /// Whether `name` can be an environment variable's name: letters, digits

@@ -30,6 +30,8 @@ use std::time::Duration;
 
 use jp_config::AppConfig;
 use jp_llm::tool::{Sandbox, ToolLimits, run_local};
+
+use crate::query::tools::kept::Kept;
 use jp_tool::{Context, Outcome, Request, ToolInfo};
 use tokio_util::sync::CancellationToken;
 
@@ -112,8 +114,15 @@ impl SandboxCmd {
                 if std::env::var_os(CANARY_VAR).is_none() {
                     return Ok(with_canaries());
                 }
-                let checked = ctx()
-                    .map_err(|e| e.to_string())
+                // Where the kernel cannot enforce a sandbox, tools run
+                // only when asked, without one: nothing to check.
+                let checked = jp_llm::tool::enforceable()
+                    .map_err(|why| {
+                        format!(
+                            "the kernel cannot enforce a sandbox here ({why}); every tool call is asked instead"
+                        )
+                    })
+                    .and_then(|()| ctx().map_err(|e| e.to_string()))
                     .and_then(|ctx| check(&ctx, format, tool));
                 Ok(match checked {
                     Ok(code) => code,
@@ -324,7 +333,17 @@ impl Runner {
                 Which::Real => self.real.clone(),
             },
         };
+        // As the runner does around every call: what reaches past the
+        // sandbox in the workspace (jp's config, git's hooks) is put back.
+        let kept = Kept::take(&self.root);
         let run = run_local(&argv, &request, &limits, &CancellationToken::new()).await;
+        let restored = kept.restore();
+        if !restored.is_empty() {
+            return Ok(Reported::blocked(format!(
+                "jp put back {}",
+                restored.join(", ")
+            )));
+        }
         let name = &attempt.name;
         match run.outcome {
             Outcome::Success { content, .. } => Reported::decode(&content)

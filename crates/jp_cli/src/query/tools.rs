@@ -34,7 +34,7 @@ pub mod delta;
 #[cfg(test)]
 pub mod fixture;
 pub mod judge;
-mod kept;
+pub(crate) mod kept;
 pub mod preview;
 pub mod runner;
 pub mod scope;

@@ -97,9 +97,9 @@ pub(crate) fn run(spec: &Spec<'_>) -> Result<Finished, String> {
 
     let output = Arc::new(Mutex::new(Capture::default()));
     let read_all = read_into(reader, Arc::clone(&output));
-    let group = Pid::from_child(&child);
-    let timed_out = !exits_within(group, spec.timeout);
-    kill_group(group);
+    let pid = Pid::from_child(&child);
+    let timed_out = !exits_within(pid, spec.timeout);
+    kill_program(pid);
     let status = child.wait().map_err(cannot)?;
     let output_open = read_all.recv_timeout(OUTPUT_GRACE).is_err();
     let output = std::mem::take(&mut *output.lock().unwrap_or_else(PoisonError::into_inner));
@@ -174,6 +174,63 @@ fn exits_within(pid: Pid, timeout: Duration) -> bool {
     )
 }
 
+/// Kills the program `pid` and what it started: its process group, when
+/// it leads one (it made its own session); otherwise (a sandbox refused it
+/// a session: it runs in this tool's group, which jp kills when the tool
+/// ends) the program and its descendants, found through `/proc`.
+fn kill_program(pid: Pid) {
+    if rustix::process::getpgid(Some(pid)).is_ok_and(|group| group == pid) {
+        kill_group(pid);
+        return;
+    }
+    for process in tree(pid) {
+        if let Err(e) = rustix::process::kill_process(process, Signal::KILL)
+            && e != rustix::io::Errno::SRCH
+        {
+            eprintln!(
+                "run_command: cannot kill process {}: {e}",
+                process.as_raw_nonzero()
+            );
+        }
+    }
+}
+
+/// `root` and its descendants, parents first, from the parent of each
+/// process in `/proc/PID/stat` (`pid (comm) state ppid ...`, comm may hold
+/// spaces and parentheses: the fields are counted from the last `)`).
+/// Linux only; elsewhere just `root`.
+fn tree(root: Pid) -> Vec<Pid> {
+    let mut children: std::collections::HashMap<i32, Vec<i32>> = std::collections::HashMap::new();
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|ppid| ppid.parse::<i32>().ok());
+            if let Some(ppid) = ppid {
+                children.entry(ppid).or_default().push(pid);
+            }
+        }
+    }
+    let mut found = vec![root.as_raw_nonzero().get()];
+    let mut next = 0;
+    while let Some(&pid) = found.get(next) {
+        next += 1;
+        found.extend(children.get(&pid).into_iter().flatten().copied());
+    }
+    found.into_iter().filter_map(Pid::from_raw).collect()
+}
+
 /// Sends SIGKILL to process group `group`.
 fn kill_group(group: Pid) {
     // ESRCH (the group is already gone) is the common, harmless case.
@@ -188,8 +245,8 @@ fn kill_group(group: Pid) {
 }
 
 /// Makes the program a session leader (and so the leader of a process
-/// group of its own, without a controlling terminal), and on Linux has it
-/// killed when this tool dies.
+/// group of its own, without a controlling terminal) where it may, and on
+/// Linux has it killed when this tool dies.
 ///
 /// # Why `unsafe`
 ///
@@ -207,7 +264,13 @@ fn own_session(command: &mut Command) {
     #[cfg(target_os = "linux")]
     let tool = rustix::process::getpid();
     let in_child = move || -> std::io::Result<()> {
-        rustix::process::setsid()?;
+        // A sandbox refuses new sessions (a process that left its group
+        // could outlive the tool): the program then stays in this tool's
+        // group, and is killed with it ([`kill_program`]).
+        match rustix::process::setsid() {
+            Ok(_) | Err(rustix::io::Errno::PERM) => {}
+            Err(errno) => return Err(errno.into()),
+        }
         #[cfg(target_os = "linux")]
         {
             rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;

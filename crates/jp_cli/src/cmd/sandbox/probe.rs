@@ -99,30 +99,62 @@ fn read(path: &Path) -> Reported {
             Err(e) => Reported::blocked(errno(&e)),
         };
     }
-    let entries = match std::fs::read_dir(path) {
-        Ok(entries) => entries,
-        Err(e) => return Reported::blocked(errno(&e)),
-    };
-    let entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    let read = entries
-        .iter()
-        .filter(|path| path.is_file())
-        .filter(|path| read_capped(path).is_ok())
-        .count();
-    Reported::escaped(format!(
-        "listed {} entries, read {read} files",
-        entries.len()
-    ))
+    // A directory: the sandbox lets names be listed, never contents read,
+    // so what counts is whether any file in it (a few levels down) opens.
+    let mut listed = 0;
+    let mut read = 0;
+    let mut last_error = None;
+    let mut dirs = vec![(path.to_owned(), 0)];
+    while let Some((dir, depth)) = dirs.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) => {
+                last_error = Some(errno(&e));
+                continue;
+            }
+        };
+        for entry in entries.filter_map(Result::ok).take(READ_ENTRIES) {
+            listed += 1;
+            let entry = entry.path();
+            if entry.is_dir() {
+                if depth < 3 {
+                    dirs.push((entry, depth + 1));
+                }
+            } else {
+                match read_capped(&entry) {
+                    Ok(_) => read += 1,
+                    Err(e) => last_error = Some(errno(&e)),
+                }
+            }
+        }
+    }
+    if read > 0 {
+        Reported::escaped(format!("read {read} of its files"))
+    } else {
+        Reported::blocked(match last_error {
+            Some(error) if listed > 0 => format!("{error}; its names are listable"),
+            Some(error) => error,
+            None => format!("listed {listed} entries, none a file"),
+        })
+    }
 }
+
+/// The most entries of one directory a read attempt looks at.
+const READ_ENTRIES: usize = 200;
 
 /// How many bytes of `path` could be read, up to [`READ_CAP`]; what was
 /// read is dropped.
 fn read_capped(path: &Path) -> std::io::Result<usize> {
     use std::io::Read as _;
+    use std::os::unix::fs::FileTypeExt as _;
+    let file = std::fs::File::open(path)?;
+    // A device (a terminal) is not read: a read could wait for input
+    // forever. Opening it for reading is the escape.
+    if file.metadata()?.file_type().is_char_device() {
+        return Ok(0);
+    }
     let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(READ_CAP)
-        .read_to_end(&mut bytes)
+    file.take(READ_CAP).read_to_end(&mut bytes)
 }
 
 /// `kill(pid, 0)`: whether it could signal the process.

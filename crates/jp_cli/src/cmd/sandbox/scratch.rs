@@ -94,7 +94,9 @@ impl Scratch {
             path: link,
             source,
         })?;
-        for entry in DEFAULT_DENY_READ {
+        // The home's places (the terminals are this machine's: see the
+        // real reads).
+        for entry in DEFAULT_DENY_READ.iter().filter(|e| e.starts_with("~/")) {
             let file = canary_file(&self.home(), entry);
             if let Some(parent) = file.parent() {
                 create_dir(parent)?;

@@ -183,6 +183,14 @@ fn build(
         .add_rules(path_beneath_rules(readable, AccessFs::ReadFile))
 }
 
+/// The capabilities a sandboxed process of `root`'s loses: each lets it
+/// read a process's environment that is not dumpable (jp's).
+const DROPPED: [rustix::thread::CapabilitySet; 3] = [
+    rustix::thread::CapabilitySet::SYS_PTRACE,
+    rustix::thread::CapabilitySet::SYS_ADMIN,
+    rustix::thread::CapabilitySet::PERFMON,
+];
+
 /// Applies `ruleset` and `filters` to the process `command` starts, after
 /// the fork and before the exec.
 ///
@@ -200,6 +208,7 @@ fn build(
 ///   errors hold an `io::Error` from `errno`, which does not allocate;
 /// - dropping the ruleset closes its descriptor (`close`); the errors
 ///   returned are made from a raw errno;
+/// - dropping capabilities from the bounding set is a `prctl` each;
 /// - the seccomp filters were compiled in jp too; installing them is
 ///   `prctl` and `seccomp` on memory the closure owns
 ///   ([`super::seccomp::Filters::apply_in_child`]). They go on last, so
@@ -212,6 +221,18 @@ fn build(
 fn restrict_in_child(command: &mut Command, ruleset: RulesetCreated, filters: Filters) {
     let mut ruleset = Some(ruleset);
     let in_child = move || -> io::Result<()> {
+        // A tool run by `root` must not read jp's memory or environment
+        // (`/proc/JP_PID/environ`): jp is not dumpable, which
+        // `CAP_SYS_PTRACE`, `CAP_SYS_ADMIN` and `CAP_PERFMON` each override
+        // (Landlock does not cover that read). Without them in the
+        // bounding set the program `exec` starts has them in no set. (Any
+        // other user has none of them, and may not drop them: EPERM.)
+        for capability in DROPPED {
+            match rustix::thread::remove_capability_from_bounding_set(capability) {
+                Ok(()) | Err(rustix::io::Errno::PERM) => {}
+                Err(errno) => return Err(io::Error::from(errno)),
+            }
+        }
         let Some(ruleset) = ruleset.take() else {
             return Err(io::Error::from(rustix::io::Errno::INVAL));
         };

@@ -21,6 +21,10 @@
 //! - always, `EPERM` from:
 //!   - `clone` with any `CLONE_NEW*` flag, `unshare` and `setns`: a new
 //!     namespace (a user namespace, first) is a way out of the sandbox;
+//!   - `setsid` and `setpgid`: a process that left the tool's process
+//!     group (and cleared jp's marker from its environment, and whose
+//!     parent exited) would outlive the run: jp kills the group when the
+//!     tool ends. (`run_command` then runs its program in the tool's group.)
 //!   - `keyctl`, `add_key` and `request_key`: the kernel keyring can hold
 //!     the user's secrets (Kerberos tickets, encryption keys);
 //!   - `mount` and the other calls that change the mount tree: Landlock
@@ -31,10 +35,7 @@
 //!     and these work on a descriptor opened only for reading.
 //!
 //! `ptrace` stays allowed: a tool may debug its own children, and
-//! Landlock already keeps a sandboxed process from tracing jp. So do
-//! `setsid` and `setpgid`: `run_command` gives the program it runs a
-//! session of its own (no controlling terminal), and what leaves a tool's
-//! process group is found and killed by the run's marker (containment.rs).
+//! Landlock already keeps a sandboxed process from tracing jp.
 //!
 //! A system call made through another architecture's entry (32-bit
 //! `int 0x80` on x86_64) kills the process: the filters only know the
@@ -124,9 +125,11 @@ const LOCAL_FAMILIES: [libc::c_int; 2] = [libc::AF_UNIX, libc::AF_NETLINK];
 const TERMINAL_INJECTION: [libc::Ioctl; 2] = [libc::TIOCSTI, libc::TIOCLINUX];
 
 /// The system calls refused whole with `EPERM` (see the module docs).
-const DENIED: [libc::c_long; 15] = [
+const DENIED: [libc::c_long; 17] = [
     libc::SYS_unshare,
     libc::SYS_setns,
+    libc::SYS_setsid,
+    libc::SYS_setpgid,
     libc::SYS_keyctl,
     libc::SYS_add_key,
     libc::SYS_request_key,

@@ -257,15 +257,19 @@ except OSError as e:
     print(errno.errorcode[e.errno])
 ";
 
-/// `run_command` gives its program a session of its own, so leaving the
-/// group stays allowed (containment's marker finds what left it).
 #[test]
-fn setsid_and_setpgid_stay_allowed() {
-    for under in [Under::NoNetwork, Under::Network, Under::Nothing] {
-        for call in ["setsid", "setpgid"] {
-            let outcome = python(under, LEAVE_GROUP, &[call]);
-            assert_eq!(outcome, (Some(0), "ok".to_owned()), "{call}");
-        }
+fn setsid_and_setpgid_are_refused_with_eperm() {
+    for call in ["setsid", "setpgid"] {
+        let outcome = python(Under::NoNetwork, LEAVE_GROUP, &[call]);
+        assert_eq!(outcome, (Some(0), "EPERM".to_owned()), "{call}");
+        let outcome = python(Under::Network, LEAVE_GROUP, &[call]);
+        assert_eq!(outcome, (Some(0), "EPERM".to_owned()), "{call}");
+        let outcome = python(Under::Nothing, LEAVE_GROUP, &[call]);
+        assert_eq!(
+            outcome,
+            (Some(0), "ok".to_owned()),
+            "{call} without filters"
+        );
     }
 }
 
