@@ -2,10 +2,11 @@
 //! and waited for, 200 times, plain, with the sandbox's environment only
 //! ([`Sandbox::apply_env`]), and with the whole sandbox jp sets on a tool's
 //! command ([`Sandbox::apply`]: the environment, a private `TMPDIR` made
-//! and removed per start, and on Linux the Landlock bound on writes built
-//! before the fork and applied after it), alternating so the machine's
-//! noise falls on all alike. Prints milliseconds per start and the ratio
-//! to the plain start measured in the same run.
+//! and removed per start, and on Linux the Landlock ruleset (writes, the
+//! reads of the default secret places, TCP, scopes) and the seccomp
+//! filters, built before the fork and applied after it), alternating so
+//! the machine's noise falls on all alike. Prints milliseconds per start
+//! and the ratio to the plain start measured in the same run.
 //!
 //! ```text
 //! cargo bench -p jp_llm --bench sandbox_start
@@ -50,10 +51,12 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let sandbox = Sandbox {
+    // As a tool gets it: the default secret places denied (the read
+    // rules walk to each), no network.
+    let sandbox = Sandbox::from_config(&jp_config::sandbox::SandboxConfig {
         env: vec!["CARGO_HOME".into()],
-        ..Sandbox::default()
-    };
+        ..jp_config::sandbox::SandboxConfig::default()
+    });
     let root = std::env::current_dir().unwrap();
     let hows = [How::Plain, How::Env, How::Whole];
     let mut totals = [Duration::ZERO; 3];
@@ -74,7 +77,7 @@ fn main() {
     let names = [
         "plain",
         "sandboxed (environment)",
-        "sandboxed (environment, TMPDIR, Landlock writes)",
+        "sandboxed (environment, TMPDIR, Landlock, seccomp)",
     ];
     for (name, total) in names.into_iter().zip(totals) {
         println!(
