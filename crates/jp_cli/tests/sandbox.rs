@@ -302,3 +302,31 @@ this workspace is not trusted, so jp leaves out what its config would run or dec
         )
     );
 }
+
+/// A path in `write` or `deny_read` that is neither absolute nor under
+/// `~/` is an error, and so is `none` for every tool at once.
+#[test]
+fn relative_sandbox_paths_and_a_conversation_wide_none_are_config_errors() {
+    let ws = common::Workspace::new();
+    ws.write(
+        "project/.jp/config.toml",
+        "[conversation.sandbox]
+write = [\"/opt/cache\", \"build\"]
+deny_read = [\"~/clients\", \"../secrets\"]
+none = true
+",
+    );
+    assert_eq!(
+        ws.jp(&["config", "validate"]),
+        common::Run {
+            code: 1,
+            stdout: "\
+error: .jp/config.toml:4: conversation.sandbox.none: cannot be set for every tool; set `sandbox.none` on the one tool or MCP server that must run without a sandbox (each of its calls is then asked)
+error: .jp/config.toml:2: conversation.sandbox.write[1]: `build` must be an absolute path or start with `~/`
+error: .jp/config.toml:3: conversation.sandbox.deny_read[1]: `../secrets` must be an absolute path or start with `~/`
+"
+            .into(),
+            stderr: String::new(),
+        }
+    );
+}
