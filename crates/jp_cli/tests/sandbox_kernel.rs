@@ -390,3 +390,36 @@ fn the_prompt_of_a_call_without_a_sandbox_says_so_and_offers_no_session_approval
     assert!(screen.contains("EXIT=0"), "{screen}");
     assert_eq!(ws.read("project/inside.txt"), "x\n");
 }
+
+/// `jp policy check` says when a call its policy runs unattended is asked
+/// instead, because it would run without a sandbox.
+#[test]
+fn policy_check_says_an_unsandboxed_call_is_asked_instead() {
+    let ws = initialized();
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{}\n{}[conversation.tools.inside.sandbox]\nnone = true\n",
+            ws.read("project/.jp/config.toml"),
+            write_tool("inside", "inside.txt")
+        ),
+    );
+    let run = ws.jp(&["policy", "check", "inside", "--args", "{}"]);
+    assert_eq!(
+        run.stdout,
+        "inside policy.run: unattended\n  \
+         policy.run[0] catch-all: matches\n  \
+         but it would run without a sandbox (its sandbox is `none`): jp asks instead\n  \
+         while streaming: decided as the call starts\n  \
+         policy: conversation.tools.inside.policy.run (.jp/config.toml)\n",
+        "{run:?}"
+    );
+    let run = ws.jp(&[
+        "policy", "check", "inside", "--args", "{}", "--format", "json",
+    ]);
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        json["asked_instead"],
+        "it would run without a sandbox (its sandbox is `none`)"
+    );
+}

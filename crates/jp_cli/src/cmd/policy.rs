@@ -421,6 +421,11 @@ fn check(
     } else {
         None
     };
+    // What the policy says is not all: a call that would run unattended
+    // without its kernel sandbox is asked instead.
+    let unbounded = (field == PolicyField::Run && decision.mode == jp_policy::Mode::Unattended)
+        .then(|| crate::query::tools::judge::unbounded(&loaded.config, tool))
+        .flatten();
     let found = Found {
         tool,
         field,
@@ -430,6 +435,7 @@ fn check(
         key,
         source,
         stateful,
+        unbounded,
     };
     match format {
         Format::Json => found.print_json()?,
@@ -483,6 +489,9 @@ struct Found<'a> {
     source: String,
     /// For `run` only: what the stateful policies say.
     stateful: Option<Stateful>,
+    /// Why a call the policy runs unattended is asked instead: it would
+    /// run without its kernel sandbox.
+    unbounded: Option<String>,
 }
 
 impl Found<'_> {
@@ -537,6 +546,10 @@ impl Found<'_> {
                 "policy": stateful.denial.as_ref().map(|d| &d.policy),
                 "reason": stateful.denial.as_ref().map(|d| &d.reason),
             });
+        }
+        if let Some(why) = &self.unbounded {
+            out["asked_instead"] =
+                serde_json::json!(format!("it would run without a sandbox ({why})"));
         }
         if let Some(streamed) = &streamed {
             out["streaming"] = match streamed {
@@ -598,6 +611,9 @@ impl Found<'_> {
         }
         if decision.rule.is_none() {
             jp_term::outln!("  {}", decision.reason);
+        }
+        if let Some(why) = &self.unbounded {
+            jp_term::outln!("  but it would run without a sandbox ({why}): jp asks instead");
         }
         if let Some(text) = &streamed_text {
             jp_term::outln!("  while streaming: {text}");

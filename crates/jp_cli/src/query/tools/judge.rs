@@ -46,6 +46,26 @@ pub fn default_tool(tool: &ToolConfig) -> Option<DefaultTool> {
     }
 }
 
+/// Why a call of tool `name` would run without the kernel's part of its
+/// sandbox (its `sandbox.none`, or a kernel that cannot enforce it), if it
+/// would; `None` for a tool of an MCP server over HTTP, which runs no
+/// process of jp's, and for a tool `config` does not have.
+#[must_use]
+pub fn unbounded(config: &AppConfig, name: &str) -> Option<String> {
+    let tool = config.conversation.tools.get(name)?;
+    let sandbox = match tool.source.mcp_server() {
+        Some(server) => {
+            let server = config.providers.mcp.get(server)?;
+            if server.url.is_some() {
+                return None;
+            }
+            config.conversation.sandbox.with(&server.sandbox)
+        }
+        None => jp_config::sandbox::for_tool(config, name),
+    };
+    jp_llm::tool::unbounded(&sandbox)
+}
+
 /// What was decided about a call while it streamed (`early`), with what
 /// its complete arguments decide (`now`, architecture decision 7): the
 /// decision that stands and whether the user approved it, or the verdict
@@ -363,22 +383,9 @@ impl<'a> Judge<'a> {
     }
 
     /// Why a call of `name` would run without the kernel's part of its
-    /// sandbox (its `sandbox.none`, or a kernel that cannot enforce it), if
-    /// it would; `None` for a tool of an MCP server over HTTP, which runs
-    /// no process of jp's.
+    /// sandbox, if it would ([`unbounded`]).
     pub fn unbounded(&self, name: &str) -> Option<String> {
-        let tool = self.tool(name)?;
-        let sandbox = match tool.source.mcp_server() {
-            Some(server) => {
-                let server = self.config.providers.mcp.get(server)?;
-                if server.url.is_some() {
-                    return None;
-                }
-                self.config.conversation.sandbox.with(&server.sandbox)
-            }
-            None => jp_config::sandbox::for_tool(self.config, name),
-        };
-        jp_llm::tool::unbounded(&sandbox)
+        unbounded(self.config, name)
     }
 
     /// What lets a call of `name` that runs without its kernel sandbox run
