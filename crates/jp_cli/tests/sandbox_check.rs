@@ -40,6 +40,7 @@ const REST: &[(&str, &str)] = &[
     ("net-dns-loopback", "blocked"),
     ("net-tcp-socket", "blocked"),
     ("net-udp-socket", "blocked"),
+    ("net-unix-socket", "blocked"),
     ("net-bash-dev-tcp", "blocked"),
     ("env-credentials", "blocked"),
     ("signal-jp", "blocked"),

@@ -347,9 +347,9 @@ printf '{"type":"success","content":"done"}'"#;
         responses(&stored(&ws)).remove(0),
         (
             "error".to_owned(),
-            "The tool changed .jp/config.toml, .jp/extra.toml, .jp/new.toml, which no tool may change \
-             (jp's config changes only through a tool's access.config grants; git's config and hooks run \
-             outside any sandbox); jp put them back. What the tool said:\ndone"
+            "The tool changed files no tool may change (jp's config changes only through a tool's \
+             access.config grants; git's config and hooks run outside any sandbox). jp put back \
+             .jp/config.toml, .jp/extra.toml, .jp/new.toml. What the tool said:\ndone"
                 .to_owned()
         )
     );
@@ -422,4 +422,121 @@ fn policy_check_says_an_unsandboxed_call_is_asked_instead() {
         json["asked_instead"],
         "it would run without a sandbox (its sandbox is `none`)"
     );
+}
+
+/// A workspace that holds a secret place (jp run in the home itself): the
+/// sandbox lets a tool write everywhere in its workspace, so it could not
+/// keep `~/.ssh` out of reach; every call is asked instead.
+#[test]
+fn a_workspace_that_holds_a_secret_place_asks_for_every_call() {
+    let ws = initialized();
+    ws.write("project/.ssh/id_ed25519", "KEY");
+    ws.write(
+        "project/.jp/tools.toml",
+        &write_tool("inside", "inside.txt"),
+    );
+    let project = ws.project().display().to_string();
+    let server = calls(&["inside"]);
+    let mut command = query_command(&ws, &server, MODEL, &["--cfg", "@.jp/tools.toml"], "go");
+    command.env("HOME", &project);
+    let run = ws.run_of(command.output().unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(responses(&stored(&ws))[0].0, "declined");
+    assert!(
+        run.stderr.contains(
+            "but it would run without a sandbox (the workspace holds <tmp>/project/.ssh (or lies in it), \
+             which a sandbox working there cannot keep out of reach), so jp must ask, and no terminal is \
+             available; run jp in a terminal to answer; in a workspace that holds none of your secret \
+             places it can run unattended\n"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!ws.project().join("inside.txt").exists());
+}
+
+/// What jp cannot put back (a tool swapped `.git/hooks` for a link to a
+/// directory outside) is said, jp writes nothing through the link, and
+/// every later call of the session is asked (fail closed).
+#[test]
+fn what_jp_cannot_put_back_is_said_and_every_later_call_asks() {
+    let ws = initialized();
+    std::fs::create_dir_all(ws.project().join(".git/hooks")).unwrap();
+    ws.write("project/.git/hooks/pre-push.sample", "#!/bin/sh\n");
+    std::fs::create_dir(ws.root().join("ssh")).unwrap();
+    let ssh = ws.root().join("ssh").display().to_string();
+    let script = format!(
+        "cat >/dev/null; mv .git/hooks .git/h && ln -s '{ssh}' .git/hooks; printf '{{\"type\":\"success\",\"content\":\"swapped\"}}'"
+    );
+    ws.write(
+        "project/.jp/tools.toml",
+        &format!(
+            "[conversation.tools.swap]\ncommand = [\"sh\", \"-c\", {}]\npolicy.run = \"unattended\"\n{}",
+            serde_json::Value::String(script),
+            write_tool("inside", "inside.txt")
+        ),
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool("t1", "swap", "{}")],
+            "tool_use",
+            false,
+        )),
+        Reply::sse(anthropic(
+            &[Item::Tool("t2", "inside", "{}")],
+            "tool_use",
+            false,
+        )),
+        text_reply("Done."),
+    ]);
+    run(&ws, &server, &["--cfg", "@.jp/tools.toml"], &[]);
+    let got = responses(&stored(&ws));
+    assert_eq!(got[0].0, "error");
+    assert!(
+        got[0].1.contains(
+            "jp could not put back: .git/hooks is no longer a directory of the workspace's; "
+        ) && got[0].1.contains("every call is now asked"),
+        "{}",
+        got[0].1
+    );
+    assert_eq!(got[1].0, "declined", "{got:?}");
+    let written: Vec<_> = std::fs::read_dir(ws.root().join("ssh")).unwrap().collect();
+    assert!(written.is_empty(), "{written:?}");
+    assert!(!ws.project().join("inside.txt").exists());
+}
+
+/// A descriptor jp was started with (`jp ... 7>>file`) is not passed to
+/// the tools it starts: it would be a way to write outside.
+#[test]
+fn a_descriptor_jp_inherited_does_not_reach_a_tool() {
+    let ws = initialized();
+    let outside = ws.root().join("outside.log");
+    std::fs::write(&outside, "").unwrap();
+    let script = r#"cat >/dev/null
+if (echo leaked >&7) 2>/dev/null; then r=wrote; else r=closed; fi
+printf '{"type":"success","content":"%s"}' "$r""#;
+    ws.write(
+        "project/.jp/tools.toml",
+        &format!(
+            "[conversation.tools.fd]\ncommand = [\"sh\", \"-c\", {}]\npolicy.run = \"unattended\"\n",
+            serde_json::Value::String(script.to_owned())
+        ),
+    );
+    let server = calls(&["fd"]);
+    let inner = query_command(&ws, &server, MODEL, &["--cfg", "@.jp/tools.toml"], "go");
+    let mut command = std::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(r#"exec 7>>"$0"; exec "$@""#)
+        .arg(&outside)
+        .arg(inner.get_program())
+        .args(inner.get_args())
+        .env_clear()
+        .envs(inner.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(ws.project())
+        .stdin(std::process::Stdio::null());
+    let run = ws.run_of(command.output().unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(responses(&stored(&ws))[0].1, "closed");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "");
 }

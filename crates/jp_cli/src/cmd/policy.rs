@@ -424,7 +424,7 @@ fn check(
     // What the policy says is not all: a call that would run unattended
     // without its kernel sandbox is asked instead.
     let unbounded = (field == PolicyField::Run && decision.mode == jp_policy::Mode::Unattended)
-        .then(|| crate::query::tools::judge::unbounded(&loaded.config, tool))
+        .then(|| crate::query::tools::judge::unbounded(&loaded.config, &root, tool))
         .flatten();
     let found = Found {
         tool,

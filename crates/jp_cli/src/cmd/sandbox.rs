@@ -338,10 +338,16 @@ impl Runner {
         let kept = Kept::take(&self.root);
         let run = run_local(&argv, &request, &limits, &CancellationToken::new()).await;
         let restored = kept.restore();
-        if !restored.is_empty() {
+        if !restored.failed.is_empty() {
+            return Ok(Reported::escaped(format!(
+                "jp could not put back {}",
+                restored.failed.join("; ")
+            )));
+        }
+        if !restored.put_back.is_empty() {
             return Ok(Reported::blocked(format!(
                 "jp put back {}",
-                restored.join(", ")
+                restored.put_back.join(", ")
             )));
         }
         let name = &attempt.name;

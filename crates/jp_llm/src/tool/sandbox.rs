@@ -166,8 +166,10 @@ impl Sandbox {
     /// enforce the bound: the process must then not be started.
     pub fn apply(&self, command: &mut Command, root: &Path) -> Result<Confinement, SandboxError> {
         self.apply_env(command);
+        // Its own: no other process (another run, another user) may look.
         let tmp = tempfile::Builder::new()
             .prefix("jp-tool-")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir()
             .map_err(SandboxError::Tmp)?;
         command.env("TMPDIR", tmp.path());
@@ -205,6 +207,26 @@ pub fn unbounded(config: &SandboxConfig) -> Option<String> {
         .map(|why| format!("the kernel cannot enforce one: {why}"))
 }
 
+/// [`unbounded`] for a process working in the workspace at `root`, which
+/// is also unbounded when the workspace holds one of the secret places (or
+/// lies inside one): the sandbox lets a tool write everywhere in its
+/// workspace, so it could not keep `~/.ssh` from a tool working in `~`.
+#[must_use]
+pub fn unbounded_in(config: &SandboxConfig, root: &Path) -> Option<String> {
+    unbounded(config).or_else(|| {
+        let root = std::fs::canonicalize(root).ok()?;
+        let secret = Sandbox::from_config(&SandboxConfig::default())
+            .deny_read
+            .into_iter()
+            .filter_map(|path| std::fs::canonicalize(path).ok())
+            .find(|path| path.starts_with(&root) || root.starts_with(path))?;
+        Some(format!(
+            "the workspace holds {} (or lies in it), which a sandbox working there cannot keep out of reach",
+            secret.display()
+        ))
+    })
+}
+
 /// Whether this machine's kernel can enforce a sandbox around the
 /// processes jp starts, and if not, why (asked once per jp). Where it
 /// cannot, no process is started sandboxed ([`Sandbox::apply`] fails), and
@@ -232,6 +254,36 @@ pub fn protect_this_process() {
         rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
     {
         tracing::warn!(%error, "cannot keep jp's environment from its tools");
+    }
+    #[cfg(target_os = "linux")]
+    keep_descriptors_from_tools();
+}
+
+/// Marks every file descriptor jp was started with beyond the standard
+/// three close-on-exec, so that no process jp starts inherits one: a
+/// descriptor opened outside the sandbox (`jp ... 7>>~/.bashrc`) would be
+/// a way to write where the sandbox does not allow. jp's own descriptors
+/// are close-on-exec already (Rust opens them so).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn keep_descriptors_from_tools() {
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    let fds: Vec<i32> = entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+        .filter(|fd| *fd > 2)
+        .collect();
+    for fd in fds {
+        // SAFETY: the descriptor is only borrowed for two `fcntl` calls,
+        // made at jp's start before any other thread can close it; one
+        // that is closed already (the directory listing's own) makes them
+        // fail with EBADF, which is ignored.
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        if let Ok(flags) = rustix::io::fcntl_getfd(fd) {
+            let _ = rustix::io::fcntl_setfd(fd, flags | rustix::io::FdFlags::CLOEXEC);
+        }
     }
 }
 

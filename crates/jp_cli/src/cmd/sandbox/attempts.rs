@@ -3,6 +3,7 @@
 //! the one docs/sandbox.md gives ("The escape suite").
 
 use std::net::{Ipv4Addr, TcpListener, UdpSocket};
+use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 
 use super::evidence::{Evidence, Snapshot};
@@ -68,7 +69,7 @@ pub fn all(targets: &Targets<'_>) -> Result<Vec<Attempt>, Error> {
     all.extend(namespaces(targets.scratch));
     all.extend(canary_reads(targets.scratch));
     all.extend(real_reads(targets));
-    all.extend(network().map_err(|source| Error::File {
+    all.extend(network(targets.scratch).map_err(|source| Error::File {
         action: "listen on a loopback socket in",
         path: targets.scratch.root().to_owned(),
         source,
@@ -280,7 +281,12 @@ fn real_reads(targets: &Targets<'_>) -> Vec<Attempt> {
 
 /// The network: loopback sockets the check opens (escaped when something
 /// arrives) and sockets made but never used.
-fn network() -> std::io::Result<Vec<Attempt>> {
+fn network(scratch: &Scratch) -> std::io::Result<Vec<Attempt>> {
+    // A local daemon's socket (a terminal multiplexer's, the session
+    // bus): what reaches it has the daemon run what it is sent.
+    let daemon = scratch.outside().join("daemon.sock");
+    let unix = UnixListener::bind(&daemon)?;
+    unix.set_nonblocking(true)?;
     let tcp = || -> std::io::Result<(TcpListener, String)> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
         listener.set_nonblocking(true)?;
@@ -328,6 +334,12 @@ fn network() -> std::io::Result<Vec<Attempt>> {
             "make and bind a UDP socket (never used)",
             &["socket", "udp"],
             Evidence::Report,
+        ),
+        Attempt::new(
+            "net-unix-socket",
+            "connect to a UNIX socket outside (a daemon's, such as tmux's)",
+            &["unix", text(&daemon)],
+            Evidence::UnixConnection(unix),
         ),
         Attempt::new(
             "net-bash-dev-tcp",

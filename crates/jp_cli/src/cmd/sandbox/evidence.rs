@@ -20,6 +20,8 @@ pub enum Evidence {
     Files(Vec<Snapshot>),
     /// Escaped when a connection waits on this listener.
     Connection(TcpListener),
+    /// Escaped when a connection waits on this UNIX socket.
+    UnixConnection(std::os::unix::net::UnixListener),
     /// Escaped when a datagram waits on this socket.
     Datagram(UdpSocket),
     /// Escaped when the process the probe left behind still runs after
@@ -86,6 +88,12 @@ impl Evidence {
                     .ok()
                     .map(|_| "a connection arrived".to_owned()),
             ),
+            Self::UnixConnection(listener) => Some(
+                listener
+                    .accept()
+                    .ok()
+                    .map(|_| "a connection arrived".to_owned()),
+            ),
             Self::Datagram(socket) => Some(
                 socket
                     .recv_from(&mut [0; 512])
@@ -113,7 +121,7 @@ impl Evidence {
     fn held(&self) -> &'static str {
         match self {
             Self::Files(_) => "undone after the run",
-            Self::Connection(_) | Self::Datagram(_) => "nothing arrived",
+            Self::Connection(_) | Self::UnixConnection(_) | Self::Datagram(_) => "nothing arrived",
             Self::Outlives { .. } => "it was gone after the run",
             Self::Report => "",
         }

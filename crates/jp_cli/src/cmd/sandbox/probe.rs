@@ -41,6 +41,10 @@ fn attempt(kind: &str, args: &[String]) -> Result<Reported, String> {
         ("open", [path]) => outcome(std::fs::File::open(path).map(drop), "opened it"),
         ("signal", [pid]) => signal(pid)?,
         ("tcp", [port]) => tcp(port)?,
+        ("unix", [path]) => outcome(
+            std::os::unix::net::UnixStream::connect(path).map(drop),
+            "connected",
+        ),
         ("udp", [port, payload]) => udp(port, payload)?,
         ("socket", [family]) => socket(family)?,
         ("program", [name, args @ ..]) => program(name, args),

@@ -46,12 +46,14 @@ pub fn default_tool(tool: &ToolConfig) -> Option<DefaultTool> {
     }
 }
 
-/// Why a call of tool `name` would run without the kernel's part of its
-/// sandbox (its `sandbox.none`, or a kernel that cannot enforce it), if it
-/// would; `None` for a tool of an MCP server over HTTP, which runs no
-/// process of jp's, and for a tool `config` does not have.
+/// Why a call of tool `name`, working in the workspace at `root`, would
+/// run without the kernel's sandbox keeping what it must (its
+/// `sandbox.none`, a kernel that cannot enforce it, or a workspace that
+/// holds a secret place), if it would; `None` for a tool of an MCP server
+/// over HTTP, which runs no process of jp's, and for a tool `config` does
+/// not have.
 #[must_use]
-pub fn unbounded(config: &AppConfig, name: &str) -> Option<String> {
+pub fn unbounded(config: &AppConfig, root: &Path, name: &str) -> Option<String> {
     let tool = config.conversation.tools.get(name)?;
     let sandbox = match tool.source.mcp_server() {
         Some(server) => {
@@ -63,7 +65,7 @@ pub fn unbounded(config: &AppConfig, name: &str) -> Option<String> {
         }
         None => jp_config::sandbox::for_tool(config, name),
     };
-    jp_llm::tool::unbounded(&sandbox)
+    jp_llm::tool::unbounded_in(&sandbox, root)
 }
 
 /// What was decided about a call while it streamed (`early`), with what
@@ -110,6 +112,10 @@ pub struct Judge<'a> {
     stateful: StatefulPolicies<'a>,
     /// The "allow for this session" answers in force (`allow.rs`).
     pub(super) approvals: Mutex<Approvals>,
+    /// Why no call may run unattended for the rest of this session: a
+    /// tool changed the workspace's git or jp config in a way jp could not
+    /// put back ([`Self::tampered`]).
+    tampered: OnceLock<String>,
 }
 
 impl<'a> Judge<'a> {
@@ -140,7 +146,17 @@ impl<'a> Judge<'a> {
             root: root.to_path_buf(),
             policies,
             approvals: Mutex::new(Approvals::default()),
+            tampered: OnceLock::new(),
         }
+    }
+
+    /// Records that a tool changed the workspace's git or jp config in a
+    /// way jp could not put back (`what`): from now on every call is asked
+    /// (fail closed), as one without its sandbox is.
+    pub fn tampered(&self, what: &str) {
+        let _ = self.tampered.set(format!(
+            "a tool changed the workspace in a way jp could not put back ({what})"
+        ));
     }
 
     /// Sets up the stateful policies of `conversation.policies` and
@@ -385,7 +401,10 @@ impl<'a> Judge<'a> {
     /// Why a call of `name` would run without the kernel's part of its
     /// sandbox, if it would ([`unbounded`]).
     pub fn unbounded(&self, name: &str) -> Option<String> {
-        unbounded(self.config, name)
+        if let Some(why) = self.tampered.get() {
+            return Some(why.clone());
+        }
+        unbounded(self.config, &self.root, name)
     }
 
     /// What lets a call of `name` that runs without its kernel sandbox run
@@ -393,12 +412,23 @@ impl<'a> Judge<'a> {
     fn unbounded_advice(&self, name: &str) -> Option<String> {
         self.unbounded(name)?;
         let none = self.tool(name).is_some_and(|tool| tool.sandbox.none);
-        Some(if none {
+        let answer = "run jp in a terminal to answer";
+        Some(if self.tampered.get().is_some() {
             format!(
-                "run jp in a terminal to answer; only without `sandbox.none` in conversation.tools.{name} can it run unattended"
+                "{answer}; look at the workspace's .git and .jp before running jp or git there again"
+            )
+        } else if none {
+            format!(
+                "{answer}; only without `sandbox.none` in conversation.tools.{name} can it run unattended"
+            )
+        } else if jp_llm::tool::enforceable().is_err() {
+            format!(
+                "{answer}; a kernel with Landlock (Linux 6.2 or later) lets it run unattended (`jp sandbox check` shows what this one enforces)"
             )
         } else {
-            "run jp in a terminal to answer; a kernel with Landlock (Linux 6.2 or later) lets it run unattended (`jp sandbox check` shows what this one enforces)".to_owned()
+            format!(
+                "{answer}; in a workspace that holds none of your secret places it can run unattended"
+            )
         })
     }
 

@@ -8,15 +8,25 @@
 //!   extends). A tool that rewrote it would change jp's config behind the
 //!   grant system (RFD 078: a tool changes config only through its
 //!   `access.config` grants, which never reach a sandbox);
-//! - git's repository config and hooks (`.git/config`, `.git/hooks/*`).
-//!   The user's own `git`, run outside any sandbox, runs what they name
-//!   (`core.fsmonitor`, `core.hooksPath`, a `pre-commit` hook).
+//! - git's repository config and hooks (`.git/config`, `.git/commondir`,
+//!   `.git/hooks/*`). The user's own `git`, run outside any sandbox, runs
+//!   what they name (`core.fsmonitor`, `core.hooksPath`, a hook).
 //!
 //! Landlock only grants, so it cannot carve these out of the workspace;
 //! jp instead keeps their bytes before the run and puts back what the run
 //! changed, made or removed ([`Kept`]), and the call's outcome says so.
+//!
+//! Putting back runs outside the sandbox, in jp, so it follows no link
+//! (every path goes through [`jp_fs`], which refuses a link on the way and
+//! replaces one at the file rather than writing through it): a tool that
+//! swapped `.git/hooks` for a link to `~/.ssh` must not have jp write
+//! there. What cannot be put back (`.git` replaced, a place made a link, a
+//! file jp cannot write) is a failure the caller makes loud
+//! ([`Restored::failed`]).
 
 use std::path::{Path, PathBuf};
+
+use jp_fs::FileKind;
 
 /// The most bytes one kept file may have: these files are small; a larger
 /// one is left alone rather than held in memory.
@@ -26,7 +36,7 @@ const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// and which of the files directly in it are kept.
 const PLACES: &[(&str, Kind)] = &[
     (".jp", Kind::Extension("toml")),
-    (".git", Kind::Named("config")),
+    (".git", Kind::Named(&["config", "commondir"])),
     (".git/hooks", Kind::All),
 ];
 
@@ -35,9 +45,9 @@ const PLACES: &[(&str, Kind)] = &[
 enum Kind {
     /// Those with this extension.
     Extension(&'static str),
-    /// The one with this name.
-    Named(&'static str),
-    /// Every one.
+    /// Those with one of these names.
+    Named(&'static [&'static str]),
+    /// Every one but directories.
     All,
 }
 
@@ -45,79 +55,112 @@ enum Kind {
 #[derive(Debug)]
 pub struct Kept {
     root: PathBuf,
-    /// Every guarded file there was, kept or not.
+    /// The places that were directories of the workspace's (no link on
+    /// the way), relative to the root.
+    places: Vec<&'static str>,
+    /// Every guarded file there was, kept or not (relative).
     seen: Vec<PathBuf>,
-    /// Those kept, with their bytes.
+    /// Those kept, with their bytes (relative).
     files: Vec<(PathBuf, Vec<u8>)>,
+}
+
+/// What [`Kept::restore`] did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Restored {
+    /// The files put back or removed (workspace-relative, such as
+    /// `.jp/config.toml`).
+    pub put_back: Vec<String>,
+    /// What could not be put back, and why: the workspace's git or jp
+    /// config may now run or say what a tool chose.
+    pub failed: Vec<String>,
 }
 
 impl Kept {
     /// The guarded files of the workspace at `root` as they are now.
     pub fn take(root: &Path) -> Self {
-        let seen = guarded(root);
+        let places: Vec<&'static str> = PLACES
+            .iter()
+            .map(|(place, _)| *place)
+            .filter(|place| is_dir(root, place))
+            .collect();
+        let seen = guarded(root, &places);
         let files = seen
             .iter()
-            .filter(|path| {
-                std::fs::symlink_metadata(path)
-                    .is_ok_and(|meta| meta.is_file() && meta.len() <= MAX_FILE_BYTES)
+            .filter_map(|rel| {
+                jp_fs::read(root, rel, MAX_FILE_BYTES)
+                    .ok()
+                    .map(|bytes| (rel.clone(), bytes))
             })
-            .filter_map(|path| std::fs::read(path).ok().map(|bytes| (path.clone(), bytes)))
             .collect();
         Self {
             root: root.to_owned(),
+            places,
             seen,
             files,
         }
     }
 
-    /// Puts back every file that differs from when it was taken, removes
-    /// a guarded file made since, and says which (workspace-relative, such
-    /// as `.jp/config.toml`); empty when nothing changed.
-    pub fn restore(&self) -> Vec<String> {
-        let mut restored = Vec::new();
-        let name = |path: &Path| {
-            path.strip_prefix(&self.root)
-                .unwrap_or(path)
-                .display()
-                .to_string()
-        };
-        for (path, bytes) in &self.files {
-            let same = std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_file())
-                && std::fs::read(path).is_ok_and(|now| now == *bytes);
-            if !same {
-                // A link or directory put in its place goes first.
-                let _ = std::fs::remove_dir_all(path).or_else(|_| std::fs::remove_file(path));
-                match std::fs::write(path, bytes) {
-                    Ok(()) => restored.push(name(path)),
-                    Err(error) => tracing::warn!(
-                        path = %path.display(), %error,
-                        "cannot put back a file a tool changed"
-                    ),
-                }
+    /// Puts back every file that differs from when it was taken and
+    /// removes a guarded file made since, through no link; says which, and
+    /// what it could not.
+    pub fn restore(&self) -> Restored {
+        let mut restored = Restored::default();
+        let root = &self.root;
+        let name = |rel: &Path| rel.display().to_string();
+        for place in &self.places {
+            if !is_dir(root, place) {
+                restored.failed.push(format!(
+                    "{place} is no longer a directory of the workspace's"
+                ));
             }
         }
-        for path in guarded(&self.root) {
-            if !self.seen.contains(&path)
-                && (std::fs::remove_file(&path).is_ok() || std::fs::remove_dir_all(&path).is_ok())
-            {
-                restored.push(name(&path));
+        for (rel, bytes) in &self.files {
+            match jp_fs::read(root, rel, MAX_FILE_BYTES) {
+                Ok(now) if now == *bytes => continue,
+                _ => {}
+            }
+            match jp_fs::write_atomic(root, rel, bytes) {
+                Ok(()) => restored.put_back.push(name(rel)),
+                Err(e) => restored
+                    .failed
+                    .push(format!("{}: {}", name(rel), jp_fs::io_reason(&e))),
+            }
+        }
+        let places: Vec<&'static str> = self
+            .places
+            .iter()
+            .copied()
+            .filter(|place| is_dir(root, place))
+            .collect();
+        for rel in guarded(root, &places) {
+            if self.seen.contains(&rel) {
+                continue;
+            }
+            match jp_fs::remove_file(root, &rel) {
+                Ok(()) => restored.put_back.push(name(&rel)),
+                Err(e) => restored
+                    .failed
+                    .push(format!("{}: {}", name(&rel), jp_fs::io_reason(&e))),
             }
         }
         restored
     }
 }
 
-/// The guarded files of the workspace at `root` ([`PLACES`]), sorted; a
-/// place that is a link is not followed (it is no place of the
-/// workspace's).
-fn guarded(root: &Path) -> Vec<PathBuf> {
+/// Whether `root/place` is a directory reached through no link.
+fn is_dir(root: &Path, place: &str) -> bool {
+    matches!(
+        jp_fs::kind(root, Path::new(place)),
+        Ok(Some(FileKind::Directory))
+    )
+}
+
+/// The guarded files (relative) of `places`, directories of the workspace
+/// at `root`, sorted.
+fn guarded(root: &Path, places: &[&str]) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for (place, kind) in PLACES {
-        let dir = root.join(place);
-        if !std::fs::symlink_metadata(&dir).is_ok_and(|meta| meta.is_dir()) {
-            continue;
-        }
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+    for (place, kind) in PLACES.iter().filter(|(p, _)| places.contains(p)) {
+        let Ok(entries) = std::fs::read_dir(root.join(place)) else {
             continue;
         };
         files.extend(
@@ -125,12 +168,11 @@ fn guarded(root: &Path) -> Vec<PathBuf> {
                 .flatten()
                 .filter(|entry| match kind {
                     Kind::Extension(ext) => entry.path().extension().is_some_and(|e| e == *ext),
-                    Kind::Named(name) => entry.file_name() == *name,
-                    // A directory in `hooks` is no hook: only files, links
-                    // and what else could run.
+                    Kind::Named(names) => names.iter().any(|n| entry.file_name() == *n),
+                    // A directory in `hooks` is no hook.
                     Kind::All => !entry.file_type().is_ok_and(|t| t.is_dir()),
                 })
-                .map(|entry| entry.path()),
+                .map(|entry| Path::new(place).join(entry.file_name())),
         );
     }
     files.sort();

@@ -1,6 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use super::Kept;
+use std::path::Path;
+
+use super::{Kept, Restored};
 
 fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -20,6 +22,17 @@ fn workspace() -> tempfile::TempDir {
     dir
 }
 
+fn read(root: &Path, file: &str) -> String {
+    std::fs::read_to_string(root.join(file)).unwrap()
+}
+
+fn put_back(files: &[&str]) -> Restored {
+    Restored {
+        put_back: files.iter().map(|f| (*f).to_owned()).collect(),
+        failed: Vec::new(),
+    }
+}
+
 #[test]
 fn what_a_run_did_to_a_guarded_file_is_undone_and_said() {
     let ws = workspace();
@@ -29,6 +42,7 @@ fn what_a_run_did_to_a_guarded_file_is_undone_and_said() {
     std::fs::remove_file(root.join(".jp/tools.toml")).unwrap();
     std::fs::write(root.join(".jp/new.toml"), "x").unwrap();
     std::fs::write(root.join(".git/config"), "[core]\nfsmonitor = evil\n").unwrap();
+    std::fs::write(root.join(".git/commondir"), "../elsewhere\n").unwrap();
     std::fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\nevil\n").unwrap();
     // Not guarded: the tool's to change.
     std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/other\n").unwrap();
@@ -37,44 +51,93 @@ fn what_a_run_did_to_a_guarded_file_is_undone_and_said() {
 
     assert_eq!(
         kept.restore(),
-        [
+        put_back(&[
             ".git/config",
             ".jp/config.toml",
             ".jp/tools.toml",
+            ".git/commondir",
             ".git/hooks/pre-commit",
             ".jp/new.toml"
-        ]
+        ])
     );
-    let read = |f: &str| std::fs::read_to_string(root.join(f)).unwrap();
-    assert_eq!(read(".jp/config.toml"), "[assistant]\n");
-    assert_eq!(read(".jp/tools.toml"), "# tools\n");
-    assert_eq!(read(".git/config"), "[core]\n");
+    assert_eq!(read(root, ".jp/config.toml"), "[assistant]\n");
+    assert_eq!(read(root, ".jp/tools.toml"), "# tools\n");
+    assert_eq!(read(root, ".git/config"), "[core]\n");
+    assert!(!root.join(".git/commondir").exists());
     assert!(!root.join(".git/hooks/pre-commit").exists());
     assert!(!root.join(".jp/new.toml").exists());
-    assert_eq!(read(".git/HEAD"), "ref: refs/heads/other\n");
-    assert_eq!(read("src/lib.rs"), "changed\n");
+    assert_eq!(read(root, ".git/HEAD"), "ref: refs/heads/other\n");
+    assert_eq!(read(root, "src/lib.rs"), "changed\n");
     // Once put back, there is nothing more to undo.
-    assert_eq!(kept.restore(), Vec::<String>::new());
+    assert_eq!(kept.restore(), Restored::default());
 }
 
 #[test]
-fn a_link_put_in_a_guarded_files_place_goes_and_the_file_comes_back() {
+fn a_link_put_in_a_guarded_files_place_is_replaced_not_written_through() {
     let ws = workspace();
     let root = ws.path();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("target"), "theirs\n").unwrap();
     let kept = Kept::take(root);
     std::fs::remove_file(root.join(".git/config")).unwrap();
-    std::os::unix::fs::symlink("/etc/passwd", root.join(".git/config")).unwrap();
-    assert_eq!(kept.restore(), [".git/config"]);
+    std::os::unix::fs::symlink(outside.path().join("target"), root.join(".git/config")).unwrap();
+    assert_eq!(kept.restore(), put_back(&[".git/config"]));
     assert!(
         !std::fs::symlink_metadata(root.join(".git/config"))
             .unwrap()
             .file_type()
             .is_symlink()
     );
+    assert_eq!(read(root, ".git/config"), "[core]\n");
+    assert_eq!(read(outside.path(), "target"), "theirs\n");
+}
+
+/// The review's escape: `.git/hooks` swapped for a link to a directory
+/// outside (`~/.ssh`) with a file the tool could not have jp remove. jp
+/// writes nothing there, and says what it could not put back.
+#[test]
+fn a_place_swapped_for_a_link_is_never_written_through_and_is_a_failure() {
+    let ws = workspace();
+    let root = ws.path();
+    let ssh = tempfile::tempdir().unwrap();
+    let kept = Kept::take(root);
+    std::fs::rename(root.join(".git/hooks"), root.join(".git/h")).unwrap();
+    std::os::unix::fs::symlink(ssh.path(), root.join(".git/hooks")).unwrap();
+    let restored = kept.restore();
+    assert_eq!(restored.put_back, Vec::<String>::new());
     assert_eq!(
-        std::fs::read_to_string(root.join(".git/config")).unwrap(),
-        "[core]\n"
+        restored.failed[0],
+        ".git/hooks is no longer a directory of the workspace's"
     );
+    // The hook it kept is not written through the link either.
+    assert_eq!(restored.failed.len(), 2, "{restored:?}");
+    assert!(
+        restored.failed[1].starts_with(".git/hooks/pre-push.sample: ")
+            && restored.failed[1].ends_with(
+                "is a symbolic link, and jp follows no link among the files it keeps in a workspace"
+            ),
+        "{restored:?}"
+    );
+    let written: Vec<_> = std::fs::read_dir(ssh.path()).unwrap().collect();
+    assert!(written.is_empty(), "{written:?}");
+}
+
+#[test]
+fn a_git_directory_replaced_by_a_file_is_a_failure() {
+    let ws = workspace();
+    let root = ws.path();
+    let kept = Kept::take(root);
+    std::fs::rename(root.join(".git"), root.join(".git2")).unwrap();
+    std::fs::write(root.join(".git"), "gitdir: .git2\n").unwrap();
+    let restored = kept.restore();
+    assert_eq!(
+        restored.failed[..2],
+        [
+            ".git is no longer a directory of the workspace's".to_owned(),
+            ".git/hooks is no longer a directory of the workspace's".to_owned()
+        ]
+    );
+    assert!(restored.failed.len() > 2, "{restored:?}");
 }
 
 #[test]
@@ -82,5 +145,5 @@ fn a_workspace_without_the_places_keeps_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let kept = Kept::take(dir.path());
     std::fs::create_dir(dir.path().join("src")).unwrap();
-    assert_eq!(kept.restore(), Vec::<String>::new());
+    assert_eq!(kept.restore(), Restored::default());
 }

@@ -21,7 +21,7 @@ use jp_tool::{Context, Outcome, Request, ToolInfo};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::kept::Kept;
+use super::kept::{Kept, Restored};
 use super::{Asker, Judge, delta};
 use crate::query::arguments::Arguments;
 use crate::query::decision::{Ask, Ran, Verdict, denied, not_run};
@@ -189,7 +189,10 @@ impl<'j> Runner<'j> {
                 stderr.push_str(&run.stderr);
             }
             let restored = kept.restore();
-            if !restored.is_empty() {
+            if !restored.failed.is_empty() {
+                self.judge.tampered(&restored.failed.join("; "));
+            }
+            if restored != Restored::default() {
                 run.outcome = put_back(run.outcome, &restored);
             }
             let next = self
@@ -622,7 +625,7 @@ impl<'j> Runner<'j> {
 /// (`restored`, put back since: [`Kept`]): an error that says so, whatever
 /// the tool answered, so the model does not build on a change that did not
 /// happen.
-fn put_back(outcome: Outcome, restored: &[String]) -> Outcome {
+fn put_back(outcome: Outcome, restored: &Restored) -> Outcome {
     let what = match outcome {
         Outcome::Success { content, .. }
         | Outcome::Error {
@@ -630,10 +633,19 @@ fn put_back(outcome: Outcome, restored: &[String]) -> Outcome {
         } => content,
         _ => String::new(),
     };
-    Outcome::error(format!(
-        "The tool changed {}, which no tool may change (jp's config changes only through a tool's access.config grants; git's config and hooks run outside any sandbox); jp put them back. What the tool said:\n{what}",
-        restored.join(", ")
-    ))
+    let mut message = String::from(
+        "The tool changed files no tool may change (jp's config changes only through a tool's access.config grants; git's config and hooks run outside any sandbox).",
+    );
+    if !restored.put_back.is_empty() {
+        message.push_str(&format!(" jp put back {}.", restored.put_back.join(", ")));
+    }
+    if !restored.failed.is_empty() {
+        message.push_str(&format!(
+            " jp could not put back: {}. Do not run git or jp's config here before the user has looked at it; every call is now asked.",
+            restored.failed.join("; ")
+        ));
+    }
+    Outcome::error(format!("{message} What the tool said:\n{what}"))
 }
 
 fn asking(why: String) -> Decision {

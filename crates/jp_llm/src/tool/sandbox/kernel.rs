@@ -183,14 +183,6 @@ fn build(
         .add_rules(path_beneath_rules(readable, AccessFs::ReadFile))
 }
 
-/// The capabilities a sandboxed process of `root`'s loses: each lets it
-/// read a process's environment that is not dumpable (jp's).
-const DROPPED: [rustix::thread::CapabilitySet; 3] = [
-    rustix::thread::CapabilitySet::SYS_PTRACE,
-    rustix::thread::CapabilitySet::SYS_ADMIN,
-    rustix::thread::CapabilitySet::PERFMON,
-];
-
 /// Applies `ruleset` and `filters` to the process `command` starts, after
 /// the fork and before the exec.
 ///
@@ -221,15 +213,18 @@ const DROPPED: [rustix::thread::CapabilitySet; 3] = [
 fn restrict_in_child(command: &mut Command, ruleset: RulesetCreated, filters: Filters) {
     let mut ruleset = Some(ruleset);
     let in_child = move || -> io::Result<()> {
-        // A tool run by `root` must not read jp's memory or environment
-        // (`/proc/JP_PID/environ`): jp is not dumpable, which
-        // `CAP_SYS_PTRACE`, `CAP_SYS_ADMIN` and `CAP_PERFMON` each override
-        // (Landlock does not cover that read). Without them in the
-        // bounding set the program `exec` starts has them in no set. (Any
-        // other user has none of them, and may not drop them: EPERM.)
-        for capability in DROPPED {
-            match rustix::thread::remove_capability_from_bounding_set(capability) {
-                Ok(()) | Err(rustix::io::Errno::PERM) => {}
+        // A tool run by `root` keeps none of root's capabilities: each
+        // overrides something the sandbox relies on (`CAP_SYS_PTRACE`,
+        // `CAP_SYS_ADMIN` and `CAP_PERFMON` reading jp's environment
+        // although jp is not dumpable, `CAP_CHOWN` and `CAP_FOWNER` the
+        // owner of a file outside, `CAP_NET_ADMIN` the network, ...).
+        // Without them in the bounding set the program `exec` starts has
+        // none. Any other user has none and may not drop them (EPERM); a
+        // number past the kernel's last capability is EINVAL.
+        for capability in 0..64_u32 {
+            let set = rustix::thread::CapabilitySet::from_bits_retain(1 << capability);
+            match rustix::thread::remove_capability_from_bounding_set(set) {
+                Ok(()) | Err(rustix::io::Errno::PERM | rustix::io::Errno::INVAL) => {}
                 Err(errno) => return Err(io::Error::from(errno)),
             }
         }

@@ -8,10 +8,12 @@
 //! inherited across `fork` and `exec` and cannot be removed), gets:
 //!
 //! - without network (`sandbox.network = false`): `EACCES` from `socket`
-//!   and `socketpair` for every family but `AF_UNIX` (pipes and local
-//!   sockets many programs use) and `AF_NETLINK` (the kernel's own
-//!   interface: a program's list of network interfaces, no traffic). So no
-//!   TCP, UDP, DNS or raw socket, loopback included;
+//!   and `socketpair` for every family but `AF_UNIX` (socket pairs many
+//!   programs use) and `AF_NETLINK` (the kernel's own interface), so no
+//!   TCP, UDP, DNS or raw socket, loopback included; and from `connect`
+//!   and from `sendto` to an address, so no local daemon's socket either
+//!   (a terminal multiplexer's or the session bus would run what it is
+//!   sent, outside the sandbox);
 //! - always, `ENOSYS` (the answer of a kernel without them, which programs
 //!   handle by falling back) from:
 //!   - `io_uring_setup`: io_uring's requests open sockets and files
@@ -177,19 +179,30 @@ pub(super) fn filters(network: bool) -> Result<Filters, String> {
     Ok(Filters { programs })
 }
 
-/// `socket` and `socketpair` with a family other than [`LOCAL_FAMILIES`].
-/// The family is an `int`: only the argument's lower 32 bits are compared,
-/// as the kernel reads only those.
+/// `socket` and `socketpair` with a family other than [`LOCAL_FAMILIES`]
+/// (the family is an `int`: only the argument's lower 32 bits are
+/// compared, as the kernel reads only those), `connect`, and `sendto` to
+/// an address.
 fn sockets() -> Result<Rules, String> {
     let conditions = LOCAL_FAMILIES
         .iter()
         .map(|&family| condition(0, SeccompCmpOp::Ne, to_u64(family)))
         .collect::<Result<Vec<_>, _>>()?;
     let other_family = rule(conditions)?;
-    Ok([libc::SYS_socket, libc::SYS_socketpair]
+    let mut rules: Rules = [libc::SYS_socket, libc::SYS_socketpair]
         .into_iter()
         .map(|call| (call, vec![other_family.clone()]))
-        .collect())
+        .collect();
+    // The local sockets left are no way out either: `connect` (to a UNIX
+    // socket's path: a terminal multiplexer's, the session bus, a
+    // container daemon's, each of which runs what it is sent outside the
+    // sandbox) is refused whole, and so is `sendto` with an address (a
+    // datagram to a path). `socketpair` and pipes are untouched.
+    rules.insert(libc::SYS_connect, Vec::new());
+    let addressed = SeccompCondition::new(4, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, 0)
+        .map_err(|e| format!("seccomp condition on argument 4: {e}"))?;
+    rules.insert(libc::SYS_sendto, vec![rule(vec![addressed])?]);
+    Ok(rules)
 }
 
 /// What is refused with `EPERM`: [`DENIED`], `clone` with any of the
