@@ -5,8 +5,10 @@
 //! An example is a `$ ` command line (run by bash, with the `jp` under test
 //! first on `PATH`) followed by the exact standard output.
 //!
-//! Each page runs in its own empty temporary directory, with `HOME` inside
-//! it and `XDG_CONFIG_HOME` in another, so no user config leaks in, and
+//! Each page runs in its own empty temporary directory, with `HOME` in
+//! another (a workspace that holds the home is one the sandbox cannot
+//! protect: every call there asks) and `XDG_CONFIG_HOME` in a third, so
+//! no user config leaks in, and
 //! with `JP_TRUST_WORKSPACE=1`: the config a page writes is trusted, as
 //! the pages say it must be (docs/config.md, "Workspace trust"). A fenced block
 //! opened as ```` ```toml file=.jp/config.toml ```` writes that file (relative
@@ -109,6 +111,8 @@ fn documented_console_examples_print_what_the_docs_say() {
         // The user's config (and the trusted workspaces it records) lives
         // outside the workspace, as it does for a real user.
         let config_home = tempfile::tempdir().unwrap();
+        let home_dir = tempfile::tempdir().unwrap();
+        let home = home_dir.path();
         for step in steps {
             let example = match step {
                 Step::Write { path, text } => {
@@ -127,7 +131,7 @@ fn documented_console_examples_print_what_the_docs_say() {
                 .args(["-c", &example.command])
                 .env_clear()
                 .env("PATH", &path)
-                .env("HOME", dir.path())
+                .env("HOME", home)
                 .env("XDG_CONFIG_HOME", config_home.path())
                 // The pages write their config by hand and say once that
                 // it needs `jp trust`; the examples show what follows.

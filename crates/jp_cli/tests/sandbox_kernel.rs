@@ -245,16 +245,17 @@ fn without_landlock_an_unattended_call_is_asked_and_without_a_terminal_declined(
     assert!(!ws.project().join("inside.txt").exists());
 }
 
-/// `sandbox.none`: the tool runs without the kernel's part, and so is
+/// `sandbox = "none"` (or `sandbox.none = true`, or `--cfg
+/// ...sandbox=none`): the tool runs without the kernel's part, and so is
 /// always asked, whatever its policy says.
 #[test]
 fn a_tool_whose_sandbox_is_none_is_always_asked() {
     let ws = initialized();
     ws.write(
         "project/.jp/tools.toml",
-        &format!(
-            "{}[conversation.tools.inside.sandbox]\nnone = true\n",
-            write_tool("inside", "inside.txt")
+        &write_tool("inside", "inside.txt").replace(
+            "policy.run = \"unattended\"\n",
+            "policy.run = \"unattended\"\nsandbox = \"none\"\n",
         ),
     );
     let server = calls(&["inside"]);
@@ -539,4 +540,25 @@ printf '{"type":"success","content":"%s"}' "$r""#;
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(responses(&stored(&ws))[0].1, "closed");
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "");
+}
+
+/// The same where no secret place exists yet: the tool could make
+/// `~/.ssh/authorized_keys` or change `~/.bashrc`.
+#[test]
+fn a_workspace_that_is_the_home_asks_even_before_a_secret_place_exists() {
+    let ws = initialized();
+    ws.write(
+        "project/.jp/tools.toml",
+        &write_tool("inside", "inside.txt"),
+    );
+    let project = ws.project().display().to_string();
+    let server = calls(&["inside"]);
+    let mut command = query_command(&ws, &server, MODEL, &["--cfg", "@.jp/tools.toml"], "go");
+    command
+        .env("HOME", &project)
+        .env("XDG_CONFIG_HOME", ws.root().join("xdg"));
+    let run = ws.run_of(command.output().unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(responses(&stored(&ws))[0].0, "declined", "{run:?}");
+    assert!(!ws.project().join("inside.txt").exists());
 }

@@ -70,7 +70,8 @@ pub struct SandboxConfig {
     /// value wins over `conversation.sandbox`'s.
     pub network: Option<bool>,
 
-    /// No kernel sandbox for this tool or MCP server at all: its process
+    /// No kernel sandbox for this tool or MCP server at all (`sandbox =
+    /// "none"` says the same, see `load/parse.rs`): its process
     /// may write, read and connect wherever the user can (its environment
     /// is still built from the allowlist). Every call of it asks, whatever
     /// its policy says, and no session approval covers it. Only per tool

@@ -17,6 +17,11 @@ pub fn parse_toml_file(text: &str) -> Result<(PartialAppConfig, serde_json::Valu
         toml::de::Deserializer::parse(text).map_err(|e| toml_diagnostic(text, &e, None))?;
     let raw: serde_json::Value =
         toml::from_str(text).map_err(|e| toml_diagnostic(text, &e, None))?;
+    // `sandbox = "none"` is said as a table to the deserializer (the rare
+    // layer that has one is read from its value, without line numbers).
+    if sandbox_none(&raw).is_some() {
+        return Ok((deserialize_value(&raw)?, raw));
+    }
     let partial: PartialAppConfig =
         serde_path_to_error::deserialize(deserializer).map_err(|e| {
             let mut diagnostic = toml_diagnostic(text, e.inner(), path_to_key(e.path()));
@@ -45,6 +50,8 @@ pub(super) fn parse_json_file(
 ///
 /// A diagnostic naming the key and the problem.
 pub fn deserialize_value(raw: &serde_json::Value) -> Result<PartialAppConfig, Diagnostic> {
+    let normalized = sandbox_none(raw);
+    let raw = normalized.as_ref().unwrap_or(raw);
     serde_path_to_error::deserialize(raw).map_err(|e| {
         let message = explain_mismatch(e.path(), &e.inner().to_string(), raw);
         Diagnostic::error(path_to_key(e.path()), message)
@@ -103,4 +110,38 @@ fn path_to_key(path: &serde_path_to_error::Path) -> Option<String> {
         }
     }
     (!out.is_empty()).then_some(out)
+}
+
+/// `raw` with each `sandbox = "none"` of a tool or MCP server written as
+/// the table it stands for (`{ none = true }`, see
+/// [`crate::sandbox::SandboxConfig::none`]); `None` when it has none.
+fn sandbox_none(raw: &serde_json::Value) -> Option<serde_json::Value> {
+    let holders = [("conversation", "tools"), ("providers", "mcp")];
+    let is_none =
+        |entry: &serde_json::Value| entry.get("sandbox").and_then(|s| s.as_str()) == Some("none");
+    let any = holders.iter().any(|(a, b)| {
+        raw.get(a)
+            .and_then(|v| v.get(b))
+            .and_then(serde_json::Value::as_object)
+            .is_some_and(|entries| entries.values().any(is_none))
+    });
+    if !any {
+        return None;
+    }
+    let mut raw = raw.clone();
+    for (a, b) in holders {
+        let Some(entries) = raw
+            .get_mut(a)
+            .and_then(|v| v.get_mut(b))
+            .and_then(serde_json::Value::as_object_mut)
+        else {
+            continue;
+        };
+        for entry in entries.values_mut() {
+            if is_none(entry) {
+                entry["sandbox"] = serde_json::json!({ "none": true });
+            }
+        }
+    }
+    Some(raw)
 }

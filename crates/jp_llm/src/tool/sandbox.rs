@@ -215,11 +215,17 @@ pub fn unbounded(config: &SandboxConfig) -> Option<String> {
 pub fn unbounded_in(config: &SandboxConfig, root: &Path) -> Option<String> {
     unbounded(config).or_else(|| {
         let root = std::fs::canonicalize(root).ok()?;
+        // As the path is, where it does not exist (yet: the tool could
+        // make it), else where it leads.
+        let real = |path: PathBuf| std::fs::canonicalize(&path).unwrap_or(path);
+        let home = std::env::var_os("HOME").map(|home| real(PathBuf::from(home)));
         let secret = Sandbox::from_config(&SandboxConfig::default())
             .deny_read
             .into_iter()
-            .filter_map(|path| std::fs::canonicalize(path).ok())
-            .find(|path| path.starts_with(&root) || root.starts_with(path))?;
+            .map(real)
+            .find(|path| path.starts_with(&root) || root.starts_with(path))
+            // The home itself: `~/.bashrc`, `~/.ssh` made by the tool.
+            .or_else(|| home.filter(|home| home.starts_with(&root)))?;
         Some(format!(
             "the workspace holds {} (or lies in it), which a sandbox working there cannot keep out of reach",
             secret.display()

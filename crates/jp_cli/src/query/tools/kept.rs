@@ -32,32 +32,42 @@ use jp_fs::FileKind;
 /// one is left alone rather than held in memory.
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
-/// Where the kept files are, relative to the workspace root: a directory
-/// and which of the files directly in it are kept.
-const PLACES: &[(&str, Kind)] = &[
-    (".jp", Kind::Extension("toml")),
-    (".git", Kind::Named(&["config", "commondir"])),
-    (".git/hooks", Kind::All),
-];
+/// Where the kept files are, relative to the workspace root: each is
+/// walked (links are not followed), but for the directories [`SKIPPED`]
+/// names, to [`MAX_DEPTH`], and a file is kept when [`is_kept`] says so.
+const PLACES: [&str; 2] = [".jp", ".git"];
 
-/// Which files of a place are kept.
-#[derive(Debug, Clone, Copy)]
-enum Kind {
-    /// Those with this extension.
-    Extension(&'static str),
-    /// Those with one of these names.
-    Named(&'static [&'static str]),
-    /// Every one but directories.
-    All,
+/// Directories in the places that hold nothing kept: git's objects, refs
+/// and logs (large), and jp's conversations (jp writes them itself).
+const SKIPPED: [&str; 5] = ["objects", "refs", "logs", "lfs", "conversations"];
+
+/// How deep a place is walked: `.git/modules/a/modules/b/hooks/x` is 5.
+const MAX_DEPTH: usize = 8;
+
+/// Whether the file `rel` (relative to the workspace root) is kept: in
+/// `.jp`, every `.toml` (the config and what it extends); in `.git`,
+/// every `config`, `config.worktree` and `commondir` (the repository's,
+/// a submodule's under `modules/`, a worktree's under `worktrees/`) and
+/// every file in a `hooks` directory.
+fn is_kept(rel: &Path) -> bool {
+    let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if rel.starts_with(".jp") {
+        return rel.extension().is_some_and(|e| e == "toml");
+    }
+    ["config", "config.worktree", "commondir"].contains(&name)
+        || rel
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|parent| parent == "hooks")
 }
 
 /// The guarded files of a workspace, as they were when taken.
 #[derive(Debug)]
 pub struct Kept {
     root: PathBuf,
-    /// The places that were directories of the workspace's (no link on
-    /// the way), relative to the root.
-    places: Vec<&'static str>,
+    /// The directories walked (relative): each must still be one after
+    /// the run, reached through no link.
+    dirs: Vec<PathBuf>,
     /// Every guarded file there was, kept or not (relative).
     seen: Vec<PathBuf>,
     /// Those kept, with their bytes (relative).
@@ -78,12 +88,7 @@ pub struct Restored {
 impl Kept {
     /// The guarded files of the workspace at `root` as they are now.
     pub fn take(root: &Path) -> Self {
-        let places: Vec<&'static str> = PLACES
-            .iter()
-            .map(|(place, _)| *place)
-            .filter(|place| is_dir(root, place))
-            .collect();
-        let seen = guarded(root, &places);
+        let (dirs, seen) = walk(root);
         let files = seen
             .iter()
             .filter_map(|rel| {
@@ -94,7 +99,7 @@ impl Kept {
             .collect();
         Self {
             root: root.to_owned(),
-            places,
+            dirs,
             seen,
             files,
         }
@@ -107,10 +112,11 @@ impl Kept {
         let mut restored = Restored::default();
         let root = &self.root;
         let name = |rel: &Path| rel.display().to_string();
-        for place in &self.places {
-            if !is_dir(root, place) {
+        for dir in &self.dirs {
+            if !is_dir(root, dir) {
                 restored.failed.push(format!(
-                    "{place} is no longer a directory of the workspace's"
+                    "{} is no longer a directory of the workspace's",
+                    name(dir)
                 ));
             }
         }
@@ -126,13 +132,7 @@ impl Kept {
                     .push(format!("{}: {}", name(rel), jp_fs::io_reason(&e))),
             }
         }
-        let places: Vec<&'static str> = self
-            .places
-            .iter()
-            .copied()
-            .filter(|place| is_dir(root, place))
-            .collect();
-        for rel in guarded(root, &places) {
+        for rel in walk(root).1 {
             if self.seen.contains(&rel) {
                 continue;
             }
@@ -147,36 +147,43 @@ impl Kept {
     }
 }
 
-/// Whether `root/place` is a directory reached through no link.
-fn is_dir(root: &Path, place: &str) -> bool {
-    matches!(
-        jp_fs::kind(root, Path::new(place)),
-        Ok(Some(FileKind::Directory))
-    )
+/// Whether `root/rel` is a directory reached through no link.
+fn is_dir(root: &Path, rel: &Path) -> bool {
+    matches!(jp_fs::kind(root, rel), Ok(Some(FileKind::Directory)))
 }
 
-/// The guarded files (relative) of `places`, directories of the workspace
-/// at `root`, sorted.
-fn guarded(root: &Path, places: &[&str]) -> Vec<PathBuf> {
+/// The directories of [`PLACES`] in the workspace at `root` and the kept
+/// files in them (relative, sorted), found without following a link.
+fn walk(root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut dirs: Vec<PathBuf> = PLACES
+        .iter()
+        .map(PathBuf::from)
+        .filter(|place| is_dir(root, place))
+        .collect();
     let mut files = Vec::new();
-    for (place, kind) in PLACES.iter().filter(|(p, _)| places.contains(p)) {
-        let Ok(entries) = std::fs::read_dir(root.join(place)) else {
+    let mut next = 0;
+    while let Some(dir) = dirs.get(next).cloned() {
+        next += 1;
+        let Ok(entries) = std::fs::read_dir(root.join(&dir)) else {
             continue;
         };
-        files.extend(
-            entries
-                .flatten()
-                .filter(|entry| match kind {
-                    Kind::Extension(ext) => entry.path().extension().is_some_and(|e| e == *ext),
-                    Kind::Named(names) => names.iter().any(|n| entry.file_name() == *n),
-                    // A directory in `hooks` is no hook.
-                    Kind::All => !entry.file_type().is_ok_and(|t| t.is_dir()),
-                })
-                .map(|entry| Path::new(place).join(entry.file_name())),
-        );
+        for entry in entries.flatten() {
+            let rel = dir.join(entry.file_name());
+            // The entry's own type: a link is never a directory here.
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir {
+                let skipped = SKIPPED.iter().any(|s| entry.file_name() == *s);
+                if !skipped && rel.components().count() <= MAX_DEPTH {
+                    dirs.push(rel);
+                }
+            } else if is_kept(&rel) {
+                files.push(rel);
+            }
+        }
     }
+    dirs.sort();
     files.sort();
-    files
+    (dirs, files)
 }
 
 #[cfg(test)]

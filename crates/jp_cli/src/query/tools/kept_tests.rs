@@ -147,3 +147,61 @@ fn a_workspace_without_the_places_keeps_nothing() {
     std::fs::create_dir(dir.path().join("src")).unwrap();
     assert_eq!(kept.restore(), Restored::default());
 }
+
+/// What git and jp read besides the top files: a submodule's config and
+/// hooks, a worktree's `commondir`, `config.worktree`, and the files the
+/// config extends under `.jp/`; a hook in a new submodule directory goes
+/// too. Git's objects and jp's conversations are not looked at.
+#[test]
+fn submodules_worktrees_and_extended_config_are_kept_too() {
+    let ws = workspace();
+    let root = ws.path();
+    for sub in [
+        ".git/modules/sub/hooks",
+        ".git/worktrees/wt",
+        ".jp/tools",
+        ".git/objects/ab",
+    ] {
+        std::fs::create_dir_all(root.join(sub)).unwrap();
+    }
+    for (file, text) in [
+        (".git/modules/sub/config", "[core]\n"),
+        (".git/worktrees/wt/commondir", "../..\n"),
+        (".jp/tools/rc.toml", "# rc\n"),
+        (".git/objects/ab/cdef", "blob"),
+    ] {
+        std::fs::write(root.join(file), text).unwrap();
+    }
+    let kept = Kept::take(root);
+    for (file, text) in [
+        (".git/modules/sub/config", "[core]\nfsmonitor = evil\n"),
+        (".git/modules/sub/hooks/post-checkout", "evil\n"),
+        (".git/worktrees/wt/commondir", "../../evil\n"),
+        (".git/config.worktree", "[core]\nfsmonitor = evil\n"),
+        (
+            ".jp/tools/rc.toml",
+            "[assistant]\ninstructions = [\"evil\"]\n",
+        ),
+        (".git/objects/ab/cdef", "changed"),
+        (".jp/conversations/x.toml", "jp's own"),
+    ] {
+        std::fs::write(root.join(file), text).unwrap();
+    }
+    std::fs::create_dir_all(root.join(".git/modules/new/hooks")).unwrap();
+    std::fs::write(root.join(".git/modules/new/hooks/pre-commit"), "evil\n").unwrap();
+    assert_eq!(
+        kept.restore(),
+        put_back(&[
+            ".git/modules/sub/config",
+            ".git/worktrees/wt/commondir",
+            ".jp/tools/rc.toml",
+            ".git/config.worktree",
+            ".git/modules/new/hooks/pre-commit",
+            ".git/modules/sub/hooks/post-checkout",
+        ])
+    );
+    assert_eq!(read(root, ".git/modules/sub/config"), "[core]\n");
+    assert_eq!(read(root, ".jp/tools/rc.toml"), "# rc\n");
+    assert_eq!(read(root, ".git/objects/ab/cdef"), "changed");
+    assert_eq!(read(root, ".jp/conversations/x.toml"), "jp's own");
+}

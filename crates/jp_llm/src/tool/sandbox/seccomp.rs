@@ -31,6 +31,9 @@
 //!     the user's secrets (Kerberos tickets, encryption keys);
 //!   - `mount` and the other calls that change the mount tree: Landlock
 //!     already refuses them; this holds without relying on that;
+//!   - setting a file's set-user-ID or set-group-ID bit (`chmod`, and the
+//!     mode of `open`, `creat` and `mknod`): such a file made by the tool
+//!     would run with its owner's rights for whoever runs it later;
 //!   - `ioctl` with `TIOCSTI` or `TIOCLINUX`: both put characters into a
 //!     terminal's input, which the user's shell would run after jp exits.
 //!     A tool can open jp's terminal for reading (reads are not bounded)
@@ -148,7 +151,13 @@ const DENIED: [libc::c_long; 17] = [
 ];
 
 /// The system calls refused whole with `ENOSYS` (see the module docs).
-const ABSENT: [libc::c_long; 2] = [libc::SYS_io_uring_setup, libc::SYS_clone3];
+const ABSENT: [libc::c_long; 3] = [
+    libc::SYS_io_uring_setup,
+    libc::SYS_clone3,
+    // Its mode is in memory too (a set-user-ID file could be made through
+    // it); programs that use it fall back to `openat`.
+    libc::SYS_openat2,
+];
 
 /// The filters of a process that may use the network or not.
 ///
@@ -229,8 +238,45 @@ fn escapes() -> Result<Rules, String> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     rules.insert(libc::SYS_ioctl, injection);
+    // No set-user-ID or set-group-ID file: one made by a tool of `root`'s
+    // (or of any user's) runs with its owner's rights for whoever runs it
+    // later, outside the sandbox.
+    for (call, mode) in MODE_ARGUMENT {
+        let special = [libc::S_ISUID, libc::S_ISGID]
+            .into_iter()
+            .map(|bit| {
+                let bit = u64::from(bit);
+                rule(vec![condition(mode, SeccompCmpOp::MaskedEq(bit), bit)?])
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        rules.insert(call, special);
+    }
     Ok(rules)
 }
+
+/// The calls that set a file's mode, and which argument holds it.
+#[cfg(target_arch = "x86_64")]
+const MODE_ARGUMENT: [(libc::c_long, u8); 9] = [
+    (libc::SYS_chmod, 1),
+    (libc::SYS_fchmod, 1),
+    (libc::SYS_fchmodat, 2),
+    (libc::SYS_fchmodat2, 2),
+    (libc::SYS_open, 2),
+    (libc::SYS_openat, 3),
+    (libc::SYS_creat, 1),
+    (libc::SYS_mknod, 1),
+    (libc::SYS_mknodat, 2),
+];
+
+/// The calls that set a file's mode, and which argument holds it.
+#[cfg(target_arch = "aarch64")]
+const MODE_ARGUMENT: [(libc::c_long, u8); 5] = [
+    (libc::SYS_fchmod, 1),
+    (libc::SYS_fchmodat, 2),
+    (libc::SYS_fchmodat2, 2),
+    (libc::SYS_openat, 3),
+    (libc::SYS_mknodat, 2),
+];
 
 /// `rules` with each call also under its x32 number (x86_64 only).
 #[cfg(target_arch = "x86_64")]

@@ -515,3 +515,38 @@ fn a_process_group_the_spawner_sets_is_set_before_the_filters() {
     assert_eq!(ids.len(), 2, "{ids:?}");
     assert_eq!(ids[0], ids[1], "the shell leads its own group");
 }
+
+/// A python3 script that makes files in its argument's directory with and
+/// without the set-user-ID and set-group-ID bits: prints each outcome.
+const SPECIAL_MODES: &str = "
+import errno, os, sys
+def attempt(f):
+    try:
+        f()
+        return 'ok'
+    except OSError as e:
+        return errno.errorcode[e.errno]
+d = sys.argv[1]
+open(d + '/plain', 'w').close()
+print(
+    attempt(lambda: os.chmod(d + '/plain', 0o755)),
+    attempt(lambda: os.chmod(d + '/plain', 0o4755)),
+    attempt(lambda: os.chmod(d + '/plain', 0o2755)),
+    attempt(lambda: os.close(os.open(d + '/made', os.O_CREAT | os.O_WRONLY, 0o4755))),
+    attempt(lambda: os.mknod(d + '/node', 0o2644)),
+)
+";
+
+/// A set-user-ID file made by a tool would run with its owner's rights
+/// for whoever runs it later, outside the sandbox.
+#[test]
+fn no_set_user_id_or_group_id_file_is_made() {
+    for (under, expected) in [
+        (Under::NoNetwork, "ok EPERM EPERM EPERM EPERM"),
+        (Under::Nothing, "ok ok ok ok ok"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let outcome = python(under, SPECIAL_MODES, &[dir.path().to_str().unwrap()]);
+        assert_eq!(outcome, (Some(0), expected.to_owned()), "{under:?}");
+    }
+}
