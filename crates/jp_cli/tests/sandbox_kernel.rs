@@ -31,11 +31,19 @@ printf '{"type":"success","content":"%s"}' "$r""#;
     )
 }
 
-fn run(ws: &common::Workspace, server: &TestServer, extra: &[&str], env: &[(&str, &str)]) {
+/// `jp query go` against `server` with `extra` arguments and `env`: it
+/// must exit 0.
+fn run(
+    ws: &common::Workspace,
+    server: &TestServer,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> common::Run {
     let mut command = query_command(ws, server, MODEL, extra, "go");
     command.envs(env.iter().copied());
     let run = ws.run_of(command.output().unwrap());
     assert_eq!(run.code, 0, "{run:?}");
+    run
 }
 
 /// One call of each tool, then `Done.`.
@@ -227,10 +235,12 @@ fn without_landlock_an_unattended_call_is_asked_and_without_a_terminal_declined(
         &write_tool("inside", "inside.txt"),
     );
     let server = calls(&["inside"]);
-    let mut command = query_command(&ws, &server, MODEL, &["--cfg", "@.jp/tools.toml"], "go");
-    command.env("JP_TEST_SANDBOX", "without");
-    let run = ws.run_of(command.output().unwrap());
-    assert_eq!(run.code, 0, "{run:?}");
+    let run = run(
+        &ws,
+        &server,
+        &["--cfg", "@.jp/tools.toml"],
+        &[("JP_TEST_SANDBOX", "without")],
+    );
     let (status, _) = responses(&stored(&ws)).remove(0);
     assert_eq!(status, "declined");
     assert!(
@@ -438,10 +448,12 @@ fn a_workspace_that_holds_a_secret_place_asks_for_every_call() {
     );
     let project = ws.project().display().to_string();
     let server = calls(&["inside"]);
-    let mut command = query_command(&ws, &server, MODEL, &["--cfg", "@.jp/tools.toml"], "go");
-    command.env("HOME", &project);
-    let run = ws.run_of(command.output().unwrap());
-    assert_eq!(run.code, 0, "{run:?}");
+    let run = run(
+        &ws,
+        &server,
+        &["--cfg", "@.jp/tools.toml"],
+        &[("HOME", &project)],
+    );
     assert_eq!(responses(&stored(&ws))[0].0, "declined");
     assert!(
         run.stderr.contains(
