@@ -1,17 +1,20 @@
 //! The boundary around every process jp starts (a local tool, a default
 //! tool's `jp tool ...` child, an MCP server over stdio), set on its
-//! [`Command`] before it is spawned. What it enforces so far: the
-//! environment. The process gets the variables of jp's that
-//! [`DEFAULT_ENV`] names and those its `sandbox.env` names, and nothing
-//! else of jp's: no provider key, no `*_KEY`, `*_TOKEN`, `*_SECRET` or
-//! `*PASSWORD*` unless named (see `docs/sandbox.md`).
+//! [`Command`] before it is spawned (see `docs/sandbox.md`):
 //!
-//! Prototype (issue 36): its writes, too. The process gets a private
-//! `TMPDIR`, made for the run and removed after it ([`Confinement`]), and
-//! on Linux the kernel (Landlock) lets it and every process it starts
-//! write only beneath the workspace root, that directory, a few devices
-//! and what `sandbox.write` adds ([`writes`]). Where the kernel cannot
-//! enforce that, the process is not started ([`SandboxError`]).
+//! - its environment: the variables of jp's that [`DEFAULT_ENV`] names and
+//!   those its `sandbox.env` names, and nothing else of jp's (no provider
+//!   key, no `*_KEY`, `*_TOKEN`, `*_SECRET` or `*PASSWORD*` unless named);
+//! - a private `TMPDIR`, made for the run and removed after it
+//!   ([`Confinement`]);
+//! - on Linux, the kernel's bound on it and every process it starts
+//!   ([`kernel`]: Landlock for what it writes and reads and whom it
+//!   signals, seccomp for sockets and the ways around Landlock, no
+//!   capability left to `root`).
+//!
+//! Where the kernel cannot enforce the bound, [`unbounded`] says why: the
+//! judge then asks before every call (fail closed), and an approved call
+//! runs with the environment and `TMPDIR` only.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -54,9 +57,10 @@ pub enum SandboxError {
     /// Its private temporary directory could not be made.
     #[error("cannot make its private temporary directory: {0}")]
     Tmp(std::io::Error),
-    /// The kernel cannot enforce where it may write.
+    /// The kernel's bound could not be set up for it (a path of its
+    /// sandbox cannot be opened, the kernel refused the rules).
     #[error(
-        "the kernel cannot confine where it writes ({0}); jp does not run a tool without its sandbox"
+        "the kernel cannot confine it ({0}); jp does not run a tool without its sandbox"
     )]
     NotEnforceable(String),
 }

@@ -15,7 +15,10 @@
 //!   kernel);
 //! - cannot signal a process outside its sandbox, jp included, nor
 //!   connect to an abstract UNIX socket made outside it (Linux 6.12),
-//!   nor trace one (any Landlock kernel).
+//!   nor trace one (any Landlock kernel);
+//! - keeps no capability, when it is `root`'s (all are dropped from its
+//!   bounding set before the exec);
+//! - is under the seccomp filters of [`super::seccomp`], installed last.
 //!
 //! A file opened before the bound (its stdin, stdout and stderr: jp's
 //! pipes) is not affected.
