@@ -59,9 +59,7 @@ pub enum SandboxError {
     Tmp(std::io::Error),
     /// The kernel's bound could not be set up for it (a path of its
     /// sandbox cannot be opened, the kernel refused the rules).
-    #[error(
-        "the kernel cannot confine it ({0}); jp does not run a tool without its sandbox"
-    )]
+    #[error("the kernel cannot confine it ({0}); jp does not run a tool without its sandbox")]
     NotEnforceable(String),
 }
 
