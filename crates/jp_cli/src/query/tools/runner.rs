@@ -619,8 +619,6 @@ impl<'j> Runner<'j> {
     }
 }
 
-/// The decision to ask again about a call whose path leads elsewhere now
-/// (`why`).
 /// `outcome` of a run that changed files that reach past its sandbox
 /// (`restored`, put back since: [`Kept`]): an error that says so, whatever
 /// the tool answered, so the model does not build on a change that did not
@@ -648,6 +646,8 @@ fn put_back(outcome: Outcome, restored: &Restored) -> Outcome {
     Outcome::error(format!("{message} What the tool said:\n{what}"))
 }
 
+/// The decision to ask again about a call whose path leads elsewhere now
+/// (`why`).
 fn asking(why: String) -> Decision {
     Decision {
         mode: Mode::Ask,
