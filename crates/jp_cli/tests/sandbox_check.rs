@@ -29,6 +29,7 @@ const WRITES: &[(&str, &str)] = &[
     ("write-trust-records", "blocked"),
     // Put back by jp after the run (kept.rs), as around every call.
     ("write-workspace-config", "blocked"),
+    ("write-setuid", "blocked"),
     ("unshare-namespace", "blocked"),
     ("unshare-mount-write", "blocked"),
 ];

@@ -189,6 +189,12 @@ fn moves(scratch: &Scratch) -> Vec<Attempt> {
                 "workspace/.jp/config.toml",
             )]),
         ),
+        Attempt::new(
+            "write-setuid",
+            "make a set-user-ID program in the workspace (it would run as its owner for anyone)",
+            &["setuid", "suid"],
+            Evidence::Report,
+        ),
     ]
 }
 

@@ -37,6 +37,7 @@ fn attempt(kind: &str, args: &[String]) -> Result<Reported, String> {
         ("hardlink", [from, to]) => hardlink(Path::new(from), Path::new(to)),
         ("rename", [from, to]) => outcome(std::fs::rename(from, to), "renamed it"),
         ("truncate", [path]) => truncate(Path::new(path)),
+        ("setuid", [path]) => setuid(Path::new(path)),
         ("read", [path]) => read(Path::new(path)),
         ("open", [path]) => outcome(std::fs::File::open(path).map(drop), "opened it"),
         ("signal", [pid]) => signal(pid)?,
@@ -89,6 +90,14 @@ fn truncate(path: &Path) -> Reported {
         .truncate(true)
         .open(path);
     outcome(opened.map(drop), "truncated it")
+}
+
+/// Makes `path` a set-user-ID file: a copy of nothing, mode 4755.
+fn setuid(path: &Path) -> Reported {
+    use std::os::unix::fs::PermissionsExt as _;
+    let made = std::fs::write(path, "#!/bin/sh\n")
+        .and_then(|()| std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o4755)));
+    outcome(made, "made it set-user-ID")
 }
 
 /// The most bytes read of one file: enough to prove it readable.
