@@ -117,13 +117,6 @@ fn check(args: &[&str], env: &[(&str, &str)]) -> (common::Run, common::Workspace
     let tmp = ws.root().join("tmp");
     let mut command = ws.command(&[&["sandbox", "check"], args].concat(), env);
     command.env("TMPDIR", &tmp);
-    for name in ["JP_TEST_SANDBOX", "JP_TEST_SANDBOX_WRITES"] {
-        if let Some(value) = std::env::var_os(name)
-            && !env.iter().any(|(n, _)| *n == name)
-        {
-            command.env(name, value);
-        }
-    }
     let run = ws.run_of(command.output().unwrap());
     (run, ws)
 }
@@ -229,10 +222,7 @@ fn without_the_sandbox_the_writes_escape_and_the_suite_fails() {
     if !cfg!(debug_assertions) {
         return; // The switch exists in a debug build only.
     }
-    let off = [
-        ("JP_TEST_SANDBOX", "off"),
-        ("JP_TEST_SANDBOX_WRITES", "off"),
-    ];
+    let off = [("JP_TEST_SANDBOX", "off")];
     let (run, _ws) = check(&["--format", "json"], &off);
     assert_eq!(run.code, 1, "{run:?}");
     let attempts = attempts(&run);
@@ -247,10 +237,7 @@ fn where_no_tool_may_start_the_suite_cannot_run_and_says_why() {
     if !cfg!(debug_assertions) {
         return; // The switch exists in a debug build only.
     }
-    let without = [
-        ("JP_TEST_SANDBOX", "without"),
-        ("JP_TEST_SANDBOX_WRITES", "without"),
-    ];
+    let without = [("JP_TEST_SANDBOX", "without")];
     let (run, ws) = check(&[], &without);
     assert_eq!(run.code, 2, "{run:?}");
     assert_eq!(run.stdout, "");

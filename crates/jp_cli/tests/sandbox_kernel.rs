@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::providers::{Item, anthropic, text_reply};
+use common::providers::{Item, anthropic, text_reply, tool_reply};
 use common::query::{initialized, query_command, responses, stored};
 use jp_test_server::{Reply, TestServer};
 
@@ -96,11 +96,7 @@ fn a_program_run_command_starts_cannot_write_outside() {
     let script = format!("echo x > {}", outside.display());
     let arguments = serde_json::json!({"program": "sh", "args": ["-c", script]});
     let server = TestServer::start(vec![
-        Reply::sse(anthropic(
-            &[Item::Tool("toolu_1", "run_command", &arguments.to_string())],
-            "tool_use",
-            false,
-        )),
+        tool_reply("toolu_1", "run_command", &arguments.to_string()),
         text_reply("Done."),
     ]);
     run(
@@ -490,16 +486,8 @@ fn what_jp_cannot_put_back_is_said_and_every_later_call_asks() {
         ),
     );
     let server = TestServer::start(vec![
-        Reply::sse(anthropic(
-            &[Item::Tool("t1", "swap", "{}")],
-            "tool_use",
-            false,
-        )),
-        Reply::sse(anthropic(
-            &[Item::Tool("t2", "inside", "{}")],
-            "tool_use",
-            false,
-        )),
+        tool_reply("t1", "swap", "{}"),
+        tool_reply("t2", "inside", "{}"),
         text_reply("Done."),
     ]);
     run(&ws, &server, &["--cfg", "@.jp/tools.toml"], &[]);

@@ -168,6 +168,25 @@ pub fn for_tool(config: &crate::AppConfig, name: &str) -> SandboxConfig {
     }
 }
 
+/// The sandbox of the process a call of tool `name` runs in: the tool's
+/// own ([`for_tool`]), or for an MCP tool its server's joined to
+/// `conversation.sandbox`; `None` for a tool `config` does not have and
+/// for one of an MCP server over HTTP, which runs no process of jp's.
+#[must_use]
+pub fn of_call(config: &crate::AppConfig, name: &str) -> Option<SandboxConfig> {
+    let tool = config.conversation.tools.get(name)?;
+    match tool.source.mcp_server() {
+        Some(server) => {
+            let server = config.providers.mcp.get(server)?;
+            server
+                .url
+                .is_none()
+                .then(|| config.conversation.sandbox.with(&server.sandbox))
+        }
+        None => Some(for_tool(config, name)),
+    }
+}
+
 /// The variables passed to the process of tool `name`:
 /// `conversation.sandbox.env`, then the tool's own.
 #[must_use]

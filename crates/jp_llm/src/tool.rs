@@ -19,6 +19,4 @@ pub mod sandbox;
 pub use executor::{Executor, LocalExecutor, ToolExecutor, ToolTarget};
 
 pub use local::{STDERR_TAIL_BYTES, ToolLimits, ToolRun, limit_key, run_local};
-pub use sandbox::{
-    Confinement, Sandbox, SandboxError, enforceable, unbounded, unbounded_in, write_paths,
-};
+pub use sandbox::{Confinement, Sandbox, SandboxError, enforceable, unbounded, unbounded_in};

@@ -71,11 +71,11 @@ impl Workspace {
             // jp's clock is the test's, so what jp prints of a time reads
             // the same whatever day the suite runs (issue 34, item 10).
             .env("JP_NOW_MS", TEST_NOW_MS)
-            .envs(env.iter().copied())
-            // Issue 36 prototype: `JP_TEST_SANDBOX=off cargo test`
-            // runs the suite with the Landlock bound off (a debug build's
-            // switch), to tell which failures it causes.
+            // `JP_TEST_SANDBOX=off cargo test` runs the suite with the
+            // kernel sandbox off (a debug build's switch), to tell which
+            // failures it causes; a test's own `env` wins.
             .envs(std::env::var_os("JP_TEST_SANDBOX").map(|v| ("JP_TEST_SANDBOX", v)))
+            .envs(env.iter().copied())
             // jp reads a piped stdin into the message: none here, whatever
             // the test runner's stdin is (a test that pipes sets its own).
             .stdin(std::process::Stdio::null())

@@ -29,7 +29,7 @@ pub struct Sandbox {
     /// [`DEFAULT_ENV`]'s, by exact name (`sandbox.env`).
     pub env: Vec<String>,
     /// Paths beneath which the process may write besides the workspace
-    /// root and its private `TMPDIR` (`sandbox.write`, see [`write_paths`]).
+    /// root and its private `TMPDIR` (`sandbox.write`).
     pub write: Vec<PathBuf>,
     /// Paths the process may not read: the defaults and `sandbox.deny_read`
     /// ([`Sandbox::from_config`]).
@@ -66,10 +66,10 @@ pub enum SandboxError {
 /// The paths of a `sandbox.write` or `sandbox.deny_read` list: `~/`
 /// stands for `home` (left out without one); the rest are absolute already
 /// (config validation).
-#[must_use]
-pub fn write_paths(config: &[String], home: Option<&Path>) -> Vec<PathBuf> {
+fn home_paths<S: AsRef<str>>(config: &[S], home: Option<&Path>) -> Vec<PathBuf> {
     config
         .iter()
+        .map(AsRef::as_ref)
         .filter_map(|path| match (path.strip_prefix("~/"), home) {
             (Some(rest), Some(home)) => Some(home.join(rest)),
             (Some(_), None) => None,
@@ -99,19 +99,18 @@ impl Sandbox {
         home: Option<&Path>,
         config_home: Option<&Path>,
     ) -> Self {
-        let defaults: Vec<String> = DEFAULT_DENY_READ.iter().map(|p| (*p).to_owned()).collect();
-        let mut deny_read = write_paths(&defaults, home);
+        let mut deny_read = home_paths(DEFAULT_DENY_READ, home);
         if let Some(config_home) = config_home {
             deny_read.push(config_home.join("jp"));
         }
-        for path in write_paths(&config.deny_read, home) {
+        for path in home_paths(&config.deny_read, home) {
             if !deny_read.contains(&path) {
                 deny_read.push(path);
             }
         }
         Self {
             env: config.env.clone(),
-            write: write_paths(&config.write, home),
+            write: home_paths(&config.write, home),
             deny_read,
             network: config.network(),
             unbounded: unbounded(config),

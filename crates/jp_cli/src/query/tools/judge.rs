@@ -54,17 +54,7 @@ pub fn default_tool(tool: &ToolConfig) -> Option<DefaultTool> {
 /// not have.
 #[must_use]
 pub fn unbounded(config: &AppConfig, root: &Path, name: &str) -> Option<String> {
-    let tool = config.conversation.tools.get(name)?;
-    let sandbox = match tool.source.mcp_server() {
-        Some(server) => {
-            let server = config.providers.mcp.get(server)?;
-            if server.url.is_some() {
-                return None;
-            }
-            config.conversation.sandbox.with(&server.sandbox)
-        }
-        None => jp_config::sandbox::for_tool(config, name),
-    };
+    let sandbox = jp_config::sandbox::of_call(config, name)?;
     jp_llm::tool::unbounded_in(&sandbox, root)
 }
 
@@ -438,14 +428,9 @@ impl<'a> Judge<'a> {
         if let Some(why) = self.unbounded(name) {
             return format!("WITHOUT a sandbox ({why}): it can reach whatever you can");
         }
-        let server = self.tool(name).and_then(|tool| tool.source.mcp_server());
-        let sandbox = match server.and_then(|server| self.config.providers.mcp.get(server)) {
-            Some(server) if server.url.is_some() => {
-                return "on its MCP server, over HTTP (no process of jp's: no sandbox of jp's)"
-                    .to_owned();
-            }
-            Some(server) => self.config.conversation.sandbox.with(&server.sandbox),
-            None => jp_config::sandbox::for_tool(self.config, name),
+        let Some(sandbox) = jp_config::sandbox::of_call(self.config, name) else {
+            return "on its MCP server, over HTTP (no process of jp's: no sandbox of jp's)"
+                .to_owned();
         };
         let also = |list: &[String]| {
             if list.is_empty() {

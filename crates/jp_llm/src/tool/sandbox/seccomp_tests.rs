@@ -53,8 +53,21 @@ fn run(under: Under, program: &str, args: &[&str]) -> Output {
 
 /// Runs python3 `script` with `args` under `under`: its exit code and
 /// its standard output, trimmed.
+/// What every script may use: `attempt(f)` calls `f` and says `ok` or
+/// the errno's name.
+const ATTEMPT: &str = "
+import errno
+def attempt(f):
+    try:
+        f()
+        return 'ok'
+    except OSError as e:
+        return errno.errorcode[e.errno]
+";
+
 fn python(under: Under, script: &str, args: &[&str]) -> (Option<i32>, String) {
-    let mut all = vec!["-c", script];
+    let script = format!("{ATTEMPT}{script}");
+    let mut all = vec!["-c", script.as_str()];
     all.extend_from_slice(args);
     let output = run(under, "python3", &all);
     let stdout = String::from_utf8_lossy(&output.stdout).trim().to_owned();
@@ -206,15 +219,10 @@ print(s.family.name)
 }
 
 /// A python3 script that connects to the UNIX socket at its argument and
-/// sends a datagram to it by address: prints what each gave.
+/// sends a datagram to it by address: prints what each gave
+/// ([`ATTEMPT`]).
 const UNIX_PATH: &str = "
-import errno, socket, sys
-def attempt(f):
-    try:
-        f()
-        return 'ok'
-    except OSError as e:
-        return errno.errorcode[e.errno]
+import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 print(attempt(lambda: s.connect(sys.argv[1] + '.stream')), attempt(lambda: d.sendto(b'x', sys.argv[1] + '.dgram')))
@@ -519,13 +527,7 @@ fn a_process_group_the_spawner_sets_is_set_before_the_filters() {
 /// A python3 script that makes files in its argument's directory with and
 /// without the set-user-ID and set-group-ID bits: prints each outcome.
 const SPECIAL_MODES: &str = "
-import errno, os, sys
-def attempt(f):
-    try:
-        f()
-        return 'ok'
-    except OSError as e:
-        return errno.errorcode[e.errno]
+import os, sys
 d = sys.argv[1]
 open(d + '/plain', 'w').close()
 print(
