@@ -11,7 +11,7 @@
 use std::collections::HashSet;
 
 use jp_config::diagnostic::Diagnostic;
-use jp_config::tool::imported::{merge_parameters, parameters_from_schema};
+use jp_config::tool::schema::{AdoptError, adopt};
 use jp_config::tool::wildcard::{expand, wildcard_name, wildcard_server};
 use jp_config::tool::{ToolConfig, offered};
 use jp_config::validate::{McpSchemas, Problem, validate_with};
@@ -70,11 +70,19 @@ pub async fn attach(
             wildcard_name(&server)
         };
         match servers.server(&server).await {
-            Ok(running) => {
-                if let Err(error) = import(&name, &entry, &server, tool, running.tools()) {
-                    errors.push(*error);
+            Ok(running) => match import(&name, &entry, &server, tool, running.tools()) {
+                Ok(()) => {}
+                Err(Imported::Config(error)) => errors.push(*error),
+                // A schema jp cannot use costs that tool alone: said
+                // once, and the rest of the server and the query go on.
+                Err(Imported::Unusable(reason)) => {
+                    printer.chrome_line(
+                        Style::Bad,
+                        &format!("warning: {reason}; tool {name} is not offered to the model"),
+                    );
+                    tool.enable = false;
                 }
-            }
+            },
             Err(error) => {
                 printer.chrome_line(
                     Style::Bad,
@@ -198,15 +206,25 @@ pub async fn attach_shared(
     .await
 }
 
+/// Why a server's tool could not be imported.
+enum Imported {
+    /// A mistake in the config: the query does not run.
+    Config(Box<Problem>),
+    /// The tool's schema cannot be used (said as a sentence): the tool is
+    /// not offered.
+    Unusable(String),
+}
+
 /// Imports the server's tool into the config of the tool `name`, written
-/// as the entry `entry` (its own, or the wildcard that added it).
+/// as the entry `entry` (its own, or the wildcard that added it): its
+/// schema becomes the tool's ([`adopt`]), with what the config adds.
 fn import(
     name: &str,
     entry: &str,
     server: &str,
     tool: &mut ToolConfig,
     offered: &[ServerTool],
-) -> Result<(), Box<Problem>> {
+) -> Result<(), Imported> {
     let wanted = tool.tool.clone().unwrap_or_else(|| name.to_owned());
     let path = ConfigPath::from_segments(["conversation", "tools", entry]);
     let Some(found) = offered.iter().find(|t| t.name == wanted) else {
@@ -220,24 +238,20 @@ fn import(
         } else {
             path
         };
-        return Err(Box::new(Problem::error(
+        return Err(Imported::Config(Box::new(Problem::error(
             at,
             format!("MCP server `{server}` has no tool `{wanted}` (its tools: {names})"),
-        )));
+        ))));
     };
-    let imported = parameters_from_schema(&found.input_schema).map_err(|e| {
-        let what = if entry == name {
-            String::new()
-        } else {
-            format!(" (tool {name})")
-        };
-        Box::new(Problem::error(
-            path.clone(),
-            format!("the schema of MCP server `{server}`'s tool `{wanted}`{what}: {e}"),
-        ))
+    let schema = serde_json::Value::Object(found.input_schema.clone());
+    adopt(tool, &schema).map_err(|error| match error {
+        AdoptError::Unusable(reason) => {
+            Imported::Unusable(format!("MCP server `{server}`'s tool `{wanted}`: {reason}"))
+        }
+        AdoptError::Config(message) => {
+            Imported::Config(Box::new(Problem::error(path.join("parameters"), message)))
+        }
     })?;
-    tool.parameters = merge_parameters(imported, &tool.parameters)
-        .map_err(|e| Box::new(Problem::error(path.join("parameters"), e.to_string())))?;
     if tool.summary.is_none() && tool.description.is_none() {
         tool.description.clone_from(&found.description);
         tool.summary.clone_from(&found.title);

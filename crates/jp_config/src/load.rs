@@ -97,6 +97,8 @@ pub fn load(options: &LoadOptions) -> Result<Loaded, LoadError> {
         }
     };
     let resolved = resolved_json(&config);
+    let mut config = config;
+    crate::tool::schema::adopt_local(&mut config.conversation.tools);
     let mut loaded = Loaded {
         config,
         resolved,

@@ -8,6 +8,7 @@ pub mod arguments;
 pub mod effective;
 pub mod imported;
 pub mod limits;
+pub mod schema;
 pub mod wildcard;
 
 use indexmap::IndexMap;
@@ -57,8 +58,17 @@ pub struct ToolConfig {
     /// A longer description shown to the model after the summary.
     pub description: Option<String>,
 
-    /// The tool's arguments, in the order the model sees them.
+    /// The tool's arguments, in the order the model sees them. For a tool
+    /// with a JSON Schema (an MCP tool's, or `parameters_schema`): what
+    /// jp adds to the schema's parameters, by name (`type = "path"` for
+    /// policies to match a string as a path, a summary).
     pub parameters: ToolParameters,
+
+    /// For local tools: the arguments as a JSON Schema (draft 2020-12 or
+    /// draft-07, as a table), instead of `parameters`: the schema the
+    /// tool already has. The model is sent it and every call is checked
+    /// against all of it; `parameters` then only adds to it.
+    pub parameters_schema: Option<serde_json::Value>,
 
     /// Tool-specific options passed to the tool with every call (RFD 042).
     pub options: IndexMap<String, serde_json::Value>,
@@ -111,7 +121,52 @@ impl ToolConfig {
     /// an MCP or builtin tool is defined by its `source`.
     #[must_use]
     pub fn is_defined(&self) -> bool {
-        self.source != ToolSource::Local || self.command.is_some() || !self.parameters.is_empty()
+        self.source != ToolSource::Local
+            || self.command.is_some()
+            || !self.parameters.is_empty()
+            || self.parameters_schema.is_some()
+    }
+
+    /// The JSON Schema of the tool's arguments: the one it was given
+    /// ([`schema::adopt`]), else the one its `parameters` describe.
+    #[must_use]
+    pub fn arguments_schema(&self) -> std::borrow::Cow<'_, serde_json::Value> {
+        match &self.parameters_schema {
+            Some(schema) => std::borrow::Cow::Borrowed(schema),
+            None => std::borrow::Cow::Owned(parameters_json_schema(&self.parameters)),
+        }
+    }
+
+    /// Checks a call's arguments: against the tool's JSON Schema and
+    /// what jp asks beyond it, or against its `parameters`.
+    ///
+    /// # Errors
+    ///
+    /// Every problem found, each with the JSON pointer of the value.
+    pub fn check_arguments(&self, args: &serde_json::Value) -> Result<(), Vec<ArgumentIssue>> {
+        match &self.parameters_schema {
+            Some(schema) => schema::check(schema, &self.parameters, args),
+            None => check_arguments(&self.parameters, args),
+        }
+    }
+
+    /// Checks one value as it stands in the arguments (`at`) while the
+    /// call streams: its type and form against `param`, or for a tool
+    /// with a JSON Schema, whose validator judges types only when the
+    /// arguments are whole, its form alone (a path without NUL, an
+    /// integer literal).
+    #[must_use]
+    pub fn check_value_at(
+        &self,
+        param: &ToolParameterConfig,
+        value: &serde_json::Value,
+        at: Vec<String>,
+    ) -> Vec<ArgumentIssue> {
+        if self.parameters_schema.is_some() {
+            arguments::check_form_at(param, value, at)
+        } else {
+            check_value_at(param, value, at)
+        }
     }
 }
 

@@ -387,6 +387,15 @@ fn check_tools(config: &AppConfig, schemas: McpSchemas, problems: &mut Vec<Probl
         if name == DEFAULTS_KEY {
             continue;
         }
+        if schemas == McpSchemas::Pending
+            && cfg.source.mcp_server().is_some()
+            && cfg.parameters_schema.is_some()
+        {
+            problems.push(Problem::error(
+                ConfigPath::from_segments(["conversation", "tools", name, "parameters_schema"]),
+                "only a local tool takes a schema; an MCP tool's comes from its server (`parameters` adds to it)",
+            ));
+        }
         // A wildcard's policies are checked on the tools it adds, once the
         // server's tools are known.
         if check_tool(config, name, cfg, problems)
@@ -539,8 +548,15 @@ fn check_tool(
             "a local tool needs a `command` to run",
         ));
     }
-    for (param, p) in &cfg.parameters {
-        check_parameter(&base.join("parameters").join(param.clone()), p, problems);
+    match &cfg.parameters_schema {
+        // The parameters are the schema's (and what the config adds to
+        // them), which the schema's validator checks.
+        Some(schema) => check_parameters_schema(&base, cfg, schema, problems),
+        None => {
+            for (param, p) in &cfg.parameters {
+                check_parameter(&base.join("parameters").join(param.clone()), p, problems);
+            }
+        }
     }
     check_grants(name, &base, &cfg.access, problems);
     true
@@ -842,6 +858,9 @@ fn check_defaults_entry(defaults: &ToolConfig, problems: &mut Vec<Problem>) {
     if !defaults.parameters.is_empty() {
         not_here("parameters");
     }
+    if defaults.parameters_schema.is_some() {
+        not_here("parameters_schema");
+    }
     if !defaults.options.is_empty() {
         not_here("options");
     }
@@ -853,6 +872,41 @@ fn check_defaults_entry(defaults: &ToolConfig, problems: &mut Vec<Problem>) {
             base.join("sandbox"),
             "cannot be set for all tools here; `conversation.sandbox` is every tool's (and every MCP server's)",
         ));
+    }
+}
+
+/// A tool's own JSON Schema (`parameters_schema`) is one jp can use, and
+/// its `parameters` name only what it has. Only a local tool gives one;
+/// an MCP tool's comes from its server.
+fn check_parameters_schema(
+    base: &ConfigPath,
+    cfg: &ToolConfig,
+    schema: &serde_json::Value,
+    problems: &mut Vec<Problem>,
+) {
+    if cfg.source != ToolSource::Local {
+        // An MCP tool's schema was put there by the query (attach), from
+        // its server; a config cannot set one.
+        return;
+    }
+    if !schema.is_object() {
+        problems.push(Problem::error(
+            base.join("parameters_schema"),
+            "must be a table: a JSON Schema of the arguments object",
+        ));
+        return;
+    }
+    match crate::tool::schema::adopt(&mut cfg.clone(), schema) {
+        Ok(()) => {}
+        Err(crate::tool::schema::AdoptError::Config(message)) => {
+            problems.push(Problem::error(base.join("parameters"), message));
+        }
+        Err(crate::tool::schema::AdoptError::Unusable(reason)) => {
+            problems.push(Problem::error(
+                base.join("parameters_schema"),
+                reason.to_string(),
+            ));
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! messages, and the configured tools become tool definitions.
 
 use jp_config::AppConfig;
-use jp_config::tool::{offered, parameters_json_schema};
+use jp_config::tool::offered;
 use jp_conversation::{ConversationEvent, EventKind};
 
 use crate::provider::{Message, ToolCall, ToolDefinition, ToolResult};
@@ -220,7 +220,7 @@ pub fn tool_definitions(config: &AppConfig) -> Vec<ToolDefinition> {
                 (Some(one), None) | (None, Some(one)) => Some(one.clone()),
                 (None, None) => None,
             },
-            parameters: parameters_json_schema(&tool.parameters),
+            parameters: tool.arguments_schema().into_owned(),
         })
         .collect()
 }

@@ -726,6 +726,8 @@ fn applies_to(key: &str, kind: ParamType, pointer: &str) -> Result<(), String> {
     }
     let hint = if kind == ParamType::Boolean {
         "booleans take \"const\" or \"enum\"".to_owned()
+    } else if kind == ParamType::Any {
+        "a parameter of several types takes \"const\" or \"enum\"".to_owned()
     } else if matches!(key, "pattern" | "prefix") {
         "\"prefix\" and \"pattern\" are for string and path parameters".to_owned()
     } else {
@@ -789,11 +791,17 @@ fn literal(what: &str, value: &Value, kind: ParamType, pointer: &str) -> Result<
         (ParamType::Integer, Value::Number(n)) if is_integral(n) => Ok(Literal::Number(n.clone())),
         (ParamType::String, Value::String(s)) => Ok(Literal::String(s.clone())),
         (ParamType::Path, Value::String(s)) => path_literal(what, s).map(Literal::Path),
+        // A value of several possible types is compared whole.
+        (ParamType::Any, Value::Bool(b)) => Ok(Literal::Bool(*b)),
+        (ParamType::Any, Value::Number(n)) => Ok(Literal::Number(n.clone())),
+        (ParamType::Any, Value::String(s)) => Ok(Literal::String(s.clone())),
         (ParamType::Boolean, _) => Err(mismatch("a boolean")),
         (ParamType::Number, _) => Err(mismatch("a number")),
         (ParamType::Integer, _) => Err(mismatch("an integer")),
         (ParamType::String | ParamType::Path, _) => Err(mismatch("a string")),
-        (ParamType::Array | ParamType::Object, _) => Err(mismatch("a single value")),
+        (ParamType::Array | ParamType::Object | ParamType::Any, _) => {
+            Err(mismatch("a single value"))
+        }
     }
 }
 

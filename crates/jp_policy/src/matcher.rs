@@ -374,11 +374,16 @@ impl Condition {
                     path: Some(Box::new(forms)),
                 },
             },
+            // A value of several possible types is compared whole (`const`
+            // and `enum` are the only matchers such a parameter takes).
+            (ParamType::Any, Value::Bool(b)) => plain(self.matcher.test(&Subject::Bool(*b))),
+            (ParamType::Any, Value::Number(n)) => plain(self.matcher.test(&Subject::Number(n))),
+            (ParamType::Any, Value::String(s)) => plain(self.matcher.test(&Subject::Text(s))),
             (ParamType::Boolean, _) => wrong("a boolean"),
             (ParamType::Number, _) => wrong("a number"),
             (ParamType::Integer, _) => wrong("an integer"),
             (ParamType::String | ParamType::Path, _) => wrong("a string"),
-            (ParamType::Array | ParamType::Object, _) => wrong("a single value"),
+            (ParamType::Array | ParamType::Object | ParamType::Any, _) => wrong("a single value"),
         }
     }
 }

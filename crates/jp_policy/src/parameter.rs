@@ -15,7 +15,9 @@ pub type ToolParameters = IndexMap<String, ToolParameterConfig>;
 ///
 /// These are the JSON Schema types plus `path` (RFD D25): a string that names
 /// a file system path. The model sees `path` as `"string"`; policies treat it
-/// as a path (normalized, matched per component).
+/// as a path (normalized, matched per component). `any` is a value whose
+/// schema allows several types (an MCP server's `anyOf` of a string and a
+/// number, say): policies compare it whole, by `const` and `enum`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Schematic)]
 #[serde(rename_all = "snake_case")]
 pub enum ParamType {
@@ -33,6 +35,9 @@ pub enum ParamType {
     Array,
     /// A JSON object; `properties` describes its members.
     Object,
+    /// Any JSON value but `null`: a parameter whose schema allows several
+    /// types. The model sees no `type` for it.
+    Any,
 }
 
 impl ParamType {
@@ -47,15 +52,18 @@ impl ParamType {
             Self::Boolean => "boolean",
             Self::Array => "array",
             Self::Object => "object",
+            Self::Any => "any",
         }
     }
 
-    /// The JSON Schema type the model sees: `path` becomes `"string"`.
+    /// The JSON Schema type the model sees: `path` becomes `"string"`, and
+    /// `any` has none.
     #[must_use]
-    pub const fn json_schema_type(self) -> &'static str {
+    pub const fn json_schema_type(self) -> Option<&'static str> {
         match self {
-            Self::Path => "string",
-            other => other.as_str(),
+            Self::Path => Some("string"),
+            Self::Any => None,
+            other => Some(other.as_str()),
         }
     }
 }
@@ -78,8 +86,9 @@ impl std::fmt::Display for ParamType {
 #[serde(deny_unknown_fields)]
 pub struct ToolParameterConfig {
     /// The parameter's type: `string`, `path`, `number`, `integer`,
-    /// `boolean`, `array` or `object`. `path` is shown to the model as
-    /// `string` and makes policies match it as a file system path.
+    /// `boolean`, `array`, `object` or `any`. `path` is shown to the model
+    /// as `string` and makes policies match it as a file system path; `any`
+    /// takes every value but `null`.
     #[serde(rename = "type")]
     pub kind: ParamType,
 
@@ -132,7 +141,9 @@ impl ToolParameterConfig {
     #[must_use]
     pub fn to_json_schema(&self) -> serde_json::Value {
         let mut node = serde_json::Map::new();
-        node.insert("type".into(), self.kind.json_schema_type().into());
+        if let Some(kind) = self.kind.json_schema_type() {
+            node.insert("type".into(), kind.into());
+        }
         let description = match (&self.summary, &self.description) {
             (Some(s), Some(d)) => Some(format!("{s}\n\n{d}")),
             (Some(s), None) => Some(s.clone()),

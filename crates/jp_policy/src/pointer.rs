@@ -209,6 +209,7 @@ fn members(walked: &[&str], props: &ToolParameters) -> String {
 pub(crate) fn article(kind: ParamType) -> String {
     match kind {
         ParamType::Integer | ParamType::Array | ParamType::Object => format!("an {kind}"),
+        ParamType::Any => "a value of several possible types".to_owned(),
         _ => format!("a {kind}"),
     }
 }

@@ -354,7 +354,7 @@ pub fn ordering_warnings(policy: &Policy, params: &ToolParameters) -> Vec<String
                 !needed.iter().any(|(n, _)| n == other)
                     && matches!(
                         param.kind,
-                        ParamType::String | ParamType::Array | ParamType::Object
+                        ParamType::String | ParamType::Array | ParamType::Object | ParamType::Any
                     )
             })
             .map(|(other, param)| format!("`{other}` ({})", param.kind))

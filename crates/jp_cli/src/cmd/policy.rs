@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use jp_config::load::Loaded;
 use jp_config::tool::effective::{PolicyOrigin, effective_policy};
 use jp_config::tool::wildcard::wildcard_server;
-use jp_config::tool::{DEFAULTS_KEY, check_arguments, offered};
+use jp_config::tool::{DEFAULTS_KEY, offered};
 use jp_llm::tool::mcp::McpServers;
 use jp_policy::{PolicyField, StreamingPolicyState, Workspace, ordering_warnings, top_parameter};
 
@@ -461,7 +461,7 @@ fn checked_arguments(
     let Some(cfg) = loaded.config.conversation.tools.get(tool) else {
         return Err(usage_error(&format!("unknown tool `{tool}`")));
     };
-    if let Err(issues) = check_arguments(&cfg.parameters, &arguments) {
+    if let Err(issues) = cfg.check_arguments(&arguments) {
         for issue in &issues {
             jp_term::errln!("error: --args: {issue}");
         }

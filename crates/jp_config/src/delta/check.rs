@@ -202,7 +202,7 @@ pub(super) fn apply_layers(
             );
         }
     }
-    let config = match merged.finalize(&()) {
+    let mut config = match merged.finalize(&()) {
         Ok(finalized) => AppConfig::from_partial(finalized),
         Err(e) => {
             return (
@@ -211,6 +211,7 @@ pub(super) fn apply_layers(
             );
         }
     };
+    crate::tool::schema::adopt_local(&mut config.conversation.tools);
     let errors = validate(&config)
         .into_iter()
         .map(|problem| problem.diagnostic)

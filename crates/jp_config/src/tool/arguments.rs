@@ -73,7 +73,7 @@ pub fn check_value_at(
     issues
 }
 
-fn issue(at: &[String], message: String) -> ArgumentIssue {
+pub(crate) fn issue(at: &[String], message: String) -> ArgumentIssue {
     ArgumentIssue {
         pointer: encode(at),
         message,
@@ -110,7 +110,7 @@ fn check_object(
     }
 }
 
-fn unknown_member(properties: &ToolParameters) -> String {
+pub(crate) fn unknown_member(properties: &ToolParameters) -> String {
     if properties.is_empty() {
         return "unknown parameter (none are accepted here)".to_owned();
     }
@@ -184,6 +184,8 @@ fn check_value(
             check_object(&param.properties, value, at, issues);
             None
         }
+        (ParamType::Any, Value::Null) => Some("a value other than null"),
+        (ParamType::Any, _) => None,
         (ParamType::String, _) => Some("a string"),
         (ParamType::Path, _) => Some("a path (a string)"),
         (ParamType::Number, _) => Some("a number"),
@@ -207,6 +209,82 @@ fn check_value(
             at,
             format!("expected one of {list}, found {}", show(value)),
         ));
+    }
+}
+
+/// What jp asks of a value beyond its type, for a tool whose JSON Schema
+/// decides the types ([`super::schema`]): under a parameter the schema's
+/// view calls a `path`, a string holds no NUL; under one it calls an
+/// `integer`, a number is an integer literal (JSON Schema takes `1.0` for
+/// an integer; jp never hands a tool a number the model did not write).
+/// A value of another type than the view's is the validator's to judge.
+#[must_use]
+pub fn check_forms(params: &ToolParameters, value: &Value) -> Vec<ArgumentIssue> {
+    let mut issues = Vec::new();
+    let mut at = Vec::new();
+    if let Value::Object(members) = value {
+        for (name, member) in members {
+            if let Some(param) = params.get(name) {
+                at.push(name.clone());
+                forms(param, member, &mut at, &mut issues);
+                at.pop();
+            }
+        }
+    }
+    issues
+}
+
+/// [`check_forms`] of one value where it stands in the arguments (`at`),
+/// as [`check_value_at`] checks it for a tool without a schema.
+#[must_use]
+pub fn check_form_at(
+    param: &ToolParameterConfig,
+    value: &Value,
+    at: Vec<String>,
+) -> Vec<ArgumentIssue> {
+    let mut issues = Vec::new();
+    let mut at = at;
+    forms(param, value, &mut at, &mut issues);
+    issues
+}
+
+fn forms(
+    param: &ToolParameterConfig,
+    value: &Value,
+    at: &mut Vec<String>,
+    issues: &mut Vec<ArgumentIssue>,
+) {
+    match (param.kind, value) {
+        (ParamType::Path, Value::String(s)) if s.contains('\0') => issues.push(issue(
+            at,
+            "expected a path, found a string containing NUL".to_owned(),
+        )),
+        (ParamType::Integer, Value::Number(n)) if !is_integer_literal(n) => issues.push(issue(
+            at,
+            format!(
+                "expected an integer, found {} ({INTEGER_RULE})",
+                show(value)
+            ),
+        )),
+        (ParamType::Array, Value::Array(elements)) => {
+            if let Some(item) = param.items.as_deref() {
+                for (i, element) in elements.iter().enumerate() {
+                    at.push(i.to_string());
+                    forms(item, element, at, issues);
+                    at.pop();
+                }
+            }
+        }
+        (ParamType::Object, Value::Object(members)) => {
+            for (name, member) in members {
+                if let Some(inner) = param.properties.get(name) {
+                    at.push(name.clone());
+                    forms(inner, member, at, issues);
+                    at.pop();
+                }
+            }
+        }
+        _ => {}
     }
 }
 

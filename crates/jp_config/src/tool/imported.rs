@@ -1,157 +1,345 @@
-//! Parameters imported from a JSON Schema: an MCP server's `inputSchema`
-//! for one of its tools, turned into [`ToolParameters`], and what the
-//! config adds to them (`parameters.repo_path.type = "path"`).
+//! jp's view of a tool's parameters, derived from its JSON Schema (an
+//! MCP server's `inputSchema`, a local tool's `parameters_schema`), and
+//! what the config lays over it (`parameters.repo_path.type = "path"`).
 //!
-//! jp checks every call against a tool's parameters before it runs, and
-//! its policies match arguments by type, so a schema is imported only as
-//! far as jp can check it: `type` (one type, or one type and `null`),
-//! `description`, `enum`, `default`, `items`, `properties` and `required`.
-//! A parameter jp cannot describe (`anyOf`, an array without `items`, no
-//! type at all) makes the import fail with a message naming it, rather
-//! than be checked less strictly than the server expects.
+//! The schema itself decides which calls are valid ([`super::schema`]);
+//! the view is what jp's policies read: each parameter's type (one JSON
+//! type, `path` where the config says so, `any` where the schema allows
+//! several), its members and elements, `enum`, and whether it is
+//! required. `$ref`s to the same document are followed (to a depth),
+//! `allOf` narrows, `anyOf`/`oneOf` widen; a `null` beside a type
+//! (`["string", "null"]`, pydantic's `anyOf [T, {type: null}]`) leaves
+//! the type. What cannot be told becomes `any`, never an error: the view
+//! only has to be as strict as the policies written against it, and a
+//! value of another type than a rule's never satisfies `unattended`.
 
 use jp_policy::parameter::{ParamItems, ParamType, ToolParameterConfig, ToolParameters};
 use serde_json::{Map, Value};
+
+/// How many `$ref`s deep the view follows; beyond, a parameter is `any`.
+pub const MAX_REF_DEPTH: usize = 16;
+
+/// How many schema nodes the view visits at most (refs can fan out).
+const NODE_BUDGET: usize = 20_000;
 
 /// The parameters `schema` (an object schema) describes, in its order.
 ///
 /// # Errors
 ///
-/// What jp cannot describe, with the JSON pointer of the parameter.
-pub fn parameters_from_schema(schema: &Map<String, Value>) -> Result<ToolParameters, String> {
+/// A schema whose arguments cannot be an object.
+pub fn parameters_from_schema(schema: &Value) -> Result<ToolParameters, String> {
     if let Some(kind) = schema.get("type")
         && kind != "object"
+        && !kind
+            .as_array()
+            .is_some_and(|kinds| kinds.iter().any(|k| k == "object"))
     {
         return Err(format!("the input schema is of type {kind}, not an object"));
     }
-    properties(schema, "")
-}
-
-fn properties(schema: &Map<String, Value>, at: &str) -> Result<ToolParameters, String> {
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let Some(props) = schema.get("properties") else {
-        return Ok(ToolParameters::new());
+    let mut view = View {
+        root: schema,
+        budget: NODE_BUDGET,
     };
-    let Some(props) = props.as_object() else {
-        return Err(format!("{at}: `properties` is not an object"));
-    };
-    let mut parameters = ToolParameters::new();
-    for (name, node) in props {
-        let pointer = format!("{at}/{name}");
-        let mut parameter = parameter(node, &pointer)?;
-        parameter.required = required.contains(&name.as_str());
-        parameters.insert(name.clone(), parameter);
+    let root = view.node(schema, 0);
+    match root.kind {
+        ParamType::Object | ParamType::Any => Ok(root.properties),
+        other => Err(format!(
+            "the input schema is of type {other}, not an object"
+        )),
     }
-    Ok(parameters)
 }
 
-fn parameter(node: &Value, at: &str) -> Result<ToolParameterConfig, String> {
-    let Some(node) = node.as_object() else {
-        return Err(format!("{at}: the schema is not an object"));
-    };
-    for combinator in ["anyOf", "oneOf", "allOf", "$ref", "not"] {
-        if node.contains_key(combinator) {
-            return Err(format!(
-                "{at}: `{combinator}` is not supported; jp checks arguments against one type per parameter"
-            ));
+struct View<'a> {
+    root: &'a Value,
+    budget: usize,
+}
+
+impl<'a> View<'a> {
+    /// The parameter `node` describes, `depth` `$ref`s down.
+    fn node(&mut self, node: &'a Value, depth: usize) -> ToolParameterConfig {
+        let mut param = ToolParameterConfig::new(ParamType::Any);
+        let Some(map) = node.as_object() else {
+            return param;
+        };
+        if self.budget == 0 || depth > MAX_REF_DEPTH {
+            return param;
+        }
+        self.budget -= 1;
+        if let Some(kind) = own_kind(map) {
+            param.kind = kind;
+        }
+        param.description = map
+            .get("description")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        param.enumeration = match (map.get("enum"), map.get("const")) {
+            (Some(Value::Array(values)), _) => Some(values.clone()),
+            (None, Some(value)) => Some(vec![value.clone()]),
+            _ => None,
+        };
+        param.default = map.get("default").cloned();
+        if matches!(param.kind, ParamType::Object | ParamType::Any) {
+            param.properties = self.properties(map, depth);
+        }
+        if matches!(param.kind, ParamType::Array)
+            && let Some(items) = map.get("items").filter(|i| i.is_object())
+        {
+            param.items = Some(ParamItems::new(self.node(items, depth)));
+        }
+        let narrowing = map
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| self.resolve(r))
+            .into_iter()
+            .chain(branches(map, "allOf"));
+        for part in narrowing.collect::<Vec<_>>() {
+            let other = self.node(part, depth + 1);
+            meet(&mut param, other);
+        }
+        let alternatives: Vec<&'a Value> = branches(map, "anyOf")
+            .chain(branches(map, "oneOf"))
+            .filter(|b| !is_null_only(b))
+            .collect();
+        if !alternatives.is_empty() {
+            let joined = alternatives
+                .into_iter()
+                .map(|b| self.node(b, depth + 1))
+                .reduce(join)
+                .unwrap_or_else(|| ToolParameterConfig::new(ParamType::Any));
+            meet(&mut param, joined);
+        }
+        param
+    }
+
+    /// The members `map` lists, each `required` if it says so.
+    fn properties(&mut self, map: &'a Map<String, Value>, depth: usize) -> ToolParameters {
+        let required: Vec<&str> = map
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let mut properties = ToolParameters::new();
+        if let Some(Value::Object(members)) = map.get("properties") {
+            for (name, node) in members {
+                let mut param = self.node(node, depth);
+                param.required = required.contains(&name.as_str());
+                properties.insert(name.clone(), param);
+            }
+        }
+        properties
+    }
+
+    /// The node a `$ref` in the same document points at (`#`,
+    /// `#/$defs/Name`); `None` for another document or a missing target.
+    fn resolve(&self, reference: &str) -> Option<&'a Value> {
+        let fragment = reference.strip_prefix('#')?;
+        if fragment.is_empty() {
+            return Some(self.root);
+        }
+        self.root.pointer(&percent_decoded(fragment))
+    }
+}
+
+/// A URI fragment's `%XX` escapes decoded (a JSON pointer in a `$ref`
+/// escapes what a URI cannot hold).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
         }
     }
-    let kind = kind_of(node, at)?;
-    let mut parameter = ToolParameterConfig::new(kind);
-    parameter.description = node
-        .get("description")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    parameter.enumeration = node.get("enum").and_then(Value::as_array).cloned();
-    parameter.default = node.get("default").cloned();
-    match kind {
-        ParamType::Array => {
-            let Some(items) = node.get("items") else {
-                return Err(format!(
-                    "{at}: an array without `items`; jp needs the type of its elements"
-                ));
-            };
-            parameter.items = Some(ParamItems::new(self::parameter(
-                items,
-                &format!("{at}/items"),
-            )?));
-        }
-        ParamType::Object => parameter.properties = properties(node, at)?,
-        _ => {}
-    }
-    Ok(parameter)
+    String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The one type of a schema node: its `type` (a `null` beside one other
-/// type is dropped: leaving the parameter out says the same), else what
-/// `properties`, `items` or an `enum` of strings imply.
-fn kind_of(node: &Map<String, Value>, at: &str) -> Result<ParamType, String> {
-    let named = match node.get("type") {
-        Some(Value::String(kind)) => Some(kind.as_str()),
+fn branches<'a>(map: &'a Map<String, Value>, key: &str) -> impl Iterator<Item = &'a Value> {
+    map.get(key).and_then(Value::as_array).into_iter().flatten()
+}
+
+/// Whether a branch of a union allows only `null` (`{type: null}`).
+fn is_null_only(node: &Value) -> bool {
+    node.get("type").is_some_and(|t| t == "null")
+        || node.get("const").is_some_and(Value::is_null)
+        || node
+            .get("enum")
+            .and_then(Value::as_array)
+            .is_some_and(|values| values.iter().all(Value::is_null))
+}
+
+/// The type `map` names or implies; `None` when it says none.
+fn own_kind(map: &Map<String, Value>) -> Option<ParamType> {
+    match map.get("type") {
+        Some(Value::String(kind)) => Some(named(kind)),
         Some(Value::Array(kinds)) => {
-            let kinds: Vec<&str> = kinds
+            let kinds: Vec<ParamType> = kinds
                 .iter()
                 .filter_map(Value::as_str)
                 .filter(|kind| *kind != "null")
+                .map(named)
                 .collect();
-            match kinds.as_slice() {
-                [one] => Some(*one),
-                _ => {
-                    return Err(format!(
-                        "{at}: a parameter of several types ({}) is not supported",
-                        kinds.join(", ")
-                    ));
-                }
-            }
+            kinds.into_iter().reduce(wider)
         }
-        Some(other) => return Err(format!("{at}: `type` is {other}, not a type name")),
-        None => None,
-    };
-    let kind = match named {
-        Some("string") => ParamType::String,
-        Some("number") => ParamType::Number,
-        Some("integer") => ParamType::Integer,
-        Some("boolean") => ParamType::Boolean,
-        Some("array") => ParamType::Array,
-        Some("object") => ParamType::Object,
-        Some(other) => return Err(format!("{at}: unknown type `{other}`")),
-        None if node.contains_key("properties") => ParamType::Object,
-        None if node.contains_key("items") => ParamType::Array,
-        None if node
-            .get("enum")
-            .and_then(Value::as_array)
-            .is_some_and(|values| !values.is_empty() && values.iter().all(Value::is_string)) =>
-        {
-            ParamType::String
+        _ if map.contains_key("properties") => Some(ParamType::Object),
+        _ if map.contains_key("items") => Some(ParamType::Array),
+        _ => {
+            let values = match (map.get("enum"), map.get("const")) {
+                (Some(Value::Array(values)), _) => values.iter().collect(),
+                (None, Some(value)) => vec![value],
+                _ => Vec::new(),
+            };
+            (!values.is_empty() && values.iter().all(|v| v.is_string()))
+                .then_some(ParamType::String)
         }
-        None => {
-            return Err(format!(
-                "{at}: no `type`; jp needs one to check the argument"
-            ));
-        }
-    };
-    Ok(kind)
+    }
 }
 
-/// The server's parameters with what the config adds: for each parameter
-/// the config names, its `type` (a `path` over a `string`, so policies
-/// match it as a path), and its summary, description, enum, default,
-/// items and properties where the config sets them. A parameter is
-/// required if either says so.
+fn named(kind: &str) -> ParamType {
+    match kind {
+        "string" => ParamType::String,
+        "number" => ParamType::Number,
+        "integer" => ParamType::Integer,
+        "boolean" => ParamType::Boolean,
+        "array" => ParamType::Array,
+        "object" => ParamType::Object,
+        _ => ParamType::Any,
+    }
+}
+
+/// The type of a value that is of type `a` or of type `b`.
+fn wider(a: ParamType, b: ParamType) -> ParamType {
+    match (a, b) {
+        _ if a == b => a,
+        (ParamType::Integer, ParamType::Number) | (ParamType::Number, ParamType::Integer) => {
+            ParamType::Number
+        }
+        _ => ParamType::Any,
+    }
+}
+
+/// Narrows `param` by `other`, a schema it must also satisfy (a `$ref`
+/// beside it, a branch of its `allOf`, the union of its `anyOf`).
+fn meet(param: &mut ToolParameterConfig, other: ToolParameterConfig) {
+    param.kind = match (param.kind, other.kind) {
+        (ParamType::Any, kind) | (kind, ParamType::Any) => kind,
+        (ParamType::Number, ParamType::Integer) => ParamType::Integer,
+        (kind, _) => kind,
+    };
+    if param.description.is_none() {
+        param.description = other.description;
+    }
+    if param.enumeration.is_none() {
+        param.enumeration = other.enumeration;
+    }
+    if param.default.is_none() {
+        param.default = other.default;
+    }
+    match (param.items.take(), other.items) {
+        (Some(mut mine), Some(theirs)) => {
+            meet(&mut mine.0, *theirs.0);
+            param.items = Some(mine);
+        }
+        (mine, theirs) => param.items = mine.or(theirs),
+    }
+    for (name, theirs) in other.properties {
+        match param.properties.get_mut(&name) {
+            Some(mine) => {
+                let required = mine.required || theirs.required;
+                meet(mine, theirs);
+                mine.required = required;
+            }
+            None => {
+                param.properties.insert(name, theirs);
+            }
+        }
+    }
+    if !matches!(param.kind, ParamType::Object | ParamType::Any) {
+        param.properties.clear();
+    }
+    if param.kind != ParamType::Array {
+        param.items = None;
+    }
+}
+
+/// What a value that satisfies `a` or `b` is known to be: their wider
+/// type; an object's members from both (required where both require
+/// them); an array's elements as either's.
+fn join(a: ToolParameterConfig, b: ToolParameterConfig) -> ToolParameterConfig {
+    let mut joined = ToolParameterConfig::new(wider(a.kind, b.kind));
+    if a.description == b.description {
+        joined.description = a.description;
+    }
+    joined.enumeration = match (a.enumeration, b.enumeration) {
+        (Some(mut x), Some(y)) => {
+            x.extend(y);
+            Some(x)
+        }
+        _ => None,
+    };
+    if joined.kind == ParamType::Array
+        && let (Some(x), Some(y)) = (a.items, b.items)
+    {
+        joined.items = Some(ParamItems::new(join(*x.0, *y.0)));
+    }
+    if matches!(joined.kind, ParamType::Object | ParamType::Any) {
+        let mut theirs = b.properties;
+        for (name, mut mine) in a.properties {
+            match theirs.shift_remove(&name) {
+                Some(other) => {
+                    let required = mine.required && other.required;
+                    mine = join(mine, other);
+                    mine.required = required;
+                }
+                None => mine.required = false,
+            }
+            joined.properties.insert(name, mine);
+        }
+        for (name, mut other) in theirs {
+            other.required = false;
+            joined.properties.insert(name, other);
+        }
+    }
+    joined
+}
+
+/// The schema's parameters with what the config adds, by name, members
+/// and elements included: its `type` (a `path` over a `string`, so
+/// policies match it as a path; over a parameter that may also be `null`
+/// or another type, the path is its string branch, and a value of
+/// another type never satisfies an `unattended` rule), and its summary,
+/// description, enum and default where the config sets them. A
+/// parameter is required if either says so.
 ///
 /// # Errors
 ///
-/// A parameter the config names and the server's schema lacks, with the
-/// names the schema has.
+/// A parameter the config names and the schema lacks, with the names the
+/// schema has.
 pub fn merge_parameters(
     server: ToolParameters,
     config: &ToolParameters,
 ) -> Result<ToolParameters, String> {
     let mut merged = server;
+    merge_into(&mut merged, config, "")?;
+    Ok(merged)
+}
+
+fn merge_into(
+    merged: &mut ToolParameters,
+    config: &ToolParameters,
+    at: &str,
+) -> Result<(), String> {
     for (name, added) in config {
         let known = if merged.is_empty() {
             "it has none".to_owned()
@@ -162,32 +350,50 @@ pub fn merge_parameters(
             )
         };
         let Some(parameter) = merged.get_mut(name) else {
+            let whose = if at.is_empty() {
+                "the server's schema for this tool".to_owned()
+            } else {
+                format!("its schema at {at}")
+            };
             return Err(format!(
-                "names the parameter `{name}`, which the server's schema for this tool does not have ({known})"
+                "names the parameter `{name}`, which {whose} does not have ({known})"
             ));
         };
-        parameter.kind = added.kind;
-        parameter.required |= added.required;
-        if added.summary.is_some() {
-            parameter.summary.clone_from(&added.summary);
-        }
-        if added.description.is_some() {
-            parameter.description.clone_from(&added.description);
-        }
-        if added.enumeration.is_some() {
-            parameter.enumeration.clone_from(&added.enumeration);
-        }
-        if added.default.is_some() {
-            parameter.default.clone_from(&added.default);
-        }
-        if added.items.is_some() {
-            parameter.items.clone_from(&added.items);
-        }
-        if !added.properties.is_empty() {
-            parameter.properties.clone_from(&added.properties);
+        let here = format!(
+            "{at}/{}",
+            jp_policy::pointer::encode(&[name]).trim_start_matches('/')
+        );
+        merge_one(parameter, added, &here)?;
+    }
+    Ok(())
+}
+
+fn merge_one(
+    parameter: &mut ToolParameterConfig,
+    added: &ToolParameterConfig,
+    at: &str,
+) -> Result<(), String> {
+    parameter.kind = added.kind;
+    parameter.required |= added.required;
+    if added.summary.is_some() {
+        parameter.summary.clone_from(&added.summary);
+    }
+    if added.description.is_some() {
+        parameter.description.clone_from(&added.description);
+    }
+    if added.enumeration.is_some() {
+        parameter.enumeration.clone_from(&added.enumeration);
+    }
+    if added.default.is_some() {
+        parameter.default.clone_from(&added.default);
+    }
+    if let Some(items) = added.items.as_deref() {
+        match parameter.items.as_mut() {
+            Some(mine) => merge_one(&mut mine.0, items, &format!("{at}/items"))?,
+            None => parameter.items = Some(ParamItems::new(items.clone())),
         }
     }
-    Ok(merged)
+    merge_into(&mut parameter.properties, &added.properties, at)
 }
 
 #[cfg(test)]

@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use jp_config::AppConfig;
-use jp_config::tool::check_arguments;
 use jp_config::tool::effective::effective_policy;
 use jp_config::tool::{ToolConfig, offered};
 use jp_conversation::{
@@ -489,7 +488,7 @@ impl<'a> Judge<'a> {
                 )));
             }
         };
-        if let Err(issues) = check_arguments(&tool.parameters, arguments) {
+        if let Err(issues) = tool.check_arguments(arguments) {
             let list = issues
                 .iter()
                 .map(ToString::to_string)
@@ -573,7 +572,7 @@ impl<'a> Judge<'a> {
             // whole; only a path cannot hold NUL.
             return None;
         }
-        let issues = jp_config::tool::check_value_at(param, &value, at);
+        let issues = tool.check_value_at(param, &value, at);
         if issues.is_empty() {
             return None;
         }
@@ -783,13 +782,14 @@ impl<'a> Judge<'a> {
         let tool = self
             .tool(name)
             .ok_or_else(|| format!("no tool named `{name}`"))?;
-        check_arguments(&tool.parameters, &Value::Object(map.clone())).map_err(|issues| {
-            issues
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; ")
-        })?;
+        tool.check_arguments(&Value::Object(map.clone()))
+            .map_err(|issues| {
+                issues
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            })?;
         Ok(map)
     }
 }

@@ -1,0 +1,407 @@
+//! A tool's parameters as a JSON Schema, kept whole (issue 37).
+//!
+//! An MCP server's `inputSchema`, or a local tool's `parameters_schema`,
+//! is what the model is sent and what every call is checked against, by
+//! a JSON Schema validator (drafts 4 to 2020-12; the draft its `$schema`
+//! names, else 2020-12 as MCP says): `anyOf`, `oneOf`, `allOf`, `not`,
+//! `$ref`/`$defs`, type lists, `const`, `enum`, `format`, bounds,
+//! `additionalProperties`, `pattern`.
+//!
+//! jp's own view of the parameters ([`super::imported`]) is derived from
+//! it for policies (the `path` type, a parameter's order); what the
+//! config adds (`parameters.repo_path.type = "path"`, a summary) is laid
+//! over the view and written into the schema, not in place of it
+//! ([`adopt`]).
+//!
+//! A schema jp cannot use (larger than [`MAX_SCHEMA_BYTES`], nested
+//! deeper than [`MAX_SCHEMA_DEPTH`], a `$ref` to another document, or not
+//! a schema at all) is [`Unusable`]: the tool is not offered, and the
+//! rest of its server is.
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
+
+use jp_policy::matcher::show;
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{ValidationError, Validator};
+use serde_json::{Map, Value};
+
+use super::arguments::{ArgumentIssue, check_forms, issue, unknown_member};
+use super::imported::{merge_parameters, parameters_from_schema};
+use super::{ParamType, ToolConfig, ToolParameterConfig, ToolParameters};
+
+/// The largest schema jp takes for one tool, as compact JSON text.
+pub const MAX_SCHEMA_BYTES: usize = 256 * 1024;
+
+/// The deepest a schema may nest (objects and arrays in its JSON text).
+pub const MAX_SCHEMA_DEPTH: usize = 64;
+
+/// The deepest a call's arguments may nest when they are checked: the
+/// limit the incremental parser holds streamed arguments to.
+pub const MAX_ARGUMENT_DEPTH: usize = 128;
+
+/// The most validation failures said for one call.
+const MAX_ISSUES: usize = 10;
+
+/// Why a tool's schema cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unusable {
+    /// Larger than [`MAX_SCHEMA_BYTES`].
+    #[error("its schema is {bytes} bytes, more than the {MAX_SCHEMA_BYTES} jp takes")]
+    TooLarge {
+        /// The schema's size as compact JSON.
+        bytes: usize,
+    },
+    /// Nested deeper than [`MAX_SCHEMA_DEPTH`].
+    #[error("its schema nests deeper than {MAX_SCHEMA_DEPTH} levels")]
+    TooDeep,
+    /// Not an object schema, or refused by the validator (a `$ref` to
+    /// another document, a bad `pattern`, an unknown `$schema`).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// The validators built so far, by schema text: a tool's schema is
+/// compiled once per process, not once per call.
+type Compiled = Result<Arc<Validator>, Unusable>;
+static VALIDATORS: LazyLock<Mutex<HashMap<String, Compiled>>> = LazyLock::new(Mutex::default);
+
+/// The validator for `schema`, built once.
+///
+/// # Errors
+///
+/// Why the schema cannot be used.
+pub fn validator(schema: &Value) -> Compiled {
+    let text = schema.to_string();
+    if text.len() > MAX_SCHEMA_BYTES {
+        return Err(Unusable::TooLarge { bytes: text.len() });
+    }
+    if let Some(found) = VALIDATORS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(&text)
+    {
+        return found.clone();
+    }
+    let built = build(schema);
+    VALIDATORS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(text, built.clone());
+    built
+}
+
+fn build(schema: &Value) -> Compiled {
+    if depth(schema) > MAX_SCHEMA_DEPTH {
+        return Err(Unusable::TooDeep);
+    }
+    jsonschema::options()
+        // A `$ref` to another document is never fetched: what a call is
+        // checked against is what the server sent, nothing a URL serves.
+        .offline()
+        .should_validate_formats(true)
+        // A `pattern` is a regular expression from the server: bounded.
+        .with_pattern_options(
+            jsonschema::PatternOptions::fancy_regex()
+                .backtrack_limit(100_000)
+                .size_limit(1 << 20),
+        )
+        .build(schema)
+        .map(Arc::new)
+        .map_err(|error| Unusable::Invalid(format!("its schema cannot be used: {error}")))
+}
+
+/// How deep `value` nests, counted without recursion.
+fn depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1)];
+    while let Some((value, level)) = stack.pop() {
+        deepest = deepest.max(level);
+        match value {
+            Value::Array(items) => stack.extend(items.iter().map(|v| (v, level + 1))),
+            Value::Object(members) => stack.extend(members.values().map(|v| (v, level + 1))),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// Makes `schema` the tool's: checks that jp can use it, derives the
+/// parameters jp's policies read from it, lays the config's parameters
+/// (`tool.parameters`, its annotations) over both, and keeps the result
+/// in `tool.parameters_schema`, the schema the model is sent and every
+/// call is checked against.
+///
+/// # Errors
+///
+/// Why the schema cannot be used ([`AdoptError::Unusable`]: the tool is
+/// not offered), or a parameter the config names that the schema lacks
+/// ([`AdoptError::Config`]: a mistake in the config).
+pub fn adopt(tool: &mut ToolConfig, schema: &Value) -> Result<(), AdoptError> {
+    validator(schema).map_err(AdoptError::Unusable)?;
+    let view =
+        parameters_from_schema(schema).map_err(|e| AdoptError::Unusable(Unusable::Invalid(e)))?;
+    let merged = merge_parameters(view, &tool.parameters).map_err(AdoptError::Config)?;
+    let mut effective = schema.clone();
+    annotate(&mut effective, &tool.parameters);
+    close(&mut effective);
+    validator(&effective).map_err(AdoptError::Unusable)?;
+    tool.parameters = merged;
+    tool.parameters_schema = Some(effective);
+    Ok(())
+}
+
+/// Adopts the schema of every local tool that gives one
+/// (`parameters_schema`), as the config is built: from then on its
+/// `parameters` are the schema's, with what the config adds. A tool
+/// whose schema fails is left as written; validation says why
+/// ([`crate::validate`]).
+pub fn adopt_local(tools: &mut indexmap::IndexMap<String, ToolConfig>) {
+    for tool in tools.values_mut() {
+        if tool.source != super::ToolSource::Local {
+            continue;
+        }
+        if let Some(schema) = tool.parameters_schema.clone() {
+            let mut adopted = tool.clone();
+            if adopt(&mut adopted, &schema).is_ok() {
+                *tool = adopted;
+            }
+        }
+    }
+}
+
+/// Why [`adopt`] failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AdoptError {
+    /// The schema cannot be used.
+    #[error(transparent)]
+    Unusable(Unusable),
+    /// The config names a parameter the schema lacks.
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Writes what the config says of each parameter into the schema node
+/// that describes it: the summary and description (as `description`),
+/// `enum`, `default`, and `required`; into members and elements the
+/// same way. A node that is a `$ref` is wrapped in an `allOf`, since a
+/// draft-07 validator ignores a `$ref`'s siblings.
+fn annotate(node: &mut Value, config: &ToolParameters) {
+    let Some(object) = node.as_object_mut() else {
+        return;
+    };
+    for (name, added) in config {
+        if added.required {
+            let required = object
+                .entry("required")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Some(list) = required.as_array_mut()
+                && !list.iter().any(|n| n == name)
+            {
+                list.push(name.as_str().into());
+            }
+        }
+        let Some(target) = object
+            .get_mut("properties")
+            .and_then(|p| p.get_mut(name.as_str()))
+        else {
+            continue;
+        };
+        annotate_one(target, added);
+    }
+}
+
+fn annotate_one(target: &mut Value, added: &ToolParameterConfig) {
+    let mut keys = Map::new();
+    let text = match (&added.summary, &added.description) {
+        (Some(s), Some(d)) => Some(format!("{s}\n\n{d}")),
+        (Some(one), None) | (None, Some(one)) => Some(one.clone()),
+        (None, None) => None,
+    };
+    if let Some(text) = text {
+        keys.insert("description".into(), text.into());
+    }
+    if let Some(values) = &added.enumeration {
+        keys.insert("enum".into(), values.clone().into());
+    }
+    if let Some(default) = &added.default {
+        keys.insert("default".into(), default.clone());
+    }
+    if keys.is_empty() && added.properties.is_empty() && added.items.is_none() {
+        return;
+    }
+    if target.get("$ref").is_some() {
+        let inner = std::mem::take(target);
+        *target = serde_json::json!({ "allOf": [inner] });
+    }
+    let Some(object) = target.as_object_mut() else {
+        return;
+    };
+    object.extend(keys);
+    if !added.properties.is_empty() {
+        annotate(target, &added.properties);
+    }
+    if let Some(items) = added.items.as_deref()
+        && let Some(node) = target.get_mut("items")
+    {
+        annotate_one(node, items);
+    }
+}
+
+/// A schema that says nothing of members it does not list gets
+/// `additionalProperties: false`, as jp's own tools have: a call cannot
+/// pass a policy on `path` by naming the file `file` instead. A schema
+/// that says (`additionalProperties`, `patternProperties`,
+/// `unevaluatedProperties`) or whose members come from elsewhere (a
+/// root `$ref` or combinator) is left as it is.
+fn close(schema: &mut Value) {
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    let open_keys = [
+        "additionalProperties",
+        "patternProperties",
+        "unevaluatedProperties",
+        "$ref",
+        "allOf",
+        "anyOf",
+        "oneOf",
+    ];
+    if object.contains_key("properties") && !open_keys.iter().any(|k| object.contains_key(*k)) {
+        object.insert("additionalProperties".into(), false.into());
+    }
+}
+
+/// Checks `args` against the tool's whole schema, then against what jp
+/// asks beyond it ([`check_forms`]: a path holds no NUL, an integer is an
+/// integer literal).
+///
+/// # Errors
+///
+/// Each failure with the JSON pointer of the value, in words a model can
+/// act on; at most [`MAX_ISSUES`] of the validator's.
+pub fn check(
+    schema: &Value,
+    view: &ToolParameters,
+    args: &Value,
+) -> Result<(), Vec<ArgumentIssue>> {
+    if depth(args) > MAX_ARGUMENT_DEPTH {
+        return Err(vec![ArgumentIssue {
+            pointer: String::new(),
+            message: format!("nested deeper than {MAX_ARGUMENT_DEPTH} levels"),
+        }]);
+    }
+    let validator = validator(schema).map_err(|e| {
+        vec![ArgumentIssue {
+            pointer: String::new(),
+            message: e.to_string(),
+        }]
+    })?;
+    let mut issues: Vec<ArgumentIssue> = validator
+        .iter_errors(args)
+        .take(MAX_ISSUES)
+        .flat_map(|error| said(&error, view))
+        .collect();
+    for issue in check_forms(view, args) {
+        if !issues.iter().any(|i| i.pointer == issue.pointer) {
+            issues.push(issue);
+        }
+    }
+    if issues.is_empty() {
+        Ok(())
+    } else {
+        Err(issues)
+    }
+}
+
+/// One failure of the validator as jp says it: an unknown or missing
+/// member at its own pointer, in the words jp uses for every tool (with
+/// the names expected there), and anything else in the validator's words.
+fn said(error: &ValidationError<'_>, view: &ToolParameters) -> Vec<ArgumentIssue> {
+    let mut at: Vec<String> = decode(error.instance_path().as_str());
+    match error.kind() {
+        ValidationErrorKind::AdditionalProperties { unexpected } => {
+            let message = unknown_member(members_at(view, &at).unwrap_or(&ToolParameters::new()));
+            unexpected
+                .iter()
+                .map(|name| {
+                    at.push(name.clone());
+                    let said = issue(&at, message.clone());
+                    at.pop();
+                    said
+                })
+                .collect()
+        }
+        ValidationErrorKind::Required { property } if property.is_string() => {
+            at.push(property.as_str().unwrap_or_default().to_owned());
+            vec![issue(&at, "missing required parameter".to_owned())]
+        }
+        _ => vec![ArgumentIssue {
+            pointer: error.instance_path().to_string(),
+            message: words(error, 0),
+        }],
+    }
+}
+
+/// A JSON pointer's tokens, decoded.
+fn decode(pointer: &str) -> Vec<String> {
+    pointer
+        .split('/')
+        .skip(1)
+        .map(|token| token.replace("~1", "/").replace("~0", "~"))
+        .collect()
+}
+
+/// The members the view knows for the object at `at` in the arguments.
+fn members_at<'v>(view: &'v ToolParameters, at: &[String]) -> Option<&'v ToolParameters> {
+    let mut members = view;
+    let mut param: Option<&ToolParameterConfig> = None;
+    for token in at {
+        param = match param {
+            Some(p) if p.kind == ParamType::Array => p.items.as_deref(),
+            _ => Some(members.get(token)?),
+        };
+        if let Some(p) = param
+            && p.kind == ParamType::Object
+        {
+            members = &p.properties;
+        }
+    }
+    Some(members)
+}
+
+/// The validator's reason, with the value shown short (a long string is
+/// cut), and for `anyOf`/`oneOf` why each alternative failed (two levels
+/// down at most).
+fn words(error: &ValidationError<'_>, level: usize) -> String {
+    let shown = show(error.instance());
+    let mut text = error.masked_with(shown.as_str()).to_string();
+    if level >= 2 {
+        return text;
+    }
+    let branches = match error.kind() {
+        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            Some(context)
+        }
+        _ => None,
+    };
+    if let Some(branches) = branches {
+        let reasons: Vec<String> = branches
+            .iter()
+            .enumerate()
+            .filter_map(|(i, errors)| {
+                let first = errors.first()?;
+                Some(format!("{}: {}", i + 1, words(first, level + 1)))
+            })
+            .take(MAX_ISSUES)
+            .collect();
+        if !reasons.is_empty() {
+            text = format!("{text} ({})", reasons.join("; "));
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+#[path = "schema_tests.rs"]
+mod tests;
