@@ -3,6 +3,7 @@
 //! policies (RFD D25, architecture decisions 2-4).
 
 mod mcp_servers;
+mod parameters;
 mod policies;
 
 use std::collections::{BTreeMap, HashSet};
@@ -15,9 +16,7 @@ use crate::path::ConfigPath;
 use crate::providers::{BUILT_IN, WireApi};
 use crate::tool::effective::{EffectiveSpec, PolicyOrigin, effective_policy, written_spec};
 use crate::tool::wildcard::wildcard_server;
-use crate::tool::{
-    DEFAULTS_KEY, ParamType, ToolConfig, ToolParameterConfig, ToolParameters, ToolSource,
-};
+use crate::tool::{DEFAULTS_KEY, ToolConfig, ToolParameters, ToolSource};
 
 /// Why a model id names no model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -551,10 +550,14 @@ fn check_tool(
     match &cfg.parameters_schema {
         // The parameters are the schema's (and what the config adds to
         // them), which the schema's validator checks.
-        Some(schema) => check_parameters_schema(&base, cfg, schema, problems),
+        Some(schema) => parameters::check_parameters_schema(&base, cfg, schema, problems),
         None => {
             for (param, p) in &cfg.parameters {
-                check_parameter(&base.join("parameters").join(param.clone()), p, problems);
+                parameters::check_parameter(
+                    &base.join("parameters").join(param.clone()),
+                    p,
+                    problems,
+                );
             }
         }
     }
@@ -872,73 +875,5 @@ fn check_defaults_entry(defaults: &ToolConfig, problems: &mut Vec<Problem>) {
             base.join("sandbox"),
             "cannot be set for all tools here; `conversation.sandbox` is every tool's (and every MCP server's)",
         ));
-    }
-}
-
-/// A tool's own JSON Schema (`parameters_schema`) is one jp can use, and
-/// its `parameters` name only what it has. Only a local tool gives one;
-/// an MCP tool's comes from its server.
-fn check_parameters_schema(
-    base: &ConfigPath,
-    cfg: &ToolConfig,
-    schema: &serde_json::Value,
-    problems: &mut Vec<Problem>,
-) {
-    if cfg.source != ToolSource::Local {
-        // An MCP tool's schema was put there by the query (attach), from
-        // its server; a config cannot set one.
-        return;
-    }
-    if !schema.is_object() {
-        problems.push(Problem::error(
-            base.join("parameters_schema"),
-            "must be a table: a JSON Schema of the arguments object",
-        ));
-        return;
-    }
-    match crate::tool::schema::adopt(&mut cfg.clone(), schema) {
-        Ok(()) => {}
-        Err(crate::tool::schema::AdoptError::Config(message)) => {
-            problems.push(Problem::error(base.join("parameters"), message));
-        }
-        Err(crate::tool::schema::AdoptError::Unusable(reason)) => {
-            problems.push(Problem::error(
-                base.join("parameters_schema"),
-                reason.to_string(),
-            ));
-        }
-    }
-}
-
-fn check_parameter(path: &ConfigPath, p: &ToolParameterConfig, problems: &mut Vec<Problem>) {
-    if p.items.is_some() && p.kind != ParamType::Array {
-        problems.push(Problem::error(
-            path.join("items"),
-            format!(
-                "only an array parameter has `items`; this one is {}",
-                p.kind
-            ),
-        ));
-    }
-    if !p.properties.is_empty() && p.kind != ParamType::Object {
-        problems.push(Problem::error(
-            path.join("properties"),
-            format!(
-                "only an object parameter has `properties`; this one is {}",
-                p.kind
-            ),
-        ));
-    }
-    if p.kind == ParamType::Array && p.items.is_none() {
-        problems.push(Problem::error(
-            path.clone(),
-            "an array parameter needs `items` to say what its elements are",
-        ));
-    }
-    if let Some(items) = &p.items {
-        check_parameter(&path.join("items"), items, problems);
-    }
-    for (name, child) in &p.properties {
-        check_parameter(&path.join("properties").join(name.clone()), child, problems);
     }
 }
