@@ -215,6 +215,41 @@ enum Imported {
     Unusable(String),
 }
 
+/// [`attach`] outside a query: starts the servers the config's tools
+/// name, puts their schemas into `loaded`'s config, and stops them (for
+/// `jp policy check` and `jp config validate --mcp`). Problems with a
+/// server or a tool's schema are said on stderr as a query says them.
+///
+/// # Errors
+///
+/// The runtime cannot start; inside, the config errors found (as
+/// [`attach`]).
+pub fn attach_once(
+    ctx: &crate::ctx::Ctx,
+    loaded: &mut jp_config::load::Loaded,
+) -> std::io::Result<Result<(), String>> {
+    let root = loaded
+        .workspace_root
+        .clone()
+        .unwrap_or_else(|| ctx.cwd.clone());
+    let servers = Mutex::new(McpServers::new(
+        jp_config::sandbox::sandboxed_servers(&loaded.config),
+        root,
+    ));
+    let printer = Printer::stdio(crate::ctx::color(loaded.config.style.color));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    Ok(runtime.block_on(async {
+        let located = loaded.clone();
+        let locate = |problem| located.place(problem);
+        let attached = attach(&mut loaded.config, &servers, &printer, &locate).await;
+        servers.lock().await.shutdown().await;
+        attached
+    }))
+}
+
 /// Imports the server's tool into the config of the tool `name`, written
 /// as the entry `entry` (its own, or the wildcard that added it): its
 /// schema becomes the tool's ([`adopt`]), with what the config adds.

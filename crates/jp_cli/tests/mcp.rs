@@ -233,7 +233,7 @@ fn misbehaving_results_become_error_results_naming_the_server_and_the_turn_goes_
         responses(&stored(&ws)),
         [
             ("error".to_owned(), "MCP server `test` did not answer the call to `hang` within 1 s (conversation.tools.hang.timeout_secs); jp sent it MCP cancellation and stopped it".to_owned()),
-            ("error".to_owned(), "MCP server `test` broke the call to `garbage`: it wrote a line that is not JSON-RPC: `this is not json`; jp stopped it".to_owned()),
+            ("error".to_owned(), "MCP server `test` broke the call to `garbage`: it wrote more than 1 MiB of lines that are not JSON-RPC, the last: `this is not json`; jp stopped it".to_owned()),
             ("error".to_owned(), "MCP server `test` answered the call to `huge` with a result of 2000000 bytes, more than the 1048576 this tool may return (conversation.tools.huge.max_output_bytes)".to_owned()),
             ("error".to_owned(), "the tool failed on purpose".to_owned()),
             ("success".to_owned(), "a red dot\n[image: image/png, 8 bytes]".to_owned()),

@@ -18,7 +18,7 @@ read     Reads a file. (not configured)\n  \
 fail     Fails. (not configured)\n  \
 crash    Exits mid-call. (not configured)\n  \
 hang     Never answers. (not configured)\n  \
-garbage  Writes a line that is not JSON. (not configured)\n  \
+garbage  Writes lines that are not JSON. (not configured)\n  \
 huge     Answers with many bytes. (not configured)\n  \
 picture  An image. (not configured)\n";
 
@@ -120,7 +120,7 @@ fn tools_shows_one_servers_tools_with_their_input_schemas() {
         format!("fail\n  Fails.\n  not configured\n{empty}"),
         format!("crash\n  Exits mid-call.\n  not configured\n{empty}"),
         format!("hang\n  Never answers.\n  not configured\n{empty}"),
-        format!("garbage\n  Writes a line that is not JSON.\n  not configured\n{empty}"),
+        format!("garbage\n  Writes lines that are not JSON.\n  not configured\n{empty}"),
         "huge\n  Answers with many bytes.\n  not configured\n  input schema: {\n    \"type\": \"object\",\n    \
          \"properties\": {\n      \"bytes\": {\n        \"type\": \"integer\"\n      }\n    },\n    \"required\": [\n      \
          \"bytes\"\n    ]\n  }\n"

@@ -110,7 +110,7 @@ fn jp_mcp_tools_lists_the_tools_of_a_server_over_http() {
          fail     Fails. (not configured)\n  \
          crash    Exits mid-call. (not configured)\n  \
          hang     Never answers. (not configured)\n  \
-         garbage  Writes a line that is not JSON. (not configured)\n  \
+         garbage  Writes lines that are not JSON. (not configured)\n  \
          huge     Answers with many bytes. (not configured)\n  \
          picture  An image. (not configured)\n  \
          http500  Fails with HTTP 500. (not configured)\n"

@@ -208,7 +208,7 @@ fn mcp_ls_shows_which_tools_the_wildcard_offers() {
          fail     Fails. (conversation.tools.fail)\n  \
          crash    Exits mid-call. (conversation.tools.'test.*')\n  \
          hang     Never answers. (conversation.tools.'test.*')\n  \
-         garbage  Writes a line that is not JSON. (conversation.tools.'test.*')\n  \
+         garbage  Writes lines that are not JSON. (conversation.tools.'test.*')\n  \
          huge     Answers with many bytes. (conversation.tools.'test.*')\n  \
          picture  An image. (conversation.tools.'test.*')\n"
     );

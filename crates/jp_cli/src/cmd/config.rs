@@ -43,7 +43,14 @@ pub enum Config {
     },
     /// Check every config layer; print one line per problem. Exits 1 if any
     /// is an error (warnings do not fail).
-    Validate,
+    Validate {
+        /// Also start the MCP servers the config offers tools of (as a
+        /// query does, and stop them again) to check their tools: a tool
+        /// whose schema jp cannot use, and rules on arguments a tool
+        /// lacks. Without it, no server is started.
+        #[arg(long)]
+        mcp: bool,
+    },
     /// Print the JSON Schema of config files, for editors.
     Schema,
 }
@@ -58,7 +65,7 @@ impl Config {
                 user,
                 workspace: _,
             } => set(ctx, &assignment, user),
-            Self::Validate => Ok(validate(ctx)),
+            Self::Validate { mcp } => validate(ctx, mcp),
             Self::Schema => {
                 jp_term::printer::stdout_json(&jp_config::schema::config_json_schema()?);
                 Ok(ExitCode::SUCCESS)
@@ -193,14 +200,20 @@ fn get(loaded: &Loaded, key: &str) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn validate(ctx: &Ctx) -> ExitCode {
-    // All of it is checked, what needs trust too: checking runs nothing.
+fn validate(ctx: &Ctx, mcp: bool) -> Result<ExitCode, Error> {
+    // All of it is checked, what needs trust too: checking runs nothing
+    // (unless `--mcp` asks to start the servers, which then must be the
+    // ones the config applies).
     let options = load::LoadOptions {
-        trust: jp_config::trust::WorkspaceTrust::Trusted,
+        trust: if mcp {
+            ctx.load_options().trust
+        } else {
+            jp_config::trust::WorkspaceTrust::Trusted
+        },
         ..ctx.load_options()
     };
-    match load::load(&options) {
-        Ok(loaded) => {
+    Ok(match load::load(&options) {
+        Ok(mut loaded) => {
             if let Ok(applies) = load::load(&ctx.load_options()) {
                 ctx.trust_notice(&applies);
             }
@@ -209,6 +222,10 @@ fn validate(ctx: &Ctx) -> ExitCode {
             }
             for warning in missing_programs(&loaded, ctx) {
                 jp_term::outln!("{warning}");
+            }
+            if mcp && let Err(message) = crate::mcp::attach_once(ctx, &mut loaded)? {
+                jp_term::outln!("error: {message}");
+                return Ok(exit::INVALID_CONFIG.into());
             }
             let layers = loaded
                 .layers
@@ -225,7 +242,7 @@ fn validate(ctx: &Ctx) -> ExitCode {
             }
             exit::INVALID_CONFIG.into()
         }
-    }
+    })
 }
 
 fn set(ctx: &Ctx, arg: &str, user: bool) -> Result<ExitCode, Error> {

@@ -185,6 +185,15 @@ fn offered_as(config: &AppConfig, server: &str, tool: &str) -> Vec<String> {
         .collect()
 }
 
+/// Why jp cannot offer the server's tool whatever the config says: its
+/// schema is one jp cannot use (a `$ref` to another document, too large).
+fn unusable(tool: &ServerTool) -> Option<String> {
+    let schema = serde_json::Value::Object(tool.input_schema.clone());
+    jp_config::tool::schema::usable(&schema)
+        .err()
+        .map(|reason| reason.to_string())
+}
+
 /// One server of `jp mcp ls`: its state, then a line a tool.
 fn print_ls(config: &AppConfig, server: &Started) {
     let tools = match &server.tools {
@@ -210,6 +219,10 @@ fn print_ls(config: &AppConfig, server: &Started) {
             "not configured".to_owned()
         } else {
             used.join("; ")
+        };
+        let used = match unusable(tool) {
+            Some(reason) => format!("{used}; not offered: {reason}"),
+            None => used,
         };
         let about = match first_line(tool.description.as_deref()) {
             "" => format!("({used})"),
@@ -242,6 +255,9 @@ fn print_tools(config: &AppConfig, server: &Started) {
             jp_term::outln!("  not configured");
         } else {
             jp_term::outln!("  configured as {}", used.join("; "));
+        }
+        if let Some(reason) = unusable(tool) {
+            jp_term::outln!("  not offered: {reason}");
         }
         let schema = serde_json::to_string_pretty(&tool.input_schema).unwrap_or_default();
         jp_term::outln!("  input schema: {}", indented(&schema, "  "));
@@ -278,6 +294,9 @@ fn print_json(
                                 "description": tool.description,
                                 "configured_as": configured,
                             });
+                            if let Some(reason) = unusable(tool) {
+                                out["unusable"] = reason.into();
+                            }
                             if schemas {
                                 out["input_schema"] = tool.input_schema.clone().into();
                             }

@@ -7,7 +7,6 @@ use jp_config::load::Loaded;
 use jp_config::tool::effective::{PolicyOrigin, effective_policy};
 use jp_config::tool::wildcard::wildcard_server;
 use jp_config::tool::{DEFAULTS_KEY, offered};
-use jp_llm::tool::mcp::McpServers;
 use jp_policy::{PolicyField, StreamingPolicyState, Workspace, ordering_warnings, top_parameter};
 
 use super::format::Format;
@@ -121,26 +120,7 @@ fn with_mcp_schemas(
     if !mcp {
         return Ok(Ok(()));
     }
-    let root = loaded
-        .workspace_root
-        .clone()
-        .unwrap_or_else(|| ctx.cwd.clone());
-    let servers = tokio::sync::Mutex::new(McpServers::new(
-        jp_config::sandbox::sandboxed_servers(&loaded.config),
-        root,
-    ));
-    let printer = jp_term::printer::Printer::stdio(crate::ctx::color(loaded.config.style.color));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    let attached = runtime.block_on(async {
-        let located = loaded.clone();
-        let locate = |problem| located.place(problem);
-        let attached = crate::mcp::attach(&mut loaded.config, &servers, &printer, &locate).await;
-        servers.lock().await.shutdown().await;
-        attached
-    });
+    let attached = crate::mcp::attach_once(ctx, loaded)?;
     Ok(attached.map_err(|message| {
         jp_term::errln!("error: {message}");
         ExitCode::from(exit::INVALID_CONFIG)

@@ -55,8 +55,11 @@ pub enum Unusable {
     /// Nested deeper than [`MAX_SCHEMA_DEPTH`].
     #[error("its schema nests deeper than {MAX_SCHEMA_DEPTH} levels")]
     TooDeep,
-    /// Not an object schema, or refused by the validator (a `$ref` to
-    /// another document, a bad `pattern`, an unknown `$schema`).
+    /// A `$ref` to another document, which jp does not fetch.
+    #[error("its schema refers to another document ({0}), which jp does not fetch")]
+    Remote(String),
+    /// Not an object schema, or refused by the validator (a bad
+    /// `pattern`, an unknown `$schema`).
     #[error("{0}")]
     Invalid(String),
 }
@@ -108,7 +111,31 @@ fn build(schema: &Value) -> Compiled {
         )
         .build(schema)
         .map(Arc::new)
-        .map_err(|error| Unusable::Invalid(format!("its schema cannot be used: {error}")))
+        .map_err(|error| match remote_ref(schema) {
+            Some(uri) => Unusable::Remote(uri.to_owned()),
+            None => Unusable::Invalid(format!("its schema cannot be used: {error}")),
+        })
+}
+
+/// The first `$ref` in `schema` that is not to a place in the same
+/// document (`#...`).
+fn remote_ref(schema: &Value) -> Option<&str> {
+    let mut stack = vec![schema];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(members) => {
+                if let Some(Value::String(reference)) = members.get("$ref")
+                    && !reference.starts_with('#')
+                {
+                    return Some(reference);
+                }
+                stack.extend(members.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// How deep `value` nests, counted without recursion.
@@ -168,6 +195,17 @@ pub fn adopt_local(tools: &mut indexmap::IndexMap<String, ToolConfig>) {
             }
         }
     }
+}
+
+/// Whether jp can use `schema` for a tool's arguments: the parameters
+/// jp's policies read from it if so.
+///
+/// # Errors
+///
+/// Why it cannot.
+pub fn usable(schema: &Value) -> Result<ToolParameters, Unusable> {
+    validator(schema)?;
+    parameters_from_schema(schema).map_err(Unusable::Invalid)
 }
 
 /// Why [`adopt`] failed.

@@ -29,10 +29,21 @@
 //! - `crash {}`: logs a line to stderr and exits with status 3;
 //! - `hang {}`: never answers; each `notifications/cancelled` it gets (for
 //!   any call) adds a line `cancelled: REASON` to `cancelled.txt`;
-//! - `garbage {}`: writes a line that is not JSON to stdout, then hangs;
+//! - `garbage {}`: writes lines that are not JSON to stdout, 1 MiB and a
+//!   line of them (more than jp skips), then hangs;
 //! - `huge {bytes}`: answers with that many `x`;
 //! - `picture {}`: an image and structured content;
 //! - `http500 {}` (only over HTTP): answered with HTTP 500.
+//!
+//! `JP_MCP_TEST_SCHEMAS=1` adds tools whose schemas use what published
+//! servers send (issue 37), each answering `NAME: ARGUMENTS` (the
+//! arguments as compact JSON): `log` (pydantic's `anyOf [T, null]`, as
+//! `mcp-server-git`'s `git_log`), `either` (a type list), `edits`
+//! (`$defs` and `$ref`), `tree` (a recursive `$ref`), `pick` (a root
+//! `anyOf` of two objects) and `remote` (a `$ref` to another document,
+//! which jp cannot use). `JP_MCP_TEST_STDOUT_NOISE=N` makes it print N
+//! lines that are not JSON on stdout before it speaks JSON-RPC, as some
+//! published servers do.
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -80,7 +91,7 @@ fn tools(http: bool) -> Vec<Tool> {
         tool("fail", "Fails.", none.clone()),
         tool("crash", "Exits mid-call.", none.clone()),
         tool("hang", "Never answers.", none.clone()),
-        tool("garbage", "Writes a line that is not JSON.", none.clone()),
+        tool("garbage", "Writes lines that are not JSON.", none.clone()),
         tool(
             "huge",
             "Answers with many bytes.",
@@ -91,7 +102,100 @@ fn tools(http: bool) -> Vec<Tool> {
     if http {
         tools.push(tool("http500", "Fails with HTTP 500.", none));
     }
+    if std::env::var_os("JP_MCP_TEST_SCHEMAS").is_some() {
+        tools.extend(schema_tools());
+    }
     tools
+}
+
+/// The names of [`schema_tools`].
+const SCHEMA_TOOLS: &[&str] = &["log", "either", "edits", "tree", "pick", "remote"];
+
+fn schema_tools() -> Vec<Tool> {
+    let optional =
+        |kind: &str| json!({ "anyOf": [{ "type": kind }, { "type": "null" }], "default": null });
+    vec![
+        tool(
+            "log",
+            "Shows commits.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "repo_path": { "type": "string", "title": "Repo Path" },
+                    "max_count": { "type": "integer", "default": 10, "minimum": 1 },
+                    "start_timestamp": optional("string")
+                },
+                "required": ["repo_path"],
+                "title": "GitLog"
+            }),
+        ),
+        tool(
+            "either",
+            "Takes a flag or a word.",
+            json!({
+                "type": "object",
+                "properties": { "flag": { "type": ["boolean", "string"] } },
+                "required": ["flag"],
+                "$schema": "http://json-schema.org/draft-07/schema#"
+            }),
+        ),
+        tool(
+            "edits",
+            "Applies edits.",
+            json!({
+                "$defs": {
+                    "Edit": {
+                        "type": "object",
+                        "properties": {
+                            "file": { "type": "string" },
+                            "line": { "type": "integer", "minimum": 1 }
+                        },
+                        "required": ["file", "line"]
+                    }
+                },
+                "type": "object",
+                "properties": { "edits": { "type": "array", "items": { "$ref": "#/$defs/Edit" } } },
+                "required": ["edits"]
+            }),
+        ),
+        tool(
+            "tree",
+            "Takes a tree.",
+            json!({
+                "$defs": {
+                    "Node": {
+                        "type": "object",
+                        "properties": {
+                            "name": { "type": "string" },
+                            "children": { "type": "array", "items": { "$ref": "#/$defs/Node" } }
+                        },
+                        "required": ["name"]
+                    }
+                },
+                "type": "object",
+                "properties": { "root": { "$ref": "#/$defs/Node" } },
+                "required": ["root"]
+            }),
+        ),
+        tool(
+            "pick",
+            "Takes an id or a name.",
+            json!({
+                "anyOf": [
+                    { "type": "object", "properties": { "id": { "type": "integer" } }, "required": ["id"] },
+                    { "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] }
+                ]
+            }),
+        ),
+        tool(
+            "remote",
+            "Its schema is elsewhere.",
+            json!({
+                "type": "object",
+                "properties": { "x": { "$ref": "https://example.com/x.schema.json" } }
+            }),
+        ),
+    ]
 }
 
 fn text(text: impl Into<String>) -> Result<CallToolResponse, ErrorData> {
@@ -175,7 +279,10 @@ impl ServerHandler for TestServer {
             }
             "garbage" => {
                 let mut stdout = std::io::stdout();
-                let _ = stdout.write_all(b"this is not json\n");
+                let line = b"this is not json\n";
+                for _ in 0..=(1024 * 1024 / line.len()) {
+                    let _ = stdout.write_all(line);
+                }
                 let _ = stdout.flush();
                 context.ct.cancelled().await;
                 Err(ErrorData::internal_error("cancelled", None))
@@ -191,6 +298,9 @@ impl ServerHandler for TestServer {
                 ]);
                 result.structured_content = Some(json!({ "width": 1 }));
                 Ok(result.into())
+            }
+            name if SCHEMA_TOOLS.contains(&name) => {
+                text(format!("{name}: {}", Value::Object(arguments)))
             }
             other => Err(ErrorData::invalid_params(
                 format!("no tool `{other}`"),
@@ -228,6 +338,16 @@ async fn main() -> std::process::ExitCode {
             let mut stderr = std::io::stderr();
             while stderr.write_all(&chunk).is_ok() {}
         });
+    }
+    if let Some(lines) = std::env::var("JP_MCP_TEST_STDOUT_NOISE")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+    {
+        let mut stdout = std::io::stdout();
+        for i in 0..lines {
+            let _ = writeln!(stdout, "Service {i} initialized");
+        }
+        let _ = stdout.flush();
     }
     match std::env::var("JP_MCP_TEST_START").as_deref() {
         Ok("exit") => {

@@ -1,8 +1,10 @@
 //! The server's stdout, line by line, between the server and rmcp: each
-//! line that is JSON goes on to rmcp; a line that is not, or that grows
-//! past [`MAX_LINE_BYTES`], is a fault of the server that fails the call
-//! in flight at once (rmcp itself skips a line it cannot parse, which would
-//! leave the call waiting for its timeout).
+//! line that is JSON goes on to rmcp. A line that is not is skipped with a
+//! debug log, as the official clients do: some published servers print a
+//! few lines of their own (`Service initialized`) before they speak
+//! JSON-RPC. Past [`MAX_NOISE_BYTES`] of such lines, or a line that grows
+//! past [`MAX_LINE_BYTES`], the server is at fault, which fails the call in
+//! flight at once rather than leave it waiting for its timeout.
 
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
 use tokio::sync::watch;
@@ -13,10 +15,15 @@ use tokio::sync::watch;
 /// memory.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
+/// The most bytes of lines that are not JSON a server may write on its
+/// stdout over its life before jp stops it: 1 MiB.
+pub const MAX_NOISE_BYTES: usize = 1024 * 1024;
+
 /// What went wrong on the server's stdout.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fault {
-    /// A line that is not JSON: its start, quoted and escaped.
+    /// Lines that are not JSON, more than [`MAX_NOISE_BYTES`] of them: the
+    /// start of the last, quoted and escaped.
     NotJson(String),
     /// A line longer than [`MAX_LINE_BYTES`].
     Oversized,
@@ -26,7 +33,11 @@ impl std::fmt::Display for Fault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::NotJson(excerpt) => {
-                write!(f, "it wrote a line that is not JSON-RPC: {excerpt}")
+                write!(
+                    f,
+                    "it wrote more than {} MiB of lines that are not JSON-RPC, the last: {excerpt}",
+                    MAX_NOISE_BYTES / (1024 * 1024)
+                )
             }
             Self::Oversized => write!(
                 f,
@@ -46,6 +57,7 @@ pub async fn forward(
 ) {
     let mut from = BufReader::new(from);
     let mut line = Vec::new();
+    let mut noise = 0usize;
     loop {
         line.clear();
         match read_line(&mut from, &mut line).await {
@@ -62,7 +74,14 @@ pub async fn forward(
         }
         if serde_json::from_slice::<serde::de::IgnoredAny>(text).is_err() {
             let start = crate::framing::excerpt(&String::from_utf8_lossy(text));
-            faults.send_replace(Some(Fault::NotJson(start)));
+            noise = noise.saturating_add(line.len());
+            if noise > MAX_NOISE_BYTES {
+                faults.send_replace(Some(Fault::NotJson(start)));
+            } else {
+                tracing::debug!(
+                    "skipped a line on an MCP server's stdout that is not JSON: {start}"
+                );
+            }
             continue;
         }
         if to.write_all(&line).await.is_err() || to.flush().await.is_err() {

@@ -1,0 +1,266 @@
+//! MCP tools whose schemas use what published servers send (issue 37),
+//! through the real `jp` binary: `jp-mcp-test-server` with
+//! `JP_MCP_TEST_SCHEMAS=1` offers tools with `anyOf [T, null]`, a type
+//! list, `$defs`/`$ref`, a recursive `$ref`, a root `anyOf`, and one whose
+//! `$ref` points at another document (which jp cannot use). Every call is
+//! checked against the whole schema; the one unusable tool costs only
+//! itself.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::Workspace;
+use common::mcp::{assert_gone, workspace};
+use common::providers::{text_reply as text, tool_reply as tool};
+use common::query::{query_command, responses, stored};
+use jp_test_server::TestServer;
+
+const MODEL: &str = "anthropic/claude-haiku-4-5";
+const HEADER: &str = "── jp (anthropic/claude-haiku-4-5) ──\n";
+
+/// Every tool of the server through its wildcard entry, unattended.
+const WILDCARD: &str =
+    "[conversation.tools.'test.*']\nsource = \"mcp.test\"\npolicy.run = \"unattended\"\n";
+
+const REMOTE_REASON: &str = "its schema refers to another document \
+                             (https://example.com/x.schema.json), which jp does not fetch";
+
+fn run(ws: &Workspace, server: &TestServer) -> common::Run {
+    let output = query_command(ws, server, MODEL, &[], "use the tools")
+        .output()
+        .unwrap();
+    ws.run_of(output)
+}
+
+#[test]
+fn every_published_schema_shape_is_usable_and_checked_whole() {
+    let ws = workspace("JP_MCP_TEST_SCHEMAS = \"1\"", WILDCARD);
+    let server = TestServer::start(vec![
+        tool(
+            "toolu_1",
+            "log",
+            r#"{"repo_path": ".", "start_timestamp": null}"#,
+        ),
+        tool("toolu_2", "either", r#"{"flag": "yes"}"#),
+        tool(
+            "toolu_3",
+            "edits",
+            r#"{"edits": [{"file": "a", "line": 0}]}"#,
+        ),
+        tool("toolu_4", "pick", r#"{"id": 3}"#),
+        tool(
+            "toolu_5",
+            "tree",
+            r#"{"root": {"name": "a", "children": [{"name": "b"}]}}"#,
+        ),
+        tool("toolu_6", "log", r#"{"repo_path": ".", "max_count": "x"}"#),
+        text("Done."),
+    ]);
+    let run = run(&ws, &server);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "Done.\n");
+    // The unusable tool is said once, before the turn; the rest run.
+    assert_eq!(
+        run.stderr,
+        format!(
+            "warning: MCP server `test`'s tool `remote`: {REMOTE_REASON}; tool remote is not offered to the model\n\
+             {HEADER}Calling tool log(repo_path: \".\", start_timestamp: null)\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             log success: log: {{\"repo_path\":\".\",\"start_timestamp\":null}}\n\
+             {HEADER}Calling tool either(flag: \"yes\")\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             either success: either: {{\"flag\":\"yes\"}}\n\
+             {HEADER}Calling tool edits(edits: [{{\"file\":\"a\",\"line\":0}}])\n  \
+             edits: refused: the arguments do not fit its parameters: /edits/0/line: 0 is less than the minimum of 1\n\
+             {HEADER}Calling tool pick(id: 3)\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             pick success: pick: {{\"id\":3}}\n\
+             {HEADER}Calling tool tree(root: {{\"name\":\"a\",\"children\":[{{\"name\":\"b\"}}]}})\n  \
+             unattended (policy.run is \"unattended\")\n  \
+             tree success: tree: {{\"root\":{{\"name\":\"a\",\"children\":[{{\"name\":\"b\"}}]}}}}\n\
+             {HEADER}Calling tool log(repo_path: \".\", max_count: \"x\")\n  \
+             log: refused: the arguments do not fit its parameters: /max_count: \"x\" is not of type \"integer\"\n\
+             {HEADER}tokens: 7 responses · 70 in · 294 out · $0.0015\n"
+        )
+    );
+    assert_eq!(
+        responses(&stored(&ws)),
+        [
+            (
+                "success".to_owned(),
+                r#"log: {"repo_path":".","start_timestamp":null}"#.to_owned()
+            ),
+            ("success".to_owned(), r#"either: {"flag":"yes"}"#.to_owned()),
+            (
+                "refused".to_owned(),
+                "The call was not run because its arguments do not fit the tool's parameters: \
+                 /edits/0/line: 0 is less than the minimum of 1."
+                    .to_owned()
+            ),
+            ("success".to_owned(), r#"pick: {"id":3}"#.to_owned()),
+            (
+                "success".to_owned(),
+                r#"tree: {"root":{"name":"a","children":[{"name":"b"}]}}"#.to_owned()
+            ),
+            (
+                "refused".to_owned(),
+                "The call was not run because its arguments do not fit the tool's parameters: \
+                 /max_count: \"x\" is not of type \"integer\"."
+                    .to_owned()
+            ),
+        ]
+    );
+
+    // The model is offered every usable tool, `log` with its schema whole
+    // (closed to other members), and not `remote`.
+    let requests = server.wait_for(2, Duration::from_secs(10));
+    let sent = requests[0].json();
+    let offered: Vec<&serde_json::Value> = sent["tools"].as_array().unwrap().iter().collect();
+    let names: Vec<&str> = offered.iter().filter_map(|t| t["name"].as_str()).collect();
+    for name in ["log", "either", "edits", "tree", "pick", "echo"] {
+        assert!(names.contains(&name), "{name} is not offered: {names:?}");
+    }
+    assert!(!names.contains(&"remote"), "{names:?}");
+    let log = offered.iter().find(|t| t["name"] == "log").unwrap();
+    assert_eq!(
+        log["input_schema"],
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "repo_path": { "type": "string", "title": "Repo Path" },
+                "max_count": { "type": "integer", "default": 10, "minimum": 1 },
+                "start_timestamp": { "anyOf": [{ "type": "string" }, { "type": "null" }], "default": null }
+            },
+            "required": ["repo_path"],
+            "title": "GitLog",
+            "additionalProperties": false
+        })
+    );
+    assert_gone(&ws);
+}
+
+#[test]
+fn a_path_annotation_over_an_optional_parameter_fails_closed_on_null() {
+    // `start_timestamp` made a path (for the test's sake): a path under
+    // `notes/` runs unattended; `null`, no path at all, is asked (and
+    // declined, with no terminal), never run unattended.
+    let tools = "[conversation.tools.log]\nsource = \"mcp.test\"\n\
+                 parameters.start_timestamp = { type = \"path\" }\n\
+                 policy.run = [{ arg = \"/start_timestamp\", prefix = \"notes/\", mode = \"unattended\" }, { mode = \"ask\" }]\n";
+    let ws = workspace("JP_MCP_TEST_SCHEMAS = \"1\"", tools);
+    let server = TestServer::start(vec![
+        tool(
+            "toolu_1",
+            "log",
+            r#"{"repo_path": ".", "start_timestamp": "notes/a"}"#,
+        ),
+        tool(
+            "toolu_2",
+            "log",
+            r#"{"repo_path": ".", "start_timestamp": null}"#,
+        ),
+        text("Done."),
+    ]);
+    let run = run(&ws, &server);
+    assert_eq!(run.code, 0, "{run:?}");
+    let said = responses(&stored(&ws));
+    assert_eq!(
+        said[0],
+        (
+            "success".to_owned(),
+            r#"log: {"repo_path":".","start_timestamp":"notes/a"}"#.to_owned()
+        )
+    );
+    // Decided as soon as the `null` arrived (RFD D26).
+    assert_eq!(
+        said[1],
+        (
+            "declined".to_owned(),
+            "The call was not run: the user's policy requires confirmation and no one could \
+             confirm it (jp is running without a terminal). jp stopped your response after 43 B \
+             of this call's arguments."
+                .to_owned()
+        )
+    );
+}
+
+#[test]
+fn lines_that_are_not_json_before_the_handshake_are_skipped() {
+    let ws = workspace(
+        "JP_MCP_TEST_STDOUT_NOISE = \"3\"",
+        "[conversation.tools.echo]\nsource = \"mcp.test\"\npolicy.run = \"unattended\"\n",
+    );
+    let server = TestServer::start(vec![
+        tool("toolu_1", "echo", r#"{"text": "hi"}"#),
+        text("Done."),
+    ]);
+    let run = run(&ws, &server);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        responses(&stored(&ws)),
+        [("success".to_owned(), "echo: hi".to_owned())]
+    );
+}
+
+#[test]
+fn mcp_ls_tools_and_config_validate_say_which_tool_is_not_offered_and_why() {
+    let ws = workspace("JP_MCP_TEST_SCHEMAS = \"1\"", WILDCARD);
+    let run = ws.jp(&["mcp", "ls"]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:?}");
+    assert!(
+        run.stdout.contains(&format!(
+            "\n  remote   Its schema is elsewhere. (conversation.tools.'test.*'; not offered: {REMOTE_REASON})\n"
+        )),
+        "{}",
+        run.stdout
+    );
+
+    let run = ws.jp(&["mcp", "tools", "test", "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let listed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let tools = listed["servers"][0]["tools"].as_array().unwrap();
+    let unusable: Vec<(&str, &str)> = tools
+        .iter()
+        .filter_map(|t| Some((t["name"].as_str()?, t["unusable"].as_str()?)))
+        .collect();
+    assert_eq!(unusable, [("remote", REMOTE_REASON)]);
+
+    // `jp config validate` starts no server; with `--mcp` it does, and
+    // says the same.
+    let run = ws.jp(&["config", "validate"]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:?}");
+    let run = ws.jp(&["config", "validate", "--mcp"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "warning: MCP server `test`'s tool `remote`: {REMOTE_REASON}; tool remote is not offered to the model\n"
+        )
+    );
+    assert!(
+        run.stdout.starts_with("config is valid ("),
+        "{}",
+        run.stdout
+    );
+    assert_gone(&ws);
+
+    // A rule on an argument the tool lacks is an error once it is known.
+    let ws = workspace(
+        "JP_MCP_TEST_SCHEMAS = \"1\"",
+        "[conversation.tools.log]\nsource = \"mcp.test\"\n\
+         policy.run = [{ arg = \"/branch\", const = \"main\", mode = \"unattended\" }]\n",
+    );
+    let run = ws.jp(&["config", "validate"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let run = ws.jp(&["config", "validate", "--mcp"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("\"arg\" \"/branch\": the tool has no parameter \"branch\""),
+        "{}",
+        run.stdout
+    );
+}
