@@ -407,6 +407,58 @@ error: .jp/config.toml:9: conversation.tools.'*'.max_output_bytes: must be at le
     );
 }
 
+#[test]
+fn validate_checks_a_tools_own_json_schema() {
+    let ws = Workspace::new();
+    ws.write(
+        "project/.jp/config.toml",
+        r##"[conversation.tools.remote]
+command = "true"
+parameters_schema = { type = "object", properties = { x = { "$ref" = "https://example.com/x.json" } } }
+
+[conversation.tools.named]
+command = "true"
+parameters_schema = { type = "object", properties = { text = { type = "string" } } }
+parameters.file = { type = "path" }
+
+[conversation.tools.listed]
+command = "true"
+parameters_schema = ["not", "a", "schema"]
+
+[conversation.tools.good]
+command = "true"
+parameters_schema = { type = "object", properties = { file = { anyOf = [{ type = "string" }, { type = "null" }] } } }
+parameters.file = { type = "path" }
+policy.run = [{ arg = "/file", prefix = "src/", mode = "unattended" }, { mode = "ask" }]
+
+[providers.mcp.git]
+command = ["mcp-server-git"]
+
+[conversation.tools.git_log]
+source = "mcp.git"
+parameters_schema = { type = "object" }
+
+[conversation.tools.'*']
+parameters_schema = { type = "object" }
+"##,
+    );
+    assert_eq!(
+        ws.jp(&["config", "validate"]),
+        Run {
+            code: 1,
+            stdout: "\
+error: .jp/config.toml:28: conversation.tools.'*'.parameters_schema: cannot be set for all tools; `'*'` takes only enable, policy, run, result, style, timeout_secs, max_output_bytes and max_argument_bytes
+error: .jp/config.toml:3: conversation.tools.remote.parameters_schema: its schema refers to another document (https://example.com/x.json), which jp does not fetch
+error: .jp/config.toml:8: conversation.tools.named.parameters: names the parameter `file`, which the tool's schema does not have (it has text)
+error: .jp/config.toml:12: conversation.tools.listed.parameters_schema: must be a table: a JSON Schema of the arguments object
+error: .jp/config.toml:25: conversation.tools.git_log.parameters_schema: only a local tool takes a schema; an MCP tool's comes from its server (`parameters` adds to it)
+"
+            .into(),
+            stderr: String::new(),
+        }
+    );
+}
+
 /// Each message names the key and what it takes, in the user's terms.
 #[test]
 fn config_mistakes_get_messages_in_the_users_terms() {

@@ -338,7 +338,7 @@ fn entries_that_do_not_fit_the_servers_tools_are_errors_with_file_and_line() {
              error: .jp/config.toml:{tool}: conversation.tools.missing.tool: MCP server `test` has no tool `nope` \
              (its tools: echo, save, read, fail, crash, hang, garbage, huge, picture)\n\
              error: .jp/config.toml:{parameters}: conversation.tools.echo.parameters: names the parameter `volume`, \
-             which the server's schema for this tool does not have (it has text)\n\
+             which the tool's schema does not have (it has text)\n\
              the conversation keeps what arrived; `jp query` continues it (conversation <id>)\n"
         )
     );

@@ -1,7 +1,7 @@
 //! A published MCP server, run unmodified through the real `jp` binary
 //! (issue 24): `@modelcontextprotocol/server-everything` from npm, which
-//! `.ci/run` installs under the target directory (`mcp-npm/`), over stdio
-//! and over Streamable HTTP.
+//! `.ci/run` installs under the target directory (`mcp-servers/npm/`, with
+//! `.ci/mcp/install.sh`), over stdio and over Streamable HTTP.
 //!
 //! Without it the test skips with the reason on stderr, unless
 //! `JP_REQUIRE_MCP_EVERYTHING` is set (as `.ci/run` sets it): then it fails.
@@ -24,7 +24,7 @@ fn everything() -> Option<PathBuf> {
         || {
             let jp = PathBuf::from(env!("CARGO_BIN_EXE_jp"));
             let target = jp.parent().unwrap().parent().unwrap();
-            target.join("mcp-npm/node_modules/.bin/mcp-server-everything")
+            target.join("mcp-servers/npm/node_modules/.bin/mcp-server-everything")
         },
         PathBuf::from,
     );
@@ -32,7 +32,7 @@ fn everything() -> Option<PathBuf> {
         return Some(path);
     }
     let reason = format!(
-        "{} is not installed; `.ci/run` installs it (npm install --prefix TARGET/mcp-npm @modelcontextprotocol/server-everything)",
+        "{} is not installed; `.ci/mcp/install.sh TARGET/mcp-servers` installs it",
         path.display()
     );
     assert!(

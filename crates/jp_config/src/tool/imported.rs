@@ -351,7 +351,7 @@ fn merge_into(
         };
         let Some(parameter) = merged.get_mut(name) else {
             let whose = if at.is_empty() {
-                "the server's schema for this tool".to_owned()
+                "the tool's schema".to_owned()
             } else {
                 format!("its schema at {at}")
             };

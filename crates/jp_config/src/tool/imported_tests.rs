@@ -148,6 +148,6 @@ fn the_config_adds_a_path_type_and_a_summary() {
     unknown.insert("branch".into(), ToolParameterConfig::new(ParamType::String));
     assert_eq!(
         merge_parameters(server, &unknown).unwrap_err(),
-        "names the parameter `branch`, which the server's schema for this tool does not have (it has repo_path)"
+        "names the parameter `branch`, which the tool's schema does not have (it has repo_path)"
     );
 }

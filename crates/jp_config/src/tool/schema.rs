@@ -370,6 +370,15 @@ fn said(error: &ValidationError<'_>, view: &ToolParameters) -> Vec<ArgumentIssue
                 })
                 .collect()
         }
+        // As jp says it for every tool: the values the model may use.
+        ValidationErrorKind::Enum { options } if options.is_array() => {
+            let allowed = options.as_array().map(Vec::as_slice).unwrap_or_default();
+            let list = jp_policy::listing::cut_list(allowed.iter().map(show));
+            vec![ArgumentIssue {
+                pointer: error.instance_path().to_string(),
+                message: format!("expected one of {list}, found {}", show(error.instance())),
+            }]
+        }
         ValidationErrorKind::Required { property } if property.is_string() => {
             at.push(property.as_str().unwrap_or_default().to_owned());
             vec![issue(&at, "missing required parameter".to_owned())]

@@ -129,7 +129,7 @@ fn the_config_names_only_parameters_the_schema_has() {
     assert_eq!(
         adopt(&mut tool, &git_log()).unwrap_err(),
         AdoptError::Config(
-            "names the parameter `branch`, which the server's schema for this tool does not \
+            "names the parameter `branch`, which the tool's schema does not \
              have (it has repo_path, max_count, start_timestamp)"
                 .into()
         )
@@ -248,12 +248,16 @@ fn a_schema_jp_cannot_use_is_said_why() {
         "type": "object",
         "properties": { "x": { "$ref": "https://example.com/x.json" } }
     });
-    let error = adopt(&mut tool(), &remote).unwrap_err().to_string();
-    assert!(
-        error.starts_with("its schema cannot be used: ")
-            && error.contains("https://example.com/x.json"),
-        "{error}"
+    assert_eq!(
+        adopt(&mut tool(), &remote).unwrap_err().to_string(),
+        "its schema refers to another document (https://example.com/x.json), which jp does not fetch"
     );
+    let bad_pattern = json!({
+        "type": "object",
+        "properties": { "x": { "type": "string", "pattern": "(" } }
+    });
+    let error = adopt(&mut tool(), &bad_pattern).unwrap_err().to_string();
+    assert!(error.starts_with("its schema cannot be used: "), "{error}");
 
     let big = json!({
         "type": "object",
@@ -305,4 +309,18 @@ fn a_long_value_is_shown_cut_in_a_refusal() {
     let said = issues(&tool, json!({ "n": long }));
     assert_eq!(said.len(), 1);
     assert!(said[0].len() < 200, "{}", said[0]);
+}
+
+#[test]
+fn a_value_outside_an_enum_is_said_with_the_values_allowed() {
+    let schema = json!({
+        "$defs": { "Align": { "type": "string", "enum": ["left", "center", "right"] } },
+        "type": "object",
+        "properties": { "align": { "$ref": "#/$defs/Align" } }
+    });
+    let tool = adopted(&schema, ToolParameters::new());
+    assert_eq!(
+        issues(&tool, json!({ "align": "middle" })),
+        ["/align: expected one of \"left\", \"center\", \"right\", found \"middle\""]
+    );
 }
