@@ -1,0 +1,300 @@
+//! A tool's JSON Schema as each provider's dialect, converted in one place.
+//!
+//! A tool's parameters are the schema its MCP server (or its config) gives:
+//! draft-07 or 2020-12, with unions, references and every keyword. jp checks
+//! each call against that original itself, so what a provider is sent only
+//! has to guide the model, and be accepted: it may be looser than the
+//! original, but never rejects an argument the original accepts, and loses
+//! as little as it can.
+//!
+//! - [`anthropic`] and [`openai`] (Chat Completions, Responses and Ollama)
+//!   take JSON Schema nearly as it is. The schema is brought to 2020-12
+//!   ([`draft`]: `definitions` to `$defs`, array `items` to `prefixItems`,
+//!   `dependencies` split), and its root made one `type: object`
+//!   ([`merge::object_root`]), since both refuse a root `anyOf`, `oneOf`,
+//!   `allOf`, `not` or `enum`. Nested keywords pass untouched. A local
+//!   `$ref` that no longer points anywhere is dropped (a provider would
+//!   refuse the whole request for it).
+//! - [`gemini`] reads an OpenAPI subset without references: `$ref`s are
+//!   inlined ([`inline`]), `allOf`s merged into one node, the root made an
+//!   object as above, and the result translated by `google::schema`.
+//!
+//! A schema that needs no change comes back borrowed, so what jp builds
+//! itself is sent byte for byte as before.
+//!
+//! The input may come from a hostile server: every walk here is bounded by
+//! [`MAX_DEPTH`] nested schemas (a deeper subschema is replaced by `{}`,
+//! which accepts anything) and the inlining by a node budget.
+
+mod draft;
+mod inline;
+mod merge;
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+/// How many schemas deep the conversions walk; deeper subschemas become
+/// `{}` (any value), which no published server comes near.
+const MAX_DEPTH: usize = 48;
+
+/// The schema Anthropic's `input_schema` takes for `schema`: JSON Schema
+/// 2020-12 whose root is one object (see the module's documentation).
+#[must_use]
+pub(crate) fn anthropic(schema: &Value) -> Cow<'_, Value> {
+    let converted = merge::object_root(draft::to_2020_12(schema), false);
+    let converted = drop_dangling_refs(converted);
+    unchanged_or(schema, converted)
+}
+
+/// The schema OpenAI's function tools (Chat Completions, Responses, and
+/// Ollama's copy of Chat Completions) take for `schema`, not strict: as for
+/// [`anthropic`], and the root always has `properties`.
+#[must_use]
+pub(crate) fn openai(schema: &Value) -> Cow<'_, Value> {
+    let mut converted = merge::object_root(draft::to_2020_12(schema), false);
+    if let Value::Object(root) = &mut converted {
+        root.entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+    let converted = drop_dangling_refs(converted);
+    unchanged_or(schema, converted)
+}
+
+/// The `parameters` of a Gemini function declaration for `schema`, `None`
+/// for a tool without properties (see `google::schema`).
+#[must_use]
+pub(crate) fn gemini(schema: &Value) -> Option<Map<String, Value>> {
+    let converted = draft::to_2020_12(schema);
+    let inlined = inline::inline(&converted);
+    let rooted = merge::object_root(inlined, true);
+    super::google::schema::parameters(&rooted)
+}
+
+/// `original` when `converted` says the same, so that an unchanged schema
+/// is sent exactly as it came.
+fn unchanged_or(original: &Value, converted: Value) -> Cow<'_, Value> {
+    if *original == converted {
+        Cow::Borrowed(original)
+    } else {
+        Cow::Owned(converted)
+    }
+}
+
+/// Where a keyword keeps subschemas, as written in 2020-12 or draft-07.
+enum Holds {
+    /// One schema (`not`, `additionalProperties`, `items` as a schema).
+    One,
+    /// A list of schemas (`anyOf`, `prefixItems`, draft-07 `items`).
+    List,
+    /// A map of names to schemas (`properties`, `$defs`).
+    Map,
+}
+
+/// What `key`'s value holds, when it holds schemas at all (an `enum`,
+/// `const`, `default` or `examples` never does, whatever it looks like).
+fn holds(key: &str, value: &Value) -> Option<Holds> {
+    match key {
+        "items" if value.is_array() => Some(Holds::List),
+        "items"
+        | "additionalItems"
+        | "additionalProperties"
+        | "not"
+        | "if"
+        | "then"
+        | "else"
+        | "contains"
+        | "propertyNames"
+        | "unevaluatedItems"
+        | "unevaluatedProperties"
+        | "contentSchema" => Some(Holds::One),
+        "allOf" | "anyOf" | "oneOf" | "prefixItems" => Some(Holds::List),
+        "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas"
+        | "dependencies" => Some(Holds::Map),
+        _ => None,
+    }
+}
+
+/// Whether `value` can be a schema (draft-07 `dependencies` also holds
+/// lists of names, which are not).
+fn is_schema(value: &Value) -> bool {
+    value.is_object() || value.is_boolean()
+}
+
+/// The direct subschemas of `node`, each with the pointer segments that
+/// lead to it from `node` (`["properties", "name"]`).
+fn subschemas_mut(node: &mut Map<String, Value>) -> Vec<(Vec<String>, &mut Value)> {
+    let mut found = Vec::new();
+    for (key, value) in node.iter_mut() {
+        match holds(key, value) {
+            Some(Holds::One) => found.push((vec![key.clone()], value)),
+            Some(Holds::List) => {
+                if let Some(list) = value.as_array_mut() {
+                    for (index, item) in list.iter_mut().enumerate() {
+                        found.push((vec![key.clone(), index.to_string()], item));
+                    }
+                }
+            }
+            Some(Holds::Map) => {
+                if let Some(map) = value.as_object_mut() {
+                    for (name, item) in map.iter_mut() {
+                        if is_schema(item) {
+                            found.push((vec![key.clone(), name.clone()], item));
+                        }
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+    found
+}
+
+/// The direct subschemas of `node`, as [`subschemas_mut`] finds them.
+fn subschemas(node: &Map<String, Value>) -> Vec<(Vec<String>, &Value)> {
+    let mut found = Vec::new();
+    for (key, value) in node {
+        match holds(key, value) {
+            Some(Holds::One) => found.push((vec![key.clone()], value)),
+            Some(Holds::List) => {
+                for (index, item) in value.as_array().into_iter().flatten().enumerate() {
+                    found.push((vec![key.clone(), index.to_string()], item));
+                }
+            }
+            Some(Holds::Map) => {
+                for (name, item) in value.as_object().into_iter().flatten() {
+                    if is_schema(item) {
+                        found.push((vec![key.clone(), name.clone()], item));
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+    found
+}
+
+/// The value `reference` (a `$ref`) points to inside `root`, when it is a
+/// local JSON pointer (`#`, `#/$defs/Name`) or a plain-name `$anchor`
+/// (`#name`) that exists.
+fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
+    let fragment = reference.strip_prefix('#')?;
+    if fragment.is_empty() {
+        return Some(root);
+    }
+    if let Some(pointer) = fragment.strip_prefix('/') {
+        let mut at = root;
+        for raw in pointer.split('/') {
+            let segment = unescape(raw)?;
+            at = match at {
+                Value::Object(map) => map.get(&segment)?,
+                Value::Array(list) => list.get(segment.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        return Some(at);
+    }
+    anchor(root, &percent_decode(fragment)?, 0)
+}
+
+/// The subschema of `node` whose `$anchor` is `name`.
+fn anchor<'a>(node: &'a Value, name: &str, depth: usize) -> Option<&'a Value> {
+    let map = node.as_object()?;
+    if map.get("$anchor").and_then(Value::as_str) == Some(name) {
+        return Some(node);
+    }
+    if depth >= MAX_DEPTH {
+        return None;
+    }
+    subschemas(map)
+        .into_iter()
+        .find_map(|(_, child)| anchor(child, name, depth + 1))
+}
+
+/// One JSON pointer segment of a URI fragment, decoded: percent escapes,
+/// then `~1` and `~0`.
+fn unescape(raw: &str) -> Option<String> {
+    Some(percent_decode(raw)?.replace("~1", "/").replace("~0", "~"))
+}
+
+/// `text` with its `%XX` escapes decoded; `None` when one is malformed or
+/// the bytes are not UTF-8.
+fn percent_decode(text: &str) -> Option<String> {
+    if !text.contains('%') {
+        return Some(text.to_owned());
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        if bytes[index] == b'%' {
+            let hex = text.get(index + 1..index + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            index += 3;
+        } else {
+            out.push(bytes[index]);
+            index += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// `schema` without the `$ref`s that point nowhere in it: a remote URL, a
+/// relative one, or a local pointer into a part the conversion removed
+/// (a root `anyOf` branch). The node keeps its other keywords, so it only
+/// gets looser, and the provider does not refuse the request over it.
+fn drop_dangling_refs(mut schema: Value) -> Value {
+    let mut dangling: Vec<Vec<String>> = Vec::new();
+    find_dangling(&schema, &schema, &mut Vec::new(), &mut dangling, 0);
+    for path in dangling {
+        if let Some(Value::Object(node)) = pointer_mut(&mut schema, &path) {
+            node.remove("$ref");
+        }
+    }
+    schema
+}
+
+/// Collects into `dangling` the paths (from `root`) of the nodes under
+/// `node` whose `$ref` does not resolve in `root`.
+fn find_dangling(
+    root: &Value,
+    node: &Value,
+    path: &mut Vec<String>,
+    dangling: &mut Vec<Vec<String>>,
+    depth: usize,
+) {
+    let Some(map) = node.as_object() else {
+        return;
+    };
+    if let Some(reference) = map.get("$ref").and_then(Value::as_str)
+        && resolve(root, reference).is_none()
+    {
+        dangling.push(path.clone());
+    }
+    if depth >= MAX_DEPTH {
+        return;
+    }
+    for (segments, child) in subschemas(map) {
+        let len = path.len();
+        path.extend(segments);
+        find_dangling(root, child, path, dangling, depth + 1);
+        path.truncate(len);
+    }
+}
+
+/// The value at the (decoded) `path` in `value`.
+fn pointer_mut<'a>(value: &'a mut Value, path: &[String]) -> Option<&'a mut Value> {
+    let mut at = value;
+    for segment in path {
+        at = match at {
+            Value::Object(map) => map.get_mut(segment)?,
+            Value::Array(list) => list.get_mut(segment.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(at)
+}
+
+#[cfg(test)]
+#[path = "dialect_tests.rs"]
+mod tests;
