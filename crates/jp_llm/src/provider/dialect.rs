@@ -23,20 +23,19 @@
 //! itself is sent byte for byte as before.
 //!
 //! The input may come from a hostile server: every walk here is bounded by
-//! [`MAX_DEPTH`] nested schemas (a deeper subschema is replaced by `{}`,
+//! [`MAX_DEPTH`](walk::MAX_DEPTH) nested schemas (a deeper subschema is replaced by `{}`,
 //! which accepts anything) and the inlining by a node budget.
 
 mod draft;
 mod inline;
 mod merge;
+mod walk;
 
 use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-/// How many schemas deep the conversions walk; deeper subschemas become
-/// `{}` (any value), which no published server comes near.
-const MAX_DEPTH: usize = 48;
+use walk::{MAX_DEPTH, resolve, subschemas};
 
 /// The schema Anthropic's `input_schema` takes for `schema`: JSON Schema
 /// 2020-12 whose root is one object (see the module's documentation).
@@ -79,164 +78,6 @@ fn unchanged_or(original: &Value, converted: Value) -> Cow<'_, Value> {
     } else {
         Cow::Owned(converted)
     }
-}
-
-/// Where a keyword keeps subschemas, as written in 2020-12 or draft-07.
-enum Holds {
-    /// One schema (`not`, `additionalProperties`, `items` as a schema).
-    One,
-    /// A list of schemas (`anyOf`, `prefixItems`, draft-07 `items`).
-    List,
-    /// A map of names to schemas (`properties`, `$defs`).
-    Map,
-}
-
-/// What `key`'s value holds, when it holds schemas at all (an `enum`,
-/// `const`, `default` or `examples` never does, whatever it looks like).
-fn holds(key: &str, value: &Value) -> Option<Holds> {
-    match key {
-        "items" if value.is_array() => Some(Holds::List),
-        "items"
-        | "additionalItems"
-        | "additionalProperties"
-        | "not"
-        | "if"
-        | "then"
-        | "else"
-        | "contains"
-        | "propertyNames"
-        | "unevaluatedItems"
-        | "unevaluatedProperties"
-        | "contentSchema" => Some(Holds::One),
-        "allOf" | "anyOf" | "oneOf" | "prefixItems" => Some(Holds::List),
-        "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas"
-        | "dependencies" => Some(Holds::Map),
-        _ => None,
-    }
-}
-
-/// Whether `value` can be a schema (draft-07 `dependencies` also holds
-/// lists of names, which are not).
-fn is_schema(value: &Value) -> bool {
-    value.is_object() || value.is_boolean()
-}
-
-/// The direct subschemas of `node`, each with the pointer segments that
-/// lead to it from `node` (`["properties", "name"]`).
-fn subschemas_mut(node: &mut Map<String, Value>) -> Vec<(Vec<String>, &mut Value)> {
-    let mut found = Vec::new();
-    for (key, value) in node.iter_mut() {
-        match holds(key, value) {
-            Some(Holds::One) => found.push((vec![key.clone()], value)),
-            Some(Holds::List) => {
-                if let Some(list) = value.as_array_mut() {
-                    for (index, item) in list.iter_mut().enumerate() {
-                        found.push((vec![key.clone(), index.to_string()], item));
-                    }
-                }
-            }
-            Some(Holds::Map) => {
-                if let Some(map) = value.as_object_mut() {
-                    for (name, item) in map.iter_mut() {
-                        if is_schema(item) {
-                            found.push((vec![key.clone(), name.clone()], item));
-                        }
-                    }
-                }
-            }
-            None => {}
-        }
-    }
-    found
-}
-
-/// The direct subschemas of `node`, as [`subschemas_mut`] finds them.
-fn subschemas(node: &Map<String, Value>) -> Vec<(Vec<String>, &Value)> {
-    let mut found = Vec::new();
-    for (key, value) in node {
-        match holds(key, value) {
-            Some(Holds::One) => found.push((vec![key.clone()], value)),
-            Some(Holds::List) => {
-                for (index, item) in value.as_array().into_iter().flatten().enumerate() {
-                    found.push((vec![key.clone(), index.to_string()], item));
-                }
-            }
-            Some(Holds::Map) => {
-                for (name, item) in value.as_object().into_iter().flatten() {
-                    if is_schema(item) {
-                        found.push((vec![key.clone(), name.clone()], item));
-                    }
-                }
-            }
-            None => {}
-        }
-    }
-    found
-}
-
-/// The value `reference` (a `$ref`) points to inside `root`, when it is a
-/// local JSON pointer (`#`, `#/$defs/Name`) or a plain-name `$anchor`
-/// (`#name`) that exists.
-fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
-    let fragment = reference.strip_prefix('#')?;
-    if fragment.is_empty() {
-        return Some(root);
-    }
-    if let Some(pointer) = fragment.strip_prefix('/') {
-        let mut at = root;
-        for raw in pointer.split('/') {
-            let segment = unescape(raw)?;
-            at = match at {
-                Value::Object(map) => map.get(&segment)?,
-                Value::Array(list) => list.get(segment.parse::<usize>().ok()?)?,
-                _ => return None,
-            };
-        }
-        return Some(at);
-    }
-    anchor(root, &percent_decode(fragment)?, 0)
-}
-
-/// The subschema of `node` whose `$anchor` is `name`.
-fn anchor<'a>(node: &'a Value, name: &str, depth: usize) -> Option<&'a Value> {
-    let map = node.as_object()?;
-    if map.get("$anchor").and_then(Value::as_str) == Some(name) {
-        return Some(node);
-    }
-    if depth >= MAX_DEPTH {
-        return None;
-    }
-    subschemas(map)
-        .into_iter()
-        .find_map(|(_, child)| anchor(child, name, depth + 1))
-}
-
-/// One JSON pointer segment of a URI fragment, decoded: percent escapes,
-/// then `~1` and `~0`.
-fn unescape(raw: &str) -> Option<String> {
-    Some(percent_decode(raw)?.replace("~1", "/").replace("~0", "~"))
-}
-
-/// `text` with its `%XX` escapes decoded; `None` when one is malformed or
-/// the bytes are not UTF-8.
-fn percent_decode(text: &str) -> Option<String> {
-    if !text.contains('%') {
-        return Some(text.to_owned());
-    }
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut index = 0;
-    while index < bytes.len() {
-        if bytes[index] == b'%' {
-            let hex = text.get(index + 1..index + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            index += 3;
-        } else {
-            out.push(bytes[index]);
-            index += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// `schema` without the `$ref`s that point nowhere in it: a remote URL, a

@@ -12,7 +12,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{MAX_DEPTH, subschemas_mut, unescape};
+use super::walk::{MAX_DEPTH, subschemas_mut, unescape};
 
 /// `schema` in 2020-12 (see the module's documentation).
 pub(super) fn to_2020_12(schema: &Value) -> Value {
@@ -196,10 +196,10 @@ fn renamed_ref(reference: &str, renamed: &[Vec<String>]) -> Option<String> {
     let mut raw: Vec<String> = pointer.split('/').map(str::to_owned).collect();
     let mut decoded: Vec<String> = Vec::with_capacity(raw.len());
     let mut changed = false;
-    for index in 0..raw.len() {
-        let segment = unescape(&raw[index])?;
-        if segment == "definitions" && renamed.iter().any(|path| *path == decoded) {
-            raw[index] = "$defs".to_owned();
+    for raw_segment in &mut raw {
+        let segment = unescape(raw_segment)?;
+        if segment == "definitions" && renamed.contains(&decoded) {
+            "$defs".clone_into(raw_segment);
             decoded.push("$defs".to_owned());
             changed = true;
         } else {

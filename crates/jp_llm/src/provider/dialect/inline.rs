@@ -25,7 +25,7 @@
 use serde_json::{Map, Value};
 
 use super::merge::merge_all;
-use super::{Holds, MAX_DEPTH, holds, resolve};
+use super::walk::{Holds, MAX_DEPTH, holds, resolve};
 
 /// How many references may nest on one path.
 const MAX_REFS: usize = 16;

@@ -18,7 +18,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{MAX_DEPTH, resolve};
+use super::walk::{MAX_DEPTH, resolve};
 
 /// Keywords a provider refuses on the root (or that only make sense with
 /// another type), dropped once the root is flattened.
