@@ -71,6 +71,13 @@ fn plain_leaf() -> impl Strategy<Value = Value> {
         Just(json!({"type": "string", "enum": ["a", "b"]})),
         scalar().prop_map(|v| json!({"const": v})),
         Just(json!({})),
+        Just(json!({"type": "string", "pattern": "^x", "format": "date"})),
+        Just(json!({"type": "integer", "maximum": 5, "exclusiveMinimum": -1, "multipleOf": 1})),
+        Just(json!({"not": {"type": "string"}})),
+        Just(
+            json!({"if": {"type": "string"}, "then": {"minLength": 1}, "else": {"type": "integer"}})
+        ),
+        Just(json!(true)),
     ]
 }
 
@@ -80,6 +87,8 @@ fn leaf() -> impl Strategy<Value = Value> {
         1 => Just(json!({"$ref": "#/$defs/Leaf"})),
         1 => Just(json!({"$ref": "#/$defs/Obj"})),
         1 => Just(json!({"$ref": "#/$defs/Tree"})),
+        1 => Just(json!({"$ref": "#/$defs/Obj", "description": "Beside a reference."})),
+        1 => Just(json!({"$ref": "#/$defs/Leaf", "minLength": 1})),
     ]
 }
 
@@ -87,10 +96,10 @@ fn leaf() -> impl Strategy<Value = Value> {
 fn object(inner: impl Strategy<Value = Value>) -> impl Strategy<Value = Value> {
     (
         prop::collection::vec((0..NAMES.len(), inner, any::<bool>()), 0..4),
-        any::<bool>(),
+        0..4u8,
         any::<bool>(),
     )
-        .prop_map(|(entries, closed, typed)| {
+        .prop_map(|(entries, rest, typed)| {
             let mut properties = Map::new();
             let mut required = Vec::new();
             for (index, schema, needed) in entries {
@@ -111,8 +120,20 @@ fn object(inner: impl Strategy<Value = Value>) -> impl Strategy<Value = Value> {
             if !required.is_empty() {
                 map.insert("required".into(), required.into());
             }
-            if closed {
-                map.insert("additionalProperties".into(), false.into());
+            match rest {
+                0 => {
+                    map.insert("additionalProperties".into(), false.into());
+                }
+                1 => {
+                    map.insert("additionalProperties".into(), json!({"type": "string"}));
+                }
+                2 => {
+                    map.insert(
+                        "patternProperties".into(),
+                        json!({"^x": {"type": "integer"}}),
+                    );
+                }
+                _ => {}
             }
             Value::Object(map)
         })
@@ -130,7 +151,17 @@ fn node() -> impl Strategy<Value = Value> {
                 .prop_map(|i| json!({"anyOf": [i, {"type": "null"}], "default": null})),
             prop::collection::vec(inner.clone(), 2..4).prop_map(|v| json!({"anyOf": v})),
             prop::collection::vec(inner.clone(), 2..4).prop_map(|v| json!({"oneOf": v})),
-            (object(inner.clone()), object(inner)).prop_map(|(a, b)| json!({"allOf": [a, b]})),
+            (object(inner.clone()), object(inner.clone()))
+                .prop_map(|(a, b)| json!({"allOf": [a, b]})),
+            (
+                prop::collection::vec(inner.clone(), 1..3),
+                prop_oneof![inner.prop_map(Some), Just(None)]
+            )
+                .prop_map(|(prefix, rest)| json!({
+                    "type": "array",
+                    "prefixItems": prefix,
+                    "items": rest.unwrap_or(Value::Bool(false))
+                })),
         ]
     })
 }
@@ -142,6 +173,11 @@ fn tool_schema() -> impl Strategy<Value = Value> {
         2 => object(node()),
         1 => prop::collection::vec(object(node()), 2..4).prop_map(|v| json!({"anyOf": v})),
         1 => prop::collection::vec(object(node()), 2..3).prop_map(|v| json!({"allOf": v})),
+        1 => (object(node()), prop::collection::vec(object(node()), 2..3)).prop_map(|(mut own, v)| {
+            own["anyOf"] = v.into();
+            own
+        }),
+        1 => Just(json!({"$ref": "#/$defs/Obj"})),
     ];
     (root, plain_leaf(), object(plain_leaf()), any::<bool>()).prop_map(
         |(mut root, leaf, obj, draft_07)| {
@@ -159,7 +195,7 @@ fn tool_schema() -> impl Strategy<Value = Value> {
             if !draft_07 {
                 return root;
             }
-            let text = root
+            let text = draft_07_items(root)
                 .to_string()
                 .replace("\"$defs\":", "\"definitions\":")
                 .replace("#/$defs/", "#/definitions/");
@@ -168,6 +204,29 @@ fn tool_schema() -> impl Strategy<Value = Value> {
             root
         },
     )
+}
+
+/// `schema` with 2020-12's tuples in draft-07's spelling: `prefixItems`
+/// to `items`, `items` to `additionalItems`.
+fn draft_07_items(schema: Value) -> Value {
+    match schema {
+        Value::Object(map) => {
+            let tuple = map.contains_key("prefixItems");
+            map.into_iter()
+                .map(|(key, value)| {
+                    let key = match key.as_str() {
+                        "prefixItems" => "items".to_owned(),
+                        "items" if tuple => "additionalItems".to_owned(),
+                        _ => key,
+                    };
+                    (key, draft_07_items(value))
+                })
+                .collect::<Map<_, _>>()
+                .into()
+        }
+        Value::Array(list) => list.into_iter().map(draft_07_items).collect(),
+        other => other,
+    }
 }
 
 /// A small deterministic generator for the instances.
@@ -242,10 +301,15 @@ fn sample(root: &Value, schema: &Value, rng: &mut Rng, depth: usize) -> Value {
         Some("boolean") => rng.pick(&[json!(true), json!(false)]),
         Some("object") => sample_object(root, map, rng, depth),
         Some("array") => {
+            let prefix = map
+                .get("prefixItems")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
             let items = map.get("items").cloned().unwrap_or_default();
-            let len = rng.below(3);
+            let len = prefix.len() + rng.below(3);
             (0..len)
-                .map(|_| sample(root, &items, rng, depth + 1))
+                .map(|i| sample(root, prefix.get(i).unwrap_or(&items), rng, depth + 1))
                 .collect::<Vec<_>>()
                 .into()
         }
@@ -267,8 +331,18 @@ fn sample_object(root: &Value, map: &Map<String, Value>, rng: &mut Rng, depth: u
             out.insert(name.clone(), sample(root, schema, rng, depth + 1));
         }
     }
-    if rng.below(5) == 0 {
-        out.insert(NAMES[rng.below(NAMES.len())].to_owned(), rng.scalar());
+    match rng.below(5) {
+        0 => {
+            out.insert(NAMES[rng.below(NAMES.len())].to_owned(), rng.scalar());
+        }
+        1 => {
+            let extra = map.get("additionalProperties").cloned().unwrap_or_default();
+            out.insert("extra".into(), sample(root, &extra, rng, depth + 1));
+        }
+        2 => {
+            out.insert("x1".into(), rng.pick(&[json!(2), json!("x")]));
+        }
+        _ => {}
     }
     Value::Object(out)
 }
@@ -357,10 +431,18 @@ fn assert_object_root(out: &Value) {
     assert!(!out.to_string().contains("definitions"), "{out}");
 }
 
+/// A validator for `schema` that asserts `format`. The jsonschema crate
+/// asserts it by default for draft-07 and not for 2020-12 (where it is an
+/// annotation); the original and its dialects must be read alike, or a
+/// `format` under a `oneOf` would seem to change meaning with the draft.
+fn validator(schema: &Value) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
+    jsonschema::options().should_validate_formats(true).build(schema)
+}
+
 /// Checks the dialects of `schema` on 24 instances; returns how many of
 /// them the original accepted.
 fn check(schema: &Value, seed: u64) -> usize {
-    let original = jsonschema::validator_for(schema).expect("the grammar writes valid schemas");
+    let original = validator(schema).expect("the grammar writes valid schemas");
     let anthropic = anthropic(schema).into_owned();
     let openai = openai(schema).into_owned();
     assert_object_root(&anthropic);
@@ -377,7 +459,7 @@ fn check(schema: &Value, seed: u64) -> usize {
         (
             name,
             sent,
-            jsonschema::validator_for(sent).expect("valid 2020-12"),
+            validator(sent).expect("valid 2020-12"),
         )
     });
     let mut rng = Rng(seed | 1);
