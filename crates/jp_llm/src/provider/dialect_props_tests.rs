@@ -435,8 +435,12 @@ fn assert_object_root(out: &Value) {
 /// asserts it by default for draft-07 and not for 2020-12 (where it is an
 /// annotation); the original and its dialects must be read alike, or a
 /// `format` under a `oneOf` would seem to change meaning with the draft.
-fn validator(schema: &Value) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
-    jsonschema::options().should_validate_formats(true).build(schema)
+fn validator(
+    schema: &Value,
+) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(schema)
 }
 
 /// Checks the dialects of `schema` on 24 instances; returns how many of
@@ -455,13 +459,7 @@ fn check(schema: &Value, seed: u64) -> usize {
         ("openai", &openai),
         ("gemini", &gemini_json),
     ]
-    .map(|(name, sent)| {
-        (
-            name,
-            sent,
-            validator(sent).expect("valid 2020-12"),
-        )
-    });
+    .map(|(name, sent)| (name, sent, validator(sent).expect("valid 2020-12")));
     let mut rng = Rng(seed | 1);
     let mut accepted = 0;
     for _ in 0..24 {

@@ -464,3 +464,54 @@ fn deep_nesting_is_bounded() {
     }
     assert!(gemini.is_some());
 }
+
+/// References by `$anchor`, by an escaped pointer, to the root itself, and
+/// to a subschema's `$id`: Gemini inlines each (the root's own reference is
+/// cut after two levels); Anthropic keeps them, as they resolve.
+#[test]
+fn references_of_every_local_kind() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "by_anchor": {"$ref": "#flag"},
+            "by_pointer": {"$ref": "#/$defs/a~1b%20c"},
+            "by_id": {"$ref": "urn:jp:count"},
+            "again": {"$ref": "#"}
+        },
+        "$defs": {
+            "Flag": {"$anchor": "flag", "type": "boolean"},
+            "a/b c": {"type": "string", "maxLength": 3},
+            "Count": {"$id": "urn:jp:count", "type": "integer"}
+        }
+    });
+    assert!(matches!(anthropic(&schema), Cow::Borrowed(_)));
+    let gemini = Value::Object(gemini(&schema).unwrap());
+    let properties = &gemini["properties"];
+    assert_eq!(properties["by_anchor"], json!({"type": "boolean"}));
+    assert_eq!(
+        properties["by_pointer"],
+        json!({"type": "string", "maxLength": 3})
+    );
+    assert_eq!(properties["by_id"], json!({"type": "integer"}));
+    assert_eq!(properties["again"]["type"], "object");
+    assert_eq!(
+        properties["again"]["properties"]["again"]["properties"]["again"],
+        json!({"type": "object", "description": "Not described further: its schema nests too deeply."})
+    );
+}
+
+/// A root whose union nests in itself through `$ref: "#"` stops at the
+/// flattening's depth rather than recursing.
+#[test]
+fn a_root_union_referring_to_itself() {
+    let schema = json!({
+        "anyOf": [
+            {"$ref": "#"},
+            {"type": "object", "properties": {"a": {"type": "string"}}}
+        ]
+    });
+    let (anthropic, openai, gemini) = all(&schema);
+    assert_eq!(anthropic["type"], "object");
+    assert_eq!(openai["type"], "object");
+    assert_eq!(gemini["type"], "object");
+}

@@ -100,16 +100,25 @@ pub(super) fn subschemas(node: &Map<String, Value>) -> Vec<(Vec<String>, &Value)
     found
 }
 
-/// The value `reference` (a `$ref`) points to inside `root`, when it is a
-/// local JSON pointer (`#`, `#/$defs/Name`) or a plain-name `$anchor`
-/// (`#name`) that exists.
+/// The value `reference` (a `$ref`) points to inside `root`: a JSON
+/// pointer (`#`, `#/$defs/Name`) or a plain-name `$anchor` (`#name`), from
+/// the root or from the subschema whose `$id` is the part before the `#`
+/// (compared as written: relative `$id`s are not resolved). `None` when it
+/// points nowhere in `root` (a remote URL).
 pub(super) fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
-    let fragment = reference.strip_prefix('#')?;
+    let (base, fragment) = reference.split_once('#').unwrap_or((reference, ""));
+    let document = if base.is_empty() {
+        root
+    } else {
+        find(root, 0, &|map| {
+            map.get("$id").and_then(Value::as_str) == Some(base)
+        })?
+    };
     if fragment.is_empty() {
-        return Some(root);
+        return Some(document);
     }
     if let Some(pointer) = fragment.strip_prefix('/') {
-        let mut at = root;
+        let mut at = document;
         for raw in pointer.split('/') {
             let segment = unescape(raw)?;
             at = match at {
@@ -120,13 +129,21 @@ pub(super) fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value>
         }
         return Some(at);
     }
-    anchor(root, &percent_decode(fragment)?, 0)
+    let name = percent_decode(fragment)?;
+    find(document, 0, &|map| {
+        map.get("$anchor").and_then(Value::as_str) == Some(name.as_str())
+    })
 }
 
-/// The subschema of `node` whose `$anchor` is `name`.
-fn anchor<'a>(node: &'a Value, name: &str, depth: usize) -> Option<&'a Value> {
+/// The first schema at or under `node` (depth first, within
+/// [`MAX_DEPTH`]) that `wanted` picks.
+fn find<'a>(
+    node: &'a Value,
+    depth: usize,
+    wanted: &dyn Fn(&Map<String, Value>) -> bool,
+) -> Option<&'a Value> {
     let map = node.as_object()?;
-    if map.get("$anchor").and_then(Value::as_str) == Some(name) {
+    if wanted(map) {
         return Some(node);
     }
     if depth >= MAX_DEPTH {
@@ -134,7 +151,7 @@ fn anchor<'a>(node: &'a Value, name: &str, depth: usize) -> Option<&'a Value> {
     }
     subschemas(map)
         .into_iter()
-        .find_map(|(_, child)| anchor(child, name, depth + 1))
+        .find_map(|(_, child)| find(child, depth + 1, wanted))
 }
 
 /// One JSON pointer segment of a URI fragment, decoded: percent escapes,
