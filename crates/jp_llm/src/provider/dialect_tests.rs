@@ -235,7 +235,7 @@ fn a_root_union_of_two_objects() {
             "type": "object",
             "propertyOrdering": ["kind", "path", "url"],
             "properties": {
-                "kind": {"anyOf": [{"enum": ["file"]}, {"enum": ["url"]}]},
+                "kind": {"type": "string", "enum": ["file", "url"]},
                 "path": {},
                 "url": {"type": "string", "description": "Where."}
             },

@@ -14,7 +14,7 @@
 //!   instead (a string `const` is a one-value `enum`);
 //! - `oneOf` becomes `anyOf`, the first of `examples` becomes `example`;
 //!   an `anyOf` of one schema and `{"type": "null"}` becomes that schema,
-//!   `nullable`;
+//!   `nullable`, and an `anyOf` of string `enum`s one `enum`;
 //! - an object's `required` keeps only names it has, and `propertyOrdering`
 //!   says the order of its properties (jp's order, which Gemini would
 //!   otherwise not keep);
@@ -155,7 +155,40 @@ fn translate(node: &Value) -> Value {
     }
     types(&mut out);
     nullable_union(&mut out);
+    enum_union(&mut out);
     Value::Object(out)
+}
+
+/// An `anyOf` whose every variant is only a string `enum` (a union of
+/// `const`s, as a root union's discriminator becomes) as one `enum` of
+/// strings: the same values, in the form Gemini reads best.
+fn enum_union(node: &mut Map<String, Value>) {
+    let Some(Value::Array(variants)) = node.get("anyOf") else {
+        return;
+    };
+    if node.contains_key("enum") || node.get("type").is_some_and(|t| t != "string") {
+        return;
+    }
+    let mut values: Vec<Value> = Vec::new();
+    for variant in variants {
+        let Some(map) = variant.as_object() else {
+            return;
+        };
+        let plain = map
+            .iter()
+            .all(|(key, value)| key == "enum" || (key == "type" && value == "string"));
+        let Some(list) = map.get("enum").and_then(Value::as_array).filter(|_| plain) else {
+            return;
+        };
+        for value in list {
+            if !values.contains(value) {
+                values.push(value.clone());
+            }
+        }
+    }
+    node.shift_remove("anyOf");
+    node.entry("type").or_insert_with(|| "string".into());
+    node.insert("enum".into(), values.into());
 }
 
 /// An `anyOf` of one schema and `{"type": "null"}` (pydantic's `Optional`)
