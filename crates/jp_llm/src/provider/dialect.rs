@@ -10,21 +10,33 @@
 //! - [`anthropic`] and [`openai`] (Chat Completions, Responses and Ollama)
 //!   take JSON Schema nearly as it is. The schema is brought to 2020-12
 //!   ([`draft`]: `definitions` to `$defs`, array `items` to `prefixItems`,
-//!   `dependencies` split), and its root made one `type: object`
+//!   `dependencies` split; exact), and its root made one `type: object`
 //!   ([`merge::object_root`]), since both refuse a root `anyOf`, `oneOf`,
-//!   `allOf`, `not` or `enum`. Nested keywords pass untouched. A local
-//!   `$ref` that no longer points anywhere is dropped (a provider would
-//!   refuse the whole request for it).
+//!   `allOf`, `not` or `enum`: a root union keeps every branch's properties
+//!   but only what all of them require, and a root `not`, `enum`, `const`
+//!   or `if` is dropped. Nested keywords pass untouched. A `$ref` that no
+//!   longer points anywhere (into a root branch that is gone, or remote) is
+//!   dropped, since a provider would refuse the whole request for it.
 //! - [`gemini`] reads an OpenAPI subset without references: `$ref`s are
-//!   inlined ([`inline`]), `allOf`s merged into one node, the root made an
-//!   object as above, and the result translated by `google::schema`.
+//!   inlined ([`inline`]; a recursive one is cut after two levels into a
+//!   node of its type alone), `allOf`s merged into one node, the root made
+//!   an object as above, and the result translated by `google::schema`,
+//!   which drops what Gemini cannot say (`not`, `if`, `additionalProperties`,
+//!   exclusive bounds, non-string enums, which it puts in the description).
 //!
 //! A schema that needs no change comes back borrowed, so what jp builds
 //! itself is sent byte for byte as before.
 //!
+//! Loosening is only safe where a schema's meaning grows with its parts:
+//! under a `not`, a `oneOf` or an `if`, a looser part can refuse more. Gemini
+//! drops `not` and `if` and reads `oneOf` as `anyOf`, so none remain; for
+//! Anthropic and OpenAI, nested keywords are untouched but for the rare
+//! dangling `$ref` and the depth bound below.
+//!
 //! The input may come from a hostile server: every walk here is bounded by
-//! [`MAX_DEPTH`](walk::MAX_DEPTH) nested schemas (a deeper subschema is replaced by `{}`,
-//! which accepts anything) and the inlining by a node budget.
+//! [`MAX_DEPTH`](walk::MAX_DEPTH) nested schemas (a deeper subschema is
+//! replaced by `{}`, which accepts anything) and the inlining by a node
+//! budget.
 
 mod draft;
 mod inline;
