@@ -44,6 +44,7 @@ mod merge;
 mod walk;
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
@@ -97,41 +98,55 @@ fn unchanged_or(original: &Value, converted: Value) -> Cow<'_, Value> {
 /// (a root `anyOf` branch). The node keeps its other keywords, so it only
 /// gets looser, and the provider does not refuse the request over it.
 fn drop_dangling_refs(mut schema: Value) -> Value {
-    let mut dangling: Vec<Vec<String>> = Vec::new();
-    find_dangling(&schema, &schema, &mut Vec::new(), &mut dangling, 0);
-    for path in dangling {
+    let mut search = Dangling {
+        root: &schema,
+        resolves: HashMap::new(),
+        found: Vec::new(),
+    };
+    search.walk(&schema, &mut Vec::new(), 0);
+    let found = search.found;
+    for path in found {
         if let Some(Value::Object(node)) = pointer_mut(&mut schema, &path) {
-            node.remove("$ref");
+            node.shift_remove("$ref");
         }
     }
     schema
 }
 
-/// Collects into `dangling` the paths (from `root`) of the nodes under
-/// `node` whose `$ref` does not resolve in `root`.
-fn find_dangling(
-    root: &Value,
-    node: &Value,
-    path: &mut Vec<String>,
-    dangling: &mut Vec<Vec<String>>,
-    depth: usize,
-) {
-    let Some(map) = node.as_object() else {
-        return;
-    };
-    if let Some(reference) = map.get("$ref").and_then(Value::as_str)
-        && resolve(root, reference).is_none()
-    {
-        dangling.push(path.clone());
-    }
-    if depth >= MAX_DEPTH {
-        return;
-    }
-    for (segments, child) in subschemas(map) {
-        let len = path.len();
-        path.extend(segments);
-        find_dangling(root, child, path, dangling, depth + 1);
-        path.truncate(len);
+/// The search for dangling `$ref`s: the document they resolve in, whether
+/// each reference met so far does (finding an `$anchor` or `$id` walks the
+/// whole document), and the paths of the nodes whose `$ref` does not.
+struct Dangling<'a> {
+    root: &'a Value,
+    resolves: HashMap<&'a str, bool>,
+    found: Vec<Vec<String>>,
+}
+
+impl<'a> Dangling<'a> {
+    /// Searches `node`, at `path` from the root.
+    fn walk(&mut self, node: &'a Value, path: &mut Vec<String>, depth: usize) {
+        let Some(map) = node.as_object() else {
+            return;
+        };
+        if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+            let root = self.root;
+            let resolves = *self
+                .resolves
+                .entry(reference)
+                .or_insert_with(|| resolve(root, reference).is_some());
+            if !resolves {
+                self.found.push(path.clone());
+            }
+        }
+        if depth >= MAX_DEPTH {
+            return;
+        }
+        for (segments, child) in subschemas(map) {
+            let len = path.len();
+            path.extend(segments);
+            self.walk(child, path, depth + 1);
+            path.truncate(len);
+        }
     }
 }
 

@@ -10,7 +10,7 @@
 //! The inlined schema must stay small, whatever a server sends: references
 //! nest at most [`MAX_REFS`] deep, one definition is expanded at most
 //! [`MAX_RECURSION`] times on one path (a tree node describes its children
-//! and grandchildren), and at most [`BUDGET`] nodes are written. Past any of
+//! and grandchildren), and at most [`BUDGET`] values are written. Past any of
 //! these the reference is cut: it becomes a node of the definition's `type`
 //! alone, with a description that says so. That is the loosest node Gemini
 //! reads well: it accepts every value the definition did (Gemini refuses
@@ -22,10 +22,12 @@
 //! property whose schema is `false` (it must be absent) is left out. Only
 //! `additionalProperties: false` stays, for the root's union to read.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 use super::merge::merge_all;
-use super::walk::{Holds, MAX_DEPTH, holds, resolve};
+use super::walk::{Holds, MAX_DEPTH, holds, resolve, weight};
 
 /// How many references may nest on one path.
 const MAX_REFS: usize = 16;
@@ -33,8 +35,10 @@ const MAX_REFS: usize = 16;
 /// How many times one definition may be expanded on one path.
 const MAX_RECURSION: usize = 2;
 
-/// How many schema nodes the inlined schema may have.
-const BUDGET: usize = 10_000;
+/// How many JSON values the inlined schema may hold (schema nodes, and
+/// the `enum`s and `default`s they carry): a few megabytes at most, and
+/// far more than any published tool's schema needs.
+const BUDGET: usize = 100_000;
 
 /// The keywords that only serve references, gone once they are inlined.
 const REFERENCE_KEYWORDS: &[&str] = &[
@@ -55,19 +59,23 @@ pub(super) fn inline(schema: &Value) -> Value {
         root: schema,
         stack: Vec::new(),
         budget: BUDGET,
+        resolved: HashMap::new(),
     };
     Value::Object(inliner.node(schema, 0))
 }
 
 /// The walk's state: the document references resolve in, the references
-/// being expanded on the current path, and the nodes left to write.
+/// being expanded on the current path, the values left to write, and what
+/// each reference met so far points to (finding an `$anchor` or `$id` is a
+/// walk of the whole document).
 struct Inliner<'a> {
     root: &'a Value,
     stack: Vec<String>,
     budget: usize,
+    resolved: HashMap<String, Option<&'a Value>>,
 }
 
-impl Inliner<'_> {
+impl<'a> Inliner<'a> {
     /// `node` inlined; `depth` is how many schemas deep it is.
     fn node(&mut self, node: &Value, depth: usize) -> Map<String, Value> {
         let Value::Object(map) = node else {
@@ -99,7 +107,10 @@ impl Inliner<'_> {
                     .collect::<Vec<_>>()
                     .into(),
                 Some(Holds::Map) => self.map(key, value, depth),
-                None => value.clone(),
+                None => {
+                    self.budget = self.budget.saturating_sub(weight(value, self.budget));
+                    value.clone()
+                }
             };
             out.insert(key.clone(), inlined);
         }
@@ -149,7 +160,12 @@ impl Inliner<'_> {
     /// What `reference` points to, inlined, or cut (see the module's
     /// documentation); nothing when it points nowhere.
     fn reference(&mut self, reference: &str, depth: usize) -> Map<String, Value> {
-        let Some(target) = resolve(self.root, reference) else {
+        let root = self.root;
+        let target = *self
+            .resolved
+            .entry(reference.to_owned())
+            .or_insert_with(|| resolve(root, reference));
+        let Some(target) = target else {
             return Map::new();
         };
         let expansions = self.stack.iter().filter(|r| *r == reference).count();

@@ -18,7 +18,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::walk::{MAX_DEPTH, resolve};
+use super::walk::{MAX_DEPTH, resolve, weight};
 
 /// Keywords a provider refuses on the root (or that only make sense with
 /// another type), dropped once the root is flattened.
@@ -29,6 +29,11 @@ const ROOT_DROPPED: &[&str] = &[
 /// How many nested combinators and root `$ref`s are flattened; below that
 /// only the node's own keywords are kept.
 const MAX_FLATTEN: usize = 8;
+
+/// How many JSON values the flattening may copy: branches that refer to
+/// the root again (`$ref: "#"`) would otherwise multiply at each level.
+/// Past it a branch counts as any object.
+const FLATTEN_BUDGET: usize = 50_000;
 
 /// `schema` with its root one `type: object` node: a root `$ref` and the
 /// root's `allOf` merged in, its `anyOf` and `oneOf` as a union, and a
@@ -42,7 +47,14 @@ pub(super) fn object_root(schema: Value, deep: bool) -> Value {
     {
         return schema;
     }
-    let flat = flatten(&schema, &schema, deep, 0).unwrap_or_default();
+    let mut budget = FLATTEN_BUDGET;
+    let flat = Flattener {
+        root: &schema,
+        deep,
+        budget: &mut budget,
+    }
+    .flatten(&schema, 0)
+    .unwrap_or_default();
     let mut out = Map::new();
     out.insert("type".into(), "object".into());
     for (key, value) in flat {
@@ -53,57 +65,74 @@ pub(super) fn object_root(schema: Value, deep: bool) -> Value {
     Value::Object(out)
 }
 
-/// `node` as one object schema without combinators, resolving `$ref`s in
-/// `root`; `None` when it accepts no object at all (a `false` schema, a
-/// type without `object`), which a union can leave out.
-fn flatten(node: &Value, root: &Value, deep: bool, depth: usize) -> Option<Map<String, Value>> {
-    let map = match node {
-        Value::Object(map) => map,
-        Value::Bool(true) => return Some(Map::new()),
-        _ => return None,
-    };
-    if !admits_object(map) {
-        return None;
-    }
-    let own: Map<String, Value> = map
-        .iter()
-        .filter(|(key, _)| !ROOT_DROPPED.contains(&key.as_str()))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
-    if depth >= MAX_FLATTEN {
-        return Some(own);
-    }
-    let mut parts = vec![own];
-    if let Some(target) = map
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|reference| resolve(root, reference))
-        && let Some(part) = flatten(target, root, deep, depth + 1)
-    {
-        parts.push(part);
-    }
-    for branch in map
-        .get("allOf")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(part) = flatten(branch, root, deep, depth + 1) {
+/// The flattening's state: the document `$ref`s resolve in, whether to
+/// merge properties deeply (Gemini), and the values left to copy.
+struct Flattener<'a, 'b> {
+    root: &'a Value,
+    deep: bool,
+    budget: &'b mut usize,
+}
+
+impl Flattener<'_, '_> {
+    /// `node` as one object schema without combinators; `None` when it
+    /// accepts no object at all (a `false` schema, a type without
+    /// `object`), which a union can leave out.
+    fn flatten(&mut self, node: &Value, depth: usize) -> Option<Map<String, Value>> {
+        let map = match node {
+            Value::Object(map) => map,
+            Value::Bool(true) => return Some(Map::new()),
+            _ => return None,
+        };
+        if !admits_object(map) {
+            return None;
+        }
+        if *self.budget == 0 {
+            return Some(Map::new());
+        }
+        *self.budget -= 1;
+        let own: Map<String, Value> = map
+            .iter()
+            .filter(|(key, _)| !ROOT_DROPPED.contains(&key.as_str()))
+            .map(|(key, value)| {
+                *self.budget = self.budget.saturating_sub(1 + weight(value, *self.budget));
+                (key.clone(), value.clone())
+            })
+            .collect();
+        if depth >= MAX_FLATTEN {
+            return Some(own);
+        }
+        let mut parts = vec![own];
+        if let Some(target) = map
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|reference| resolve(self.root, reference))
+            && let Some(part) = self.flatten(target, depth + 1)
+        {
             parts.push(part);
         }
-    }
-    for key in ["anyOf", "oneOf"] {
-        if let Some(branches) = map.get(key).and_then(Value::as_array) {
-            let flats: Vec<_> = branches
-                .iter()
-                .filter_map(|branch| flatten(branch, root, deep, depth + 1))
-                .collect();
-            if !flats.is_empty() {
-                parts.push(union(flats));
+        for branch in map
+            .get("allOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(part) = self.flatten(branch, depth + 1) {
+                parts.push(part);
             }
         }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(branches) = map.get(key).and_then(Value::as_array) {
+                let flats: Vec<_> = branches
+                    .iter()
+                    .filter_map(|branch| self.flatten(branch, depth + 1))
+                    .collect();
+                if !flats.is_empty() {
+                    parts.push(union(flats));
+                }
+            }
+        }
+        Some(merge_all(parts, self.deep, depth))
     }
-    Some(merge_all(parts, deep, depth))
 }
 
 /// Whether a node's `type` lets an object through.
@@ -330,9 +359,20 @@ fn union(mut flats: Vec<Map<String, Value>>) -> Map<String, Value> {
 /// What `flat` allows for its property `name`; `None` for anything.
 fn allowed_for(flat: &Map<String, Value>, name: &str) -> Option<Value> {
     match flat.get("properties").and_then(|p| p.get(name)) {
-        Some(Value::Bool(true)) => None,
+        Some(schema) if is_free(schema) => None,
         Some(schema) => Some(schema.clone()),
         None => unnamed(flat),
+    }
+}
+
+/// Whether `schema` allows any value: `true`, or only annotations.
+fn is_free(schema: &Value) -> bool {
+    match schema {
+        Value::Bool(allowed) => *allowed,
+        Value::Object(map) => map.keys().all(|key| {
+            ["title", "description", "default", "examples", "$comment"].contains(&key.as_str())
+        }),
+        _ => false,
     }
 }
 
@@ -343,8 +383,8 @@ fn unnamed(flat: &Map<String, Value>) -> Option<Value> {
         return None;
     }
     match flat.get("additionalProperties") {
-        None | Some(Value::Bool(true)) => None,
-        Some(schema) => Some(schema.clone()),
+        Some(schema) if !is_free(schema) => Some(schema.clone()),
+        _ => None,
     }
 }
 

@@ -181,3 +181,22 @@ fn percent_decode(text: &str) -> Option<String> {
     }
     String::from_utf8(out).ok()
 }
+
+/// How many JSON values `value` holds, itself included, counted up to
+/// `cap` (without recursion, so any depth is safe): what copying it costs.
+pub(super) fn weight(value: &Value, cap: usize) -> usize {
+    let mut count = 0;
+    let mut pending = vec![value];
+    while let Some(next) = pending.pop() {
+        count += 1;
+        if count >= cap {
+            return cap;
+        }
+        match next {
+            Value::Array(list) => pending.extend(list),
+            Value::Object(map) => pending.extend(map.values()),
+            _ => {}
+        }
+    }
+    count
+}
