@@ -530,3 +530,38 @@ fn a_root_union_multiplying_itself_is_bounded() {
     assert_eq!(openai["type"], "object");
     assert_eq!(gemini["type"], "object");
 }
+
+/// Draft-07 details: nested `definitions` renamed with every pointer
+/// through them, a node that has both spellings left as it is (its
+/// pointers still resolve), and the constraints a draft-07 validator
+/// ignores beside a `$ref` dropped rather than newly enforced.
+#[test]
+fn draft_07_definitions_and_reference_siblings() {
+    let schema = json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "inner": {"$ref": "#/definitions/Outer/definitions/Inner", "type": "string", "description": "Kept."},
+            "both": {"$ref": "#/properties/mixed/definitions/Old"},
+            "mixed": {"$defs": {"New": {}}, "definitions": {"Old": {"type": "integer"}}}
+        },
+        "definitions": {
+            "Outer": {"definitions": {"Inner": {"type": "number"}}}
+        }
+    });
+    assert_eq!(
+        anthropic(&schema).to_string(),
+        json!({
+            "type": "object",
+            "properties": {
+                "inner": {"$ref": "#/$defs/Outer/$defs/Inner", "description": "Kept."},
+                "both": {"$ref": "#/properties/mixed/definitions/Old"},
+                "mixed": {"$defs": {"New": {}}, "definitions": {"Old": {"type": "integer"}}}
+            },
+            "$defs": {
+                "Outer": {"$defs": {"Inner": {"type": "number"}}}
+            }
+        })
+        .to_string()
+    );
+}
