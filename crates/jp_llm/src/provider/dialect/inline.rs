@@ -2,21 +2,25 @@
 //! neither.
 //!
 //! Each local `$ref` (a JSON pointer such as `#/$defs/Name` or
-//! `#/definitions/Name`, or a `$anchor`) is replaced by what it points to,
-//! merged with the keywords beside it, as 2020-12 reads them; each `allOf`
-//! is merged into its node ([`super::merge`]). A `$ref` that points nowhere
-//! is dropped (the node only gets looser).
+//! `#/definitions/Name`, a `$anchor`, or a subschema's `$id`) is replaced by
+//! what it points to, merged with the keywords beside it, as 2020-12 reads
+//! them; each `allOf` is merged into its node ([`super::merge`]). A `$ref`
+//! that points nowhere is dropped (the node only gets looser).
 //!
 //! The inlined schema must stay small, whatever a server sends: references
 //! nest at most [`MAX_REFS`] deep, one definition is expanded at most
 //! [`MAX_RECURSION`] times on one path (a tree node describes its children
-//! and grandchildren), and at most [`BUDGET`] values are written. Past any of
-//! these the reference is cut: it becomes a node of the definition's `type`
-//! alone, with a description that says so. That is the loosest node Gemini
-//! reads well: it accepts every value the definition did (Gemini refuses
-//! some untyped nodes, and has no "any value" type).
+//! and grandchildren), and at most [`BUDGET`] values are written. Past any
+//! of these the reference is cut: it becomes a node of the definition's
+//! `type` alone, with a description that says so. That is the loosest node
+//! that keeps a type (Gemini has no "any value" type, and has been seen to
+//! refuse nodes without one): it accepts every value the definition did.
+//! A definition without a `type` is cut to an untyped node, as a `{}` in the
+//! original is passed on today.
 //!
-//! A tuple (`prefixItems`) becomes `items` that may be any of its schemas.
+//! A tuple (`prefixItems`) becomes `items` that may be any of its schemas,
+//! and of its `items` for the rest; without them the elements past the tuple
+//! are described as one of the tuple's (narrower: Gemini needs typed items).
 //!
 //! Boolean schemas have no Gemini form either: `true` becomes `{}`, and a
 //! property whose schema is `false` (it must be absent) is left out. Only
