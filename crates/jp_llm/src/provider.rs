@@ -24,6 +24,7 @@ use serde_json::Value;
 use crate::error::ProviderError;
 
 pub mod anthropic;
+mod dialect;
 mod function_tool;
 pub mod google;
 pub(crate) mod http;

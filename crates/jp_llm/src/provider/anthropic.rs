@@ -7,12 +7,14 @@
 //! (text, thinking and each `tool_use` block are separate blocks), so the
 //! numbering is Anthropic's.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use jp_conversation::{EventPart, ToolCallPart};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::dialect;
 pub use super::http::RetryPolicy;
 use super::http::{Api, Header, HttpProvider, Secret};
 use super::{ChatRequest, FinishReason, Message, StreamEvent, Usage, WireDecoder};
@@ -154,7 +156,7 @@ pub fn request_body(request: &ChatRequest, caching: Caching) -> Body<'_> {
         .map(|tool| Tool {
             name: &tool.name,
             description: tool.description.as_deref(),
-            input_schema: &tool.parameters,
+            input_schema: dialect::anthropic(&tool.parameters),
             cache_control: None,
         })
         .collect();
@@ -307,7 +309,7 @@ struct Tool<'a> {
     name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a str>,
-    input_schema: &'a Value,
+    input_schema: Cow<'a, Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     cache_control: Option<CacheControl>,
 }

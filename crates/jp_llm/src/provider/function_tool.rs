@@ -1,10 +1,12 @@
 //! The tool definitions of the Chat Completions shape, which OpenAI-compatible
 //! servers and Ollama share: `{"type": "function", "function": {...}}`.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde_json::Value;
 
-use super::ToolDefinition;
+use super::{ToolDefinition, dialect};
 
 /// One tool definition as written in a request body, borrowing the
 /// [`ToolDefinition`].
@@ -20,10 +22,10 @@ struct Function<'a> {
     name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a str>,
-    parameters: &'a Value,
+    parameters: Cow<'a, Value>,
 }
 
-/// `tools` as function tools, in order.
+/// `tools` as function tools, in order, each schema in OpenAI's dialect.
 pub(crate) fn function_tools(tools: &[ToolDefinition]) -> Vec<FunctionTool<'_>> {
     tools
         .iter()
@@ -32,7 +34,7 @@ pub(crate) fn function_tools(tools: &[ToolDefinition]) -> Vec<FunctionTool<'_>> 
             function: Function {
                 name: &tool.name,
                 description: tool.description.as_deref(),
-                parameters: &tool.parameters,
+                parameters: dialect::openai(&tool.parameters),
             },
         })
         .collect()

@@ -23,7 +23,7 @@ use crate::error::ProviderError;
 use crate::framing::sse::{SseDecoder, SseError, SseEvent};
 use crate::framing::{Framing, excerpt};
 
-mod schema;
+pub(super) mod schema;
 
 /// The provider's name, in model ids and messages.
 const NAME: &str = "google";
@@ -306,7 +306,7 @@ fn declaration(tool: &ToolDefinition) -> Declaration<'_> {
     Declaration {
         name: &tool.name,
         description: tool.description.as_deref(),
-        parameters: schema::parameters(&tool.parameters),
+        parameters: super::dialect::gemini(&tool.parameters),
     }
 }
 

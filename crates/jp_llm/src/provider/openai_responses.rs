@@ -12,12 +12,14 @@
 //! function call) is one item of the response, so the indexes are distinct
 //! without renumbering.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use jp_conversation::{EventPart, ToolCallPart};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::dialect;
 pub use super::http::RetryPolicy;
 use super::http::{Api, Header, HttpProvider, Secret, bearer};
 use super::{ChatRequest, FinishReason, Message, StreamEvent, ToolDefinition, Usage, WireDecoder};
@@ -205,7 +207,7 @@ struct Tool<'a> {
     name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a str>,
-    parameters: &'a Value,
+    parameters: Cow<'a, Value>,
     strict: bool,
 }
 
@@ -214,7 +216,7 @@ fn tool(tool: &ToolDefinition) -> Tool<'_> {
         kind: "function",
         name: &tool.name,
         description: tool.description.as_deref(),
-        parameters: &tool.parameters,
+        parameters: dialect::openai(&tool.parameters),
         strict: false,
     }
 }

@@ -13,11 +13,16 @@
 //!   strings); other values, and a `const`, are said in the description
 //!   instead (a string `const` is a one-value `enum`);
 //! - `oneOf` becomes `anyOf`, the first of `examples` becomes `example`;
+//!   an `anyOf` of one schema and `{"type": "null"}` becomes that schema,
+//!   `nullable`, and an `anyOf` of string `enum`s one `enum`;
 //! - an object's `required` keeps only names it has, and `propertyOrdering`
 //!   says the order of its properties (jp's order, which Gemini would
 //!   otherwise not keep);
 //! - `additionalProperties`, `$schema`, `$ref`, `allOf`, `not`, `const` and
 //!   every key Gemini does not know are left out.
+//!
+//! References, `allOf` and a root union are resolved before this
+//! (`provider::dialect::gemini`).
 //!
 //! A tool whose arguments have no properties is declared without
 //! `parameters`; an array without `items` gets string items.
@@ -52,7 +57,7 @@ const KNOWN: &[&str] = &[
 
 /// The `parameters` of a declaration for a tool whose arguments are
 /// `schema`; `None` when they have no properties.
-pub(super) fn parameters(schema: &Value) -> Option<Map<String, Value>> {
+pub(in crate::provider) fn parameters(schema: &Value) -> Option<Map<String, Value>> {
     let has_properties = schema
         .get("properties")
         .and_then(Value::as_object)
@@ -149,7 +154,70 @@ fn translate(node: &Value) -> Value {
         out.insert("description".into(), description.into());
     }
     types(&mut out);
+    nullable_union(&mut out);
+    enum_union(&mut out);
     Value::Object(out)
+}
+
+/// An `anyOf` whose every variant is only a string `enum` (a union of
+/// `const`s, as a root union's discriminator becomes) as one `enum` of
+/// strings: the same values, in the form Gemini reads best.
+fn enum_union(node: &mut Map<String, Value>) {
+    let Some(Value::Array(variants)) = node.get("anyOf") else {
+        return;
+    };
+    if node.contains_key("enum") || node.get("type").is_some_and(|t| t != "string") {
+        return;
+    }
+    let mut values: Vec<Value> = Vec::new();
+    for variant in variants {
+        let Some(map) = variant.as_object() else {
+            return;
+        };
+        let plain = map
+            .iter()
+            .all(|(key, value)| key == "enum" || (key == "type" && value == "string"));
+        let Some(list) = map.get("enum").and_then(Value::as_array).filter(|_| plain) else {
+            return;
+        };
+        for value in list {
+            if !values.contains(value) {
+                values.push(value.clone());
+            }
+        }
+    }
+    node.shift_remove("anyOf");
+    node.entry("type").or_insert_with(|| "string".into());
+    node.insert("enum".into(), values.into());
+}
+
+/// An `anyOf` of one schema and `{"type": "null"}` (pydantic's `Optional`)
+/// as that schema, `nullable`: the same values, in the form Gemini reads
+/// best. The node's own keywords win over the branch's.
+fn nullable_union(node: &mut Map<String, Value>) {
+    let is_null = |v: &Value| {
+        v.as_object()
+            .is_some_and(|m| m.len() == 1 && m.get("type").is_some_and(|t| t == "null"))
+    };
+    let Some(Value::Array(variants)) = node.get("anyOf") else {
+        return;
+    };
+    let [first, second] = variants.as_slice() else {
+        return;
+    };
+    let other = match (is_null(first), is_null(second)) {
+        (true, false) => second,
+        (false, true) => first,
+        _ => return,
+    };
+    let Some(other) = other.as_object().cloned() else {
+        return;
+    };
+    node.shift_remove("anyOf");
+    for (key, value) in other {
+        node.entry(key).or_insert(value);
+    }
+    node.insert("nullable".into(), true.into());
 }
 
 /// Makes `type` one type: a list with `null` becomes `nullable`; several

@@ -101,3 +101,31 @@ fn unknown_keys_are_dropped_at_every_depth() {
         .to_string()
     );
 }
+
+/// pydantic's `Optional[T]` (`anyOf` of `T` and `null`, either order) is
+/// `T`, `nullable`; the node's own keywords stay and win. A union of more
+/// stays a union.
+#[test]
+fn an_optional_is_nullable() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "when": {"anyOf": [{"type": "string", "description": "Inner."}, {"type": "null"}], "default": null, "description": "Outer."},
+            "count": {"anyOf": [{"type": "null"}, {"type": "integer", "minimum": 0}]},
+            "either": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]}
+        }
+    });
+    assert_eq!(
+        translated(&schema).to_string(),
+        json!({
+            "type": "object",
+            "propertyOrdering": ["when", "count", "either"],
+            "properties": {
+                "when": {"default": null, "description": "Outer.", "type": "string", "nullable": true},
+                "count": {"type": "integer", "minimum": 0, "nullable": true},
+                "either": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]}
+            }
+        })
+        .to_string()
+    );
+}
