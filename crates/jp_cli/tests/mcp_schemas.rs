@@ -264,3 +264,73 @@ fn mcp_ls_tools_and_config_validate_say_which_tool_is_not_offered_and_why() {
         run.stdout
     );
 }
+
+/// The request `model` is sent with every schema tool offered, the
+/// provider answering `reply`.
+fn first_request(model: &str, reply: jp_test_server::Reply) -> serde_json::Value {
+    let ws = workspace("JP_MCP_TEST_SCHEMAS = \"1\"", WILDCARD);
+    let server = TestServer::start(vec![reply]);
+    let output = query_command(&ws, &server, model, &[], "hello")
+        .output()
+        .unwrap();
+    let run = ws.run_of(output);
+    assert_eq!(run.code, 0, "{run:?}");
+    server.wait_for(1, Duration::from_secs(10))[0].json()
+}
+
+#[test]
+fn each_provider_is_sent_its_dialect_of_the_schemas() {
+    use common::providers::{Item, gemini, openai_responses};
+
+    // Gemini reads no references: `edits`' elements are inlined, and a
+    // pydantic Optional is a nullable string.
+    let sent = first_request(
+        "google/gemini-2.5-flash",
+        jp_test_server::Reply::sse(gemini(&[Item::Text("Hi.")])),
+    );
+    let declarations = sent["tools"][0]["functionDeclarations"].as_array().unwrap();
+    let find = |name: &str| {
+        declarations
+            .iter()
+            .find(|d| d["name"] == name)
+            .unwrap_or_else(|| panic!("{name} is not declared"))
+            .clone()
+    };
+    assert!(
+        !sent["tools"].to_string().contains("$ref"),
+        "{}",
+        sent["tools"]
+    );
+    assert_eq!(
+        find("edits")["parameters"]["properties"]["edits"]["items"]["properties"]["line"],
+        serde_json::json!({ "type": "integer", "minimum": 1 })
+    );
+    assert_eq!(
+        find("log")["parameters"]["properties"]["start_timestamp"],
+        serde_json::json!({ "default": null, "type": "string", "nullable": true })
+    );
+
+    // OpenAI refuses a root `anyOf`: `pick` is one object offering both
+    // members, neither required. Each branch is an open object (it takes
+    // members it does not name), so either member may hold anything: the
+    // model is told no more than the original says. The original still
+    // decides each call.
+    let sent = first_request(
+        "openai/gpt-4.1",
+        jp_test_server::Reply::sse(openai_responses(&[Item::Text("Hi.")])),
+    );
+    let pick = sent["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "pick")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        pick["parameters"],
+        serde_json::json!({
+            "type": "object",
+            "properties": { "id": {}, "name": {} }
+        })
+    );
+}

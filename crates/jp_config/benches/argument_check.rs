@@ -69,8 +69,11 @@ fn main() {
     });
     let tool = adopted(&git_log);
     let plain: ToolParameters = tool.parameters.clone();
-    let args = json!({ "repo_path": "/work/repo", "max_count": 5, "start_timestamp": "2024-01-01" });
-    let base = per_call(20_000, || black_box(check_arguments(&plain, &args)).unwrap());
+    let args =
+        json!({ "repo_path": "/work/repo", "max_count": 5, "start_timestamp": "2024-01-01" });
+    let base = per_call(20_000, || {
+        black_box(check_arguments(&plain, &args)).unwrap()
+    });
     let measured = per_call(20_000, || black_box(tool.check_arguments(&args)).unwrap());
     report("plain", base, measured);
 

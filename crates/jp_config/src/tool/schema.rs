@@ -165,14 +165,20 @@ fn depth(value: &Value) -> usize {
 /// not offered), or a parameter the config names that the schema lacks
 /// ([`AdoptError::Config`]: a mistake in the config).
 pub fn adopt(tool: &mut ToolConfig, schema: &Value) -> Result<(), AdoptError> {
-    validator(schema).map_err(AdoptError::Unusable)?;
+    // One validator, of the schema as it will be used: building it is
+    // most of the cost of a tool's import. What cannot be used is said
+    // before what the config gets wrong: such a tool is left out anyway.
+    let bytes = schema.to_string().len();
+    if bytes > MAX_SCHEMA_BYTES {
+        return Err(AdoptError::Unusable(Unusable::TooLarge { bytes }));
+    }
     let view =
         parameters_from_schema(schema).map_err(|e| AdoptError::Unusable(Unusable::Invalid(e)))?;
-    let merged = merge_parameters(view, &tool.parameters).map_err(AdoptError::Config)?;
     let mut effective = schema.clone();
     annotate(&mut effective, &tool.parameters);
     close(&mut effective);
     validator(&effective).map_err(AdoptError::Unusable)?;
+    let merged = merge_parameters(view, &tool.parameters).map_err(AdoptError::Config)?;
     tool.parameters = merged;
     tool.parameters_schema = Some(effective);
     Ok(())
