@@ -152,9 +152,9 @@ impl ToolConfig {
 
     /// Checks one value as it stands in the arguments (`at`) while the
     /// call streams: its type and form against `param`, or for a tool
-    /// with a JSON Schema, whose validator judges types only when the
-    /// arguments are whole, its form alone (a path without NUL, an
-    /// integer literal).
+    /// with a JSON Schema, against what the schema asks of a value there
+    /// whatever the rest of the arguments are ([`schema::check_value_at`])
+    /// and its form (a path without NUL, an integer literal).
     #[must_use]
     pub fn check_value_at(
         &self,
@@ -162,8 +162,8 @@ impl ToolConfig {
         value: &serde_json::Value,
         at: Vec<String>,
     ) -> Vec<ArgumentIssue> {
-        if self.parameters_schema.is_some() {
-            arguments::check_form_at(param, value, at)
+        if let Some(schema) = &self.parameters_schema {
+            schema::check_value_at(schema, param, value, at)
         } else {
             check_value_at(param, value, at)
         }

@@ -26,7 +26,7 @@ use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
 use serde_json::{Map, Value};
 
-use super::arguments::{ArgumentIssue, check_forms, issue, unknown_member};
+use super::arguments::{ArgumentIssue, check_form_at, check_forms, issue, unknown_member};
 use super::imported::{merge_parameters, parameters_from_schema};
 use super::{ParamType, ToolConfig, ToolParameterConfig, ToolParameters};
 
@@ -356,6 +356,80 @@ pub fn check(
     } else {
         Err(issues)
     }
+}
+
+/// Checks one value that is complete while the rest of the arguments
+/// still stream (`at` is where it stands): the failures the schema's
+/// validator finds at exactly that place, in arguments holding that value
+/// alone, then its form under `param` ([`check_form_at`]). A constraint
+/// there cannot depend on what has not arrived unless the schema makes it
+/// conditional (`if`, `dependentSchemas`, `dependencies`), so for such a
+/// schema only the form is checked; failures of a union (`anyOf`,
+/// `oneOf`) are said where the union is, not here, and wait for the whole
+/// arguments too.
+#[must_use]
+pub fn check_value_at(
+    schema: &Value,
+    param: &ToolParameterConfig,
+    value: &Value,
+    at: Vec<String>,
+) -> Vec<ArgumentIssue> {
+    let pointer = jp_policy::pointer::encode(&at);
+    let mut issues = Vec::new();
+    if !conditional(schema)
+        && let Ok(validator) = validator(schema)
+    {
+        let alone = at.iter().rev().fold(value.clone(), |inner, token| {
+            match token.parse::<usize>() {
+                // Elements before it are `null`: their failures are at
+                // other places, and dropped.
+                Ok(index) if index < 10_000 => {
+                    let mut elements = vec![Value::Null; index];
+                    elements.push(inner);
+                    Value::Array(elements)
+                }
+                _ => {
+                    let mut members = Map::new();
+                    members.insert(token.clone(), inner);
+                    Value::Object(members)
+                }
+            }
+        });
+        issues.extend(
+            validator
+                .iter_errors(&alone)
+                .filter(|error| error.instance_path().as_str() == pointer)
+                .take(MAX_ISSUES)
+                .flat_map(|error| said(&error, &ToolParameters::new())),
+        );
+    }
+    for issue in check_form_at(param, value, at) {
+        if !issues.iter().any(|i| i.pointer == issue.pointer) {
+            issues.push(issue);
+        }
+    }
+    issues
+}
+
+/// Whether `schema` makes a value's constraints depend on other values.
+fn conditional(schema: &Value) -> bool {
+    let mut stack = vec![schema];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(members) => {
+                if ["if", "dependentSchemas", "dependencies"]
+                    .iter()
+                    .any(|k| members.contains_key(*k))
+                {
+                    return true;
+                }
+                stack.extend(members.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// One failure of the validator as jp says it: an unknown or missing

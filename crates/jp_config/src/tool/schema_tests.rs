@@ -324,3 +324,69 @@ fn a_value_outside_an_enum_is_said_with_the_values_allowed() {
         ["/align: expected one of \"left\", \"center\", \"right\", found \"middle\""]
     );
 }
+
+#[test]
+fn a_value_complete_while_the_call_streams_is_checked_where_it_stands() {
+    let tool = adopted(&git_log(), ToolParameters::new());
+    let at = |value: Value, name: &str| -> Vec<String> {
+        let param = &tool.parameters[name];
+        tool.check_value_at(param, &value, vec![name.to_owned()])
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    assert_eq!(at(json!(null), "start_timestamp"), Vec::<String>::new());
+    assert_eq!(
+        at(json!(3), "start_timestamp"),
+        [
+            "/start_timestamp: 3 is not valid under any of the schemas listed in the 'anyOf' \
+          keyword (1: 3 is not of type \"string\"; 2: 3 is not of type \"null\")"
+        ]
+    );
+    assert_eq!(
+        at(json!(0), "max_count"),
+        Vec::<String>::new(),
+        "git_log's max_count has no minimum"
+    );
+    assert_eq!(
+        at(json!(true), "max_count"),
+        ["/max_count: true is not of type \"integer\""]
+    );
+
+    // Inside a root union, the branch is known only once all is there.
+    let pick = json!({ "anyOf": [
+        { "type": "object", "properties": { "id": { "type": "integer" } }, "required": ["id"] },
+        { "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] }
+    ] });
+    let tool = adopted(&pick, ToolParameters::new());
+    let param = &tool.parameters["id"];
+    assert!(
+        tool.check_value_at(param, &json!(true), vec!["id".into()])
+            .is_empty()
+    );
+
+    // A conditional schema: what `count` must be depends on `unit`.
+    let conditional = json!({
+        "type": "object",
+        "properties": { "unit": { "type": "string" }, "count": { "type": "integer" } },
+        "if": { "properties": { "unit": { "const": "dozen" } } },
+        "then": { "properties": { "count": { "maximum": 12 } } }
+    });
+    let tool = adopted(&conditional, ToolParameters::new());
+    let param = &tool.parameters["count"];
+    assert!(
+        tool.check_value_at(param, &json!(50), vec!["count".into()])
+            .is_empty()
+    );
+    assert_eq!(
+        tool.check_value_at(param, &json!(1.5), vec!["count".into()])
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
+        [
+            "/count: expected an integer, found 1.5 (an integer is written as digits alone, \
+          without a fraction, an exponent or a minus zero, from -9223372036854775808 to \
+          18446744073709551615)"
+        ]
+    );
+}
