@@ -152,22 +152,13 @@ fn check_value(
         | (ParamType::Number, Value::Number(_))
         | (ParamType::Boolean, Value::Bool(_)) => None,
         (ParamType::Path, Value::String(s)) if s.contains('\0') => {
-            issues.push(issue(
-                at,
-                "expected a path, found a string containing NUL".to_owned(),
-            ));
+            issues.push(nul_in_path(at));
             return;
         }
         (ParamType::Path, Value::String(_)) => None,
         (ParamType::Integer, Value::Number(n)) if is_integer_literal(n) => None,
         (ParamType::Integer, Value::Number(_)) => {
-            issues.push(issue(
-                at,
-                format!(
-                    "expected an integer, found {} ({INTEGER_RULE})",
-                    show(value)
-                ),
-            ));
+            issues.push(not_an_integer_literal(at, value));
             return;
         }
         (ParamType::Array, Value::Array(items)) => {
@@ -210,6 +201,23 @@ fn check_value(
             format!("expected one of {list}, found {}", show(value)),
         ));
     }
+}
+
+fn nul_in_path(at: &[String]) -> ArgumentIssue {
+    issue(
+        at,
+        "expected a path, found a string containing NUL".to_owned(),
+    )
+}
+
+fn not_an_integer_literal(at: &[String], value: &Value) -> ArgumentIssue {
+    issue(
+        at,
+        format!(
+            "expected an integer, found {} ({INTEGER_RULE})",
+            show(value)
+        ),
+    )
 }
 
 /// What jp asks of a value beyond its type, for a tool whose JSON Schema
@@ -255,17 +263,10 @@ fn forms(
     issues: &mut Vec<ArgumentIssue>,
 ) {
     match (param.kind, value) {
-        (ParamType::Path, Value::String(s)) if s.contains('\0') => issues.push(issue(
-            at,
-            "expected a path, found a string containing NUL".to_owned(),
-        )),
-        (ParamType::Integer, Value::Number(n)) if !is_integer_literal(n) => issues.push(issue(
-            at,
-            format!(
-                "expected an integer, found {} ({INTEGER_RULE})",
-                show(value)
-            ),
-        )),
+        (ParamType::Path, Value::String(s)) if s.contains('\0') => issues.push(nul_in_path(at)),
+        (ParamType::Integer, Value::Number(n)) if !is_integer_literal(n) => {
+            issues.push(not_an_integer_literal(at, value));
+        }
         (ParamType::Array, Value::Array(elements)) => {
             if let Some(item) = param.items.as_deref() {
                 for (i, element) in elements.iter().enumerate() {

@@ -18,32 +18,6 @@ use super::super::{anthropic, gemini, openai};
 /// The property names, few so that branches share some.
 const NAMES: &[&str] = &["a", "b", "c", "d"];
 
-/// The keys of Gemini's `Schema`, as in `google::schema`.
-const GEMINI_KEYS: &[&str] = &[
-    "type",
-    "format",
-    "title",
-    "description",
-    "nullable",
-    "enum",
-    "maxItems",
-    "minItems",
-    "properties",
-    "required",
-    "minProperties",
-    "maxProperties",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "example",
-    "anyOf",
-    "propertyOrdering",
-    "default",
-    "items",
-    "minimum",
-    "maximum",
-];
-
 fn scalar() -> impl Strategy<Value = Value> {
     prop_oneof![
         Just(json!("x")),
@@ -388,7 +362,7 @@ fn assert_gemini_shape(node: &Value) {
     let map = node.as_object().expect("a Gemini schema node is an object");
     for key in map.keys() {
         assert!(
-            GEMINI_KEYS.contains(&key.as_str()),
+            crate::provider::google::schema::KNOWN.contains(&key.as_str()),
             "Gemini does not know {key:?} in {node}"
         );
     }

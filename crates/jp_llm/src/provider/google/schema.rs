@@ -30,7 +30,7 @@
 use serde_json::{Map, Value, json};
 
 /// The keys of Gemini's `Schema` object (API v1beta).
-const KNOWN: &[&str] = &[
+pub(in crate::provider) const KNOWN: &[&str] = &[
     "type",
     "format",
     "title",
