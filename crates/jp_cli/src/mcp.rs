@@ -76,8 +76,8 @@ pub async fn attach(
                 // A schema jp cannot use costs that tool alone: said
                 // once, and the rest of the server and the query go on.
                 Err(Imported::Unusable(reason)) => {
-                    printer.chrome_line(
-                        Style::Bad,
+                    say_once(
+                        printer,
                         &format!("warning: {reason}; tool {name} is not offered to the model"),
                     );
                     tool.enable = false;
@@ -204,6 +204,22 @@ pub async fn attach_shared(
         locate,
     )
     .await
+}
+
+/// Says `line` on `printer` unless this process said it already: a query
+/// attaches the servers' tools again when a tool changes the config, and
+/// a tool jp cannot use is said once.
+fn say_once(printer: &Printer, line: &str) {
+    static SAID: std::sync::Mutex<Option<HashSet<String>>> = std::sync::Mutex::new(None);
+    let mut said = SAID
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if said
+        .get_or_insert_with(HashSet::new)
+        .insert(line.to_owned())
+    {
+        printer.chrome_line(Style::Bad, line);
+    }
 }
 
 /// Why a server's tool could not be imported.

@@ -330,11 +330,12 @@ fn calls_through_refs_type_lists_and_unions_are_checked_against_the_whole_schema
         )
     );
     assert_eq!(said[2].0, "success", "{said:?}");
+    // Refused as soon as the first bad value is complete (RFD D26).
     assert_eq!(
         said[3],
         refusal(
-            "/nextThoughtNeeded: 0 is not of types \"boolean\", \"string\"; \
-             /thoughtNumber: 0 is less than the minimum of 1"
+            "/nextThoughtNeeded: 0 is not of types \"boolean\", \"string\". jp stopped your \
+             response after 45 B of this call's arguments"
         )
     );
     assert_eq!(said[4].0, "refused", "{said:?}");

@@ -62,7 +62,9 @@ fn every_published_schema_shape_is_usable_and_checked_whole() {
     let run = run(&ws, &server);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.stdout, "Done.\n");
-    // The unusable tool is said once, before the turn; the rest run.
+    // The unusable tool is said once, before the turn; the rest run, and
+    // the edit through a `$ref` is refused as soon as its `line` is
+    // complete (RFD D26).
     assert_eq!(
         run.stderr,
         format!(
@@ -74,7 +76,8 @@ fn every_published_schema_shape_is_usable_and_checked_whole() {
              unattended (policy.run is \"unattended\")\n  \
              either success: either: {{\"flag\":\"yes\"}}\n\
              {HEADER}Calling tool edits(edits: [{{\"file\":\"a\",\"line\":0}}])\n  \
-             edits: refused: the arguments do not fit its parameters: /edits/0/line: 0 is less than the minimum of 1\n\
+             edits: refused: the arguments do not fit its parameters: /edits/0/line: 0 is less than the minimum of 1\n  \
+             stopped the stream after 36 B of edits's arguments\n\
              {HEADER}Calling tool pick(id: 3)\n  \
              unattended (policy.run is \"unattended\")\n  \
              pick success: pick: {{\"id\":3}}\n\
@@ -83,7 +86,7 @@ fn every_published_schema_shape_is_usable_and_checked_whole() {
              tree success: tree: {{\"root\":{{\"name\":\"a\",\"children\":[{{\"name\":\"b\"}}]}}}}\n\
              {HEADER}Calling tool log(repo_path: \".\", max_count: \"x\")\n  \
              log: refused: the arguments do not fit its parameters: /max_count: \"x\" is not of type \"integer\"\n\
-             {HEADER}tokens: 7 responses · 70 in · 294 out · $0.0015\n"
+             {HEADER}tokens: 7 responses · 70 in · 253 out · $0.0013 · stream stopped after 36 B of edits's arguments; the rest was never generated\n"
         )
     );
     assert_eq!(
@@ -97,7 +100,8 @@ fn every_published_schema_shape_is_usable_and_checked_whole() {
             (
                 "refused".to_owned(),
                 "The call was not run because its arguments do not fit the tool's parameters: \
-                 /edits/0/line: 0 is less than the minimum of 1."
+                 /edits/0/line: 0 is less than the minimum of 1. jp stopped your response after \
+                 36 B of this call's arguments."
                     .to_owned()
             ),
             ("success".to_owned(), r#"pick: {"id":3}"#.to_owned()),
@@ -332,5 +336,50 @@ fn each_provider_is_sent_its_dialect_of_the_schemas() {
             "type": "object",
             "properties": { "id": {}, "name": {} }
         })
+    );
+}
+
+#[test]
+fn a_rule_on_a_parameter_of_several_types_compares_it_whole() {
+    let rule = |matcher: &str| {
+        format!(
+            "[conversation.tools.either]\nsource = \"mcp.test\"\n\
+             policy.run = [{{ arg = \"/flag\", {matcher}, mode = \"unattended\" }}, {{ mode = \"ask\" }}]\n"
+        )
+    };
+    let ws = workspace(
+        "JP_MCP_TEST_SCHEMAS = \"1\"",
+        &rule("enum = [true, \"yes\"]"),
+    );
+    let check = |args: &str| ws.jp(&["policy", "check", "either", "--args", args]);
+    let run = check(r#"{"flag": "yes"}"#);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "either policy.run: unattended\n  \
+         policy.run[0] enum [true, \"yes\"] on /flag: matches: \"yes\" is one of [true, \"yes\"]\n  \
+         while streaming: decided once `flag` is complete\n  \
+         policy: conversation.tools.either.policy.run (.jp/config.toml)\n"
+    );
+    let run = check(r#"{"flag": false}"#);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "either policy.run: ask\n  \
+         policy.run[0] enum [true, \"yes\"] on /flag: no match: false is not one of [true, \"yes\"]\n  \
+         policy.run[1] catch-all: matches\n  \
+         while streaming: decided once `flag` is complete\n  \
+         policy: conversation.tools.either.policy.run (.jp/config.toml)\n"
+    );
+
+    // A text matcher needs a text parameter.
+    let ws = workspace("JP_MCP_TEST_SCHEMAS = \"1\"", &rule("prefix = \"y\""));
+    let run = ws.jp(&["policy", "check", "either", "--args", r#"{"flag": "yes"}"#]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "error: the config does not fit the MCP servers' tools:\n\
+         error: .jp/config.toml:220: conversation.tools.either.policy.run[0]: \"prefix\" does not apply \
+         to /flag, a value of several possible types (a parameter of several types takes \"const\" or \"enum\")\n"
     );
 }

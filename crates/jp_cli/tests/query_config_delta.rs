@@ -168,6 +168,43 @@ fn a_granted_model_switch_applies_to_the_next_request_and_stays_with_the_convers
     assert_eq!(requests[1].json()["model"], "claude-haiku-4-5");
 }
 
+/// A change is checked against the config as the query built it, which
+/// holds the MCP servers' schemas (issue 37): they do not make it refuse.
+#[test]
+fn a_change_applies_while_mcp_tools_with_schemas_are_offered() {
+    let ws = workspace(&serde_json::from_str(TO_OPUS).unwrap(), UNATTENDED_GRANT);
+    let config = ws.read("project/.jp/config.toml");
+    let command = Value::String(common::mcp::server_binary().display().to_string());
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{config}\n[providers.mcp.test]\ncommand = [{command}]\nenv = {{ JP_MCP_TEST_SCHEMAS = \"1\" }}\n\n\
+             [conversation.tools.'test.*']\nsource = \"mcp.test\"\npolicy.run = \"ask\"\n"
+        ),
+    );
+    let server = TestServer::start(vec![tool("toolu_1", "change_model", "{}"), text("Done.")]);
+    let run = query(&ws, &server, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("config changed by change_model: assistant.model.id\n── jp (anthropic/claude-opus-5) ──\n"),
+        "{}",
+        run.stderr
+    );
+    // The tool jp cannot use is said once, not again when the change
+    // makes the query take the servers' tools in again.
+    assert_eq!(
+        run.stderr.matches("tool remote is not offered").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    let requests = server.wait_for(2, Duration::from_secs(5));
+    assert_eq!(requests[1].json()["model"], "claude-opus-5");
+    let offered = requests[1].json()["tools"].as_array().unwrap().len();
+    assert!(offered > 10, "{offered} tools offered after the change");
+}
+
 #[test]
 fn an_unauthorized_change_reruns_the_tool_three_times_then_the_model_gets_an_error() {
     let grant = "[[conversation.tools.change_model.access.config]]\n\

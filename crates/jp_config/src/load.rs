@@ -109,6 +109,7 @@ pub fn load(options: &LoadOptions) -> Result<Loaded, LoadError> {
     };
     let (errors, warnings): (Vec<_>, Vec<_>) = validate::validate(&loaded.config)
         .into_iter()
+        .chain(validate::validate_written(&loaded.config))
         .map(|problem| loaded.place(problem))
         .partition(Diagnostic::is_error);
     loaded.warnings = layer_warnings.into_iter().chain(warnings).collect();

@@ -137,6 +137,25 @@ pub fn validate_with(config: &AppConfig, schemas: McpSchemas) -> Vec<Problem> {
     problems
 }
 
+/// What only the config as written can get wrong, not the config a query
+/// built from it: an MCP tool given a `parameters_schema` (a query puts
+/// its server's there, so a config checked mid-query has one).
+#[must_use]
+pub fn validate_written(config: &AppConfig) -> Vec<Problem> {
+    config
+        .conversation
+        .tools
+        .iter()
+        .filter(|(_, cfg)| cfg.source.mcp_server().is_some() && cfg.parameters_schema.is_some())
+        .map(|(name, _)| {
+            Problem::error(
+                ConfigPath::from_segments(["conversation", "tools", name, "parameters_schema"]),
+                "only a local tool takes a schema; an MCP tool's comes from its server (`parameters` adds to it)",
+            )
+        })
+        .collect()
+}
+
 /// Splits `provider/name`, resolving an alias first.
 ///
 /// # Errors
@@ -385,15 +404,6 @@ fn check_tools(config: &AppConfig, schemas: McpSchemas, problems: &mut Vec<Probl
     for (name, cfg) in tools {
         if name == DEFAULTS_KEY {
             continue;
-        }
-        if schemas == McpSchemas::Pending
-            && cfg.source.mcp_server().is_some()
-            && cfg.parameters_schema.is_some()
-        {
-            problems.push(Problem::error(
-                ConfigPath::from_segments(["conversation", "tools", name, "parameters_schema"]),
-                "only a local tool takes a schema; an MCP tool's comes from its server (`parameters` adds to it)",
-            ));
         }
         // A wildcard's policies are checked on the tools it adds, once the
         // server's tools are known.

@@ -2,11 +2,13 @@
 //! MCP server's `inputSchema`, a local tool's `parameters_schema`), and
 //! what the config lays over it (`parameters.repo_path.type = "path"`).
 //!
-//! The schema itself decides which calls are valid ([`super::schema`]);
-//! the view is what jp's policies read: each parameter's type (one JSON
-//! type, `path` where the config says so, `any` where the schema allows
-//! several), its members and elements, `enum`, and whether it is
-//! required. `$ref`s to the same document are followed (to a depth),
+//! The schema itself decides which calls are valid ([`super::schema`]),
+//! and is what the model is sent; the view is what jp's policies read:
+//! each parameter's type (one JSON type, `path` where the config says so,
+//! `any` where the schema allows several), its members and elements, and
+//! whether it is required. Nothing else is copied from the schema (no
+//! description, `enum` or `default`): a hostile schema whose `$ref`s fan
+//! out could otherwise make the view many times its size. `$ref`s to the same document are followed (to a depth),
 //! `allOf` narrows, `anyOf`/`oneOf` widen; a `null` beside a type
 //! (`["string", "null"]`, pydantic's `anyOf [T, {type: null}]`) leaves
 //! the type. What cannot be told becomes `any`, never an error: the view
@@ -68,16 +70,6 @@ impl<'a> View<'a> {
         if let Some(kind) = own_kind(map) {
             param.kind = kind;
         }
-        param.description = map
-            .get("description")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        param.enumeration = match (map.get("enum"), map.get("const")) {
-            (Some(Value::Array(values)), _) => Some(values.clone()),
-            (None, Some(value)) => Some(vec![value.clone()]),
-            _ => None,
-        };
-        param.default = map.get("default").cloned();
         if matches!(param.kind, ParamType::Object | ParamType::Any) {
             param.properties = self.properties(map, depth);
         }
@@ -237,15 +229,6 @@ fn meet(param: &mut ToolParameterConfig, other: ToolParameterConfig) {
         (ParamType::Number, ParamType::Integer) => ParamType::Integer,
         (kind, _) => kind,
     };
-    if param.description.is_none() {
-        param.description = other.description;
-    }
-    if param.enumeration.is_none() {
-        param.enumeration = other.enumeration;
-    }
-    if param.default.is_none() {
-        param.default = other.default;
-    }
     match (param.items.take(), other.items) {
         (Some(mut mine), Some(theirs)) => {
             meet(&mut mine.0, *theirs.0);
@@ -278,16 +261,6 @@ fn meet(param: &mut ToolParameterConfig, other: ToolParameterConfig) {
 /// them); an array's elements as either's.
 fn join(a: ToolParameterConfig, b: ToolParameterConfig) -> ToolParameterConfig {
     let mut joined = ToolParameterConfig::new(wider(a.kind, b.kind));
-    if a.description == b.description {
-        joined.description = a.description;
-    }
-    joined.enumeration = match (a.enumeration, b.enumeration) {
-        (Some(mut x), Some(y)) => {
-            x.extend(y);
-            Some(x)
-        }
-        _ => None,
-    };
     if joined.kind == ParamType::Array
         && let (Some(x), Some(y)) = (a.items, b.items)
     {
@@ -312,6 +285,23 @@ fn join(a: ToolParameterConfig, b: ToolParameterConfig) -> ToolParameterConfig {
         }
     }
     joined
+}
+
+/// The type the config gives a parameter of the schema's type `schema`:
+/// the same, or `path` over a `string` (or a value of several types, its
+/// string branch). Any other would make jp's view disagree with the
+/// schema, and refuse calls the schema accepts.
+fn laid_over(schema: ParamType, config: ParamType, at: &str) -> Result<ParamType, String> {
+    let fits = config == schema
+        || (config == ParamType::Path && matches!(schema, ParamType::String | ParamType::Any));
+    if fits {
+        Ok(config)
+    } else {
+        Err(format!(
+            "gives {at} the type `{config}`, but the tool's schema says `{schema}`; the config may \
+             make a string a `path`, or repeat the schema's type"
+        ))
+    }
 }
 
 /// The schema's parameters with what the config adds, by name, members
@@ -373,7 +363,7 @@ fn merge_one(
     added: &ToolParameterConfig,
     at: &str,
 ) -> Result<(), String> {
-    parameter.kind = added.kind;
+    parameter.kind = laid_over(parameter.kind, added.kind, at)?;
     parameter.required |= added.required;
     if added.summary.is_some() {
         parameter.summary.clone_from(&added.summary);

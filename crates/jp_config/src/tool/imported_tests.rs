@@ -9,7 +9,7 @@ fn schema(value: Value) -> Value {
 }
 
 #[test]
-fn imports_types_order_required_and_descriptions() {
+fn imports_types_order_and_required_and_nothing_else() {
     let imported = parameters_from_schema(&schema(json!({
         "type": "object",
         "properties": {
@@ -27,10 +27,11 @@ fn imports_types_order_required_and_descriptions() {
     let repo = &imported["repo_path"];
     assert_eq!(repo.kind, ParamType::String);
     assert!(repo.required);
-    assert_eq!(repo.description.as_deref(), Some("The repository."));
+    // The schema, not the view, is what the model is told.
+    assert_eq!(repo.description, None);
     assert_eq!(imported["count"].kind, ParamType::Integer);
     assert!(!imported["count"].required);
-    assert_eq!(imported["count"].default, Some(json!(3)));
+    assert_eq!(imported["count"].default, None);
     assert_eq!(
         imported["files"].items.as_ref().map(|i| i.kind),
         Some(ParamType::String)
@@ -142,7 +143,18 @@ fn the_config_adds_a_path_type_and_a_summary() {
     assert_eq!(repo.kind, ParamType::Path);
     assert!(repo.required);
     assert_eq!(repo.summary.as_deref(), Some("Where the repository is."));
-    assert_eq!(repo.description.as_deref(), Some("From the server."));
+
+    // A type other than the schema's (or `path` over a string) is refused.
+    let mut other = ToolParameters::new();
+    other.insert(
+        "repo_path".into(),
+        ToolParameterConfig::new(ParamType::Integer),
+    );
+    assert_eq!(
+        merge_parameters(server.clone(), &other).unwrap_err(),
+        "gives /repo_path the type `integer`, but the tool's schema says `string`; the config may \
+         make a string a `path`, or repeat the schema's type"
+    );
 
     let mut unknown = ToolParameters::new();
     unknown.insert("branch".into(), ToolParameterConfig::new(ParamType::String));

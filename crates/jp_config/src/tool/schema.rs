@@ -40,6 +40,11 @@ pub const MAX_SCHEMA_DEPTH: usize = 64;
 /// limit the incremental parser holds streamed arguments to.
 pub const MAX_ARGUMENT_DEPTH: usize = 128;
 
+/// The last array position a value streamed into is checked at on its
+/// own ([`check_value_at`], which puts it there after `null`s): beyond it,
+/// only its form is checked until the arguments are whole.
+const MAX_PADDED_INDEX: usize = 64;
+
 /// The most validation failures said for one call.
 const MAX_ISSUES: usize = 10;
 
@@ -274,7 +279,10 @@ fn annotate_one(target: &mut Value, added: &ToolParameterConfig) {
     if keys.is_empty() && added.properties.is_empty() && added.items.is_none() {
         return;
     }
-    if target.get("$ref").is_some() {
+    // An `enum` narrows what the schema allows, beside it in an `allOf`
+    // (never in place of the server's); a `$ref`'s siblings are ignored
+    // by a draft-07 validator, so it is wrapped the same way.
+    if target.get("$ref").is_some() || keys.contains_key("enum") {
         let inner = std::mem::take(target);
         *target = serde_json::json!({ "allOf": [inner] });
     }
@@ -292,17 +300,18 @@ fn annotate_one(target: &mut Value, added: &ToolParameterConfig) {
     }
 }
 
-/// A schema that says nothing of members it does not list gets
-/// `additionalProperties: false`, as jp's own tools have: a call cannot
-/// pass a policy on `path` by naming the file `file` instead. A schema
-/// that says (`additionalProperties`, `patternProperties`,
-/// `unevaluatedProperties`) or whose members come from elsewhere (a
-/// root `$ref` or combinator) is left as it is.
+/// An object schema that lists its members and says nothing of others
+/// gets `additionalProperties: false`, as jp's own tools have: a call
+/// cannot pass a policy on `path` by naming the file `file` instead. The
+/// root and the plain objects beneath it (members' and elements' schemas)
+/// are closed. A node that says what other members may be
+/// (`additionalProperties`, `patternProperties`, `unevaluatedProperties`)
+/// or whose members may come from elsewhere (a `$ref`, `allOf`, `anyOf`,
+/// `oneOf`, `if`, `dependentSchemas`, `dependencies`) is left as it is,
+/// and so is what is beneath it: closing a part of a combination would
+/// refuse what another part allows.
 fn close(schema: &mut Value) {
-    let Some(object) = schema.as_object_mut() else {
-        return;
-    };
-    let open_keys = [
+    const OPEN: &[&str] = &[
         "additionalProperties",
         "patternProperties",
         "unevaluatedProperties",
@@ -310,9 +319,32 @@ fn close(schema: &mut Value) {
         "allOf",
         "anyOf",
         "oneOf",
+        "if",
+        "then",
+        "else",
+        "dependentSchemas",
+        "dependencies",
     ];
-    if object.contains_key("properties") && !open_keys.iter().any(|k| object.contains_key(*k)) {
-        object.insert("additionalProperties".into(), false.into());
+    let mut stack = vec![(schema, 0usize)];
+    while let Some((node, depth)) = stack.pop() {
+        let Some(object) = node.as_object_mut() else {
+            continue;
+        };
+        if OPEN.iter().any(|k| object.contains_key(*k)) || depth > MAX_SCHEMA_DEPTH {
+            continue;
+        }
+        if object.contains_key("properties") {
+            object.insert("additionalProperties".into(), false.into());
+        }
+        for (key, child) in object.iter_mut() {
+            match (key.as_str(), child) {
+                ("properties", Value::Object(members)) => {
+                    stack.extend(members.values_mut().map(|m| (m, depth + 1)));
+                }
+                ("items", items @ Value::Object(_)) => stack.push((items, depth + 1)),
+                _ => {}
+            }
+        }
     }
 }
 
@@ -343,8 +375,8 @@ pub fn check(
     })?;
     let mut issues: Vec<ArgumentIssue> = validator
         .iter_errors(args)
-        .take(MAX_ISSUES)
         .flat_map(|error| said(&error, view))
+        .take(MAX_ISSUES)
         .collect();
     for issue in check_forms(view, args) {
         if !issues.iter().any(|i| i.pointer == issue.pointer) {
@@ -383,7 +415,7 @@ pub fn check_value_at(
             match token.parse::<usize>() {
                 // Elements before it are `null`: their failures are at
                 // other places, and dropped.
-                Ok(index) if index < 10_000 => {
+                Ok(index) if index < MAX_PADDED_INDEX => {
                     let mut elements = vec![Value::Null; index];
                     elements.push(inner);
                     Value::Array(elements)

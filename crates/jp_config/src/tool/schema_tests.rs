@@ -390,3 +390,66 @@ fn a_value_complete_while_the_call_streams_is_checked_where_it_stands() {
         ]
     );
 }
+
+#[test]
+fn plain_objects_are_closed_and_combinations_left_as_written() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "opts": { "type": "object", "properties": { "dir": { "type": "string" } } },
+            "list": { "type": "array", "items": { "type": "object", "properties": { "a": { "type": "string" } } } },
+            "mixed": { "allOf": [{ "properties": { "a": { "type": "string" } } }, { "properties": { "b": { "type": "string" } } }] }
+        }
+    });
+    let tool = adopted(&schema, ToolParameters::new());
+    let sent = tool.arguments_schema().into_owned();
+    assert_eq!(sent["additionalProperties"], false);
+    assert_eq!(sent["properties"]["opts"]["additionalProperties"], false);
+    assert_eq!(
+        sent["properties"]["list"]["items"]["additionalProperties"],
+        false
+    );
+    assert_eq!(
+        sent["properties"]["mixed"].get("additionalProperties"),
+        None
+    );
+    assert_eq!(
+        issues(&tool, json!({ "opts": { "dir": "a", "file": "b" } })),
+        ["/opts/file: unknown parameter (expected one of \"dir\")"]
+    );
+    assert!(issues(&tool, json!({ "mixed": { "a": "1", "b": "2" } })).is_empty());
+
+    // A member `then` adds is no unknown member, nor is one of `opts`
+    // that it might add.
+    let conditional = json!({
+        "type": "object",
+        "properties": { "opts": { "type": "object", "properties": { "dir": { "type": "string" } } } },
+        "if": { "required": ["opts"] },
+        "then": { "properties": { "extra": { "type": "string" } } }
+    });
+    let tool = adopted(&conditional, ToolParameters::new());
+    assert_eq!(tool.arguments_schema().get("additionalProperties"), None);
+    assert!(issues(&tool, json!({ "opts": { "dir": "a" }, "extra": "x" })).is_empty());
+}
+
+#[test]
+fn an_enum_the_config_adds_narrows_and_never_widens() {
+    let schema = json!({
+        "type": "object",
+        "properties": { "mode": { "type": "string", "enum": ["fast", "slow"] } }
+    });
+    let mut config = ToolParameters::new();
+    let mut mode = ToolParameterConfig::new(ParamType::String);
+    mode.enumeration = Some(vec![json!("fast"), json!("reckless")]);
+    config.insert("mode".into(), mode);
+    let tool = adopted(&schema, config);
+    assert!(issues(&tool, json!({ "mode": "fast" })).is_empty());
+    assert_eq!(
+        issues(&tool, json!({ "mode": "slow" })),
+        ["/mode: expected one of \"fast\", \"reckless\", found \"slow\""]
+    );
+    assert_eq!(
+        issues(&tool, json!({ "mode": "reckless" })),
+        ["/mode: expected one of \"fast\", \"slow\", found \"reckless\""]
+    );
+}
