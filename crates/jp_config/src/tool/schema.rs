@@ -177,13 +177,23 @@ pub fn adopt(tool: &mut ToolConfig, schema: &Value) -> Result<(), AdoptError> {
     if bytes > MAX_SCHEMA_BYTES {
         return Err(AdoptError::Unusable(Unusable::TooLarge { bytes }));
     }
+    if depth(schema) > MAX_SCHEMA_DEPTH {
+        return Err(AdoptError::Unusable(Unusable::TooDeep));
+    }
     let view =
         parameters_from_schema(schema).map_err(|e| AdoptError::Unusable(Unusable::Invalid(e)))?;
     let mut effective = schema.clone();
-    annotate(&mut effective, &tool.parameters);
+    let unplaced = annotate(&mut effective, &tool.parameters, "");
     close(&mut effective);
     validator(&effective).map_err(AdoptError::Unusable)?;
     let merged = merge_parameters(view, &tool.parameters).map_err(AdoptError::Config)?;
+    if let Some(at) = unplaced.first() {
+        return Err(AdoptError::Config(format!(
+            "gives {at} an `enum`, but the tool's schema describes it through a `$ref` or a \
+             combination, where jp cannot add one; leave the `enum` out (the schema's own \
+             constraints still apply)"
+        )));
+    }
     tool.parameters = merged;
     tool.parameters_schema = Some(effective);
     Ok(())
@@ -232,14 +242,22 @@ pub enum AdoptError {
 
 /// Writes what the config says of each parameter into the schema node
 /// that describes it: the summary and description (as `description`),
-/// `enum`, `default`, and `required`; into members and elements the
-/// same way. A node that is a `$ref` is wrapped in an `allOf`, since a
-/// draft-07 validator ignores a `$ref`'s siblings.
-fn annotate(node: &mut Value, config: &ToolParameters) {
+/// `enum` (narrowing, in an `allOf` beside the schema's), `default`, and
+/// `required`; into members and elements the same way. A node that is a
+/// `$ref` is wrapped in an `allOf` too, since a draft-07 validator
+/// ignores a `$ref`'s siblings.
+///
+/// Returns the JSON pointers of the `enum`s it could not place: a member
+/// the schema describes only through a `$ref` or a combination. The
+/// summary and type of such a member still apply (they are jp's and the
+/// model's), but a constraint jp would not enforce is an error.
+fn annotate(node: &mut Value, config: &ToolParameters, at: &str) -> Vec<String> {
+    let mut unplaced = Vec::new();
     let Some(object) = node.as_object_mut() else {
-        return;
+        return unplaced;
     };
     for (name, added) in config {
+        let here = format!("{at}{}", jp_policy::pointer::encode(&[name]));
         if added.required {
             let required = object
                 .entry("required")
@@ -250,17 +268,27 @@ fn annotate(node: &mut Value, config: &ToolParameters) {
                 list.push(name.as_str().into());
             }
         }
-        let Some(target) = object
+        match object
             .get_mut("properties")
             .and_then(|p| p.get_mut(name.as_str()))
-        else {
-            continue;
-        };
-        annotate_one(target, added);
+        {
+            Some(target) => unplaced.extend(annotate_one(target, added, &here)),
+            None => unplaced.extend(enums(added, &here)),
+        }
     }
+    unplaced
 }
 
-fn annotate_one(target: &mut Value, added: &ToolParameterConfig) {
+fn annotate_one(target: &mut Value, added: &ToolParameterConfig, at: &str) -> Vec<String> {
+    // Members and elements first, where the schema has them.
+    let mut unplaced = annotate(target, &added.properties, at);
+    if let Some(items) = added.items.as_deref() {
+        let at = format!("{at}/items");
+        match target.get_mut("items") {
+            Some(node) if node.is_object() => unplaced.extend(annotate_one(node, items, &at)),
+            _ => unplaced.extend(enums(items, &at)),
+        }
+    }
     let mut keys = Map::new();
     let text = match (&added.summary, &added.description) {
         (Some(s), Some(d)) => Some(format!("{s}\n\n{d}")),
@@ -276,28 +304,33 @@ fn annotate_one(target: &mut Value, added: &ToolParameterConfig) {
     if let Some(default) = &added.default {
         keys.insert("default".into(), default.clone());
     }
-    if keys.is_empty() && added.properties.is_empty() && added.items.is_none() {
-        return;
+    if keys.is_empty() {
+        return unplaced;
     }
-    // An `enum` narrows what the schema allows, beside it in an `allOf`
-    // (never in place of the server's); a `$ref`'s siblings are ignored
-    // by a draft-07 validator, so it is wrapped the same way.
     if target.get("$ref").is_some() || keys.contains_key("enum") {
         let inner = std::mem::take(target);
         *target = serde_json::json!({ "allOf": [inner] });
     }
-    let Some(object) = target.as_object_mut() else {
-        return;
-    };
-    object.extend(keys);
-    if !added.properties.is_empty() {
-        annotate(target, &added.properties);
+    if let Some(object) = target.as_object_mut() {
+        object.extend(keys);
     }
-    if let Some(items) = added.items.as_deref()
-        && let Some(node) = target.get_mut("items")
-    {
-        annotate_one(node, items);
+    unplaced
+}
+
+/// The pointers of the `enum`s in `added` and beneath it.
+fn enums(added: &ToolParameterConfig, at: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    if added.enumeration.is_some() {
+        found.push(at.to_owned());
     }
+    for (name, member) in &added.properties {
+        let here = format!("{at}{}", jp_policy::pointer::encode(&[name]));
+        found.extend(enums(member, &here));
+    }
+    if let Some(items) = added.items.as_deref() {
+        found.extend(enums(items, &format!("{at}/items")));
+    }
+    found
 }
 
 /// An object schema that lists its members and says nothing of others

@@ -453,3 +453,34 @@ fn an_enum_the_config_adds_narrows_and_never_widens() {
         ["/mode: expected one of \"fast\", \"slow\", found \"reckless\""]
     );
 }
+
+#[test]
+fn an_enum_jp_cannot_place_is_an_error_not_a_silent_loss() {
+    // `style`'s members are behind a `$ref`: a summary or a `path` type
+    // still applies, an `enum` jp would not enforce is refused.
+    let schema = json!({
+        "$defs": { "Style": { "type": "object", "properties": { "align": { "type": "string" } } } },
+        "type": "object",
+        "properties": { "style": { "$ref": "#/$defs/Style" } }
+    });
+    let mut align = ToolParameterConfig::new(ParamType::String);
+    align.summary = Some("Where text goes.".into());
+    let mut style = ToolParameterConfig::new(ParamType::Object);
+    style.properties.insert("align".into(), align.clone());
+    let mut config = ToolParameters::new();
+    config.insert("style".into(), style.clone());
+    adopted(&schema, config);
+
+    align.enumeration = Some(vec![json!("left")]);
+    style.properties.insert("align".into(), align);
+    let mut config = ToolParameters::new();
+    config.insert("style".into(), style);
+    let mut tool = tool();
+    tool.parameters = config;
+    assert_eq!(
+        adopt(&mut tool, &schema).unwrap_err().to_string(),
+        "gives /style/align an `enum`, but the tool's schema describes it through a `$ref` or a \
+         combination, where jp cannot add one; leave the `enum` out (the schema's own \
+         constraints still apply)"
+    );
+}
