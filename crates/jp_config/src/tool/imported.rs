@@ -38,9 +38,18 @@ pub fn parameters_from_schema(schema: &Value) -> Result<ToolParameters, String> 
     {
         return Err(format!("the input schema is of type {kind}, not an object"));
     }
+    let lone_refs = schema
+        .get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|uri| {
+            ["draft-04", "draft-06", "draft-07"]
+                .iter()
+                .any(|d| uri.contains(d))
+        });
     let mut view = View {
         root: schema,
         budget: NODE_BUDGET,
+        lone_refs,
     };
     let root = view.node(schema, 0);
     match root.kind {
@@ -54,6 +63,9 @@ pub fn parameters_from_schema(schema: &Value) -> Result<ToolParameters, String> 
 struct View<'a> {
     root: &'a Value,
     budget: usize,
+    /// Whether a `$ref` stands alone, its siblings ignored: so drafts
+    /// before 2019-09 say, and their validator reads them so.
+    lone_refs: bool,
 }
 
 impl<'a> View<'a> {
@@ -67,6 +79,14 @@ impl<'a> View<'a> {
             return param;
         }
         self.budget -= 1;
+        if self.lone_refs
+            && let Some(reference) = map.get("$ref").and_then(Value::as_str)
+        {
+            return match self.resolve(reference) {
+                Some(target) => self.node(target, depth + 1),
+                None => param,
+            };
+        }
         if let Some(kind) = own_kind(map) {
             param.kind = kind;
         }

@@ -163,3 +163,24 @@ fn the_config_adds_a_path_type_and_a_summary() {
         "names the parameter `branch`, which the tool's schema does not have (it has repo_path)"
     );
 }
+
+#[test]
+fn a_draft_07_ref_stands_alone_as_its_validator_reads_it() {
+    // Draft-07 ignores `type` beside a `$ref`: the view must not make
+    // `n` an integer (and refuse 1.5) when the validator takes any number.
+    let schema = json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "definitions": { "Num": { "type": "number" } },
+        "properties": { "n": { "$ref": "#/definitions/Num", "type": "integer" } }
+    });
+    assert_eq!(
+        parameters_from_schema(&schema).unwrap()["n"].kind,
+        ParamType::Number
+    );
+    let mut later = schema.clone();
+    later["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(
+        parameters_from_schema(&later).unwrap()["n"].kind,
+        ParamType::Integer
+    );
+}
