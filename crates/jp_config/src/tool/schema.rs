@@ -9,9 +9,10 @@
 //!
 //! jp's own view of the parameters ([`super::imported`]) is derived from
 //! it for policies (the `path` type, a parameter's order); what the
-//! config adds (`parameters.repo_path.type = "path"`, a summary) is laid
-//! over the view and written into the schema, not in place of it
-//! ([`adopt`]).
+//! config adds (`parameters.repo_path.type = "path"`, a summary, an
+//! `enum`) is laid over the view and written into the schema: a summary
+//! as what the model is told, an `enum` narrowing beside the schema's own
+//! constraints, never in place of them ([`adopt`]).
 //!
 //! A schema jp cannot use (larger than [`MAX_SCHEMA_BYTES`], nested
 //! deeper than [`MAX_SCHEMA_DEPTH`], a `$ref` to another document, or not
@@ -70,9 +71,14 @@ pub enum Unusable {
 }
 
 /// The validators built so far, by schema text: a tool's schema is
-/// compiled once per process, not once per call.
+/// compiled once per process, not once per call. Emptied past
+/// [`MAX_VALIDATORS`] (a process sees a few hundred tools at most; a
+/// server that changed its schemas on every start could grow it).
 type Compiled = Result<Arc<Validator>, Unusable>;
 static VALIDATORS: LazyLock<Mutex<HashMap<String, Compiled>>> = LazyLock::new(Mutex::default);
+
+/// The most validators [`VALIDATORS`] keeps.
+const MAX_VALIDATORS: usize = 4096;
 
 /// The validator for `schema`, built once.
 ///
@@ -92,10 +98,13 @@ pub fn validator(schema: &Value) -> Compiled {
         return found.clone();
     }
     let built = build(schema);
-    VALIDATORS
+    let mut kept = VALIDATORS
         .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .insert(text, built.clone());
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if kept.len() >= MAX_VALIDATORS {
+        kept.clear();
+    }
+    kept.insert(text, built.clone());
     built
 }
 

@@ -484,3 +484,13 @@ fn an_enum_jp_cannot_place_is_an_error_not_a_silent_loss() {
          constraints still apply)"
     );
 }
+
+#[test]
+fn the_validators_kept_are_bounded() {
+    for n in 0..=MAX_VALIDATORS {
+        let schema = json!({ "type": "object", "description": n.to_string() });
+        validator(&schema).unwrap();
+    }
+    let kept = VALIDATORS.lock().unwrap().len();
+    assert!(kept <= MAX_VALIDATORS, "{kept} validators kept");
+}
