@@ -38,14 +38,7 @@ pub fn parameters_from_schema(schema: &Value) -> Result<ToolParameters, String> 
     {
         return Err(format!("the input schema is of type {kind}, not an object"));
     }
-    let lone_refs = schema
-        .get("$schema")
-        .and_then(Value::as_str)
-        .is_some_and(|uri| {
-            ["draft-04", "draft-06", "draft-07"]
-                .iter()
-                .any(|d| uri.contains(d))
-        });
+    let lone_refs = super::schema::walk::is_legacy_draft(schema);
     let mut view = View {
         root: schema,
         budget: NODE_BUDGET,
@@ -142,39 +135,11 @@ impl<'a> View<'a> {
     }
 
     /// The node a `$ref` in the same document points at (`#`,
-    /// `#/$defs/Name`); `None` for another document or a missing target.
+    /// `#/$defs/Name`, `#anchor`); `None` for another document or a
+    /// missing target.
     fn resolve(&self, reference: &str) -> Option<&'a Value> {
-        let fragment = reference.strip_prefix('#')?;
-        if fragment.is_empty() {
-            return Some(self.root);
-        }
-        self.root.pointer(&percent_decoded(fragment))
+        super::schema::walk::resolve(self.root, reference)
     }
-}
-
-/// A URI fragment's `%XX` escapes decoded (a JSON pointer in a `$ref`
-/// escapes what a URI cannot hold).
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn branches<'a>(map: &'a Map<String, Value>, key: &str) -> impl Iterator<Item = &'a Value> {

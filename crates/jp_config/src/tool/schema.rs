@@ -19,6 +19,8 @@
 //! a schema at all) is [`Unusable`]: the tool is not offered, and the
 //! rest of its server is.
 
+pub mod walk;
+
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
@@ -134,22 +136,12 @@ fn build(schema: &Value) -> Compiled {
 /// The first `$ref` in `schema` that is not to a place in the same
 /// document (`#...`).
 fn remote_ref(schema: &Value) -> Option<&str> {
-    let mut stack = vec![schema];
-    while let Some(value) = stack.pop() {
-        match value {
-            Value::Object(members) => {
-                if let Some(Value::String(reference)) = members.get("$ref")
-                    && !reference.starts_with('#')
-                {
-                    return Some(reference);
-                }
-                stack.extend(members.values());
-            }
-            Value::Array(items) => stack.extend(items),
-            _ => {}
-        }
-    }
-    None
+    let remote = |map: &Map<String, Value>| {
+        map.get("$ref")
+            .and_then(Value::as_str)
+            .is_some_and(|reference| !reference.starts_with('#'))
+    };
+    walk::find(schema, 0, &remote)?.get("$ref")?.as_str()
 }
 
 /// How deep `value` nests, counted without recursion.
@@ -487,23 +479,12 @@ pub fn check_value_at(
 
 /// Whether `schema` makes a value's constraints depend on other values.
 fn conditional(schema: &Value) -> bool {
-    let mut stack = vec![schema];
-    while let Some(value) = stack.pop() {
-        match value {
-            Value::Object(members) => {
-                if ["if", "dependentSchemas", "dependencies"]
-                    .iter()
-                    .any(|k| members.contains_key(*k))
-                {
-                    return true;
-                }
-                stack.extend(members.values());
-            }
-            Value::Array(items) => stack.extend(items),
-            _ => {}
-        }
-    }
-    false
+    let depends = |map: &Map<String, Value>| {
+        ["if", "dependentSchemas", "dependencies"]
+            .iter()
+            .any(|k| map.contains_key(*k))
+    };
+    walk::find(schema, 0, &depends).is_some()
 }
 
 /// One failure of the validator as jp says it: an unknown or missing

@@ -34,21 +34,20 @@
 //! dangling `$ref` and the depth bound below.
 //!
 //! The input may come from a hostile server: every walk here is bounded by
-//! [`MAX_DEPTH`](walk::MAX_DEPTH) nested schemas (a deeper subschema is
+//! [`MAX_DEPTH`] nested schemas (a deeper subschema is
 //! replaced by `{}`, which accepts anything) and the inlining by a node
 //! budget.
 
 mod draft;
 mod inline;
 mod merge;
-mod walk;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use walk::{MAX_DEPTH, resolve, subschemas};
+use jp_config::tool::schema::walk::{MAX_DEPTH, resolve, subschemas};
 
 /// The schema Anthropic's `input_schema` takes for `schema`: JSON Schema
 /// 2020-12 whose root is one object (see the module's documentation).

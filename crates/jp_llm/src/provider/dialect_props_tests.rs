@@ -12,8 +12,8 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Map, Value, json};
 
-use super::super::walk::resolve;
 use super::super::{anthropic, gemini, openai};
+use jp_config::tool::schema::walk::resolve;
 
 /// The property names, few so that branches share some.
 const NAMES: &[&str] = &["a", "b", "c", "d"];

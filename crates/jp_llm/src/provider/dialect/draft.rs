@@ -12,20 +12,13 @@
 
 use serde_json::{Map, Value};
 
-use super::walk::{MAX_DEPTH, subschemas_mut, unescape};
+use jp_config::tool::schema::walk::{MAX_DEPTH, is_legacy_draft, subschemas_mut, unescape};
 
 /// `schema` in 2020-12 (see the module's documentation).
 pub(super) fn to_2020_12(schema: &Value) -> Value {
     let mut out = schema.clone();
     let mut renamed = Vec::new();
-    let legacy = schema
-        .get("$schema")
-        .and_then(Value::as_str)
-        .is_some_and(|uri| {
-            ["draft-04", "draft-06", "draft-07"]
-                .iter()
-                .any(|d| uri.contains(d))
-        });
+    let legacy = is_legacy_draft(schema);
     let mut walk = Walk {
         legacy,
         renamed: &mut renamed,

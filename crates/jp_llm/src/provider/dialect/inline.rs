@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::merge::merge_all;
-use super::walk::{Holds, MAX_DEPTH, holds, resolve, weight};
+use jp_config::tool::schema::walk::{Holds, MAX_DEPTH, holds, resolve, weight};
 
 /// How many references may nest on one path.
 const MAX_REFS: usize = 16;

@@ -18,7 +18,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::walk::{MAX_DEPTH, resolve, weight};
+use jp_config::tool::schema::walk::{MAX_DEPTH, resolve, weight};
 
 /// Keywords a provider refuses on the root (or that only make sense with
 /// another type), dropped once the root is flattened.

@@ -1,14 +1,16 @@
-//! How the conversions walk a schema: which keywords hold subschemas, and
-//! where a local `$ref` points.
+//! How a JSON Schema is walked: which keywords hold subschemas, where a
+//! local `$ref` points, and which draft reads `$ref` alone. Shared by
+//! jp's view of a tool's parameters ([`super::super::imported`]), its
+//! checks of a schema ([`super`]) and the provider dialects (jp_llm).
 
 use serde_json::{Map, Value};
 
-/// How many schemas deep the conversions walk; deeper subschemas become
+/// How many schemas deep a walk goes; deeper subschemas become
 /// `{}` (any value), which no published server comes near.
-pub(super) const MAX_DEPTH: usize = 48;
+pub const MAX_DEPTH: usize = 48;
 
 /// Where a keyword keeps subschemas, as written in 2020-12 or draft-07.
-pub(super) enum Holds {
+pub enum Holds {
     /// One schema (`not`, `additionalProperties`, `items` as a schema).
     One,
     /// A list of schemas (`anyOf`, `prefixItems`, draft-07 `items`).
@@ -19,7 +21,7 @@ pub(super) enum Holds {
 
 /// What `key`'s value holds, when it holds schemas at all (an `enum`,
 /// `const`, `default` or `examples` never does, whatever it looks like).
-pub(super) fn holds(key: &str, value: &Value) -> Option<Holds> {
+pub fn holds(key: &str, value: &Value) -> Option<Holds> {
     match key {
         "items" if value.is_array() => Some(Holds::List),
         "items"
@@ -49,7 +51,7 @@ fn is_schema(value: &Value) -> bool {
 
 /// The direct subschemas of `node`, each with the pointer segments that
 /// lead to it from `node` (`["properties", "name"]`).
-pub(super) fn subschemas_mut(node: &mut Map<String, Value>) -> Vec<(Vec<String>, &mut Value)> {
+pub fn subschemas_mut(node: &mut Map<String, Value>) -> Vec<(Vec<String>, &mut Value)> {
     let mut found = Vec::new();
     for (key, value) in node.iter_mut() {
         match holds(key, value) {
@@ -77,7 +79,7 @@ pub(super) fn subschemas_mut(node: &mut Map<String, Value>) -> Vec<(Vec<String>,
 }
 
 /// The direct subschemas of `node`, as [`subschemas_mut`] finds them.
-pub(super) fn subschemas(node: &Map<String, Value>) -> Vec<(Vec<String>, &Value)> {
+pub fn subschemas(node: &Map<String, Value>) -> Vec<(Vec<String>, &Value)> {
     let mut found = Vec::new();
     for (key, value) in node {
         match holds(key, value) {
@@ -105,7 +107,7 @@ pub(super) fn subschemas(node: &Map<String, Value>) -> Vec<(Vec<String>, &Value)
 /// the root or from the subschema whose `$id` is the part before the `#`
 /// (compared as written: relative `$id`s are not resolved). `None` when it
 /// points nowhere in `root` (a remote URL).
-pub(super) fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
+pub fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
     let (base, fragment) = reference.split_once('#').unwrap_or((reference, ""));
     let document = if base.is_empty() {
         root
@@ -137,7 +139,7 @@ pub(super) fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value>
 
 /// The first schema at or under `node` (depth first, within
 /// [`MAX_DEPTH`]) that `wanted` picks.
-fn find<'a>(
+pub fn find<'a>(
     node: &'a Value,
     depth: usize,
     wanted: &dyn Fn(&Map<String, Value>) -> bool,
@@ -156,7 +158,7 @@ fn find<'a>(
 
 /// One JSON pointer segment of a URI fragment, decoded: percent escapes,
 /// then `~1` and `~0`.
-pub(super) fn unescape(raw: &str) -> Option<String> {
+pub fn unescape(raw: &str) -> Option<String> {
     Some(percent_decode(raw)?.replace("~1", "/").replace("~0", "~"))
 }
 
@@ -184,7 +186,7 @@ fn percent_decode(text: &str) -> Option<String> {
 
 /// How many JSON values `value` holds, itself included, counted up to
 /// `cap` (without recursion, so any depth is safe): what copying it costs.
-pub(super) fn weight(value: &Value, cap: usize) -> usize {
+pub fn weight(value: &Value, cap: usize) -> usize {
     let mut count = 0;
     let mut pending = vec![value];
     while let Some(next) = pending.pop() {
@@ -199,4 +201,18 @@ pub(super) fn weight(value: &Value, cap: usize) -> usize {
         }
     }
     count
+}
+
+/// Whether `schema` declares a draft before 2019-09 (04, 06 or 07), in
+/// which a `$ref` stands alone: its siblings are ignored.
+#[must_use]
+pub fn is_legacy_draft(schema: &Value) -> bool {
+    schema
+        .get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|uri| {
+            ["draft-04", "draft-06", "draft-07"]
+                .iter()
+                .any(|d| uri.contains(d))
+        })
 }
