@@ -412,11 +412,7 @@ pub fn check(
         .flat_map(|error| said(&error, view))
         .take(MAX_ISSUES)
         .collect();
-    for issue in check_forms(view, args) {
-        if !issues.iter().any(|i| i.pointer == issue.pointer) {
-            issues.push(issue);
-        }
-    }
+    add_new_places(&mut issues, check_forms(view, args));
     if issues.is_empty() {
         Ok(())
     } else {
@@ -469,12 +465,18 @@ pub fn check_value_at(
                 .flat_map(|error| said(&error, &ToolParameters::new())),
         );
     }
-    for issue in check_form_at(param, value, at) {
+    add_new_places(&mut issues, check_form_at(param, value, at));
+    issues
+}
+
+/// Adds jp's form issues where the validator said nothing already: one
+/// reason a value is refused is enough.
+fn add_new_places(issues: &mut Vec<ArgumentIssue>, forms: Vec<ArgumentIssue>) {
+    for issue in forms {
         if !issues.iter().any(|i| i.pointer == issue.pointer) {
             issues.push(issue);
         }
     }
-    issues
 }
 
 /// Whether `schema` makes a value's constraints depend on other values.
