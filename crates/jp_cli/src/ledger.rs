@@ -172,15 +172,20 @@ impl Ledger {
     }
 
     /// The events of `conversation` this user's jp recorded here, in
-    /// order: the history that may give authority.
+    /// order, outside the turns taken back
+    /// ([`view::live`](jp_conversation::view::live)): the history that may
+    /// give authority. (Leaving out a turn only takes authority away, so
+    /// whoever recorded the rewind, this fails closed.)
     #[must_use]
     pub fn our_events(&self, conversation: &Conversation) -> Vec<ConversationEvent> {
+        let live = jp_conversation::view::live(&conversation.events);
         conversation
             .events
             .iter()
             .zip(self.ours(conversation))
-            .filter(|(_, ours)| *ours)
-            .map(|(event, _)| event.clone())
+            .zip(live)
+            .filter(|((_, ours), live)| *ours && *live)
+            .map(|((event, _), _)| event.clone())
             .collect()
     }
 

@@ -22,6 +22,7 @@ mod ledger;
 mod mcp;
 mod query;
 mod recorded;
+mod rewind;
 mod seal;
 mod stateful;
 mod trust;

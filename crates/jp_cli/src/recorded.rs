@@ -248,10 +248,15 @@ pub fn authorized(conversation: &Conversation, base: &AppConfig) -> Authorized {
     let mut out = Authorized::default();
     // The config with the changes applied so far.
     let mut current: Option<AppConfig> = None;
+    // A change made in a turn taken back is taken back with it.
+    let live = jp_conversation::view::live(&conversation.events);
     for (index, event) in conversation.events.iter().enumerate() {
         let EventKind::ConfigDelta(delta) = &event.kind else {
             continue;
         };
+        if !live[index] {
+            continue;
+        }
         // Only claims: nothing to apply, nothing to authorize.
         if delta.delta.is_empty() && delta.unsets.is_empty() {
             continue;

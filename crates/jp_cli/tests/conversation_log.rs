@@ -215,7 +215,7 @@ fn a_version_1_conversation_is_read_then_converted_by_the_next_query() {
             "conversation 1795350600000 · Reading notes\n\
          {elsewhere}\
          \n\
-         ── turn · 2026-11-22 12:30 ──\n\
+         ── turn 1 · 2026-11-22 12:30 ──\n\
          you: what is in notes.txt?\n\
          tool call toolu_1 fs_read_file({{\"path\":\"notes.txt\"}})\n\
          tool result toolu_1 [success]: buy milk\n\

@@ -199,7 +199,7 @@ fn an_asking_call_without_a_terminal_is_declined_early_and_the_stream_stops() {
         format!(
             "conversation {id} · write the file\n\
              \n\
-             ── turn · TIME ──\n\
+             ── turn 1 · TIME ──\n\
              you: write the file\n\
              tool call toolu_1 fs_create_file({{\"path\":\".env\"}})\n  \
              stopped the stream after {bytes} B of fs_create_file's arguments\n\
@@ -214,8 +214,8 @@ fn an_asking_call_without_a_terminal_is_declined_early_and_the_stream_stops() {
 /// `jp conversation show`'s text with each turn's time replaced by `TIME`.
 fn turn_times_hidden(text: &str) -> String {
     text.lines()
-        .map(|line| match line.strip_prefix("── turn · ") {
-            Some(_) => "── turn · TIME ──\n".to_owned(),
+        .map(|line| match line.strip_prefix("── turn 1 · ") {
+            Some(_) => "── turn 1 · TIME ──\n".to_owned(),
             None => format!("{line}\n"),
         })
         .collect()

@@ -96,6 +96,17 @@ pub enum EventKind {
     /// `jp conversation forget-approvals`: every session approval recorded
     /// before this event no longer applies.
     ApprovalsForgotten,
+    /// A tool call changed a file, and what the file was before (so
+    /// `jp conversation rewind` can put it back). Recorded with the call's
+    /// response, in the same commit. Never sent to the model.
+    FileChange(crate::recovery::FileChange),
+    /// `jp conversation rewind` (or a request refused as too large): the
+    /// turns it names are no longer sent to the model, nor give authority;
+    /// the log keeps them. Never sent to the model.
+    Rewind(crate::recovery::Rewind),
+    /// A summary of the turns before `upto`, sent from then on in their
+    /// place; the log keeps them. See [`crate::view`].
+    Compaction(crate::recovery::Compaction),
 }
 
 /// An "allow for this session" answer (see [`EventKind::SessionApproval`]).

@@ -18,7 +18,9 @@ mod arguments;
 pub mod conversation;
 mod event;
 mod event_builder;
+pub mod recovery;
 pub mod store;
+pub mod view;
 
 pub use arguments::{
     AggregateError, ArgParseError, ArgumentsSoFar, DuplicateKey, EmptyKind, Found,
@@ -32,4 +34,5 @@ pub use conversation::{
 };
 pub use event::{ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest};
 pub use event_builder::{CallView, EventBuilder, EventBuilderError};
+pub use recovery::{Compaction, FileChange, FileState, Rewind, RewindReason};
 pub use store::{Conversation, ConversationLock, Store, StoreError};

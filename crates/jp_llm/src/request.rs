@@ -3,7 +3,7 @@
 
 use jp_config::AppConfig;
 use jp_config::tool::offered;
-use jp_conversation::{ConversationEvent, EventKind};
+use jp_conversation::{ConversationEvent, EventKind, view};
 
 use crate::provider::{Message, ToolCall, ToolDefinition, ToolResult};
 
@@ -47,10 +47,30 @@ pub fn elided_result(tool: &str, id: &str, bytes: usize) -> String {
     )
 }
 
+/// How a compaction's summary is sent: at the start of the first message
+/// after the turns it replaces (a message of its own would put two user
+/// messages in a row), marked as jp's so the model does not take it for
+/// the user's words.
+#[must_use]
+pub fn with_summary(summary: &str, message: &str) -> String {
+    format!(
+        "[jp's summary of the earlier part of this conversation, sent in place of it:]\n{}\n[end of summary]\n\n{message}",
+        summary.trim_end()
+    )
+}
+
 /// [`messages`], with the results `elision` names sent as stubs.
+///
+/// What is sent is the conversation's [`view::sent`]: turns taken back
+/// are left out, and a compaction's summary replaces the turns before it.
 #[must_use]
 pub fn messages_eliding(events: &[ConversationEvent], elision: Option<Elision>) -> Vec<Message> {
-    // Results of turns before this event index are old enough.
+    let sent = view::sent(events);
+    let events = sent.events;
+    let mut summary = sent
+        .compaction
+        .map(|compaction| compaction.summary.as_str());
+    // Results of turns before this index (of `events`) are old enough.
     let old_before = elision.map_or(0, |elision| {
         let starts: Vec<usize> = events
             .iter()
@@ -67,20 +87,28 @@ pub fn messages_eliding(events: &[ConversationEvent], elision: Option<Elision>) 
     let min_bytes = elision.map_or(usize::MAX, |elision| elision.min_bytes);
     let mut tools: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
     let mut builder = Builder::default();
-    for (index, event) in events.iter().enumerate() {
+    for (index, event) in events.into_iter().enumerate() {
         match &event.kind {
             // Denials and early stops are told to the model through the
-            // call's response; usage is jp's own bookkeeping.
+            // call's response; usage is jp's own bookkeeping, and so is
+            // recovery (its effect is what `view::sent` leaves out).
             EventKind::TurnStart
             | EventKind::PolicyDenied(_)
             | EventKind::StreamStopped { .. }
             | EventKind::Usage(_)
             | EventKind::SessionApproval(_)
             | EventKind::ApprovalsForgotten
-            | EventKind::ConfigDelta(_) => {}
+            | EventKind::ConfigDelta(_)
+            | EventKind::FileChange(_)
+            | EventKind::Rewind(_)
+            | EventKind::Compaction(_) => {}
             EventKind::ChatRequest { content } => {
                 builder.close_assistant();
-                builder.out.push(Message::User(content.clone()));
+                let content = match summary.take() {
+                    Some(summary) => with_summary(summary, content),
+                    None => content.clone(),
+                };
+                builder.out.push(Message::User(content));
             }
             EventKind::AssistantMessage { content } => {
                 builder.assistant().1.push_str(content);
@@ -116,6 +144,12 @@ pub fn messages_eliding(events: &[ConversationEvent], elision: Option<Elision>) 
         }
     }
     builder.close_assistant();
+    // A summary with no message after it yet is sent alone.
+    if let Some(summary) = summary {
+        builder
+            .out
+            .insert(0, Message::User(with_summary(summary, "")));
+    }
     builder.out
 }
 

@@ -224,6 +224,69 @@ fn old_large_results_are_sent_as_stubs_naming_the_call_and_size() {
     );
 }
 
+/// The user and assistant texts of `messages`, in order.
+fn texts(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::User(text) => Some(format!("user: {text}")),
+            Message::Assistant { text, .. } => Some(format!("assistant: {text}")),
+            Message::ToolResults(_) => None,
+        })
+        .collect()
+}
+
+#[test]
+fn rewound_turns_are_not_sent_and_a_summary_replaces_the_turns_before_it() {
+    let mut events = three_turns();
+    // Turn two (starting at event 7) is taken back.
+    events.push(ev(EventKind::Rewind(jp_conversation::Rewind {
+        turns: vec![7],
+        reason: jp_conversation::RewindReason::User,
+        restored: Vec::new(),
+        removed: Vec::new(),
+        left: Vec::new(),
+        complete: true,
+    })));
+    assert_eq!(
+        texts(&messages(&events)),
+        [
+            "user: turn 0",
+            "assistant: ",
+            "assistant: ok",
+            "user: turn 2",
+            "assistant: ",
+            "assistant: ok"
+        ]
+    );
+    // With one turn kept whole, turn one's big result is elided: turns are
+    // counted among those sent.
+    let one = Elision {
+        keep_turns: 1,
+        min_bytes: 4096,
+    };
+    let results = sent_results(&messages_eliding(&events, Some(one)));
+    assert!(results[0].starts_with("a1: [jp left out"), "{results:?}");
+    assert_eq!(results[2], "c1: whole");
+
+    // A summary of turn one is sent at the start of turn three's message.
+    events.push(ev(EventKind::Compaction(jp_conversation::Compaction {
+        upto: 14,
+        summary: "turn 0 read a1 and a2\n".into(),
+        model: "scripted/s".into(),
+        edited: false,
+    })));
+    assert_eq!(
+        texts(&messages(&events)),
+        [
+            "user: [jp's summary of the earlier part of this conversation, sent in place of it:]\nturn 0 read a1 and a2\n[end of summary]\n\nturn 2",
+            "assistant: ",
+            "assistant: ok"
+        ]
+    );
+    assert_eq!(sent_results(&messages(&events)), ["c1: whole", "c2: small"]);
+}
+
 #[test]
 fn the_estimate_counts_every_character_sent_at_four_a_token() {
     let request = crate::ChatRequest {

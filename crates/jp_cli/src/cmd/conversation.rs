@@ -334,9 +334,40 @@ fn print_text(ledger: &Ledger, c: &Conversation) {
             _ => None,
         })
         .collect();
-    for event in &c.events {
+    let turns = jp_conversation::view::turn_starts(&c.events);
+    let rewound = jp_conversation::view::rewound(&c.events);
+    let summarised = jp_conversation::view::compaction(&c.events).map_or(0, |(_, s)| s.upto);
+    for (index, event) in c.events.iter().enumerate() {
         match &event.kind {
-            EventKind::TurnStart => showln!("\n── turn · {} ──", format_utc(event.at_ms)),
+            EventKind::TurnStart => {
+                let number = turns.partition_point(|&start| start < index) + 1;
+                let state = if rewound.contains(&index) {
+                    " · rewound"
+                } else if index < summarised {
+                    " · summarised"
+                } else {
+                    ""
+                };
+                showln!("\n── turn {number} · {}{state} ──", format_utc(event.at_ms));
+            }
+            EventKind::FileChange(change) => {
+                showln!("  {} {}", crate::rewind::change_word(change), change.path);
+            }
+            EventKind::Rewind(rewind) => {
+                showln!("{}", crate::rewind::rewind_line(rewind, &turns));
+            }
+            EventKind::Compaction(compaction) => {
+                let upto = turns.partition_point(|&start| start < compaction.upto);
+                let edited = if compaction.edited { ", edited" } else { "" };
+                showln!(
+                    "── summary of {} by {}{edited}: sent from here on in their place ──",
+                    crate::rewind::turn_range(1..=upto),
+                    compaction.model
+                );
+                for line in compaction.summary.lines() {
+                    showln!("  {line}");
+                }
+            }
             EventKind::ChatRequest { content } => showln!("you: {content}"),
             EventKind::AssistantMessage { content } => showln!("assistant: {}", content.trim_end()),
             EventKind::AssistantReasoning { content } => {

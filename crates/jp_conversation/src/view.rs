@@ -1,0 +1,128 @@
+//! What of a conversation is in force: which turns are live (not taken
+//! back by a [`Rewind`](crate::recovery::Rewind)), and what is sent to the
+//! model (the live turns after the [`Compaction`] in force, with its
+//! summary). The log itself only grows; every reader that derives
+//! behaviour from it (the request, the config changes, approvals) reads
+//! it through here.
+
+use std::collections::BTreeSet;
+
+use crate::conversation::{ConversationEvent, EventKind};
+use crate::recovery::Compaction;
+
+/// The place in the log of every turn: the index of its `turn_start`
+/// event, in order. Turn `n` (as `jp conversation show` numbers them,
+/// from 1) starts at `turn_starts(events)[n - 1]`.
+#[must_use]
+pub fn turn_starts(events: &[ConversationEvent]) -> Vec<usize> {
+    events
+        .iter()
+        .enumerate()
+        .filter(|(_, event)| matches!(event.kind, EventKind::TurnStart))
+        .map(|(index, _)| index)
+        .collect()
+}
+
+/// The turns taken back by a complete rewind, by their place in the log
+/// (a rewind naming a place where no turn starts names nothing).
+#[must_use]
+pub fn rewound(events: &[ConversationEvent]) -> BTreeSet<usize> {
+    rewound_after(events, 0)
+}
+
+/// The turns taken back by complete rewinds recorded at `from` or later.
+fn rewound_after(events: &[ConversationEvent], from: usize) -> BTreeSet<usize> {
+    events
+        .iter()
+        .skip(from)
+        .filter_map(|event| match &event.kind {
+            EventKind::Rewind(rewind) if rewind.complete => Some(&rewind.turns),
+            _ => None,
+        })
+        .flatten()
+        .copied()
+        .filter(|&turn| {
+            events
+                .get(turn)
+                .is_some_and(|event| matches!(event.kind, EventKind::TurnStart))
+        })
+        .collect()
+}
+
+/// For each event, whether it is live: not in a turn taken back. A turn
+/// runs from its `turn_start` to the next one; events before the first
+/// turn are live.
+#[must_use]
+pub fn live(events: &[ConversationEvent]) -> Vec<bool> {
+    let rewound = rewound(events);
+    let mut in_rewound = false;
+    events
+        .iter()
+        .enumerate()
+        .map(|(index, event)| {
+            if matches!(event.kind, EventKind::TurnStart) {
+                in_rewound = rewound.contains(&index);
+            }
+            !in_rewound
+        })
+        .collect()
+}
+
+/// The compaction in force, with its place in the log: the latest whose
+/// `upto` is a turn before it, and none of whose summarised turns was
+/// taken back after it (a summary of a turn since rewound is void; the one
+/// before it, if any, applies again).
+#[must_use]
+pub fn compaction(events: &[ConversationEvent]) -> Option<(usize, &Compaction)> {
+    events
+        .iter()
+        .enumerate()
+        .rev()
+        .filter_map(|(index, event)| match &event.kind {
+            EventKind::Compaction(compaction) => Some((index, compaction)),
+            _ => None,
+        })
+        .find(|(index, compaction)| {
+            let starts_a_turn = compaction.upto < *index
+                && events
+                    .get(compaction.upto)
+                    .is_some_and(|event| matches!(event.kind, EventKind::TurnStart));
+            starts_a_turn
+                && rewound_after(events, *index)
+                    .range(..compaction.upto)
+                    .next()
+                    .is_none()
+        })
+}
+
+/// What is sent to the model of a conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sent<'a> {
+    /// The summary sent in place of the turns before it, if any.
+    pub compaction: Option<&'a Compaction>,
+    /// The events sent whole: the live ones from the compaction's `upto`
+    /// (from the start without one).
+    pub events: Vec<&'a ConversationEvent>,
+}
+
+/// What is sent to the model of `events`.
+#[must_use]
+pub fn sent(events: &[ConversationEvent]) -> Sent<'_> {
+    let compaction = compaction(events).map(|(_, compaction)| compaction);
+    let from = compaction.map_or(0, |compaction| compaction.upto);
+    let live = live(events);
+    Sent {
+        compaction,
+        events: events
+            .iter()
+            .zip(live)
+            .skip(from)
+            .filter(|(_, live)| *live)
+            .map(|(event, _)| event)
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+#[path = "view_tests.rs"]
+mod tests;
