@@ -1,9 +1,499 @@
 //! `jp conversation rewind`: taking turns back, and putting back the files
 //! their calls changed (issue 38).
+//!
+//! Which turns: [`target`]. What to do to the files: [`plan`], from the
+//! `file_change` records of those turns that this user's jp sealed (a
+//! record anyone else wrote never makes jp write a file), checked against
+//! the files as they are now. Doing it: [`apply`], through [`jp_fs`]
+//! (no link on the way is followed). The command ([`run`]) shows the plan,
+//! asks, applies, and records a `rewind` event.
 
+use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
 
-use jp_conversation::{FileChange, FileState, Rewind, RewindReason};
+use jp_conversation::{ConversationEvent, EventKind, FileChange, FileState, Rewind, RewindReason};
+
+use crate::query::tools::undo::look;
+
+/// The turns a rewind takes back: their places in the log (the index of
+/// each `turn_start`) and their numbers, oldest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Each turn's `turn_start` index.
+    pub places: Vec<usize>,
+    /// Each turn's number, from 1.
+    pub numbers: Vec<usize>,
+}
+
+/// The turns to take back: the newest `count` live turns, or (`to`) turn
+/// `to` and every live turn after it. A sentence when there are not so
+/// many, or `to` is no live turn.
+///
+/// # Errors
+///
+/// What the user asked for that the conversation does not have.
+pub fn target(
+    events: &[ConversationEvent],
+    count: Option<usize>,
+    to: Option<usize>,
+) -> Result<Target, String> {
+    let starts = jp_conversation::view::turn_starts(events);
+    let rewound = jp_conversation::view::rewound(events);
+    let live: Vec<(usize, usize)> = starts
+        .iter()
+        .enumerate()
+        .filter(|(_, place)| !rewound.contains(place))
+        .map(|(i, place)| (i + 1, *place))
+        .collect();
+    if live.is_empty() {
+        return Err("the conversation has no turn to rewind".into());
+    }
+    let chosen: Vec<(usize, usize)> = match (count, to) {
+        (_, Some(to)) => {
+            if !live.iter().any(|(number, _)| *number == to) {
+                return Err(if (1..=starts.len()).contains(&to) {
+                    format!("turn {to} was rewound already")
+                } else {
+                    format!(
+                        "there is no turn {to} (the conversation has {})",
+                        starts.len()
+                    )
+                });
+            }
+            live.into_iter()
+                .filter(|(number, _)| *number >= to)
+                .collect()
+        }
+        (count, None) => {
+            let count = count.unwrap_or(1);
+            if count == 0 || count > live.len() {
+                return Err(format!(
+                    "cannot rewind {count} turns: the conversation has {} live {}",
+                    live.len(),
+                    if live.len() == 1 { "turn" } else { "turns" }
+                ));
+            }
+            live[live.len() - count..].to_vec()
+        }
+    };
+    Ok(Target {
+        numbers: chosen.iter().map(|(number, _)| *number).collect(),
+        places: chosen.iter().map(|(_, place)| *place).collect(),
+    })
+}
+
+/// What a rewind does to one path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Write the file back whole, with its mode (`existed`: there is a
+    /// file there now, else it is recreated).
+    Write {
+        /// The content.
+        content: Vec<u8>,
+        /// Its permission bits.
+        mode: u32,
+        /// Whether something is there now.
+        existed: bool,
+    },
+    /// Put the link back as it was.
+    Link {
+        /// What it held.
+        target: String,
+        /// Whether something is there now (it goes first).
+        existed: bool,
+    },
+    /// Remove the file the turns made.
+    Remove,
+}
+
+/// A path a rewind cannot put back as it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The path.
+    pub path: String,
+    /// Why.
+    pub why: String,
+}
+
+/// What a rewind would do.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// Each path to put back, and how, in path order.
+    pub actions: Vec<(String, Action)>,
+    /// Directories the turns made, deepest first: removed when empty.
+    pub dirs: Vec<String>,
+    /// The paths that cannot be put back, and why.
+    pub problems: Vec<Problem>,
+    /// Paths already as they were before the turns (a rewind that stopped
+    /// part-way), left alone.
+    pub already: Vec<String>,
+    /// How many file changes of these turns this user's jp did not
+    /// record here: never acted on.
+    pub foreign: usize,
+}
+
+/// Reads the content kept under a SHA-256, of at most so many bytes.
+pub type BlobReader<'a> = &'a dyn Fn(&str, u64) -> Result<Vec<u8>, String>;
+
+/// Where a rewind reads what it needs: the files, and the content kept.
+pub struct Sources<'a> {
+    /// The workspace root.
+    pub root: &'a Path,
+    /// The content kept by SHA-256 (bounded by the size recorded).
+    pub blob: BlobReader<'a>,
+}
+
+/// What putting back the turns at `target.places` would do, given which
+/// events are `ours`.
+#[must_use]
+pub fn plan(
+    events: &[ConversationEvent],
+    ours: &[bool],
+    target: &Target,
+    sources: &Sources<'_>,
+) -> Plan {
+    let mut out = Plan::default();
+    // The changes of each path, oldest first, with their turn numbers.
+    let mut by_path: BTreeMap<&str, Vec<(usize, &FileChange)>> = BTreeMap::new();
+    let mut turn = None;
+    for (index, event) in events.iter().enumerate() {
+        if matches!(event.kind, EventKind::TurnStart) {
+            turn = target
+                .places
+                .iter()
+                .position(|place| *place == index)
+                .map(|i| target.numbers[i]);
+        }
+        let (Some(number), EventKind::FileChange(change)) = (turn, &event.kind) else {
+            continue;
+        };
+        if ours.get(index).copied().unwrap_or(false) {
+            by_path
+                .entry(&change.path)
+                .or_default()
+                .push((number, change));
+        } else {
+            out.foreign += 1;
+        }
+    }
+    let mut dirs = std::collections::BTreeSet::new();
+    for (path, changes) in by_path {
+        for (_, change) in &changes {
+            dirs.extend(change.made_dirs.iter().cloned());
+        }
+        match plan_path(path, &changes, sources) {
+            Ok(Some(action)) => out.actions.push((path.to_owned(), action)),
+            Ok(None) => out.already.push(path.to_owned()),
+            Err(why) => out.problems.push(Problem {
+                path: path.to_owned(),
+                why,
+            }),
+        }
+    }
+    // Deepest first.
+    let mut dirs: Vec<String> = dirs.into_iter().collect();
+    dirs.sort_by_key(|dir| std::cmp::Reverse(dir.matches('/').count()));
+    out.dirs = dirs;
+    out
+}
+
+/// How to put `path` back as it was before `changes` (oldest first, each
+/// with its turn number): `None` when it already is.
+fn plan_path(
+    path: &str,
+    changes: &[(usize, &FileChange)],
+    sources: &Sources<'_>,
+) -> Result<Option<Action>, String> {
+    let (Some((_, first)), Some((_, last))) = (changes.first(), changes.last()) else {
+        return Ok(None);
+    };
+    // Each change must start where the one before it ended.
+    for pair in changes.windows(2) {
+        let ((earlier, a), (later, b)) = (pair[0], pair[1]);
+        if a.after != b.before {
+            return Err(format!(
+                "it was changed by something other than jp between turn {earlier} and turn {later}"
+            ));
+        }
+    }
+    let bytes = |state: &FileState| match state {
+        FileState::File { bytes, .. } | FileState::Unkept { bytes, .. } => *bytes,
+        FileState::Absent | FileState::Link { .. } => 0,
+    };
+    let limit = bytes(&first.before).max(bytes(&last.after));
+    let (now, _) = look(sources.root, Path::new(path), limit);
+    if now == first.before && !matches!(now, FileState::Unkept { .. }) {
+        return Ok(None);
+    }
+    if let FileState::Unkept { reason, .. } = &last.after {
+        return Err(format!(
+            "jp cannot tell whether it was changed since: it did not keep it ({reason})"
+        ));
+    }
+    if now != last.after {
+        return Err("it was changed since by something other than jp".into());
+    }
+    let existed = now != FileState::Absent;
+    match &first.before {
+        FileState::Absent => Ok(Some(Action::Remove)),
+        FileState::Unkept { reason, .. } => Err(format!("jp did not keep it as it was: {reason}")),
+        FileState::Link { target } => Ok(Some(Action::Link {
+            target: target.clone(),
+            existed,
+        })),
+        FileState::File {
+            sha256,
+            bytes,
+            mode,
+        } => {
+            let content = (sources.blob)(sha256, *bytes)
+                .map_err(|error| format!("its kept copy cannot be used: {error}"))?;
+            Ok(Some(Action::Write {
+                content,
+                mode: *mode,
+                existed,
+            }))
+        }
+    }
+}
+
+/// What applying a plan did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// Paths written back or relinked.
+    pub restored: Vec<String>,
+    /// Files and directories removed.
+    pub removed: Vec<String>,
+    /// The first failure, which stopped it: the path and why.
+    pub failed: Option<(String, String)>,
+}
+
+/// Puts the files back as `plan` says, in the workspace at `root`; stops
+/// at the first failure.
+#[must_use]
+pub fn apply(root: &Path, plan: &Plan) -> Applied {
+    let mut out = Applied::default();
+    for (path, action) in &plan.actions {
+        let rel = PathBuf::from(path);
+        let done = match action {
+            Action::Write { content, mode, .. } => {
+                jp_fs::write_atomic_mode(root, &rel, content, *mode)
+            }
+            Action::Link { target, existed } => (if *existed {
+                jp_fs::remove_file(root, &rel)
+            } else {
+                Ok(())
+            })
+            .and_then(|()| jp_fs::symlink(root, &rel, Path::new(target))),
+            Action::Remove => jp_fs::remove_file(root, &rel),
+        };
+        match done {
+            Ok(()) if matches!(action, Action::Remove) => out.removed.push(path.clone()),
+            Ok(()) => out.restored.push(path.clone()),
+            Err(error) => {
+                out.failed = Some((path.clone(), jp_fs::io_reason(&error)));
+                return out;
+            }
+        }
+    }
+    for dir in &plan.dirs {
+        // Only when empty: anything else put there since stays.
+        if jp_fs::remove_dir(root, Path::new(dir)).is_ok() {
+            out.removed.push(format!("{dir}/"));
+        }
+    }
+    out
+}
+
+/// How the plan shows an action: `restore src/a.rs`.
+#[must_use]
+pub fn action_line(path: &str, action: &Action) -> String {
+    match action {
+        Action::Write { existed: true, .. } => format!("restore {path}"),
+        Action::Write { existed: false, .. } => format!("recreate {path}"),
+        Action::Link { target, .. } => format!("restore link {path} -> {target}"),
+        Action::Remove => format!("remove {path}"),
+    }
+}
+
+/// What `jp conversation rewind` was asked.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Asked {
+    /// How many of the newest live turns.
+    pub count: Option<usize>,
+    /// This turn and every live turn after it.
+    pub to: Option<usize>,
+    /// Leave the files that cannot be put back as they are.
+    pub force: bool,
+    /// Do not ask.
+    pub yes: bool,
+}
+
+/// `jp conversation rewind` on conversation `id` of `store`, in the
+/// workspace at `root`: shows what it will do, asks (on a terminal;
+/// without one it needs `--yes`), puts the files back and records the
+/// rewind.
+///
+/// # Errors
+///
+/// When the conversation cannot be opened (in use, not found) or the
+/// rewind cannot be recorded.
+pub fn run(
+    store: &jp_conversation::Store,
+    ledger: &crate::ledger::Ledger,
+    root: &Path,
+    id: &str,
+    asked: Asked,
+) -> Result<std::process::ExitCode, jp_conversation::StoreError> {
+    use jp_term::{errln, outln};
+    let (mut conversation, mut lock) = store.open(id)?;
+    let target = match target(&conversation.events, asked.count, asked.to) {
+        Ok(target) => target,
+        Err(message) => {
+            errln!("error: {message}");
+            return Ok(crate::exit::USAGE.into());
+        }
+    };
+    let turns = turn_list(&target.numbers);
+    let ours = ledger.ours(&conversation);
+    let blob = |sha256: &str, bytes: u64| {
+        store
+            .blob(id, sha256, bytes)
+            .map_err(|error| error.to_string())
+    };
+    let sources = Sources { root, blob: &blob };
+    let mut plan = plan(&conversation.events, &ours, &target, &sources);
+    let say = |line: String| outln!("{}", jp_term::printer::sanitize(&line));
+    if !plan.problems.is_empty() && !asked.force {
+        errln!(
+            "error: cannot rewind {turns} of conversation {id}: jp cannot put {} back as {} was:",
+            if plan.problems.len() == 1 {
+                "this file"
+            } else {
+                "these files"
+            },
+            if plan.problems.len() == 1 {
+                "it"
+            } else {
+                "each"
+            }
+        );
+        for problem in &plan.problems {
+            errln!(
+                "{}",
+                jp_term::printer::sanitize(&format!("  {}: {}", problem.path, problem.why))
+            );
+        }
+        errln!("give --force to leave them as they are now and rewind the rest");
+        return Ok(std::process::ExitCode::FAILURE);
+    }
+    say(format!("rewind {turns} of conversation {id}:"));
+    for (path, action) in &plan.actions {
+        say(format!("  {}", action_line(path, action)));
+    }
+    for dir in &plan.dirs {
+        say(format!("  remove {dir}/ if it is empty"));
+    }
+    for problem in &plan.problems {
+        say(format!(
+            "  leave {} as it is ({})",
+            problem.path, problem.why
+        ));
+    }
+    if !plan.already.is_empty() {
+        say(format!(
+            "  ({} already as {} was)",
+            plan.already.join(", "),
+            if plan.already.len() == 1 {
+                "it"
+            } else {
+                "each"
+            }
+        ));
+    }
+    if plan.actions.is_empty() && plan.problems.is_empty() && plan.dirs.is_empty() {
+        say("  (no file to put back)".into());
+    }
+    if plan.foreign > 0 {
+        say(format!(
+            "  note: {} file {} in these turns {} not recorded by your jp here; jp leaves {} alone",
+            plan.foreign,
+            if plan.foreign == 1 {
+                "change"
+            } else {
+                "changes"
+            },
+            if plan.foreign == 1 { "was" } else { "were" },
+            if plan.foreign == 1 { "it" } else { "them" },
+        ));
+    }
+    if !asked.yes {
+        match confirm() {
+            Some(true) => {}
+            Some(false) => {
+                errln!("not rewound");
+                return Ok(std::process::ExitCode::FAILURE);
+            }
+            None => {
+                errln!("error: no terminal to ask on; give --yes to rewind without asking");
+                return Ok(crate::exit::USAGE.into());
+            }
+        }
+    }
+    let applied = apply(root, &plan);
+    let left = std::mem::take(&mut plan.problems)
+        .into_iter()
+        .map(|problem| problem.path)
+        .collect();
+    let rewind = Rewind {
+        turns: target.places.clone(),
+        reason: RewindReason::User,
+        restored: applied.restored,
+        removed: applied.removed,
+        left,
+        complete: applied.failed.is_none(),
+    };
+    let line = rewind_line(
+        &rewind,
+        &jp_conversation::view::turn_starts(&conversation.events),
+    );
+    ledger.append(
+        &mut lock,
+        &mut conversation,
+        [ConversationEvent::now(EventKind::Rewind(rewind))],
+    )?;
+    say(line);
+    if let Some((path, why)) = applied.failed {
+        errln!(
+            "{}",
+            jp_term::printer::sanitize(&format!(
+                "error: cannot put back {path}: {why}; run the rewind again to finish it"
+            ))
+        );
+        return Ok(std::process::ExitCode::FAILURE);
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// Asks whether to rewind: `None` without a terminal (or when the user
+/// interrupts).
+fn confirm() -> Option<bool> {
+    use jp_term::prompt::Prompter as _;
+    let printer = jp_term::printer::Printer::stdio(jp_term::printer::ColorMode::Auto);
+    let mut terminal = jp_term::prompt::TerminalPrompter::open(&printer)?;
+    let question = jp_tool::Question {
+        id: "rewind".into(),
+        text: "Rewind?".into(),
+        answer: jp_tool::AnswerKind::Boolean,
+        default: Some(serde_json::Value::Bool(false)),
+    };
+    match terminal.ask(&question, &tokio_util::sync::CancellationToken::new()) {
+        Ok(serde_json::Value::Bool(yes)) => Some(yes),
+        Ok(_) => Some(false),
+        Err(_) => None,
+    }
+}
 
 /// Turn numbers as one says them: `turn 3`, `turns 3–5`, `turns 2, 5`.
 #[must_use]

@@ -36,6 +36,26 @@ pub struct ConversationConfig {
     /// see `docs/sandbox.md`. A tool's or server's own `sandbox` adds to it.
     #[setting(nested)]
     pub sandbox: SandboxConfig,
+
+    /// What jp keeps so that `jp conversation rewind` can put back the
+    /// files a turn's calls changed.
+    #[setting(nested)]
+    pub undo: UndoConfig,
+}
+
+/// `conversation.undo`.
+#[derive(Debug, Clone, Config, serde::Serialize)]
+#[config(rename_all = "snake_case")]
+pub struct UndoConfig {
+    /// Whether jp keeps each file its file tools change, as it was, with
+    /// the conversation (on by default).
+    #[setting(default = true)]
+    pub enable: bool,
+
+    /// A file larger than this many bytes is not copied: it is listed as
+    /// changed, and a rewind cannot put it back.
+    #[setting(default = 8_388_608)]
+    pub max_file_bytes: u64,
 }
 
 /// `conversation.elide_tool_results`.

@@ -67,7 +67,9 @@ pub enum FileKind {
 }
 
 impl FileKind {
-    fn described(self) -> &'static str {
+    /// The kind in words, with its article: `a directory`.
+    #[must_use]
+    pub fn described(self) -> &'static str {
         match self {
             Self::Regular => "a regular file",
             Self::Directory => "a directory",
@@ -373,6 +375,75 @@ pub fn create_dir(root: &Path, rel: &Path) -> io::Result<()> {
 pub fn write_atomic(root: &Path, rel: &Path, bytes: &[u8]) -> io::Result<()> {
     let names = names(root, rel)?;
     sys::write_atomic(root, &names, bytes)
+}
+
+/// [`write_atomic`], with the new file's permission bits set to `mode`
+/// (`0o644`) before it replaces `rel` (on platforms without permission
+/// bits, `mode` is ignored).
+///
+/// # Errors
+///
+/// As [`write_atomic`].
+pub fn write_atomic_mode(root: &Path, rel: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    let names = names(root, rel)?;
+    sys::write_atomic_mode(root, &names, bytes, Some(mode))
+}
+
+/// What `lstat(2)` says of an entry: its kind, permission bits and size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// What it is.
+    pub kind: FileKind,
+    /// Its permission bits (`0o7777` of its mode; 0 where there are none).
+    pub mode: u32,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// The entry `root/rel` itself (a link is described, not followed);
+/// `None` when nothing is there, or a directory on the way is missing.
+///
+/// # Errors
+///
+/// A [`Refusal`] for a link on the way; an error of `stat(2)`.
+pub fn entry(root: &Path, rel: &Path) -> io::Result<Option<Entry>> {
+    let names = names(root, rel)?;
+    sys::entry(root, &names)
+}
+
+/// The text of the symbolic link `root/rel` (where it points).
+///
+/// # Errors
+///
+/// A [`Refusal`] for a link on the way; an error of `readlink(2)` (it is
+/// not a link).
+pub fn read_link(root: &Path, rel: &Path) -> io::Result<PathBuf> {
+    let names = names(root, rel)?;
+    sys::read_link(root, &names)
+}
+
+/// Creates the symbolic link `root/rel` pointing at `target` (written as
+/// given, never followed); [`io::ErrorKind::AlreadyExists`] when anything
+/// is there.
+///
+/// # Errors
+///
+/// A [`Refusal`] for a link on the way; an error of `symlink(2)`;
+/// [`io::ErrorKind::Unsupported`] where jp cannot make links.
+pub fn symlink(root: &Path, rel: &Path, target: &Path) -> io::Result<()> {
+    let names = names(root, rel)?;
+    sys::symlink(root, &names, target)
+}
+
+/// Removes the directory `root/rel` when it is empty.
+///
+/// # Errors
+///
+/// A [`Refusal`] for a link on the way; an error of `rmdir(2)` (it is not
+/// empty, or not a directory).
+pub fn remove_dir(root: &Path, rel: &Path) -> io::Result<()> {
+    let names = names(root, rel)?;
+    sys::remove_dir(root, &names)
 }
 
 /// Renames `root/from` to `root/to`, following no link on the way to

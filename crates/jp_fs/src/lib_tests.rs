@@ -73,7 +73,7 @@ fn outside_untouched(outside: &Path) {
 #[test]
 fn every_way_in_refuses_every_plant_and_leaves_the_outside_alone() {
     type Op = fn(&Path) -> io::Result<()>;
-    let ops: [(&str, Op); 8] = [
+    let ops: [(&str, Op); 13] = [
         ("open Read", |root| {
             open(root, Path::new("d/f"), Access::Read).map(drop)
         }),
@@ -98,11 +98,29 @@ fn every_way_in_refuses_every_plant_and_leaves_the_outside_alone() {
         ("remove_file d/f/x", |root| {
             remove_file(root, Path::new("d/f/x"))
         }),
+        ("write_atomic_mode d/f/x", |root| {
+            write_atomic_mode(root, Path::new("d/f/x"), b"x", 0o600)
+        }),
+        ("symlink d/f/x", |root| {
+            super::symlink(root, Path::new("d/f/x"), Path::new("/etc/passwd"))
+        }),
+        ("remove_dir d/f/x", |root| {
+            remove_dir(root, Path::new("d/f/x"))
+        }),
+        ("read_link d/f/x", |root| {
+            read_link(root, Path::new("d/f/x")).map(drop)
+        }),
+        ("entry d/f/x", |root| {
+            entry(root, Path::new("d/f/x"))?
+                .map(drop)
+                .ok_or_else(|| io::Error::other("nothing there"))
+        }),
     ];
     for plant in PLANTS {
         for (name, op) in ops {
             // A directory is what a directory operation wants.
-            if matches!(plant, Plant::Directory) && name.starts_with("create_dir") {
+            let makes = ["create_dir", "write_atomic_mode", "symlink"];
+            if matches!(plant, Plant::Directory) && makes.iter().any(|op| name.starts_with(op)) {
                 continue;
             }
             let (_top, root, outside) = planted(plant);
@@ -256,6 +274,38 @@ fn what_is_fine_works() {
         kind(root, Path::new("a/d")).unwrap(),
         Some(FileKind::Directory)
     );
+    // What a rewind puts back: a file with its mode, a link as written,
+    // an emptied directory gone.
+    write_atomic_mode(root, Path::new("a/d/m"), b"#!", 0o751).unwrap();
+    assert_eq!(
+        entry(root, Path::new("a/d/m")).unwrap(),
+        Some(Entry {
+            kind: FileKind::Regular,
+            mode: 0o751,
+            size: 2
+        })
+    );
+    super::symlink(root, Path::new("a/d/l"), Path::new("../../nowhere")).unwrap();
+    assert_eq!(
+        read_link(root, Path::new("a/d/l")).unwrap(),
+        Path::new("../../nowhere")
+    );
+    assert_eq!(
+        entry(root, Path::new("a/d/l")).unwrap().map(|e| e.kind),
+        Some(FileKind::Link)
+    );
+    assert_eq!(
+        super::symlink(root, Path::new("a/d/l"), Path::new("x"))
+            .unwrap_err()
+            .kind(),
+        io::ErrorKind::AlreadyExists
+    );
+    assert!(remove_dir(root, Path::new("a/d")).is_err(), "not empty");
+    remove_file(root, Path::new("a/d/m")).unwrap();
+    remove_file(root, Path::new("a/d/l")).unwrap();
+    remove_dir(root, Path::new("a/d")).unwrap();
+    assert_eq!(entry(root, Path::new("a/d")).unwrap(), None);
+    create_dir(root, Path::new("a/d")).unwrap();
     // A root reached through a link is the user's choice, and is followed.
     symlink(root.join("a"), root.join("via")).unwrap();
     write_atomic(&root.join("via"), Path::new("d/e"), b"y").unwrap();

@@ -130,6 +130,49 @@ pub(super) fn create_dir(root: &Path, names: &[&OsStr], all: bool) -> io::Result
     fs::create_dir(dir.join(names[names.len() - 1]))
 }
 
+pub(super) fn write_atomic_mode(
+    root: &Path,
+    names: &[&OsStr],
+    bytes: &[u8],
+    _permissions: Option<u32>,
+) -> io::Result<()> {
+    write_atomic(root, names, bytes)
+}
+
+pub(super) fn entry(root: &Path, names: &[&OsStr]) -> io::Result<Option<super::Entry>> {
+    let dir = match walk(root, names, names.len() - 1, false) {
+        Ok(dir) => dir,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    match fs::symlink_metadata(dir.join(names[names.len() - 1])) {
+        Ok(meta) => Ok(Some(super::Entry {
+            kind: kind_of(&meta),
+            mode: 0,
+            size: meta.len(),
+        })),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+pub(super) fn read_link(root: &Path, names: &[&OsStr]) -> io::Result<PathBuf> {
+    let dir = walk(root, names, names.len() - 1, false)?;
+    fs::read_link(dir.join(names[names.len() - 1]))
+}
+
+pub(super) fn symlink(_root: &Path, _names: &[&OsStr], _target: &Path) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "jp cannot make symbolic links on this platform",
+    ))
+}
+
+pub(super) fn remove_dir(root: &Path, names: &[&OsStr]) -> io::Result<()> {
+    let dir = walk(root, names, names.len() - 1, false)?;
+    fs::remove_dir(dir.join(names[names.len() - 1]))
+}
+
 pub(super) fn write_atomic(root: &Path, names: &[&OsStr], bytes: &[u8]) -> io::Result<()> {
     let dir = walk(root, names, names.len() - 1, false)?;
     let name = names[names.len() - 1];

@@ -148,6 +148,15 @@ pub(super) fn create_dir(root: &Path, names: &[&OsStr], all: bool) -> io::Result
 }
 
 pub(super) fn write_atomic(root: &Path, names: &[&OsStr], bytes: &[u8]) -> io::Result<()> {
+    write_atomic_mode(root, names, bytes, None)
+}
+
+pub(super) fn write_atomic_mode(
+    root: &Path,
+    names: &[&OsStr],
+    bytes: &[u8],
+    permissions: Option<u32>,
+) -> io::Result<()> {
     let (name, parents) = split(names);
     let dir = walk(root, names, parents, false)?;
     let tmp = temporary_name(name);
@@ -170,6 +179,9 @@ pub(super) fn write_atomic(root: &Path, names: &[&OsStr], bytes: &[u8]) -> io::R
     };
     let mut file = File::from(fd);
     let written = (|| -> io::Result<()> {
+        if let Some(permissions) = permissions {
+            rustix::fs::fchmod(&file, Mode::from_raw_mode(permissions & 0o7777))?;
+        }
         file.write_all(bytes)?;
         file.sync_all()?;
         rustix::fs::renameat(&dir, &tmp, &dir, name)?;
@@ -197,6 +209,46 @@ pub(super) fn remove_file(root: &Path, names: &[&OsStr]) -> io::Result<()> {
     let (name, parents) = split(names);
     let dir = walk(root, names, parents, false)?;
     Ok(rustix::fs::unlinkat(&dir, name, AtFlags::empty())?)
+}
+
+pub(super) fn entry(root: &Path, names: &[&OsStr]) -> io::Result<Option<super::Entry>> {
+    let (name, parents) = split(names);
+    let dir = match walk(root, names, parents, false) {
+        Ok(dir) => dir,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(stat) => Ok(Some(super::Entry {
+            kind: kind_of(&stat),
+            mode: stat.st_mode & 0o7777,
+            size: u64::try_from(stat.st_size).unwrap_or(0),
+        })),
+        Err(Errno::NOENT) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub(super) fn read_link(root: &Path, names: &[&OsStr]) -> io::Result<std::path::PathBuf> {
+    use std::os::unix::ffi::OsStringExt as _;
+    let (name, parents) = split(names);
+    let dir = walk(root, names, parents, false)?;
+    let target = rustix::fs::readlinkat(&dir, name, Vec::new())?;
+    Ok(std::ffi::OsString::from_vec(target.into_bytes()).into())
+}
+
+pub(super) fn symlink(root: &Path, names: &[&OsStr], target: &Path) -> io::Result<()> {
+    let (name, parents) = split(names);
+    let dir = walk(root, names, parents, false)?;
+    rustix::fs::symlinkat(target, &dir, name)?;
+    let _ = rustix::fs::fsync(&dir);
+    Ok(())
+}
+
+pub(super) fn remove_dir(root: &Path, names: &[&OsStr]) -> io::Result<()> {
+    let (name, parents) = split(names);
+    let dir = walk(root, names, parents, false)?;
+    Ok(rustix::fs::unlinkat(&dir, name, AtFlags::REMOVEDIR)?)
 }
 
 pub(super) fn sync_dir(root: &Path, names: &[&OsStr]) {

@@ -95,6 +95,35 @@ impl DefaultTool {
     }
 }
 
+/// The file a call of `tool` with `arguments` changes, relative to the
+/// workspace root `root` with every link resolved, as the tool itself
+/// resolves its `path`: for `fs_modify_file`, the file a final link leads
+/// to (it writes through it); for `fs_create_file` and `fs_delete_file`,
+/// the entry named. `None` for a tool that changes no file, a path the
+/// tool refuses, and a `fs_modify_file` whose file does not resolve inside
+/// the workspace (it then refuses too).
+#[must_use]
+pub fn changed_path(
+    root: &std::path::Path,
+    tool: DefaultTool,
+    arguments: &serde_json::Map<String, serde_json::Value>,
+) -> Option<std::path::PathBuf> {
+    let workspace = workspace::Workspace::open(root).ok()?;
+    let raw = arguments.get("path")?.as_str()?;
+    let target = workspace.resolve(raw).ok()?;
+    if target.rel.as_os_str().is_empty() {
+        return None;
+    }
+    match tool {
+        DefaultTool::CreateFile | DefaultTool::DeleteFile => Some(target.rel),
+        DefaultTool::ModifyFile => {
+            let real = target.abs.canonicalize().ok()?;
+            real.strip_prefix(workspace.root()).ok().map(Into::into)
+        }
+        DefaultTool::ReadFile | DefaultTool::ListFiles | DefaultTool::RunCommand => None,
+    }
+}
+
 /// The names of the default tools, as `jp tool NAME` takes them.
 pub const NAMES: [&str; 6] = {
     let mut names = [""; 6];

@@ -55,6 +55,30 @@ pub enum ConversationCmd {
         /// one with the latest activity).
         id: Option<String>,
     },
+    /// Take back the last turn (or the last N, or every turn from
+    /// `--to TURN` on): put back the files their calls changed, and leave
+    /// the turns out of what the model is sent from now on. The log keeps
+    /// them (`jp conversation show` marks them rewound).
+    Rewind {
+        /// How many of the newest turns to take back.
+        #[arg(conflicts_with = "to")]
+        count: Option<usize>,
+        /// Take back turn TURN (as `jp conversation show` numbers them)
+        /// and every turn after it.
+        #[arg(long, value_name = "TURN")]
+        to: Option<usize>,
+        /// Leave files that cannot be put back (changed since by something
+        /// other than jp, or not kept) as they are, and rewind the rest.
+        #[arg(long)]
+        force: bool,
+        /// Do not ask (needed without a terminal).
+        #[arg(long, short)]
+        yes: bool,
+        /// The conversation (the active one by default): its id, a unique
+        /// start of it, or `last`.
+        #[arg(long, add = ArgValueCandidates::new(super::complete::conversations))]
+        conversation: Option<String>,
+    },
     /// Delete a conversation.
     Rm {
         /// The conversation: its id or a unique start of it.
@@ -87,6 +111,33 @@ impl ConversationCmd {
                 match id.map(|id| resolve(&store, &id, true)).transpose() {
                     Ok(id) => forget_approvals(&store, &ledger, id),
                     Err(code) => return Ok(code),
+                }
+            }
+            Self::Rewind {
+                count,
+                to,
+                force,
+                yes,
+                conversation,
+            } => {
+                let id = match conversation
+                    .map(|id| resolve(&store, &id, true))
+                    .transpose()
+                {
+                    Ok(Some(id)) => Some(id),
+                    Ok(None) => crate::conversation::active_id(&store, &ledger),
+                    Err(code) => return Ok(code),
+                };
+                let asked = crate::rewind::Asked {
+                    count,
+                    to,
+                    force,
+                    yes,
+                };
+                match id.map(|id| crate::rewind::run(&store, &ledger, &root, &id, asked)) {
+                    Some(Ok(code)) => return Ok(code),
+                    Some(Err(error)) => Err(error),
+                    None => Err(StoreError::NoActive),
                 }
             }
             Self::Rm { id } => match resolve(&store, &id, false) {

@@ -134,6 +134,9 @@ pub struct Ran {
     /// The stateful policy that denied the call at its start (after the
     /// user edited it then), for the conversation's `policy_denied` record.
     pub denial: Option<Denial>,
+    /// The files it changed, with what they were before (issue 38), for
+    /// the conversation's `file_change` records.
+    pub changes: Vec<super::tools::undo::Captured>,
 }
 
 /// A verdict that does not run `call`.

@@ -18,6 +18,7 @@ use jp_term::printer::Style;
 use jp_term::prompt::Answer as _;
 use jp_term::prompt::{PromptError, Prompts};
 
+use super::tools::undo::Captured;
 use super::tools::{Approval, Runner};
 
 /// Runs one response's calls, in order, once every one of them is decided,
@@ -223,8 +224,12 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
             self.keep(denial_event(call, denial), false)?;
             return Ok((response, false));
         }
-        let (ran, stop) = self.run_call(call, &mut approval, interrupts).await;
+        let (mut ran, stop) = self.run_call(call, &mut approval, interrupts).await;
         self.stopped |= stop;
+        for change in std::mem::take(&mut ran.changes) {
+            let change = self.keep_before(change);
+            self.keep(EventKind::FileChange(change), false)?;
+        }
         if let Some(denial) = ran.denial.clone() {
             // Denied at its start, after an edit.
             self.keep(denial_event(call, denial), false)?;
@@ -269,6 +274,29 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
             ..ran.response
         };
         Ok((response, changed))
+    }
+
+    /// The record of a change a call made, with the content the file had
+    /// before kept among the conversation's blobs first (so the record
+    /// never names a blob that is not there). Content that cannot be kept
+    /// makes the file one a rewind cannot put back, and says why.
+    fn keep_before(&self, captured: Captured) -> jp_conversation::FileChange {
+        let mut change = captured.change;
+        let Some(content) = captured.before else {
+            return change;
+        };
+        let store = jp_conversation::Store::new(self.runner.judge().root());
+        if let Err(error) = store.put_blob(&self.session.conversation.id, &content) {
+            tracing::warn!(path = %change.path, "cannot keep the file as it was: {error}");
+            if let jp_conversation::FileState::File { bytes, mode, .. } = change.before {
+                change.before = jp_conversation::FileState::Unkept {
+                    bytes,
+                    mode,
+                    reason: format!("jp could not keep it: {error}"),
+                };
+            }
+        }
+        change
     }
 
     /// Runs one approved call. Ctrl+C meanwhile opens the tool menu:

@@ -304,6 +304,7 @@ fn ran(status: ResponseStatus, content: &str, note: Option<&str>) -> Ran {
         delta: None,
         denial: None,
         shown: false,
+        changes: Vec::new(),
     }
 }
 
@@ -473,6 +474,7 @@ async fn needs_input_of_each_kind_is_asked_and_the_answers_go_back_to_the_tool()
             delta: None,
             denial: None,
             shown: false,
+            changes: Vec::new(),
         }
     );
     // Each question reached the prompter whole, kind and all.

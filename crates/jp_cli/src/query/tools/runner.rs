@@ -18,10 +18,12 @@ use jp_llm::tool::{Sandbox, ToolExecutor, ToolLimits, ToolTarget};
 use jp_policy::stateful::Denial;
 use jp_policy::{Decision, Mode, PolicyField};
 use jp_tool::{Context, Outcome, Request, ToolInfo};
+use jp_tools::DefaultTool;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::kept::{Kept, Restored};
+use super::undo::Capture;
 use super::{Asker, Judge, delta};
 use crate::query::arguments::Arguments;
 use crate::query::decision::{Ask, Ran, Verdict, denied, not_run};
@@ -138,6 +140,7 @@ impl<'j> Runner<'j> {
                     delta: None,
                     denial: None,
                     shown: false,
+                    changes: Vec::new(),
                 };
             }
         };
@@ -159,6 +162,7 @@ impl<'j> Runner<'j> {
         request.context.config = grants.readable(&self.readable);
         let mut stderr = String::new();
         let mut asked = Asked::default();
+        let mut capture = self.capture(&name);
         let (status, content, delta) = loop {
             // As close to the start as jp can make it: what the calls
             // before this one (or its own earlier run) did to the files
@@ -179,8 +183,16 @@ impl<'j> Runner<'j> {
                         note: Some(note),
                         denial,
                         shown: false,
+                        // What an earlier run of it changed.
+                        changes: capture.map(|(_, c)| c.finish(&call.id)).unwrap_or_default(),
                     };
                 }
+            }
+            if let Some((tool, capture)) = &mut capture
+                && let Some(arguments) = approval.arguments.as_value().as_object()
+                && let Some(path) = jp_tools::changed_path(&self.judge.root, *tool, arguments)
+            {
+                capture.watch(&path);
             }
             approval.runs += 1;
             let kept = Kept::take(&self.judge.root);
@@ -228,7 +240,23 @@ impl<'j> Runner<'j> {
             delta,
             denial: None,
             shown,
+            changes: capture.map(|(_, c)| c.finish(&call.id)).unwrap_or_default(),
         }
+    }
+
+    /// What watches the file a call of tool `name` changes, for a rewind
+    /// to put back: for jp's own file tools that change files, unless
+    /// `conversation.undo.enable` is off.
+    fn capture(&self, name: &str) -> Option<(DefaultTool, Capture)> {
+        let undo = &self.judge.config.conversation.undo;
+        let tool = self.judge.default_tool(name).filter(|tool| {
+            matches!(
+                tool,
+                DefaultTool::CreateFile | DefaultTool::ModifyFile | DefaultTool::DeleteFile
+            )
+        })?;
+        undo.enable
+            .then(|| (tool, Capture::new(&self.judge.root, undo.max_file_bytes)))
     }
 
     /// The bounds of a run of tool `name`: its limits and its sandbox.

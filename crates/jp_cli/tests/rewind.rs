@@ -1,0 +1,270 @@
+//! `jp conversation rewind` (issue 38): the files a turn's calls changed
+//! are put back as they were (new files gone, deleted files and links
+//! back, modes back), the turn is left out of what the model is sent next,
+//! and a file changed since by something other than jp is named, not
+//! overwritten.
+
+#![cfg(unix)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+
+use common::providers::{Item, anthropic, text_reply};
+use common::query::{hide_ids, initialized, query, stored};
+use jp_test_server::{Reply, TestServer};
+use sha2::{Digest as _, Sha256};
+
+const MODEL: &str = "anthropic/claude-haiku-4-5";
+
+/// The project's tree: each entry's kind, content hash (or link target)
+/// and mode, leaving out jp's conversations.
+fn tree(root: &Path) -> BTreeMap<String, String> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel == ".jp/conversations" {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let mode = meta.permissions().mode() & 0o7777;
+            let what = if meta.file_type().is_symlink() {
+                format!("link {}", std::fs::read_link(&path).unwrap().display())
+            } else if meta.is_dir() {
+                walk(root, &path, out);
+                format!("dir {mode:o}")
+            } else {
+                let sha: String = Sha256::digest(std::fs::read(&path).unwrap())
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                format!("file {sha} {mode:o}")
+            };
+            out.insert(rel, what);
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+fn chmod(path: &Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// A workspace whose file tools run without asking, with `edit.txt`
+/// (mode 640), `gone.txt`, `run.sh` and a link `link -> edit.txt`.
+fn workspace() -> common::Workspace {
+    let ws = initialized();
+    let config = ws.read("project/.jp/config.toml");
+    let config = config
+        .replace(
+            "[conversation.tools.fs_modify_file.policy]\nrun = \"ask\"",
+            "[conversation.tools.fs_modify_file.policy]\nrun = \"unattended\"",
+        )
+        .replace(
+            "[conversation.tools.fs_delete_file.policy]\nrun = \"ask\"",
+            "[conversation.tools.fs_delete_file.policy]\nrun = \"unattended\"",
+        );
+    ws.write("project/.jp/config.toml", &config);
+    ws.write("project/edit.txt", "one\n");
+    chmod(&ws.project().join("edit.txt"), 0o640);
+    ws.write("project/gone.txt", "bye\n");
+    ws.write("project/keep.txt", "kept\n");
+    std::os::unix::fs::symlink("edit.txt", ws.project().join("link")).unwrap();
+    ws
+}
+
+/// A response making every kind of change, then one that ends the turn.
+fn changing_turn() -> Vec<Reply> {
+    vec![
+        Reply::sse(anthropic(
+            &[
+                Item::Tool(
+                    "toolu_1",
+                    "fs_create_file",
+                    r#"{"path": "src/new/made.txt", "content": "made\n"}"#,
+                ),
+                Item::Tool(
+                    "toolu_2",
+                    "fs_modify_file",
+                    r#"{"path": "edit.txt", "patterns": [{"old": "one", "new": "two"}]}"#,
+                ),
+                Item::Tool("toolu_3", "fs_delete_file", r#"{"path": "gone.txt"}"#),
+                Item::Tool("toolu_4", "fs_delete_file", r#"{"path": "link"}"#),
+            ],
+            "tool_use",
+            false,
+        )),
+        text_reply("Done."),
+    ]
+}
+
+#[test]
+fn a_rewind_puts_the_tree_back_and_the_turn_is_not_sent_again() {
+    let ws = workspace();
+    let before = tree(&ws.project());
+    let mut replies = changing_turn();
+    replies.push(text_reply("Second answer."));
+    let server = TestServer::start(replies);
+    let run = query(&ws, &server, MODEL, &[], "first question");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(ws.read("project/edit.txt"), "two\n");
+    assert_ne!(tree(&ws.project()), before);
+    let changes: Vec<String> = stored(&ws)["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "file_change")
+        .map(|e| format!("{} {} {}", e["call_id"], e["path"], e["before"]["kind"]))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            r#""toolu_1" "src/new/made.txt" "absent""#,
+            r#""toolu_2" "edit.txt" "file""#,
+            r#""toolu_3" "gone.txt" "file""#,
+            r#""toolu_4" "link" "link""#,
+        ]
+    );
+
+    let rewind = ws.jp(&["conversation", "rewind", "--yes"]);
+    assert_eq!(
+        (
+            rewind.code,
+            hide_ids(&rewind.stdout),
+            rewind.stderr.as_str()
+        ),
+        (
+            0,
+            "rewind turn 1 of conversation <id>:\n  \
+             restore edit.txt\n  \
+             recreate gone.txt\n  \
+             restore link link -> edit.txt\n  \
+             remove src/new/made.txt\n  \
+             remove src/new/ if it is empty\n  \
+             remove src/ if it is empty\n\
+             rewound turn 1: restored 3 files, removed 3\n"
+                .to_owned(),
+            ""
+        )
+    );
+    assert_eq!(tree(&ws.project()), before, "the tree is as it was");
+
+    // The next request does not carry the rewound turn.
+    let run = query(&ws, &server, MODEL, &[], "second question");
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.requests();
+    let sent = serde_json::to_string(&requests[2].json()["messages"]).unwrap();
+    assert!(!sent.contains("first question"), "{sent}");
+    assert!(!sent.contains("Done."), "{sent}");
+    assert!(sent.contains("second question"), "{sent}");
+
+    // `show` keeps the turn, marked.
+    let shown = ws.jp(&["conversation", "show"]);
+    let lines: Vec<&str> = shown
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with("── turn") || line.starts_with("rewound"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "── turn 1 · 2026-11-30 12:00 · rewound ──",
+            "rewound turn 1: restored 3 files, removed 3",
+            "── turn 2 · 2026-11-30 12:00 ──",
+        ]
+    );
+    // Nothing left to rewind but turn 2, which changed no file.
+    let again = ws.jp(&["conversation", "rewind", "--yes"]);
+    assert_eq!(
+        hide_ids(&again.stdout),
+        "rewind turn 2 of conversation <id>:\n  (no file to put back)\nrewound turn 2\n"
+    );
+    let none = ws.jp(&["conversation", "rewind", "--yes"]);
+    assert_eq!(
+        (none.code, none.stderr.as_str()),
+        (2, "error: the conversation has no turn to rewind\n")
+    );
+}
+
+#[test]
+fn a_file_changed_since_stops_the_rewind_unless_forced() {
+    let ws = workspace();
+    let server = TestServer::start(changing_turn());
+    let run = query(&ws, &server, MODEL, &[], "change things");
+    assert_eq!(run.code, 0, "{run:?}");
+    // By hand, after the turn.
+    ws.write("project/edit.txt", "three\n");
+    chmod(&ws.project().join("edit.txt"), 0o640);
+    // A record nobody's jp sealed: never acted on.
+    let log = ws
+        .project()
+        .join(".jp/conversations")
+        .join(stored(&ws)["id"].as_str().unwrap())
+        .join("events.jsonl");
+    let mut text = std::fs::read_to_string(&log).unwrap();
+    text.push_str(
+        r#"{"at_ms":1,"type":"file_change","call_id":"x","path":"keep.txt","before":{"kind":"absent"},"after":{"kind":"file","sha256":"ab","bytes":5,"mode":420}}"#,
+    );
+    text.push('\n');
+    std::fs::write(&log, text).unwrap();
+    let after_turn = tree(&ws.project());
+
+    let refused = ws.jp(&["conversation", "rewind", "--yes"]);
+    assert_eq!(
+        (refused.code, hide_ids(&refused.stderr), refused.stdout.as_str()),
+        (
+            1,
+            "error: cannot rewind turn 1 of conversation <id>: jp cannot put this file back as it was:\n  \
+             edit.txt: it was changed since by something other than jp\n\
+             give --force to leave them as they are now and rewind the rest\n"
+                .to_owned(),
+            ""
+        )
+    );
+    assert_eq!(tree(&ws.project()), after_turn, "nothing was touched");
+
+    let forced = ws.jp(&["conversation", "rewind", "--yes", "--force"]);
+    assert_eq!(
+        (forced.code, hide_ids(&forced.stdout)),
+        (
+            0,
+            "rewind turn 1 of conversation <id>:\n  \
+             recreate gone.txt\n  \
+             restore link link -> edit.txt\n  \
+             remove src/new/made.txt\n  \
+             remove src/new/ if it is empty\n  \
+             remove src/ if it is empty\n  \
+             leave edit.txt as it is (it was changed since by something other than jp)\n  \
+             note: 1 file change in these turns was not recorded by your jp here; jp leaves it alone\n\
+             rewound turn 1: restored 2 files, removed 3, left 1 as they were (--force)\n"
+                .to_owned()
+        )
+    );
+    assert_eq!(ws.read("project/edit.txt"), "three\n");
+    assert_eq!(ws.read("project/keep.txt"), "kept\n");
+    assert_eq!(ws.read("project/gone.txt"), "bye\n");
+}
+
+#[test]
+fn without_a_terminal_a_rewind_needs_yes() {
+    let ws = workspace();
+    let server = TestServer::start(changing_turn());
+    assert_eq!(query(&ws, &server, MODEL, &[], "change").code, 0);
+    let run = ws.jp(&["conversation", "rewind"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "error: no terminal to ask on; give --yes to rewind without asking\n"
+    );
+    assert_eq!(ws.read("project/edit.txt"), "two\n", "nothing was put back");
+}
