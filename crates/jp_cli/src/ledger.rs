@@ -63,16 +63,23 @@ pub enum ApprovalState {
     NotTheUsers,
 }
 
+/// The name of the workspace at `root` among the user's records: a
+/// digest of its canonical path (32 hex digits).
+#[must_use]
+pub fn digest(root: &Path) -> String {
+    let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let digest = seal::hex(&Sha256::digest(canonical.to_string_lossy().as_bytes()));
+    digest[..32].to_owned()
+}
+
 impl Ledger {
     /// The ledger of the workspace at `root`.
     #[must_use]
     pub fn new(root: &Path) -> Self {
         let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-        let root = canonical.to_string_lossy().into_owned();
-        let digest = seal::hex(&Sha256::digest(root.as_bytes()));
-        let dir = seal::user_dir().map(|dir| dir.join("workspaces").join(&digest[..32]));
+        let dir = seal::user_dir().map(|dir| dir.join("workspaces").join(digest(root)));
         Self {
-            root,
+            root: canonical.to_string_lossy().into_owned(),
             dir,
             key: seal::user_key(),
         }

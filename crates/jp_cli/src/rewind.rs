@@ -105,6 +105,11 @@ pub enum Action {
     },
     /// Remove the file the turns made.
     Remove,
+    /// Make the directory the turns removed again.
+    MakeDir {
+        /// Its permission bits.
+        mode: u32,
+    },
 }
 
 /// A path a rewind cannot put back as it was.
@@ -131,6 +136,9 @@ pub struct Plan {
     /// How many file changes of these turns this user's jp did not
     /// record here: never acted on.
     pub foreign: usize,
+    /// The calls of these turns whose changes jp did not keep: turn
+    /// number, tool and why.
+    pub not_kept: Vec<(usize, String, String)>,
 }
 
 /// Reads the content kept under a SHA-256, of at most so many bytes.
@@ -165,7 +173,13 @@ pub fn plan(
                 .position(|place| *place == index)
                 .map(|i| target.numbers[i]);
         }
-        let (Some(number), EventKind::FileChange(change)) = (turn, &event.kind) else {
+        let Some(number) = turn else { continue };
+        if let EventKind::ChangesNotKept(not_kept) = &event.kind {
+            out.not_kept
+                .push((number, not_kept.tool.clone(), not_kept.reason.clone()));
+            continue;
+        }
+        let EventKind::FileChange(change) = &event.kind else {
             continue;
         };
         if ours.get(index).copied().unwrap_or(false) {
@@ -183,6 +197,15 @@ pub fn plan(
             dirs.extend(change.made_dirs.iter().cloned());
         }
         match plan_path(path, &changes, sources) {
+            // A directory the turns made goes with the others, when empty.
+            Ok(Some(Action::Remove))
+                if matches!(
+                    changes.last().map(|(_, c)| &c.after),
+                    Some(FileState::Dir { .. })
+                ) =>
+            {
+                dirs.insert(path.to_owned());
+            }
             Ok(Some(action)) => out.actions.push((path.to_owned(), action)),
             Ok(None) => out.already.push(path.to_owned()),
             Err(why) => out.problems.push(Problem {
@@ -219,7 +242,7 @@ fn plan_path(
     }
     let bytes = |state: &FileState| match state {
         FileState::File { bytes, .. } | FileState::Unkept { bytes, .. } => *bytes,
-        FileState::Absent | FileState::Link { .. } => 0,
+        FileState::Absent | FileState::Link { .. } | FileState::Dir { .. } => 0,
     };
     let limit = bytes(&first.before).max(bytes(&last.after));
     let (now, _) = look(sources.root, Path::new(path), limit);
@@ -237,6 +260,7 @@ fn plan_path(
     let existed = now != FileState::Absent;
     match &first.before {
         FileState::Absent => Ok(Some(Action::Remove)),
+        FileState::Dir { mode } => Ok(Some(Action::MakeDir { mode: *mode })),
         FileState::Unkept { reason, .. } => Err(format!("jp did not keep it as it was: {reason}")),
         FileState::Link { target } => Ok(Some(Action::Link {
             target: target.clone(),
@@ -274,9 +298,22 @@ pub struct Applied {
 #[must_use]
 pub fn apply(root: &Path, plan: &Plan) -> Applied {
     let mut out = Applied::default();
-    for (path, action) in &plan.actions {
+    // Directories first, outermost first, so that the files in them can
+    // be put back.
+    let mut actions: Vec<&(String, Action)> = plan.actions.iter().collect();
+    actions.sort_by_key(|(path, action)| match action {
+        Action::MakeDir { .. } => (0, path.matches('/').count()),
+        _ => (1, 0),
+    });
+    for (path, action) in actions {
         let rel = PathBuf::from(path);
         let done = match action {
+            Action::MakeDir { mode } => jp_fs::create_dir(root, &rel).and_then(|()| {
+                std::fs::set_permissions(
+                    root.join(&rel),
+                    std::os::unix::fs::PermissionsExt::from_mode(*mode),
+                )
+            }),
             Action::Write { content, mode, .. } => {
                 jp_fs::write_atomic_mode(root, &rel, content, *mode)
             }
@@ -314,6 +351,7 @@ pub fn action_line(path: &str, action: &Action) -> String {
         Action::Write { existed: false, .. } => format!("recreate {path}"),
         Action::Link { target, .. } => format!("restore link {path} -> {target}"),
         Action::Remove => format!("remove {path}"),
+        Action::MakeDir { .. } => format!("recreate directory {path}/"),
     }
 }
 
@@ -414,6 +452,11 @@ pub fn run(
     }
     if plan.actions.is_empty() && plan.problems.is_empty() && plan.dirs.is_empty() {
         say("  (no file to put back)".into());
+    }
+    for (turn, tool, why) in &plan.not_kept {
+        say(format!(
+            "  note: {tool} (turn {turn}) may have changed files jp did not keep ({why}); they stay as they are"
+        ));
     }
     if plan.foreign > 0 {
         say(format!(
@@ -537,9 +580,11 @@ pub fn numbers(places: &[usize], starts: &[usize]) -> Vec<usize> {
 pub fn change_word(change: &FileChange) -> String {
     let mode = |state: &FileState| match state {
         FileState::File { mode, .. } | FileState::Unkept { mode, .. } => Some(*mode),
-        FileState::Absent | FileState::Link { .. } => None,
+        FileState::Absent | FileState::Link { .. } | FileState::Dir { .. } => None,
     };
     match (&change.before, &change.after) {
+        (FileState::Absent, FileState::Dir { .. }) => "created directory".to_owned(),
+        (FileState::Dir { .. }, FileState::Absent) => "deleted directory".to_owned(),
         (FileState::Absent, FileState::Link { .. }) => "created link".to_owned(),
         (FileState::Absent, _) => "created".to_owned(),
         (FileState::Link { .. }, FileState::Absent) => "deleted link".to_owned(),

@@ -105,6 +105,8 @@ fn anthropic_tool_call_creates_a_file() {
             "assistant_message",
             "tool_call_request",
             "usage",
+            // What it created, for `jp conversation rewind` (issue 38).
+            "file_change",
             "tool_call_response",
             "assistant_message",
             "usage"

@@ -268,3 +268,125 @@ fn without_a_terminal_a_rewind_needs_yes() {
     );
     assert_eq!(ws.read("project/edit.txt"), "two\n", "nothing was put back");
 }
+
+/// `jp init --sandboxed-commands`, with a project whose `.gitignore`
+/// ignores `target/`.
+fn sandboxed_workspace() -> common::Workspace {
+    let ws = common::Workspace::new();
+    let run = ws.jp(&["init", "--yes", "--sandboxed-commands"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    ws.write("project/.gitignore", "/target\n");
+    ws.write("project/src/lib.rs", "fn a() {}\n");
+    ws.write("project/build/one.o", "one");
+    ws.write("project/build/sub/two.o", "two");
+    ws.write("project/run.sh", "#!/bin/sh\n");
+    chmod(&ws.project().join("run.sh"), 0o644);
+    ws.write("project/target/out", "old build\n");
+    ws
+}
+
+/// One `run_command` call of `sh -c SCRIPT`, then the end of the turn.
+fn command_turn(script: &str) -> Vec<Reply> {
+    let arguments = serde_json::json!({"program": "sh", "args": ["-c", script]}).to_string();
+    vec![
+        Reply::sse(anthropic(
+            &[Item::Tool("toolu_1", "run_command", &arguments)],
+            "tool_use",
+            false,
+        )),
+        text_reply("Done."),
+    ]
+}
+
+/// The tree without what `.gitignore` ignores.
+fn kept_tree(root: &Path) -> BTreeMap<String, String> {
+    tree(root)
+        .into_iter()
+        .filter(|(path, _)| !path.starts_with("target"))
+        .collect()
+}
+
+#[test]
+fn what_a_sandboxed_command_changed_is_put_back() {
+    if std::env::var_os("JP_TEST_SANDBOX").is_some() {
+        return;
+    }
+    let ws = sandboxed_workspace();
+    let before = kept_tree(&ws.project());
+    let server = TestServer::start(command_turn(
+        "echo 'fn b() {}' >> src/lib.rs; rm -r build; mkdir -p new/deep; echo made > new/deep/made.txt; chmod +x run.sh; echo rebuilt > target/out",
+    ));
+    let run = query(&ws, &server, MODEL, &[], "change things");
+    assert_eq!(run.code, 0, "{run:?}");
+    let statuses: Vec<String> = stored(&ws)["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "tool_call_response")
+        .map(|e| e["status"].to_string())
+        .collect();
+    assert_eq!(statuses, [r#""success""#], "it ran, in its sandbox");
+    assert_eq!(ws.read("project/src/lib.rs"), "fn a() {}\nfn b() {}\n");
+
+    let rewind = ws.jp(&["conversation", "rewind", "--yes"]);
+    assert_eq!(
+        (
+            rewind.code,
+            hide_ids(&rewind.stdout),
+            rewind.stderr.as_str()
+        ),
+        (
+            0,
+            "rewind turn 1 of conversation <id>:\n  \
+             recreate directory build/\n  \
+             recreate build/one.o\n  \
+             recreate directory build/sub/\n  \
+             recreate build/sub/two.o\n  \
+             remove new/deep/made.txt\n  \
+             restore run.sh\n  \
+             restore src/lib.rs\n  \
+             remove new/deep/ if it is empty\n  \
+             remove new/ if it is empty\n\
+             rewound turn 1: restored 6 files, removed 3\n"
+                .to_owned(),
+            ""
+        )
+    );
+    assert_eq!(kept_tree(&ws.project()), before, "the tree is as it was");
+    // What .gitignore ignores is not kept (build output), and stays.
+    assert_eq!(ws.read("project/target/out"), "rebuilt\n");
+}
+
+#[test]
+fn a_command_that_may_write_outside_the_workspace_says_its_changes_are_not_kept() {
+    if std::env::var_os("JP_TEST_SANDBOX").is_some() {
+        return;
+    }
+    let ws = sandboxed_workspace();
+    let elsewhere = ws.root().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let config = ws.read("project/.jp/config.toml");
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{config}\n[conversation.tools.run_command.sandbox]\nwrite = [{:?}]\n",
+            elsewhere.display().to_string()
+        ),
+    );
+    let server = TestServer::start(command_turn("echo more >> src/lib.rs"));
+    let run = query(&ws, &server, MODEL, &[], "change a thing");
+    assert_eq!(run.code, 0, "{run:?}");
+    let rewind = ws.jp(&["conversation", "rewind", "--yes"]);
+    assert_eq!(
+        (rewind.code, hide_ids(&rewind.stdout)),
+        (
+            0,
+            "rewind turn 1 of conversation <id>:\n  \
+             (no file to put back)\n  \
+             note: run_command (turn 1) may have changed files jp did not keep (its sandbox lets it write outside the workspace (<tmp>/elsewhere)); they stay as they are\n\
+             rewound turn 1\n"
+                .to_owned()
+        )
+    );
+    assert_eq!(ws.read("project/src/lib.rs"), "fn a() {}\nmore\n");
+}

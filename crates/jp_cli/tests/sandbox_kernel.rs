@@ -381,13 +381,14 @@ fn the_prompt_of_a_call_without_a_sandbox_says_so_and_offers_no_session_approval
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
-    tmux.wait_for("Run inside() without a sandbox? [y,n,e,v,?]");
+    tmux.wait_for("Run inside() without a sandbox (jp cannot undo its changes)? [y,n,e,v,?]");
     tmux.send(&["?"]);
     let screen = tmux.wait_for("show this help");
     assert!(
         screen.contains(
-            "Run inside() without a sandbox? [y,n,e,v,?] ?\n  y  run the call once its arguments are \
-             complete, WITHOUT a sandbox (its sandbox is `none`): it can reach whatever you can\n  \
+            "Run inside() without a sandbox (jp cannot undo its changes)? [y,n,e,v,?] ?\n  \
+             y  run the call once its arguments are complete, WITHOUT a sandbox (its sandbox is \
+             `none`): it can reach whatever you can, and jp cannot undo what it changes\n  \
              n  decline it now (the rest of it is not streamed)\n"
         ),
         "{screen}"

@@ -56,6 +56,19 @@ pub struct UndoConfig {
     /// changed, and a rewind cannot put it back.
     #[setting(default = 8_388_608)]
     pub max_file_bytes: u64,
+
+    /// For a command (a local tool whose sandbox confines its writes to
+    /// the workspace), jp looks at the whole workspace before and after
+    /// the call: in a workspace with more files than this, it does not,
+    /// and the call's changes are not kept.
+    #[setting(default = 50_000)]
+    pub max_files: u64,
+
+    /// Likewise, the most bytes of the workspace's files jp keeps a copy
+    /// of (in the user's cache directory) to put back what a command
+    /// changes.
+    #[setting(default = 268_435_456)]
+    pub max_bytes: u64,
 }
 
 /// `conversation.elide_tool_results`.

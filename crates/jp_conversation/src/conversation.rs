@@ -100,6 +100,9 @@ pub enum EventKind {
     /// `jp conversation rewind` can put it back). Recorded with the call's
     /// response, in the same commit. Never sent to the model.
     FileChange(crate::recovery::FileChange),
+    /// A call ran that may have changed files jp did not keep, and why.
+    /// Never sent to the model.
+    ChangesNotKept(crate::recovery::ChangesNotKept),
     /// `jp conversation rewind` (or a request refused as too large): the
     /// turns it names are no longer sent to the model, nor give authority;
     /// the log keeps them. Never sent to the model.

@@ -34,5 +34,5 @@ pub use conversation::{
 };
 pub use event::{ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest};
 pub use event_builder::{CallView, EventBuilder, EventBuilderError};
-pub use recovery::{Compaction, FileChange, FileState, Rewind, RewindReason};
+pub use recovery::{ChangesNotKept, Compaction, FileChange, FileState, Rewind, RewindReason};
 pub use store::{Conversation, ConversationLock, Store, StoreError};

@@ -58,6 +58,25 @@ pub enum FileState {
         /// Where it points, as written in it.
         target: String,
     },
+    /// A directory (a command made or removed it).
+    Dir {
+        /// Its permission bits.
+        mode: u32,
+    },
+}
+
+/// A call that may have changed files jp did not keep (issue 38): a
+/// command without a sandbox that confines its writes to the workspace,
+/// or one whose workspace was too large to keep. A rewind says so; it
+/// cannot put those changes back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangesNotKept {
+    /// The call.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// Why jp did not keep what it changed.
+    pub reason: String,
 }
 
 /// Turns taken back: what is sent to the model from then on leaves them

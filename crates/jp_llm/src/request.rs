@@ -100,6 +100,7 @@ pub fn messages_eliding(events: &[ConversationEvent], elision: Option<Elision>) 
             | EventKind::ApprovalsForgotten
             | EventKind::ConfigDelta(_)
             | EventKind::FileChange(_)
+            | EventKind::ChangesNotKept(_)
             | EventKind::Rewind(_)
             | EventKind::Compaction(_) => {}
             EventKind::ChatRequest { content } => {

@@ -404,6 +404,13 @@ fn print_text(ledger: &Ledger, c: &Conversation) {
             EventKind::FileChange(change) => {
                 showln!("  {} {}", crate::rewind::change_word(change), change.path);
             }
+            EventKind::ChangesNotKept(not_kept) => {
+                showln!(
+                    "  {} may have changed files jp did not keep: {}",
+                    not_kept.tool,
+                    not_kept.reason
+                );
+            }
             EventKind::Rewind(rewind) => {
                 showln!("{}", crate::rewind::rewind_line(rewind, &turns));
             }

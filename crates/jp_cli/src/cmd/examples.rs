@@ -16,6 +16,7 @@ pub const EXAMPLES: &[(&str, &str)] = &[
         "conversation forget-approvals",
         "jp conversation forget-approvals",
     ),
+    ("conversation rewind", "jp conversation rewind 2"),
     ("conversation rm", "jp conversation rm 17"),
     ("config", "jp config get assistant.model.id"),
     ("config show", "jp config show"),

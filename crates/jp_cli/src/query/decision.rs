@@ -136,7 +136,7 @@ pub struct Ran {
     pub denial: Option<Denial>,
     /// The files it changed, with what they were before (issue 38), for
     /// the conversation's `file_change` records.
-    pub changes: Vec<super::tools::undo::Captured>,
+    pub changes: super::tools::undo::Changes,
 }
 
 /// A verdict that does not run `call`.

@@ -18,7 +18,7 @@ use jp_term::printer::Style;
 use jp_term::prompt::Answer as _;
 use jp_term::prompt::{PromptError, Prompts};
 
-use super::tools::undo::Captured;
+use super::tools::undo::{Captured, Changes};
 use super::tools::{Approval, Runner};
 
 /// Runs one response's calls, in order, once every one of them is decided,
@@ -226,9 +226,21 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
         }
         let (mut ran, stop) = self.run_call(call, &mut approval, interrupts).await;
         self.stopped |= stop;
-        for change in std::mem::take(&mut ran.changes) {
-            let change = self.keep_before(change);
-            self.keep(EventKind::FileChange(change), false)?;
+        match std::mem::take(&mut ran.changes) {
+            Changes::Kept(changes) => {
+                for change in changes {
+                    let change = self.keep_before(change);
+                    self.keep(EventKind::FileChange(change), false)?;
+                }
+            }
+            Changes::NotKept(reason) => {
+                let not_kept = jp_conversation::ChangesNotKept {
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    reason,
+                };
+                self.keep(EventKind::ChangesNotKept(not_kept), false)?;
+            }
         }
         if let Some(denial) = ran.denial.clone() {
             // Denied at its start, after an edit.
@@ -282,11 +294,18 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
     /// makes the file one a rewind cannot put back, and says why.
     fn keep_before(&self, captured: Captured) -> jp_conversation::FileChange {
         let mut change = captured.change;
-        let Some(content) = captured.before else {
+        let (Some(content), jp_conversation::FileState::File { sha256, bytes, .. }) =
+            (captured.before, &change.before)
+        else {
             return change;
         };
         let store = jp_conversation::Store::new(self.runner.judge().root());
-        if let Err(error) = store.put_blob(&self.session.conversation.id, &content) {
+        let kept = content.read(sha256, *bytes).and_then(|content| {
+            store
+                .put_blob(&self.session.conversation.id, &content)
+                .map_err(|error| error.to_string())
+        });
+        if let Err(error) = kept {
             tracing::warn!(path = %change.path, "cannot keep the file as it was: {error}");
             if let jp_conversation::FileState::File { bytes, mode, .. } = change.before {
                 change.before = jp_conversation::FileState::Unkept {

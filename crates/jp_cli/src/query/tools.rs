@@ -38,6 +38,7 @@ pub(crate) mod kept;
 pub mod preview;
 pub mod runner;
 pub mod scope;
+pub mod snapshot;
 pub mod undo;
 
 pub use asker::Asker;

@@ -304,7 +304,7 @@ fn ran(status: ResponseStatus, content: &str, note: Option<&str>) -> Ran {
         delta: None,
         denial: None,
         shown: false,
-        changes: Vec::new(),
+        changes: crate::query::tools::undo::Changes::default(),
     }
 }
 
@@ -474,7 +474,7 @@ async fn needs_input_of_each_kind_is_asked_and_the_answers_go_back_to_the_tool()
             delta: None,
             denial: None,
             shown: false,
-            changes: Vec::new(),
+            changes: crate::query::tools::undo::Changes::default(),
         }
     );
     // Each question reached the prompter whole, kind and all.

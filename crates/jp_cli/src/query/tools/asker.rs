@@ -366,11 +366,19 @@ impl<'j> Asker<'j> {
     }
 
     /// What the question about a call to `name` adds when the call would
-    /// run without its kernel sandbox: it is the exception, so it is said
-    /// where the user answers (the sandbox itself is said by `?`).
+    /// run without its kernel sandbox, or with one that lets it write
+    /// outside the workspace: it is the exception, so it is said where the
+    /// user answers (the sandbox itself is said by `?`), with what it
+    /// means for undoing it (`jp conversation rewind`).
     fn unsandboxed(&self, name: &str) -> &'static str {
+        let local = self
+            .judge
+            .tool(name)
+            .is_some_and(|tool| matches!(tool.source, jp_config::tool::ToolSource::Local));
         if self.judge.unbounded(name).is_some() {
-            " without a sandbox"
+            " without a sandbox (jp cannot undo its changes)"
+        } else if local && self.judge.undo(name).is_err() {
+            " (jp cannot undo its changes)"
         } else {
             ""
         }

@@ -402,6 +402,38 @@ impl<'a> Judge<'a> {
         unbounded(self.config, &self.root, name)
     }
 
+    /// Whether jp keeps what a call of local tool `name` changes, so that
+    /// `jp conversation rewind` can put it back: `Err` says why not (no
+    /// sandbox, or one that lets it write outside the workspace). jp's
+    /// own file tools keep what they change whatever their sandbox.
+    ///
+    /// # Errors
+    ///
+    /// Why the call's changes would not be kept.
+    pub fn undo(&self, name: &str) -> Result<(), String> {
+        if !self.config.conversation.undo.enable {
+            return Err("`conversation.undo.enable` is off".into());
+        }
+        if self
+            .default_tool(name)
+            .is_some_and(DefaultTool::is_file_tool)
+        {
+            return Ok(());
+        }
+        if self.unbounded(name).is_some() {
+            return Err("it runs without a sandbox".into());
+        }
+        let sandbox = jp_config::sandbox::for_tool(self.config, name);
+        if sandbox.write.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "its sandbox lets it write outside the workspace ({})",
+                sandbox.write.join(", ")
+            ))
+        }
+    }
+
     /// What lets a call of `name` that runs without its kernel sandbox run
     /// unattended, if it does.
     fn unbounded_advice(&self, name: &str) -> Option<String> {
@@ -431,7 +463,9 @@ impl<'a> Judge<'a> {
     /// for the `y` line of its prompt's help (`?`).
     pub fn reach(&self, name: &str) -> String {
         if let Some(why) = self.unbounded(name) {
-            return format!("WITHOUT a sandbox ({why}): it can reach whatever you can");
+            return format!(
+                "WITHOUT a sandbox ({why}): it can reach whatever you can, and jp cannot undo what it changes"
+            );
         }
         let Some(sandbox) = jp_config::sandbox::of_call(self.config, name) else {
             return "on its MCP server, over HTTP (no process of jp's: no sandbox of jp's)"

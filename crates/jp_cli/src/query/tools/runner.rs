@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::kept::{Kept, Restored};
-use super::undo::Capture;
+use super::undo::{Capture, Changes};
 use super::{Asker, Judge, delta};
 use crate::query::arguments::Arguments;
 use crate::query::decision::{Ask, Ran, Verdict, denied, not_run};
@@ -140,7 +140,7 @@ impl<'j> Runner<'j> {
                     delta: None,
                     denial: None,
                     shown: false,
-                    changes: Vec::new(),
+                    changes: Changes::default(),
                 };
             }
         };
@@ -162,7 +162,7 @@ impl<'j> Runner<'j> {
         request.context.config = grants.readable(&self.readable);
         let mut stderr = String::new();
         let mut asked = Asked::default();
-        let mut capture = self.capture(&name);
+        let mut keeping = self.keeping(&name, &target);
         let (status, content, delta) = loop {
             // As close to the start as jp can make it: what the calls
             // before this one (or its own earlier run) did to the files
@@ -184,16 +184,11 @@ impl<'j> Runner<'j> {
                         denial,
                         shown: false,
                         // What an earlier run of it changed.
-                        changes: capture.map(|(_, c)| c.finish(&call.id)).unwrap_or_default(),
+                        changes: keeping.finish(&call.id),
                     };
                 }
             }
-            if let Some((tool, capture)) = &mut capture
-                && let Some(arguments) = approval.arguments.as_value().as_object()
-                && let Some(path) = jp_tools::changed_path(&self.judge.root, *tool, arguments)
-            {
-                capture.watch(&path);
-            }
+            keeping.before_run(&self.judge.root, approval);
             approval.runs += 1;
             let kept = Kept::take(&self.judge.root);
             let mut run = executor.run(&target, &request, &limits, cancel).await;
@@ -240,23 +235,36 @@ impl<'j> Runner<'j> {
             delta,
             denial: None,
             shown,
-            changes: capture.map(|(_, c)| c.finish(&call.id)).unwrap_or_default(),
+            changes: keeping.finish(&call.id),
         }
     }
 
-    /// What watches the file a call of tool `name` changes, for a rewind
-    /// to put back: for jp's own file tools that change files, unless
-    /// `conversation.undo.enable` is off.
-    fn capture(&self, name: &str) -> Option<(DefaultTool, Capture)> {
+    /// How the changes of a call of tool `name` (run as `target`) are
+    /// kept, for a rewind to put back (`conversation.undo`): the file a
+    /// file tool of jp's changes; the workspace around a local tool whose
+    /// sandbox confines its writes to it; nothing for jp's tools that
+    /// change nothing and for MCP tools (a server changes what it changes
+    /// when it likes, not only in a call).
+    fn keeping(&self, name: &str, target: &ToolTarget) -> Keeping {
         let undo = &self.judge.config.conversation.undo;
-        let tool = self.judge.default_tool(name).filter(|tool| {
-            matches!(
-                tool,
-                DefaultTool::CreateFile | DefaultTool::ModifyFile | DefaultTool::DeleteFile
-            )
-        })?;
-        undo.enable
-            .then(|| (tool, Capture::new(&self.judge.root, undo.max_file_bytes)))
+        if !undo.enable || !matches!(target, ToolTarget::Local { .. }) {
+            return Keeping::Nothing;
+        }
+        match self.judge.default_tool(name) {
+            Some(
+                tool
+                @ (DefaultTool::CreateFile | DefaultTool::ModifyFile | DefaultTool::DeleteFile),
+            ) => Keeping::Files(tool, Capture::new(&self.judge.root, undo.max_file_bytes)),
+            Some(DefaultTool::ReadFile | DefaultTool::ListFiles) => Keeping::Nothing,
+            Some(DefaultTool::RunCommand) | None => match self.judge.undo(name) {
+                Err(why) => Keeping::NotKept(why),
+                Ok(()) => Keeping::Workspace(super::snapshot::Budget {
+                    max_files: usize::try_from(undo.max_files).unwrap_or(usize::MAX),
+                    max_bytes: undo.max_bytes,
+                    max_file_bytes: undo.max_file_bytes,
+                }),
+            },
+        }
     }
 
     /// The bounds of a run of tool `name`: its limits and its sandbox.
@@ -704,4 +712,61 @@ fn decision_changed(then: Mode, now: &Decision) -> String {
         "the policy's decision changed since the call was {cleared}: {then} then, {} now ({}{passed_over})",
         now.mode, now.reason
     )
+}
+
+/// How the changes of one call are kept (see [`Runner::keeping`]).
+enum Keeping {
+    /// Not at all: the call changes nothing jp could keep.
+    Nothing,
+    /// The file a file tool of jp's changes.
+    Files(DefaultTool, Capture),
+    /// The workspace, to be looked at before the first run with this
+    /// budget.
+    Workspace(super::snapshot::Budget),
+    /// The workspace as it was before the first run.
+    Looked(super::snapshot::Snapshot),
+    /// Not, and why.
+    NotKept(String),
+}
+
+impl Keeping {
+    /// Right before each run of the call (with its arguments as they are
+    /// then): watch the file it will change, or look at the workspace
+    /// before its first run.
+    fn before_run(&mut self, root: &std::path::Path, approval: &Approval) {
+        match self {
+            Self::Files(tool, capture) => {
+                if let Some(arguments) = approval.arguments.as_value().as_object()
+                    && let Some(path) = jp_tools::changed_path(root, *tool, arguments)
+                {
+                    capture.watch(&path);
+                }
+            }
+            Self::Workspace(budget) => {
+                let cache = super::snapshot::cache_dir(
+                    &crate::ctx::process_env(),
+                    &crate::ledger::digest(root),
+                );
+                *self = match cache {
+                    None => Self::NotKept("jp has no cache directory (set HOME)".into()),
+                    Some(cache) => match super::snapshot::Snapshot::take(root, &cache, *budget) {
+                        Ok(snapshot) => Self::Looked(snapshot),
+                        Err(why) => Self::NotKept(why),
+                    },
+                };
+            }
+            Self::Nothing | Self::Looked(_) | Self::NotKept(_) => {}
+        }
+    }
+
+    /// What the call changed: each file it changed, or why what it
+    /// changed was not kept.
+    fn finish(self, call_id: &str) -> Changes {
+        match self {
+            Self::Files(_, capture) => Changes::Kept(capture.finish(call_id)),
+            Self::Looked(snapshot) => Changes::Kept(snapshot.finish(call_id)),
+            Self::NotKept(why) => Changes::NotKept(why),
+            Self::Nothing | Self::Workspace(_) => Changes::default(),
+        }
+    }
 }

@@ -25,7 +25,60 @@ pub struct Captured {
     pub change: FileChange,
     /// The file's content before the call, when `change.before` is a
     /// [`FileState::File`]: kept as a blob before the change is recorded.
-    pub before: Option<Arc<[u8]>>,
+    pub before: Option<Content>,
+}
+
+/// What one call changed, for the conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Changes {
+    /// Each file it changed, with what it was (none: it changed nothing,
+    /// or nothing jp keeps).
+    Kept(Vec<Captured>),
+    /// It may have changed files jp did not keep, and why.
+    NotKept(String),
+}
+
+impl Default for Changes {
+    fn default() -> Self {
+        Self::Kept(Vec::new())
+    }
+}
+
+/// Where the content of a file before a call is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Content {
+    /// Read already.
+    Bytes(Arc<[u8]>),
+    /// In the undo cache ([`super::snapshot`]), by its SHA-256: read (and
+    /// checked against it) when it is kept.
+    Blob(PathBuf),
+}
+
+impl Content {
+    /// The content, at most `limit` bytes, checked against `sha256`.
+    ///
+    /// # Errors
+    ///
+    /// When it cannot be read, or is not what `sha256` says.
+    pub fn read(&self, sha256: &str, limit: u64) -> Result<Arc<[u8]>, String> {
+        let bytes: Arc<[u8]> = match self {
+            Self::Bytes(bytes) => Arc::clone(bytes),
+            Self::Blob(path) => {
+                let file = std::fs::File::open(path)
+                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                jp_fs::read_file(file, path, limit)
+                    .map_err(|e| {
+                        format!("cannot read {}: {}", path.display(), jp_fs::io_reason(&e))
+                    })?
+                    .into()
+            }
+        };
+        if sha256_hex(&bytes) == sha256 {
+            Ok(bytes)
+        } else {
+            Err("the undo cache's copy is not what it was kept as".into())
+        }
+    }
 }
 
 /// The paths one call changes, as they were before it ran.
@@ -108,7 +161,7 @@ impl Capture {
                     .map(|dir| slashed(dir))
                     .collect();
                 let before = match &watched.before {
-                    FileState::File { .. } => watched.content,
+                    FileState::File { .. } => watched.content.map(Content::Bytes),
                     _ => None,
                 };
                 Some(Captured {
@@ -185,6 +238,7 @@ pub fn look(root: &Path, rel: &Path, limit: u64) -> (FileState, Option<Arc<[u8]>
             ),
             Err(e) => (unkept(entry.size, entry.mode, jp_fs::io_reason(&e)), None),
         },
+        jp_fs::FileKind::Directory => (FileState::Dir { mode: entry.mode }, None),
         kind => (
             unkept(
                 entry.size,

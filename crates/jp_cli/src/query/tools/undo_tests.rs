@@ -16,6 +16,7 @@ fn said(captured: &[Captured]) -> Vec<String> {
         FileState::File { bytes, mode, .. } => format!("file {bytes} B {mode:o}"),
         FileState::Unkept { bytes, reason, .. } => format!("unkept {bytes} B ({reason})"),
         FileState::Link { target } => format!("link {target}"),
+        FileState::Dir { mode } => format!("dir {mode:o}"),
     };
     captured
         .iter()
@@ -31,10 +32,13 @@ fn said(captured: &[Captured]) -> Vec<String> {
                 } else {
                     format!(" made {}", c.change.made_dirs.join(","))
                 },
-                c.before
-                    .as_ref()
-                    .map(|b| format!(" kept {:?}", String::from_utf8_lossy(b)))
-                    .unwrap_or_default()
+                match (&c.before, &c.change.before) {
+                    (Some(content), FileState::File { sha256, bytes, .. }) => format!(
+                        " kept {:?}",
+                        String::from_utf8_lossy(&content.read(sha256, *bytes).unwrap())
+                    ),
+                    _ => String::new(),
+                }
             )
         })
         .collect()
