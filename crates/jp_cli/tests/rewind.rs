@@ -390,3 +390,62 @@ fn a_command_that_may_write_outside_the_workspace_says_its_changes_are_not_kept(
     );
     assert_eq!(ws.read("project/src/lib.rs"), "fn a() {}\nmore\n");
 }
+
+/// `jp conversation rewind` in the workspace's project on a terminal,
+/// then its exit code.
+fn rewind_line(ws: &common::Workspace) -> String {
+    format!(
+        "cd '{project}' && env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' TERM=xterm \
+         '{jp}' conversation rewind | sed 's/conversation [0-9]*/conversation ID/'; \
+         echo EXIT=${{PIPESTATUS[0]}}; sleep 60",
+        project = ws.project().display(),
+        path = std::env::var("PATH").unwrap_or_default(),
+        home = ws.root().display(),
+        jp = env!("CARGO_BIN_EXE_jp"),
+    )
+}
+
+#[test]
+fn on_a_terminal_a_rewind_shows_what_it_will_do_and_asks() {
+    let ws = workspace();
+    let before = tree(&ws.project());
+    let server = TestServer::start(changing_turn());
+    assert_eq!(query(&ws, &server, MODEL, &[], "change").code, 0);
+    let changed = tree(&ws.project());
+
+    let Some(tmux) = common::tmux::Tmux::start_sized(&ws, &rewind_line(&ws), 120) else {
+        return;
+    };
+    tmux.wait_for("Rewind?");
+    tmux.send(&["n"]);
+    let screen = tmux.wait_for("EXIT=");
+    assert_eq!(
+        common::tmux::from_line(&screen, "rewind turn"),
+        "rewind turn 1 of conversation ID:\n  \
+         restore edit.txt\n  \
+         recreate gone.txt\n  \
+         restore link link -> edit.txt\n  \
+         remove src/new/made.txt\n  \
+         remove src/new/ if it is empty\n  \
+         remove src/ if it is empty\n\
+         Rewind? [y,N,?] n\n\
+         not rewound\n\
+         EXIT=1"
+    );
+    assert_eq!(tree(&ws.project()), changed, "nothing was put back");
+    tmux.kill();
+
+    let Some(tmux) = common::tmux::Tmux::start_sized(&ws, &rewind_line(&ws), 120) else {
+        return;
+    };
+    tmux.wait_for("Rewind?");
+    tmux.send(&["y"]);
+    let screen = tmux.wait_for("EXIT=");
+    assert_eq!(
+        common::tmux::from_line(&screen, "Rewind?"),
+        "Rewind? [y,N,?] y\n\
+         rewound turn 1: restored 3 files, removed 3\n\
+         EXIT=0"
+    );
+    assert_eq!(tree(&ws.project()), before, "the tree is as it was");
+}
