@@ -61,8 +61,11 @@ pub fn open_active(
 pub fn conversation_deltas(
     conversation: &Conversation,
     base: &AppConfig,
+    ledger: &crate::ledger::Ledger,
 ) -> crate::recorded::Authorized {
-    crate::recorded::authorized(conversation, base)
+    // A change made in a turn the user took back is taken back with it.
+    let live = jp_conversation::view::live(&conversation.events, Some(&ledger.ours(conversation)));
+    crate::recorded::authorized(conversation, base, &live)
 }
 
 /// Says on stderr that the conversation's unfinished last line was left

@@ -179,17 +179,17 @@ impl Ledger {
     }
 
     /// The events of `conversation` this user's jp recorded here, in
-    /// order, outside the turns taken back
+    /// order, outside the turns this user took back
     /// ([`view::live`](jp_conversation::view::live)): the history that may
-    /// give authority. (Leaving out a turn only takes authority away, so
-    /// whoever recorded the rewind, this fails closed.)
+    /// give authority.
     #[must_use]
     pub fn our_events(&self, conversation: &Conversation) -> Vec<ConversationEvent> {
-        let live = jp_conversation::view::live(&conversation.events);
+        let ours = self.ours(conversation);
+        let live = jp_conversation::view::live(&conversation.events, Some(&ours));
         conversation
             .events
             .iter()
-            .zip(self.ours(conversation))
+            .zip(ours)
             .zip(live)
             .filter(|((_, ours), live)| *ours && *live)
             .map(|((event, _), _)| event.clone())

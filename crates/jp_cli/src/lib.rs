@@ -13,6 +13,7 @@
 //!
 //! docs/architecture.md follows one tool call through these files.
 
+mod blobs;
 mod cmd;
 mod conversation;
 mod ctx;

@@ -372,15 +372,16 @@ fn configure(ctx: &mut Ctx, new: bool) -> Result<Result<Setup, ExitCode>, crate:
     // The active conversation's config changes apply on top of the
     // files, each authorized again (a log is no authority); a new
     // conversation has none.
+    let ledger = crate::ledger::Ledger::new(&root);
     let existing = if new {
         None
     } else {
-        crate::conversation::open_active(&store, &crate::ledger::Ledger::new(&root))?
+        crate::conversation::open_active(&store, &ledger)?
     };
     let mut deltas = match &existing {
         Some((conversation, _)) => {
             let authorized =
-                crate::conversation::conversation_deltas(conversation, &flagged.config);
+                crate::conversation::conversation_deltas(conversation, &flagged.config, &ledger);
             crate::recorded::warn(
                 &crate::recorded::log_name(&root, &conversation.id, &ctx.cwd),
                 &authorized.refused,
@@ -536,7 +537,8 @@ fn drive(
                         },
                     )?;
                 let asker = Asker::new(&judge, printer.clone(), live);
-                let runner = Runner::new(&asker, self_exe.clone());
+                let runner = Runner::new(&asker, self_exe.clone())
+                    .with_blobs(crate::blobs::Blobs::of(root, &session.conversation.id));
                 let step = session
                     .run_turn(&runner, &executor, &prompts, &mut interrupts, resume.take())
                     .await?;

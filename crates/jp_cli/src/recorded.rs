@@ -243,18 +243,17 @@ pub fn layer(delta: &ConfigDelta, conversation: &str) -> DeltaLayer {
 /// do not, with their line in the log. A change that loaded only on top
 /// of one left out is left out too, so what applies always loads.
 #[must_use]
-pub fn authorized(conversation: &Conversation, base: &AppConfig) -> Authorized {
+pub fn authorized(conversation: &Conversation, base: &AppConfig, live: &[bool]) -> Authorized {
     let schema = jp_config::schema::config_schema();
     let mut out = Authorized::default();
     // The config with the changes applied so far.
     let mut current: Option<AppConfig> = None;
-    // A change made in a turn taken back is taken back with it.
-    let live = jp_conversation::view::live(&conversation.events);
     for (index, event) in conversation.events.iter().enumerate() {
         let EventKind::ConfigDelta(delta) = &event.kind else {
             continue;
         };
-        if !live[index] {
+        // Left out: a change made in a turn taken back (`live`).
+        if !live.get(index).copied().unwrap_or(true) {
             continue;
         }
         // Only claims: nothing to apply, nothing to authorize.

@@ -346,7 +346,7 @@ fn a_refused_change_is_left_out_by_its_line_and_the_rest_applies() {
             &["--model haiku"],
         )),
     ]);
-    let authorized = authorized(&conversation, &base);
+    let authorized = authorized(&conversation, &base, &[]);
     assert_eq!(
         authorized.refused,
         [Refused {
@@ -525,7 +525,7 @@ fn a_change_applies_only_if_the_config_still_loads_with_it() {
             &[],
         )),
     ]);
-    let authorized = authorized(&conversation, &base);
+    let authorized = authorized(&conversation, &base, &[]);
     assert_eq!(authorized.refused.len(), 1, "{:?}", authorized.refused);
     assert_eq!(authorized.refused[0].line, 3);
     assert!(

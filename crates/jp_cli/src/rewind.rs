@@ -35,11 +35,12 @@ pub struct Target {
 /// What the user asked for that the conversation does not have.
 pub fn target(
     events: &[ConversationEvent],
+    ours: &[bool],
     count: Option<usize>,
     to: Option<usize>,
 ) -> Result<Target, String> {
     let starts = jp_conversation::view::turn_starts(events);
-    let rewound = jp_conversation::view::rewound(events);
+    let rewound = jp_conversation::view::rewound(events, Some(ours));
     let live: Vec<(usize, usize)> = starts
         .iter()
         .enumerate()
@@ -67,7 +68,10 @@ pub fn target(
         }
         (count, None) => {
             let count = count.unwrap_or(1);
-            if count == 0 || count > live.len() {
+            if count == 0 {
+                return Err("give how many turns to rewind, from 1".into());
+            }
+            if count > live.len() {
                 return Err(format!(
                     "cannot rewind {count} turns: the conversation has {} live {}",
                     live.len(),
@@ -110,6 +114,24 @@ pub enum Action {
         /// Its permission bits.
         mode: u32,
     },
+    /// Give the directory its mode back.
+    DirMode {
+        /// Its permission bits.
+        mode: u32,
+    },
+}
+
+/// One path a rewind puts back: how, and what it found there when it
+/// planned (checked again right before it acts: what changed meanwhile,
+/// while it asked, is not overwritten).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// The path, relative to the workspace root.
+    pub path: String,
+    /// What to do.
+    pub action: Action,
+    /// What is there now.
+    pub now: FileState,
 }
 
 /// A path a rewind cannot put back as it was.
@@ -125,7 +147,7 @@ pub struct Problem {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Plan {
     /// Each path to put back, and how, in path order.
-    pub actions: Vec<(String, Action)>,
+    pub actions: Vec<Step>,
     /// Directories the turns made, deepest first: removed when empty.
     pub dirs: Vec<String>,
     /// The paths that cannot be put back, and why.
@@ -141,15 +163,12 @@ pub struct Plan {
     pub not_kept: Vec<(usize, String, String)>,
 }
 
-/// Reads the content kept under a SHA-256, of at most so many bytes.
-pub type BlobReader<'a> = &'a dyn Fn(&str, u64) -> Result<Vec<u8>, String>;
-
 /// Where a rewind reads what it needs: the files, and the content kept.
 pub struct Sources<'a> {
     /// The workspace root.
     pub root: &'a Path,
-    /// The content kept by SHA-256 (bounded by the size recorded).
-    pub blob: BlobReader<'a>,
+    /// The conversation's kept content (`None`: nowhere to read it).
+    pub blobs: Option<&'a crate::blobs::Blobs>,
 }
 
 /// What putting back the turns at `target.places` would do, given which
@@ -174,7 +193,10 @@ pub fn plan(
                 .map(|i| target.numbers[i]);
         }
         let Some(number) = turn else { continue };
-        if let EventKind::ChangesNotKept(not_kept) = &event.kind {
+        let is_ours = ours.get(index).copied().unwrap_or(false);
+        if let EventKind::ChangesNotKept(not_kept) = &event.kind
+            && is_ours
+        {
             out.not_kept
                 .push((number, not_kept.tool.clone(), not_kept.reason.clone()));
             continue;
@@ -182,7 +204,7 @@ pub fn plan(
         let EventKind::FileChange(change) = &event.kind else {
             continue;
         };
-        if ours.get(index).copied().unwrap_or(false) {
+        if is_ours {
             by_path
                 .entry(&change.path)
                 .or_default()
@@ -198,15 +220,14 @@ pub fn plan(
         }
         match plan_path(path, &changes, sources) {
             // A directory the turns made goes with the others, when empty.
-            Ok(Some(Action::Remove))
-                if matches!(
-                    changes.last().map(|(_, c)| &c.after),
-                    Some(FileState::Dir { .. })
-                ) =>
-            {
+            Ok(Some((Action::Remove, FileState::Dir { .. }))) => {
                 dirs.insert(path.to_owned());
             }
-            Ok(Some(action)) => out.actions.push((path.to_owned(), action)),
+            Ok(Some((action, now))) => out.actions.push(Step {
+                path: path.to_owned(),
+                action,
+                now,
+            }),
             Ok(None) => out.already.push(path.to_owned()),
             Err(why) => out.problems.push(Problem {
                 path: path.to_owned(),
@@ -222,12 +243,13 @@ pub fn plan(
 }
 
 /// How to put `path` back as it was before `changes` (oldest first, each
-/// with its turn number): `None` when it already is.
+/// with its turn number), and what is there now: `None` when it already
+/// is as it was.
 fn plan_path(
     path: &str,
     changes: &[(usize, &FileChange)],
     sources: &Sources<'_>,
-) -> Result<Option<Action>, String> {
+) -> Result<Option<(Action, FileState)>, String> {
     let (Some((_, first)), Some((_, last))) = (changes.first(), changes.last()) else {
         return Ok(None);
     };
@@ -240,11 +262,7 @@ fn plan_path(
             ));
         }
     }
-    let bytes = |state: &FileState| match state {
-        FileState::File { bytes, .. } | FileState::Unkept { bytes, .. } => *bytes,
-        FileState::Absent | FileState::Link { .. } | FileState::Dir { .. } => 0,
-    };
-    let limit = bytes(&first.before).max(bytes(&last.after));
+    let limit = size_of(&first.before).max(size_of(&last.after));
     let (now, _) = look(sources.root, Path::new(path), limit);
     if now == first.before && !matches!(now, FileState::Unkept { .. }) {
         return Ok(None);
@@ -258,27 +276,46 @@ fn plan_path(
         return Err("it was changed since by something other than jp".into());
     }
     let existed = now != FileState::Absent;
-    match &first.before {
-        FileState::Absent => Ok(Some(Action::Remove)),
-        FileState::Dir { mode } => Ok(Some(Action::MakeDir { mode: *mode })),
-        FileState::Unkept { reason, .. } => Err(format!("jp did not keep it as it was: {reason}")),
-        FileState::Link { target } => Ok(Some(Action::Link {
+    let is_dir = matches!(now, FileState::Dir { .. });
+    let action = match &first.before {
+        FileState::Absent => Action::Remove,
+        FileState::Dir { mode } if is_dir => Action::DirMode { mode: *mode },
+        FileState::Dir { mode } if !existed => Action::MakeDir { mode: *mode },
+        FileState::Dir { .. } => {
+            return Err("a file is where its directory was, which jp does not replace".into());
+        }
+        _ if is_dir => {
+            return Err("a directory is where it was, which jp does not replace".into());
+        }
+        FileState::Unkept { reason, .. } => return Err(format!("jp did not keep it: {reason}")),
+        FileState::Link { target } => Action::Link {
             target: target.clone(),
             existed,
-        })),
+        },
         FileState::File {
             sha256,
             bytes,
             mode,
         } => {
-            let content = (sources.blob)(sha256, *bytes)
-                .map_err(|error| format!("its kept copy cannot be used: {error}"))?;
-            Ok(Some(Action::Write {
+            let content = match sources.blobs {
+                Some(blobs) => blobs.get(sha256, *bytes)?,
+                None => return Err("jp has no data directory to read its copy from".into()),
+            };
+            Action::Write {
                 content,
                 mode: *mode,
                 existed,
-            }))
+            }
         }
+    };
+    Ok(Some((action, now)))
+}
+
+/// The most bytes of `state`'s content (what a look at it reads).
+fn size_of(state: &FileState) -> u64 {
+    match state {
+        FileState::File { bytes, .. } | FileState::Unkept { bytes, .. } => *bytes,
+        FileState::Absent | FileState::Link { .. } | FileState::Dir { .. } => 0,
     }
 }
 
@@ -294,26 +331,33 @@ pub struct Applied {
 }
 
 /// Puts the files back as `plan` says, in the workspace at `root`; stops
-/// at the first failure.
+/// at the first failure. Each path is looked at again right before it is
+/// put back: one that changed since the plan (while the user was asked)
+/// stops it there.
 #[must_use]
 pub fn apply(root: &Path, plan: &Plan) -> Applied {
     let mut out = Applied::default();
     // Directories first, outermost first, so that the files in them can
     // be put back.
-    let mut actions: Vec<&(String, Action)> = plan.actions.iter().collect();
-    actions.sort_by_key(|(path, action)| match action {
-        Action::MakeDir { .. } => (0, path.matches('/').count()),
+    let mut steps: Vec<&Step> = plan.actions.iter().collect();
+    steps.sort_by_key(|step| match step.action {
+        Action::MakeDir { .. } | Action::DirMode { .. } => (0, step.path.matches('/').count()),
         _ => (1, 0),
     });
-    for (path, action) in actions {
-        let rel = PathBuf::from(path);
-        let done = match action {
-            Action::MakeDir { mode } => jp_fs::create_dir(root, &rel).and_then(|()| {
-                std::fs::set_permissions(
-                    root.join(&rel),
-                    std::os::unix::fs::PermissionsExt::from_mode(*mode),
-                )
-            }),
+    for step in steps {
+        let rel = PathBuf::from(&step.path);
+        if look(root, &rel, size_of(&step.now)).0 != step.now {
+            out.failed = Some((
+                step.path.clone(),
+                "it changed while the rewind was asking, so jp left it as it is".into(),
+            ));
+            return out;
+        }
+        let done = match &step.action {
+            Action::MakeDir { mode } => {
+                jp_fs::create_dir(root, &rel).and_then(|()| jp_fs::set_dir_mode(root, &rel, *mode))
+            }
+            Action::DirMode { mode } => jp_fs::set_dir_mode(root, &rel, *mode),
             Action::Write { content, mode, .. } => {
                 jp_fs::write_atomic_mode(root, &rel, content, *mode)
             }
@@ -326,10 +370,10 @@ pub fn apply(root: &Path, plan: &Plan) -> Applied {
             Action::Remove => jp_fs::remove_file(root, &rel),
         };
         match done {
-            Ok(()) if matches!(action, Action::Remove) => out.removed.push(path.clone()),
-            Ok(()) => out.restored.push(path.clone()),
+            Ok(()) if matches!(step.action, Action::Remove) => out.removed.push(step.path.clone()),
+            Ok(()) => out.restored.push(step.path.clone()),
             Err(error) => {
-                out.failed = Some((path.clone(), jp_fs::io_reason(&error)));
+                out.failed = Some((step.path.clone(), jp_fs::io_reason(&error)));
                 return out;
             }
         }
@@ -352,6 +396,7 @@ pub fn action_line(path: &str, action: &Action) -> String {
         Action::Link { target, .. } => format!("restore link {path} -> {target}"),
         Action::Remove => format!("remove {path}"),
         Action::MakeDir { .. } => format!("recreate directory {path}/"),
+        Action::DirMode { mode } => format!("give {path}/ its mode {mode:o} back"),
     }
 }
 
@@ -386,7 +431,8 @@ pub fn run(
 ) -> Result<std::process::ExitCode, jp_conversation::StoreError> {
     use jp_term::{errln, outln};
     let (mut conversation, mut lock) = store.open(id)?;
-    let target = match target(&conversation.events, asked.count, asked.to) {
+    let ours = ledger.ours(&conversation);
+    let target = match target(&conversation.events, &ours, asked.count, asked.to) {
         Ok(target) => target,
         Err(message) => {
             errln!("error: {message}");
@@ -394,83 +440,17 @@ pub fn run(
         }
     };
     let turns = turn_list(&target.numbers);
-    let ours = ledger.ours(&conversation);
-    let blob = |sha256: &str, bytes: u64| {
-        store
-            .blob(id, sha256, bytes)
-            .map_err(|error| error.to_string())
+    let blobs = crate::blobs::Blobs::of(root, id);
+    let sources = Sources {
+        root,
+        blobs: blobs.as_ref(),
     };
-    let sources = Sources { root, blob: &blob };
     let mut plan = plan(&conversation.events, &ours, &target, &sources);
-    let say = |line: String| outln!("{}", jp_term::printer::sanitize(&line));
     if !plan.problems.is_empty() && !asked.force {
-        errln!(
-            "error: cannot rewind {turns} of conversation {id}: jp cannot put {} back as {} was:",
-            if plan.problems.len() == 1 {
-                "this file"
-            } else {
-                "these files"
-            },
-            if plan.problems.len() == 1 {
-                "it"
-            } else {
-                "each"
-            }
-        );
-        for problem in &plan.problems {
-            errln!(
-                "{}",
-                jp_term::printer::sanitize(&format!("  {}: {}", problem.path, problem.why))
-            );
-        }
-        errln!("give --force to leave them as they are now and rewind the rest");
+        refuse(&plan, &turns, id);
         return Ok(std::process::ExitCode::FAILURE);
     }
-    say(format!("rewind {turns} of conversation {id}:"));
-    for (path, action) in &plan.actions {
-        say(format!("  {}", action_line(path, action)));
-    }
-    for dir in &plan.dirs {
-        say(format!("  remove {dir}/ if it is empty"));
-    }
-    for problem in &plan.problems {
-        say(format!(
-            "  leave {} as it is ({})",
-            problem.path, problem.why
-        ));
-    }
-    if !plan.already.is_empty() {
-        say(format!(
-            "  ({} already as {} was)",
-            plan.already.join(", "),
-            if plan.already.len() == 1 {
-                "it"
-            } else {
-                "each"
-            }
-        ));
-    }
-    if plan.actions.is_empty() && plan.problems.is_empty() && plan.dirs.is_empty() {
-        say("  (no file to put back)".into());
-    }
-    for (turn, tool, why) in &plan.not_kept {
-        say(format!(
-            "  note: {tool} (turn {turn}) may have changed files jp did not keep ({why}); they stay as they are"
-        ));
-    }
-    if plan.foreign > 0 {
-        say(format!(
-            "  note: {} file {} in these turns {} not recorded by your jp here; jp leaves {} alone",
-            plan.foreign,
-            if plan.foreign == 1 {
-                "change"
-            } else {
-                "changes"
-            },
-            if plan.foreign == 1 { "was" } else { "were" },
-            if plan.foreign == 1 { "it" } else { "them" },
-        ));
-    }
+    show(&plan, &turns, id);
     if !asked.yes {
         match confirm() {
             Some(true) => {}
@@ -506,17 +486,87 @@ pub fn run(
         &mut conversation,
         [ConversationEvent::now(EventKind::Rewind(rewind))],
     )?;
-    say(line);
+    outln!("{}", jp_term::printer::sanitize(&line));
     if let Some((path, why)) = applied.failed {
         errln!(
             "{}",
             jp_term::printer::sanitize(&format!(
-                "error: cannot put back {path}: {why}; run the rewind again to finish it"
+                "error: the rewind stopped at {path}: {why}; what it put back is recorded, and the turns stay live: run it again to finish"
             ))
         );
         return Ok(std::process::ExitCode::FAILURE);
     }
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// Says why the rewind of `turns` cannot go on as planned: each path it
+/// cannot put back, and why.
+fn refuse(plan: &Plan, turns: &str, id: &str) {
+    use jp_term::errln;
+    let one = plan.problems.len() == 1;
+    errln!(
+        "error: cannot rewind {turns} of conversation {id}: jp cannot put {} back as {} was:",
+        if one { "this file" } else { "these files" },
+        if one { "it" } else { "each" }
+    );
+    for problem in &plan.problems {
+        errln!(
+            "{}",
+            jp_term::printer::sanitize(&format!("  {}: {}", problem.path, problem.why))
+        );
+    }
+    errln!(
+        "give --force to leave {} as {} now and rewind the rest",
+        if one { "it" } else { "them" },
+        if one { "it is" } else { "they are" }
+    );
+}
+
+/// Shows what the rewind of `turns` will do.
+fn show(plan: &Plan, turns: &str, id: &str) {
+    let say = |line: String| jp_term::outln!("{}", jp_term::printer::sanitize(&line));
+    say(format!("rewind {turns} of conversation {id}:"));
+    for step in &plan.actions {
+        say(format!("  {}", action_line(&step.path, &step.action)));
+    }
+    for dir in &plan.dirs {
+        say(format!("  remove {dir}/ if it is empty"));
+    }
+    for problem in &plan.problems {
+        say(format!(
+            "  leave {} as it is ({})",
+            problem.path, problem.why
+        ));
+    }
+    if !plan.already.is_empty() {
+        say(format!(
+            "  ({} already as {} was)",
+            plan.already.join(", "),
+            if plan.already.len() == 1 {
+                "it"
+            } else {
+                "each"
+            }
+        ));
+    }
+    if plan.actions.is_empty() && plan.problems.is_empty() && plan.dirs.is_empty() {
+        say("  (no file to put back)".into());
+    }
+    for (turn, tool, why) in &plan.not_kept {
+        say(format!(
+            "  note: {tool} (turn {turn}) may have changed files jp did not keep ({why}); they stay as they are"
+        ));
+    }
+    if plan.foreign > 0 {
+        let one = plan.foreign == 1;
+        say(format!(
+            "  note: {} file {} in these turns {} not recorded by your jp here; jp leaves {} alone",
+            plan.foreign,
+            if one { "change" } else { "changes" },
+            if one { "was" } else { "were" },
+            if one { "it" } else { "them" },
+        ));
+    }
 }
 
 /// Asks whether to rewind: `None` without a terminal (or when the user
@@ -633,7 +683,15 @@ pub fn rewind_line(rewind: &Rewind, starts: &[usize]) -> String {
         done.push(format!("removed {}", rewind.removed.len()));
     }
     if !rewind.left.is_empty() {
-        done.push(format!("left {} as they were (--force)", rewind.left.len()));
+        done.push(format!(
+            "left {} as {} (--force)",
+            rewind.left.len(),
+            if rewind.left.len() == 1 {
+                "it is"
+            } else {
+                "they are"
+            }
+        ));
     }
     let done = if done.is_empty() {
         String::new()

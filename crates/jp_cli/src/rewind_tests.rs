@@ -68,7 +68,7 @@ fn a_rewind_is_listed_with_what_it_did() {
     rewind.left = vec!["d".into()];
     assert_eq!(
         rewind_line(&rewind, &starts),
-        "rewind of turns 2–3 stopped part-way: restored 2 files, removed 1, left 1 as they were (--force); the turns are still live"
+        "rewind of turns 2–3 stopped part-way: restored 2 files, removed 1, left 1 as it is (--force); the turns are still live"
     );
     rewind.reason = RewindReason::TooLarge;
     rewind.turns = vec![7];

@@ -226,7 +226,7 @@ fn a_file_changed_since_stops_the_rewind_unless_forced() {
             1,
             "error: cannot rewind turn 1 of conversation <id>: jp cannot put this file back as it was:\n  \
              edit.txt: it was changed since by something other than jp\n\
-             give --force to leave them as they are now and rewind the rest\n"
+             give --force to leave it as it is now and rewind the rest\n"
                 .to_owned(),
             ""
         )
@@ -246,7 +246,7 @@ fn a_file_changed_since_stops_the_rewind_unless_forced() {
              remove src/ if it is empty\n  \
              leave edit.txt as it is (it was changed since by something other than jp)\n  \
              note: 1 file change in these turns was not recorded by your jp here; jp leaves it alone\n\
-             rewound turn 1: restored 2 files, removed 3, left 1 as they were (--force)\n"
+             rewound turn 1: restored 2 files, removed 3, left 1 as it is (--force)\n"
                 .to_owned()
         )
     );
@@ -396,8 +396,7 @@ fn a_command_that_may_write_outside_the_workspace_says_its_changes_are_not_kept(
 fn rewind_line(ws: &common::Workspace) -> String {
     format!(
         "cd '{project}' && env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' TERM=xterm \
-         '{jp}' conversation rewind | sed 's/conversation [0-9]*/conversation ID/'; \
-         echo EXIT=${{PIPESTATUS[0]}}; sleep 60",
+         '{jp}' conversation rewind; echo EXIT=$?; sleep 60",
         project = ws.project().display(),
         path = std::env::var("PATH").unwrap_or_default(),
         home = ws.root().display(),
@@ -418,10 +417,10 @@ fn on_a_terminal_a_rewind_shows_what_it_will_do_and_asks() {
     };
     tmux.wait_for("Rewind?");
     tmux.send(&["n"]);
-    let screen = tmux.wait_for("EXIT=");
+    let screen = hide_ids(&tmux.wait_for("EXIT="));
     assert_eq!(
         common::tmux::from_line(&screen, "rewind turn"),
-        "rewind turn 1 of conversation ID:\n  \
+        "rewind turn 1 of conversation <id>:\n  \
          restore edit.txt\n  \
          recreate gone.txt\n  \
          restore link link -> edit.txt\n  \
@@ -448,4 +447,164 @@ fn on_a_terminal_a_rewind_shows_what_it_will_do_and_asks() {
          EXIT=0"
     );
     assert_eq!(tree(&ws.project()), before, "the tree is as it was");
+}
+
+/// The rewind's standard output with the conversation's id hidden, after
+/// asserting it succeeded.
+fn rewound(ws: &common::Workspace) -> String {
+    let run = ws.jp(&["conversation", "rewind", "--yes"]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:?}");
+    hide_ids(&run.stdout)
+}
+
+#[test]
+fn what_a_gitignore_ignored_before_a_command_stays_out_whatever_the_command_does_to_it() {
+    if std::env::var_os("JP_TEST_SANDBOX").is_some() {
+        return;
+    }
+    let ws = sandboxed_workspace();
+    let before = tree(&ws.project());
+    let server = TestServer::start(command_turn(
+        "rm .gitignore; echo changed > src/lib.rs; echo '*' > src/.gitignore",
+    ));
+    assert_eq!(query(&ws, &server, MODEL, &[], "x").code, 0);
+    assert_eq!(
+        rewound(&ws),
+        "rewind turn 1 of conversation <id>:\n  \
+         recreate .gitignore\n  \
+         remove src/.gitignore\n  \
+         restore src/lib.rs\n\
+         rewound turn 1: restored 2 files, removed 1\n"
+    );
+    // The ignored build output the user had is neither removed nor taken.
+    assert_eq!(tree(&ws.project()), before);
+}
+
+#[test]
+fn a_directory_mode_a_command_changed_is_put_back() {
+    if std::env::var_os("JP_TEST_SANDBOX").is_some() {
+        return;
+    }
+    let ws = sandboxed_workspace();
+    chmod(&ws.project().join("build"), 0o755);
+    let before = kept_tree(&ws.project());
+    let server = TestServer::start(command_turn("chmod 700 build; echo more >> src/lib.rs"));
+    assert_eq!(query(&ws, &server, MODEL, &[], "x").code, 0);
+    assert_eq!(
+        rewound(&ws),
+        "rewind turn 1 of conversation <id>:\n  \
+         give build/ its mode 755 back\n  \
+         restore src/lib.rs\n\
+         rewound turn 1: restored 2 files\n"
+    );
+    assert_eq!(kept_tree(&ws.project()), before);
+}
+
+#[test]
+fn a_command_cannot_take_away_what_undoes_it() {
+    if std::env::var_os("JP_TEST_SANDBOX").is_some() {
+        return;
+    }
+    let ws = sandboxed_workspace();
+    let before = kept_tree(&ws.project());
+    let call = |id: &'static str, script: &str| {
+        let arguments = serde_json::json!({"program": "sh", "args": ["-c", script]}).to_string();
+        Reply::sse(anthropic(
+            &[Item::Tool(id, "run_command", &arguments)],
+            "tool_use",
+            false,
+        ))
+    };
+    let server = TestServer::start(vec![
+        call("toolu_1", "echo more >> src/lib.rs"),
+        // Whatever it finds of jp's own in the workspace (and a planted
+        // rewind of its own turn, which is not the user's).
+        call(
+            "toolu_2",
+            r#"rm -rf .jp/conversations/*/blobs; for log in .jp/conversations/*/events.jsonl; do printf '{"at_ms":1,"type":"rewind","turns":[0],"reason":"user"}\n' >> "$log"; done"#,
+        ),
+        text_reply("Done."),
+    ]);
+    assert_eq!(query(&ws, &server, MODEL, &[], "x").code, 0);
+    assert_eq!(
+        rewound(&ws),
+        "rewind turn 1 of conversation <id>:\n  \
+         restore src/lib.rs\n\
+         rewound turn 1: restored 1 file\n"
+    );
+    assert_eq!(kept_tree(&ws.project()), before);
+}
+
+#[test]
+fn a_name_jp_cannot_record_makes_the_call_one_whose_changes_are_not_kept() {
+    use std::os::unix::ffi::OsStrExt as _;
+    if std::env::var_os("JP_TEST_SANDBOX").is_some() {
+        return;
+    }
+    let ws = sandboxed_workspace();
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    std::fs::write(ws.project().join(name), "precious\n").unwrap();
+    let server = TestServer::start(command_turn("echo more >> src/lib.rs"));
+    assert_eq!(query(&ws, &server, MODEL, &[], "x").code, 0);
+    assert_eq!(
+        rewound(&ws),
+        "rewind turn 1 of conversation <id>:\n  \
+         (no file to put back)\n  \
+         note: run_command (turn 1) may have changed files jp did not keep (the workspace holds a name that is not UTF-8 (caf\u{fffd}.txt), which jp cannot record); they stay as they are\n\
+         rewound turn 1\n"
+    );
+}
+
+#[test]
+fn a_rewind_line_the_user_did_not_record_takes_nothing_back() {
+    let ws = workspace();
+    let before = tree(&ws.project());
+    let server = TestServer::start(changing_turn());
+    assert_eq!(query(&ws, &server, MODEL, &[], "change").code, 0);
+    let log = ws
+        .project()
+        .join(".jp/conversations")
+        .join(stored(&ws)["id"].as_str().unwrap())
+        .join("events.jsonl");
+    let mut text = std::fs::read_to_string(&log).unwrap();
+    text.push_str(r#"{"at_ms":1,"type":"rewind","turns":[0],"reason":"user"}"#);
+    text.push('\n');
+    std::fs::write(&log, text).unwrap();
+    let shown = ws.jp(&["conversation", "show"]);
+    assert!(
+        shown
+            .stdout
+            .contains("\nrewound turn 1 (not recorded by you here: ignored)\n"),
+        "{}",
+        shown.stdout
+    );
+    assert!(shown.stdout.contains("── turn 1 · 2026-11-30 12:00 ──\n"));
+    assert!(rewound(&ws).ends_with("rewound turn 1: restored 3 files, removed 3\n"));
+    assert_eq!(tree(&ws.project()), before);
+}
+
+#[test]
+fn a_file_edited_while_the_rewind_asks_is_left_as_it_is() {
+    let ws = workspace();
+    let server = TestServer::start(changing_turn());
+    assert_eq!(query(&ws, &server, MODEL, &[], "change").code, 0);
+    let Some(tmux) = common::tmux::Tmux::start_sized(&ws, &rewind_line(&ws), 160) else {
+        return;
+    };
+    tmux.wait_for("Rewind?");
+    ws.write("project/edit.txt", "my edit, made while jp asked\n");
+    chmod(&ws.project().join("edit.txt"), 0o640);
+    tmux.send(&["y"]);
+    let screen = tmux.wait_for("EXIT=");
+    assert_eq!(
+        common::tmux::from_line(&screen, "Rewind?"),
+        "Rewind? [y,N,?] y\n\
+         rewind of turn 1 stopped part-way; the turns are still live\n\
+         error: the rewind stopped at edit.txt: it changed while the rewind was asking, so jp left it as it is; what it put back is recorded, and the turns stay live: run it again to finish\n\
+         EXIT=1"
+    );
+    assert_eq!(
+        ws.read("project/edit.txt"),
+        "my edit, made while jp asked\n"
+    );
 }

@@ -406,63 +406,6 @@ impl Store {
         write_atomic(&self.kept.join(ACTIVE_NAME), format!("{id}\n").as_bytes())
     }
 
-    /// Keeps `bytes` among conversation `id`'s blobs, once (a blob is
-    /// named by the SHA-256 of its content): a file as a call found it,
-    /// which `jp conversation rewind` puts back. Written whole and synced
-    /// before this returns, so an event naming it can be committed after.
-    /// Its name: the SHA-256 in lowercase hex.
-    ///
-    /// # Errors
-    ///
-    /// When the blob cannot be written.
-    pub fn put_blob(&self, id: &str, bytes: &[u8]) -> Result<String, StoreError> {
-        let sha256 = hex_sha256(bytes);
-        let dir = self.dir(id)?.join(BLOBS_NAME);
-        let blob = dir.join(&sha256);
-        // Kept already, whole (a torn one is written again).
-        let kept = jp_fs::read(blob.base(), blob.rel(), bytes.len() as u64)
-            .is_ok_and(|kept| kept == bytes);
-        if !kept {
-            jp_fs::create_dir_all(dir.base(), dir.rel())
-                .map_err(io_error("cannot create", &dir.path()))?;
-            write_atomic(&blob, bytes)?;
-        }
-        Ok(sha256)
-    }
-
-    /// Blob `sha256` of conversation `id` ([`Self::put_blob`]), at most
-    /// `limit` bytes, checked against its name: a blob that was changed or
-    /// cut short is an error, never content.
-    ///
-    /// # Errors
-    ///
-    /// [`StoreError::Corrupt`] when it is not what its name says; an I/O
-    /// error when it is missing or cannot be read.
-    pub fn blob(&self, id: &str, sha256: &str, limit: u64) -> Result<Vec<u8>, StoreError> {
-        let dir = self.dir(id)?.join(BLOBS_NAME);
-        let named = sha256.len() == 64
-            && sha256
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-        if !named {
-            return Err(StoreError::Corrupt {
-                path: dir.path(),
-                message: format!("{sha256:?} is not the SHA-256 of a blob"),
-            });
-        }
-        let blob = dir.join(sha256);
-        let bytes = jp_fs::read(blob.base(), blob.rel(), limit)
-            .map_err(io_error("cannot read", &blob.path()))?;
-        if hex_sha256(&bytes) != sha256 {
-            return Err(StoreError::Corrupt {
-                path: blob.path(),
-                message: "its content is not the content it was kept with (it was changed since)"
-                    .into(),
-            });
-        }
-        Ok(bytes)
-    }
-
     /// Deletes conversation `id` (taking its lock first, so a running
     /// `jp query` is never pulled from under it).
     ///
@@ -499,18 +442,6 @@ impl Store {
         }
         Ok(())
     }
-}
-
-/// The directory of a conversation's blobs.
-const BLOBS_NAME: &str = "blobs";
-
-/// The SHA-256 of `bytes`, in lowercase hex.
-fn hex_sha256(bytes: &[u8]) -> String {
-    use sha2::Digest as _;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// The conversation a log holds, checked against the id it is stored as.

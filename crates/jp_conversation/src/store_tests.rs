@@ -665,31 +665,3 @@ fn a_line_deeper_than_jp_writes_is_refused_not_read() {
         "<log> is not a readable conversation: line 2 nests deeper than 136 levels, more than jp writes"
     );
 }
-
-#[test]
-fn a_blob_is_kept_once_by_its_hash_and_refused_when_changed() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::new(dir.path());
-    let c = two_events(&store);
-    let sha = store.put_blob(&c.id, b"hello").unwrap();
-    assert_eq!(
-        sha,
-        "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
-    );
-    assert_eq!(store.put_blob(&c.id, b"hello").unwrap(), sha);
-    assert_eq!(store.blob(&c.id, &sha, 5).unwrap(), b"hello");
-    // Bounded, named by a hash only, and checked.
-    assert!(store.blob(&c.id, &sha, 4).is_err());
-    let err = store.blob(&c.id, "../log", 99).unwrap_err().to_string();
-    assert!(err.contains("is not the SHA-256 of a blob"), "{err}");
-    let path = store.root().join(&c.id).join("blobs").join(&sha);
-    std::fs::write(&path, b"hellO").unwrap();
-    let err = store.blob(&c.id, &sha, 5).unwrap_err().to_string();
-    assert!(err.contains("it was changed since"), "{err}");
-    // Kept again whole when what is there is not it.
-    assert_eq!(store.put_blob(&c.id, b"hello").unwrap(), sha);
-    assert_eq!(store.blob(&c.id, &sha, 5).unwrap(), b"hello");
-    // A conversation's blobs go with it.
-    store.remove(&c.id).unwrap();
-    assert!(!store.root().join(&c.id).exists());
-}

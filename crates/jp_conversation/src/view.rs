@@ -23,29 +23,46 @@ pub fn turn_starts(events: &[ConversationEvent]) -> Vec<usize> {
         .collect()
 }
 
-/// The turns taken back by a complete rewind, by their place in the log
-/// (a rewind naming a place where no turn starts names nothing).
+/// Which recovery events (`rewind`, `compaction`) count: with `Some`,
+/// those marked `true` (jp passes which events this user's jp sealed: a
+/// line anyone else wrote into the log, a sandboxed command included,
+/// takes no turn back and replaces none); with `None`, all of them (a log
+/// known to be the user's own, and tests).
+pub type Honoured<'a> = Option<&'a [bool]>;
+
+fn honoured(by: Honoured<'_>, index: usize) -> bool {
+    by.is_none_or(|ours| ours.get(index).copied().unwrap_or(false))
+}
+
+/// The turns taken back by a complete rewind, by their place in the log:
+/// a rewind takes back only turns that began before it (one naming a
+/// place where no turn starts, or a later one, names nothing).
 #[must_use]
-pub fn rewound(events: &[ConversationEvent]) -> BTreeSet<usize> {
-    rewound_after(events, 0)
+pub fn rewound(events: &[ConversationEvent], by: Honoured<'_>) -> BTreeSet<usize> {
+    rewound_after(events, 0, by)
 }
 
 /// The turns taken back by complete rewinds recorded at `from` or later.
-fn rewound_after(events: &[ConversationEvent], from: usize) -> BTreeSet<usize> {
+fn rewound_after(events: &[ConversationEvent], from: usize, by: Honoured<'_>) -> BTreeSet<usize> {
     events
         .iter()
+        .enumerate()
         .skip(from)
-        .filter_map(|event| match &event.kind {
-            EventKind::Rewind(rewind) if rewind.complete => Some(&rewind.turns),
+        .filter(|(index, _)| honoured(by, *index))
+        .filter_map(|(index, event)| match &event.kind {
+            EventKind::Rewind(rewind) if rewind.complete => {
+                Some(rewind.turns.iter().map(move |turn| (index, *turn)))
+            }
             _ => None,
         })
         .flatten()
-        .copied()
-        .filter(|&turn| {
-            events
-                .get(turn)
-                .is_some_and(|event| matches!(event.kind, EventKind::TurnStart))
+        .filter(|&(index, turn)| {
+            turn < index
+                && events
+                    .get(turn)
+                    .is_some_and(|event| matches!(event.kind, EventKind::TurnStart))
         })
+        .map(|(_, turn)| turn)
         .collect()
 }
 
@@ -53,8 +70,8 @@ fn rewound_after(events: &[ConversationEvent], from: usize) -> BTreeSet<usize> {
 /// runs from its `turn_start` to the next one; events before the first
 /// turn are live.
 #[must_use]
-pub fn live(events: &[ConversationEvent]) -> Vec<bool> {
-    let rewound = rewound(events);
+pub fn live(events: &[ConversationEvent], by: Honoured<'_>) -> Vec<bool> {
+    let rewound = rewound(events, by);
     let mut in_rewound = false;
     events
         .iter()
@@ -73,11 +90,15 @@ pub fn live(events: &[ConversationEvent]) -> Vec<bool> {
 /// taken back after it (a summary of a turn since rewound is void; the one
 /// before it, if any, applies again).
 #[must_use]
-pub fn compaction(events: &[ConversationEvent]) -> Option<(usize, &Compaction)> {
+pub fn compaction<'a>(
+    events: &'a [ConversationEvent],
+    by: Honoured<'_>,
+) -> Option<(usize, &'a Compaction)> {
     events
         .iter()
         .enumerate()
         .rev()
+        .filter(|(index, _)| honoured(by, *index))
         .filter_map(|(index, event)| match &event.kind {
             EventKind::Compaction(compaction) => Some((index, compaction)),
             _ => None,
@@ -88,7 +109,7 @@ pub fn compaction(events: &[ConversationEvent]) -> Option<(usize, &Compaction)> 
                     .get(compaction.upto)
                     .is_some_and(|event| matches!(event.kind, EventKind::TurnStart));
             starts_a_turn
-                && rewound_after(events, *index)
+                && rewound_after(events, *index, by)
                     .range(..compaction.upto)
                     .next()
                     .is_none()
@@ -107,10 +128,10 @@ pub struct Sent<'a> {
 
 /// What is sent to the model of `events`.
 #[must_use]
-pub fn sent(events: &[ConversationEvent]) -> Sent<'_> {
-    let compaction = compaction(events).map(|(_, compaction)| compaction);
+pub fn sent<'a>(events: &'a [ConversationEvent], by: Honoured<'_>) -> Sent<'a> {
+    let compaction = compaction(events, by).map(|(_, compaction)| compaction);
     let from = compaction.map_or(0, |compaction| compaction.upto);
-    let live = live(events);
+    let live = live(events, by);
     Sent {
         compaction,
         events: events

@@ -53,7 +53,7 @@ fn three_turns() -> Vec<ConversationEvent> {
 
 /// The texts of what is sent.
 fn texts(events: &[ConversationEvent]) -> Vec<String> {
-    sent(events)
+    sent(events, None)
         .events
         .iter()
         .filter_map(|event| match &event.kind {
@@ -74,9 +74,9 @@ fn turns_are_placed_by_their_start() {
 fn a_rewound_turn_is_not_live_and_not_sent() {
     let mut events = three_turns();
     events.push(at(rewind(&[6], true)));
-    assert_eq!(rewound(&events).into_iter().collect::<Vec<_>>(), [6]);
+    assert_eq!(rewound(&events, None).into_iter().collect::<Vec<_>>(), [6]);
     assert_eq!(
-        live(&events),
+        live(&events, None),
         [
             true, true, true, true, true, true, false, false, false, false
         ]
@@ -94,7 +94,7 @@ fn an_incomplete_rewind_or_one_naming_no_turn_takes_nothing_back() {
     let mut events = three_turns();
     events.push(at(rewind(&[6], false)));
     events.push(at(rewind(&[4, 99], true)));
-    assert!(rewound(&events).is_empty());
+    assert!(rewound(&events, None).is_empty());
     assert_eq!(texts(&events), ["q1", "a1", "q2", "a2", "q3", "a3"]);
 }
 
@@ -102,7 +102,7 @@ fn an_incomplete_rewind_or_one_naming_no_turn_takes_nothing_back() {
 fn a_compaction_sends_its_summary_for_the_turns_before_it() {
     let mut events = three_turns();
     events.push(at(compact(6, "s12")));
-    let sent = sent(&events);
+    let sent = sent(&events, None);
     assert_eq!(sent.compaction.unwrap().summary, "s12");
     assert_eq!(texts(&events), ["q3", "a3"]);
 
@@ -110,7 +110,7 @@ fn a_compaction_sends_its_summary_for_the_turns_before_it() {
     events.push(at(EventKind::TurnStart));
     events.push(at(user("q4")));
     events.push(at(compact(10, "s123")));
-    assert_eq!(compaction(&events).unwrap().1.summary, "s123");
+    assert_eq!(compaction(&events, None).unwrap().1.summary, "s123");
     assert_eq!(texts(&events), ["q4"]);
 }
 
@@ -121,14 +121,17 @@ fn a_rewind_into_summarised_turns_voids_the_summary_but_not_an_earlier_one() {
     events.push(at(compact(6, "s12"))); // 10
     // Turn 2 (at 3) is taken back: "s12" summarised it, "s1" did not.
     events.push(at(rewind(&[3, 6], true)));
-    assert_eq!(compaction(&events).unwrap(), (9, &compaction_of("s1", 3)));
+    assert_eq!(
+        compaction(&events, None).unwrap(),
+        (9, &compaction_of("s1", 3))
+    );
     assert!(texts(&events).is_empty());
 
     // A rewind before a compaction does not void it.
     let mut events = three_turns();
     events.push(at(rewind(&[3], true))); // 9
     events.push(at(compact(6, "s1"))); // 10
-    assert_eq!(compaction(&events).unwrap().0, 10);
+    assert_eq!(compaction(&events, None).unwrap().0, 10);
     assert_eq!(texts(&events), ["q3", "a3"]);
 }
 
@@ -146,7 +149,7 @@ fn a_compaction_whose_upto_is_no_earlier_turn_is_ignored() {
     let mut events = three_turns();
     events.push(at(compact(4, "not a turn")));
     events.push(at(compact(50, "after it")));
-    assert_eq!(compaction(&events), None);
+    assert_eq!(compaction(&events, None), None);
     assert_eq!(texts(&events).len(), 6);
 }
 
@@ -199,4 +202,31 @@ fn the_recovery_events_read_back_as_written() {
         let read: ConversationEvent = serde_json::from_str(line).unwrap();
         assert_eq!(read.kind, kind);
     }
+}
+
+#[test]
+fn a_rewind_takes_back_only_turns_before_it() {
+    let mut events = three_turns();
+    // At 9, naming 10: no turn starts there yet.
+    events.push(at(rewind(&[10], true)));
+    events.push(at(EventKind::TurnStart));
+    events.push(at(user("q4")));
+    assert!(rewound(&events, None).is_empty());
+    assert_eq!(texts(&events), ["q1", "a1", "q2", "a2", "q3", "a3", "q4"]);
+}
+
+#[test]
+fn only_honoured_recovery_events_count() {
+    let mut events = three_turns();
+    events.push(at(rewind(&[6], true))); // 9: not the user's
+    events.push(at(compact(3, "s1"))); // 10: the user's
+    events.push(at(compact(6, "s12"))); // 11: not the user's
+    let mut ours = vec![true; events.len()];
+    ours[9] = false;
+    ours[11] = false;
+    assert!(rewound(&events, Some(&ours)).is_empty());
+    assert_eq!(live(&events, Some(&ours)), vec![true; 12]);
+    assert_eq!(compaction(&events, Some(&ours)).unwrap().0, 10);
+    // Sent from turn 2 (at 3) on, the rewind and the compactions included.
+    assert_eq!(sent(&events, Some(&ours)).events.len(), events.len() - 3);
 }

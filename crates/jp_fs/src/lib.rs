@@ -435,6 +435,19 @@ pub fn symlink(root: &Path, rel: &Path, target: &Path) -> io::Result<()> {
     sys::symlink(root, &names, target)
 }
 
+/// Sets the permission bits of the directory `root/rel` to `mode`,
+/// through the directory itself (opened following no link, so a link put
+/// in its place is refused, never followed).
+///
+/// # Errors
+///
+/// A [`Refusal`] for a link on the way or at `rel`, or when it is not a
+/// directory; an error of `fchmod(2)`.
+pub fn set_dir_mode(root: &Path, rel: &Path, mode: u32) -> io::Result<()> {
+    let names = names(root, rel)?;
+    sys::set_dir_mode(root, &names, mode)
+}
+
 /// Removes the directory `root/rel` when it is empty.
 ///
 /// # Errors

@@ -73,7 +73,7 @@ fn outside_untouched(outside: &Path) {
 #[test]
 fn every_way_in_refuses_every_plant_and_leaves_the_outside_alone() {
     type Op = fn(&Path) -> io::Result<()>;
-    let ops: [(&str, Op); 13] = [
+    let ops: [(&str, Op); 14] = [
         ("open Read", |root| {
             open(root, Path::new("d/f"), Access::Read).map(drop)
         }),
@@ -107,6 +107,9 @@ fn every_way_in_refuses_every_plant_and_leaves_the_outside_alone() {
         ("remove_dir d/f/x", |root| {
             remove_dir(root, Path::new("d/f/x"))
         }),
+        ("set_dir_mode d/f", |root| {
+            set_dir_mode(root, Path::new("d/f"), 0o700)
+        }),
         ("read_link d/f/x", |root| {
             read_link(root, Path::new("d/f/x")).map(drop)
         }),
@@ -119,7 +122,7 @@ fn every_way_in_refuses_every_plant_and_leaves_the_outside_alone() {
     for plant in PLANTS {
         for (name, op) in ops {
             // A directory is what a directory operation wants.
-            let makes = ["create_dir", "write_atomic_mode", "symlink"];
+            let makes = ["create_dir", "write_atomic_mode", "symlink", "set_dir_mode"];
             if matches!(plant, Plant::Directory) && makes.iter().any(|op| name.starts_with(op)) {
                 continue;
             }
@@ -303,6 +306,11 @@ fn what_is_fine_works() {
     assert!(remove_dir(root, Path::new("a/d")).is_err(), "not empty");
     remove_file(root, Path::new("a/d/m")).unwrap();
     remove_file(root, Path::new("a/d/l")).unwrap();
+    set_dir_mode(root, Path::new("a/d"), 0o701).unwrap();
+    assert_eq!(
+        entry(root, Path::new("a/d")).unwrap().map(|e| e.mode),
+        Some(0o701)
+    );
     remove_dir(root, Path::new("a/d")).unwrap();
     assert_eq!(entry(root, Path::new("a/d")).unwrap(), None);
     create_dir(root, Path::new("a/d")).unwrap();

@@ -168,6 +168,11 @@ pub(super) fn symlink(_root: &Path, _names: &[&OsStr], _target: &Path) -> io::Re
     ))
 }
 
+pub(super) fn set_dir_mode(root: &Path, names: &[&OsStr], _mode: u32) -> io::Result<()> {
+    // No permission bits to set here; the directory must be one.
+    walk(root, names, names.len(), false).map(drop)
+}
+
 pub(super) fn remove_dir(root: &Path, names: &[&OsStr]) -> io::Result<()> {
     let dir = walk(root, names, names.len() - 1, false)?;
     fs::remove_dir(dir.join(names[names.len() - 1]))

@@ -245,6 +245,14 @@ pub(super) fn symlink(root: &Path, names: &[&OsStr], target: &Path) -> io::Resul
     Ok(())
 }
 
+pub(super) fn set_dir_mode(root: &Path, names: &[&OsStr], mode: u32) -> io::Result<()> {
+    let dir = walk(root, names, names.len(), false)?;
+    Ok(rustix::fs::fchmod(
+        &dir,
+        Mode::from_raw_mode(mode & 0o7777),
+    )?)
+}
+
 pub(super) fn remove_dir(root: &Path, names: &[&OsStr]) -> io::Result<()> {
     let (name, parents) = split(names);
     let dir = walk(root, names, parents, false)?;

@@ -61,12 +61,19 @@ pub fn with_summary(summary: &str, message: &str) -> String {
 
 /// [`messages`], with the results `elision` names sent as stubs.
 ///
-/// What is sent is the conversation's [`view::sent`]: turns taken back
-/// are left out, and a compaction's summary replaces the turns before it.
+/// What is sent is the conversation's [`view::sent`], every recovery
+/// event counted: turns taken back are left out, and a compaction's
+/// summary replaces the turns before it.
 #[must_use]
 pub fn messages_eliding(events: &[ConversationEvent], elision: Option<Elision>) -> Vec<Message> {
-    let sent = view::sent(events);
-    let events = sent.events;
+    messages_sent(&view::sent(events, None), elision)
+}
+
+/// The provider messages for what a conversation sends ([`view::sent`]),
+/// with the results `elision` names sent as stubs.
+#[must_use]
+pub fn messages_sent(sent: &view::Sent<'_>, elision: Option<Elision>) -> Vec<Message> {
+    let events = &sent.events;
     let mut summary = sent
         .compaction
         .map(|compaction| compaction.summary.as_str());
@@ -87,7 +94,7 @@ pub fn messages_eliding(events: &[ConversationEvent], elision: Option<Elision>) 
     let min_bytes = elision.map_or(usize::MAX, |elision| elision.min_bytes);
     let mut tools: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
     let mut builder = Builder::default();
-    for (index, event) in events.into_iter().enumerate() {
+    for (index, event) in events.iter().enumerate() {
         match &event.kind {
             // Denials and early stops are told to the model through the
             // call's response; usage is jp's own bookkeeping, and so is

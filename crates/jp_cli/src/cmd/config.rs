@@ -119,7 +119,7 @@ fn active_deltas(
     match store.load(&id) {
         Ok(conversation) => {
             crate::conversation::warn_torn(&conversation);
-            let authorized = crate::conversation::conversation_deltas(&conversation, base);
+            let authorized = crate::conversation::conversation_deltas(&conversation, base, &ledger);
             crate::recorded::warn(
                 &crate::recorded::log_name(root, &id, cwd),
                 &authorized.refused,

@@ -143,6 +143,7 @@ impl ConversationCmd {
             Self::Rm { id } => match resolve(&store, &id, false) {
                 Ok(id) => store.remove(&id).map(|()| {
                     ledger.forget_conversation(&id);
+                    crate::blobs::forget(&root, &id);
                     outln!("removed conversation {id}");
                 }),
                 Err(code) => return Ok(code),
@@ -385,47 +386,14 @@ fn print_text(ledger: &Ledger, c: &Conversation) {
             _ => None,
         })
         .collect();
-    let turns = jp_conversation::view::turn_starts(&c.events);
-    let rewound = jp_conversation::view::rewound(&c.events);
-    let summarised = jp_conversation::view::compaction(&c.events).map_or(0, |(_, s)| s.upto);
+    let recovery = Recovery::of(ledger, c);
     for (index, event) in c.events.iter().enumerate() {
         match &event.kind {
-            EventKind::TurnStart => {
-                let number = turns.partition_point(|&start| start < index) + 1;
-                let state = if rewound.contains(&index) {
-                    " · rewound"
-                } else if index < summarised {
-                    " · summarised"
-                } else {
-                    ""
-                };
-                showln!("\n── turn {number} · {}{state} ──", format_utc(event.at_ms));
-            }
-            EventKind::FileChange(change) => {
-                showln!("  {} {}", crate::rewind::change_word(change), change.path);
-            }
-            EventKind::ChangesNotKept(not_kept) => {
-                showln!(
-                    "  {} may have changed files jp did not keep: {}",
-                    not_kept.tool,
-                    not_kept.reason
-                );
-            }
-            EventKind::Rewind(rewind) => {
-                showln!("{}", crate::rewind::rewind_line(rewind, &turns));
-            }
-            EventKind::Compaction(compaction) => {
-                let upto = turns.partition_point(|&start| start < compaction.upto);
-                let edited = if compaction.edited { ", edited" } else { "" };
-                showln!(
-                    "── summary of {} by {}{edited}: sent from here on in their place ──",
-                    crate::rewind::turn_range(1..=upto),
-                    compaction.model
-                );
-                for line in compaction.summary.lines() {
-                    showln!("  {line}");
-                }
-            }
+            EventKind::TurnStart
+            | EventKind::FileChange(_)
+            | EventKind::ChangesNotKept(_)
+            | EventKind::Rewind(_)
+            | EventKind::Compaction(_) => recovery.show(index, event),
             EventKind::ChatRequest { content } => showln!("you: {content}"),
             EventKind::AssistantMessage { content } => showln!("assistant: {}", content.trim_end()),
             EventKind::AssistantReasoning { content } => {
@@ -464,23 +432,7 @@ fn print_text(ledger: &Ledger, c: &Conversation) {
                 response.status.as_str(),
                 cut(response.content.lines().next().unwrap_or(""), 200)
             ),
-            EventKind::ConfigDelta(delta) => {
-                let by = if !delta.flags.is_empty() {
-                    format!(" by the query's flags ({})", delta.flags.join(" "))
-                } else if delta.tools.is_empty() {
-                    String::new()
-                } else {
-                    format!(" by {}", delta.tools.join(", "))
-                };
-                showln!("config changed{by}:");
-                let set = serde_json::Value::Object(delta.delta.clone());
-                for (path, value) in jp_config::delta::leaves(&set) {
-                    showln!("  {path} = {}", cut(&value.to_string(), 200));
-                }
-                for path in &delta.unsets {
-                    showln!("  {path} (unset)");
-                }
-            }
+            EventKind::ConfigDelta(delta) => show_delta(delta),
             EventKind::PolicyDenied(denial) => {
                 let details = if denial.metadata.is_empty() {
                     String::new()
@@ -500,6 +452,101 @@ fn print_text(ledger: &Ledger, c: &Conversation) {
     }
     if let Some(total) = crate::usage::total_line(&c.events) {
         showln!("\n{total}");
+    }
+}
+
+/// How `show` lists a config change.
+fn show_delta(delta: &jp_conversation::ConfigDelta) {
+    let by = if !delta.flags.is_empty() {
+        format!(" by the query's flags ({})", delta.flags.join(" "))
+    } else if delta.tools.is_empty() {
+        String::new()
+    } else {
+        format!(" by {}", delta.tools.join(", "))
+    };
+    showln!("config changed{by}:");
+    let set = serde_json::Value::Object(delta.delta.clone());
+    for (path, value) in jp_config::delta::leaves(&set) {
+        showln!("  {path} = {}", cut(&value.to_string(), 200));
+    }
+    for path in &delta.unsets {
+        showln!("  {path} (unset)");
+    }
+}
+
+/// What `show` needs to number turns and say what recovery did to them
+/// (issue 38): only the user's own rewinds and compactions count.
+struct Recovery {
+    turns: Vec<usize>,
+    ours: Vec<bool>,
+    rewound: std::collections::BTreeSet<usize>,
+    /// The turns before this place are sent as a summary.
+    summarised: usize,
+}
+
+impl Recovery {
+    fn of(ledger: &Ledger, c: &Conversation) -> Self {
+        let ours = ledger.ours(c);
+        Self {
+            turns: jp_conversation::view::turn_starts(&c.events),
+            rewound: jp_conversation::view::rewound(&c.events, Some(&ours)),
+            summarised: jp_conversation::view::compaction(&c.events, Some(&ours))
+                .map_or(0, |(_, s)| s.upto),
+            ours,
+        }
+    }
+
+    /// What a recovery line adds when someone else recorded it.
+    fn ignored(&self, index: usize) -> &'static str {
+        if self.ours.get(index).copied().unwrap_or(false) {
+            ""
+        } else {
+            " (not recorded by you here: ignored)"
+        }
+    }
+
+    /// Shows a turn's start or a recovery event, at `index` in the log.
+    fn show(&self, index: usize, event: &jp_conversation::ConversationEvent) {
+        match &event.kind {
+            EventKind::TurnStart => {
+                let number = self.turns.partition_point(|&start| start < index) + 1;
+                let state = if self.rewound.contains(&index) {
+                    " · rewound"
+                } else if index < self.summarised {
+                    " · summarised"
+                } else {
+                    ""
+                };
+                showln!("\n── turn {number} · {}{state} ──", format_utc(event.at_ms));
+            }
+            EventKind::FileChange(change) => {
+                showln!("  {} {}", crate::rewind::change_word(change), change.path);
+            }
+            EventKind::ChangesNotKept(not_kept) => showln!(
+                "  {} may have changed files jp did not keep: {}",
+                not_kept.tool,
+                not_kept.reason
+            ),
+            EventKind::Rewind(rewind) => showln!(
+                "{}{}",
+                crate::rewind::rewind_line(rewind, &self.turns),
+                self.ignored(index)
+            ),
+            EventKind::Compaction(compaction) => {
+                let upto = self.turns.partition_point(|&start| start < compaction.upto);
+                let edited = if compaction.edited { ", edited" } else { "" };
+                showln!(
+                    "── summary of {} by {}{edited}: sent from here on in their place{} ──",
+                    crate::rewind::turn_range(1..=upto),
+                    compaction.model,
+                    self.ignored(index)
+                );
+                for line in compaction.summary.lines() {
+                    showln!("  {line}");
+                }
+            }
+            _ => {}
+        }
     }
 }
 

@@ -18,7 +18,7 @@ use jp_term::printer::Style;
 use jp_term::prompt::Answer as _;
 use jp_term::prompt::{PromptError, Prompts};
 
-use super::tools::undo::{Captured, Changes};
+use super::tools::undo::Changes;
 use super::tools::{Approval, Runner};
 
 /// Runs one response's calls, in order, once every one of them is decided,
@@ -229,7 +229,16 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
         match std::mem::take(&mut ran.changes) {
             Changes::Kept(changes) => {
                 for change in changes {
-                    let change = self.keep_before(change);
+                    // Said at the turn, not only when a rewind cannot.
+                    if let jp_conversation::FileState::Unkept { reason, .. } = &change.before {
+                        self.session.printer.chrome_line(
+                            Style::Warn,
+                            &jp_term::printer::sanitize(&format!(
+                                "  note: jp did not keep {} as it was ({reason}): a rewind cannot put it back",
+                                change.path
+                            )),
+                        );
+                    }
                     self.keep(EventKind::FileChange(change), false)?;
                 }
             }
@@ -286,36 +295,6 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
             ..ran.response
         };
         Ok((response, changed))
-    }
-
-    /// The record of a change a call made, with the content the file had
-    /// before kept among the conversation's blobs first (so the record
-    /// never names a blob that is not there). Content that cannot be kept
-    /// makes the file one a rewind cannot put back, and says why.
-    fn keep_before(&self, captured: Captured) -> jp_conversation::FileChange {
-        let mut change = captured.change;
-        let (Some(content), jp_conversation::FileState::File { sha256, bytes, .. }) =
-            (captured.before, &change.before)
-        else {
-            return change;
-        };
-        let store = jp_conversation::Store::new(self.runner.judge().root());
-        let kept = content.read(sha256, *bytes).and_then(|content| {
-            store
-                .put_blob(&self.session.conversation.id, &content)
-                .map_err(|error| error.to_string())
-        });
-        if let Err(error) = kept {
-            tracing::warn!(path = %change.path, "cannot keep the file as it was: {error}");
-            if let jp_conversation::FileState::File { bytes, mode, .. } = change.before {
-                change.before = jp_conversation::FileState::Unkept {
-                    bytes,
-                    mode,
-                    reason: format!("jp could not keep it: {error}"),
-                };
-            }
-        }
-        change
     }
 
     /// Runs one approved call. Ctrl+C meanwhile opens the tool menu:

@@ -95,7 +95,11 @@ impl Session {
         // changes; every change is authorized again, the new one too.
         let base = jp_config::load::load(&ctx.load_options())
             .map_err(|error| failed(error.to_string()))?;
-        let authorized = crate::conversation::conversation_deltas(&self.conversation, &base.config);
+        let authorized = crate::conversation::conversation_deltas(
+            &self.conversation,
+            &base.config,
+            &self.ledger,
+        );
         crate::recorded::warn(
             &crate::recorded::log_name(root, &self.conversation.id, &ctx.cwd),
             &authorized.refused,
@@ -217,7 +221,14 @@ impl Session {
         ChatRequest {
             model: self.model.clone(),
             system: self.system.clone(),
-            messages: jp_llm::request::messages_eliding(&self.conversation.events, self.elision()),
+            // Only the user's own rewinds and compactions shape it.
+            messages: jp_llm::request::messages_sent(
+                &jp_conversation::view::sent(
+                    &self.conversation.events,
+                    Some(&self.ledger.ours(&self.conversation)),
+                ),
+                self.elision(),
+            ),
             tools: jp_llm::request::tool_definitions(&self.config),
             max_tokens: assistant.model.parameters.max_tokens,
             temperature: assistant.model.parameters.temperature,

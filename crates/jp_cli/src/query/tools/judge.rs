@@ -185,12 +185,6 @@ impl<'a> Judge<'a> {
             .map(|(_, tool)| tool)
     }
 
-    /// The workspace root the calls it judges work in.
-    #[must_use]
-    pub fn root(&self) -> &std::path::Path {
-        &self.root
-    }
-
     /// Which of jp's default tools the tool called `name` runs.
     #[must_use]
     pub fn default_tool(&self, name: &str) -> Option<DefaultTool> {

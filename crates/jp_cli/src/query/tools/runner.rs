@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::kept::{Kept, Restored};
-use super::undo::{Capture, Changes};
+use super::undo::{Capture, Changes, keep};
 use super::{Asker, Judge, delta};
 use crate::query::arguments::Arguments;
 use crate::query::decision::{Ask, Ran, Verdict, denied, not_run};
@@ -77,6 +77,8 @@ pub struct Runner<'j> {
     /// alias resolved (`haiku` becomes `anthropic/claude-haiku-4-5`), the
     /// form a change is checked, shown and stored in.
     readable: Value,
+    /// Where what a call changes is kept, as it was (`None`: nowhere).
+    blobs: Option<crate::blobs::Blobs>,
 }
 
 impl<'j> Runner<'j> {
@@ -101,7 +103,15 @@ impl<'j> Runner<'j> {
             asker,
             self_exe,
             readable,
+            blobs: None,
         }
+    }
+
+    /// Keeps what the calls change, as it was, in `blobs` (the
+    /// conversation's), for `jp conversation rewind`.
+    #[must_use]
+    pub fn with_blobs(self, blobs: Option<crate::blobs::Blobs>) -> Self {
+        Self { blobs, ..self }
     }
 
     /// The judge of the calls this runs.
@@ -132,17 +142,7 @@ impl<'j> Runner<'j> {
         let name = call.name.clone();
         let (tool, target) = match self.target(&name) {
             Ok(found) => found,
-            Err((status, content)) => {
-                return Ran {
-                    response: ToolCallResponse::new(&call.id, status, content),
-                    stderr: String::new(),
-                    note: None,
-                    delta: None,
-                    denial: None,
-                    shown: false,
-                    changes: Changes::default(),
-                };
-            }
+            Err((status, content)) => return unrun(&call.id, status, content),
         };
         let limits = self.limits(&name);
         let mut request = Request {
@@ -163,6 +163,7 @@ impl<'j> Runner<'j> {
         let mut stderr = String::new();
         let mut asked = Asked::default();
         let mut keeping = self.keeping(&name, &target);
+        let mut changes = Changes::default();
         let (status, content, delta) = loop {
             // As close to the start as jp can make it: what the calls
             // before this one (or its own earlier run) did to the files
@@ -184,7 +185,7 @@ impl<'j> Runner<'j> {
                         denial,
                         shown: false,
                         // What an earlier run of it changed.
-                        changes: keeping.finish(&call.id),
+                        changes,
                     };
                 }
             }
@@ -202,6 +203,9 @@ impl<'j> Runner<'j> {
             if restored != Restored::default() {
                 run.outcome = put_back(run.outcome, &restored);
             }
+            // Right after the run, before anything waits for the user: what
+            // changes later is not the call's.
+            changes = keeping.settle(&call.id, self.blobs.as_ref());
             let next = self
                 .after_run(
                     &name,
@@ -217,14 +221,10 @@ impl<'j> Runner<'j> {
             }
         };
         drop(request);
+        // The undo cache is free for other calls again.
+        drop(keeping);
         let arguments = approval.arguments.as_value();
-        let content = if approval.edited {
-            format!(
-                "(The user edited the arguments before the call ran; it ran with {arguments}.)\n{content}"
-            )
-        } else {
-            content
-        };
+        let content = with_edit_note(approval.edited, arguments, content);
         let (response, note, shown) = self
             .deliver(call, &name, arguments, status, content, prompts)
             .await;
@@ -235,7 +235,7 @@ impl<'j> Runner<'j> {
             delta,
             denial: None,
             shown,
-            changes: keeping.finish(&call.id),
+            changes,
         }
     }
 
@@ -247,8 +247,19 @@ impl<'j> Runner<'j> {
     /// when it likes, not only in a call).
     fn keeping(&self, name: &str, target: &ToolTarget) -> Keeping {
         let undo = &self.judge.config.conversation.undo;
-        if !undo.enable || !matches!(target, ToolTarget::Local { .. }) {
+        if !matches!(target, ToolTarget::Local { .. }) {
             return Keeping::Nothing;
+        }
+        let reads_only = matches!(
+            self.judge.default_tool(name),
+            Some(DefaultTool::ReadFile | DefaultTool::ListFiles)
+        );
+        if !undo.enable {
+            return if reads_only {
+                Keeping::Nothing
+            } else {
+                Keeping::NotKept("`conversation.undo.enable` is off".into())
+            };
         }
         match self.judge.default_tool(name) {
             Some(
@@ -759,14 +770,43 @@ impl Keeping {
         }
     }
 
-    /// What the call changed: each file it changed, or why what it
-    /// changed was not kept.
-    fn finish(self, call_id: &str) -> Changes {
+    /// What the call changed so far (after a run): each file, its
+    /// content before kept in `blobs` (while the undo cache is still
+    /// locked), or why what it changed is not kept.
+    fn settle(&self, call_id: &str, blobs: Option<&crate::blobs::Blobs>) -> Changes {
         match self {
-            Self::Files(_, capture) => Changes::Kept(capture.finish(call_id)),
-            Self::Looked(snapshot) => Changes::Kept(snapshot.finish(call_id)),
-            Self::NotKept(why) => Changes::NotKept(why),
+            Self::Files(_, capture) => Changes::Kept(keep(capture.finish(call_id), blobs)),
+            Self::Looked(snapshot) => match snapshot.changes(call_id) {
+                Ok(captured) => Changes::Kept(keep(captured, blobs)),
+                Err(why) => Changes::NotKept(why),
+            },
+            Self::NotKept(why) => Changes::NotKept(why.clone()),
             Self::Nothing | Self::Workspace(_) => Changes::default(),
         }
+    }
+}
+
+/// The result of a call that never started: `content` for the model.
+fn unrun(id: &str, status: ResponseStatus, content: String) -> Ran {
+    Ran {
+        response: ToolCallResponse::new(id, status, content),
+        stderr: String::new(),
+        note: None,
+        delta: None,
+        denial: None,
+        shown: false,
+        changes: Changes::default(),
+    }
+}
+
+/// A call's result, saying first when the user `edited` its arguments
+/// (it ran with `arguments`).
+fn with_edit_note(edited: bool, arguments: &Value, content: String) -> String {
+    if edited {
+        format!(
+            "(The user edited the arguments before the call ran; it ran with {arguments}.)\n{content}"
+        )
+    } else {
+        content
     }
 }

@@ -82,7 +82,7 @@ fn what_a_command_changed_is_kept_and_what_it_did_not_change_is_not() {
     write(root, ".jp/conversations/1/events.jsonl", "{}\n{}\n");
 
     assert_eq!(
-        said(&snapshot.finish("c1")),
+        said(&snapshot.changes("c1").unwrap()),
         [
             "gone: dir → absent",
             "gone/one.txt: file 4 B 644 → absent kept \"one\\n\"",
@@ -125,7 +125,7 @@ fn a_cached_copy_changed_since_is_refused_not_used() {
     write(dir.path(), "a.txt", "before\n");
     let snapshot = Snapshot::take(dir.path(), cache.path(), BUDGET).unwrap();
     write(dir.path(), "a.txt", "after\n");
-    let captured = snapshot.finish("c1");
+    let captured = snapshot.changes("c1").unwrap();
     let FileState::File { sha256, bytes, .. } = &captured[0].change.before else {
         panic!("{captured:?}")
     };
@@ -133,5 +133,95 @@ fn a_cached_copy_changed_since_is_refused_not_used() {
     assert_eq!(
         captured[0].before.as_ref().unwrap().read(sha256, *bytes),
         Err("the undo cache's copy is not what it was kept as".into())
+    );
+}
+
+#[test]
+fn what_a_gitignore_ignored_before_the_call_stays_out_whatever_the_call_does_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, ".gitignore", "/target\n");
+    write(root, "target/out", "old build");
+    write(root, "src/lib.rs", "fn a() {}\n");
+    let snapshot = Snapshot::take(root, cache.path(), BUDGET).unwrap();
+    // The root's rules go; a nested file ignores what was looked at.
+    std::fs::remove_file(root.join(".gitignore")).unwrap();
+    write(root, "src/lib.rs", "changed\n");
+    write(root, "src/.gitignore", "*\n");
+    write(root, "target/more", "new build");
+    assert_eq!(
+        said(&snapshot.changes("c1").unwrap()),
+        [
+            ".gitignore: file 8 B 644 → absent kept \"/target\\n\"",
+            "src/.gitignore: absent → file 2 B 644",
+            "src/lib.rs: file 10 B 644 → file 8 B 644 kept \"fn a() {}\\n\"",
+        ]
+    );
+}
+
+#[test]
+fn a_second_jp_does_not_wait_for_the_cache_and_a_name_jp_cannot_record_is_said() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.txt", "a");
+    let first = Snapshot::take(dir.path(), cache.path(), BUDGET).unwrap();
+    assert_eq!(
+        Snapshot::take(dir.path(), cache.path(), BUDGET).unwrap_err(),
+        "another jp is keeping a command's changes in this workspace right now"
+    );
+    drop(first);
+    std::fs::write(
+        dir.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt")),
+        "x",
+    )
+    .unwrap();
+    assert_eq!(
+        Snapshot::take(dir.path(), cache.path(), BUDGET).unwrap_err(),
+        "the workspace holds a name that is not UTF-8 (caf\u{fffd}.txt), which jp cannot record"
+    );
+}
+
+#[test]
+fn a_cached_copy_cleaned_away_is_read_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.txt", "one\n");
+    drop(Snapshot::take(dir.path(), cache.path(), BUDGET).unwrap());
+    // As if the index had been written long after the file changed (so
+    // its entry is trusted, not read again as too recent)...
+    let path = cache.path().join("index");
+    let mut index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    index["written_ns"] = serde_json::json!(i64::MAX / 2);
+    std::fs::write(&path, serde_json::to_vec(&index).unwrap()).unwrap();
+    // ... when an age-based cleaner empties the cache's blobs.
+    for blob in std::fs::read_dir(cache.path().join("blobs")).unwrap() {
+        std::fs::remove_file(blob.unwrap().path()).unwrap();
+    }
+    let snapshot = Snapshot::take(dir.path(), cache.path(), BUDGET).unwrap();
+    write(dir.path(), "a.txt", "two\n");
+    assert_eq!(
+        said(&snapshot.changes("c1").unwrap()),
+        ["a.txt: file 4 B 644 → file 4 B 644 kept \"one\\n\""]
+    );
+}
+
+#[test]
+fn a_call_that_changes_more_than_the_budget_is_not_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let few = Budget {
+        max_files: 3,
+        ..BUDGET
+    };
+    let snapshot = Snapshot::take(dir.path(), cache.path(), few).unwrap();
+    for n in 0..4 {
+        write(dir.path(), &format!("new{n}"), "x");
+    }
+    assert_eq!(
+        snapshot.changes("c1").unwrap_err(),
+        "it changed more than 3 files (`conversation.undo.max_files`)"
     );
 }

@@ -32,10 +32,47 @@ pub struct Captured {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Changes {
     /// Each file it changed, with what it was (none: it changed nothing,
-    /// or nothing jp keeps).
-    Kept(Vec<Captured>),
+    /// or nothing jp keeps); the content before is kept already.
+    Kept(Vec<FileChange>),
     /// It may have changed files jp did not keep, and why.
     NotKept(String),
+}
+
+/// Keeps the content before of each of `captured` among `blobs` (`None`:
+/// nowhere to keep it), and gives the changes to record: one whose content
+/// could not be kept is recorded as [`FileState::Unkept`], saying why.
+#[must_use]
+pub fn keep(captured: Vec<Captured>, blobs: Option<&crate::blobs::Blobs>) -> Vec<FileChange> {
+    captured
+        .into_iter()
+        .map(|captured| {
+            let mut change = captured.change;
+            let FileState::File {
+                sha256,
+                bytes,
+                mode,
+            } = &change.before
+            else {
+                return change;
+            };
+            let kept = match (&captured.before, blobs) {
+                (Some(content), Some(blobs)) => content
+                    .read(sha256, *bytes)
+                    .and_then(|content| blobs.put(&content))
+                    .map(drop),
+                (None, _) => Err("its content was not read".to_owned()),
+                (_, None) => Err("jp has no data directory to keep it in (set HOME)".to_owned()),
+            };
+            if let Err(reason) = kept {
+                change.before = FileState::Unkept {
+                    bytes: *bytes,
+                    mode: *mode,
+                    reason,
+                };
+            }
+            change
+        })
+        .collect()
 }
 
 impl Default for Changes {
@@ -64,11 +101,18 @@ impl Content {
         let bytes: Arc<[u8]> = match self {
             Self::Bytes(bytes) => Arc::clone(bytes),
             Self::Blob(path) => {
-                let file = std::fs::File::open(path)
-                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                let file = std::fs::File::open(path).map_err(|e| {
+                    format!(
+                        "the undo cache's copy cannot be read: {}",
+                        jp_fs::io_reason(&e)
+                    )
+                })?;
                 jp_fs::read_file(file, path, limit)
                     .map_err(|e| {
-                        format!("cannot read {}: {}", path.display(), jp_fs::io_reason(&e))
+                        format!(
+                            "the undo cache's copy cannot be read: {}",
+                            jp_fs::io_reason(&e)
+                        )
                     })?
                     .into()
             }
@@ -138,9 +182,9 @@ impl Capture {
     /// What changed at the watched paths since they were watched, for
     /// call `call_id`.
     #[must_use]
-    pub fn finish(self, call_id: &str) -> Vec<Captured> {
+    pub fn finish(&self, call_id: &str) -> Vec<Captured> {
         self.watched
-            .into_iter()
+            .iter()
             .filter_map(|watched| {
                 let (after, _) = look(&self.root, &watched.rel, self.limit);
                 if after == watched.before {
@@ -161,14 +205,14 @@ impl Capture {
                     .map(|dir| slashed(dir))
                     .collect();
                 let before = match &watched.before {
-                    FileState::File { .. } => watched.content.map(Content::Bytes),
+                    FileState::File { .. } => watched.content.clone().map(Content::Bytes),
                     _ => None,
                 };
                 Some(Captured {
                     change: FileChange {
                         call_id: call_id.to_owned(),
                         path: slashed(&watched.rel),
-                        before: watched.before,
+                        before: watched.before.clone(),
                         after,
                         made_dirs,
                     },
