@@ -14,6 +14,7 @@
 //! docs/architecture.md follows one tool call through these files.
 
 mod cmd;
+mod compact;
 mod conversation;
 mod ctx;
 mod error;

@@ -131,10 +131,46 @@ pub fn validate_with(config: &AppConfig, schemas: McpSchemas) -> Vec<Problem> {
             "must be at least 1 (the current turn's results are always sent whole)",
         ));
     }
+    check_compaction(config, &mut problems);
     // A default rule is checked once per tool; say each thing once.
     let mut seen = HashSet::new();
     problems.retain(|p| seen.insert(p.diagnostic.clone()));
     problems
+}
+
+/// `conversation.compaction`: a share of the window, at least one turn
+/// kept, a summary of some length, and a model id that names a model.
+fn check_compaction(config: &AppConfig, problems: &mut Vec<Problem>) {
+    let compaction = &config.conversation.compaction;
+    if !(compaction.at > 0.0 && compaction.at <= 1.0) {
+        problems.push(Problem::error(
+            key("conversation.compaction.at"),
+            format!(
+                "must be more than 0 and at most 1 (a share of the model's context window), found {}",
+                compaction.at
+            ),
+        ));
+    }
+    if compaction.keep_turns == 0 {
+        problems.push(Problem::error(
+            key("conversation.compaction.keep_turns"),
+            "must be at least 1 (the current turn is always sent whole)",
+        ));
+    }
+    if compaction.max_tokens == 0 {
+        problems.push(Problem::error(
+            key("conversation.compaction.max_tokens"),
+            "must be at least 1",
+        ));
+    }
+    if !compaction.model.is_empty()
+        && let Err(error) = resolve_model_id(config, &compaction.model)
+    {
+        problems.push(Problem::error(
+            key("conversation.compaction.model"),
+            error.to_string(),
+        ));
+    }
 }
 
 /// What only the config as written can get wrong, not the config a query

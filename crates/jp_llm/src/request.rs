@@ -65,7 +65,14 @@ pub fn with_summary(summary: &str, message: &str) -> String {
 /// are left out, and a compaction's summary replaces the turns before it.
 #[must_use]
 pub fn messages_eliding(events: &[ConversationEvent], elision: Option<Elision>) -> Vec<Message> {
-    let sent = view::sent(events);
+    messages_of(view::sent(events), elision)
+}
+
+/// The provider messages for what `sent` holds (a part of a conversation's
+/// [`view::sent`], such as the turns a compaction summarises), with the
+/// results `elision` names sent as stubs.
+#[must_use]
+pub fn messages_of(sent: view::Sent<'_>, elision: Option<Elision>) -> Vec<Message> {
     let events = sent.events;
     let mut summary = sent
         .compaction

@@ -16,6 +16,10 @@ pub const EXAMPLES: &[(&str, &str)] = &[
         "conversation forget-approvals",
         "jp conversation forget-approvals",
     ),
+    (
+        "conversation compact",
+        "jp conversation compact --keep 3 --model anthropic/claude-haiku-4-5",
+    ),
     ("conversation rm", "jp conversation rm 17"),
     ("config", "jp config get assistant.model.id"),
     ("config show", "jp config show"),

@@ -1,0 +1,244 @@
+//! Fitting the next request into the model's context window (issue 38):
+//! older turns summarised first when it nears the window
+//! (`conversation.compaction.auto`, at most once a query, so never in a
+//! loop), a request still too large refused with the ways out that fit,
+//! and a turn whose first request was refused taken back, so the next
+//! query does not send it again.
+
+use jp_conversation::view::turn_starts;
+use jp_conversation::{Compaction, EventKind, Rewind, RewindReason, StoreError};
+use jp_llm::ChatRequest;
+use jp_llm::request::{estimate_tokens, messages_of};
+use jp_term::printer::Style;
+use tokio_util::sync::CancellationToken;
+
+use super::session::Session;
+use super::window::{Ways, refuse_before_sending};
+use crate::compact::{self, Candidate, Model, part, sent_turns};
+use crate::usage::grouped;
+
+impl Session {
+    /// The request to send next, the older turns compacted first when it
+    /// nears the window; `Err` says why it is not sent: larger than the
+    /// window, and which ways out fit.
+    pub(super) async fn fitted_request(
+        &mut self,
+        cancel: &CancellationToken,
+    ) -> Result<Result<ChatRequest, String>, crate::error::Error> {
+        let mut request = self.request();
+        let (model, window) = self.window();
+        let Some(window) = window else {
+            return Ok(Ok(request));
+        };
+        let estimate = estimate_tokens(&request);
+        let settings = &self.config.conversation.compaction;
+        #[allow(clippy::cast_precision_loss)]
+        let near = estimate as f64 > settings.at * window as f64;
+        if settings.auto && near && !self.compacted {
+            let keep = settings.keep_turns as usize;
+            let turns = sent_turns(&self.conversation.events);
+            if let Some(candidate) = compact::candidate(&self.conversation.events, &turns, keep) {
+                // Once a query, whatever comes of it: never in a loop.
+                self.compacted = true;
+                self.printer.chrome_line(
+                    Style::Dim,
+                    &format!(
+                        "the conversation is about {} tokens, over {}% of the {}-token window of {model}: compacting {}",
+                        grouped(estimate),
+                        (settings.at * 100.0).round(),
+                        grouped(window),
+                        crate::rewind::turn_range(1..=candidate.turns)
+                    ),
+                );
+                if self.compact(candidate, &request, cancel).await? {
+                    request = self.request();
+                }
+            }
+        }
+        let estimate = estimate_tokens(&request);
+        if estimate <= window {
+            return Ok(Ok(request));
+        }
+        let ways = self.ways_out(request, window);
+        Ok(Err(refuse_before_sending(&model, estimate, window, &ways)))
+    }
+
+    /// Summarises the turns before `candidate` (the model's request being
+    /// `request`) and records the summary; whether it did. Why it did not
+    /// is said.
+    async fn compact(
+        &mut self,
+        candidate: Candidate,
+        request: &ChatRequest,
+        cancel: &CancellationToken,
+    ) -> Result<bool, crate::error::Error> {
+        let config = std::sync::Arc::clone(&self.config);
+        let settings = &config.conversation.compaction;
+        let other = match compact::chosen(&config, None) {
+            None => None,
+            Some(by) => {
+                let env = crate::ctx::process_env().into_iter().collect();
+                let root = self.loaded.workspace_root.clone().unwrap_or_default();
+                match compact::summariser(&config, by, &env, &root) {
+                    Ok(summariser) => Some(summariser),
+                    Err(why) => return Ok(self.not_compacted(&why)),
+                }
+            }
+        };
+        let (provider, by) = match &other {
+            Some(other) => (other.provider.as_ref(), other.model.clone()),
+            None => (
+                self.provider.as_ref(),
+                Model {
+                    provider: self.provider_name.clone(),
+                    name: self.model.clone(),
+                },
+            ),
+        };
+        // The model's own request, so its prompt cache serves the prefix.
+        let base = ChatRequest {
+            model: by.name.clone(),
+            messages: Vec::new(),
+            ..request.clone()
+        };
+        let summary_request = compact::summary_request(
+            base,
+            &self.conversation.events,
+            candidate.upto,
+            super::session::elision(&config),
+            settings.max_tokens,
+        );
+        if let Some(why) = compact::too_large_to_summarise(&summary_request, &by, &config) {
+            return Ok(self.not_compacted(&why));
+        }
+        self.printer.spin(&format!("summarising with {}", by.id()));
+        let written = compact::write(provider, summary_request, Some(cancel)).await;
+        self.printer.spin(&format!("waiting for {}", self.model));
+        let written = match written {
+            Ok(written) => written,
+            Err(why) => {
+                return Ok(self.not_compacted(&format!("{} wrote no summary: {why}", by.id())));
+            }
+        };
+        let compaction = Compaction {
+            upto: candidate.upto,
+            summary: written.text.trim().to_owned(),
+            model: by.id(),
+            edited: false,
+        };
+        let summarised = compact::summarised_tokens(&self.conversation.events, candidate.upto);
+        let line = compact::done_line(candidate, summarised, &compaction);
+        let events = compact::events(&config, &by, &written, compaction);
+        self.ledger
+            .append(&mut self.lock, &mut self.conversation, events)?;
+        self.printer.chrome_line(Style::Dim, &line);
+        Ok(true)
+    }
+
+    /// Says why the conversation was not compacted; `false`.
+    fn not_compacted(&self, why: &str) -> bool {
+        self.printer.chrome_line(
+            Style::Warn,
+            &format!("not compacted: {why}; nothing was recorded"),
+        );
+        false
+    }
+
+    /// Which ways out get `request` (too large for `window`) through, by
+    /// jp's estimate.
+    fn ways_out(&self, request: ChatRequest, window: u64) -> Ways {
+        let events = &self.conversation.events;
+        let settings = &self.config.conversation.compaction;
+        let elision = super::session::elision(&self.config);
+        let base = ChatRequest {
+            messages: Vec::new(),
+            ..request
+        };
+        let estimate = |sent| {
+            estimate_tokens(&ChatRequest {
+                messages: messages_of(sent, elision),
+                ..base.clone()
+            })
+        };
+        let current = turn_starts(events).last().copied().unwrap_or(0);
+        // The turns before this one that are sent whole.
+        let before: Vec<usize> = sent_turns(events)
+            .into_iter()
+            .filter(|&start| start < current)
+            .collect();
+        let mut ways = Ways {
+            summary_tokens: settings.max_tokens,
+            elision_off: elision.is_none(),
+            ..Ways::default()
+        };
+        let alone = estimate(part(events, |index| index >= current, false));
+        if alone > window {
+            ways.alone = Some(alone);
+            return ways;
+        }
+        ways.new = Some(alone);
+        // After the refusal this turn is taken back: compacting keeps the
+        // last turns before it, and the message is sent again after them.
+        let mut turns = before.clone();
+        turns.push(current);
+        let keep = settings.keep_turns as usize + 1;
+        if let Some(candidate) = compact::candidate(events, &turns, keep) {
+            let kept = estimate(part(events, |index| index >= candidate.upto, false))
+                + u64::from(settings.max_tokens);
+            ways.compact = (kept <= window).then_some((candidate.turns, kept));
+        }
+        if first_request(events, current) {
+            ways.rewind = (1..=before.len()).find_map(|n| {
+                let cut = before[before.len() - n];
+                let left = estimate(part(events, |index| index < cut || index >= current, true));
+                (left <= window).then_some((n, left))
+            });
+        }
+        ways
+    }
+
+    /// Takes back the turn whose first request was refused as too large
+    /// (nothing of the model's is in it yet), so the next query does not
+    /// send it again; the log keeps its message. Whether it did.
+    pub(super) fn take_back_refused(&mut self) -> Result<bool, StoreError> {
+        let events = &self.conversation.events;
+        let Some(current) = turn_starts(events).last().copied() else {
+            return Ok(false);
+        };
+        if !first_request(events, current) {
+            return Ok(false);
+        }
+        self.record(EventKind::Rewind(Rewind {
+            turns: vec![current],
+            reason: RewindReason::TooLarge,
+            restored: Vec::new(),
+            removed: Vec::new(),
+            left: Vec::new(),
+            complete: true,
+        }))?;
+        Ok(true)
+    }
+}
+
+/// Whether the turn starting at `start` holds nothing of the model's yet.
+fn first_request(events: &[jp_conversation::ConversationEvent], start: usize) -> bool {
+    !events[start..].iter().any(|event| {
+        matches!(
+            event.kind,
+            EventKind::AssistantMessage { .. }
+                | EventKind::AssistantReasoning { .. }
+                | EventKind::ToolCallRequest(_)
+        )
+    })
+}
+
+/// Whether the last turn of `events` was taken back because its first
+/// request was too large.
+#[must_use]
+pub fn taken_back(events: &[jp_conversation::ConversationEvent]) -> bool {
+    let last = turn_starts(events).last().copied();
+    events.last().is_some_and(|event| {
+        matches!(&event.kind, EventKind::Rewind(rewind)
+            if rewind.reason == RewindReason::TooLarge && Some(rewind.turns.as_slice()) == last.as_ref().map(std::slice::from_ref))
+    })
+}
