@@ -343,13 +343,17 @@ impl Compact {
         let keep = self.keep.unwrap_or(settings.keep_turns) as usize;
         let turns = sent_turns(&conversation.events);
         let Some(candidate) = candidate(&conversation.events, &turns, keep) else {
+            let kept = if keep == 1 {
+                "the last turn is kept whole".to_owned()
+            } else {
+                format!("the last {keep} turns are kept whole")
+            };
             outln!(
-                "nothing to compact in conversation {id}: {} sent whole, and the last {keep} {} kept whole (`--keep`)",
+                "nothing to compact in conversation {id}: {} sent whole, and {kept} (`--keep`)",
                 match turns.len() {
                     1 => "1 turn is".to_owned(),
                     n => format!("{n} turns are"),
-                },
-                if keep == 1 { "is" } else { "are" }
+                }
             );
             return Ok(ExitCode::SUCCESS);
         };

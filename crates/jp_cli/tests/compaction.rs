@@ -132,5 +132,225 @@ fn compact_sends_a_summary_in_place_of_the_older_turns_and_keeps_them() {
     // Its usage is counted with the conversation's.
     assert_eq!(of_type(&conversation, "usage").len(), 4);
     let show = ws.jp(&["conversation", "show"]);
-    assert_eq!(hide_ids(&show.stdout), "");
+    assert_eq!(
+        hide_ids(&show.stdout),
+        "conversation <id> · first ALPHA\n\
+         \n── turn 1 · 2026-11-30 12:00 · summarised ──\n\
+         you: first ALPHA\n\
+         assistant: Answer one.\n\
+         \n── turn 2 · 2026-11-30 12:00 ──\n\
+         you: second BETA\n\
+         assistant: Answer two.\n\
+         ── summary of turn 1 by anthropic/claude-haiku-4-5: sent from here on in their place ──\n  \
+         Summary: the user asked ALPHA; src/lib.rs is open.\n\
+         \n── turn 3 · 2026-11-30 12:00 ──\n\
+         you: third GAMMA\n\
+         assistant: Answer three.\n\
+         \ntotal: 3 turns · 4 responses · 40 in · 168 out · $0.0009\n"
+    );
+}
+
+/// A workspace whose model reads 10,000 tokens (jp's system prompt and
+/// default tools are about a tenth of it).
+fn small_window() -> common::Workspace {
+    let ws = initialized();
+    add_config(
+        &ws,
+        "[providers.llm.anthropic.models.claude-haiku-4-5]\ncontext_window = 10000\n",
+    );
+    ws
+}
+
+/// `text` with jp's estimates and shares of the window as `N`: they
+/// count jp's system prompt and tools.
+fn numbers(text: &str) -> String {
+    let estimate = regex::Regex::new(r"(about|over) \d[\d,]*").unwrap();
+    let share = regex::Regex::new(r"\d+%").unwrap();
+    let text = estimate.replace_all(text, "$1 N");
+    share.replace_all(&hide_ids(&text), "N%").into_owned()
+}
+
+/// A message of about `tokens` tokens by jp's estimate, starting `word`.
+fn message(word: &str, tokens: usize) -> String {
+    format!("{word} {}", "w ".repeat(tokens * 2))
+}
+
+#[test]
+fn a_query_near_the_window_compacts_first_and_sends_the_summary() {
+    let ws = small_window();
+    let server = TestServer::start(vec![
+        text_reply("One."),
+        text_reply("Two."),
+        text_reply("Turn 1 asked about ALPHA."),
+        text_reply("Three."),
+    ]);
+    assert_eq!(
+        query(&ws, &server, MODEL, &[], &message("ALPHA", 2500)).code,
+        0
+    );
+    assert_eq!(
+        query(&ws, &server, MODEL, &[], &message("BETA", 2500)).code,
+        0
+    );
+    let run = query(&ws, &server, MODEL, &[], &message("GAMMA", 3000));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        numbers(&run.stderr),
+        "── jp (anthropic/claude-haiku-4-5) ──\n\
+         the conversation is about N tokens, over N% of the 10,000-token window of anthropic/claude-haiku-4-5: compacting turn 1\n\
+         compacted turn 1 (about N tokens) into a 7-token summary by anthropic/claude-haiku-4-5\n\
+         tokens: 2 responses · 20 in · 84 out · $0.0004 · context N% of 10k\n"
+    );
+    assert_eq!(run.stdout, "Three.\n");
+    let sent = server.wait_for(4, Duration::from_secs(5));
+    assert_eq!(sent.len(), 4);
+    assert_eq!(texts(&sent[2].json()).last().unwrap(), INSTRUCTION);
+    let third = texts(&sent[3].json());
+    assert_eq!(third.len(), 3, "the summary with turn 2, and turn 3");
+    assert!(
+        third[0].starts_with(
+            "[jp's summary of the earlier part of this conversation, sent in place of it:]\nTurn 1 asked about ALPHA.\n[end of summary]\n\nBETA "
+        ),
+        "{}",
+        &third[0][..200]
+    );
+    assert!(!third.iter().any(|text| text.contains("ALPHA w")));
+    assert_eq!(of_type(&stored(&ws), "compaction").len(), 1);
+}
+
+#[test]
+fn a_summary_too_large_itself_is_made_once_and_the_request_refused() {
+    let ws = small_window();
+    let huge = "s".repeat(40_000);
+    let server = TestServer::start(vec![
+        text_reply("One."),
+        text_reply("Two."),
+        text_reply(&huge),
+        text_reply("never"),
+    ]);
+    assert_eq!(
+        query(&ws, &server, MODEL, &[], &message("ALPHA", 2500)).code,
+        0
+    );
+    assert_eq!(
+        query(&ws, &server, MODEL, &[], &message("BETA", 2500)).code,
+        0
+    );
+    let run = query(&ws, &server, MODEL, &[], &message("GAMMA", 3000));
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        numbers(&run.stderr),
+        "── jp (anthropic/claude-haiku-4-5) ──\n\
+         the conversation is about N tokens, over N% of the 10,000-token window of anthropic/claude-haiku-4-5: compacting turn 1\n\
+         compacted turn 1 (about N tokens) into a 10,000-token summary by anthropic/claude-haiku-4-5\n\
+         tokens: 10 in · 42 out · $0.0002 · context N% of 10k\n\
+         error: the conversation is too large for anthropic/claude-haiku-4-5: about N tokens by jp's estimate, and the model reads at most 10,000 tokens. Ways out: a new conversation (`jp query --new`) about N; or switch to a model with a larger window (`--model`), or send old tool results as stubs (`conversation.elide_tool_results.enable = true`)\n\
+         your message was not sent, and is not sent again; the conversation keeps it (`jp conversation show`, conversation <id>)\n"
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    // Turns 1 and 2, and the one summary request: nothing after it.
+    assert_eq!(server.requests().len(), 3);
+    let conversation = stored(&ws);
+    assert_eq!(of_type(&conversation, "compaction").len(), 1);
+    let rewinds = of_type(&conversation, "rewind");
+    assert_eq!(rewinds.len(), 1);
+    assert_eq!(rewinds[0]["reason"], "too_large");
+}
+
+/// A workspace whose model and summariser are scripts (no network).
+fn scripted() -> common::Workspace {
+    let ws = initialized();
+    ws.write(
+        "project/main.toml",
+        "[[responses]]\nparts = [{ text = \"Done.\" }]\n",
+    );
+    ws.write(
+        "project/summary.toml",
+        "[[responses]]\nparts = [{ text = \"The user said hello twice.\" }]\n",
+    );
+    add_config(
+        &ws,
+        "[conversation.compaction]\nmodel = \"scripted/summary.toml\"\n",
+    );
+    for message in ["hello", "hello again"] {
+        let run = ws.jp_with_env(&["query", message], MAIN);
+        assert_eq!(run.code, 0, "{run:?}");
+    }
+    ws
+}
+
+const MAIN: &[(&str, &str)] = &[("JP_CFG_ASSISTANT__MODEL__ID", "scripted/main.toml")];
+
+#[test]
+fn a_configured_summariser_compacts_offline() {
+    let ws = scripted();
+    let run = ws.jp_with_env(&["conversation", "compact", "--keep", "1"], MAIN);
+    assert_eq!(
+        hide_ids(&run.stdout),
+        "compacted turn 1 (about 3 tokens) into a 7-token summary by scripted/summary.toml\n",
+        "{run:?}"
+    );
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    let compactions = of_type(&stored(&ws), "compaction");
+    assert_eq!(compactions.len(), 1);
+    assert_eq!(compactions[0]["summary"], "The user said hello twice.");
+    assert_eq!(compactions[0]["model"], "scripted/summary.toml");
+    // Nothing older is left to summarise.
+    let again = ws.jp_with_env(&["conversation", "compact", "--keep", "1"], MAIN);
+    assert_eq!(
+        hide_ids(&again.stdout),
+        "nothing to compact in conversation <id>: 1 turn is sent whole, and the last turn is kept whole (`--keep`)\n"
+    );
+    assert_eq!(again.code, 0);
+    // With the default of two turns kept, there was nothing to begin with.
+    let ws = scripted();
+    let run = ws.jp_with_env(&["conversation", "compact"], MAIN);
+    assert_eq!(
+        hide_ids(&run.stdout),
+        "nothing to compact in conversation <id>: 2 turns are sent whole, and the last 2 turns are kept whole (`--keep`)\n"
+    );
+    assert!(of_type(&stored(&ws), "compaction").is_empty());
+}
+
+/// An editor that writes `text` into the file it is given.
+fn editor(ws: &common::Workspace, text: &str) -> String {
+    let path = ws.root().join("editor.sh");
+    std::fs::write(&path, format!("#!/bin/sh\nprintf '{text}' > \"$1\"\n")).unwrap();
+    let mut permissions = std::fs::metadata(&path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&path, permissions).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn the_summary_can_be_edited_before_it_is_recorded() {
+    let ws = scripted();
+    let edit = editor(&ws, "Edited by hand.\\n");
+    let env = [MAIN[0], ("EDITOR", edit.as_str())];
+    let run = ws.jp_with_env(&["conversation", "compact", "--keep", "1", "--edit"], &env);
+    assert_eq!(
+        (run.code, hide_ids(&run.stdout), run.stderr.as_str()),
+        (
+            0,
+            "compacted turn 1 (about 3 tokens) into a 4-token summary by scripted/summary.toml, edited\n".to_owned(),
+            ""
+        )
+    );
+    let compactions = of_type(&stored(&ws), "compaction");
+    assert_eq!(compactions[0]["summary"], "Edited by hand.");
+    assert_eq!(compactions[0]["edited"], true);
+    // An empty summary records none.
+    let ws = scripted();
+    let edit = editor(&ws, "");
+    let env = [MAIN[0], ("EDITOR", edit.as_str())];
+    let run = ws.jp_with_env(&["conversation", "compact", "--keep", "1", "--edit"], &env);
+    assert_eq!(
+        (run.code, run.stdout.as_str(), run.stderr.as_str()),
+        (
+            2,
+            "",
+            "cancelled: the summary is empty, so no compaction was recorded\n"
+        )
+    );
+    assert!(of_type(&stored(&ws), "compaction").is_empty());
 }
