@@ -354,3 +354,54 @@ fn the_summary_can_be_edited_before_it_is_recorded() {
     );
     assert!(of_type(&stored(&ws), "compaction").is_empty());
 }
+
+#[test]
+fn a_refusal_names_the_ways_out_that_fit_and_compacting_is_one() {
+    let ws = small_window();
+    add_config(
+        &ws,
+        "[conversation.compaction]\nauto = false\nmax_tokens = 1000\n",
+    );
+    let server = TestServer::start(vec![
+        text_reply("One."),
+        text_reply("Two."),
+        text_reply("Three."),
+        text_reply("Turns 1: ALPHA."),
+        text_reply("Four."),
+    ]);
+    for word in ["ALPHA", "BETA", "GAMMA"] {
+        assert_eq!(
+            query(&ws, &server, MODEL, &[], &message(word, 2500)).code,
+            0
+        );
+    }
+    let last = message("DELTA", 1500);
+    let run = query(&ws, &server, MODEL, &[], &last);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        numbers(&run.stderr),
+        "── jp (anthropic/claude-haiku-4-5) ──\n\
+         error: the conversation is too large for anthropic/claude-haiku-4-5: about N tokens by jp's estimate, and the model reads at most 10,000 tokens. Ways out: `jp conversation compact` (which summarises turn 1 in at most 1,000 tokens) would make it about N; `jp conversation rewind 1` (which takes back the last turn and puts back the files it changed) about N; a new conversation (`jp query --new`) about N; or switch to a model with a larger window (`--model`), or send old tool results as stubs (`conversation.elide_tool_results.enable = true`)\n\
+         your message was not sent, and is not sent again; the conversation keeps it (`jp conversation show`, conversation <id>)\n"
+    );
+    // Compacting keeps the two turns before the refused one.
+    let run = compact(&ws, &server, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.starts_with("compacted turn 1 (about "),
+        "{}",
+        run.stdout
+    );
+    // The message sent again now fits.
+    let run = query(&ws, &server, MODEL, &[], &last);
+    assert_eq!(run.code, 0, "{run:?}");
+    let sent = server.wait_for(5, Duration::from_secs(5));
+    let texts = texts(&sent[4].json());
+    assert_eq!(
+        texts.len(),
+        5,
+        "the summary with turn 2, turn 3, and the message"
+    );
+    assert!(texts[0].contains("Turns 1: ALPHA.\n[end of summary]\n\nBETA "));
+    assert!(texts[4].starts_with("DELTA "));
+}

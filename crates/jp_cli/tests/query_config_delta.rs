@@ -451,7 +451,7 @@ fn the_shipped_change_model_tool_answers_a_rejection_without_a_change() {
          ⚠ tool change_model proposed a config change that needs your confirmation, and no terminal is available; not applied, the tool runs again (apply = \"unattended\" on the grant applies such changes without asking)\n  \
          change_model success: The model was not switched to opus: the switch needs confirmation from the user, and no one could be asked. Carry on with the current model.\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
-         tokens: 2 responses · 20 in · 84 out · $0.0004\n"
+         tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n"
     );
     let conversation = stored(&ws);
     assert_eq!(
@@ -596,7 +596,7 @@ fn removing_sensitive_config_needs_insecure_allow_and_the_policies_stay_in_force
              ⚠ tool tidy had its config change rejected 4 times; the call ends here\n  \
              tidy error: Tool `tidy` proposed a config change jp could not apply 4 times, so the call ends here without its result. Last reason: unauthorized_paths: the tool's access.config grants do not cover conversation.p…\n\
              ── jp (anthropic/claude-haiku-4-5) ──\n\
-             tokens: 2 responses · 20 in · 84 out · $0.0004\n"
+             tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n"
         )
     );
     let conversation = stored(&ws);
@@ -703,7 +703,7 @@ fn a_change_the_config_would_not_load_with_is_rejected_and_the_tool_told_why() {
              ⚠ tool tidy had its config change rejected 4 times; the call ends here\n  \
              tidy error: Tool `tidy` proposed a config change jp could not apply 4 times, so the call ends here without its result. Last reason: invalid_config: with this change the config would not load: conversation.tools.…\n\
              ── jp (anthropic/claude-haiku-4-5) ──\n\
-             tokens: 2 responses · 20 in · 84 out · $0.0004\n"
+             tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n"
         )
     );
     let got = tool_requests(&ws);
@@ -804,7 +804,7 @@ fn changes_that_load_alone_but_not_together_are_not_applied_and_the_tools_told_w
              ⚠ the config changes of this response were not applied: together they leave a \
              config that does not load: {why}\n\
              ── jp (anthropic/claude-haiku-4-5) ──\n\
-             tokens: 2 responses · 20 in · 84 out · $0.0004\n"
+             tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n"
         )),
         "{}",
         run.stderr
