@@ -295,6 +295,65 @@ pub struct Compact {
     edit: bool,
 }
 
+/// A conversation opened (and locked) to compact, with the config its
+/// next query would have.
+struct Opened {
+    id: String,
+    config: AppConfig,
+    conversation: jp_conversation::Conversation,
+    lock: jp_conversation::ConversationLock,
+}
+
+/// Opens conversation `id` (the active one by default) of `store`, and
+/// loads its config (the files, its config changes, the flags). `Err` is
+/// the exit code of what failed, already said.
+fn open(
+    ctx: &Ctx,
+    root: &Path,
+    store: &Store,
+    ledger: &Ledger,
+    id: Option<String>,
+) -> Result<Result<Opened, ExitCode>, crate::error::Error> {
+    let Some(id) = id.or_else(|| crate::conversation::active_id(store, ledger)) else {
+        errln!("error: {}", StoreError::NoActive);
+        return Ok(Err(exit::USAGE.into()));
+    };
+    let base = match ctx.load() {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            print_load_error(&error);
+            return Ok(Err(exit::INVALID_CONFIG.into()));
+        }
+    };
+    let (conversation, lock) = match store.open(&id) {
+        Ok(open) => open,
+        Err(error @ (StoreError::NotFound(_) | StoreError::BadId(_))) => {
+            errln!("error: {error}");
+            return Ok(Err(exit::USAGE.into()));
+        }
+        Err(error) => return Err(error.into()),
+    };
+    crate::conversation::warn_torn(&conversation);
+    // The conversation's config changes apply, as for its next query.
+    let authorized = crate::conversation::conversation_deltas(&conversation, &base.config);
+    crate::recorded::warn(
+        &crate::recorded::log_name(root, &conversation.id, &ctx.cwd),
+        &authorized.refused,
+    );
+    match ctx.load_with(authorized.layers) {
+        Ok(loaded) => Ok(Ok(Opened {
+            id,
+            config: loaded.config,
+            conversation,
+            lock,
+        })),
+        Err(error) => {
+            print_load_error(&error);
+            Ok(Err(exit::INVALID_CONFIG.into()))
+        }
+    }
+}
+
 impl Compact {
     /// Compacts conversation `id` (the active one by default) of the
     /// workspace at `root`.
@@ -306,41 +365,18 @@ impl Compact {
     ) -> Result<ExitCode, crate::error::Error> {
         let store = Store::new(root);
         let ledger = Ledger::new(root);
-        let Some(id) = id.or_else(|| crate::conversation::active_id(&store, &ledger)) else {
-            errln!("error: {}", StoreError::NoActive);
-            return Ok(exit::USAGE.into());
+        let Opened {
+            id,
+            config,
+            mut conversation,
+            mut lock,
+        } = match open(ctx, root, &store, &ledger, id)? {
+            Ok(opened) => opened,
+            Err(code) => return Ok(code),
         };
-        let base = match ctx.load() {
-            Ok(loaded) => loaded,
-            Err(error) => {
-                print_load_error(&error);
-                return Ok(exit::INVALID_CONFIG.into());
-            }
-        };
-        let (mut conversation, mut lock) = match store.open(&id) {
-            Ok(open) => open,
-            Err(error @ (StoreError::NotFound(_) | StoreError::BadId(_))) => {
-                errln!("error: {error}");
-                return Ok(exit::USAGE.into());
-            }
-            Err(error) => return Err(error.into()),
-        };
-        crate::conversation::warn_torn(&conversation);
-        // The conversation's config changes apply, as for its next query.
-        let authorized = crate::conversation::conversation_deltas(&conversation, &base.config);
-        crate::recorded::warn(
-            &crate::recorded::log_name(root, &conversation.id, &ctx.cwd),
-            &authorized.refused,
-        );
-        let config = match ctx.load_with(authorized.layers) {
-            Ok(loaded) => loaded.config,
-            Err(error) => {
-                print_load_error(&error);
-                return Ok(exit::INVALID_CONFIG.into());
-            }
-        };
-        let settings = &config.conversation.compaction;
-        let keep = self.keep.unwrap_or(settings.keep_turns) as usize;
+        let keep = self
+            .keep
+            .unwrap_or(config.conversation.compaction.keep_turns) as usize;
         let turns = sent_turns(&conversation.events);
         let Some(candidate) = candidate(&conversation.events, &turns, keep) else {
             let kept = if keep == 1 {
@@ -357,96 +393,111 @@ impl Compact {
             );
             return Ok(ExitCode::SUCCESS);
         };
+        let (model, written) =
+            match self.summarise(ctx, root, &config, &conversation.events, candidate)? {
+                Ok(summary) => summary,
+                Err(code) => return Ok(code),
+            };
+        let mut compaction = Compaction {
+            upto: candidate.upto,
+            summary: written.text.trim().to_owned(),
+            model: model.id(),
+            edited: false,
+        };
+        if self.edit {
+            let failed = match edit(&compaction.summary, candidate.turns) {
+                Edited::Summary(summary) => {
+                    compaction.edited = summary != compaction.summary;
+                    compaction.summary = summary;
+                    None
+                }
+                Edited::Empty => Some((
+                    "cancelled: the summary is empty, so no compaction was recorded".to_owned(),
+                    ExitCode::from(exit::USAGE),
+                )),
+                Edited::Failed(why) => Some((
+                    format!("error: {why}; no compaction was recorded"),
+                    ExitCode::FAILURE,
+                )),
+            };
+            if let Some((said, code)) = failed {
+                keep_usage(
+                    &ledger,
+                    &mut lock,
+                    &mut conversation,
+                    &config,
+                    &model,
+                    &written,
+                )?;
+                errln!("{said}");
+                return Ok(code);
+            }
+        }
+        let summarised = summarised_tokens(&conversation.events, candidate.upto);
+        let line = done_line(candidate, summarised, &compaction);
+        let recorded = events(&config, &model, &written, compaction);
+        ledger.append(&mut lock, &mut conversation, recorded)?;
+        outln!("{line}");
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// Has the chosen model summarise what is sent of `events` before
+    /// `candidate`. `Err` is the exit code of what failed, already said.
+    fn summarise(
+        &self,
+        ctx: &Ctx,
+        root: &Path,
+        config: &AppConfig,
+        events: &[ConversationEvent],
+        candidate: Candidate,
+    ) -> Result<Result<(Model, Written), ExitCode>, crate::error::Error> {
         let env: HashMap<String, String> = ctx.env.iter().cloned().collect();
-        let by = chosen(&config, self.model.as_deref())
+        let by = chosen(config, self.model.as_deref())
             .unwrap_or(("assistant.model.id", config.assistant.model.id.as_str()));
-        let summariser = match summariser(&config, by, &env, root) {
+        let summariser = match summariser(config, by, &env, root) {
             Ok(summariser) => summariser,
             Err(why) => {
                 errln!("error: {why}");
-                return Ok(ExitCode::FAILURE);
+                return Ok(Err(ExitCode::FAILURE));
             }
         };
         let system = crate::query::system::system_prompt(
             &config.assistant,
             &crate::query::system::Facts::here(root),
         )?;
+        let max_tokens = config.conversation.compaction.max_tokens;
         let request = summary_request(
             ChatRequest {
                 model: summariser.model.name.clone(),
                 system,
                 messages: Vec::new(),
-                tools: jp_llm::request::tool_definitions(&config),
-                max_tokens: settings.max_tokens,
+                tools: jp_llm::request::tool_definitions(config),
+                max_tokens,
                 temperature: None,
                 top_p: None,
             },
-            &conversation.events,
+            events,
             candidate.upto,
-            crate::query::session::elision(&config),
-            settings.max_tokens,
+            crate::query::session::elision(config),
+            max_tokens,
         );
-        if let Some(refusal) = too_large_to_summarise(&request, &summariser.model, &config) {
+        if let Some(refusal) = too_large_to_summarise(&request, &summariser.model, config) {
             errln!("error: {refusal}; nothing was recorded");
-            return Ok(ExitCode::FAILURE);
+            return Ok(Err(ExitCode::FAILURE));
         }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let written = match runtime.block_on(write(summariser.provider.as_ref(), request, None)) {
-            Ok(written) => written,
+        match runtime.block_on(write(summariser.provider.as_ref(), request, None)) {
+            Ok(written) => Ok(Ok((summariser.model, written))),
             Err(why) => {
                 errln!(
                     "error: {} wrote no summary: {why}; nothing was recorded",
                     summariser.model.id()
                 );
-                return Ok(ExitCode::FAILURE);
-            }
-        };
-        let mut compaction = Compaction {
-            upto: candidate.upto,
-            summary: written.text.trim().to_owned(),
-            model: summariser.model.id(),
-            edited: false,
-        };
-        if self.edit {
-            match edit(&compaction.summary, candidate.turns) {
-                Edited::Summary(summary) => {
-                    compaction.edited = summary != compaction.summary;
-                    compaction.summary = summary;
-                }
-                Edited::Empty => {
-                    keep_usage(
-                        &ledger,
-                        &mut lock,
-                        &mut conversation,
-                        &config,
-                        &summariser.model,
-                        &written,
-                    )?;
-                    errln!("cancelled: the summary is empty, so no compaction was recorded");
-                    return Ok(exit::USAGE.into());
-                }
-                Edited::Failed(why) => {
-                    keep_usage(
-                        &ledger,
-                        &mut lock,
-                        &mut conversation,
-                        &config,
-                        &summariser.model,
-                        &written,
-                    )?;
-                    errln!("error: {why}; no compaction was recorded");
-                    return Ok(ExitCode::FAILURE);
-                }
+                Ok(Err(ExitCode::FAILURE))
             }
         }
-        let summarised = summarised_tokens(&conversation.events, candidate.upto);
-        let line = done_line(candidate, summarised, &compaction);
-        let recorded = events(&config, &summariser.model, &written, compaction);
-        ledger.append(&mut lock, &mut conversation, recorded)?;
-        outln!("{line}");
-        Ok(ExitCode::SUCCESS)
     }
 }
 

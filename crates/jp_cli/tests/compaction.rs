@@ -11,7 +11,7 @@ mod common;
 use std::time::Duration;
 
 use common::providers::text_reply;
-use common::query::{ENV, event_types, hide_ids, initialized, query, stored};
+use common::query::{ENV, hide_ids, initialized, query, stored};
 use jp_test_server::TestServer;
 use serde_json::{Value, json};
 
@@ -404,4 +404,26 @@ fn a_refusal_names_the_ways_out_that_fit_and_compacting_is_one() {
     );
     assert!(texts[0].contains("Turns 1: ALPHA.\n[end of summary]\n\nBETA "));
     assert!(texts[4].starts_with("DELTA "));
+}
+
+#[test]
+fn compaction_settings_out_of_range_are_config_errors() {
+    let ws = initialized();
+    let line = ws.read("project/.jp/config.toml").lines().count() + 3;
+    add_config(
+        &ws,
+        "[conversation.compaction]\nat = 1.5\nkeep_turns = 0\nmodel = \"nowhere\"\n",
+    );
+    let run = ws.jp(&["config", "validate"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        format!(
+            "error: .jp/config.toml:{}: conversation.compaction.model: `nowhere` is neither `provider/name` nor an alias (aliases: haiku, sonnet, opus)\n\
+             error: .jp/config.toml:{line}: conversation.compaction.at: must be more than 0 and at most 1 (a share of the model's context window), found 1.5\n\
+             error: .jp/config.toml:{}: conversation.compaction.keep_turns: must be at least 1 (the current turn is always sent whole)\n",
+            line + 2,
+            line + 1
+        )
+    );
 }

@@ -2,6 +2,7 @@
 //! ranges, the `'*'` tool entry, tool definitions, and every tool's
 //! policies (RFD D25, architecture decisions 2-4).
 
+mod conversation;
 mod mcp_servers;
 mod parameters;
 mod policies;
@@ -125,52 +126,15 @@ pub fn validate_with(config: &AppConfig, schemas: McpSchemas) -> Vec<Problem> {
     check_tools(config, schemas, &mut problems);
     check_stateful(config, schemas, &mut problems);
     check_sandboxes(config, &mut problems);
-    if config.conversation.elide_tool_results.keep_turns == 0 {
-        problems.push(Problem::error(
-            key("conversation.elide_tool_results.keep_turns"),
-            "must be at least 1 (the current turn's results are always sent whole)",
-        ));
-    }
-    check_compaction(config, &mut problems);
+    problems.extend(
+        conversation::check(&config.conversation)
+            .into_iter()
+            .map(|(path, message)| Problem::error(path, message)),
+    );
     // A default rule is checked once per tool; say each thing once.
     let mut seen = HashSet::new();
     problems.retain(|p| seen.insert(p.diagnostic.clone()));
     problems
-}
-
-/// `conversation.compaction`: a share of the window, at least one turn
-/// kept, a summary of some length, and a model id that names a model.
-fn check_compaction(config: &AppConfig, problems: &mut Vec<Problem>) {
-    let compaction = &config.conversation.compaction;
-    if !(compaction.at > 0.0 && compaction.at <= 1.0) {
-        problems.push(Problem::error(
-            key("conversation.compaction.at"),
-            format!(
-                "must be more than 0 and at most 1 (a share of the model's context window), found {}",
-                compaction.at
-            ),
-        ));
-    }
-    if compaction.keep_turns == 0 {
-        problems.push(Problem::error(
-            key("conversation.compaction.keep_turns"),
-            "must be at least 1 (the current turn is always sent whole)",
-        ));
-    }
-    if compaction.max_tokens == 0 {
-        problems.push(Problem::error(
-            key("conversation.compaction.max_tokens"),
-            "must be at least 1",
-        ));
-    }
-    if !compaction.model.is_empty()
-        && let Err(error) = resolve_model_id(config, &compaction.model)
-    {
-        problems.push(Problem::error(
-            key("conversation.compaction.model"),
-            error.to_string(),
-        ));
-    }
 }
 
 /// What only the config as written can get wrong, not the config a query
@@ -308,6 +272,15 @@ fn check_sandboxes(config: &AppConfig, problems: &mut Vec<Problem>) {
 fn check_model(config: &AppConfig, problems: &mut Vec<Problem>) {
     if let Err(error) = resolve_model_id(config, &config.assistant.model.id) {
         problems.push(Problem::error(key("assistant.model.id"), error.to_string()));
+    }
+    let summariser = &config.conversation.compaction.model;
+    if !summariser.is_empty()
+        && let Err(error) = resolve_model_id(config, summariser)
+    {
+        problems.push(Problem::error(
+            key("conversation.compaction.model"),
+            error.to_string(),
+        ));
     }
     for (alias, target) in &config.providers.llm.aliases {
         let path = key("providers.llm.aliases").join(alias.clone());

@@ -144,7 +144,7 @@ impl<'t> Response<'t> {
         // A request larger than the model reads (once compacted, if it
         // can be) is not sent: the turn ends as if the provider had
         // refused it, in the words it would get.
-        let mut stream = match session.fitted_request(&cancel).await? {
+        let mut stream = match super::fit::fitted_request(session, &cancel).await? {
             Err(refusal) => {
                 let refused: jp_llm::EventStream = Box::pin(futures_util::stream::iter([Err(
                     jp_llm::ProviderError::TooLarge(refusal),
@@ -194,7 +194,7 @@ impl<'t> Response<'t> {
                         // A first request refused as too large is not
                         // sent again by the next query.
                         if matches!(error, jp_llm::ProviderError::TooLarge(_)) {
-                            session.take_back_refused()?;
+                            super::fit::take_back_refused(session)?;
                         }
                         Input::StreamFailed(error)
                     }
