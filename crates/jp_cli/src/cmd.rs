@@ -123,7 +123,7 @@ impl Cli {
         match self.command {
             Command::Init(init) => init.run(&ctx()?),
             Command::Query(query) => query.run(ctx()?),
-            Command::Conversation(c) => c.run(&ctx()?.cwd),
+            Command::Conversation(c) => c.run(&ctx()?),
             Command::Tool(tool) => Ok(tool.run()),
             Command::Debug(debug) => debug.run(),
             Command::Config(config) => config.run(&ctx()?),

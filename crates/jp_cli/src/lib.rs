@@ -8,13 +8,16 @@
 //!   runs and records;
 //! - what the engine and several commands share: the context a command
 //!   runs in (`ctx`), the conversation's config changes (`recorded`,
-//!   `conversation`), the stateful policies (`stateful`); prompts and the
+//!   `conversation`), the stateful policies (`stateful`), compaction
+//!   (`compact`: `jp conversation compact`, and `jp query` before a
+//!   request near the window); prompts and the
 //!   printer are `jp_term`'s, the markdown renderer `jp_md`'s.
 //!
 //! docs/architecture.md follows one tool call through these files.
 
 mod blobs;
 mod cmd;
+mod compact;
 mod conversation;
 mod ctx;
 mod error;

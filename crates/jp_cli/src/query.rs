@@ -44,6 +44,7 @@ pub mod compose;
 pub mod decision;
 pub mod diff;
 pub mod drive;
+pub mod fit;
 pub mod input;
 pub mod pieces;
 pub mod render;
@@ -193,16 +194,23 @@ impl Query {
             lock,
             ledger,
             system,
+            compacted: false,
         };
         session.start_turn(message, record)?;
         let end = drive(&runtime, &mut session, &ctx, &env, &root, prompter, live)?;
         printer.stop_spinner();
         printer.finish_content();
         let turn = crate::usage::last_turn(&session.conversation.events);
-        if let Some(line) = crate::usage::turn_line(turn) {
+        if let Some(mut line) = crate::usage::turn_line(turn) {
+            // How much of the window the next request takes.
+            if let (_, Some(window)) = session.window() {
+                let next = jp_llm::request::estimate_tokens(&session.request());
+                line.push_str(&format!(" · {}", crate::usage::context(next, window)));
+            }
             printer.chrome_line(Style::Dim, &line);
         }
-        Ok(ending(&printer, end, &session.conversation.id))
+        let taken_back = fit::taken_back(&session.conversation.events);
+        Ok(ending(&printer, end, &session.conversation.id, taken_back))
     }
 }
 
@@ -575,7 +583,9 @@ fn drive(
 }
 
 /// Says how the turn ended, after what it printed; the exit code for it.
-fn ending(printer: &Printer, end: TurnEnd, conversation: &str) -> ExitCode {
+/// `taken_back`: the turn's first request was refused as too large, and
+/// the turn taken back.
+fn ending(printer: &Printer, end: TurnEnd, conversation: &str, taken_back: bool) -> ExitCode {
     printer.stop_spinner();
     printer.finish_content();
     match end {
@@ -600,6 +610,16 @@ fn ending(printer: &Printer, end: TurnEnd, conversation: &str) -> ExitCode {
                 "stopped; the conversation keeps what arrived, and `jp query` continues it",
             );
             ExitCode::SUCCESS
+        }
+        TurnEnd::Failed(message) if taken_back => {
+            printer.chrome_line(Style::Bad, &format!("error: {message}"));
+            printer.chrome_line(
+                Style::Dim,
+                &format!(
+                    "your message was not sent, and is not sent again; the conversation keeps it (`jp conversation show`, conversation {conversation})"
+                ),
+            );
+            ExitCode::FAILURE
         }
         TurnEnd::Failed(message) => {
             printer.chrome_line(Style::Bad, &format!("error: {message}"));

@@ -43,6 +43,40 @@ pub fn turn_line(turn: &[ConversationEvent]) -> Option<String> {
     Some(line)
 }
 
+/// `context 61% of 200k`: how much of a `window`-token context window a
+/// request of about `estimate` tokens takes.
+#[must_use]
+pub fn context(estimate: u64, window: u64) -> String {
+    // Rounded to the nearest percent.
+    let share = estimate
+        .saturating_mul(100)
+        .saturating_add(window / 2)
+        .checked_div(window)
+        .unwrap_or(0);
+    format!("context {share}% of {}", short(window))
+}
+
+/// `200k`, `1.5k`, `1M`, `950`: a token count in a few characters.
+fn short(tokens: u64) -> String {
+    let scaled = |unit: u64, suffix: &str| {
+        #[allow(clippy::cast_precision_loss)]
+        let value = tokens as f64 / unit as f64;
+        let text = if value < 10.0 {
+            format!("{value:.1}")
+        } else {
+            format!("{value:.0}")
+        };
+        format!("{}{suffix}", text.strip_suffix(".0").unwrap_or(&text))
+    };
+    if tokens >= 1_000_000 {
+        scaled(1_000_000, "M")
+    } else if tokens >= 1_000 {
+        scaled(1_000, "k")
+    } else {
+        tokens.to_string()
+    }
+}
+
 /// The events of the last turn of `events` (from its `TurnStart`).
 #[must_use]
 pub fn last_turn(events: &[ConversationEvent]) -> &[ConversationEvent] {

@@ -135,3 +135,15 @@ fn a_stop_before_any_argument_says_none_were_generated() {
         )
     );
 }
+
+#[test]
+fn the_context_share_is_rounded_and_the_window_short() {
+    assert_eq!(context(122_000, 200_000), "context 61% of 200k");
+    assert_eq!(context(1_234, 3_000), "context 41% of 3k");
+    assert_eq!(context(0, 128_000), "context 0% of 128k");
+    assert_eq!(context(4_000, 1_500), "context 267% of 1.5k");
+    assert_eq!(context(1, 1_048_576), "context 0% of 1M");
+    assert_eq!(context(1, 1_047_576), "context 0% of 1M");
+    assert_eq!(context(5, 950), "context 1% of 950");
+    assert_eq!(context(5, 0), "context 0% of 0");
+}

@@ -15,7 +15,11 @@ use jp_test_server::{Reply, TestServer};
 use serde_json::json;
 
 const MODEL: &str = "anthropic/claude-haiku-4-5";
-const REMEDY: &str = "Start a new conversation (`jp query --new`), switch to a model with a larger window (`--model`), or send old tool results as stubs (`conversation.elide_tool_results.enable = true`)";
+const REMEDY: &str = "Summarise older turns (`jp conversation compact`), take turns back (`jp conversation rewind N`), start a new conversation (`jp query --new`), switch to a model with a larger window (`--model`), or send old tool results as stubs (`conversation.elide_tool_results.enable = true`)";
+
+/// What jp says of a turn whose first request was refused: it is taken
+/// back, so the next query does not send it again.
+const NOT_SENT: &str = "your message was not sent, and is not sent again; the conversation keeps it (`jp conversation show`, conversation <id>)";
 
 fn add_config(ws: &common::Workspace, toml: &str) {
     let config = ws.read("project/.jp/config.toml");
@@ -30,23 +34,34 @@ fn a_conversation_larger_than_the_window_is_not_sent() {
         "[providers.llm.anthropic.models.claude-haiku-4-5]\ncontext_window = 3000\n",
     );
     let server = TestServer::start(vec![Reply::sse(anthropic(
-        &[Item::Text("never")],
+        &[Item::Text("Small answer.")],
         "end_turn",
         false,
     ))]);
     let run = query(&ws, &server, MODEL, &[], &"word ".repeat(4000));
     assert_eq!(run.code, 1, "{run:?}");
     let estimate = regex::Regex::new(r"about [\d,]+ tokens").unwrap();
+    // Only a shorter message or a larger window gets this turn through.
     assert_eq!(
-        estimate.replace(&hide_ids(&run.stderr), "about N tokens"),
+        estimate.replace_all(&hide_ids(&run.stderr), "about N tokens"),
         format!(
             "── jp (anthropic/claude-haiku-4-5) ──\n\
-             error: the conversation is too large for anthropic/claude-haiku-4-5: about N tokens by jp's estimate, and the model reads at most 3,000 tokens. {REMEDY}\n\
-             the conversation keeps what arrived; `jp query` continues it (conversation <id>)\n"
+             error: the conversation is too large for anthropic/claude-haiku-4-5: about N tokens by jp's estimate, and the model reads at most 3,000 tokens. This turn alone (with the system prompt and the tools) is about N tokens, so only a shorter message or a model with a larger window (`--model`) gets it through\n\
+             {NOT_SENT}\n"
         )
     );
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(server.requests().len(), 0, "nothing was sent");
+    // The turn is taken back: the next query is not stuck on it.
+    let types = common::query::event_types(&stored(&ws));
+    assert_eq!(types, ["turn_start", "chat_request", "rewind"]);
+    let next = query(&ws, &server, MODEL, &[], "small question");
+    assert_eq!(next.code, 0, "{next:?}");
+    let sent = server.wait_for(1, Duration::from_secs(5));
+    assert_eq!(
+        sent[0].json()["messages"],
+        json!([{"role": "user", "content": [{"type": "text", "text": "small question", "cache_control": {"type": "ephemeral"}}]}])
+    );
     // The estimate is the characters sent over four: the message alone is
     // 20,000 characters.
     let shown = estimate
@@ -77,7 +92,7 @@ fn a_providers_too_long_answer_reads_the_same() {
         format!(
             "── jp (anthropic/claude-haiku-4-5) ──\n\
              error: the conversation is too large for anthropic/claude-haiku-4-5: 215,000 tokens by the provider's count, and the model reads at most 200,000 tokens. {REMEDY}\n\
-             the conversation keeps what arrived; `jp query` continues it (conversation <id>)\n"
+             {NOT_SENT}\n"
         )
     );
 }

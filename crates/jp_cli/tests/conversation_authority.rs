@@ -147,7 +147,7 @@ fn a_hand_added_change_that_unsets_the_policies_is_not_applied() {
              unattended (policy.run is \"unattended\")\n  \
              fs_modify_file: denied by read_before_write#1: `notes.txt` already exists and has not been read in this conversation; read it with `fs_read_file` first, then call `fs_modify_file` again.\n\
              {HAIKU}\
-             tokens: 2 responses · 20 in · 84 out · $0.0004\n"
+             tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n"
         )
     );
     assert_eq!(run.stdout, "Ok.\n");
@@ -402,7 +402,7 @@ fn the_flags_of_a_query_are_recorded_and_shown_and_the_next_query_keeps_them() {
     );
     assert_eq!(
         run.stderr,
-        format!("{HAIKU}tokens: 10 in · 42 out · $0.0002\n")
+        format!("{HAIKU}tokens: 10 in · 42 out · $0.0002 · context 1% of 200k\n")
     );
     let requests = server.wait_for(4, Duration::from_secs(5));
     let seen: Vec<(Value, Value)> = requests

@@ -96,7 +96,7 @@ fn a_committed_active_conversation_is_not_continued_and_its_history_gives_no_aut
              unattended (policy.run is \"unattended\")\n  \
              fs_modify_file: denied by read_before_write: {DENIED}\n\
              {HEADER}\
-             tokens: 2 responses · 20 in · 84 out · $0.0004\n"
+             tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n"
         )
     );
     assert_eq!(ws.read("project/notes.txt"), "draft\n", "{run:?}");

@@ -324,7 +324,7 @@ fn usage_near_u64_max_is_unknown_and_totals_never_wrap() {
              unattended (policy.run is \"unattended\")\n  \
              ok success: ok\n\
              ── jp (anthropic/claude-haiku-4-5) ──\n\
-             tokens: 2 responses · 0 in (20 cached) · 84 out · $0.0004\n",
+             tokens: 2 responses · 0 in (20 cached) · 84 out · $0.0004 · context 1% of 200k\n",
             "input {input}"
         );
         assert_eq!(run.code, 0, "{run:?}");

@@ -47,7 +47,7 @@ fn a_call_runs_on_the_server_with_its_schema_and_the_result_reaches_the_model() 
             "{HEADER}Calling tool echo(text: \"hello\")\n  \
              unattended (policy.run is \"unattended\")\n  \
              echo success: echo: hello\n{HEADER}\
-             tokens: 2 responses · 20 in · 84 out · $0.0004\n"
+             tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n"
         )
     );
     let requests = server.wait_for(2, Duration::from_secs(10));
@@ -121,7 +121,7 @@ fn a_path_rule_on_an_mcp_argument_runs_inside_and_declines_outside_the_workspace
              run jp in a terminal to answer, or add a rule for calls like this one before policy.run[1] in \
              conversation.tools.save_file (`jp policy check save_file` tries it)\n  \
              stopped the stream after 36 B of save_file's arguments\n{HEADER}\
-             tokens: 3 responses · 30 in · 85 out · $0.0005 · stream stopped after 36 B of save_file's arguments; the rest was never generated\n"
+             tokens: 3 responses · 30 in · 85 out · $0.0005 · stream stopped after 36 B of save_file's arguments; the rest was never generated · context 1% of 200k\n"
         )
     );
 }
@@ -159,7 +159,7 @@ fn a_declined_mcp_call_stops_the_stream_before_its_content_is_paid_for() {
              run jp in a terminal to answer, or allow calls like this one with a rule before policy.run[1] in \
              conversation.tools.save_file: {{ arg = \"/path\", const = \".env\", mode = \"unattended\" }}\n  \
              stopped the stream after 18 B of save_file's arguments\n{HEADER}\
-             tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 18 B of save_file's arguments; the rest was never generated\n"
+             tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 18 B of save_file's arguments; the rest was never generated · context 1% of 200k\n"
         )
     );
 }
@@ -194,7 +194,7 @@ fn a_crash_mid_call_is_an_error_result_and_the_next_call_restarts_the_server() {
              crashing on purpose \\u{{1b}}[31mred\\u{{1b}}[0m\n\
              {HEADER}Calling tool echo(text: \"again\")\n  unattended (policy.run is \"unattended\")\n  \
              echo success: echo: again\n{HEADER}\
-             tokens: 3 responses · 30 in · 126 out · $0.0007\n"
+             tokens: 3 responses · 30 in · 126 out · $0.0007 · context 1% of 200k\n"
         )
     );
     assert_gone(&ws);
@@ -254,7 +254,7 @@ fn a_server_that_cannot_start_withdraws_its_tools_and_the_turn_goes_on() {
         format!(
             "error: MCP server `test` failed to start: it exited during the handshake (exit status: 2); its stderr ends:\n\
              refusing to start; tool echo is not offered to the model\n{HEADER}\
-             tokens: 10 in · 42 out · $0.0002\n"
+             tokens: 10 in · 42 out · $0.0002 · context 1% of 200k\n"
         )
     );
     let requests = server.wait_for(1, Duration::from_secs(10));
@@ -285,7 +285,7 @@ fn a_server_that_hangs_at_start_times_out_and_the_turn_goes_on() {
         format!(
             "error: MCP server `test` did not finish starting within 1 s (providers.mcp.test.startup_timeout_secs); \
              tool echo is not offered to the model\n{HEADER}\
-             tokens: 10 in · 42 out · $0.0002\n"
+             tokens: 10 in · 42 out · $0.0002 · context 1% of 200k\n"
         )
     );
     assert_gone(&ws);
@@ -371,7 +371,7 @@ fn a_server_command_that_cannot_run_is_said_with_file_and_line_and_the_turn_goes
             "error: .jp/config.toml:{line}: providers.mcp.test.command: cannot start MCP server `test` \
              (`/nonexistent/mcp-server`): No such file or directory (os error 2); \
              tool echo is not offered to the model\n{HEADER}\
-             tokens: 10 in · 42 out · $0.0002\n"
+             tokens: 10 in · 42 out · $0.0002 · context 1% of 200k\n"
         )
     );
 }
@@ -465,7 +465,7 @@ fn an_interrupt_without_a_terminal_cancels_the_call_and_stops_the_server() {
         format!(
             "{HEADER}Calling tool hang()\n  unattended (policy.run is \"unattended\")\n  \
              hang interrupted: {told}\n\
-             tokens: 10 in · 42 out · $0.0002\n\
+             tokens: 10 in · 42 out · $0.0002 · context 1% of 200k\n\
              interrupted; the conversation keeps what arrived\n"
         )
     );

@@ -52,7 +52,7 @@ fn a_call_runs_over_http_with_the_headers_and_the_result_reaches_the_model() {
             "{HEADER}Calling tool echo(text: \"hello\")\n  \
              unattended (policy.run is \"unattended\")\n  \
              echo success: echo: hello\n{HEADER}\
-             tokens: 2 responses · 20 in · 84 out · $0.0004\n"
+             tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n"
         )
     );
     let requests = server.wait_for(2, Duration::from_secs(10));
@@ -168,7 +168,7 @@ fn an_http_error_and_a_dropped_connection_are_error_results_and_the_turn_goes_on
              {HEADER}Calling tool echo(text: \"anyone?\")\n  \
              unattended (policy.run is \"unattended\")\n  \
              echo error: MCP server `test` failed to start: cannot reach it: error sending request: client error (Connect): tcp connect error: Connection refused (os error 111)\n\
-             {HEADER}tokens: 5 responses · 50 in · 210 out · $0.0011\n"
+             {HEADER}tokens: 5 responses · 50 in · 210 out · $0.0011 · context 1% of 200k\n"
         )
     );
     assert!(
@@ -215,7 +215,7 @@ fn a_call_that_takes_too_long_is_cancelled_over_http() {
              {HEADER}Calling tool echo(text: \"after\")\n  \
              unattended (policy.run is \"unattended\")\n  \
              echo success: echo: after\n\
-             {HEADER}tokens: 3 responses · 30 in · 126 out · $0.0007\n"
+             {HEADER}tokens: 3 responses · 30 in · 126 out · $0.0007 · context 1% of 200k\n"
         )
     );
     assert_eq!(
@@ -261,7 +261,7 @@ fn a_header_variable_that_is_not_set_withdraws_the_tools_and_says_where() {
         format!(
             "error: .jp/config.toml:{line}: providers.mcp.test.bearer_token_env: cannot connect to MCP server `test`: \
              the environment variable `TEST_MCP_TOKEN` is not set; tool echo is not offered to the model\n{HEADER}\
-             tokens: 10 in · 42 out · $0.0002\n"
+             tokens: 10 in · 42 out · $0.0002 · context 1% of 200k\n"
         )
     );
     assert_eq!(mcp.requests(), Vec::<serde_json::Value>::new());
@@ -316,7 +316,7 @@ fn an_untrusted_workspace_never_connects_to_its_server() {
                  note:   added    .jp/config.toml: conversation.tools.echo\n\
                  note:   added    .jp/config.toml: providers.mcp.test\n\
                  note: review them, then run `jp trust` to apply them (JP_TRUST_WORKSPACE=1 trusts it for one run)\n\
-                 {HEADER}tokens: 10 in · 42 out · $0.0002\n"
+                 {HEADER}tokens: 10 in · 42 out · $0.0002 · context 0% of 200k\n"
             ),
         }
     );
@@ -358,7 +358,7 @@ fn an_interrupt_without_a_terminal_cancels_the_call_over_http_and_ends_the_sessi
         format!(
             "{HEADER}Calling tool hang()\n  unattended (policy.run is \"unattended\")\n  \
              hang interrupted: {told}\n\
-             tokens: 10 in · 42 out · $0.0002\n\
+             tokens: 10 in · 42 out · $0.0002 · context 1% of 200k\n\
              interrupted; the conversation keeps what arrived\n"
         )
     );
@@ -419,7 +419,7 @@ fn answers_too_large_are_error_results_and_the_turn_goes_on() {
              {HEADER}Calling tool echo(text: \"still here\")\n  \
              unattended (policy.run is \"unattended\")\n  \
              echo success: echo: still here\n\
-             {HEADER}tokens: 4 responses · 40 in · 168 out · $0.0009\n"
+             {HEADER}tokens: 4 responses · 40 in · 168 out · $0.0009 · context 1% of 200k\n"
         )
     );
     assert_eq!(
@@ -499,7 +499,7 @@ fn a_server_that_never_answers_times_out_at_start_and_the_turn_goes_on() {
             stderr: format!(
                 "error: MCP server `test` did not finish starting within 1 s (providers.mcp.test.startup_timeout_secs); \
                  tool echo is not offered to the model\n{HEADER}\
-                 tokens: 10 in · 42 out · $0.0002\n"
+                 tokens: 10 in · 42 out · $0.0002 · context 1% of 200k\n"
             ),
         }
     );

@@ -88,7 +88,7 @@ fn server_everything_lists_its_tools_and_answers_calls_through_a_query() {
              {header}Calling tool add(a: 2, b: 3)\n  \
              unattended (policy.run[0] (const 2 on /a) matched: 2 equals 2)\n  \
              add success: The sum of 2 and 3 is 5.\n\
-             {header}tokens: 3 responses · 30 in · 126 out · $0.0007\n"
+             {header}tokens: 3 responses · 30 in · 126 out · $0.0007 · context 1% of 200k\n"
         )
     );
     assert_eq!(
@@ -185,7 +185,7 @@ fn server_everything_over_streamable_http_answers_calls_through_a_query() {
              {header}Calling tool add(a: 2, b: 3)\n  \
              unattended (policy.run[0] (const 2 on /a) matched: 2 equals 2)\n  \
              add success: The sum of 2 and 3 is 5.\n\
-             {header}tokens: 3 responses · 30 in · 126 out · $0.0007\n"
+             {header}tokens: 3 responses · 30 in · 126 out · $0.0007 · context 1% of 200k\n"
         )
     );
     assert_eq!(

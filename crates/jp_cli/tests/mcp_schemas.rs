@@ -86,7 +86,7 @@ fn every_published_schema_shape_is_usable_and_checked_whole() {
              tree success: tree: {{\"root\":{{\"name\":\"a\",\"children\":[{{\"name\":\"b\"}}]}}}}\n\
              {HEADER}Calling tool log(repo_path: \".\", max_count: \"x\")\n  \
              log: refused: the arguments do not fit its parameters: /max_count: \"x\" is not of type \"integer\"\n\
-             {HEADER}tokens: 7 responses · 70 in · 253 out · $0.0013 · stream stopped after 36 B of edits's arguments; the rest was never generated\n"
+             {HEADER}tokens: 7 responses · 70 in · 253 out · $0.0013 · stream stopped after 36 B of edits's arguments; the rest was never generated · context 1% of 200k\n"
         )
     );
     assert_eq!(

@@ -79,7 +79,7 @@ fn restart_cancels_the_mcp_call_on_the_server_and_a_second_ctrl_c_kills_it() {
              \x20 hang: restarting\n\
              {MENU} ^C\n\
              \x20 hang interrupted: The user interrupted the call to `hang` on MCP server `test`; jp sent the server MCP cancellation and stopped it.\n\
-             tokens: 10 in · 42 out · $0.0002\n\
+             tokens: 10 in · 42 out · $0.0002 · context 1% of 200k\n\
              interrupted; the conversation keeps what arrived\n\
              EXIT=130\n\
              STTY icanon echo"
@@ -124,7 +124,7 @@ fn stop_and_reply_cancels_the_mcp_call_and_the_server_runs_until_jp_exits() {
              {MENU} s\n\
              \x20 hang interrupted: The user stopped the tool while it ran.\n\
              Your reply (Enter alone ends the turn):\n\
-             tokens: 10 in · 42 out · $0.0002\n\
+             tokens: 10 in · 42 out · $0.0002 · context 1% of 200k\n\
              stopped; the conversation keeps what arrived, and `jp query` continues it\n\
              EXIT=0\n\
              STTY icanon echo"

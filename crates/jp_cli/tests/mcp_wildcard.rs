@@ -60,7 +60,7 @@ fn a_wildcard_offers_every_tool_under_its_server_name_with_its_policy() {
              that ends with {{ mode = \"ask\" }} in conversation.tools.fail (`jp policy check fail` tries it)\n  \
              stopped the stream before fail's arguments\n\
              {HEADER}tokens: 3 responses · 30 in · 85 out · $0.0005 · stream stopped before fail's arguments; \
-             they were never generated\n"
+             they were never generated · context 1% of 200k\n"
         )
     );
     // The model is offered each tool by the server's name, but not `save`
@@ -103,7 +103,7 @@ fn a_wildcard_tool_declined_names_the_wildcard_entry_to_change() {
              that ends with {{ mode = \"ask\" }} in conversation.tools.'test.*' (`jp policy check echo` tries it)\n  \
              stopped the stream before echo's arguments\n\
              {HEADER}tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped before echo's arguments; \
-             they were never generated\n"
+             they were never generated · context 1% of 200k\n"
         )
     );
 }
@@ -261,7 +261,7 @@ fn read_before_write_governs_mcp_tools_across_calls() {
              {HEADER}Calling tool save_file(path: \"notes.txt\", content: \"final\\n\")\n  \
              unattended (policy.run is \"unattended\")\n  \
              save_file success: saved 6 bytes to notes.txt\n\
-             {HEADER}tokens: 4 responses · 40 in · 168 out · $0.0009\n"
+             {HEADER}tokens: 4 responses · 40 in · 168 out · $0.0009 · context 1% of 200k\n"
         )
     );
     assert_eq!(ws.read("project/notes.txt"), "final\n");

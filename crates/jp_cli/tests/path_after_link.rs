@@ -161,7 +161,7 @@ fn the_question_names_the_file_a_dotdot_after_a_link_opens() {
          link, so it leads to `<tmp>/.ssh/notes.txt`, outside the workspace\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
          Done.\n\
-         tokens: 2 responses · 20 in · 84 out · $0.0004\n\
+         tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n\
          EXIT=0"
             .replace(
                 "{SSH}",

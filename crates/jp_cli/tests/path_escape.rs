@@ -130,7 +130,7 @@ fn a_chain_longer_than_forty_links_asks_and_nothing_is_written_outside() {
          policy.run[1] in conversation.tools.save (`jp policy check save` tries it)\n  \
          stopped the stream after 36 B of save's arguments\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
-         tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 36 B of save's arguments; the rest was never generated\n"
+         tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 36 B of save's arguments; the rest was never generated · context 1% of 200k\n"
     );
     assert!(!outside.path().join("pwned.txt").exists());
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);

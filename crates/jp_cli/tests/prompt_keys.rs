@@ -67,7 +67,7 @@ fn a_key_typed_before_the_prompt_shows_answers_nothing() {
              \x20 fs_delete_file: declined by you\n\
              ── jp (anthropic/claude-haiku-4-5) ──\n\
              Kept.\n\
-             tokens: 2 responses · 20 in · 84 out · $0.0004\n\
+             tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n\
              EXIT=0"
         )
     );

@@ -56,7 +56,7 @@ fn a_result_asked_about_and_sent_is_printed_once() {
          \x20 secret success: sent to the model as shown above\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
          Got it.\n\
-         tokens: 2 responses · 20 in · 84 out · $0.0004\n\
+         tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n\
          EXIT=0"
     );
     assert_eq!(
@@ -113,7 +113,7 @@ fn a_prompt_opened_while_the_arguments_stream_names_the_whole_call_once_complete
          \x20 fs_create_file success: created notes.txt (3 lines)\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
          Written.\n\
-         tokens: 2 responses · 20 in · 84 out · $0.0004\n\
+         tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n\
          EXIT=0"
     );
     assert_eq!(ws.read("project/notes.txt"), "one\ntwo\nthree\n");
@@ -178,7 +178,7 @@ fn a_second_change_to_a_file_is_diffed_against_the_first() {
          \x20 fs_modify_file success: 1 change in src/lib.rs\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
          Both.\n\
-         tokens: 2 responses · 20 in · 84 out · $0.0004\n\
+         tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n\
          EXIT=0"
     );
     assert_eq!(

@@ -122,13 +122,16 @@ fn a_granted_model_switch_applies_to_the_next_request_and_stays_with_the_convers
             "chat_request",
             "tool_call_request",
             "usage",
+            // The request file the tool wrote (for `jp conversation
+            // rewind`), committed with its response and change.
+            "file_change",
             "tool_call_response",
             "config_delta",
             "assistant_message",
             "usage"
         ]
     );
-    let delta = &conversation["events"][5];
+    let delta = &conversation["events"][6];
     assert_eq!(
         delta["delta"],
         json!({"assistant": {"model": {"id": "anthropic/claude-opus-5"}}})
@@ -451,7 +454,7 @@ fn the_shipped_change_model_tool_answers_a_rejection_without_a_change() {
          ⚠ tool change_model proposed a config change that needs your confirmation, and no terminal is available; not applied, the tool runs again (apply = \"unattended\" on the grant applies such changes without asking)\n  \
          change_model success: The model was not switched to opus: the switch needs confirmation from the user, and no one could be asked. Carry on with the current model.\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
-         tokens: 2 responses · 20 in · 84 out · $0.0004\n"
+         tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n"
     );
     let conversation = stored(&ws);
     assert_eq!(
@@ -596,7 +599,7 @@ fn removing_sensitive_config_needs_insecure_allow_and_the_policies_stay_in_force
              ⚠ tool tidy had its config change rejected 4 times; the call ends here\n  \
              tidy error: Tool `tidy` proposed a config change jp could not apply 4 times, so the call ends here without its result. Last reason: unauthorized_paths: the tool's access.config grants do not cover conversation.p…\n\
              ── jp (anthropic/claude-haiku-4-5) ──\n\
-             tokens: 2 responses · 20 in · 84 out · $0.0004\n"
+             tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n"
         )
     );
     let conversation = stored(&ws);
@@ -667,7 +670,14 @@ fn removing_sensitive_config_needs_insecure_allow_and_the_policies_stay_in_force
     let run = query(&ws, &server, &[]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(tool_requests(&ws).len(), 1);
-    assert_eq!(stored(&ws)["events"][5]["unsets"], json!(SENSITIVE_UNSETS));
+    let stored = stored(&ws);
+    let change = stored["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|event| event["type"] == "config_delta")
+        .unwrap();
+    assert_eq!(change["unsets"], json!(SENSITIVE_UNSETS));
     assert_eq!(
         ws.jp(&["config", "get", "conversation.tools.fs_delete_file.enable"])
             .stdout,
@@ -703,7 +713,7 @@ fn a_change_the_config_would_not_load_with_is_rejected_and_the_tool_told_why() {
              ⚠ tool tidy had its config change rejected 4 times; the call ends here\n  \
              tidy error: Tool `tidy` proposed a config change jp could not apply 4 times, so the call ends here without its result. Last reason: invalid_config: with this change the config would not load: conversation.tools.…\n\
              ── jp (anthropic/claude-haiku-4-5) ──\n\
-             tokens: 2 responses · 20 in · 84 out · $0.0004\n"
+             tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n"
         )
     );
     let got = tool_requests(&ws);
@@ -804,7 +814,7 @@ fn changes_that_load_alone_but_not_together_are_not_applied_and_the_tools_told_w
              ⚠ the config changes of this response were not applied: together they leave a \
              config that does not load: {why}\n\
              ── jp (anthropic/claude-haiku-4-5) ──\n\
-             tokens: 2 responses · 20 in · 84 out · $0.0004\n"
+             tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n"
         )),
         "{}",
         run.stderr

@@ -49,7 +49,7 @@ fn anthropic_tool_call_creates_a_file() {
          unattended (policy.run[2] (prefix \"src/\" on /path) matched: \"src/hello.rs\" is under src/)\n  \
          fs_create_file success: created src/hello.rs (3 lines)\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
-         tokens: 2 responses · 20 in · 84 out · $0.0004\n"
+         tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n"
     );
     assert_eq!(
         ws.read("project/src/hello.rs"),
@@ -324,7 +324,7 @@ fn a_call_whose_policy_asks_is_declined_without_a_terminal() {
          fs_modify_file: declined: policy.run is \"ask\", so jp must ask, and no terminal is available; run jp in a terminal to answer, or add a rule for calls like this one in a policy.run list that ends with { mode = \"ask\" } in conversation.tools.fs_modify_file (`jp policy check fs_modify_file` tries it)\n  \
          stopped the stream before fs_modify_file's arguments\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
-         tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped before fs_modify_file's arguments; they were never generated\n"
+         tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped before fs_modify_file's arguments; they were never generated · context 1% of 200k\n"
     );
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn main() {}\n");
     let requests = server.wait_for(2, Duration::from_secs(5));
@@ -438,7 +438,10 @@ fn a_provider_error_mid_stream_keeps_the_conversation_readable() {
     assert_eq!(lines.len(), 4, "{stderr}");
     assert_eq!(lines[0], "── jp (anthropic/claude-haiku-4-5) ──");
     // What arrived before the drop was counted (message_start's usage).
-    assert_eq!(lines[1], "tokens: 10 in · 1 out · under $0.0001");
+    assert_eq!(
+        lines[1],
+        "tokens: 10 in · 1 out · under $0.0001 · context 1% of 200k"
+    );
     assert!(
         lines[2].starts_with(
             "error: anthropic: the connection dropped mid-response: error reading the response: "
@@ -540,7 +543,7 @@ fn rate_limits_are_retried_with_a_notice() {
         run.stderr,
         "── jp (anthropic/claude-haiku-4-5) ──\n\
          rate limited (HTTP 429); retrying in 0s (attempt 2 of 5)\n\
-         tokens: 10 in · 42 out · $0.0002\n"
+         tokens: 10 in · 42 out · $0.0002 · context 1% of 200k\n"
     );
 }
 
@@ -608,7 +611,7 @@ fn truncated_and_duplicate_key_arguments_are_refused() {
          Calling tool fs_create_file(path: \"src/b.rs\")\n  \
          fs_create_file: refused: arguments are truncated: input ended inside a string at /content\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
-         tokens: 2 responses · 20 in · 84 out · $0.0004\n"
+         tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n"
     );
     assert_eq!(
         responses(&stored(&ws)),
@@ -920,7 +923,7 @@ fn tool_output_that_is_not_utf8_reaches_the_user_and_the_model_safely() {
          latin success: caf\u{fffd}\n  \
          binary error: tool `binary` wrote something other than an outcome to stdout: expected value at line 1 column 1; it starts with `\u{fffd}\u{fffd}\\0\\u{1b}[2J`\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
-         tokens: 2 responses · 20 in · 84 out · $0.0004\n"
+         tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n"
     );
     let sent = server.wait_for(2, Duration::from_secs(5))[1].json();
     // The model gets the same: lossy text, or an error that says why.

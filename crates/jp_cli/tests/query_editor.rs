@@ -172,7 +172,7 @@ fn edit_opens_the_editor_filled_with_the_message() {
         "you: explain the change briefly\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
          Briefly: hello replaced main.\n\
-         tokens: 10 in · 42 out · $0.0002\n\
+         tokens: 10 in · 42 out · $0.0002 · context 1% of 200k\n\
          EXIT=0"
     );
     assert_eq!(sent_message(&server, 3), "explain the change briefly");

@@ -126,7 +126,7 @@ fn a_declined_gemini_call_closes_the_stream() {
          fs_modify_file: declined: policy.run is \"ask\", so jp must ask, and no terminal is available; run jp in a terminal to answer, or add a rule for calls like this one in a policy.run list that ends with { mode = \"ask\" } in conversation.tools.fs_modify_file (`jp policy check fs_modify_file` tries it)\n  \
          stopped the stream after fs_modify_file's call (63 B, whole)\n\
          ── jp (google/gemini-2.5-flash) ──\n\
-         tokens: 2 responses · 20 in · 10 out · under $0.0001 · stream stopped after fs_modify_file's call; the rest of the response was never generated\n"
+         tokens: 2 responses · 20 in · 10 out · under $0.0001 · stream stopped after fs_modify_file's call; the rest of the response was never generated · context 0% of 1M\n"
     );
     assert_eq!(run.stdout, "Understood.\n");
 
@@ -199,7 +199,7 @@ fn a_call_declined_with_the_end_of_its_response_stops_nothing_and_counts() {
              Calling tool fs_create_file(path: \"notes/big.txt\", content: \"{}…)\n  \
              fs_create_file: declined: policy.run[3] (catch-all) matched, so jp must ask, and no terminal is available; run jp in a terminal to answer, or allow calls like this one with a rule before policy.run[3] in conversation.tools.fs_create_file: {{ arg = \"/path\", const = \"notes/big.txt\", mode = \"unattended\" }}\n\
              ── jp (google/gemini-2.5-flash) ──\n\
-             tokens: 2 responses · 20 in · 10 out · under $0.0001\n",
+             tokens: 2 responses · 20 in · 10 out · under $0.0001 · context 5% of 1M\n",
             "x".repeat(38)
         )
     );

@@ -83,7 +83,7 @@ fn a_file_must_be_read_before_it_is_changed_and_the_conversation_remembers() {
              unattended (policy.run is \"unattended\")\n  \
              fs_modify_file success: 1 change in notes.txt\n\
              {HEADER}\
-             tokens: 4 responses · 40 in · 168 out · $0.0009\n"
+             tokens: 4 responses · 40 in · 168 out · $0.0009 · context 1% of 200k\n"
         )
     );
     assert_eq!(ws.read("project/notes.txt"), "final\n");
@@ -241,7 +241,7 @@ fn a_read_that_failed_does_not_count() {
              unattended (policy.run is \"unattended\")\n  \
              fs_modify_file: denied by read_before_write: {DENIED}\n\
              {HEADER}\
-             tokens: 3 responses · 30 in · 126 out · $0.0007\n"
+             tokens: 3 responses · 30 in · 126 out · $0.0007 · context 1% of 200k\n"
         )
     );
     assert_eq!(
@@ -331,7 +331,7 @@ fn a_write_before_the_read_of_the_same_file_in_one_response_is_denied_and_the_re
              fs_modify_file: denied by read_before_write: {DENIED}\n  \
              fs_read_file success: draft\n\
              {HEADER}\
-             tokens: 2 responses · 20 in · 84 out · $0.0004\n"
+             tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n"
         )
     );
     assert_eq!(ws.read("project/notes.txt"), "draft\n");
@@ -391,7 +391,7 @@ fn a_denial_is_logged_as_a_warning() {
              <time> WARN a stateful policy denied a tool call policy=\"read_before_write\" tool=\"fs_modify_file\" reason={DENIED}\n  \
              fs_modify_file: denied by read_before_write: {DENIED}\n\
              {HEADER}\
-             tokens: 2 responses · 20 in · 84 out · $0.0004\n"
+             tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n"
         )
     );
 }

@@ -165,7 +165,7 @@ fn an_asking_call_without_a_terminal_is_declined_early_and_the_stream_stops() {
              \"/path\", const = \".env\", mode = \"unattended\" }}\n  \
              stopped the stream after {bytes} B of fs_create_file's arguments\n\
              ── jp (anthropic/claude-haiku-4-5) ──\n\
-             tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 18 B of fs_create_file's arguments; the rest was never generated\n"
+             tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 18 B of fs_create_file's arguments; the rest was never generated · context 1% of 200k\n"
         )
     );
     let told = format!(
@@ -280,7 +280,7 @@ fn an_editing_call_without_a_terminal_is_declined_early_and_the_stream_stops() {
              \".env\", mode = \"unattended\" }}\n  \
              stopped the stream after {bytes} B of fs_create_file's arguments\n\
              ── jp (anthropic/claude-haiku-4-5) ──\n\
-             tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 18 B of fs_create_file's arguments; the rest was never generated\n"
+             tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 18 B of fs_create_file's arguments; the rest was never generated · context 1% of 200k\n"
         )
     );
     let told = format!(
@@ -307,7 +307,7 @@ fn a_skipped_call_is_answered_early_and_the_stream_stops() {
              \".env\" equals .env)\n  \
              stopped the stream after {bytes} B of fs_create_file's arguments\n\
              ── jp (anthropic/claude-haiku-4-5) ──\n\
-             tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 18 B of fs_create_file's arguments; the rest was never generated\n"
+             tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 18 B of fs_create_file's arguments; the rest was never generated · context 1% of 200k\n"
         )
     );
     let told = format!(
@@ -539,7 +539,7 @@ fn a_call_over_its_argument_limit_is_refused_and_the_stream_stops() {
          conversation.tools.fs_create_file.max_argument_bytes\n  \
          stopped the stream after 4.0 KB of fs_create_file's arguments\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
-         tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 4.0 KB of fs_create_file's arguments; the rest was never generated\n"
+         tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 4.0 KB of fs_create_file's arguments; the rest was never generated · context 1% of 200k\n"
     );
     let told = "The call was not run: its arguments are over the limit of 4096 bytes set by \
                 conversation.tools.fs_create_file.max_argument_bytes. jp stopped your response \

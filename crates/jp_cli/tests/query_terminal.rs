@@ -255,7 +255,10 @@ fn a_stream_that_breaks_while_a_prompt_waits_exits_1_and_restores_the_terminal()
         end[3].starts_with("error: anthropic: the connection dropped mid-response: "),
         "{shown}"
     );
-    assert_eq!(end[4], "tokens: 10 in · 1 out · under $0.0001", "{shown}");
+    assert_eq!(
+        end[4], "tokens: 10 in · 1 out · under $0.0001 · context 1% of 200k",
+        "{shown}"
+    );
     assert_eq!(
         end[5], "Run fs_create_file(<streaming>)? [y,a,n,e,v,?]",
         "{shown}"
@@ -555,7 +558,7 @@ fn ctrl_c_mid_stream_opens_the_menu_and_continue_finishes_the_answer() {
             "── jp (anthropic/claude-haiku-4-5) ──\n\
              Ctrl+C while the response streams (c continue, s stop and reply, a abort): [c,s,a,?] c\n\
              {}\n\
-             tokens: 10 in · 42 out · $0.0002\n\
+             tokens: 10 in · 42 out · $0.0002 · context 1% of 200k\n\
              EXIT=0\n\
              STTY icanon echo",
             text.trim_end()
@@ -719,7 +722,7 @@ fn a_tools_questions_of_each_kind_are_asked_in_the_terminal() {
              \x20 deploy success: answers: {\"go\":true,\"name\":\"v1.2 beta\",\"target\":\"production\"}\n\
              ── jp (anthropic/claude-haiku-4-5) ──\n\
              Deployed.\n\
-             tokens: 2 responses · 20 in · 84 out · $0.0004\n\
+             tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n\
              EXIT=0\nSTTY icanon echo\n"
         ),
         "{screen}"
@@ -768,7 +771,7 @@ fn a_long_result_wraps_to_the_terminals_width_keeping_its_indent() {
         screen.contains(
             "  wide success:\n    word01 word02 word03 \n    word04 word05 word06 \n    \
              word07 word08 word09 \n    word10 word11 word12\n    end\n── jp (anthropic/claude-haiku-4-5) ──\n\
-             Done.\ntokens: 2 responses · 20 in · 84 out · $0.0004\nEXIT=0\n"
+             Done.\ntokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\nEXIT=0\n"
         ),
         "{screen}"
     );
@@ -973,7 +976,7 @@ fn restart_at_the_tool_menu_runs_the_tool_again_and_records_that_run() {
          \x20 flaky success: run 2 finished\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
          It ran.\n\
-         tokens: 2 responses · 20 in · 84 out · $0.0004\n\
+         tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n\
          EXIT=0\n\
          STTY icanon echo",
         "{screen}"
@@ -1028,7 +1031,7 @@ fn abort_at_the_stream_menu_exits_keeping_what_arrived() {
             "── jp (anthropic/claude-haiku-4-5) ──\n\
              Ctrl+C while the response streams (c continue, s stop and reply, a abort): [c,s,a,?] a\n\
              {kept}\n\
-             tokens: 10 in · 1 out · under $0.0001\n\
+             tokens: 10 in · 1 out · under $0.0001 · context 1% of 200k\n\
              interrupted; the conversation keeps what arrived\n\
              EXIT=130\n\
              STTY icanon echo\n",
@@ -1071,7 +1074,7 @@ fn a_second_ctrl_c_at_the_tool_menu_exits_with_130() {
          \x20 unattended (policy.run is \"unattended\")\n\
          Ctrl+C while slow runs (c continue, s stop and reply, r restart, a abort): [c,s,r,a,?] ^C\n\
          \x20 slow interrupted: tool `slow` was cancelled; it was stopped\n\
-         tokens: 10 in · 42 out · $0.0002\n\
+         tokens: 10 in · 42 out · $0.0002 · context 1% of 200k\n\
          interrupted; the conversation keeps what arrived\n\
          EXIT=130\n\
          STTY icanon echo",
@@ -1118,7 +1121,7 @@ fn no_color_turns_colour_off_on_a_terminal() {
                     \x20 echo success: hi\n\
                     ── jp (anthropic/claude-haiku-4-5) ──\n\
                     Echoed.\n\
-                    tokens: 2 responses · 20 in · 84 out · $0.0004\n\
+                    tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n\
                     EXIT=0";
     assert_eq!(coloured, expected);
     // Without NO_COLOR, the terminal gets colour: the header is bold and
@@ -1519,7 +1522,7 @@ fn a_call_refused_for_its_size_while_its_prompt_waits_closes_the_prompt() {
              Run fs_create_file(<streaming>)? [y,a,n,e,v,?]\n\
              ── jp (anthropic/claude-haiku-4-5) ──\n\
              Understood.\n\
-             tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 2.0 KB of fs_create_file's arguments; the rest was never generated\n\
+             tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 2.0 KB of fs_create_file's arguments; the rest was never generated · context 1% of 200k\n\
              EXIT=0\n\
              STTY icanon echo"
         )

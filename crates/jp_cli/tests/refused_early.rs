@@ -70,7 +70,7 @@ fn a_path_with_nul_is_refused_before_the_policy_and_the_stream_is_closed() {
          string containing NUL\n  \
          stopped the stream after 27 B of save's arguments\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
-         tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 27 B of save's arguments; the rest was never generated\n"
+         tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped after 27 B of save's arguments; the rest was never generated · context 1% of 200k\n"
     );
     assert_eq!(
         responses(&stored(&ws)),
@@ -101,7 +101,7 @@ fn a_call_to_a_tool_that_is_not_configured_is_refused_as_it_starts() {
          nope: refused: no such tool is configured\n  \
          stopped the stream before nope's arguments\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
-         tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped before nope's arguments; they were never generated\n"
+         tokens: 2 responses · 20 in · 43 out · $0.0002 · stream stopped before nope's arguments; they were never generated · context 1% of 200k\n"
     );
     assert_eq!(
         responses(&stored(&ws)),
@@ -183,6 +183,9 @@ fn an_interrupt_that_drops_a_config_change_tells_the_model_it_was_not_applied() 
             "tool_call_request",
             "usage",
             "tool_call_response",
+            // The file the slow tool made before it was stopped (for `jp
+            // conversation rewind`).
+            "file_change",
             "tool_call_response"
         ],
         "no config change is recorded"

@@ -93,7 +93,7 @@ fn an_unattended_git_status_reaches_the_model() {
                  ?? .jp/\n    \
                  ?? src/\n\
                  ── jp (anthropic/claude-sonnet-4-5) ──\n\
-                 tokens: 2 responses · 20 in · 84 out · $0.0013\n"
+                 tokens: 2 responses · 20 in · 84 out · $0.0013 · context 1% of 200k\n"
             ),
         }
     );
@@ -129,7 +129,7 @@ fn an_asking_git_push_is_declined_without_a_terminal() {
                      like this one before policy.run[3] in conversation.tools.run_command (`jp policy \
                      check run_command` tries it)\n\
                      ── jp (anthropic/claude-sonnet-4-5) ──\n\
-                     tokens: 2 responses · 20 in · 84 out · $0.0013\n"
+                     tokens: 2 responses · 20 in · 84 out · $0.0013 · context 1% of 200k\n"
                 .into(),
         }
     );
@@ -218,7 +218,7 @@ fn a_timeout_kills_the_programs_whole_tree() {
                      output (stdout and stderr interleaved):\n    \
                      started\n\
                      ── jp (anthropic/claude-sonnet-4-5) ──\n\
-                     tokens: 2 responses · 20 in · 84 out · $0.0013\n"
+                     tokens: 2 responses · 20 in · 84 out · $0.0013 · context 1% of 200k\n"
                 .into(),
         }
     );
@@ -287,7 +287,7 @@ fn output_over_the_cap_is_cut_and_the_model_is_told() {
                      1\n    2\n    3\n    4\n    5\n    6\n    7\n    8\n    \
                      … 6768 more lines\n\
                      ── jp (anthropic/claude-sonnet-4-5) ──\n\
-                     tokens: 2 responses · 20 in · 84 out · $0.0013\n"
+                     tokens: 2 responses · 20 in · 84 out · $0.0013 · context 5% of 200k\n"
                 .into(),
         }
     );

@@ -109,7 +109,7 @@ fn declined_at_start(at: &str, to: &str, path: &str, resolved: &str) -> String {
          save declined: The call was not run: the user's policy requires confirmation and no one \
          could confirm it (jp is running without a terminal).\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
-         tokens: 2 responses · 20 in · 84 out · $0.0004\n"
+         tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n"
     )
 }
 

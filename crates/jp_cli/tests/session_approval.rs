@@ -78,7 +78,7 @@ fn allow_for_this_session_runs_the_same_rules_later_calls_unasked() {
          \x20 fs_create_file: declined by you\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
          Done.\n\
-         tokens: 3 responses · 30 in · 126 out · $0.0007\n\
+         tokens: 3 responses · 30 in · 126 out · $0.0007 · context 1% of 200k\n\
          EXIT=0"
     );
     // docs/terminal.md shows the start of this screen.
@@ -156,7 +156,7 @@ fn allow_for_this_session_runs_the_same_rules_later_calls_unasked() {
          \x20 fs_create_file success: created notes/c.txt (1 line)\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
          Done again.\n\
-         tokens: 2 responses · 20 in · 84 out · $0.0004\n\
+         tokens: 2 responses · 20 in · 84 out · $0.0004 · context 1% of 200k\n\
          EXIT=0"
     );
     drop(tmux);
@@ -330,7 +330,7 @@ fn an_approval_covers_the_program_and_first_argument_it_was_given_at_not_the_rul
          \x20   hello again\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
          Done.\n\
-         tokens: 3 responses · 30 in · 126 out · $0.0007\n\
+         tokens: 3 responses · 30 in · 126 out · $0.0007 · context 1% of 200k\n\
          EXIT=0"
     );
     drop(tmux);
@@ -546,7 +546,7 @@ fn a_before_the_call_is_complete_allows_only_that_call() {
          \x20 run_command: declined by you\n\
          ── jp (anthropic/claude-haiku-4-5) ──\n\
          Done.\n\
-         tokens: 3 responses · 30 in · 126 out · $0.0007\n\
+         tokens: 3 responses · 30 in · 126 out · $0.0007 · context 1% of 200k\n\
          EXIT=0"
     );
     drop(tmux);

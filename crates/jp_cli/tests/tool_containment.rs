@@ -184,6 +184,6 @@ fn a_daemon_a_tool_started_is_killed_when_the_tool_times_out() {
          unattended (policy.run is \"unattended\")\n  \
          slow error: tool `slow` did not finish within 1 s (conversation.tools.slow.timeout_secs); it was stopped\n\
          ── jp (anthropic/claude-sonnet-4-5) ──\n\
-         tokens: 2 responses · 20 in · 84 out · $0.0013\n"
+         tokens: 2 responses · 20 in · 84 out · $0.0013 · context 1% of 200k\n"
     );
 }

@@ -77,7 +77,7 @@ fn a_turn_ends_with_its_tokens_cache_and_cost() {
          unattended (policy.run is \"unattended\")\n  \
          ok success: ok\n\
          ── jp (anthropic/claude-sonnet-4-5) ──\n\
-         tokens: 2 responses · 6,127 in (3,000 cached, 3,100 written to the cache) · 60 out · $0.0135\n"
+         tokens: 2 responses · 6,127 in (3,000 cached, 3,100 written to the cache) · 60 out · $0.0135 · context 1% of 200k\n"
     );
     let usage: Vec<Value> = stored(&ws)["events"]
         .as_array()
@@ -128,14 +128,14 @@ fn prices_come_from_config_over_the_builtin_table() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
         run.stderr,
-        "── jp (anthropic/claude-haiku-4-5) ──\ntokens: 10 in · 42 out · $0.0420\n"
+        "── jp (anthropic/claude-haiku-4-5) ──\ntokens: 10 in · 42 out · $0.0420 · context 1% of 200k\n"
     );
     // A window but no price: tokens only.
     let run = query(&ws, &server, "anthropic/claude-opus-5", &[], "two");
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
         run.stderr,
-        "── jp (anthropic/claude-opus-5) ──\ntokens: 10 in · 42 out\n"
+        "── jp (anthropic/claude-opus-5) ──\ntokens: 10 in · 42 out · context 0% of 500k\n"
     );
 }
 

@@ -32,6 +32,12 @@ pub struct ConversationConfig {
     #[setting(nested)]
     pub elide_tool_results: ElideToolResultsConfig,
 
+    /// Compaction: older turns sent as a summary a model writes, when the
+    /// conversation nears the model's context window (`auto`) or on
+    /// `jp conversation compact`. The conversation keeps the turns whole.
+    #[setting(nested)]
+    pub compaction: CompactionConfig,
+
     /// What every process jp starts may reach (local tools, MCP servers):
     /// see `docs/sandbox.md`. A tool's or server's own `sandbox` adds to it.
     #[setting(nested)]
@@ -88,6 +94,36 @@ pub struct ElideToolResultsConfig {
     /// Results of at most this many bytes are always sent whole.
     #[setting(default = 4096)]
     pub min_bytes: u64,
+}
+
+/// `conversation.compaction`.
+#[derive(Debug, Clone, Config, serde::Serialize)]
+#[config(rename_all = "snake_case")]
+pub struct CompactionConfig {
+    /// Whether `jp query` compacts by itself, once per query, before a
+    /// request larger than `at` of the model's context window (when the
+    /// window is known).
+    #[setting(default = true)]
+    pub auto: bool,
+
+    /// The share of the model's context window above which `jp query`
+    /// compacts: more than 0, at most 1.
+    #[setting(default = 0.8)]
+    pub at: f64,
+
+    /// The last this many turns (the current one included) are always sent
+    /// whole; at least 1.
+    #[setting(default = 2)]
+    pub keep_turns: u32,
+
+    /// The model that writes the summary, as `provider/name` or an alias;
+    /// empty for the conversation's own model.
+    #[setting(default = "")]
+    pub model: String,
+
+    /// The most tokens the summary may use.
+    #[setting(default = 4096)]
+    pub max_tokens: u32,
 }
 
 /// Merges tool tables key by key, and each tool field by field, so a

@@ -31,14 +31,16 @@ use crate::app::is_append_key;
 
 /// The keys a workspace's files may set without being trusted: what the
 /// model is told (system prompt, instructions, model and its parameters),
-/// how old tool results are sent, and how output looks. None of them runs
+/// how old tool results and turns are sent (elided, summarised), and how
+/// output looks. None of them runs
 /// anything, decides a call, reads a file or sends data elsewhere. A
 /// [`SENSITIVE`] key below one of them is held all the same.
-pub const UNTRUSTED_KEYS: [&[&str]; 5] = [
+pub const UNTRUSTED_KEYS: [&[&str]; 6] = [
     &["assistant", "system_prompt"],
     &["assistant", "instructions"],
     &["assistant", "model"],
     &["conversation", "elide_tool_results"],
+    &["conversation", "compaction"],
     &["style"],
 ];
 

@@ -2,6 +2,7 @@
 //! ranges, the `'*'` tool entry, tool definitions, and every tool's
 //! policies (RFD D25, architecture decisions 2-4).
 
+mod conversation;
 mod mcp_servers;
 mod parameters;
 mod policies;
@@ -125,12 +126,11 @@ pub fn validate_with(config: &AppConfig, schemas: McpSchemas) -> Vec<Problem> {
     check_tools(config, schemas, &mut problems);
     check_stateful(config, schemas, &mut problems);
     check_sandboxes(config, &mut problems);
-    if config.conversation.elide_tool_results.keep_turns == 0 {
-        problems.push(Problem::error(
-            key("conversation.elide_tool_results.keep_turns"),
-            "must be at least 1 (the current turn's results are always sent whole)",
-        ));
-    }
+    problems.extend(
+        conversation::check(&config.conversation)
+            .into_iter()
+            .map(|(path, message)| Problem::error(path, message)),
+    );
     // A default rule is checked once per tool; say each thing once.
     let mut seen = HashSet::new();
     problems.retain(|p| seen.insert(p.diagnostic.clone()));
@@ -272,6 +272,15 @@ fn check_sandboxes(config: &AppConfig, problems: &mut Vec<Problem>) {
 fn check_model(config: &AppConfig, problems: &mut Vec<Problem>) {
     if let Err(error) = resolve_model_id(config, &config.assistant.model.id) {
         problems.push(Problem::error(key("assistant.model.id"), error.to_string()));
+    }
+    let summariser = &config.conversation.compaction.model;
+    if !summariser.is_empty()
+        && let Err(error) = resolve_model_id(config, summariser)
+    {
+        problems.push(Problem::error(
+            key("conversation.compaction.model"),
+            error.to_string(),
+        ));
     }
     for (alias, target) in &config.providers.llm.aliases {
         let path = key("providers.llm.aliases").join(alias.clone());

@@ -66,14 +66,15 @@ pub fn with_summary(summary: &str, message: &str) -> String {
 /// summary replaces the turns before it.
 #[must_use]
 pub fn messages_eliding(events: &[ConversationEvent], elision: Option<Elision>) -> Vec<Message> {
-    messages_sent(&view::sent(events, None), elision)
+    messages_of(view::sent(events, None), elision)
 }
 
-/// The provider messages for what a conversation sends ([`view::sent`]),
-/// with the results `elision` names sent as stubs.
+/// The provider messages for what `sent` holds (a part of a conversation's
+/// [`view::sent`], such as the turns a compaction summarises), with the
+/// results `elision` names sent as stubs.
 #[must_use]
-pub fn messages_sent(sent: &view::Sent<'_>, elision: Option<Elision>) -> Vec<Message> {
-    let events = &sent.events;
+pub fn messages_of(sent: view::Sent<'_>, elision: Option<Elision>) -> Vec<Message> {
+    let events = sent.events;
     let mut summary = sent
         .compaction
         .map(|compaction| compaction.summary.as_str());

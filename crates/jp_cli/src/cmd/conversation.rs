@@ -1,7 +1,6 @@
 //! `jp conversation`: list, show, switch and remove conversations.
 
 use std::collections::HashSet;
-use std::path::Path;
 use std::process::ExitCode;
 
 use clap_complete::ArgValueCandidates;
@@ -79,6 +78,10 @@ pub enum ConversationCmd {
         #[arg(long, add = ArgValueCandidates::new(super::complete::conversations))]
         conversation: Option<String>,
     },
+    /// Summarise a conversation's older turns (the active one's by
+    /// default): the summary is sent in their place from then on, and the
+    /// conversation keeps them.
+    Compact(crate::compact::Compact),
     /// Delete a conversation.
     Rm {
         /// The conversation: its id or a unique start of it.
@@ -89,7 +92,8 @@ pub enum ConversationCmd {
 
 impl ConversationCmd {
     /// Runs the command in the workspace around `cwd`.
-    pub fn run(self, cwd: &Path) -> Result<ExitCode, crate::error::Error> {
+    pub fn run(self, ctx: &crate::ctx::Ctx) -> Result<ExitCode, crate::error::Error> {
+        let cwd = &ctx.cwd;
         let Some(root) = jp_config::load::find_workspace_root(cwd) else {
             return Ok(crate::ctx::no_workspace(cwd));
         };
@@ -139,6 +143,17 @@ impl ConversationCmd {
                     Some(Err(error)) => Err(error),
                     None => Err(StoreError::NoActive),
                 }
+            }
+            Self::Compact(compact) => {
+                return match compact
+                    .id
+                    .as_deref()
+                    .map(|id| resolve(&store, id, true))
+                    .transpose()
+                {
+                    Ok(id) => compact.run(ctx, &root, id),
+                    Err(code) => Ok(code),
+                };
             }
             Self::Rm { id } => match resolve(&store, &id, false) {
                 Ok(id) => store.remove(&id).map(|()| {

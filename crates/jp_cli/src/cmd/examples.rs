@@ -17,6 +17,10 @@ pub const EXAMPLES: &[(&str, &str)] = &[
         "jp conversation forget-approvals",
     ),
     ("conversation rewind", "jp conversation rewind 2"),
+    (
+        "conversation compact",
+        "jp conversation compact --keep 3 --model anthropic/claude-haiku-4-5",
+    ),
     ("conversation rm", "jp conversation rm 17"),
     ("config", "jp config get assistant.model.id"),
     ("config show", "jp config show"),

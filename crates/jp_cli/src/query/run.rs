@@ -226,6 +226,9 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
         }
         let (mut ran, stop) = self.run_call(call, &mut approval, interrupts).await;
         self.stopped |= stop;
+        // What it changed is held with its response when the cycle holds
+        // it (a config change): one commit, or none.
+        let holds = ran.delta.is_some();
         match std::mem::take(&mut ran.changes) {
             Changes::Kept(changes) => {
                 for change in changes {
@@ -239,7 +242,7 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
                             )),
                         );
                     }
-                    self.keep(EventKind::FileChange(change), false)?;
+                    self.keep(EventKind::FileChange(change), holds)?;
                 }
             }
             Changes::NotKept(reason) => {
@@ -248,7 +251,7 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
                     tool: call.name.clone(),
                     reason,
                 };
-                self.keep(EventKind::ChangesNotKept(not_kept), false)?;
+                self.keep(EventKind::ChangesNotKept(not_kept), holds)?;
             }
         }
         if let Some(denial) = ran.denial.clone() {

@@ -54,6 +54,9 @@ pub struct Session {
     /// The system prompt ([`super::system`]), made when the config is
     /// resolved.
     pub(super) system: Option<String>,
+    /// Whether this query compacted the conversation already (or tried):
+    /// it does so at most once ([`super::fit`]).
+    pub(super) compacted: bool,
 }
 
 impl Session {
@@ -172,35 +175,14 @@ impl Session {
         &mut self,
         usage: jp_llm::Usage,
     ) -> Result<(), jp_conversation::StoreError> {
-        let info = self
-            .config
-            .providers
-            .llm
-            .model_info(&self.provider_name, &self.model);
-        let tokens = jp_config::models::Tokens {
-            input: usage.input_tokens.unwrap_or(0),
-            cache_read: usage.cache_read_tokens.unwrap_or(0),
-            cache_write: usage.cache_write_tokens.unwrap_or(0),
-            output: usage.output_tokens.unwrap_or(0),
-        };
-        self.record(EventKind::Usage(ResponseUsage {
-            model: format!("{}/{}", self.provider_name, self.model),
-            input_tokens: usage.input_tokens,
-            cache_read_tokens: usage.cache_read_tokens,
-            cache_write_tokens: usage.cache_write_tokens,
-            output_tokens: usage.output_tokens,
-            cost_usd: info.price.map(|price| price.cost(tokens)),
-        }))
+        let kind = usage_kind(&self.config, &self.provider_name, &self.model, &usage);
+        self.record(kind)
     }
 
     /// Which old tool results the request sends as stubs, if any
     /// (`conversation.elide_tool_results`).
     fn elision(&self) -> Option<jp_llm::request::Elision> {
-        let elide = &self.config.conversation.elide_tool_results;
-        elide.enable.then(|| jp_llm::request::Elision {
-            keep_turns: usize::try_from(elide.keep_turns).unwrap_or(usize::MAX),
-            min_bytes: usize::try_from(elide.min_bytes).unwrap_or(usize::MAX),
-        })
+        elision(&self.config)
     }
 
     /// The model as `provider/name`, and its context window when known.
@@ -222,8 +204,8 @@ impl Session {
             model: self.model.clone(),
             system: self.system.clone(),
             // Only the user's own rewinds and compactions shape it.
-            messages: jp_llm::request::messages_sent(
-                &jp_conversation::view::sent(
+            messages: jp_llm::request::messages_of(
+                jp_conversation::view::sent(
                     &self.conversation.events,
                     Some(&self.ledger.ours(&self.conversation)),
                 ),
@@ -373,13 +355,62 @@ pub struct Resolved {
     pub model: String,
 }
 
+/// What one response used, with its cost where the price of `model` of
+/// `provider` (its name in config) is known, as the conversation records
+/// it.
+#[must_use]
+pub fn usage_kind(
+    config: &AppConfig,
+    provider: &str,
+    model: &str,
+    usage: &jp_llm::Usage,
+) -> EventKind {
+    let info = config.providers.llm.model_info(provider, model);
+    let tokens = jp_config::models::Tokens {
+        input: usage.input_tokens.unwrap_or(0),
+        cache_read: usage.cache_read_tokens.unwrap_or(0),
+        cache_write: usage.cache_write_tokens.unwrap_or(0),
+        output: usage.output_tokens.unwrap_or(0),
+    };
+    EventKind::Usage(ResponseUsage {
+        model: format!("{provider}/{model}"),
+        input_tokens: usage.input_tokens,
+        cache_read_tokens: usage.cache_read_tokens,
+        cache_write_tokens: usage.cache_write_tokens,
+        output_tokens: usage.output_tokens,
+        cost_usd: info.price.map(|price| price.cost(tokens)),
+    })
+}
+
+/// Which old tool results `config` sends as stubs, if any
+/// (`conversation.elide_tool_results`).
+#[must_use]
+pub fn elision(config: &AppConfig) -> Option<jp_llm::request::Elision> {
+    let elide = &config.conversation.elide_tool_results;
+    elide.enable.then(|| jp_llm::request::Elision {
+        keep_turns: usize::try_from(elide.keep_turns).unwrap_or(usize::MAX),
+        min_bytes: usize::try_from(elide.min_bytes).unwrap_or(usize::MAX),
+    })
+}
+
 /// The provider and model `config` names, connected.
 pub fn resolve(
     config: &AppConfig,
     env: &HashMap<String, String>,
     root: &std::path::Path,
 ) -> Result<Resolved, crate::error::Error> {
-    let (provider_name, model) = resolve_model_id(config, &config.assistant.model.id)?;
+    resolve_id(config, &config.assistant.model.id, env, root)
+}
+
+/// The provider and model `id` (`provider/name` or an alias of `config`)
+/// names, connected.
+pub fn resolve_id(
+    config: &AppConfig,
+    id: &str,
+    env: &HashMap<String, String>,
+    root: &std::path::Path,
+) -> Result<Resolved, crate::error::Error> {
+    let (provider_name, model) = resolve_model_id(config, id)?;
     let (provider_name, model) = (provider_name.to_owned(), model.to_owned());
     let provider = jp_llm::connect(
         config,

@@ -140,18 +140,18 @@ impl<'t> Response<'t> {
         // The calls before this response have run: diffs are taken
         // against the files as they are now.
         self.asker.new_response();
-        let request = session.request();
         let (model, window) = session.window();
-        // A request larger than the model reads is not sent: the turn ends
-        // as if the provider had refused it, in the words it would get.
-        let mut stream = match super::window::refuse_before_sending(&request, &model, window) {
-            Some(refusal) => {
+        // A request larger than the model reads (once compacted, if it
+        // can be) is not sent: the turn ends as if the provider had
+        // refused it, in the words it would get.
+        let mut stream = match super::fit::fitted_request(session, &cancel).await? {
+            Err(refusal) => {
                 let refused: jp_llm::EventStream = Box::pin(futures_util::stream::iter([Err(
                     jp_llm::ProviderError::TooLarge(refusal),
                 )]));
                 refused
             }
-            None => session.provider.stream(request),
+            Ok(request) => session.provider.stream(request),
         };
         let mut after = Vec::new();
         let mut menu: Option<LocalBoxFuture<'t, Result<char, PromptError>>> = None;
@@ -190,7 +190,13 @@ impl<'t> Response<'t> {
                 item = stream.next() => match item {
                     Some(Ok(event)) => Input::Event(event),
                     Some(Err(error)) => {
-                        Input::StreamFailed(super::window::reword(error, &model, window))
+                        let error = super::window::reword(error, &model, window);
+                        // A first request refused as too large is not
+                        // sent again by the next query.
+                        if matches!(error, jp_llm::ProviderError::TooLarge(_)) {
+                            super::fit::take_back_refused(session)?;
+                        }
+                        Input::StreamFailed(error)
                     }
                     None => Input::StreamEnded,
                 },

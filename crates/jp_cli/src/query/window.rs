@@ -4,34 +4,96 @@
 
 use std::sync::LazyLock;
 
-use jp_llm::{ChatRequest, ProviderError};
+use jp_llm::ProviderError;
 use regex::Regex;
 
 use crate::usage::grouped;
 
-/// What to do about a conversation that outgrew its model.
-const REMEDY: &str = "Start a new conversation (`jp query --new`), switch to a model with a larger \
-                      window (`--model`), or send old tool results as stubs \
-                      (`conversation.elide_tool_results.enable = true`)";
+/// What to do about a conversation that outgrew its model, when the
+/// provider said so (jp's estimate let it through, so it cannot tell which
+/// way out is enough).
+const REMEDY: &str = "Summarise older turns (`jp conversation compact`), take turns back \
+                      (`jp conversation rewind N`), start a new conversation (`jp query --new`), \
+                      switch to a model with a larger window (`--model`), or send old tool results \
+                      as stubs (`conversation.elide_tool_results.enable = true`)";
 
-/// Why `request` is not sent to `model` (`provider/name`), whose window is
-/// `window` tokens: jp's estimate of it is larger. `None` when it may fit
-/// or the window is unknown.
+/// The ways out of a request too large for the model, each with jp's
+/// estimate of the request it leaves; only those that fit the window are
+/// given.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ways {
+    /// `jp conversation compact`: the turns it summarises (1 to this) and
+    /// the request after it, the summary counted at its most.
+    pub compact: Option<(usize, u64)>,
+    /// The most tokens a summary may use.
+    pub summary_tokens: u32,
+    /// `jp conversation rewind N`: how many turns, and the request
+    /// without them.
+    pub rewind: Option<(usize, u64)>,
+    /// `jp query --new`: the request with the current turn alone.
+    pub new: Option<u64>,
+    /// The current turn alone, when it is larger than the window itself.
+    pub alone: Option<u64>,
+    /// Whether old tool results are sent whole
+    /// (`conversation.elide_tool_results` is off).
+    pub elision_off: bool,
+}
+
+/// Why a request of about `estimate` tokens is not sent to `model`
+/// (`provider/name`), whose window is `window` tokens, and which of
+/// `ways` gets it through.
 #[must_use]
-pub fn refuse_before_sending(
-    request: &ChatRequest,
-    model: &str,
-    window: Option<u64>,
-) -> Option<String> {
-    let window = window?;
-    let estimate = jp_llm::request::estimate_tokens(request);
-    (estimate > window).then(|| {
-        too_large(
-            model,
-            &format!("about {} tokens by jp's estimate", grouped(estimate)),
-            Some(window),
-        )
-    })
+pub fn refuse_before_sending(model: &str, estimate: u64, window: u64, ways: &Ways) -> String {
+    let reads = format!(
+        "the conversation is too large for {model}: about {} tokens by jp's estimate, and the model reads at most {} tokens.",
+        grouped(estimate),
+        grouped(window)
+    );
+    let stubs = if ways.elision_off {
+        ", or send old tool results as stubs (`conversation.elide_tool_results.enable = true`)"
+    } else {
+        ""
+    };
+    if let Some(alone) = ways.alone {
+        return format!(
+            "{reads} This turn alone (with the system prompt and the tools) is about {} tokens, so only a shorter message or a model with a larger window (`--model`) gets it through",
+            grouped(alone)
+        );
+    }
+    let mut out = Vec::new();
+    if let Some((turns, tokens)) = ways.compact {
+        out.push(format!(
+            "`jp conversation compact` (which summarises {} in at most {} tokens) would make it about {}",
+            crate::rewind::turn_range(1..=turns),
+            grouped(u64::from(ways.summary_tokens)),
+            grouped(tokens)
+        ));
+    }
+    if let Some((turns, tokens)) = ways.rewind {
+        out.push(format!(
+            "`jp conversation rewind {turns}` (which takes back {} and puts back the files {} changed) about {}",
+            if turns == 1 {
+                "the last turn".to_owned()
+            } else {
+                format!("the last {turns} turns")
+            },
+            if turns == 1 { "it" } else { "they" },
+            grouped(tokens)
+        ));
+    }
+    if let Some(tokens) = ways.new {
+        out.push(format!(
+            "a new conversation (`jp query --new`) about {}",
+            grouped(tokens)
+        ));
+    }
+    if out.is_empty() {
+        return format!("{reads} Switch to a model with a larger window (`--model`){stubs}");
+    }
+    format!(
+        "{reads} Ways out: {}; or switch to a model with a larger window (`--model`){stubs}",
+        out.join("; ")
+    )
 }
 
 /// `error` in the words of [`refuse_before_sending`], when it is a

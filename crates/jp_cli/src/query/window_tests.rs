@@ -1,42 +1,51 @@
-use jp_llm::Message;
-
 use super::*;
 
-const REMEDY_TEXT: &str = "Start a new conversation (`jp query --new`), switch to a model with a larger window (`--model`), or send old tool results as stubs (`conversation.elide_tool_results.enable = true`)";
+const REMEDY_TEXT: &str = "Summarise older turns (`jp conversation compact`), take turns back (`jp conversation rewind N`), start a new conversation (`jp query --new`), switch to a model with a larger window (`--model`), or send old tool results as stubs (`conversation.elide_tool_results.enable = true`)";
 
-fn request(chars: usize) -> ChatRequest {
-    ChatRequest {
-        model: "m".into(),
-        system: None,
-        messages: vec![Message::User("x".repeat(chars))],
-        tools: Vec::new(),
-        max_tokens: 10,
-        temperature: None,
-        top_p: None,
-    }
-}
+const STUBS: &str =
+    ", or send old tool results as stubs (`conversation.elide_tool_results.enable = true`)";
 
 #[test]
-fn a_request_over_the_window_is_refused_before_sending() {
-    // 400,004 characters: about 100,001 tokens.
-    let big = request(400_004);
+fn a_refusal_says_each_way_out_that_fits_and_by_how_much() {
+    let reads = "the conversation is too large for anthropic/x: about 100,001 tokens by jp's estimate, and the model reads at most 100,000 tokens.";
+    let all = Ways {
+        compact: Some((7, 41_000)),
+        summary_tokens: 4096,
+        rewind: Some((2, 60_000)),
+        new: Some(1_200),
+        alone: None,
+        elision_off: true,
+    };
     assert_eq!(
-        refuse_before_sending(&big, "anthropic/x", Some(100_000)).as_deref(),
-        Some(
-            format!(
-                "the conversation is too large for anthropic/x: about 100,001 tokens by jp's estimate, and the model reads at most 100,000 tokens. {REMEDY_TEXT}"
-            )
-            .as_str()
+        refuse_before_sending("anthropic/x", 100_001, 100_000, &all),
+        format!(
+            "{reads} Ways out: `jp conversation compact` (which summarises turns 1–7 in at most 4,096 tokens) would make it about 41,000; `jp conversation rewind 2` (which takes back the last 2 turns and puts back the files they changed) about 60,000; a new conversation (`jp query --new`) about 1,200; or switch to a model with a larger window (`--model`){STUBS}"
         )
     );
+    let some = Ways {
+        compact: None,
+        rewind: Some((1, 90_000)),
+        elision_off: false,
+        ..all.clone()
+    };
     assert_eq!(
-        refuse_before_sending(&big, "anthropic/x", Some(100_001)),
-        None
+        refuse_before_sending("anthropic/x", 100_001, 100_000, &some),
+        format!(
+            "{reads} Ways out: `jp conversation rewind 1` (which takes back the last turn and puts back the files it changed) about 90,000; a new conversation (`jp query --new`) about 1,200; or switch to a model with a larger window (`--model`)"
+        )
     );
+    let alone = Ways {
+        compact: None,
+        rewind: None,
+        new: None,
+        alone: Some(100_000),
+        ..all
+    };
     assert_eq!(
-        refuse_before_sending(&big, "anthropic/x", None),
-        None,
-        "unknown window"
+        refuse_before_sending("anthropic/x", 100_001, 100_000, &alone),
+        format!(
+            "{reads} This turn alone (with the system prompt and the tools) is about 100,000 tokens, so only a shorter message or a model with a larger window (`--model`) gets it through"
+        )
     );
 }
 
