@@ -123,3 +123,39 @@ pub fn no_workspace(cwd: &std::path::Path) -> std::process::ExitCode {
     );
     crate::exit::USAGE.into()
 }
+
+/// The answer to a yes-or-no question a command asks on the terminal
+/// ([`ask_yes_no`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum YesNo {
+    /// `y`.
+    Yes,
+    /// `n`, or Enter (no is the default).
+    No,
+    /// Ctrl+C or Ctrl+D.
+    Interrupted,
+    /// There is no terminal to ask on.
+    NoTerminal,
+}
+
+/// Asks `text` (a question whose id is `id`) on the terminal, no by
+/// default.
+#[must_use]
+pub fn ask_yes_no(id: &str, text: &str) -> YesNo {
+    use jp_term::prompt::Prompter as _;
+    let printer = jp_term::printer::Printer::stdio(jp_term::printer::ColorMode::Auto);
+    let Some(mut terminal) = jp_term::prompt::TerminalPrompter::open(&printer) else {
+        return YesNo::NoTerminal;
+    };
+    let question = jp_tool::Question {
+        id: id.into(),
+        text: text.into(),
+        answer: jp_tool::AnswerKind::Boolean,
+        default: Some(serde_json::Value::Bool(false)),
+    };
+    match terminal.ask(&question, &tokio_util::sync::CancellationToken::new()) {
+        Ok(serde_json::Value::Bool(true)) => YesNo::Yes,
+        Ok(_) => YesNo::No,
+        Err(_) => YesNo::Interrupted,
+    }
+}

@@ -452,13 +452,18 @@ pub fn run(
     }
     show(&plan, &turns, id);
     if !asked.yes {
-        match confirm() {
-            Some(true) => {}
-            Some(false) => {
+        use crate::ctx::YesNo;
+        match crate::ctx::ask_yes_no("rewind", "Rewind?") {
+            YesNo::Yes => {}
+            YesNo::No => {
                 errln!("not rewound");
                 return Ok(std::process::ExitCode::FAILURE);
             }
-            None => {
+            YesNo::Interrupted => {
+                errln!("interrupted; not rewound");
+                return Ok(crate::exit::INTERRUPTED.into());
+            }
+            YesNo::NoTerminal => {
                 errln!("error: no terminal to ask on; give --yes to rewind without asking");
                 return Ok(crate::exit::USAGE.into());
             }
@@ -566,25 +571,6 @@ fn show(plan: &Plan, turns: &str, id: &str) {
             if one { "was" } else { "were" },
             if one { "it" } else { "them" },
         ));
-    }
-}
-
-/// Asks whether to rewind: `None` without a terminal (or when the user
-/// interrupts).
-fn confirm() -> Option<bool> {
-    use jp_term::prompt::Prompter as _;
-    let printer = jp_term::printer::Printer::stdio(jp_term::printer::ColorMode::Auto);
-    let mut terminal = jp_term::prompt::TerminalPrompter::open(&printer)?;
-    let question = jp_tool::Question {
-        id: "rewind".into(),
-        text: "Rewind?".into(),
-        answer: jp_tool::AnswerKind::Boolean,
-        default: Some(serde_json::Value::Bool(false)),
-    };
-    match terminal.ask(&question, &tokio_util::sync::CancellationToken::new()) {
-        Ok(serde_json::Value::Bool(yes)) => Some(yes),
-        Ok(_) => Some(false),
-        Err(_) => None,
     }
 }
 

@@ -285,17 +285,19 @@ fn sandboxed_workspace() -> common::Workspace {
     ws
 }
 
+/// A response calling `run_command` (call `id`) with `sh -c SCRIPT`.
+fn command_call(id: &str, script: &str) -> Reply {
+    let arguments = serde_json::json!({"program": "sh", "args": ["-c", script]}).to_string();
+    Reply::sse(anthropic(
+        &[Item::Tool(id, "run_command", &arguments)],
+        "tool_use",
+        false,
+    ))
+}
+
 /// One `run_command` call of `sh -c SCRIPT`, then the end of the turn.
 fn command_turn(script: &str) -> Vec<Reply> {
-    let arguments = serde_json::json!({"program": "sh", "args": ["-c", script]}).to_string();
-    vec![
-        Reply::sse(anthropic(
-            &[Item::Tool("toolu_1", "run_command", &arguments)],
-            "tool_use",
-            false,
-        )),
-        text_reply("Done."),
-    ]
+    vec![command_call("toolu_1", script), text_reply("Done.")]
 }
 
 /// The tree without what `.gitignore` ignores.
@@ -507,19 +509,11 @@ fn a_command_cannot_take_away_what_undoes_it() {
     }
     let ws = sandboxed_workspace();
     let before = kept_tree(&ws.project());
-    let call = |id: &'static str, script: &str| {
-        let arguments = serde_json::json!({"program": "sh", "args": ["-c", script]}).to_string();
-        Reply::sse(anthropic(
-            &[Item::Tool(id, "run_command", &arguments)],
-            "tool_use",
-            false,
-        ))
-    };
     let server = TestServer::start(vec![
-        call("toolu_1", "echo more >> src/lib.rs"),
+        command_call("toolu_1", "echo more >> src/lib.rs"),
         // Whatever it finds of jp's own in the workspace (and a planted
         // rewind of its own turn, which is not the user's).
-        call(
+        command_call(
             "toolu_2",
             r#"rm -rf .jp/conversations/*/blobs; for log in .jp/conversations/*/events.jsonl; do printf '{"at_ms":1,"type":"rewind","turns":[0],"reason":"user"}\n' >> "$log"; done"#,
         ),

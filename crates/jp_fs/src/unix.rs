@@ -125,17 +125,7 @@ pub(super) fn open(root: &Path, names: &[&OsStr], access: Access) -> io::Result<
 }
 
 pub(super) fn kind(root: &Path, names: &[&OsStr]) -> io::Result<Option<FileKind>> {
-    let (name, parents) = split(names);
-    let dir = match walk(root, names, parents, false) {
-        Ok(dir) => dir,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(stat) => Ok(Some(kind_of(&stat))),
-        Err(Errno::NOENT) => Ok(None),
-        Err(e) => Err(e.into()),
-    }
+    Ok(entry(root, names)?.map(|entry| entry.kind))
 }
 
 pub(super) fn create_dir(root: &Path, names: &[&OsStr], all: bool) -> io::Result<()> {

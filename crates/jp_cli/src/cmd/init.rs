@@ -159,20 +159,14 @@ fn ask_model(ctx: &crate::ctx::Ctx) -> Option<String> {
 /// Asks whether commands run unattended in their sandbox; `None` when the
 /// user interrupts. No terminal: no.
 fn ask_sandboxed() -> Option<bool> {
-    let printer = jp_term::printer::Printer::stdio(jp_term::printer::ColorMode::Auto);
-    let Some(mut terminal) = TerminalPrompter::open(&printer) else {
-        return Some(false);
-    };
-    let question = jp_tool::Question {
-        id: "sandboxed_commands".into(),
-        text: "Run commands without asking, sandboxed (no network, writes only here)?".into(),
-        answer: jp_tool::AnswerKind::Boolean,
-        default: Some(serde_json::Value::Bool(false)),
-    };
-    match terminal.ask(&question, &tokio_util::sync::CancellationToken::new()) {
-        Ok(serde_json::Value::Bool(yes)) => Some(yes),
-        Ok(_) => Some(false),
-        Err(_) => None,
+    use crate::ctx::YesNo;
+    match crate::ctx::ask_yes_no(
+        "sandboxed_commands",
+        "Run commands without asking, sandboxed (no network, writes only here)?",
+    ) {
+        YesNo::Yes => Some(true),
+        YesNo::No | YesNo::NoTerminal => Some(false),
+        YesNo::Interrupted => None,
     }
 }
 
