@@ -1,6 +1,6 @@
 //! The command tree.
 
-mod complete;
+pub(crate) mod complete;
 mod config;
 mod conversation;
 mod debug;
@@ -51,8 +51,11 @@ enum Command {
     /// Make this directory a jp workspace: `.jp/config.toml` with the
     /// default tools.
     Init(init::Init),
-    /// Ask the assistant; continues the active conversation.
-    #[command(visible_alias = "q")]
+    /// Ask the assistant; continues the active conversation (`jp q` for
+    /// short).
+    // A hidden alias: shell completion then offers `query` itself (it
+    // offers one name a command, and a visible alias took its place).
+    #[command(alias = "q")]
     Query(crate::query::Query),
     /// List, show, switch and remove conversations.
     #[command(subcommand)]

@@ -86,9 +86,18 @@ pub struct Query {
     #[arg(long)]
     new: bool,
 
+    /// Continue the active conversation (what `jp query` does without
+    /// `--new`; the spelling other tools use).
+    #[arg(short = 'c', long = "continue", conflicts_with = "new")]
+    continue_active: bool,
+
     /// The model, as `PROVIDER/NAME` or an alias (overrides
     /// `assistant.model.id`).
-    #[arg(long, value_name = "PROVIDER/NAME")]
+    #[arg(
+        long,
+        value_name = "PROVIDER/NAME",
+        add = clap_complete::ArgValueCandidates::new(crate::cmd::complete::models)
+    )]
     model: Option<String>,
 
     /// Never prompt: calls and results whose policy asks are declined
@@ -147,6 +156,16 @@ impl Query {
             record,
         } = setup;
         let config = loaded.config.clone();
+        // A misspelled model is said before anything is recorded or sent.
+        if let Some(model) = &self.model
+            && let Some(why) = jp_config::validate::unknown_model(&config, model)
+        {
+            jp_term::errln!(
+                "{}",
+                jp_term::printer::sanitize(&format!("error: --model {model}: {why}"))
+            );
+            return Ok(exit::USAGE.into());
+        }
         let system = system::system_prompt(&config.assistant, &system::Facts::here(&root))?;
         if self.print_system_prompt {
             jp_term::outln!("{}", system.as_deref().unwrap_or_default());

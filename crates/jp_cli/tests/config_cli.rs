@@ -782,6 +782,15 @@ fn dynamic_completion_offers_conversation_ids_and_tool_names() {
         complete("jp policy check fs_", 3),
         "fs_read_file\nfs_list_files\nfs_create_file\nfs_modify_file\nfs_delete_file\n"
     );
+    // Issue 39: `query` itself (not only its alias), and the models jp
+    // knows for `--model`: aliases, the built-in table, the config's.
+    assert_eq!(complete("jp qu", 1), "query\n");
+    assert!(complete("jp ''", 1).starts_with("init\nquery\nconversation\n"));
+    assert_eq!(
+        complete("jp query --model anthropic/claude-s", 3),
+        "anthropic/claude-sonnet-4-5\nanthropic/claude-sonnet-4-0\n"
+    );
+    assert_eq!(complete("jp q --model so", 3), "sonnet\n");
 }
 
 /// A key the active conversation sets (its recorded `--model`) wins over

@@ -566,6 +566,55 @@ fn an_http_error_is_reported_clearly() {
     assert_eq!(event_types(&stored(&ws)), ["turn_start", "chat_request"]);
 }
 
+/// Issue 39: a misspelled `--model` is caught before anything is recorded
+/// or sent, with the closest name jp knows; a model jp does not list works
+/// once the config names it.
+#[test]
+fn a_misspelled_model_is_said_before_anything_is_recorded() {
+    let ws = initialized();
+    let server = TestServer::start(vec![common::providers::text_reply("Hi.")]);
+    let base = format!("providers.llm.anthropic.base_url={}", server.url());
+    let ask = |model: &str| {
+        ws.jp_with_env(
+            &["query", "--cfg", &base, "--model", model, "hi"],
+            &[common::query::KEY],
+        )
+    };
+    let run = ask("anthropic/claude-sonet-4-5");
+    assert_eq!(
+        (run.code, run.stderr.as_str()),
+        (
+            2,
+            "error: --model anthropic/claude-sonet-4-5: `anthropic/claude-sonet-4-5` is not a model jp knows (did you mean anthropic/claude-sonnet-4-5?); a model jp does not list yet works once your config names it: `[providers.llm.anthropic.models.\"claude-sonet-4-5\"]`\n"
+        )
+    );
+    assert_eq!(
+        ws.jp(&["conversation", "ls"]).stdout,
+        "no conversations yet; `jp query MESSAGE` starts one\n",
+        "nothing was recorded"
+    );
+    assert_eq!(server.requests().len(), 0, "nothing was sent");
+
+    let config = ws.read("project/.jp/config.toml");
+    ws.write(
+        "project/.jp/config.toml",
+        &format!("{config}\n[providers.llm.anthropic.models.\"claude-sonet-4-5\"]\n"),
+    );
+    let run = ask("anthropic/claude-sonet-4-5");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(server.requests()[0].json()["model"], "claude-sonet-4-5");
+    // `-c` continues the active conversation (as without `--new`), and
+    // says so against `--new`.
+    let both = ws.jp(&["query", "-c", "--new", "hi"]);
+    assert_eq!(both.code, 2, "{both:?}");
+    assert!(
+        both.stderr
+            .starts_with("error: the argument '--continue' cannot be used with '--new'"),
+        "{}",
+        both.stderr
+    );
+}
+
 #[test]
 fn a_missing_api_key_fails_fast_naming_the_variable() {
     let ws = initialized();

@@ -4,8 +4,10 @@
 
 mod conversation;
 mod mcp_servers;
+mod model;
 mod parameters;
 mod policies;
+pub use model::unknown_model;
 
 use std::collections::{BTreeMap, HashSet};
 

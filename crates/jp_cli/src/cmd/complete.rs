@@ -1,7 +1,8 @@
 //! Dynamic completion: the values only the workspace knows (conversation
-//! ids, tool names, MCP servers), offered while the shell completes. Each
-//! reads what it needs from the current directory and starts nothing; a
-//! workspace that does not read offers nothing.
+//! ids, tool names, MCP servers, the models its config names), offered
+//! while the shell completes. Each reads what it needs from the current
+//! directory and starts nothing; a workspace that does not read offers
+//! nothing (models: the built-in ones and aliases still).
 
 use clap_complete::CompletionCandidate;
 
@@ -56,4 +57,30 @@ pub fn servers() -> Vec<CompletionCandidate> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The models jp knows, as `--model` takes them: the aliases, the
+/// built-in table's models and those the config names, each once.
+pub fn models() -> Vec<CompletionCandidate> {
+    let config = config().unwrap_or_default();
+    let llm = &config.providers.llm;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for (alias, target) in &llm.aliases {
+        if seen.insert(alias.clone()) {
+            out.push(CompletionCandidate::new(alias).help(Some(target.clone().into())));
+        }
+    }
+    let configured = jp_config::providers::BUILT_IN.iter().flat_map(|provider| {
+        llm.models(provider)
+            .into_iter()
+            .flat_map(move |models| models.keys().map(move |name| format!("{provider}/{name}")))
+    });
+    let builtin = jp_config::models::builtin_rows().map(|(p, name, _)| format!("{p}/{name}"));
+    for id in builtin.chain(configured) {
+        if seen.insert(id.clone()) {
+            out.push(CompletionCandidate::new(id));
+        }
+    }
+    out
 }
