@@ -539,7 +539,7 @@ pub fn too_large_to_summarise(
     let estimate = jp_llm::request::estimate_tokens(request);
     (estimate > window).then(|| {
         format!(
-            "the turns to summarise are about {} tokens by jp's estimate, more than {} reads ({} tokens); keep more turns whole (`--keep`) or choose a model with a larger window (`--model`, `conversation.compaction.model`)",
+            "the turns to summarise are about {} tokens by jp's estimate, more than {} reads ({} tokens); keep more turns whole (`conversation.compaction.keep_turns`, or `--keep` of `jp conversation compact`) or have a model with a larger window summarise (`conversation.compaction.model`, or `--model` of `jp conversation compact`)",
             grouped(estimate),
             by.id(),
             grouped(window)

@@ -427,3 +427,49 @@ fn compaction_settings_out_of_range_are_config_errors() {
         )
     );
 }
+
+/// A turn refused at a later request (the model had answered in it, so it
+/// is not taken back) names the ways out that fit: the turn itself can be
+/// rewound (found in review: the user was left with none).
+#[test]
+fn a_refusal_later_in_a_turn_names_rewinding_that_turn() {
+    let ws = small_window();
+    add_config(
+        &ws,
+        "[conversation.compaction]\nauto = false\nmax_tokens = 1000\n",
+    );
+    ws.write("project/big.txt", &"x".repeat(24_000));
+    let server = TestServer::start(vec![
+        text_reply("One."),
+        text_reply("Two."),
+        text_reply("Three."),
+        common::providers::tool_reply("toolu_1", "fs_read_file", r#"{"path": "big.txt"}"#),
+        text_reply("Fine."),
+    ]);
+    for word in ["ALPHA", "BETA", "GAMMA"] {
+        assert_eq!(
+            query(&ws, &server, MODEL, &[], &message(word, 1500)).code,
+            0
+        );
+    }
+    let run = query(&ws, &server, MODEL, &[], "read big.txt");
+    assert_eq!(run.code, 1, "{run:?}");
+    let said = numbers(&run.stderr);
+    assert!(
+        said.contains(
+            "`jp conversation rewind 1` (which takes back the last turn and puts back the files it changed) about N; a new conversation (`jp query --new`) about N;"
+        ),
+        "{said}"
+    );
+    // Taking the turn back works, and the next query fits.
+    let rewind = ws.jp(&["conversation", "rewind", "--yes"]);
+    assert_eq!(rewind.code, 0, "{rewind:?}");
+    let run = query(&ws, &server, MODEL, &[], "short");
+    assert_eq!(run.code, 0, "{run:?}");
+    let sent = server.wait_for(5, Duration::from_secs(5));
+    let texts = texts(&sent[4].json());
+    assert!(
+        !texts.iter().any(|text| text.contains("read big.txt")),
+        "{texts:?}"
+    );
+}

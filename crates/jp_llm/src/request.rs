@@ -53,11 +53,21 @@ pub fn elided_result(tool: &str, id: &str, bytes: usize) -> String {
 /// the user's words.
 #[must_use]
 pub fn with_summary(summary: &str, message: &str) -> String {
-    format!(
-        "[jp's summary of the earlier part of this conversation, sent in place of it:]\n{}\n[end of summary]\n\n{message}",
-        summary.trim_end()
-    )
+    // The summary is a model's text: it cannot close the summary early
+    // and speak as the user after it.
+    let summary = summary
+        .trim_end()
+        .replace(SUMMARY_START, "(jp's summary)")
+        .replace(SUMMARY_END, "(end of summary)");
+    format!("{SUMMARY_START}\n{summary}\n{SUMMARY_END}\n\n{message}")
 }
+
+/// The line that opens a summary ([`with_summary`]).
+const SUMMARY_START: &str =
+    "[jp's summary of the earlier part of this conversation, sent in place of it:]";
+
+/// The line that closes a summary ([`with_summary`]).
+const SUMMARY_END: &str = "[end of summary]";
 
 /// [`messages`], with the results `elision` names sent as stubs.
 ///

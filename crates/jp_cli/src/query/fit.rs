@@ -184,34 +184,42 @@ fn ways_out(session: &Session, request: ChatRequest, window: u64) -> Ways {
         elision_off: elision.is_none(),
         ..Ways::default()
     };
-    let alone = estimate(part(events, by, |index| index >= current, false));
-    if alone > window {
-        ways.alone = Some(alone);
-        return ways;
+    // A turn refused at its first request is taken back, and its message
+    // sent again after what is kept; one the model already answered in
+    // stays, whole.
+    let first = first_request(events, current);
+    if first {
+        let alone = estimate(part(events, by, |index| index >= current, false));
+        if alone > window {
+            ways.alone = Some(alone);
+            return ways;
+        }
+        ways.new = Some(alone);
+    } else {
+        // A new conversation holds the next message alone.
+        ways.new = Some(estimate(part(events, by, |_| false, false)));
     }
-    ways.new = Some(alone);
-    // After the refusal this turn is taken back: compacting keeps the
-    // last turns before it, and the message is sent again after them.
     let mut turns = before.clone();
     turns.push(current);
-    let keep = settings.keep_turns as usize + 1;
+    let keep = settings.keep_turns as usize + usize::from(first);
     if let Some(candidate) = compact::candidate(events, &turns, keep) {
         let kept = estimate(part(events, by, |index| index >= candidate.upto, false))
             + u64::from(settings.max_tokens);
         ways.compact = (kept <= window).then_some((candidate.turns, kept));
     }
-    if first_request(events, current) {
-        ways.rewind = (1..=before.len()).find_map(|n| {
-            let cut = before[before.len() - n];
-            let left = estimate(part(
-                events,
-                by,
-                |index| index < cut || index >= current,
-                true,
-            ));
-            (left <= window).then_some((n, left))
-        });
-    }
+    // Taken back: the last turns before this one (and this one, when it
+    // stays).
+    let takeable = if first { before } else { turns };
+    ways.rewind = (1..=takeable.len()).find_map(|n| {
+        let cut = takeable[takeable.len() - n];
+        let left = estimate(part(
+            events,
+            by,
+            |index| index < cut || (first && index >= current),
+            true,
+        ));
+        (left <= window).then_some((n, left))
+    });
     ways
 }
 
