@@ -7,7 +7,9 @@ mod mcp_servers;
 mod model;
 mod parameters;
 mod policies;
-pub use model::unknown_model;
+
+use model::{check_model, list};
+pub use model::{resolve_model_id, unknown_model};
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -158,57 +160,6 @@ pub fn validate_written(config: &AppConfig) -> Vec<Problem> {
         .collect()
 }
 
-/// Splits `provider/name`, resolving an alias first.
-///
-/// # Errors
-///
-/// What is wrong with the id.
-pub fn resolve_model_id<'a>(
-    config: &'a AppConfig,
-    id: &'a str,
-) -> Result<(&'a str, &'a str), ModelIdError> {
-    let target = config
-        .providers
-        .llm
-        .aliases
-        .get(id)
-        .map_or(id, String::as_str);
-    let Some((provider, name)) = target.split_once('/') else {
-        return Err(ModelIdError::NotAnId {
-            id: id.to_owned(),
-            aliases: list(config.providers.llm.aliases.keys()),
-        });
-    };
-    if config.providers.llm.endpoint(provider).is_none() {
-        return Err(ModelIdError::UnknownProvider {
-            provider: provider.to_owned(),
-            target: target.to_owned(),
-            known: config
-                .providers
-                .llm
-                .endpoints()
-                .map(|endpoint| endpoint.name)
-                .collect::<Vec<_>>()
-                .join(", "),
-        });
-    }
-    if name.is_empty() {
-        return Err(ModelIdError::NoName {
-            target: target.to_owned(),
-        });
-    }
-    Ok((provider, name))
-}
-
-fn list<'a>(items: impl Iterator<Item = &'a String>) -> String {
-    let items = items.map(String::as_str).collect::<Vec<_>>();
-    if items.is_empty() {
-        "none".into()
-    } else {
-        items.join(", ")
-    }
-}
-
 /// Every `sandbox`: the variables `env` passes are names of variables.
 fn check_sandboxes(config: &AppConfig, problems: &mut Vec<Problem>) {
     if config.conversation.sandbox.none {
@@ -267,32 +218,6 @@ fn check_sandboxes(config: &AppConfig, problems: &mut Vec<Problem>) {
                     ),
                 ));
             }
-        }
-    }
-}
-
-fn check_model(config: &AppConfig, problems: &mut Vec<Problem>) {
-    if let Err(error) = resolve_model_id(config, &config.assistant.model.id) {
-        problems.push(Problem::error(key("assistant.model.id"), error.to_string()));
-    }
-    let summariser = &config.conversation.compaction.model;
-    if !summariser.is_empty()
-        && let Err(error) = resolve_model_id(config, summariser)
-    {
-        problems.push(Problem::error(
-            key("conversation.compaction.model"),
-            error.to_string(),
-        ));
-    }
-    for (alias, target) in &config.providers.llm.aliases {
-        let path = key("providers.llm.aliases").join(alias.clone());
-        if config.providers.llm.aliases.contains_key(target) {
-            problems.push(Problem::error(
-                path,
-                format!("`{target}` is an alias; an alias must name `provider/name`"),
-            ));
-        } else if let Err(error) = resolve_model_id(config, target) {
-            problems.push(Problem::error(path, error.to_string()));
         }
     }
 }

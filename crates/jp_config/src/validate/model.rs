@@ -1,8 +1,89 @@
-//! A model id that names no model jp knows (a misspelled `--model`).
+//! Model ids: `provider/name` or an alias, resolved and checked
+//! (`assistant.model.id`, `conversation.compaction.model`, the aliases),
+//! and one that names no model jp knows (a misspelled `--model`).
 
 use crate::AppConfig;
 
-use super::resolve_model_id;
+use super::{ModelIdError, Problem, key};
+
+/// Splits `provider/name`, resolving an alias first.
+///
+/// # Errors
+///
+/// What is wrong with the id.
+pub fn resolve_model_id<'a>(
+    config: &'a AppConfig,
+    id: &'a str,
+) -> Result<(&'a str, &'a str), ModelIdError> {
+    let target = config
+        .providers
+        .llm
+        .aliases
+        .get(id)
+        .map_or(id, String::as_str);
+    let Some((provider, name)) = target.split_once('/') else {
+        return Err(ModelIdError::NotAnId {
+            id: id.to_owned(),
+            aliases: list(config.providers.llm.aliases.keys()),
+        });
+    };
+    if config.providers.llm.endpoint(provider).is_none() {
+        return Err(ModelIdError::UnknownProvider {
+            provider: provider.to_owned(),
+            target: target.to_owned(),
+            known: config
+                .providers
+                .llm
+                .endpoints()
+                .map(|endpoint| endpoint.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    }
+    if name.is_empty() {
+        return Err(ModelIdError::NoName {
+            target: target.to_owned(),
+        });
+    }
+    Ok((provider, name))
+}
+
+/// Names for a message, joined (`none` for no name).
+pub(super) fn list<'a>(items: impl Iterator<Item = &'a String>) -> String {
+    let items = items.map(String::as_str).collect::<Vec<_>>();
+    if items.is_empty() {
+        "none".into()
+    } else {
+        items.join(", ")
+    }
+}
+
+/// The model ids the config names resolve.
+pub(super) fn check_model(config: &AppConfig, problems: &mut Vec<Problem>) {
+    if let Err(error) = resolve_model_id(config, &config.assistant.model.id) {
+        problems.push(Problem::error(key("assistant.model.id"), error.to_string()));
+    }
+    let summariser = &config.conversation.compaction.model;
+    if !summariser.is_empty()
+        && let Err(error) = resolve_model_id(config, summariser)
+    {
+        problems.push(Problem::error(
+            key("conversation.compaction.model"),
+            error.to_string(),
+        ));
+    }
+    for (alias, target) in &config.providers.llm.aliases {
+        let path = key("providers.llm.aliases").join(alias.clone());
+        if config.providers.llm.aliases.contains_key(target) {
+            problems.push(Problem::error(
+                path,
+                format!("`{target}` is an alias; an alias must name `provider/name`"),
+            ));
+        } else if let Err(error) = resolve_model_id(config, target) {
+            problems.push(Problem::error(path, error.to_string()));
+        }
+    }
+}
 
 /// Why `id` names no model jp knows, with the closest names it does
 /// know: for a provider whose models jp lists (its built-in table, the
