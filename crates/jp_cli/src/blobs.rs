@@ -116,20 +116,8 @@ impl Blobs {
 
 /// Where the blobs of the workspace at `root` are kept, by conversation.
 fn conversations_dir(root: &Path) -> Option<PathBuf> {
-    let env = crate::ctx::process_env();
-    let var = |name: &str| {
-        env.iter()
-            .find(|(k, v)| k == name && !v.is_empty())
-            .map(|(_, v)| PathBuf::from(v))
-    };
-    let base =
-        var("XDG_DATA_HOME").or_else(|| var("HOME").map(|home| home.join(".local/share")))?;
-    Some(
-        base.join("jp")
-            .join("workspaces")
-            .join(crate::ledger::digest(root))
-            .join("conversations"),
-    )
+    crate::ctx::user_workspace_dir("XDG_DATA_HOME", ".local/share", root)
+        .map(|dir| dir.join("conversations"))
 }
 
 /// Removes what conversation `id` of the workspace at `root` kept (when

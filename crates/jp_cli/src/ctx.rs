@@ -124,6 +124,26 @@ pub fn no_workspace(cwd: &std::path::Path) -> std::process::ExitCode {
     crate::exit::USAGE.into()
 }
 
+/// The user's own directory of one kind for the workspace at `root`:
+/// `$VAR/jp/workspaces/DIGEST` (`var` such as `XDG_CACHE_HOME`), else the
+/// same under `~/UNDER_HOME` (`.cache`); `None` without either. DIGEST is
+/// the workspace's name among the user's records ([`crate::ledger::digest`]).
+#[must_use]
+pub fn user_workspace_dir(var: &str, under_home: &str, root: &std::path::Path) -> Option<PathBuf> {
+    let env = process_env();
+    let value = |name: &str| {
+        env.iter()
+            .find(|(k, v)| k == name && !v.is_empty())
+            .map(|(_, v)| PathBuf::from(v))
+    };
+    let base = value(var).or_else(|| value("HOME").map(|home| home.join(under_home)))?;
+    Some(
+        base.join("jp")
+            .join("workspaces")
+            .join(crate::ledger::digest(root)),
+    )
+}
+
 /// The answer to a yes-or-no question a command asks on the terminal
 /// ([`ask_yes_no`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

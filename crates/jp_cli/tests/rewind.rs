@@ -270,8 +270,12 @@ fn without_a_terminal_a_rewind_needs_yes() {
 }
 
 /// `jp init --sandboxed-commands`, with a project whose `.gitignore`
-/// ignores `target/`.
-fn sandboxed_workspace() -> common::Workspace {
+/// ignores `target/`; `None` when the suite runs with the kernel sandbox
+/// set by `JP_TEST_SANDBOX` (these tests need it as jp sets it).
+fn sandboxed_workspace() -> Option<common::Workspace> {
+    if std::env::var_os("JP_TEST_SANDBOX").is_some() {
+        return None;
+    }
     let ws = common::Workspace::new();
     let run = ws.jp(&["init", "--yes", "--sandboxed-commands"]);
     assert_eq!(run.code, 0, "{run:?}");
@@ -282,7 +286,7 @@ fn sandboxed_workspace() -> common::Workspace {
     ws.write("project/run.sh", "#!/bin/sh\n");
     chmod(&ws.project().join("run.sh"), 0o644);
     ws.write("project/target/out", "old build\n");
-    ws
+    Some(ws)
 }
 
 /// A response calling `run_command` (call `id`) with `sh -c SCRIPT`.
@@ -310,10 +314,9 @@ fn kept_tree(root: &Path) -> BTreeMap<String, String> {
 
 #[test]
 fn what_a_sandboxed_command_changed_is_put_back() {
-    if std::env::var_os("JP_TEST_SANDBOX").is_some() {
+    let Some(ws) = sandboxed_workspace() else {
         return;
-    }
-    let ws = sandboxed_workspace();
+    };
     let before = kept_tree(&ws.project());
     let server = TestServer::start(command_turn(
         "echo 'fn b() {}' >> src/lib.rs; rm -r build; mkdir -p new/deep; echo made > new/deep/made.txt; chmod +x run.sh; echo rebuilt > target/out",
@@ -361,10 +364,9 @@ fn what_a_sandboxed_command_changed_is_put_back() {
 
 #[test]
 fn a_command_that_may_write_outside_the_workspace_says_its_changes_are_not_kept() {
-    if std::env::var_os("JP_TEST_SANDBOX").is_some() {
+    let Some(ws) = sandboxed_workspace() else {
         return;
-    }
-    let ws = sandboxed_workspace();
+    };
     let elsewhere = ws.root().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
     let config = ws.read("project/.jp/config.toml");
@@ -461,10 +463,9 @@ fn rewound(ws: &common::Workspace) -> String {
 
 #[test]
 fn what_a_gitignore_ignored_before_a_command_stays_out_whatever_the_command_does_to_it() {
-    if std::env::var_os("JP_TEST_SANDBOX").is_some() {
+    let Some(ws) = sandboxed_workspace() else {
         return;
-    }
-    let ws = sandboxed_workspace();
+    };
     let before = tree(&ws.project());
     let server = TestServer::start(command_turn(
         "rm .gitignore; echo changed > src/lib.rs; echo '*' > src/.gitignore",
@@ -484,10 +485,9 @@ fn what_a_gitignore_ignored_before_a_command_stays_out_whatever_the_command_does
 
 #[test]
 fn a_directory_mode_a_command_changed_is_put_back() {
-    if std::env::var_os("JP_TEST_SANDBOX").is_some() {
+    let Some(ws) = sandboxed_workspace() else {
         return;
-    }
-    let ws = sandboxed_workspace();
+    };
     chmod(&ws.project().join("build"), 0o755);
     let before = kept_tree(&ws.project());
     let server = TestServer::start(command_turn("chmod 700 build; echo more >> src/lib.rs"));
@@ -504,10 +504,9 @@ fn a_directory_mode_a_command_changed_is_put_back() {
 
 #[test]
 fn a_command_cannot_take_away_what_undoes_it() {
-    if std::env::var_os("JP_TEST_SANDBOX").is_some() {
+    let Some(ws) = sandboxed_workspace() else {
         return;
-    }
-    let ws = sandboxed_workspace();
+    };
     let before = kept_tree(&ws.project());
     let server = TestServer::start(vec![
         command_call("toolu_1", "echo more >> src/lib.rs"),
@@ -532,10 +531,9 @@ fn a_command_cannot_take_away_what_undoes_it() {
 #[test]
 fn a_name_jp_cannot_record_makes_the_call_one_whose_changes_are_not_kept() {
     use std::os::unix::ffi::OsStrExt as _;
-    if std::env::var_os("JP_TEST_SANDBOX").is_some() {
+    let Some(ws) = sandboxed_workspace() else {
         return;
-    }
-    let ws = sandboxed_workspace();
+    };
     let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
     std::fs::write(ws.project().join(name), "precious\n").unwrap();
     let server = TestServer::start(command_turn("echo more >> src/lib.rs"));

@@ -754,10 +754,7 @@ impl Keeping {
                 }
             }
             Self::Workspace(budget) => {
-                let cache = super::snapshot::cache_dir(
-                    &crate::ctx::process_env(),
-                    &crate::ledger::digest(root),
-                );
+                let cache = super::snapshot::cache_dir(root);
                 *self = match cache {
                     None => Self::NotKept("jp has no cache directory (set HOME)".into()),
                     Some(cache) => match super::snapshot::Snapshot::take(root, &cache, *budget) {

@@ -435,18 +435,12 @@ fn collect_garbage(cache: &Path, entries: &BTreeMap<String, Indexed>) {
     }
 }
 
-/// The user's cache directory for the workspace whose ledger digest is
-/// `digest`: `$XDG_CACHE_HOME/jp/workspaces/DIGEST/undo` (or under
+/// The undo cache of the workspace at `root`, in the user's cache
+/// directory: `$XDG_CACHE_HOME/jp/workspaces/DIGEST/undo` (or under
 /// `~/.cache`); `None` without either.
 #[must_use]
-pub fn cache_dir(env: &[(String, String)], digest: &str) -> Option<PathBuf> {
-    let var = |name: &str| {
-        env.iter()
-            .find(|(k, v)| k == name && !v.is_empty())
-            .map(|(_, v)| PathBuf::from(v))
-    };
-    let base = var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|home| home.join(".cache")))?;
-    Some(base.join("jp").join("workspaces").join(digest).join("undo"))
+pub fn cache_dir(root: &Path) -> Option<PathBuf> {
+    crate::ctx::user_workspace_dir("XDG_CACHE_HOME", ".cache", root).map(|dir| dir.join("undo"))
 }
 
 #[cfg(test)]
