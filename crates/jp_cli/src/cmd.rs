@@ -34,8 +34,73 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "WHEN")]
     color: Option<ColorWhen>,
 
+    /// Without one, on a terminal, `jp` opens a session (`jp chat`).
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+}
+
+impl Cli {
+    /// The global flags as typed (`--cfg`, `--color`), for the commands a
+    /// session runs.
+    fn globals(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        for assignment in &self.cfg {
+            args.push("--cfg".to_owned());
+            args.push(assignment.clone());
+        }
+        if let Some(when) = self.color {
+            args.push("--color".to_owned());
+            args.push(
+                match when {
+                    ColorWhen::Auto => "auto",
+                    ColorWhen::Always => "always",
+                    ColorWhen::Never => "never",
+                }
+                .to_owned(),
+            );
+        }
+        args
+    }
+}
+
+/// `jp` alone: a session on a terminal, else the help (exit 2, as for any
+/// missing argument).
+fn no_command(ctx: crate::ctx::Ctx, globals: Vec<String>) -> Result<ExitCode, crate::error::Error> {
+    use std::io::IsTerminal as _;
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        return crate::chat::Chat::default().run(ctx, globals);
+    }
+    let help = examples::with_examples(<Cli as clap::CommandFactory>::command()).render_help();
+    for line in help.to_string().trim_end().lines() {
+        jp_term::errln!("{line}");
+    }
+    Ok(ExitCode::from(crate::exit::USAGE))
+}
+
+/// Runs `jp` with `argv` (its first item the program's name) in this
+/// process, as a session command: a parse error is said as `jp` says it.
+pub fn run_args(argv: &[String]) -> ExitCode {
+    use clap::{CommandFactory as _, FromArgMatches as _};
+    let parsed = examples::with_examples(Cli::command())
+        .try_get_matches_from(argv)
+        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
+        Ok(cli) => cli,
+        Err(error) => {
+            let text = error.render().to_string();
+            for line in text.trim_end().lines() {
+                jp_term::errln!("{line}");
+            }
+            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+        }
+    };
+    match cli.run() {
+        Ok(code) => code,
+        Err(error) => {
+            jp_term::errln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// `--color` values.
@@ -57,6 +122,9 @@ enum Command {
     // offers one name a command, and a visible alias took its place).
     #[command(alias = "q")]
     Query(crate::query::Query),
+    /// Talk with the assistant in a session: each line a message, /help
+    /// for the commands (what `jp` alone does on a terminal).
+    Chat(crate::chat::Chat),
     /// List, show, switch and remove conversations.
     #[command(subcommand)]
     Conversation(conversation::ConversationCmd),
@@ -123,8 +191,13 @@ impl Cli {
             });
         }
         let ctx = || crate::ctx::Ctx::from_process(self.cfg.clone(), flags.clone());
-        match self.command {
+        let globals = self.globals();
+        let Some(command) = self.command else {
+            return no_command(ctx()?, globals);
+        };
+        match command {
             Command::Init(init) => init.run(&ctx()?),
+            Command::Chat(chat) => chat.run(ctx()?, globals),
             Command::Query(query) => query.run(ctx()?),
             Command::Conversation(c) => c.run(&ctx()?),
             Command::Tool(tool) => Ok(tool.run()),

@@ -16,6 +16,7 @@
 //! docs/architecture.md follows one tool call through these files.
 
 mod blobs;
+mod chat;
 mod cmd;
 mod compact;
 mod conversation;

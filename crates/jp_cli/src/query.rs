@@ -130,13 +130,7 @@ pub struct Query {
 
 impl Query {
     /// Runs the turn.
-    pub fn run(self, mut ctx: Ctx) -> Result<ExitCode, crate::error::Error> {
-        if let Some(model) = &self.model {
-            ctx.flags.push(jp_config::load::FlagAssignment {
-                flag: format!("--model {model}"),
-                assignment: format!("assistant.model.id={model}"),
-            });
-        }
+    pub fn run(self, ctx: Ctx) -> Result<ExitCode, crate::error::Error> {
         let source = match self.source() {
             Ok(source) => source,
             Err(code) => return Ok(code),
@@ -144,9 +138,46 @@ impl Query {
         if let Some(code) = trusting::before_query(&ctx, !self.non_interactive)? {
             return Ok(code);
         }
+        // Dropped when the query returns, after the ending is said: a
+        // prompt thread still closing then does not hold it up.
+        let runtime = runtime()?;
+        Ok(self.turn(ctx, source, &runtime, false)?.code)
+    }
+
+    /// A query of an interactive session (`jp chat`): `message` sent to
+    /// the active conversation (a new one with `new`), with `model`.
+    pub(crate) fn of_session(new: bool, model: Option<String>, message: String) -> Self {
+        Self {
+            new,
+            continue_active: false,
+            model,
+            non_interactive: false,
+            print_system_prompt: false,
+            edit: false,
+            message: vec![message],
+        }
+    }
+
+    /// One turn with the message from `source`, on `runtime`: what `jp
+    /// query` does, and each message of `jp chat` (with `type_ahead`: what
+    /// is typed while the turn prints is read as the next message).
+    pub(crate) fn turn(
+        &self,
+        mut ctx: Ctx,
+        source: Source,
+        runtime: &tokio::runtime::Runtime,
+        type_ahead: bool,
+    ) -> Result<Turned, crate::error::Error> {
+        let done = |code: ExitCode| Ok(Turned::code(code));
+        if let Some(model) = &self.model {
+            ctx.flags.push(jp_config::load::FlagAssignment {
+                flag: format!("--model {model}"),
+                assignment: format!("assistant.model.id={model}"),
+            });
+        }
         let setup = match configure(&mut ctx, self.new)? {
             Ok(setup) => setup,
-            Err(code) => return Ok(code),
+            Err(code) => return done(code),
         };
         let Setup {
             loaded,
@@ -164,12 +195,12 @@ impl Query {
                 "{}",
                 jp_term::printer::sanitize(&format!("error: --model {model}: {why}"))
             );
-            return Ok(exit::USAGE.into());
+            return done(exit::USAGE.into());
         }
         let system = system::system_prompt(&config.assistant, &system::Facts::here(&root))?;
         if self.print_system_prompt {
             jp_term::outln!("{}", system.as_deref().unwrap_or_default());
-            return Ok(ExitCode::SUCCESS);
+            return done(ExitCode::SUCCESS);
         }
         let env: HashMap<String, String> = ctx.env.iter().cloned().collect();
         let Resolved {
@@ -178,16 +209,10 @@ impl Query {
             model,
         } = resolve(&config, &env, &root)?;
         let printer = Printer::stdio(crate::ctx::color(config.style.color));
-        // Dropped when the query returns, after the ending is said: a
-        // prompt thread still closing then does not hold it up.
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()?;
         let events = existing.as_ref().map_or(&[][..], |(c, _)| &c.events[..]);
-        let message = match source.message(&printer, &runtime, events) {
+        let message = match source.message(&printer, runtime, events) {
             Ok(message) => message,
-            Err(code) => return Ok(code),
+            Err(code) => return done(code),
         };
         let ledger = crate::ledger::Ledger::new(&root);
         let (conversation, lock) = match existing {
@@ -216,7 +241,11 @@ impl Query {
             compacted: false,
         };
         session.start_turn(message, record)?;
-        let end = drive(&runtime, &mut session, &ctx, &env, &root, prompter, live)?;
+        let typing = type_ahead
+            .then(|| jp_term::prompt::TypeAhead::start(&printer))
+            .flatten();
+        let end = drive(runtime, &mut session, &ctx, &env, &root, prompter, live)?;
+        let typed = typing.map(jp_term::prompt::TypeAhead::finish);
         printer.stop_spinner();
         printer.finish_content();
         let turn = crate::usage::last_turn(&session.conversation.events);
@@ -229,8 +258,44 @@ impl Query {
             printer.chrome_line(Style::Dim, &line);
         }
         let taken_back = fit::taken_back(&session.conversation.events);
-        Ok(ending(&printer, end, &session.conversation.id, taken_back))
+        Ok(Turned {
+            code: ending(&printer, end, &session.conversation.id, taken_back),
+            typed: typed.unwrap_or_default(),
+            conversation: Some(session.conversation.id.clone()),
+            model: Some(format!("{}/{}", session.provider_name, session.model)),
+        })
     }
+}
+
+/// How a turn went: its exit code, and what was typed meanwhile (in an
+/// interactive session).
+pub(crate) struct Turned {
+    pub code: ExitCode,
+    pub typed: jp_term::prompt::Typed,
+    /// The conversation the turn went to; `None` when it did not start.
+    pub conversation: Option<String>,
+    /// The model it used (`PROVIDER/NAME`).
+    pub model: Option<String>,
+}
+
+impl Turned {
+    /// A turn that did not start.
+    fn code(code: ExitCode) -> Self {
+        Self {
+            code,
+            typed: jp_term::prompt::Typed::default(),
+            conversation: None,
+            model: None,
+        }
+    }
+}
+
+/// The runtime a query's turn runs on.
+pub(crate) fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
 }
 
 impl Query {
@@ -275,7 +340,7 @@ impl Query {
 }
 
 /// Where a query's message comes from.
-enum Source {
+pub(crate) enum Source {
     /// The arguments, with what was piped.
     Given(String),
     /// The editor, opened on this text.
@@ -535,7 +600,8 @@ fn drive(
         .then(jp_term::prompt::Quiet::start)
         .flatten();
     runtime.block_on(async {
-        if echo_off.is_some() {
+        // (In `jp chat` the session silenced the terminal already.)
+        if echo_off.is_some() || prompter.available() {
             tokio::spawn(jp_term::prompt::quiet_after_each_stop());
         }
         // With a terminal, Ctrl+C opens a menu; without, it interrupts.

@@ -587,6 +587,25 @@ impl Printer {
         }
     }
 
+    /// Takes the prompt line off the screen, leaving nothing of it, and
+    /// writes what was held back while it showed (a line typed ahead that
+    /// was emptied again).
+    pub fn dismiss_prompt(&self) {
+        let mut inner = self.lock();
+        if inner.overlay.prompt.take().is_some() {
+            inner.overlay.erase();
+        }
+        if !inner.overlay.hold {
+            inner.flush_overlay();
+        }
+    }
+
+    /// Whether a prompt line shows.
+    #[must_use]
+    pub fn showing_prompt(&self) -> bool {
+        self.lock().overlay.prompt.is_some()
+    }
+
     /// Holds output to terminal streams while `f` (an editor) owns the
     /// terminal, then writes it.
     pub fn holding<T>(&self, f: impl FnOnce() -> T) -> T {

@@ -61,6 +61,14 @@ pub fn servers() -> Vec<CompletionCandidate> {
 
 /// The models jp knows, as `--model` takes them: the aliases, the
 /// built-in table's models and those the config names, each once.
+/// The model names [`models`] offers, as text (for `jp chat`'s `/model`).
+pub fn model_names() -> Vec<String> {
+    models()
+        .iter()
+        .map(|candidate| candidate.get_value().to_string_lossy().into_owned())
+        .collect()
+}
+
 pub fn models() -> Vec<CompletionCandidate> {
     let config = config().unwrap_or_default();
     let llm = &config.providers.llm;

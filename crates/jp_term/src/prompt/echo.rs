@@ -23,6 +23,14 @@ mod unix {
     /// The terminal's modes from before [`Quiet::start`], while it lives.
     static SAVED: Mutex<Option<Termios>> = Mutex::new(None);
 
+    /// Whether the [`Quiet`] that lives reads keys one by one
+    /// ([`Quiet::start_keys`]) rather than only silencing echo.
+    static KEYS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    /// The modes an interactive session found the terminal in
+    /// ([`remember_modes`]): put back on every way out.
+    static ORIGINAL: Mutex<Option<Termios>> = Mutex::new(None);
+
     fn saved() -> std::sync::MutexGuard<'static, Option<Termios>> {
         SAVED
             .lock()
@@ -38,6 +46,18 @@ mod unix {
         /// terminal, its modes cannot be read or set, or echo is off
         /// already (then there is nothing to restore).
         pub fn start() -> Option<Self> {
+            Self::begin(false)
+        }
+
+        /// As [`Quiet::start`], and keys reach jp as they are typed, not
+        /// a line at a time (the terminal's canonical mode off too; Ctrl+C
+        /// and Ctrl+Z still raise their signals): what an interactive
+        /// session reads while a turn prints ([`super::super::TypeAhead`]).
+        pub fn start_keys() -> Option<Self> {
+            Self::begin(true)
+        }
+
+        fn begin(keys: bool) -> Option<Self> {
             let stdin = std::io::stdin();
             if !stdin.is_terminal() || !in_foreground() {
                 return None;
@@ -50,7 +70,8 @@ mod unix {
             if !modes.local_modes.contains(LocalModes::ECHO) {
                 return None;
             }
-            silence(&modes)?;
+            silence(&modes, keys)?;
+            KEYS.store(keys, std::sync::atomic::Ordering::Relaxed);
             *saved = Some(modes);
             Some(Self(()))
         }
@@ -62,11 +83,27 @@ mod unix {
         }
     }
 
-    /// Sets `modes` without echo.
-    fn silence(modes: &Termios) -> Option<()> {
+    /// Sets `modes` without echo (and, with `keys`, without the
+    /// terminal's own line editing: each key is read when typed).
+    fn silence(modes: &Termios, keys: bool) -> Option<()> {
+        tcsetattr(
+            std::io::stdin(),
+            OptionalActions::Now,
+            &quieted(modes, keys),
+        )
+        .ok()
+    }
+
+    /// `modes` without echo, and with `keys` without canonical mode.
+    fn quieted(modes: &Termios, keys: bool) -> Termios {
         let mut quiet = modes.clone();
         quiet.local_modes.remove(LocalModes::ECHO);
-        tcsetattr(std::io::stdin(), OptionalActions::Now, &quiet).ok()
+        if keys {
+            quiet.local_modes.remove(LocalModes::ICANON);
+            quiet.special_codes[rustix::termios::SpecialCodeIndex::VMIN] = 1;
+            quiet.special_codes[rustix::termios::SpecialCodeIndex::VTIME] = 0;
+        }
+        quiet
     }
 
     /// Puts the terminal's modes back as [`Quiet::start`] found them; not
@@ -87,7 +124,8 @@ mod unix {
 
     /// Turns echo off again each time jp continues after being stopped
     /// (Ctrl+Z, then `fg`): the shell put its own modes back meanwhile.
-    /// Only the echo flag changes; a prompt's raw mode stays as it is.
+    /// Only the echo flag changes (and canonical mode, for
+    /// [`Quiet::start_keys`]); a prompt's raw mode stays as it is.
     pub async fn quiet_after_each_stop() {
         use tokio::signal::unix::{SignalKind, signal};
         let cont = SignalKind::from_raw(rustix::process::Signal::CONT.as_raw());
@@ -97,10 +135,14 @@ mod unix {
         while continued.recv().await.is_some() {
             if saved().is_some()
                 && in_foreground()
-                && let Ok(mut modes) = tcgetattr(std::io::stdin())
+                && let Ok(modes) = tcgetattr(std::io::stdin())
             {
-                modes.local_modes.remove(LocalModes::ECHO);
-                let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, &modes);
+                let keys = KEYS.load(std::sync::atomic::Ordering::Relaxed);
+                let _ = tcsetattr(
+                    std::io::stdin(),
+                    OptionalActions::Now,
+                    &quieted(&modes, keys),
+                );
             }
         }
     }
@@ -125,14 +167,43 @@ mod unix {
         // The program may have left any modes behind: take the user's
         // again, without echo.
         if saved().is_some() {
-            let _ = silence(&modes);
+            let _ = silence(&modes, KEYS.load(std::sync::atomic::Ordering::Relaxed));
         }
         result
+    }
+
+    /// Remembers the terminal's modes as an interactive session found
+    /// them, so that every way out (a panic, a signal, an error) puts them
+    /// back ([`restore_original`]), whatever a line editor or a prompt
+    /// left on.
+    pub fn remember_modes() {
+        let stdin = std::io::stdin();
+        if stdin.is_terminal()
+            && let Ok(modes) = tcgetattr(&stdin)
+        {
+            *ORIGINAL
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(modes);
+        }
+    }
+
+    /// Puts back the modes [`remember_modes`] kept, if any (not from the
+    /// background).
+    pub fn restore_original() {
+        let modes = ORIGINAL
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        if let Some(modes) = modes
+            && in_foreground()
+        {
+            let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, &modes);
+        }
     }
 }
 
 #[cfg(unix)]
-pub use unix::{Quiet, echoing, quiet_after_each_stop, restore};
+pub use unix::{Quiet, echoing, quiet_after_each_stop, remember_modes, restore, restore_original};
 
 #[cfg(not(unix))]
 mod other {
@@ -144,9 +215,17 @@ mod other {
         pub fn start() -> Option<Self> {
             None
         }
+
+        pub fn start_keys() -> Option<Self> {
+            None
+        }
     }
 
     pub fn restore() {}
+
+    pub fn remember_modes() {}
+
+    pub fn restore_original() {}
 
     pub fn echoing<T>(program: impl FnOnce() -> T) -> T {
         program()
@@ -156,4 +235,4 @@ mod other {
 }
 
 #[cfg(not(unix))]
-pub use other::{Quiet, echoing, quiet_after_each_stop, restore};
+pub use other::{Quiet, echoing, quiet_after_each_stop, remember_modes, restore, restore_original};

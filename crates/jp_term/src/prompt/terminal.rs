@@ -24,7 +24,7 @@ use crate::printer::{Printer, Style, char_columns, columns, cut_columns, one_lin
 const POLL: Duration = Duration::from_millis(50);
 
 /// What the terminal has for a waiting prompt.
-enum Input {
+pub(super) enum Input {
     /// Something to read.
     Keys,
     /// Nothing yet.
@@ -37,7 +37,7 @@ enum Input {
 /// prompts read keys from ([`TerminalPrompter::open`] requires stdin to
 /// be one).
 #[cfg(unix)]
-fn wait_for_input(timeout: Duration) -> Result<Input, PromptError> {
+pub(super) fn wait_for_input(timeout: Duration) -> Result<Input, PromptError> {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
     let stdin = std::io::stdin();
     let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
@@ -64,7 +64,7 @@ fn wait_for_input(timeout: Duration) -> Result<Input, PromptError> {
 
 /// Waits up to `timeout` for a key, through crossterm.
 #[cfg(not(unix))]
-fn wait_for_input(timeout: Duration) -> Result<Input, PromptError> {
+pub(super) fn wait_for_input(timeout: Duration) -> Result<Input, PromptError> {
     Ok(
         if crossterm::event::poll(timeout).map_err(terminal_error)? {
             Input::Keys
@@ -77,7 +77,7 @@ fn wait_for_input(timeout: Duration) -> Result<Input, PromptError> {
 /// Reads what the terminal has (stdin, which [`wait_for_input`] said
 /// has something) and decodes it; `None` at end of file (it hung up).
 #[cfg(unix)]
-fn read_keys(decoder: &mut Decoder) -> Result<Option<Vec<Key>>, PromptError> {
+pub(super) fn read_keys(decoder: &mut Decoder) -> Result<Option<Vec<Key>>, PromptError> {
     let mut buffer = [0u8; 256];
     match rustix::io::read(std::io::stdin(), &mut buffer) {
         Ok(0) => Ok(None),
@@ -117,6 +117,47 @@ fn discard_pending_input() {
     }
 }
 
+/// `line` on one line of `width` columns: whole if it fits, else its end
+/// after a `…` (widths in terminal columns, of the line as drawn: escapes,
+/// tabs and wide characters included).
+pub(super) fn fit_prompt(line: &str, width: usize) -> String {
+    let line = one_line(line);
+    if columns(&line) <= width {
+        return line;
+    }
+    let mut tail: Vec<char> = Vec::new();
+    let mut used = 1; // the `…`
+    for c in line.chars().rev() {
+        used += char_columns(c);
+        if used > width {
+            break;
+        }
+        tail.push(c);
+    }
+    let tail: String = tail.into_iter().rev().collect();
+    format!("…{tail}")
+}
+
+/// The terminal's input belongs to whoever holds this: a prompt while it
+/// asks (and the editor or pager it opens), otherwise the keys typed
+/// ahead in an interactive session ([`super::TypeAhead`]), which never
+/// reads while a prompt holds it, so typed-ahead text never answers one.
+static TERMINAL: Mutex<()> = Mutex::new(());
+
+/// Holds the terminal's input for a prompt.
+pub(super) fn hold_terminal() -> std::sync::MutexGuard<'static, ()> {
+    TERMINAL.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Holds the terminal's input if no prompt does.
+pub(super) fn try_hold_terminal() -> Option<std::sync::MutexGuard<'static, ()>> {
+    match TERMINAL.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    }
+}
+
 /// Prompts on the controlling terminal.
 pub struct TerminalPrompter {
     printer: Printer,
@@ -145,13 +186,16 @@ fn terminal_error(e: std::io::Error) -> PromptError {
     PromptError::Terminal(e.to_string())
 }
 
-/// Leaves raw mode if a prompt left it on, and turns echo back on if a
-/// turn turned it off ([`super::Quiet`]); for exits that skip destructors.
+/// Leaves raw mode if a prompt left it on, turns echo back on if a turn
+/// turned it off ([`super::Quiet`]), and puts back the modes an
+/// interactive session found ([`super::remember_modes`]); for exits that
+/// skip destructors.
 pub fn restore_terminal() {
     if crossterm::terminal::is_raw_mode_enabled().unwrap_or(false) {
         let _ = crossterm::terminal::disable_raw_mode();
     }
     super::echo::restore();
+    super::echo::restore_original();
 }
 
 /// Restores the terminal before a panic is reported, and reports it
@@ -213,26 +257,9 @@ impl TerminalPrompter {
     }
 
     /// Shows `line` as the prompt, its end kept in view if it is too wide
-    /// (widths in terminal columns, of the line as drawn: escapes, tabs and
-    /// wide characters included).
+    /// ([`fit_prompt`]).
     fn show(&self, line: &str) {
-        let width = Self::width();
-        let line = one_line(line);
-        if columns(&line) <= width {
-            self.printer.show_prompt(&line);
-        } else {
-            let mut tail: Vec<char> = Vec::new();
-            let mut used = 1; // the `…`
-            for c in line.chars().rev() {
-                used += char_columns(c);
-                if used > width {
-                    break;
-                }
-                tail.push(c);
-            }
-            let tail: String = tail.into_iter().rev().collect();
-            self.printer.show_prompt(&format!("…{tail}"));
-        }
+        self.printer.show_prompt(&fit_prompt(line, Self::width()));
     }
 
     /// Ends the prompt as interrupted, and the turn with it.
@@ -429,6 +456,7 @@ impl Prompter for TerminalPrompter {
         choices: &[Choice],
         stop: &CancellationToken,
     ) -> Result<char, PromptError> {
+        let _terminal = hold_terminal();
         Ok(self.one_key(question, choices, None, None, stop)?.key)
     }
 
@@ -437,10 +465,12 @@ impl Prompter for TerminalPrompter {
         question: &LiveQuestion,
         stop: &CancellationToken,
     ) -> Result<LiveAnswer, PromptError> {
+        let _terminal = hold_terminal();
         self.one_key("", &[], None, Some(question), stop)
     }
 
     fn ask(&mut self, question: &Question, stop: &CancellationToken) -> Result<Value, PromptError> {
+        let _terminal = hold_terminal();
         match &question.answer {
             AnswerKind::Boolean => {
                 let default = question
@@ -491,12 +521,14 @@ impl Prompter for TerminalPrompter {
 
     fn edit(&mut self, text: &str, file_name: &str) -> Result<String, PromptError> {
         // The editor owns the screen: what streams meanwhile waits.
+        let _terminal = hold_terminal();
         self.printer.holding(|| edit_in_editor(text, file_name))
     }
 
     fn page(&mut self, text: &str) -> Result<(), PromptError> {
         // Raw mode is off between keys; the pager owns the screen, and what
         // streams meanwhile waits, as for the editor.
+        let _terminal = hold_terminal();
         let failure = match pager() {
             Some(pager) => match self.printer.holding(|| run_pager(&pager, text)) {
                 Ok(()) => return Ok(()),

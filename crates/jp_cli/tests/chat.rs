@@ -1,0 +1,269 @@
+//! `jp chat`, the interactive session, in a real terminal (tmux): messages
+//! as turns of the query engine, a message typed while the model streams
+//! (queued, sent when the turn ends), the session's commands, and the
+//! terminal left as it was on every way out.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::Workspace;
+use common::providers::{Item, anthropic, text_reply, tool_reply};
+use common::query::initialized;
+use common::tmux::{Tmux, shown};
+use jp_test_server::{Reply, Split, TestServer};
+
+/// The shell line running `jp chat ARGS` against `server`, then printing
+/// its exit code and the terminal's `icanon` and `echo` flags.
+fn chat_line(ws: &Workspace, server: &TestServer, args: &str) -> String {
+    format!(
+        "env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/xdg' JP_TRUST_WORKSPACE=1 JP_NOW_MS={now} TERM=xterm ANTHROPIC_API_KEY=test-key \
+         JP_CFG_ASSISTANT__MODEL__ID=anthropic/claude-haiku-4-5 \
+         '{jp}' --cfg providers.llm.anthropic.base_url={url} chat {args}; \
+         echo EXIT=$?; echo STTY $(stty -a | tr ' ;' '\\n\\n' | grep -xE -- '-?(icanon|echo)'); sleep 60",
+        path = std::env::var("PATH").unwrap_or_default(),
+        home = ws.root().display(),
+        jp = env!("CARGO_BIN_EXE_jp"),
+        url = server.url(),
+        now = common::TEST_NOW_MS,
+    )
+}
+
+/// An answer that streams for a few seconds.
+fn slow_answer() -> Reply {
+    let text: String = (1..=400).map(|n| format!("word{n} ")).collect();
+    Reply::sse(anthropic(&[Item::Text(&text)], "end_turn", false))
+        .split(Split::Every(48))
+        .pace(Duration::from_millis(10))
+}
+
+/// Waits until the session reads a line: the last line on screen is the
+/// bare prompt.
+fn wait_for_prompt(tmux: &Tmux) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let screen = tmux.screen();
+        if shown(&screen).lines().last() == Some("›") {
+            return screen;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "waited for the prompt; the screen shows:\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Types `text` and Enter.
+fn say(tmux: &Tmux, text: &str) {
+    tmux.send(&["-l", text]);
+    tmux.send(&["Enter"]);
+}
+
+/// The text of the last user message of a recorded Anthropic request.
+fn last_user_text(body: &[u8]) -> String {
+    let body: serde_json::Value = serde_json::from_slice(body).unwrap();
+    let message = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap()
+        .clone();
+    match &message["content"] {
+        serde_json::Value::String(text) => text.clone(),
+        serde_json::Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        other => panic!("{other}"),
+    }
+}
+
+#[test]
+fn a_session_of_messages_with_a_tool_call_a_queued_message_and_a_model_change() {
+    let ws = initialized();
+    ws.write("project/notes.txt", "NOTE-CONTENT\n");
+    let server = TestServer::start(vec![
+        tool_reply("toolu_1", "fs_read_file", r#"{"path":"notes.txt"}"#),
+        text_reply("The notes say NOTE-CONTENT."),
+        slow_answer(),
+        text_reply("ANSWER-TO-THE-QUEUED"),
+        text_reply("ANSWER-FROM-SONNET"),
+    ]);
+    let Some(tmux) = Tmux::start(&ws, &chat_line(&ws, &server, "--new")) else {
+        return;
+    };
+    wait_for_prompt(&tmux);
+    say(&tmux, "read notes.txt");
+    tmux.wait_for("The notes say NOTE-CONTENT.");
+    wait_for_prompt(&tmux);
+    say(&tmux, "count for me");
+    tmux.wait_for("word3 ");
+    // Typed while the answer streams: shown as it is typed, queued on
+    // Enter, sent once the turn ends.
+    say(&tmux, "and then this");
+    tmux.wait_for("queued: and then this");
+    tmux.wait_for("ANSWER-TO-THE-QUEUED");
+    wait_for_prompt(&tmux);
+    say(&tmux, "/model anthropic/claude-sonet-4-5");
+    tmux.wait_for("did you mean anthropic/claude-sonnet-4-5?");
+    wait_for_prompt(&tmux);
+    say(&tmux, "/model anthropic/claude-sonnet-4-5");
+    tmux.wait_for("model: anthropic/claude-sonnet-4-5 from the next message on");
+    wait_for_prompt(&tmux);
+    say(&tmux, "and now you");
+    tmux.wait_for("ANSWER-FROM-SONNET");
+    wait_for_prompt(&tmux);
+    say(&tmux, "/exit");
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    tmux.assert_restored(&screen);
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5, "{screen}");
+    assert_eq!(last_user_text(&requests[0].body), "read notes.txt");
+    assert_eq!(last_user_text(&requests[2].body), "count for me");
+    assert_eq!(last_user_text(&requests[3].body), "and then this");
+    assert_eq!(last_user_text(&requests[4].body), "and now you");
+    let model = |i: usize| {
+        let body: serde_json::Value = serde_json::from_slice(&requests[i].body).unwrap();
+        body["model"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(model(3), "claude-haiku-4-5");
+    assert_eq!(model(4), "claude-sonnet-4-5");
+    // The typed-ahead text never landed inside the streamed answer, and
+    // every message went to one conversation.
+    let streamed = screen
+        .lines()
+        .filter(|l| l.contains("word200"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!streamed.contains("and then"), "{screen}");
+    let listed = ws.jp(&["conversation", "ls"]);
+    assert_eq!(listed.stdout.lines().count(), 1, "{listed:?}");
+}
+
+#[test]
+fn ctrl_c_clears_the_line_twice_on_an_empty_line_leaves_and_ctrl_d_leaves() {
+    let ws = initialized();
+    let server = TestServer::start(vec![]);
+    let Some(tmux) = Tmux::start(&ws, &chat_line(&ws, &server, "")) else {
+        return;
+    };
+    wait_for_prompt(&tmux);
+    tmux.send(&["-l", "half a thought"]);
+    tmux.wait_for("› half a thought");
+    tmux.send(&["C-c"]);
+    wait_for_prompt(&tmux);
+    tmux.send(&["C-c"]);
+    tmux.wait_for("(Ctrl+C again, Ctrl+D or /exit to leave)");
+    wait_for_prompt(&tmux);
+    tmux.send(&["C-c"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    tmux.assert_restored(&screen);
+    assert!(server.requests().is_empty());
+
+    // Ctrl+D at an empty line leaves too.
+    let Some(tmux) = Tmux::start(&ws, &chat_line(&ws, &server, "")) else {
+        return;
+    };
+    wait_for_prompt(&tmux);
+    tmux.send(&["C-d"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    tmux.assert_restored(&screen);
+}
+
+#[test]
+fn a_kill_while_the_session_reads_puts_the_terminal_back() {
+    let ws = initialized();
+    let server = TestServer::start(vec![]);
+    let Some(tmux) = Tmux::start(&ws, &chat_line(&ws, &server, "")) else {
+        return;
+    };
+    wait_for_prompt(&tmux);
+    tmux.send(&["-l", "typing"]);
+    tmux.wait_for("› typing");
+    let pids = common::tmux::pids_running(env!("CARGO_BIN_EXE_jp"), &server.url());
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pids[0].to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=143"), "{screen}");
+    tmux.assert_restored(&screen);
+}
+
+#[test]
+fn a_kill_during_a_turn_ends_the_turn_then_the_session() {
+    let ws = initialized();
+    let server = TestServer::start(vec![slow_answer()]);
+    let Some(tmux) = Tmux::start(&ws, &chat_line(&ws, &server, "")) else {
+        return;
+    };
+    wait_for_prompt(&tmux);
+    say(&tmux, "count for me");
+    tmux.wait_for("word3 ");
+    let pids = common::tmux::pids_running(env!("CARGO_BIN_EXE_jp"), &server.url());
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pids[0].to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let screen = tmux.wait_for("STTY");
+    assert!(
+        screen.contains("interrupted; the conversation keeps what arrived"),
+        "{screen}"
+    );
+    assert!(screen.contains("EXIT=143"), "{screen}");
+    tmux.assert_restored(&screen);
+}
+
+#[test]
+fn a_session_stopped_with_ctrl_z_and_continued_with_fg_still_works() {
+    let ws = initialized();
+    let server = TestServer::start(vec![text_reply("AFTER-FG")]);
+    let Some(tmux) = Tmux::start(
+        &ws,
+        "env -i PATH=/usr/bin:/bin TERM=xterm PS1='$ ' bash --norc --noprofile -i",
+    ) else {
+        return;
+    };
+    tmux.wait_for("$ ");
+    let line = chat_line(&ws, &server, "").replace("; sleep 60", "");
+    tmux.send(&["-l", &line]);
+    tmux.send(&["Enter"]);
+    wait_for_prompt(&tmux);
+    tmux.send(&["C-z"]);
+    tmux.wait_for("Stopped");
+    // The shell has the terminal back, as it wants it.
+    tmux.send(&[
+        "-l",
+        "echo SHELL $(stty -a | tr ' ;' '\\n\\n' | grep -xE -- '-?(icanon|echo)')",
+    ]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("SHELL icanon echo");
+    tmux.send(&["-l", "fg"]);
+    tmux.send(&["Enter"]);
+    std::thread::sleep(Duration::from_millis(500));
+    say(&tmux, "still there?");
+    tmux.wait_for("AFTER-FG");
+    wait_for_prompt(&tmux);
+    say(&tmux, "/exit");
+    // (The shell ran the rest of its line at the stop: it looks again.)
+    tmux.wait_for("› /exit\n$ ");
+    say(
+        &tmux,
+        "echo AFTER $(stty -a | tr ' ;' '\\n\\n' | grep -xE -- '-?(icanon|echo)')",
+    );
+    let screen = tmux.wait_for("AFTER icanon echo");
+    assert_eq!(tmux.cursor_flag(), "1", "{screen}");
+}
