@@ -35,3 +35,7 @@ latency:
 # The code's shape: long files and functions, import circles (issue 22's measures).
 shape:
     python3 scripts/shape.py --list
+
+# The delay from Enter to the request leaving, in `jp chat` and `jp query` (needs tmux).
+bench-chat-latency:
+    cargo bench -p jp_cli --bench chat_latency

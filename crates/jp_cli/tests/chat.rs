@@ -267,3 +267,114 @@ fn a_session_stopped_with_ctrl_z_and_continued_with_fg_still_works() {
     let screen = tmux.wait_for("AFTER icanon echo");
     assert_eq!(tmux.cursor_flag(), "1", "{screen}");
 }
+
+#[test]
+fn keys_typed_ahead_never_answer_a_question_and_wait_in_the_line() {
+    let ws = initialized();
+    let words: String = (1..=200).map(|n| format!("word{n} ")).collect();
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[
+                Item::Text(&words),
+                Item::Tool(
+                    "toolu_1",
+                    "fs_create_file",
+                    r#"{"path":"a.txt","content":"x"}"#,
+                ),
+            ],
+            "tool_use",
+            false,
+        ))
+        .split(Split::Every(48))
+        .pace(Duration::from_millis(10)),
+        text_reply("AFTER-THE-DECLINE"),
+        text_reply("ANSWER-TO-WHAT-WAS-TYPED"),
+    ]);
+    // (Before `chat`: a global flag given after the subcommand replaces
+    // the ones before it.)
+    let line = chat_line(&ws, &server, "").replace(
+        " chat ",
+        " --cfg conversation.tools.fs_create_file.policy.run=ask chat ",
+    );
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    wait_for_prompt(&tmux);
+    say(&tmux, "make a.txt");
+    tmux.wait_for("word3 ");
+    // `y` typed before the question shows: it goes to the next message.
+    tmux.send(&["-l", "yy"]);
+    tmux.wait_for("next› yy");
+    tmux.wait_for("[y,a,n,e,v,?]");
+    tmux.send(&["n"]);
+    tmux.wait_for("AFTER-THE-DECLINE");
+    // The turn ended; what was typed is in the line, to go on with.
+    tmux.wait_for("› yy");
+    say(&tmux, " and more");
+    tmux.wait_for("ANSWER-TO-WHAT-WAS-TYPED");
+    wait_for_prompt(&tmux);
+    say(&tmux, "/exit");
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("[y,a,n,e,v,?] n"), "{screen}");
+    assert!(!ws.project().join("a.txt").exists(), "{screen}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{screen}");
+    assert_eq!(last_user_text(&requests[2].body), "yy and more");
+    tmux.assert_restored(&screen);
+}
+
+#[test]
+fn pasted_lines_and_alt_enter_make_one_message() {
+    let ws = initialized();
+    let server = TestServer::start(vec![text_reply("PASTED"), text_reply("TYPED")]);
+    let Some(tmux) = Tmux::start(&ws, &chat_line(&ws, &server, "")) else {
+        return;
+    };
+    wait_for_prompt(&tmux);
+    // tmux pastes as the terminal would: bracketed, since jp asked for it.
+    let status = std::process::Command::new("tmux")
+        .args(tmux.args(&["set-buffer", "line one\nline two"]))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let status = std::process::Command::new("tmux")
+        .args(tmux.args(&["paste-buffer", "-p"]))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    tmux.wait_for("line two");
+    tmux.send(&["Enter"]);
+    tmux.wait_for("PASTED");
+    wait_for_prompt(&tmux);
+    tmux.send(&["-l", "first"]);
+    tmux.send(&["M-Enter"]);
+    tmux.send(&["-l", "second"]);
+    tmux.send(&["C-j"]);
+    tmux.send(&["-l", "third"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("TYPED");
+    let requests = server.requests();
+    assert_eq!(last_user_text(&requests[0].body), "line one\nline two");
+    assert_eq!(last_user_text(&requests[1].body), "first\nsecond\nthird");
+}
+
+#[test]
+fn without_a_terminal_jp_chat_says_so_and_jp_alone_prints_its_help() {
+    let ws = initialized();
+    let run = ws.jp(&["chat"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "error: jp chat needs a terminal, and stdin or stdout is not one; `jp query MESSAGE` takes a message from its arguments or a pipe\n"
+    );
+    assert_eq!(run.stdout, "");
+    let run = ws.jp(&[]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .starts_with("The jp command-line assistant.\n\nUsage: jp [OPTIONS] [COMMAND]\n"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("\n  chat "), "{}", run.stderr);
+}

@@ -120,6 +120,13 @@ impl Tmux {
         assert_eq!(self.cursor_flag(), "1", "the cursor is hidden:\n{screen}");
     }
 
+    /// `args` for a `tmux` command on this server (`-L SOCKET ...`).
+    pub fn args<'a>(&'a self, args: &[&'a str]) -> Vec<&'a str> {
+        let mut all = vec!["-L", self.socket.as_str()];
+        all.extend_from_slice(args);
+        all
+    }
+
     pub fn send(&self, keys: &[&str]) {
         let status = Command::new("tmux")
             .args(["-L", &self.socket, "send-keys"])
