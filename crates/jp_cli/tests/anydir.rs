@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use common::Workspace;
 use common::providers::{text_reply as text, tool_reply as tool};
 use common::query::{event_types, query, responses, stored};
+use common::tmux::{Tmux, query_line, shown};
 use jp_test_server::TestServer;
 
 const MODEL: &str = "anthropic/claude-haiku-4-5";
@@ -90,8 +91,11 @@ fn a_query_outside_a_workspace_keeps_its_conversation_in_the_data_directory() {
     let (conversations, digest) = kept(&ws);
     assert_eq!(first.stdout, "Hello.\n");
     assert_eq!(
-        first.stderr.lines().take(2).collect::<Vec<_>>().join("\n") + "\n",
-        format!("{}{HEADER}", notice(&digest))
+        first.stderr,
+        format!(
+            "{}{HEADER}tokens: 10 in · 42 out · $0.0002 · context 0% of 200k\n",
+            notice(&digest)
+        )
     );
     // Nothing in the directory: no `.jp/`.
     assert_eq!(entries(&ws), ["notes.txt"]);
@@ -120,24 +124,28 @@ fn a_query_outside_a_workspace_keeps_its_conversation_in_the_data_directory() {
             "usage"
         ]
     );
-    let ls = ws.jp(&["conversation", "ls"]);
-    assert_eq!(ls.code, 0, "{ls:?}");
-    assert_eq!(ls.stderr, "");
-    assert!(
-        ls.stdout.starts_with(&format!("* {id} ")) && ls.stdout.contains("hi"),
-        "{ls:?}"
+    // Two days later, as `jp conversation ls` tells the age.
+    let ls = || ws.jp_with_env(&["conversation", "ls"], &[("JP_NOW_MS", "1796213000000")]);
+    assert_eq!(
+        ls(),
+        common::Run {
+            code: 0,
+            stdout: format!("* {id}  2 days ago    2 turns  hi\n"),
+            stderr: String::new(),
+        }
     );
-    assert_eq!(ls.stdout.lines().count(), 1, "{ls:?}");
     assert_eq!(entries(&ws), ["notes.txt"]);
 
     // A new one becomes the active one; `use` and `rm` work there too.
     let third = query(&ws, &server_of("New."), MODEL, &["--new"], "other");
     assert_eq!(third.code, 0, "{third:?}");
-    let ls = ws.jp(&["conversation", "ls"]);
-    assert_eq!(ls.stdout.lines().count(), 2, "{ls:?}");
-    assert!(
-        ls.stdout.lines().nth(1).unwrap().starts_with("* "),
-        "{ls:?}"
+    let other = stored(&ws)["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        ls().stdout,
+        format!(
+            "  {id}  2 days ago    2 turns  hi\n\
+             * {other}  2 days ago    1 turn   other\n"
+        )
     );
     let used = ws.jp(&["conversation", "use", &id]);
     assert_eq!(used.code, 0, "{used:?}");
@@ -152,7 +160,11 @@ fn a_query_outside_a_workspace_keeps_its_conversation_in_the_data_directory() {
         }
     );
     assert!(!conversations.join(&id).exists());
-    assert_eq!(ws.jp(&["conversation", "ls"]).stdout.lines().count(), 1);
+    assert_eq!(
+        ls().stdout,
+        // The active one was removed: none is active now.
+        format!("  {other}  2 days ago    1 turn   other\n")
+    );
     assert_eq!(entries(&ws), ["notes.txt"]);
 }
 
@@ -220,4 +232,91 @@ fn outside_a_workspace_jp_trust_still_needs_one() {
                     .into(),
         }
     );
+}
+
+#[test]
+fn outside_a_workspace_a_command_tool_is_asked_and_an_asking_policy_points_to_jp_init() {
+    let ws = plain();
+    // A command of the user's, unattended: jp knows nothing of what it
+    // does. And fs_create_file asking by its own policy: a rule that lets
+    // it run unattended would not help here, so none is suggested.
+    let config = ws.read("xdg/jp/config.toml");
+    ws.write(
+        "xdg/jp/config.toml",
+        &format!(
+            "{}{}",
+            config.replace(
+                "parameters.content = { type = \"string\", required = true }\npolicy.run = \"unattended\"",
+                "parameters.content = { type = \"string\", required = true }\npolicy.run = \"ask\""
+            ),
+            common::query::echo_tool("stamp", "stamped")
+        ),
+    );
+    let server = TestServer::start(vec![
+        tool("toolu_1", "stamp", "{}"),
+        tool(
+            "toolu_2",
+            "fs_create_file",
+            r#"{"path": "new.txt", "content": "x"}"#,
+        ),
+        text("Done."),
+    ]);
+    let run = query(&ws, &server, MODEL, &[], "stamp, then write");
+    assert_eq!(run.code, 0, "{run:?}");
+    let notes: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|line| line.contains(": declined: "))
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "stamp: declined: policy.run is \"unattended\", but there is no workspace here (every tool call that may change something is asked), so jp must ask, and no terminal is available; run jp in a terminal to answer, or run `jp init` to make this directory a workspace, where your policies decide",
+            "fs_create_file: declined: policy.run is \"ask\", so jp must ask, and no terminal is available; run jp in a terminal to answer, or run `jp init` to make this directory a workspace, where your policies decide",
+        ],
+        "{run:?}"
+    );
+    assert_eq!(entries(&ws), ["notes.txt"]);
+}
+
+#[test]
+fn outside_a_workspace_a_change_is_asked_on_the_terminal_with_no_allow_for_the_session() {
+    let ws = plain();
+    let server = TestServer::start(vec![
+        tool(
+            "toolu_1",
+            "fs_create_file",
+            r#"{"path": "new.txt", "content": "x"}"#,
+        ),
+        text("Written."),
+    ]);
+    let Some(tmux) = Tmux::start_sized(&ws, &query_line(&ws, &server, "write"), 200) else {
+        return;
+    };
+    let prompt = "Run fs_create_file(path: \"new.txt\", content: \"x\")? [y,n,e,v,?]";
+    tmux.wait_for(prompt);
+    assert!(!ws.project().join("new.txt").exists());
+    tmux.send(&["y"]);
+    let screen = tmux.wait_for("EXIT=");
+    let (_, digest) = kept(&ws);
+    assert_eq!(
+        shown(&screen),
+        format!(
+            "{}{HEADER}\
+             Calling tool fs_create_file\n  \
+               path: \"new.txt\"\n  \
+               content: \"x\"\n\
+             {prompt} y\n  \
+               approved (ask: policy.run is \"unattended\", but there is no workspace here (every tool call that may change something is asked))\n  \
+               fs_create_file success: created new.txt (1 line)\n\
+             {HEADER}\
+             Written.\n\
+             tokens: 2 responses · 20 in · 84 out · $0.0004 · context 0% of 200k\n\
+             EXIT=0",
+            notice(&digest)
+        )
+    );
+    assert_eq!(ws.read("project/new.txt"), "x");
+    assert_eq!(entries(&ws), ["new.txt", "notes.txt"]);
 }
