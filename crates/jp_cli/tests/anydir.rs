@@ -319,4 +319,18 @@ fn outside_a_workspace_a_change_is_asked_on_the_terminal_with_no_allow_for_the_s
     );
     assert_eq!(ws.read("project/new.txt"), "x");
     assert_eq!(entries(&ws), ["new.txt", "notes.txt"]);
+    // And `jp conversation rewind` there takes it back.
+    let id = stored(&ws)["id"].as_str().unwrap().to_owned();
+    let rewound = ws.jp(&["conversation", "rewind", "--yes"]);
+    assert_eq!(
+        rewound,
+        common::Run {
+            code: 0,
+            stdout: format!(
+                "rewind turn 1 of conversation {id}:\n  remove new.txt\nrewound turn 1: removed 1\n"
+            ),
+            stderr: String::new(),
+        }
+    );
+    assert_eq!(entries(&ws), ["notes.txt"]);
 }
