@@ -258,6 +258,20 @@ pub fn asked(place: Option<&Place>, tool: Option<DefaultTool>) -> Option<&'stati
     )
 }
 
+/// [`asked`] for a call of the tool called `name` in `config`, for `jp
+/// policy check`: as the judge of a query decides it.
+#[must_use]
+pub fn asked_of(
+    config: &jp_config::AppConfig,
+    place: Option<&Place>,
+    name: &str,
+) -> Option<String> {
+    let tool = jp_config::tool::offered(&config.conversation.tools)
+        .find(|(offered, _)| offered.as_str() == name)
+        .and_then(|(_, tool)| crate::query::tools::judge::default_tool(tool));
+    asked(place, tool).map(str::to_owned)
+}
+
 /// How to let such a call run without a terminal: words that follow the
 /// reason it was declined.
 pub const ASKED_ADVICE: &str = "run jp in a terminal to answer, or run `jp init` to make this directory a workspace, where your policies decide";

@@ -334,3 +334,35 @@ fn outside_a_workspace_a_change_is_asked_on_the_terminal_with_no_allow_for_the_s
     );
     assert_eq!(entries(&ws), ["notes.txt"]);
 }
+
+#[test]
+fn outside_a_workspace_jp_policy_check_says_a_change_is_asked() {
+    let ws = plain();
+    let check = |tool: &str, args: &str| ws.jp(&["policy", "check", tool, "--args", args]);
+    assert_eq!(
+        check("fs_create_file", r#"{"path": "new.txt", "content": "x"}"#),
+        common::Run {
+            code: 0,
+            stdout: "fs_create_file policy.run: unattended\n  \
+                       policy.run[0] catch-all: matches\n  \
+                       but there is no workspace here (every tool call that may change something is asked): jp asks instead\n  \
+                       while streaming: decided as the call starts\n  \
+                       policy: conversation.tools.fs_create_file.policy.run (<tmp>/xdg/jp/config.toml)\n"
+                .into(),
+            stderr: String::new(),
+        }
+    );
+    // A reading tool of jp's runs as its policy says.
+    assert_eq!(
+        check("fs_read_file", r#"{"path": "notes.txt"}"#),
+        common::Run {
+            code: 0,
+            stdout: "fs_read_file policy.run: unattended\n  \
+                       policy.run[0] catch-all: matches\n  \
+                       while streaming: decided as the call starts\n  \
+                       policy: conversation.tools.fs_read_file.policy.run (<tmp>/xdg/jp/config.toml)\n"
+                .into(),
+            stderr: String::new(),
+        }
+    );
+}
