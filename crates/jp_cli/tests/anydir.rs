@@ -366,3 +366,32 @@ fn outside_a_workspace_jp_policy_check_says_a_change_is_asked() {
         }
     );
 }
+
+#[test]
+fn outside_a_workspace_jp_config_shows_what_the_active_conversation_recorded() {
+    let ws = plain();
+    let server = TestServer::start(vec![text("Hello.")]);
+    let run = query(
+        &ws,
+        &server,
+        MODEL,
+        &["--model", "anthropic/claude-sonnet-4-5"],
+        "hi",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let shown = ws.jp(&["config", "show"]);
+    assert_eq!(shown.code, 0, "{shown:?}");
+    let line: Vec<&str> = shown
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with("assistant.model.id "))
+        .collect();
+    let id = stored(&ws)["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        line,
+        [format!(
+            "assistant.model.id = \"anthropic/claude-sonnet-4-5\"  # conversation {id} (set by --model anthropic/claude-sonnet-4-5)"
+        )],
+        "{shown:?}"
+    );
+}
