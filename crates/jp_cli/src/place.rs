@@ -15,10 +15,14 @@
 //!   the same path: the copies that `jp conversation rewind` puts back
 //!   ([`crate::blobs`], `jp/workspaces/DIGEST/conversations/ID/blobs/`, by
 //!   the same DIGEST, as for any root) and the undo cache. Were the store
-//!   at `jp/workspaces/DIGEST/conversations/` itself, a directory that is a
-//!   workspace at one time and a plain one at another would mix the kept
-//!   copies of the workspace's conversations into the listing of the plain
-//!   one's, under ids of the other store. The active-conversation marker is
+//!   at `jp/workspaces/DIGEST/conversations/` itself, one directory would
+//!   hold a conversation's log (`ID/events.jsonl`) and the copies kept for
+//!   a conversation of that id (`ID/blobs/`); for a path that is a plain
+//!   directory at one time and a workspace at another, those are two
+//!   stores' conversations, ids being unique only within a store (the
+//!   time each began), and removing one would take the other's copies
+//!   with it. Here nothing but the store writes under its tree, so it
+//!   cannot. The active-conversation marker is
 //!   the store's own (`conversations/active`), and the user's records of
 //!   it (seals, approvals, which one they made active:
 //!   [`crate::ledger::Ledger`]) are those of the directory's root, as for a
