@@ -362,14 +362,15 @@ fn open(
 
 impl Compact {
     /// Compacts conversation `id` (the active one by default) of the
-    /// workspace at `root`.
+    /// place at `root` (a workspace, or a plain directory:
+    /// [`crate::place::store_at`]).
     pub fn run(
         self,
         ctx: &Ctx,
         root: &Path,
         id: Option<String>,
     ) -> Result<ExitCode, crate::error::Error> {
-        let store = Store::new(root);
+        let store = crate::place::store_at(root);
         let ledger = Ledger::new(root);
         let Opened {
             id,

@@ -130,18 +130,25 @@ pub fn no_workspace(cwd: &std::path::Path) -> std::process::ExitCode {
 /// the workspace's name among the user's records ([`crate::ledger::digest`]).
 #[must_use]
 pub fn user_workspace_dir(var: &str, under_home: &str, root: &std::path::Path) -> Option<PathBuf> {
-    let env = process_env();
+    Some(
+        user_dir(&process_env(), var, under_home)?
+            .join("workspaces")
+            .join(crate::ledger::digest(root)),
+    )
+}
+
+/// jp's own directory of one kind for this user, as `env` says:
+/// `$VAR/jp` (`var` such as `XDG_DATA_HOME`), else `~/UNDER_HOME/jp`
+/// (`.local/share`); `None` without either.
+#[must_use]
+pub fn user_dir(env: &[(String, String)], var: &str, under_home: &str) -> Option<PathBuf> {
     let value = |name: &str| {
         env.iter()
             .find(|(k, v)| k == name && !v.is_empty())
             .map(|(_, v)| PathBuf::from(v))
     };
     let base = value(var).or_else(|| value("HOME").map(|home| home.join(under_home)))?;
-    Some(
-        base.join("jp")
-            .join("workspaces")
-            .join(crate::ledger::digest(root)),
-    )
+    Some(base.join("jp"))
 }
 
 /// The answer to a yes-or-no question a command asks on the terminal

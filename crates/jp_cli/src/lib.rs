@@ -25,6 +25,7 @@ mod error;
 mod exit;
 mod ledger;
 mod mcp;
+mod place;
 mod query;
 mod recorded;
 mod rewind;

@@ -68,7 +68,7 @@ use jp_config::AppConfig;
 use jp_config::load::Loaded;
 use jp_conversation::{ConfigDelta, Conversation, ConversationEvent, ConversationLock, Store};
 
-use crate::ctx::{Ctx, no_workspace, print_load_error};
+use crate::ctx::{Ctx, print_load_error};
 use crate::exit;
 use drive::Step;
 use jp_term::printer::{Channel, Printer, Style};
@@ -433,7 +433,7 @@ struct Setup {
     /// The config: files, the conversation's changes, the flags; and
     /// where each part is written.
     loaded: Loaded,
-    /// The workspace.
+    /// The workspace, or the plain directory (crate::place).
     root: PathBuf,
     store: Store,
     /// The active conversation, unless the query starts a new one.
@@ -446,7 +446,7 @@ struct Setup {
 /// conversation's changes (each authorized again) and the flags (what they
 /// may record is recorded; sensitive keys stay on top, for this query
 /// only). `Err` holds the exit code of a config that does not load or of
-/// no workspace, already reported.
+/// no place to keep the conversation, already reported.
 fn configure(ctx: &mut Ctx, new: bool) -> Result<Result<Setup, ExitCode>, crate::error::Error> {
     // The config with the flags on top, as every command has it: the
     // flags are checked here, and the grants come from it.
@@ -457,10 +457,12 @@ fn configure(ctx: &mut Ctx, new: bool) -> Result<Result<Setup, ExitCode>, crate:
             return Ok(Err(exit::INVALID_CONFIG.into()));
         }
     };
-    let Some(root) = flagged.workspace_root.clone() else {
-        return Ok(Err(no_workspace(&ctx.cwd)));
+    // A workspace, or a plain directory (crate::place).
+    let color = flagged.config.style.color;
+    let (root, store) = match crate::place::for_query(ctx, flagged.workspace_root.clone(), color)? {
+        Ok(here) => here,
+        Err(code) => return Ok(Err(code)),
     };
-    let store = Store::new(&root);
     // The active conversation's config changes apply on top of the
     // files, each authorized again (a log is no authority); a new
     // conversation has none.

@@ -285,14 +285,12 @@ pub fn authorized(conversation: &Conversation, base: &AppConfig, live: &[bool]) 
     out
 }
 
-/// The log of conversation `id` in the workspace at `root`, for messages:
-/// relative to `cwd` when it is below it.
+/// The log of conversation `id` of the place at `root` (a workspace, or a
+/// plain directory: [`crate::place::store_at`]), for messages: relative to
+/// `cwd` when it is below it.
 #[must_use]
 pub fn log_name(root: &Path, id: &str, cwd: &Path) -> String {
-    let path = jp_conversation::Store::new(root)
-        .root()
-        .join(id)
-        .join(LOG_NAME);
+    let path = crate::place::store_at(root).root().join(id).join(LOG_NAME);
     jp_config::load::display_path(&path, cwd)
 }
 

@@ -1,4 +1,6 @@
-//! Conversations on disk, under `.jp/conversations/`.
+//! Conversations on disk, under `.jp/conversations/` (or, for a
+//! directory that is no workspace, in the user's data directory:
+//! [`Store::under`]).
 //!
 //! Each conversation is a directory named by its id holding `events.jsonl`,
 //! an append-only log: a header line (the format, its version, the id, when
@@ -134,6 +136,19 @@ impl Store {
     #[must_use]
     pub fn new(workspace_root: &Path) -> Self {
         let kept = Kept::new(workspace_root, Path::new(".jp").join("conversations"));
+        Self {
+            root: kept.path(),
+            kept,
+        }
+    }
+
+    /// The store at `base/rel`, every file opened from `base` (which must
+    /// exist) following no link below it: for the conversations of a
+    /// directory that is no workspace, which jp keeps in the user's data
+    /// directory rather than in the directory itself.
+    #[must_use]
+    pub fn under(base: &Path, rel: &Path) -> Self {
+        let kept = Kept::new(base, rel.to_path_buf());
         Self {
             root: kept.path(),
             kept,

@@ -151,6 +151,31 @@ fn ids_are_unique_and_ordered() {
 }
 
 #[test]
+fn a_store_under_a_directory_keeps_everything_in_it_and_follows_no_link_below_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::under(dir.path(), Path::new("conversations"));
+    assert_eq!(store.root(), dir.path().join("conversations"));
+    let c = two_events(&store);
+    store.set_active(&c.id).unwrap();
+    assert_eq!(store.active(), Some(c.id.clone()));
+    assert_eq!(store.load(&c.id).unwrap().events.len(), 2);
+    assert!(log_path(&store, &c.id).is_file());
+    assert!(dir.path().join("conversations/active").is_file());
+    // Nothing named `.jp` anywhere.
+    assert!(!dir.path().join(".jp").exists());
+    #[cfg(unix)]
+    {
+        // A link in place of the store's directory is not followed.
+        let elsewhere = tempfile::tempdir().unwrap();
+        let linked = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), linked.path().join("conversations")).unwrap();
+        let store = Store::under(linked.path(), Path::new("conversations"));
+        assert!(store.create().is_err());
+        assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+    }
+}
+
+#[test]
 fn active_and_remove() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::new(dir.path());

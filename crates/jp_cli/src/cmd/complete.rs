@@ -6,15 +6,17 @@
 
 use clap_complete::CompletionCandidate;
 
-/// The workspace's conversation ids, newest last, and `last`.
+/// The conversation ids here (the workspace's, or outside one the current
+/// directory's: [`crate::place`]), newest last, and `last`.
 pub fn conversations() -> Vec<CompletionCandidate> {
-    let Some(root) = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| jp_config::load::find_workspace_root(&cwd))
-    else {
+    let Some(store) = std::env::current_dir().ok().and_then(|cwd| {
+        let workspace = jp_config::load::find_workspace_root(&cwd);
+        crate::place::Place::find(&cwd, workspace, &crate::ctx::process_env())
+            .ok()?
+            .stored()
+    }) else {
         return Vec::new();
     };
-    let store = jp_conversation::Store::new(&root);
     let mut ids: Vec<CompletionCandidate> = store
         .ids()
         .unwrap_or_default()

@@ -81,10 +81,8 @@ fn with_config(
     let loaded = ctx.load().and_then(|loaded| {
         // The active conversation's config changes (made by tools) are
         // part of the config its next `jp query` uses.
-        let deltas = loaded
-            .workspace_root
-            .as_deref()
-            .map(|root| active_deltas(root, &loaded.config, &ctx.cwd))
+        let deltas = here(ctx, &loaded)
+            .map(|place| active_deltas(place, &loaded.config, &ctx.cwd))
             .unwrap_or_default();
         if deltas.is_empty() {
             Ok(loaded)
@@ -101,17 +99,30 @@ fn with_config(
     }
 }
 
-/// The config changes recorded in the workspace's active conversation,
-/// each authorized again against `base` (the config without them); those
+/// Where the command runs, as its config was `loaded` (a workspace, or
+/// the current directory outside one: [`crate::place`]), settled; `None`
+/// without either.
+fn here(ctx: &Ctx, loaded: &Loaded) -> Option<&'static crate::place::Place> {
+    crate::place::Place::find(&ctx.cwd, loaded.workspace_root.clone(), &ctx.env)
+        .ok()
+        .map(crate::place::settle)
+}
+
+/// The config changes recorded in the active conversation of `place`
+/// (the workspace's, or the current directory's outside one), each
+/// authorized again against `base` (the config without them); those
 /// refused are named on stderr and left out. A conversation that cannot be
 /// read is reported and its changes left out: the config itself can still
 /// be shown and fixed.
 fn active_deltas(
-    root: &std::path::Path,
+    place: &crate::place::Place,
     base: &jp_config::AppConfig,
     cwd: &std::path::Path,
 ) -> Vec<jp_config::load::DeltaLayer> {
-    let store = jp_conversation::Store::new(root);
+    let Some(store) = place.stored() else {
+        return Vec::new();
+    };
+    let root = place.root();
     let ledger = crate::ledger::Ledger::new(root);
     let Some(id) = crate::conversation::active_id(&store, &ledger) else {
         return Vec::new();
@@ -336,13 +347,13 @@ fn note_if_shadowed(ctx: &Ctx, path: &ConfigPath) {
     let Ok(files) = ctx.load() else {
         return;
     };
-    let Some(root) = files.workspace_root.as_deref() else {
+    let Some(place) = here(ctx, &files) else {
         return;
     };
-    let Some(id) = jp_conversation::Store::new(root).active() else {
+    let Some(id) = place.stored().and_then(|store| store.active()) else {
         return;
     };
-    let deltas = active_deltas(root, &files.config, &ctx.cwd);
+    let deltas = active_deltas(place, &files.config, &ctx.cwd);
     if deltas.is_empty() {
         return;
     }

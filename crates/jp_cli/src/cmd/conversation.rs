@@ -26,8 +26,8 @@ macro_rules! showln {
 /// `jp conversation`.
 #[derive(Debug, clap::Subcommand)]
 pub enum ConversationCmd {
-    /// List the workspace's conversations, oldest first; `*` marks the
-    /// active one.
+    /// List the conversations here (the workspace's, or outside one the
+    /// current directory's), oldest first; `*` marks the active one.
     Ls,
     /// Print a conversation (the active one by default).
     Show {
@@ -91,13 +91,18 @@ pub enum ConversationCmd {
 }
 
 impl ConversationCmd {
-    /// Runs the command in the workspace around `cwd`.
+    /// Runs the command in the workspace around `cwd`, or on the
+    /// conversations of `cwd` when it is in none ([`crate::place`]).
     pub fn run(self, ctx: &crate::ctx::Ctx) -> Result<ExitCode, crate::error::Error> {
-        let cwd = &ctx.cwd;
-        let Some(root) = jp_config::load::find_workspace_root(cwd) else {
-            return Ok(crate::ctx::no_workspace(cwd));
+        let place = match crate::place::Place::of(ctx) {
+            Ok(place) => crate::place::settle(place),
+            Err(why) => {
+                errln!("error: {why}");
+                return Ok(exit::USAGE.into());
+            }
         };
-        let store = Store::new(&root);
+        let root = place.root().to_path_buf();
+        let store = place.store()?;
         let ledger = Ledger::new(&root);
         let result = match self {
             Self::Ls => ls(&store, &ledger),

@@ -402,9 +402,16 @@ fn check(
         None
     };
     // What the policy says is not all: a call that would run unattended
-    // without its kernel sandbox is asked instead.
-    let unbounded = (field == PolicyField::Run && decision.mode == jp_policy::Mode::Unattended)
-        .then(|| crate::query::tools::judge::unbounded(&loaded.config, &root, tool))
+    // without its kernel sandbox, or that may change something where there
+    // is no workspace (crate::place), is asked instead.
+    let held = (field == PolicyField::Run && decision.mode == jp_policy::Mode::Unattended)
+        .then(|| {
+            let place =
+                crate::place::Place::find(&ctx.cwd, loaded.workspace_root.clone(), &ctx.env);
+            crate::query::tools::judge::unbounded(&loaded.config, &root, tool)
+                .map(|why| format!("it would run without a sandbox ({why})"))
+                .or_else(|| crate::place::asked_of(&loaded.config, place.ok().as_ref(), tool))
+        })
         .flatten();
     let found = Found {
         tool,
@@ -415,7 +422,7 @@ fn check(
         key,
         source,
         stateful,
-        unbounded,
+        held,
     };
     match format {
         Format::Json => found.print_json()?,
@@ -470,8 +477,9 @@ struct Found<'a> {
     /// For `run` only: what the stateful policies say.
     stateful: Option<Stateful>,
     /// Why a call the policy runs unattended is asked instead: it would
-    /// run without its kernel sandbox.
-    unbounded: Option<String>,
+    /// run without its kernel sandbox, or it may change something where
+    /// there is no workspace. Words that follow "but".
+    held: Option<String>,
 }
 
 impl Found<'_> {
@@ -527,9 +535,8 @@ impl Found<'_> {
                 "reason": stateful.denial.as_ref().map(|d| &d.reason),
             });
         }
-        if let Some(why) = &self.unbounded {
-            out["asked_instead"] =
-                serde_json::json!(format!("it would run without a sandbox ({why})"));
+        if let Some(why) = &self.held {
+            out["asked_instead"] = serde_json::json!(why);
         }
         if let Some(streamed) = &streamed {
             out["streaming"] = match streamed {
@@ -592,8 +599,8 @@ impl Found<'_> {
         if decision.rule.is_none() {
             jp_term::outln!("  {}", decision.reason);
         }
-        if let Some(why) = &self.unbounded {
-            jp_term::outln!("  but it would run without a sandbox ({why}): jp asks instead");
+        if let Some(why) = &self.held {
+            jp_term::outln!("  but {why}: jp asks instead");
         }
         if let Some(text) = &streamed_text {
             jp_term::outln!("  while streaming: {text}");

@@ -462,7 +462,7 @@ impl<'t> Response<'t> {
                     let (question, live) = tokio::sync::watch::channel(Asker::early_question(
                         &cut(&shown, 160),
                         &self.asker.judge().reach(&name),
-                        self.asker.judge().unbounded(&name).is_none(),
+                        self.asker.judge().held(&name).is_none(),
                     ));
                     self.questions.insert(call, question);
                     // The place in line taken when the call started.

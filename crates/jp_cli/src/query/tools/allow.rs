@@ -9,7 +9,9 @@
 //! It never reaches further than an `unattended` rule could: a call one of
 //! whose `path` arguments leaves the workspace (as written, or with links
 //! followed) is still asked about, and so is a call whose policy turns
-//! stricter by its start ([`Runner::recheck`](super::Runner)).
+//! stricter by its start ([`Runner::recheck`](super::Runner)), and a call
+//! that is held ([`Judge::held`]: no sandbox, or a change where there is
+//! no workspace).
 //!
 //! The [`Judge`] also resolves a call's `path` arguments here, as an
 //! approval's scope and the checks at a tool's start see them.
@@ -218,6 +220,19 @@ impl Judge<'_> {
                 .unwrap_or_else(PoisonError::into_inner)
                 .unrecorded,
         )
+    }
+
+    /// Why a call of `name` is held: asked every time, whatever its policy
+    /// says, and covered by no session approval. It would run without the
+    /// kernel's part of its sandbox ([`Self::unbounded`]), or it may change
+    /// something where there is no workspace ([`crate::place::asked`]).
+    /// Words that follow "but" in the reason of its decision.
+    #[must_use]
+    pub fn held(&self, name: &str) -> Option<String> {
+        if let Some(why) = self.unbounded(name) {
+            return Some(format!("it would run without a sandbox ({why})"));
+        }
+        crate::place::asked(crate::place::here(), self.default_tool(name)).map(str::to_owned)
     }
 
     /// Whether a session approval may cover a call of `name` that `rule`

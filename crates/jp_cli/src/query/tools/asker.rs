@@ -192,7 +192,7 @@ impl<'j> Asker<'j> {
     /// The question of a prompt opened while a call's arguments stream
     /// (`shown`: its summary so far): `a` then allows only the identical
     /// call, as what calls like it are has not arrived; there is no `a`
-    /// where `allow` is false (a call without its sandbox). `reach` says
+    /// where `allow` is false (a call that is held: [`Judge::held`]). `reach` says
     /// where it would run ([`Judge::reach`]).
     #[must_use]
     pub fn early_question(shown: &str, reach: &str, allow: bool) -> Live {
@@ -223,8 +223,8 @@ impl<'j> Asker<'j> {
                 self.unsandboxed(name)
             ),
             choices: with_reach(
-                match self.judge.unbounded(name) {
-                    // No session approval covers a call without its sandbox.
+                match self.judge.held(name) {
+                    // No session approval covers a call that is held.
                     Some(_) => with_allow(early_choices(None), None),
                     None => early_choices(Some(allow)),
                 },

@@ -321,8 +321,8 @@ impl<'a> Judge<'a> {
         };
         let decision = self.with_early_allow(decision, approved, call, value);
         // An approval of this rule, in its scope, inside the workspace;
-        // none for a call that runs without its kernel sandbox.
-        let session = (decision.mode == Mode::Ask && !approved && self.unbounded(name).is_none())
+        // none for a call that is held ([`Self::held`]).
+        let session = (decision.mode == Mode::Ask && !approved && self.held(name).is_none())
             .then(|| self.session_allows(name, value, decision.mode, decision.rule))
             .flatten();
         let rule = decision.rule;
@@ -351,7 +351,7 @@ impl<'a> Judge<'a> {
             Mode::Ask if let Some(reason) = session => runs(Mode::Ask, reason, true),
             Mode::Skip => Decided::Now(skipped(&call.id, name, &why)),
             Mode::Ask | Mode::Edit if !can_ask => {
-                let advice = self.unbounded_advice(name).unwrap_or_else(|| {
+                let advice = self.held_advice(name).unwrap_or_else(|| {
                     self.narrow_advice(name, PolicyField::Run, decision.rule, &|key: &str| {
                         arguments.get(key).cloned()
                     })
@@ -364,25 +364,22 @@ impl<'a> Judge<'a> {
                 mode,
                 why,
                 rule,
-                // No session approval covers a call without its sandbox.
-                session: self.rule_asks(name, rule) && self.unbounded(name).is_none(),
+                // No session approval covers a call that is held.
+                session: self.rule_asks(name, rule) && self.held(name).is_none(),
             }),
         }
     }
 
     /// `decision` for a call of `name`, asking instead of running
-    /// unattended when the call would run without the kernel's part of its
-    /// sandbox ([`Self::unbounded`]): fail closed, never a silent run
-    /// without the boundary.
+    /// unattended when the call is held ([`Self::held`]: no kernel sandbox,
+    /// or a change where there is no workspace): fail closed, the one place
+    /// where either turns a run into a question.
     fn bounded(&self, name: &str, mut decision: Decision) -> Decision {
         if decision.mode == Mode::Unattended
-            && let Some(why) = self.unbounded(name)
+            && let Some(why) = self.held(name)
         {
             decision.mode = Mode::Ask;
-            decision.reason = format!(
-                "{}, but it would run without a sandbox ({why})",
-                decision.reason
-            );
+            decision.reason = format!("{}, but {why}", decision.reason);
         }
         decision
     }
@@ -428,10 +425,12 @@ impl<'a> Judge<'a> {
         }
     }
 
-    /// What lets a call of `name` that runs without its kernel sandbox run
-    /// unattended, if it does.
-    fn unbounded_advice(&self, name: &str) -> Option<String> {
-        self.unbounded(name)?;
+    /// What lets a call of `name` that is held ([`Self::held`]) run
+    /// unattended, if it is.
+    fn held_advice(&self, name: &str) -> Option<String> {
+        if self.unbounded(name).is_none() {
+            return self.held(name).and(Some(crate::place::ASKED_ADVICE.into()));
+        }
         let none = self.tool(name).is_some_and(|tool| tool.sandbox.none);
         let answer = "run jp in a terminal to answer";
         Some(if self.tampered.get().is_some() {
@@ -665,7 +664,7 @@ impl<'a> Judge<'a> {
             mode @ (Mode::Ask | Mode::Edit)
                 if !can_ask && !self.session_covers(name, mode, decision.rule) =>
             {
-                let advice = self.unbounded_advice(name).unwrap_or_else(|| {
+                let advice = self.held_advice(name).unwrap_or_else(|| {
                     self.narrow_advice(name, PolicyField::Run, decision.rule, known)
                 });
                 Err(Box::new(no_terminal(
