@@ -39,6 +39,14 @@ pub enum ConversationCmd {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// The tokens and cost of a conversation so far (the active one by
+    /// default): in all, by model, and what rewound turns cost.
+    Cost {
+        /// The conversation: its id, a unique start of it, or `last` (the
+        /// one with the latest activity).
+        #[arg(add = ArgValueCandidates::new(super::complete::conversations))]
+        id: Option<String>,
+    },
     /// Make a conversation the active one, which `jp query` continues.
     Use {
         /// The conversation: its id, a unique start of it, or `last` (the
@@ -107,6 +115,10 @@ impl ConversationCmd {
                     Err(code) => return Ok(code),
                 }
             }
+            Self::Cost { id } => match id.map(|id| resolve(&store, &id, true)).transpose() {
+                Ok(id) => cost(&store, &ledger, id),
+                Err(code) => return Ok(code),
+            },
             Self::Use { id } => match resolve(&store, &id, true) {
                 Ok(id) => use_conversation(&store, &ledger, &id),
                 Err(code) => return Ok(code),
@@ -343,6 +355,35 @@ fn forget_approvals(store: &Store, ledger: &Ledger, id: Option<String>) -> Resul
         "forgot {count} session {} in conversation {id}: its later calls are asked about as the policy says",
         if count == 1 { "approval" } else { "approvals" }
     );
+    Ok(())
+}
+
+/// `jp conversation cost`: what conversation `id` (the active one by
+/// default) has used and cost so far.
+fn cost(store: &Store, ledger: &Ledger, id: Option<String>) -> Result<(), StoreError> {
+    let id = match id.or_else(|| crate::conversation::active_id(store, ledger)) {
+        Some(id) => id,
+        None => return Err(StoreError::NoActive),
+    };
+    let conversation = store.load(&id)?;
+    warn_torn(&conversation);
+    showln!(
+        "conversation {id} · {}",
+        cut(
+            conversation
+                .title()
+                .as_deref()
+                .unwrap_or("(untitled)")
+                .lines()
+                .next()
+                .unwrap_or_default(),
+            60
+        )
+    );
+    let ours = ledger.ours(&conversation);
+    for line in crate::usage::cost_lines(&conversation.events, Some(&ours)) {
+        showln!("{line}");
+    }
     Ok(())
 }
 

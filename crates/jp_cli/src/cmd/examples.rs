@@ -11,6 +11,7 @@ pub const EXAMPLES: &[(&str, &str)] = &[
     ("conversation", "jp conversation ls"),
     ("conversation ls", "jp conversation ls"),
     ("conversation show", "jp conversation show last"),
+    ("conversation cost", "jp conversation cost"),
     ("conversation use", "jp conversation use 17"),
     (
         "conversation forget-approvals",
