@@ -39,6 +39,7 @@ pub const EXAMPLES: &[(&str, &str)] = &[
         "policy",
         "jp policy check fs_read_file --args '{\"path\": \".env\"}'",
     ),
+    ("policy ls", "jp policy ls"),
     (
         "policy check",
         "jp policy check run_command --args '{\"program\": \"git\", \"args\": [\"push\"]}'",
