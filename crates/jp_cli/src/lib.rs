@@ -24,6 +24,7 @@ mod error;
 mod exit;
 mod ledger;
 mod mcp;
+mod pick;
 mod query;
 mod recorded;
 mod rewind;

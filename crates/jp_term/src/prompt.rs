@@ -24,11 +24,12 @@ mod queue;
 mod terminal;
 
 pub use echo::{Quiet, quiet_after_each_stop};
+pub use keys::{Decoder, Key};
 pub use prompter::{
     Answer, Choice, Live, LiveAnswer, LiveQuestion, NoPrompter, PromptError, Prompter,
 };
 pub use queue::{PromptTurn, Prompts, Ticket};
-pub use terminal::{TerminalPrompter, install_panic_restore, restore_terminal};
+pub use terminal::{KeyReader, RawMode, TerminalPrompter, install_panic_restore, restore_terminal};
 
 #[cfg(any(test, feature = "test-support"))]
 mod scripted;

@@ -9,7 +9,7 @@ use jp_conversation::conversation::format_utc;
 use jp_conversation::{Conversation, EventKind, Store, StoreError};
 
 use super::format::Format;
-use crate::conversation::{stopped_note, warn_torn};
+use crate::conversation::{age, from_elsewhere, resolve, stopped_note, warn_torn};
 use crate::exit;
 use crate::ledger::{ApprovalState, Ledger};
 use jp_term::printer::{cut, sanitize};
@@ -187,54 +187,6 @@ impl ConversationCmd {
     }
 }
 
-/// The id `arg` names: an id, the one id it starts, or (with `last`
-/// allowed) `last`, the conversation with the latest activity. `Err` is
-/// the exit code of a name that fits none or several, already reported.
-fn resolve(store: &Store, arg: &str, last: bool) -> Result<String, ExitCode> {
-    let ids = store.ids().unwrap_or_default();
-    if last && arg == "last" {
-        let latest = ids
-            .iter()
-            .filter_map(|id| Some((store.load(id).ok()?.last_activity_ms(), id)))
-            .max()
-            .map(|(_, id)| id.clone());
-        return latest.ok_or_else(|| {
-            errln!("error: there is no conversation yet; `jp query MESSAGE` starts one");
-            ExitCode::from(exit::USAGE)
-        });
-    }
-    if ids.iter().any(|id| id == arg) || arg.is_empty() {
-        return Ok(arg.to_owned());
-    }
-    let matching: Vec<&String> = ids.iter().filter(|id| id.starts_with(arg)).collect();
-    match matching.as_slice() {
-        [one] => Ok((*one).clone()),
-        // The store says what is wrong with an id that names nothing.
-        [] => Ok(arg.to_owned()),
-        several => {
-            let list = several
-                .iter()
-                .map(|id| id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ");
-            errln!("error: `{arg}` starts more than one conversation id ({list}); give more of it");
-            Err(exit::USAGE.into())
-        }
-    }
-}
-
-/// `5 min ago`, `3 h ago`, `2 days ago`: how long since `ms`, for a list.
-fn age(now_ms: u64, ms: u64) -> String {
-    let seconds = now_ms.saturating_sub(ms) / 1000;
-    match seconds {
-        0..60 => "just now".to_owned(),
-        60..3_600 => format!("{} min ago", seconds / 60),
-        3_600..86_400 => format!("{} h ago", seconds / 3_600),
-        86_400..172_800 => "1 day ago".to_owned(),
-        _ => format!("{} days ago", seconds / 86_400),
-    }
-}
-
 /// `jp conversation use ID`: the user chooses conversation `id`, theirs
 /// or one from elsewhere (said), as the one `jp query` continues.
 fn use_conversation(store: &Store, ledger: &Ledger, id: &str) -> Result<(), StoreError> {
@@ -248,27 +200,6 @@ fn use_conversation(store: &Store, ledger: &Ledger, id: &str) -> Result<(), Stor
         showln!("note: {note}");
     }
     Ok(())
-}
-
-/// What to say of a conversation that has events this user's jp did not
-/// record in this workspace (it came with the repository, was copied from
-/// another workspace, or was edited by hand): they give no authority.
-fn from_elsewhere(ledger: &Ledger, conversation: &Conversation) -> Option<String> {
-    let ours = ledger.ours(conversation);
-    let theirs = ours.iter().filter(|ours| !**ours).count();
-    if theirs == 0 {
-        None
-    } else if theirs == ours.len() {
-        Some(
-            "this conversation is from elsewhere: your jp did not record it in this workspace, so nothing in it counts as your history (no session approval, and no call a stateful policy looks for)"
-                .to_owned(),
-        )
-    } else {
-        Some(format!(
-            "{theirs} of this conversation's {} events were not recorded by your jp in this workspace (added or changed by hand, or from elsewhere); they count as no part of your history (no session approval, and no call a stateful policy looks for)",
-            ours.len()
-        ))
-    }
 }
 
 fn ls(store: &Store, ledger: &Ledger) -> Result<(), StoreError> {
