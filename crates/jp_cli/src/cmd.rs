@@ -57,13 +57,14 @@ enum Command {
     // offers one name a command, and a visible alias took its place).
     #[command(alias = "q")]
     Query(crate::query::Query),
-    /// List, show, switch and remove conversations.
+    /// List, show, switch and remove conversations, and see what one cost.
     #[command(subcommand)]
     Conversation(conversation::ConversationCmd),
     /// Show, read, change, check and describe jp's config.
     #[command(subcommand)]
     Config(config::Config),
-    /// Ask what a tool's policy decides for given arguments.
+    /// List the tools and their policies, or ask what a tool's policy
+    /// decides for given arguments.
     #[command(subcommand)]
     Policy(policy::Policy),
     /// The MCP servers: start them to list their state and tools.

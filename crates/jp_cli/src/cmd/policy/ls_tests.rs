@@ -70,6 +70,13 @@ policy.result = [{ arg = "/path", prefix = ".env", mode = "skip" }]
 [conversation.tools.quiet]
 command = ["true"]
 policy.result = "ask"
+
+[providers.mcp.git]
+command = ["git-mcp-server"]
+
+[conversation.tools.'git.*']
+source = "mcp.git"
+policy.run = [{ arg = "/repo_path", prefix = "src/", mode = "unattended" }, { arg = "/repo_path", prefix = "docs/", mode = "ask" }]
 "#,
     );
     assert_eq!(
@@ -84,4 +91,20 @@ policy.result = "ask"
     assert_eq!(short(&config, "quiet", PolicyField::Run), "skip");
     assert_eq!(short(&config, "quiet", PolicyField::Result), "ask");
     assert_eq!(short(&config, "nothing", PolicyField::Run), "");
+    // A wildcard's rules name parameters its server's tools have, unknown
+    // until it runs: counted as written, with the implicit fallback.
+    assert_eq!(
+        short(&config, "git.*", PolicyField::Run),
+        "2 rules, else ask"
+    );
+    assert_eq!(
+        rows(&config).unwrap().last(),
+        Some(&Row {
+            name: "git.*".into(),
+            source: "mcp.git".into(),
+            run: "2 rules, else ask".into(),
+            result: "unattended".into(),
+            notes: vec!["every tool of MCP server git (not started to list them)".into()],
+        })
+    );
 }
