@@ -199,19 +199,22 @@ impl Drop for Screen {
 fn choose(entries: Vec<Entry>) -> Result<Option<String>, crate::error::Error> {
     let terminal = |error: jp_term::prompt::PromptError| std::io::Error::other(error.to_string());
     let tty = std::fs::OpenOptions::new().write(true).open("/dev/tty")?;
-    let (width, height) = crossterm::terminal::size().map_or((80, 24), |(columns, rows)| {
-        (usize::from(columns), usize::from(rows))
-    });
-    // A line as wide as the terminal wraps on some terminals: one less. The
-    // header, the position line and the line the cursor is left on.
-    let width = width.saturating_sub(1).max(10);
-    let mut list = List::new(entries, height.saturating_sub(3).clamp(1, 15));
+    // The terminal's size now: `(columns, rows)`.
+    let size = || {
+        crossterm::terminal::size().map_or((80, 24), |(columns, rows)| {
+            (usize::from(columns), usize::from(rows))
+        })
+    };
+    // The header, the position line and the line the cursor is left on.
+    let mut list = List::new(entries, size().1.saturating_sub(3).clamp(1, 15));
     // Dropped in reverse order: the list is erased, then raw mode is off.
     let _raw = RawMode::enable().map_err(terminal)?;
     let mut screen = Screen { tty, drawn: 0 };
     let mut keys = KeyReader::new();
     loop {
-        screen.draw(&list.lines(width));
+        // A line as wide as the terminal wraps on some terminals: one
+        // less; measured at each draw, as the terminal may have narrowed.
+        screen.draw(&list.lines(size().0.saturating_sub(1).max(10)));
         let key = keys.key().map_err(terminal)?;
         match key.map_or(Step::Cancelled, |key| list.key(key)) {
             Step::Stay => {}
