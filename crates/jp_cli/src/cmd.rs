@@ -125,13 +125,14 @@ enum Command {
     /// Talk with the assistant in a session: each line a message, /help
     /// for the commands (what `jp` alone does on a terminal).
     Chat(crate::chat::Chat),
-    /// List, show, switch and remove conversations.
+    /// List, show, switch and remove conversations, and see what one cost.
     #[command(subcommand)]
     Conversation(conversation::ConversationCmd),
     /// Show, read, change, check and describe jp's config.
     #[command(subcommand)]
     Config(config::Config),
-    /// Ask what a tool's policy decides for given arguments.
+    /// List the tools and their policies, or ask what a tool's policy
+    /// decides for given arguments.
     #[command(subcommand)]
     Policy(policy::Policy),
     /// The MCP servers: start them to list their state and tools.

@@ -1,11 +1,16 @@
 //! What the engine and the commands share about a conversation: opening
 //! the active one, the config changes it records (each authorized again),
-//! and how it says what jp did to it.
+//! how it says what jp did to it, and how a conversation is named (an id,
+//! a start of one, `last`) and listed (its age, whether it is the user's).
+
+use std::process::ExitCode;
 
 use jp_config::AppConfig;
 use jp_conversation::{Conversation, ConversationLock, Store};
+use jp_term::errln;
 
 use crate::error::Error;
+use crate::exit;
 use crate::ledger::Ledger;
 
 /// The id of the active conversation, if this user made it the active one
@@ -108,5 +113,74 @@ pub fn human_bytes(bytes: usize) -> String {
         format!("{kb:.1} KB")
     } else {
         format!("{:.1} MB", kb / 1024.0)
+    }
+}
+
+/// The id `arg` names: an id, the one id it starts, or (with `last`
+/// allowed) `last`, the conversation with the latest activity. `Err` is
+/// the exit code of a name that fits none or several, already reported.
+pub fn resolve(store: &Store, arg: &str, last: bool) -> Result<String, ExitCode> {
+    let ids = store.ids().unwrap_or_default();
+    if last && arg == "last" {
+        let latest = ids
+            .iter()
+            .filter_map(|id| Some((store.load(id).ok()?.last_activity_ms(), id)))
+            .max()
+            .map(|(_, id)| id.clone());
+        return latest.ok_or_else(|| {
+            errln!("error: there is no conversation yet; `jp query MESSAGE` starts one");
+            ExitCode::from(exit::USAGE)
+        });
+    }
+    if ids.iter().any(|id| id == arg) || arg.is_empty() {
+        return Ok(arg.to_owned());
+    }
+    let matching: Vec<&String> = ids.iter().filter(|id| id.starts_with(arg)).collect();
+    match matching.as_slice() {
+        [one] => Ok((*one).clone()),
+        // The store says what is wrong with an id that names nothing.
+        [] => Ok(arg.to_owned()),
+        several => {
+            let list = several
+                .iter()
+                .map(|id| id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ");
+            errln!("error: `{arg}` starts more than one conversation id ({list}); give more of it");
+            Err(exit::USAGE.into())
+        }
+    }
+}
+
+/// `5 min ago`, `3 h ago`, `2 days ago`: how long since `ms`, for a list.
+pub fn age(now_ms: u64, ms: u64) -> String {
+    let seconds = now_ms.saturating_sub(ms) / 1000;
+    match seconds {
+        0..60 => "just now".to_owned(),
+        60..3_600 => format!("{} min ago", seconds / 60),
+        3_600..86_400 => format!("{} h ago", seconds / 3_600),
+        86_400..172_800 => "1 day ago".to_owned(),
+        _ => format!("{} days ago", seconds / 86_400),
+    }
+}
+
+/// What to say of a conversation that has events this user's jp did not
+/// record in this workspace (it came with the repository, was copied from
+/// another workspace, or was edited by hand): they give no authority.
+pub fn from_elsewhere(ledger: &Ledger, conversation: &Conversation) -> Option<String> {
+    let ours = ledger.ours(conversation);
+    let theirs = ours.iter().filter(|ours| !**ours).count();
+    if theirs == 0 {
+        None
+    } else if theirs == ours.len() {
+        Some(
+            "this conversation is from elsewhere: your jp did not record it in this workspace, so nothing in it counts as your history (no session approval, and no call a stateful policy looks for)"
+                .to_owned(),
+        )
+    } else {
+        Some(format!(
+            "{theirs} of this conversation's {} events were not recorded by your jp in this workspace (added or changed by hand, or from elsewhere); they count as no part of your history (no session approval, and no call a stateful policy looks for)",
+            ours.len()
+        ))
     }
 }

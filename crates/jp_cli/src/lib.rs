@@ -25,6 +25,7 @@ mod error;
 mod exit;
 mod ledger;
 mod mcp;
+mod pick;
 mod place;
 mod query;
 mod recorded;

@@ -91,6 +91,13 @@ pub struct Query {
     #[arg(short = 'c', long = "continue", conflicts_with = "new")]
     continue_active: bool,
 
+    /// Continue conversation ID (an id, a unique start of one, or `last`),
+    /// made the active one as `jp conversation use` makes it; without ID,
+    /// pick it from a list on the terminal. It takes the next word as ID:
+    /// `jp query --resume -- MESSAGE` picks and sends MESSAGE.
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "", conflicts_with_all = ["new", "continue_active"], add = clap_complete::ArgValueCandidates::new(crate::cmd::complete::conversations))]
+    resume: Option<String>,
+
     /// The model, as `PROVIDER/NAME` or an alias (overrides
     /// `assistant.model.id`).
     #[arg(
@@ -154,6 +161,7 @@ impl Query {
             non_interactive: false,
             print_system_prompt: false,
             edit: false,
+            resume: None,
             message: vec![message],
         }
     }
@@ -175,7 +183,7 @@ impl Query {
                 assignment: format!("assistant.model.id={model}"),
             });
         }
-        let setup = match configure(&mut ctx, self.new)? {
+        let setup = match configure(&mut ctx, self.new, self.resume.as_deref())? {
             Ok(setup) => setup,
             Err(code) => return done(code),
         };
@@ -447,7 +455,11 @@ struct Setup {
 /// may record is recorded; sensitive keys stay on top, for this query
 /// only). `Err` holds the exit code of a config that does not load or of
 /// no place to keep the conversation, already reported.
-fn configure(ctx: &mut Ctx, new: bool) -> Result<Result<Setup, ExitCode>, crate::error::Error> {
+fn configure(
+    ctx: &mut Ctx,
+    new: bool,
+    resume: Option<&str>,
+) -> Result<Result<Setup, ExitCode>, crate::error::Error> {
     // The config with the flags on top, as every command has it: the
     // flags are checked here, and the grants come from it.
     let (flagged, flag_layers) = match crate::recorded::load_with_flags(ctx) {
@@ -467,6 +479,12 @@ fn configure(ctx: &mut Ctx, new: bool) -> Result<Result<Setup, ExitCode>, crate:
     // files, each authorized again (a log is no authority); a new
     // conversation has none.
     let ledger = crate::ledger::Ledger::new(&root);
+    // `--resume`: the conversation to continue is made the active one.
+    if let Some(resume) = resume
+        && let Some(code) = crate::pick::resume(&store, &ledger, resume)?
+    {
+        return Ok(Err(code));
+    }
     let existing = if new {
         None
     } else {

@@ -2,6 +2,7 @@
 //! shown: one line after each `jp query` turn, and the totals of
 //! `jp conversation show`.
 
+use jp_conversation::view::Honoured;
 use jp_conversation::{ConversationEvent, EventKind, UsageTotals};
 pub use jp_policy::listing::grouped;
 
@@ -115,6 +116,22 @@ fn describe(totals: &UsageTotals) -> String {
     if totals.responses > 1 {
         parts.push(format!("{} responses", totals.responses));
     }
+    parts.extend(tokens(totals));
+    let priced = totals.responses - totals.unpriced;
+    if totals.unpriced == 0 {
+        parts.push(dollars(totals.cost_usd));
+    } else if priced > 0 {
+        parts.push(format!(
+            "{} for {priced} of {} responses (no price for the model of the others)",
+            dollars(totals.cost_usd),
+            totals.responses
+        ));
+    }
+    parts.join(" · ")
+}
+
+/// `12,345 in (10,000 cached, 500 written to the cache)` and `456 out`.
+fn tokens(totals: &UsageTotals) -> [String; 2] {
     let mut cache = Vec::new();
     if totals.cache_read_tokens > 0 {
         cache.push(format!("{} cached", grouped(totals.cache_read_tokens)));
@@ -130,19 +147,148 @@ fn describe(totals: &UsageTotals) -> String {
     } else {
         format!(" ({})", cache.join(", "))
     };
-    parts.push(format!("{} in{cache}", grouped(totals.input_tokens)));
-    parts.push(format!("{} out", grouped(totals.output_tokens)));
-    let priced = totals.responses - totals.unpriced;
-    if totals.unpriced == 0 {
-        parts.push(dollars(totals.cost_usd));
-    } else if priced > 0 {
-        parts.push(format!(
-            "{} for {priced} of {} responses (no price for the model of the others)",
-            dollars(totals.cost_usd),
-            totals.responses
+    [
+        format!("{} in{cache}", grouped(totals.input_tokens)),
+        format!("{} out", grouped(totals.output_tokens)),
+    ]
+}
+
+/// `1 turn`, `3 requests`: a count and its noun.
+fn counted(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}
+
+/// Usage summed, with the models of the responses that had no price.
+#[derive(Debug, Default)]
+struct Tally {
+    totals: UsageTotals,
+    unpriced: Vec<String>,
+}
+
+impl Tally {
+    fn add(&mut self, usage: &jp_conversation::ResponseUsage) {
+        let before = self.totals.unpriced;
+        self.totals.add(usage);
+        if self.totals.unpriced > before && !self.unpriced.contains(&usage.model) {
+            self.unpriced.push(usage.model.clone());
+        }
+    }
+
+    /// `3 requests · 6,127 in (…) · 60 out · $0.0135`: counted, and
+    /// priced as far as it can be.
+    fn line(&self) -> String {
+        let totals = &self.totals;
+        let mut parts = vec![counted(totals.responses, "request")];
+        parts.extend(tokens(totals));
+        let priced = totals.responses - totals.unpriced;
+        let models = self.unpriced.join(", ");
+        if totals.unpriced == 0 {
+            parts.push(dollars(totals.cost_usd));
+        } else if priced == 0 {
+            parts.push(format!("cost unknown (no price for {models})"));
+        } else {
+            parts.push(format!(
+                "{} for {priced} of {} requests (no price for {models})",
+                dollars(totals.cost_usd),
+                totals.responses,
+            ));
+        }
+        parts.join(" · ")
+    }
+}
+
+/// The usage of a conversation, for `jp conversation cost`: in all, by
+/// model, and of it what rewound turns and summaries cost.
+#[derive(Debug, Default)]
+struct Spent {
+    all: Tally,
+    by_model: Vec<(String, Tally)>,
+    rewound: Tally,
+    rewound_turns: usize,
+    summaries: Tally,
+}
+
+impl Spent {
+    /// What `events` record; `ours` says which recovery events count (as
+    /// for the conversation's view).
+    fn of(events: &[ConversationEvent], ours: Honoured<'_>) -> Self {
+        let live = jp_conversation::view::live(events, ours);
+        let mut spent = Self {
+            rewound_turns: jp_conversation::view::rewound(events, ours).len(),
+            ..Self::default()
+        };
+        for (index, event) in events.iter().enumerate() {
+            let EventKind::Usage(usage) = &event.kind else {
+                continue;
+            };
+            spent.all.add(usage);
+            match spent.by_model.iter_mut().find(|(m, _)| *m == usage.model) {
+                Some((_, tally)) => tally.add(usage),
+                None => {
+                    let mut tally = Tally::default();
+                    tally.add(usage);
+                    spent.by_model.push((usage.model.clone(), tally));
+                }
+            }
+            // A summary's usage is recorded right before its compaction
+            // (between turns, or after the turn it follows).
+            let summary = events
+                .get(index + 1)
+                .is_some_and(|next| matches!(next.kind, EventKind::Compaction(_)));
+            if summary {
+                spent.summaries.add(usage);
+            } else if !live.get(index).copied().unwrap_or(true) {
+                spent.rewound.add(usage);
+            }
+        }
+        spent
+    }
+}
+
+/// What `jp conversation cost` prints of a conversation's `events`: the
+/// tokens and cost of every request so far (rewound turns included: they
+/// were paid for), by model when there were several, and what of it went
+/// to rewound turns and to summaries. `ours` says which recovery events
+/// count.
+#[must_use]
+pub fn cost_lines(events: &[ConversationEvent], ours: Honoured<'_>) -> Vec<String> {
+    let turns = counted(
+        events
+            .iter()
+            .filter(|event| matches!(event.kind, EventKind::TurnStart))
+            .count(),
+        "turn",
+    );
+    let spent = Spent::of(events, ours);
+    if spent.all.totals.responses == 0 {
+        return vec![format!(
+            "{turns} · no usage recorded (no response reported its tokens)"
+        )];
+    }
+    let mut lines = vec![format!("{turns} · {}", spent.all.line())];
+    if spent.by_model.len() > 1 {
+        for (model, tally) in &spent.by_model {
+            lines.push(format!("  {model}: {}", tally.line()));
+        }
+    }
+    if spent.rewound.totals.responses > 0 {
+        lines.push(format!(
+            "of it, rewound ({}, paid for, no longer sent): {}",
+            counted(spent.rewound_turns, "turn"),
+            spent.rewound.line()
         ));
     }
-    parts.join(" · ")
+    if spent.summaries.totals.responses > 0 {
+        lines.push(format!(
+            "of it, summaries (compaction): {}",
+            spent.summaries.line()
+        ));
+    }
+    lines
 }
 
 /// `$0.0042`, `$1.23`: four decimals below a dollar, where turns cost.

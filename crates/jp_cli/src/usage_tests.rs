@@ -147,3 +147,107 @@ fn the_context_share_is_rounded_and_the_window_short() {
     assert_eq!(context(5, 950), "context 1% of 950");
     assert_eq!(context(5, 0), "context 0% of 0");
 }
+
+fn usage_of(model: &str, input: u64, output: u64, cost: Option<f64>) -> ConversationEvent {
+    at(EventKind::Usage(ResponseUsage {
+        model: model.into(),
+        input_tokens: Some(input),
+        output_tokens: Some(output),
+        cost_usd: cost,
+        ..ResponseUsage::default()
+    }))
+}
+
+#[test]
+fn cost_of_a_conversation_without_usage() {
+    assert_eq!(
+        cost_lines(&[], None),
+        ["0 turns · no usage recorded (no response reported its tokens)"]
+    );
+    assert_eq!(
+        cost_lines(&[at(EventKind::TurnStart)], None),
+        ["1 turn · no usage recorded (no response reported its tokens)"]
+    );
+}
+
+#[test]
+fn cost_of_one_model_with_the_cache() {
+    let events = [
+        at(EventKind::TurnStart),
+        usage(5000, 0, 4000, 100, Some(0.02)),
+        usage(6000, 4000, 1500, 200, Some(0.01)),
+    ];
+    assert_eq!(
+        cost_lines(&events, None),
+        [
+            "1 turn · 2 requests · 11,000 in (4,000 cached, 5,500 written to the cache) · 300 out · $0.0300"
+        ]
+    );
+}
+
+#[test]
+fn cost_by_model_names_those_without_a_price() {
+    let events = [
+        at(EventKind::TurnStart),
+        usage_of("anthropic/claude-haiku-4-5", 10, 42, Some(0.000_22)),
+        at(EventKind::TurnStart),
+        usage_of("anthropic/claude-opus-5", 10, 42, None),
+        at(EventKind::TurnStart),
+        usage_of("anthropic/claude-haiku-4-5", 10, 42, Some(0.000_22)),
+    ];
+    assert_eq!(
+        cost_lines(&events, None),
+        [
+            "3 turns · 3 requests · 30 in · 126 out · $0.0004 for 2 of 3 requests (no price for anthropic/claude-opus-5)",
+            "  anthropic/claude-haiku-4-5: 2 requests · 20 in · 84 out · $0.0004",
+            "  anthropic/claude-opus-5: 1 request · 10 in · 42 out · cost unknown (no price for anthropic/claude-opus-5)",
+        ]
+    );
+}
+
+#[test]
+fn cost_of_rewound_turns_and_summaries_is_said_apart() {
+    let rewind = |turns: Vec<usize>| {
+        at(EventKind::Rewind(jp_conversation::Rewind {
+            turns,
+            reason: jp_conversation::RewindReason::User,
+            restored: Vec::new(),
+            removed: Vec::new(),
+            left: Vec::new(),
+            complete: true,
+        }))
+    };
+    let compaction = at(EventKind::Compaction(jp_conversation::Compaction {
+        upto: 0,
+        summary: "s".into(),
+        model: "m".into(),
+        edited: false,
+    }));
+    let model = "anthropic/claude-haiku-4-5";
+    let events = [
+        at(EventKind::TurnStart),
+        usage_of(model, 100, 10, Some(0.5)),
+        at(EventKind::TurnStart),
+        usage_of(model, 200, 20, Some(1.0)),
+        usage_of(model, 300, 30, Some(1.0)),
+        // A summary made after turn 2, then turn 2 taken back: the summary
+        // is not a rewound turn's.
+        usage_of(model, 50, 5, Some(0.25)),
+        compaction,
+        rewind(vec![2]),
+        at(EventKind::TurnStart),
+        usage_of(model, 400, 40, None),
+    ];
+    assert_eq!(
+        cost_lines(&events, None),
+        [
+            "3 turns · 5 requests · 1,050 in · 105 out · $2.75 for 4 of 5 requests (no price for anthropic/claude-haiku-4-5)",
+            "of it, rewound (1 turn, paid for, no longer sent): 2 requests · 500 in · 50 out · $2.00",
+            "of it, summaries (compaction): 1 request · 50 in · 5 out · $0.2500",
+        ]
+    );
+    // A rewind the user's jp did not record takes nothing back.
+    let mut theirs = [true; 10];
+    theirs[7] = false;
+    assert_eq!(cost_lines(&events, Some(&theirs)).len(), 2);
+}

@@ -767,3 +767,107 @@ fn the_default_rules_about_git_jp_and_secrets_ignore_case() {
     }
     assert_eq!(mode("fs_list_files", r#"{"prefixes": [".AWS"]}"#), "ask");
 }
+
+/// `jp policy ls`: every tool as configured, with its source, its
+/// policies in short (the '*' default and a wildcard's policy where the
+/// tool has none of its own) and the stateful policies that govern it; a
+/// wildcard entry is listed as written, its server not started.
+#[test]
+fn policy_ls_lists_the_tools_and_their_policies() {
+    let ws = Workspace::new();
+    ws.write(
+        "project/.jp/config.toml",
+        r#"[providers.mcp.git]
+command = ["git-mcp-server-that-is-not-installed"]
+
+[conversation.tools.'*']
+policy.result = "ask"
+
+[conversation.tools.read]
+source = "builtin"
+command = ["jp", "tool", "fs_read_file"]
+parameters.path = { type = "path", required = true }
+policy.run = "unattended"
+
+[conversation.tools.save]
+command = ["sh", ".jp/save.sh"]
+parameters.path = { type = "path", required = true }
+policy.run = [{ arg = "/path", prefix = "src/", mode = "unattended" }, { arg = "/path", prefix = "docs/", mode = "edit" }, { mode = "skip" }]
+policy.result = "unattended"
+
+[conversation.tools.'git.*']
+source = "mcp.git"
+policy.run = "ask"
+
+[conversation.tools.git_log]
+source = "mcp.git"
+tool = "log"
+policy.run = "unattended"
+
+[conversation.tools.git_push]
+source = "mcp.git"
+enable = false
+
+[[conversation.policies]]
+kind = "read_before_write"
+read_tools = ["read"]
+write_tools = ["save"]
+"#,
+    );
+    let run = ws.jp(&["policy", "ls"]);
+    assert_eq!(
+        run,
+        Run {
+            code: 0,
+            stdout: "\
+tool      source   run                 result
+read      builtin  unattended          ask         stateful: read_before_write
+save      local    2 rules, else skip  unattended  stateful: read_before_write
+git.*     mcp.git  ask                 ask         every tool of MCP server git (not started to list them)
+git_log   mcp.git  unattended          ask         MCP server git's tool log
+git_push  mcp.git  ask                 ask         disabled
+"
+            .to_owned(),
+            stderr: String::new(),
+        }
+    );
+}
+
+/// Untrusted, the workspace's tools are left out and named once at the
+/// end; the user's own tool stands with the user's policy.
+#[test]
+fn policy_ls_names_the_tools_trust_withholds() {
+    let ws = Workspace::new();
+    ws.write(
+        "xdg/jp/config.toml",
+        "[conversation.tools.notes]\ncommand = [\"true\"]\npolicy.run = \"unattended\"\n",
+    );
+    ws.write(
+        "project/.jp/config.toml",
+        "[conversation.tools.deploy]\ncommand = [\"sh\", \"deploy.sh\"]\n\n\
+         [conversation.tools.notes]\npolicy.run = \"ask\"\n",
+    );
+    let mut command = ws.command(&["policy", "ls"], &[]);
+    command.env_remove("JP_TRUST_WORKSPACE");
+    let run = ws.run_of(command.output().unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "tool   source  run         result\n\
+         notes  local   unattended  unattended\n\
+         this workspace's config also sets deploy, notes, left out until you trust it (`jp trust`)\n"
+    );
+    // What did not apply is also said on stderr, as by every command.
+    assert!(
+        run.stderr.contains("note: this workspace is not trusted"),
+        "{run:?}"
+    );
+    // Trusted, the workspace's tools stand.
+    let run = ws.jp(&["policy", "ls"]);
+    assert_eq!(
+        run.stdout,
+        "tool    source  run  result\n\
+         notes   local   ask  unattended\n\
+         deploy  local   ask  unattended\n"
+    );
+}

@@ -202,3 +202,82 @@ fn validate_names_a_bad_price_or_window() {
     );
     assert_eq!(run.stderr, "");
 }
+
+/// `jp conversation cost`: every request so far, by model when there were
+/// several, the rewound turn said apart (it was paid for), and a model
+/// with no known price named; by id, by a start of it and by `last`.
+#[test]
+fn conversation_cost_sums_by_model_and_says_what_rewound_turns_cost() {
+    let ws = initialized();
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{}\n[providers.llm.anthropic.models.claude-opus-5]\ncontext_window = 500000\n",
+            ws.read("project/.jp/config.toml")
+        ),
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(&[Item::Text("A.")], "end_turn", false)),
+        Reply::sse(anthropic(&[Item::Text("B.")], "end_turn", false)),
+        Reply::sse(anthropic(&[Item::Text("C.")], "end_turn", false)),
+    ]);
+    for (model, message) in [
+        ("anthropic/claude-haiku-4-5", "one"),
+        ("anthropic/claude-haiku-4-5", "two"),
+        ("anthropic/claude-opus-5", "three"),
+    ] {
+        let run = query(&ws, &server, model, &[], message);
+        assert_eq!(run.code, 0, "{run:?}");
+    }
+    let rewind = ws.jp(&["conversation", "rewind", "--yes"]);
+    assert_eq!(rewind.code, 0, "{rewind:?}");
+    let id = stored(&ws)["id"].as_str().unwrap().to_owned();
+    // 10 in at $1 and 42 out at $5 per million on haiku: $0.00022 a turn.
+    let expected = format!(
+        "conversation {id} · one\n\
+         3 turns · 3 requests · 30 in · 126 out · $0.0004 for 2 of 3 requests (no price for anthropic/claude-opus-5)\n  \
+         anthropic/claude-haiku-4-5: 2 requests · 20 in · 84 out · $0.0004\n  \
+         anthropic/claude-opus-5: 1 request · 10 in · 42 out · cost unknown (no price for anthropic/claude-opus-5)\n\
+         of it, rewound (1 turn, paid for, no longer sent): 1 request · 10 in · 42 out · cost unknown (no price for anthropic/claude-opus-5)\n"
+    );
+    for args in [
+        &["conversation", "cost"][..],
+        &["conversation", "cost", &id],
+        &["conversation", "cost", &id[..id.len() - 1]],
+        &["conversation", "cost", "last"],
+    ] {
+        let run = ws.jp(args);
+        assert_eq!(
+            (run.code, run.stdout.as_str(), run.stderr.as_str()),
+            (0, expected.as_str(), ""),
+            "{args:?}"
+        );
+    }
+}
+
+/// A conversation whose responses reported no usage (the scripted
+/// provider's) says so; a name that fits no conversation is a usage error.
+#[test]
+fn conversation_cost_without_usage_or_conversation() {
+    let ws = initialized();
+    let run = ws.jp(&["conversation", "cost", "nope"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str(), run.stderr.as_str()),
+        (
+            2,
+            "",
+            "error: no conversation `nope` (see `jp conversation ls`)\n"
+        )
+    );
+    let run = ws.jp(&["query", "--model", "scripted/demo", "add a hello"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let run = ws.jp(&["conversation", "cost"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let id = stored(&ws)["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        run.stdout,
+        format!(
+            "conversation {id} · add a hello\n1 turn · no usage recorded (no response reported its tokens)\n"
+        )
+    );
+}

@@ -25,11 +25,12 @@ mod terminal;
 mod typeahead;
 
 pub use echo::{Quiet, quiet_after_each_stop, remember_modes};
+pub use keys::{Decoder, Key};
 pub use prompter::{
     Answer, Choice, Live, LiveAnswer, LiveQuestion, NoPrompter, PromptError, Prompter,
 };
 pub use queue::{PromptTurn, Prompts, Ticket};
-pub use terminal::{TerminalPrompter, install_panic_restore, restore_terminal};
+pub use terminal::{KeyReader, RawMode, TerminalPrompter, install_panic_restore, restore_terminal};
 pub use typeahead::{TypeAhead, Typed};
 
 #[cfg(any(test, feature = "test-support"))]

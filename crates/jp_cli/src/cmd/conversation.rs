@@ -9,7 +9,7 @@ use jp_conversation::conversation::format_utc;
 use jp_conversation::{Conversation, EventKind, Store, StoreError};
 
 use super::format::Format;
-use crate::conversation::{stopped_note, warn_torn};
+use crate::conversation::{age, from_elsewhere, resolve, stopped_note, warn_torn};
 use crate::exit;
 use crate::ledger::{ApprovalState, Ledger};
 use jp_term::printer::{cut, sanitize};
@@ -38,6 +38,14 @@ pub enum ConversationCmd {
         /// Output format (`json` prints the stored events).
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+    },
+    /// The tokens and cost of a conversation so far (the active one by
+    /// default): in all, by model, and what rewound turns cost.
+    Cost {
+        /// The conversation: its id, a unique start of it, or `last` (the
+        /// one with the latest activity).
+        #[arg(add = ArgValueCandidates::new(super::complete::conversations))]
+        id: Option<String>,
     },
     /// Make a conversation the active one, which `jp query` continues.
     Use {
@@ -112,6 +120,10 @@ impl ConversationCmd {
                     Err(code) => return Ok(code),
                 }
             }
+            Self::Cost { id } => match id.map(|id| resolve(&store, &id, true)).transpose() {
+                Ok(id) => cost(&store, &ledger, id),
+                Err(code) => return Ok(code),
+            },
             Self::Use { id } => match resolve(&store, &id, true) {
                 Ok(id) => use_conversation(&store, &ledger, &id),
                 Err(code) => return Ok(code),
@@ -180,54 +192,6 @@ impl ConversationCmd {
     }
 }
 
-/// The id `arg` names: an id, the one id it starts, or (with `last`
-/// allowed) `last`, the conversation with the latest activity. `Err` is
-/// the exit code of a name that fits none or several, already reported.
-fn resolve(store: &Store, arg: &str, last: bool) -> Result<String, ExitCode> {
-    let ids = store.ids().unwrap_or_default();
-    if last && arg == "last" {
-        let latest = ids
-            .iter()
-            .filter_map(|id| Some((store.load(id).ok()?.last_activity_ms(), id)))
-            .max()
-            .map(|(_, id)| id.clone());
-        return latest.ok_or_else(|| {
-            errln!("error: there is no conversation yet; `jp query MESSAGE` starts one");
-            ExitCode::from(exit::USAGE)
-        });
-    }
-    if ids.iter().any(|id| id == arg) || arg.is_empty() {
-        return Ok(arg.to_owned());
-    }
-    let matching: Vec<&String> = ids.iter().filter(|id| id.starts_with(arg)).collect();
-    match matching.as_slice() {
-        [one] => Ok((*one).clone()),
-        // The store says what is wrong with an id that names nothing.
-        [] => Ok(arg.to_owned()),
-        several => {
-            let list = several
-                .iter()
-                .map(|id| id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ");
-            errln!("error: `{arg}` starts more than one conversation id ({list}); give more of it");
-            Err(exit::USAGE.into())
-        }
-    }
-}
-
-/// `5 min ago`, `3 h ago`, `2 days ago`: how long since `ms`, for a list.
-fn age(now_ms: u64, ms: u64) -> String {
-    let seconds = now_ms.saturating_sub(ms) / 1000;
-    match seconds {
-        0..60 => "just now".to_owned(),
-        60..3_600 => format!("{} min ago", seconds / 60),
-        3_600..86_400 => format!("{} h ago", seconds / 3_600),
-        86_400..172_800 => "1 day ago".to_owned(),
-        _ => format!("{} days ago", seconds / 86_400),
-    }
-}
-
 /// `jp conversation use ID`: the user chooses conversation `id`, theirs
 /// or one from elsewhere (said), as the one `jp query` continues.
 fn use_conversation(store: &Store, ledger: &Ledger, id: &str) -> Result<(), StoreError> {
@@ -241,27 +205,6 @@ fn use_conversation(store: &Store, ledger: &Ledger, id: &str) -> Result<(), Stor
         showln!("note: {note}");
     }
     Ok(())
-}
-
-/// What to say of a conversation that has events this user's jp did not
-/// record in this workspace (it came with the repository, was copied from
-/// another workspace, or was edited by hand): they give no authority.
-fn from_elsewhere(ledger: &Ledger, conversation: &Conversation) -> Option<String> {
-    let ours = ledger.ours(conversation);
-    let theirs = ours.iter().filter(|ours| !**ours).count();
-    if theirs == 0 {
-        None
-    } else if theirs == ours.len() {
-        Some(
-            "this conversation is from elsewhere: your jp did not record it in this workspace, so nothing in it counts as your history (no session approval, and no call a stateful policy looks for)"
-                .to_owned(),
-        )
-    } else {
-        Some(format!(
-            "{theirs} of this conversation's {} events were not recorded by your jp in this workspace (added or changed by hand, or from elsewhere); they count as no part of your history (no session approval, and no call a stateful policy looks for)",
-            ours.len()
-        ))
-    }
 }
 
 fn ls(store: &Store, ledger: &Ledger) -> Result<(), StoreError> {
@@ -348,6 +291,35 @@ fn forget_approvals(store: &Store, ledger: &Ledger, id: Option<String>) -> Resul
         "forgot {count} session {} in conversation {id}: its later calls are asked about as the policy says",
         if count == 1 { "approval" } else { "approvals" }
     );
+    Ok(())
+}
+
+/// `jp conversation cost`: what conversation `id` (the active one by
+/// default) has used and cost so far.
+fn cost(store: &Store, ledger: &Ledger, id: Option<String>) -> Result<(), StoreError> {
+    let id = match id.or_else(|| crate::conversation::active_id(store, ledger)) {
+        Some(id) => id,
+        None => return Err(StoreError::NoActive),
+    };
+    let conversation = store.load(&id)?;
+    warn_torn(&conversation);
+    showln!(
+        "conversation {id} · {}",
+        cut(
+            conversation
+                .title()
+                .as_deref()
+                .unwrap_or("(untitled)")
+                .lines()
+                .next()
+                .unwrap_or_default(),
+            60
+        )
+    );
+    let ours = ledger.ours(&conversation);
+    for line in crate::usage::cost_lines(&conversation.events, Some(&ours)) {
+        showln!("{line}");
+    }
     Ok(())
 }
 

@@ -11,6 +11,7 @@ pub const EXAMPLES: &[(&str, &str)] = &[
     ("conversation", "jp conversation ls"),
     ("conversation ls", "jp conversation ls"),
     ("conversation show", "jp conversation show last"),
+    ("conversation cost", "jp conversation cost"),
     ("conversation use", "jp conversation use 17"),
     (
         "conversation forget-approvals",
@@ -38,6 +39,7 @@ pub const EXAMPLES: &[(&str, &str)] = &[
         "policy",
         "jp policy check fs_read_file --args '{\"path\": \".env\"}'",
     ),
+    ("policy ls", "jp policy ls"),
     (
         "policy check",
         "jp policy check run_command --args '{\"program\": \"git\", \"args\": [\"push\"]}'",

@@ -14,8 +14,17 @@ use crate::ctx::{Ctx, print_load_error};
 use crate::exit;
 use crate::query::arguments::parse_arguments;
 
+mod ls;
+
 #[derive(Debug, clap::Subcommand)]
 pub enum Policy {
+    /// List the tools as they stand in the config, one line each: where
+    /// each comes from, its run and result policies in short, and the
+    /// stateful policies (`conversation.policies`) that govern it. An
+    /// MCP server's `'NAME.*'` entry is listed as written (no server is
+    /// started); tools the workspace's config sets but trust leaves out
+    /// are named at the end.
+    Ls,
     /// Evaluate a tool's policy against arguments, as the query loop would,
     /// and explain the decision: the mode, the rule that matched (or the
     /// implicit fallback), why each earlier rule did not match, and how
@@ -63,6 +72,7 @@ pub enum Policy {
 impl Policy {
     pub fn run(self, ctx: &Ctx) -> Result<ExitCode, crate::error::Error> {
         match self {
+            Self::Ls => ls::run(ctx),
             Self::Check {
                 tool,
                 args,

@@ -5,19 +5,29 @@
 //! reader: that reader spins on a terminal that hung up, and after a
 //! resize it could leave a key unread while jp polled in a loop. A prompt
 //! needs few keys: characters, Enter, Backspace, Ctrl+U, and Ctrl+C or
-//! Ctrl+D to interrupt; everything else (arrows, function keys, Alt+key,
-//! Esc) is [`Key::Other`] and ignored.
+//! Ctrl+D to interrupt; a list to choose from (`jp query --resume`) also
+//! the Up and Down arrows and a lone Esc. Everything else (other arrows,
+//! function keys, Alt+key) is [`Key::Other`] and ignored.
 
 /// A key a prompt acts on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Key {
+    /// A character typed.
     Char(char),
+    /// Enter (Return).
     Enter,
+    /// Backspace.
     Backspace,
     /// Ctrl+U: clear the line.
     Clear,
     /// Ctrl+C or Ctrl+D.
     Interrupt,
+    /// The Up arrow.
+    Up,
+    /// The Down arrow.
+    Down,
+    /// Esc on its own (not the start of a sequence that followed at once).
+    Escape,
     /// Anything else.
     Other,
 }
@@ -62,8 +72,13 @@ impl Decoder {
         if self.pending.is_empty() {
             return None;
         }
+        let key = if self.pending == [0x1b] {
+            Key::Escape
+        } else {
+            Key::Other
+        };
         self.pending.clear();
-        Some(Key::Other)
+        Some(key)
     }
 
     /// Forgets what is pending (keys typed before a prompt showed).
@@ -90,14 +105,26 @@ fn decode(bytes: &[u8]) -> Option<(Key, usize)> {
 }
 
 /// An escape sequence: CSI (`ESC [` parameters, a final byte), SS3
-/// (`ESC O` and one byte), or Alt with a key (`ESC` and one byte).
+/// (`ESC O` and one byte), or Alt with a key (`ESC` and one byte). The
+/// arrows Up and Down (final byte `A` or `B`, without parameters: with
+/// them they are Shift+Up and the like) are keys of their own.
 fn escape(bytes: &[u8]) -> Option<(Key, usize)> {
+    let arrow = |last: u8| match last {
+        b'A' => Key::Up,
+        b'B' => Key::Down,
+        _ => Key::Other,
+    };
     match bytes.get(1)? {
         b'[' => {
             let end = bytes[2..].iter().position(|b| (0x40..=0x7e).contains(b))?;
-            Some((Key::Other, end + 3))
+            let key = if end == 0 {
+                arrow(bytes[2])
+            } else {
+                Key::Other
+            };
+            Some((key, end + 3))
         }
-        b'O' => bytes.get(2).map(|_| (Key::Other, 3)),
+        b'O' => bytes.get(2).map(|last| (arrow(*last), 3)),
         _ => Some((Key::Other, 2)),
     }
 }

@@ -47,17 +47,25 @@ fn characters_of_several_bytes_are_one_key_even_split_across_reads() {
 }
 
 #[test]
-fn escape_sequences_are_one_ignored_key() {
-    // Arrows, F1 (SS3), F5 with parameters, Alt+y, a lone Esc.
+fn escape_sequences_are_one_key_ignored_but_up_down_and_esc() {
+    // Up (CSI and SS3), Down, Right, F1 (SS3), F5 with parameters,
+    // Shift+Up, Alt+y, a lone Esc.
     assert_eq!(
-        keys(&[b"\x1b[A\x1bOP\x1b[15;2~y\x1by", b"\x1b"]),
+        keys(&[
+            b"\x1b[A\x1bOA\x1b[B\x1b[C\x1bOP\x1b[15;2~\x1b[1;2Ay\x1by",
+            b"\x1b"
+        ]),
         [
+            Key::Up,
+            Key::Up,
+            Key::Down,
+            Key::Other,
             Key::Other,
             Key::Other,
             Key::Other,
             Key::Char('y'),
             Key::Other,
-            Key::Other
+            Key::Escape
         ]
     );
     // A sequence split across reads waits for its end.
@@ -65,6 +73,9 @@ fn escape_sequences_are_one_ignored_key() {
         keys(&[b"\x1b[1", b";5D", b"n"]),
         [Key::Other, Key::Char('n')]
     );
+    assert_eq!(keys(&[b"\x1b[", b"B"]), [Key::Down]);
+    // Esc then a key at once is Alt+key, not Esc.
+    assert_eq!(keys(&[b"\x1bq"]), [Key::Other]);
 }
 
 #[test]

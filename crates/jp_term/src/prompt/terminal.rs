@@ -104,6 +104,9 @@ fn read_keys(_: &mut Decoder) -> Result<Option<Vec<Key>>, PromptError> {
         KeyCode::Char(c) if !control => Key::Char(c),
         KeyCode::Enter => Key::Enter,
         KeyCode::Backspace => Key::Backspace,
+        KeyCode::Up => Key::Up,
+        KeyCode::Down => Key::Down,
+        KeyCode::Esc => Key::Escape,
         _ => Key::Other,
     };
     Ok(Some(vec![key]))
@@ -166,13 +169,60 @@ pub struct TerminalPrompter {
     input: Mutex<(Decoder, VecDeque<Key>)>,
 }
 
-/// Raw mode while it lives.
-struct RawMode;
+/// Raw mode while it lives: dropped on every way out (a return, an
+/// error, unwinding), it turns raw mode off.
+pub struct RawMode;
 
 impl RawMode {
-    fn enable() -> Result<Self, PromptError> {
+    /// Turns raw mode on.
+    ///
+    /// # Errors
+    ///
+    /// The terminal refused.
+    pub fn enable() -> Result<Self, PromptError> {
         crossterm::terminal::enable_raw_mode().map_err(terminal_error)?;
         Ok(Self)
+    }
+}
+
+/// The keys typed on the terminal (stdin, in raw mode: hold a [`RawMode`]),
+/// one at a time, for a screen of jp's own (a list to choose from).
+#[derive(Debug, Default)]
+pub struct KeyReader {
+    decoder: Decoder,
+    queued: VecDeque<Key>,
+}
+
+impl KeyReader {
+    /// Forgets what was typed before (and not read yet): a key pressed
+    /// before the screen showed chooses nothing on it.
+    #[must_use]
+    pub fn new() -> Self {
+        discard_pending_input();
+        Self::default()
+    }
+
+    /// The next key, waiting for it; `None` when the terminal hung up.
+    /// A lone Esc is told from the start of a sequence by a pause
+    /// (`POLL`, 50 ms).
+    ///
+    /// # Errors
+    ///
+    /// The terminal could not be read.
+    pub fn key(&mut self) -> Result<Option<Key>, PromptError> {
+        loop {
+            if let Some(key) = self.queued.pop_front() {
+                return Ok(Some(key));
+            }
+            match wait_for_input(POLL)? {
+                Input::HungUp => return Ok(None),
+                Input::Nothing => self.queued.extend(self.decoder.settle()),
+                Input::Keys => match read_keys(&mut self.decoder)? {
+                    Some(keys) => self.queued.extend(keys),
+                    None => return Ok(None),
+                },
+            }
+        }
     }
 }
 
