@@ -119,6 +119,10 @@ fn a_session_of_messages_with_a_tool_call_a_queued_message_and_a_model_change() 
     say(&tmux, "and now you");
     tmux.wait_for("ANSWER-FROM-SONNET");
     wait_for_prompt(&tmux);
+    // `jp conversation cost`, run in the session.
+    say(&tmux, "/cost");
+    tmux.wait_for("4 turns · 5 requests · ");
+    wait_for_prompt(&tmux);
     say(&tmux, "/exit");
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");
