@@ -8,6 +8,7 @@ pub const EXAMPLES: &[(&str, &str)] = &[
     ("", "jp query \"why does the build fail?\""),
     ("init", "jp init --yes"),
     ("query", "jp query --new \"add a test for parse_args\""),
+    ("chat", "jp chat --new --model anthropic/claude-sonnet-4-5"),
     ("conversation", "jp conversation ls"),
     ("conversation ls", "jp conversation ls"),
     ("conversation show", "jp conversation show last"),
