@@ -24,6 +24,7 @@ mod files;
 mod legacy;
 mod loaded;
 mod locate;
+mod memo;
 mod options;
 mod parse;
 mod read;

@@ -638,10 +638,41 @@ fn matches_every_value(hir: &regex_syntax::hir::Hir) -> bool {
         .any(|way| way.subtract(start).is_empty() || way.subtract(end).is_empty())
 }
 
+/// How many patterns [`compile_pattern`] keeps, and the longest it keeps.
+const KEPT_PATTERNS: usize = 256;
+const KEPT_PATTERN_BYTES: usize = 1024;
+
+/// Compiles a `pattern` ([`compile_pattern_anew`]), or gives back the one
+/// compiled before from the same text. A config's policies are compiled
+/// each time it loads (a query loads it three times, and `jp chat` for
+/// every message), and compiling is a pure function of the text: most of a
+/// message's time before its request left was spent compiling the same
+/// patterns again (issue 39). A [`Regex`] is shared, not copied, when
+/// cloned; at most [`KEPT_PATTERNS`] are kept, none longer than
+/// [`KEPT_PATTERN_BYTES`].
+fn compile_pattern(source: &str) -> Result<Regex, String> {
+    type Kept = std::collections::HashMap<String, Result<Regex, String>>;
+    static KEPT: std::sync::LazyLock<std::sync::Mutex<Kept>> =
+        std::sync::LazyLock::new(Default::default);
+    let kept = || {
+        KEPT.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    if let Some(compiled) = kept().get(source) {
+        return compiled.clone();
+    }
+    let compiled = compile_pattern_anew(source);
+    let mut kept = kept();
+    if kept.len() < KEPT_PATTERNS && source.len() <= KEPT_PATTERN_BYTES {
+        kept.insert(source.to_owned(), compiled.clone());
+    }
+    compiled
+}
+
 /// Compiles a `pattern`, with clear messages for the features Rust's regex
 /// syntax leaves out on purpose (it runs in linear time on model-written
 /// arguments).
-fn compile_pattern(source: &str) -> Result<Regex, String> {
+fn compile_pattern_anew(source: &str) -> Result<Regex, String> {
     use regex_syntax::ast::ErrorKind;
 
     if source.is_empty() {

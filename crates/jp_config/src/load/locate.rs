@@ -19,7 +19,13 @@ pub fn line_of_offset(text: &str, offset: usize) -> usize {
 /// it.
 #[must_use]
 pub fn locate_key(text: &str, segments: &[String]) -> Option<usize> {
-    let doc = toml_edit::Document::parse(text).ok()?;
+    type Parsed = Option<std::sync::Arc<toml_edit::Document<String>>>;
+    static PARSED: super::memo::Memo<Parsed> = super::memo::Memo::new(8, 256 * 1024);
+    let doc = PARSED.get_or(text, || {
+        toml_edit::Document::parse(text.to_owned())
+            .ok()
+            .map(std::sync::Arc::new)
+    })?;
     let mut node = Node::Item(doc.as_item());
     let mut span = None;
     for segment in segments {

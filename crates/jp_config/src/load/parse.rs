@@ -3,6 +3,7 @@
 
 use super::explain;
 use super::locate::line_of_offset;
+use super::memo::Memo;
 use crate::app::PartialAppConfig;
 use crate::diagnostic::Diagnostic;
 use crate::path::ConfigPath;
@@ -13,6 +14,13 @@ use crate::path::ConfigPath;
 ///
 /// A diagnostic with the line and key of the first problem (no source set).
 pub fn parse_toml_file(text: &str) -> Result<(PartialAppConfig, serde_json::Value), Diagnostic> {
+    static PARSED: Memo<Result<(PartialAppConfig, serde_json::Value), Diagnostic>> =
+        Memo::new(16, 256 * 1024);
+    PARSED.get_or(text, || parse_toml_text(text))
+}
+
+/// [`parse_toml_file`], parsed anew.
+fn parse_toml_text(text: &str) -> Result<(PartialAppConfig, serde_json::Value), Diagnostic> {
     let deserializer =
         toml::de::Deserializer::parse(text).map_err(|e| toml_diagnostic(text, &e, None))?;
     let raw: serde_json::Value =
