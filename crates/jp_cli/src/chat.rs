@@ -15,6 +15,7 @@
 pub mod commands;
 pub mod line;
 
+use std::collections::VecDeque;
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -55,6 +56,9 @@ static READING: AtomicBool = AtomicBool::new(false);
 /// none): the turn ends as it does in `jp query`, then the session.
 static ENDING: AtomicU8 = AtomicU8::new(0);
 
+/// Whether a turn runs (its own signal handling applies then).
+static IN_TURN: AtomicBool = AtomicBool::new(false);
+
 /// The session's state between lines.
 struct Session {
     ctx: Ctx,
@@ -69,6 +73,9 @@ struct Session {
     model: Option<String>,
     /// The model the last turn used.
     used: Option<String>,
+    /// What the workspace's config held back for want of trust when it
+    /// was last asked about ([`held_now`]).
+    held: Option<jp_config::trust::Held>,
 }
 
 impl Chat {
@@ -84,6 +91,7 @@ impl Chat {
         if let Some(code) = crate::query::trusting::before_query(&ctx, true)? {
             return Ok(code);
         }
+        let held = held_now(&ctx);
         jp_term::prompt::remember_modes();
         let runtime = crate::query::runtime()?;
         watch_signals(&runtime);
@@ -106,6 +114,7 @@ impl Chat {
             new: self.new,
             model: self.model,
             used: None,
+            held,
         };
         session.printer.chrome_line(
             Style::Dim,
@@ -131,38 +140,28 @@ impl Session {
         editor: &mut line::LineEditor,
         history: Option<&std::path::Path>,
     ) -> ExitCode {
-        let mut prefill = String::new();
-        let mut next: Option<String> = None;
+        // Inputs queued while a turn printed, sent or run in order.
+        let mut pending: VecDeque<String> = VecDeque::new();
+        // Text typed and not sent: the start of the next line (in the
+        // line editor, or typed ahead during the next queued turn).
+        let mut carry = String::new();
         let mut interrupts = 0;
         loop {
-            let line = match next.take() {
+            let line = match pending.pop_front() {
                 Some(queued) => queued,
-                None => {
-                    READING.store(true, Ordering::SeqCst);
-                    let read = editor.readline_with_initial(PROMPT, (&prefill, ""));
-                    READING.store(false, Ordering::SeqCst);
-                    prefill.clear();
-                    match read {
-                        Ok(line) => line,
-                        Err(ReadlineError::Interrupted) => {
-                            interrupts += 1;
-                            if interrupts >= 2 {
-                                return ExitCode::SUCCESS;
-                            }
-                            self.printer.chrome_line(
-                                Style::Dim,
-                                "(Ctrl+C again, Ctrl+D or /exit to leave)",
-                            );
-                            continue;
+                None => match self.read_line(editor, &std::mem::take(&mut carry)) {
+                    Read::Line(line) => line,
+                    Read::Interrupted => {
+                        interrupts += 1;
+                        if interrupts >= 2 {
+                            return ExitCode::SUCCESS;
                         }
-                        Err(ReadlineError::Eof) => return ExitCode::SUCCESS,
-                        Err(error) => {
-                            self.printer
-                                .chrome_line(Style::Bad, &format!("error: the terminal: {error}"));
-                            return ExitCode::FAILURE;
-                        }
+                        self.printer
+                            .chrome_line(Style::Dim, "(Ctrl+C again, Ctrl+D or /exit to leave)");
+                        continue;
                     }
-                }
+                    Read::End(code) => return code,
+                },
             };
             tracing::debug!("message entered");
             interrupts = 0;
@@ -190,31 +189,81 @@ impl Session {
                     continue;
                 }
             };
-            let typed = self.send(source);
+            let typed = self.send(source, &std::mem::take(&mut carry));
             let ending = ENDING.load(Ordering::SeqCst);
             if ending != 0 {
                 return ExitCode::from(ending);
             }
-            let Some(typed) = typed else {
-                continue;
-            };
-            if typed.ok && !typed.queued.is_empty() {
-                next = Some(typed.queued.join("\n"));
+            if typed.ok {
+                pending.extend(commands::group(&typed.queued));
+                carry = typed.partial;
             } else {
                 // After a turn that did not end well, what was queued
                 // waits in the line, for the user to send or not.
-                let mut lines = typed.queued;
+                let mut lines: Vec<String> = pending.drain(..).collect();
+                lines.extend(typed.queued);
                 lines.push(typed.partial);
-                prefill = lines.join("\n").trim_start().to_owned();
+                carry = lines.join("\n").trim().to_owned();
             }
         }
     }
 
-    /// Runs one turn with the message from `source`; what was typed
-    /// meanwhile, `None` when the turn could not run (said).
-    fn send(&mut self, source: Source) -> Option<Typed> {
+    /// Reads a line, `initial` already in it.
+    fn read_line(&self, editor: &mut line::LineEditor, initial: &str) -> Read {
+        READING.store(true, Ordering::SeqCst);
+        // A signal that came just before is not lost.
+        let ending = ENDING.load(Ordering::SeqCst);
+        if ending != 0 {
+            return Read::End(ExitCode::from(ending));
+        }
+        let read = editor.readline_with_initial(PROMPT, (initial, ""));
+        READING.store(false, Ordering::SeqCst);
+        match read {
+            Ok(line) => Read::Line(line),
+            Err(ReadlineError::Interrupted) => Read::Interrupted,
+            Err(ReadlineError::Eof) => Read::End(ExitCode::SUCCESS),
+            Err(error) => {
+                self.printer
+                    .chrome_line(Style::Bad, &format!("error: the terminal: {error}"));
+                Read::End(ExitCode::FAILURE)
+            }
+        }
+    }
+
+    /// Runs one turn with the message from `source`, typed-ahead text
+    /// going on from `typed`; what was typed meanwhile. A message that
+    /// cannot go (the workspace's config changed and is not trusted, or
+    /// the turn could not start) comes back as typed text, said.
+    fn send(&mut self, source: Source, typed: &str) -> Typed {
+        let unsent = |source: &Source| Typed {
+            ok: false,
+            queued: Vec::new(),
+            partial: match source {
+                Source::Given(message) if !typed.is_empty() => format!("{message}\n{typed}"),
+                Source::Given(message) => message.clone(),
+                Source::Editor(_) => typed.to_owned(),
+            },
+        };
+        // The workspace's config may have changed since the last message
+        // in what needs trust: asked about as `jp query` would ask (found
+        // in review: it was left out, said only by a puzzling warning).
+        let held = held_now(&self.ctx);
+        if held != self.held {
+            match crate::query::trusting::before_query(&self.ctx, true) {
+                Ok(None) => self.held = held,
+                Ok(Some(_)) => return unsent(&source),
+                Err(error) => {
+                    self.printer
+                        .chrome_line(Style::Bad, &format!("error: {error}"));
+                    return unsent(&source);
+                }
+            }
+        }
         let query = Query::of_session(self.new, self.model.clone(), String::new());
-        match query.turn(self.ctx.clone(), source, &self.runtime, true) {
+        IN_TURN.store(true, Ordering::SeqCst);
+        let turned = query.turn(self.ctx.clone(), source, &self.runtime, Some(typed));
+        IN_TURN.store(false, Ordering::SeqCst);
+        match turned {
             Ok(turned) => {
                 if turned.conversation.is_some() {
                     self.new = false;
@@ -222,16 +271,20 @@ impl Session {
                 if turned.model.is_some() {
                     self.used = turned.model;
                 }
-                Some(Typed {
+                Typed {
                     ok: turned.code == ExitCode::SUCCESS,
                     queued: turned.typed.queued,
                     partial: turned.typed.partial,
-                })
+                }
             }
             Err(error) => {
                 self.printer
                     .chrome_line(Style::Bad, &format!("error: {error}"));
-                None
+                Typed {
+                    ok: false,
+                    queued: Vec::new(),
+                    partial: String::new(),
+                }
             }
         }
     }
@@ -309,12 +362,31 @@ impl Session {
     }
 }
 
+/// What reading a line gave.
+enum Read {
+    Line(String),
+    /// Ctrl+C on an empty line.
+    Interrupted,
+    /// The session ends, with this exit code.
+    End(ExitCode),
+}
+
 /// What a turn left for the session.
 struct Typed {
     /// The turn ended well (its exit code 0).
     ok: bool,
     queued: Vec<String>,
     partial: String,
+}
+
+/// What the workspace's config holds that needs trust and did not apply,
+/// as it loads now (`None` for nothing, or a config that does not load:
+/// the turn says why).
+fn held_now(ctx: &Ctx) -> Option<jp_config::trust::Held> {
+    jp_config::load::load(&ctx.load_options())
+        .ok()
+        .and_then(|loaded| loaded.held)
+        .filter(|held| !held.applied)
 }
 
 fn editor_error(error: ReadlineError) -> crate::error::Error {
@@ -332,10 +404,11 @@ fn save_history(editor: &mut line::LineEditor, path: &std::path::Path) {
     }
 }
 
-/// SIGTERM or SIGHUP while a line is read ends the session with the
-/// terminal put back (bracketed paste off, the modes it had); during a
-/// turn the turn's own handling applies (it ends the turn keeping what
-/// arrived), and the session ends after it ([`ENDING`]).
+/// SIGTERM or SIGHUP outside a turn (a line being read, a command
+/// running) ends the session at once, the terminal put back (bracketed
+/// paste off, the modes it had); during a turn the turn's own handling
+/// applies (it ends the turn keeping what arrived), and the session ends
+/// after it ([`ENDING`]).
 fn watch_signals(runtime: &tokio::runtime::Runtime) {
     #[cfg(unix)]
     runtime.spawn(async {
@@ -352,7 +425,9 @@ fn watch_signals(runtime: &tokio::runtime::Runtime) {
                 _ = hup.recv() => 129,
             };
             ENDING.store(code, Ordering::SeqCst);
-            if READING.load(Ordering::SeqCst) {
+            // Outside a turn (a line being read, a command running), the
+            // session ends now.
+            if READING.load(Ordering::SeqCst) || !IN_TURN.load(Ordering::SeqCst) {
                 use std::io::Write as _;
                 let mut stdout = std::io::stdout();
                 let _ = stdout.write_all(b"\x1b[?2004l\r\n");

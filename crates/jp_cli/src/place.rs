@@ -236,7 +236,12 @@ pub fn for_query(
         .iter()
         .find(|(k, v)| k == "HOME" && !v.is_empty())
         .map(|(_, v)| PathBuf::from(v));
-    if let Some(notice) = place.notice(home.as_deref()) {
+    // Said once a process: a session (`jp chat`) loads this for each
+    // message.
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if let Some(notice) = place.notice(home.as_deref())
+        && !SAID.swap(true, std::sync::atomic::Ordering::Relaxed)
+    {
         jp_term::printer::Printer::stdio(crate::ctx::color(color))
             .chrome_line(jp_term::printer::Style::Dim, &notice);
     }

@@ -148,7 +148,7 @@ impl Query {
         // Dropped when the query returns, after the ending is said: a
         // prompt thread still closing then does not hold it up.
         let runtime = runtime()?;
-        Ok(self.turn(ctx, source, &runtime, false)?.code)
+        Ok(self.turn(ctx, source, &runtime, None)?.code)
     }
 
     /// A query of an interactive session (`jp chat`): `message` sent to
@@ -168,13 +168,14 @@ impl Query {
 
     /// One turn with the message from `source`, on `runtime`: what `jp
     /// query` does, and each message of `jp chat` (with `type_ahead`: what
-    /// is typed while the turn prints is read as the next message).
+    /// is typed while the turn prints is read as the next message, going on
+    /// from the text given).
     pub(crate) fn turn(
         &self,
         mut ctx: Ctx,
         source: Source,
         runtime: &tokio::runtime::Runtime,
-        type_ahead: bool,
+        type_ahead: Option<&str>,
     ) -> Result<Turned, crate::error::Error> {
         let done = |code: ExitCode| Ok(Turned::code(code));
         if let Some(model) = &self.model {
@@ -249,11 +250,12 @@ impl Query {
             compacted: false,
         };
         session.start_turn(message, record)?;
-        let typing = type_ahead
-            .then(|| jp_term::prompt::TypeAhead::start(&printer))
-            .flatten();
-        let end = drive(runtime, &mut session, &ctx, &env, &root, prompter, live)?;
+        let typing = type_ahead.and_then(|text| jp_term::prompt::TypeAhead::start(&printer, text));
+        let end = drive(runtime, &mut session, &ctx, &env, &root, prompter, live);
+        // Finished on every way out: its line off the screen, the modes
+        // back.
         let typed = typing.map(jp_term::prompt::TypeAhead::finish);
+        let end = end?;
         printer.stop_spinner();
         printer.finish_content();
         let turn = crate::usage::last_turn(&session.conversation.events);
@@ -620,10 +622,11 @@ fn drive(
         .then(jp_term::prompt::Quiet::start)
         .flatten();
     runtime.block_on(async {
-        // (In `jp chat` the session silenced the terminal already.)
-        if echo_off.is_some() || prompter.available() {
-            tokio::spawn(jp_term::prompt::quiet_after_each_stop());
-        }
+        // (In `jp chat` the session silenced the terminal already.) Stopped
+        // with the turn: a session's runtime outlives it.
+        let quiet_again = (echo_off.is_some() || prompter.available())
+            .then(|| tokio::spawn(jp_term::prompt::quiet_after_each_stop()));
+        let _quiet_again = quiet_again.map(|task| AbortOnDrop(task.abort_handle()));
         // With a terminal, Ctrl+C opens a menu; without, it interrupts.
         let mut interrupts = interrupt_on_signals(prompter.available());
         let executor = jp_llm::tool::Executor::new(servers, interrupts.cancel.clone());
@@ -685,6 +688,15 @@ fn drive(
         executor.shutdown().await;
         end
     })
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Says how the turn ended, after what it printed; the exit code for it.

@@ -382,3 +382,171 @@ fn without_a_terminal_jp_chat_says_so_and_jp_alone_prints_its_help() {
     );
     assert!(run.stderr.contains("\n  chat "), "{}", run.stderr);
 }
+
+#[test]
+fn rewind_and_new_in_a_session_run_their_subcommands() {
+    let ws = initialized();
+    let server = TestServer::start(vec![
+        tool_reply(
+            "toolu_1",
+            "fs_create_file",
+            r#"{"path":"src/made.rs","content":"pub fn made() {}\n"}"#,
+        ),
+        text_reply("MADE-IT"),
+        text_reply("A-FRESH-START"),
+    ]);
+    let Some(tmux) = Tmux::start(&ws, &chat_line(&ws, &server, "--new")) else {
+        return;
+    };
+    wait_for_prompt(&tmux);
+    say(&tmux, "make src/made.rs");
+    tmux.wait_for("MADE-IT");
+    assert!(ws.project().join("src/made.rs").exists());
+    wait_for_prompt(&tmux);
+    // `jp conversation rewind`, asking on the session's terminal.
+    say(&tmux, "/rewind");
+    tmux.wait_for("Rewind? [y,N,?]");
+    tmux.send(&["y"]);
+    tmux.wait_for("rewound turn 1");
+    wait_for_prompt(&tmux);
+    assert!(!ws.project().join("src/made.rs").exists());
+    say(&tmux, "/new");
+    tmux.wait_for("the next message starts a new conversation");
+    wait_for_prompt(&tmux);
+    say(&tmux, "hello again");
+    tmux.wait_for("A-FRESH-START");
+    wait_for_prompt(&tmux);
+    tmux.send(&["C-d"]);
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    tmux.assert_restored(&screen);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{screen}");
+    // The new conversation starts with this message alone.
+    let body: serde_json::Value = serde_json::from_slice(&requests[2].body).unwrap();
+    assert_eq!(body["messages"].as_array().unwrap().len(), 1, "{body}");
+    let listed = ws.jp(&["conversation", "ls"]);
+    assert_eq!(listed.stdout.lines().count(), 2, "{listed:?}");
+}
+
+#[test]
+fn ctrl_c_in_a_later_turn_opens_the_menu_each_time() {
+    let ws = initialized();
+    let server = TestServer::start(vec![text_reply("FIRST-DONE"), slow_answer()]);
+    let Some(tmux) = Tmux::start(&ws, &chat_line(&ws, &server, "")) else {
+        return;
+    };
+    wait_for_prompt(&tmux);
+    say(&tmux, "one");
+    tmux.wait_for("FIRST-DONE");
+    wait_for_prompt(&tmux);
+    say(&tmux, "two");
+    tmux.wait_for("word3 ");
+    // A past turn's signal watcher must not take these (found in review:
+    // the second Ctrl+C exited, as if pressed twice in one turn).
+    let menu =
+        "Ctrl+C while the response streams (c continue, s stop and reply, a abort): [c,s,a,?]";
+    for presses in 1..=2 {
+        tmux.send(&["C-c"]);
+        let screen = tmux.wait_for(&format!("{menu} "));
+        assert_eq!(screen.matches(menu).count(), presses, "{screen}");
+        tmux.send(&["c"]);
+        tmux.wait_for(&format!("{menu} c"));
+    }
+    tmux.wait_for("word400");
+    wait_for_prompt(&tmux);
+    say(&tmux, "/exit");
+    let screen = tmux.wait_for("STTY");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    tmux.assert_restored(&screen);
+}
+
+#[test]
+fn typing_on_when_a_question_shows_goes_on_with_the_message() {
+    let ws = initialized();
+    let words: String = (1..=120).map(|n| format!("word{n} ")).collect();
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[
+                Item::Text(&words),
+                Item::Tool(
+                    "toolu_1",
+                    "fs_create_file",
+                    r#"{"path":"a.txt","content":"x"}"#,
+                ),
+            ],
+            "tool_use",
+            false,
+        ))
+        .split(Split::Every(48))
+        .pace(Duration::from_millis(10)),
+        text_reply("AFTER-THE-DECLINE"),
+        text_reply("ANSWER-TO-WHAT-WAS-TYPED"),
+    ]);
+    let line = chat_line(&ws, &server, "").replace(
+        " chat ",
+        " --cfg conversation.tools.fs_create_file.policy.run=ask chat ",
+    );
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    wait_for_prompt(&tmux);
+    say(&tmux, "make a.txt");
+    tmux.wait_for("word3 ");
+    // Typed on, a key every 80 ms, across the moment the question shows:
+    // `a` (allow for the session) and `y` are in it.
+    let message = "also say yes and allow";
+    for c in message.chars() {
+        tmux.send(&["-l", &c.to_string()]);
+        std::thread::sleep(Duration::from_millis(80));
+    }
+    let screen = tmux.wait_for("[y,a,n,e,v,?]");
+    assert!(!screen.contains("approved"), "{screen}");
+    // After a pause, the next key is the answer.
+    std::thread::sleep(Duration::from_millis(900));
+    tmux.send(&["n"]);
+    tmux.wait_for("AFTER-THE-DECLINE");
+    tmux.wait_for(&format!("› {message}"));
+    tmux.send(&["Enter"]);
+    tmux.wait_for("ANSWER-TO-WHAT-WAS-TYPED");
+    let screen = tmux.screen();
+    assert!(screen.contains("[y,a,n,e,v,?] n"), "{screen}");
+    assert!(!ws.project().join("a.txt").exists(), "{screen}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{screen}");
+    assert_eq!(last_user_text(&requests[2].body), message);
+}
+
+#[test]
+fn queued_commands_run_on_their_own_and_a_partial_line_is_kept() {
+    let ws = initialized();
+    let server = TestServer::start(vec![
+        slow_answer(),
+        text_reply("ANSWER-FROM-SONNET"),
+        text_reply("ANSWER-TO-THE-REST"),
+    ]);
+    let Some(tmux) = Tmux::start(&ws, &chat_line(&ws, &server, "")) else {
+        return;
+    };
+    wait_for_prompt(&tmux);
+    say(&tmux, "count");
+    tmux.wait_for("word3 ");
+    say(&tmux, "/model anthropic/claude-sonnet-4-5");
+    tmux.wait_for("queued: /model anthropic/claude-sonnet-4-5");
+    say(&tmux, "then this");
+    tmux.wait_for("queued: then this");
+    tmux.send(&["-l", "and the rest"]);
+    tmux.wait_for("next› and the rest");
+    tmux.wait_for("model: anthropic/claude-sonnet-4-5 from the next message on");
+    tmux.wait_for("ANSWER-FROM-SONNET");
+    // What was typed and not sent is in the line.
+    tmux.wait_for("› and the rest");
+    tmux.send(&["Enter"]);
+    tmux.wait_for("ANSWER-TO-THE-REST");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(last_user_text(&requests[1].body), "then this");
+    assert_eq!(last_user_text(&requests[2].body), "and the rest");
+    let body: serde_json::Value = serde_json::from_slice(&requests[1].body).unwrap();
+    assert_eq!(body["model"], "claude-sonnet-4-5");
+}

@@ -785,7 +785,8 @@ fn dynamic_completion_offers_conversation_ids_and_tool_names() {
     // Issue 39: `query` itself (not only its alias), and the models jp
     // knows for `--model`: aliases, the built-in table, the config's.
     assert_eq!(complete("jp qu", 1), "query\n");
-    assert!(complete("jp ''", 1).starts_with("init\nquery\nconversation\n"));
+    // (`chat`, the session, is the command after `query`.)
+    assert!(complete("jp ''", 1).starts_with("init\nquery\nchat\nconversation\n"));
     assert_eq!(
         complete("jp query --model anthropic/claude-s", 3),
         "anthropic/claude-sonnet-4-5\nanthropic/claude-sonnet-4-0\n"

@@ -648,8 +648,8 @@ const KEPT_PATTERN_BYTES: usize = 1024;
 /// every message), and compiling is a pure function of the text: most of a
 /// message's time before its request left was spent compiling the same
 /// patterns again (issue 39). A [`Regex`] is shared, not copied, when
-/// cloned; at most [`KEPT_PATTERNS`] are kept, none longer than
-/// [`KEPT_PATTERN_BYTES`].
+/// cloned; at most [`KEPT_PATTERNS`] are kept (when full, the store is
+/// emptied and fills again), none longer than [`KEPT_PATTERN_BYTES`].
 fn compile_pattern(source: &str) -> Result<Regex, String> {
     type Kept = std::collections::HashMap<String, Result<Regex, String>>;
     static KEPT: std::sync::LazyLock<std::sync::Mutex<Kept>> =
@@ -663,7 +663,11 @@ fn compile_pattern(source: &str) -> Result<Regex, String> {
     }
     let compiled = compile_pattern_anew(source);
     let mut kept = kept();
-    if kept.len() < KEPT_PATTERNS && source.len() <= KEPT_PATTERN_BYTES {
+    if source.len() <= KEPT_PATTERN_BYTES {
+        // Full: start again, so that the patterns in use now are kept.
+        if kept.len() >= KEPT_PATTERNS {
+            kept.clear();
+        }
         kept.insert(source.to_owned(), compiled.clone());
     }
     compiled

@@ -123,6 +123,33 @@ pub fn parse(line: &str) -> Input {
     }
 }
 
+/// The inputs that lines queued while a turn printed make, in order: a
+/// command stands alone, and the lines between commands are one message
+/// (found in review: joined whole, a queued `/model` and a message were
+/// parsed as one misused command, and a message followed by `/cost` sent
+/// `/cost` to the model).
+#[must_use]
+pub fn group(lines: &[String]) -> Vec<String> {
+    let mut inputs = Vec::new();
+    let mut message: Vec<&str> = Vec::new();
+    for line in lines {
+        match parse(line) {
+            Input::Command(_) | Input::Unknown(_) => {
+                if !message.is_empty() {
+                    inputs.push(message.join("\n"));
+                    message.clear();
+                }
+                inputs.push(line.clone());
+            }
+            Input::Empty | Input::Message(_) => message.push(line),
+        }
+    }
+    if !message.is_empty() {
+        inputs.push(message.join("\n"));
+    }
+    inputs
+}
+
 /// The `/help` text.
 #[must_use]
 pub fn help() -> String {

@@ -99,3 +99,22 @@ fn the_help_lists_every_command() {
     }
     assert_eq!(help.lines().count(), COMMANDS.len() + 3);
 }
+
+#[test]
+fn queued_lines_make_messages_between_commands() {
+    let lines = |l: &[&str]| l.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    assert_eq!(
+        group(&lines(&["first", "second"])),
+        lines(&["first\nsecond"])
+    );
+    assert_eq!(
+        group(&lines(&["/model openai/gpt-5", "hello there"])),
+        lines(&["/model openai/gpt-5", "hello there"])
+    );
+    assert_eq!(
+        group(&lines(&["hello", "/cost", "and", "more", "/nope"])),
+        lines(&["hello", "/cost", "and\nmore", "/nope"])
+    );
+    assert_eq!(group(&lines(&["//etc", "x"])), lines(&["//etc\nx"]));
+    assert!(group(&[]).is_empty());
+}

@@ -18,6 +18,19 @@ pub struct Interrupts {
     pub cancel: CancellationToken,
     /// A Ctrl+C that asks for the menu (continue, stop and reply, abort).
     pub menu: tokio::sync::mpsc::UnboundedReceiver<()>,
+    /// The task that watches the signals: stopped when the turn's
+    /// `Interrupts` goes, so that in `jp chat`, whose runtime outlives the
+    /// turn, no past turn's watcher takes a later signal (found in
+    /// review: a second Ctrl+C in a later turn exited as if pressed twice).
+    watcher: Option<tokio::task::AbortHandle>,
+}
+
+impl Drop for Interrupts {
+    fn drop(&mut self) {
+        if let Some(watcher) = self.watcher.take() {
+            watcher.abort();
+        }
+    }
 }
 
 /// Watches the signals. SIGTERM, and SIGHUP when the terminal closes,
@@ -30,7 +43,7 @@ pub fn interrupt_on_signals(menus: bool) -> Interrupts {
     let token = CancellationToken::new();
     let cancel = token.clone();
     let (ask_menu, menu) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move {
+    let watcher = tokio::spawn(async move {
         let mut signals = Signals::new();
         loop {
             let signal = signals.next().await;
@@ -50,6 +63,7 @@ pub fn interrupt_on_signals(menus: bool) -> Interrupts {
     Interrupts {
         cancel: token,
         menu,
+        watcher: Some(watcher.abort_handle()),
     }
 }
 

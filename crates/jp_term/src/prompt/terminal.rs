@@ -349,6 +349,9 @@ impl TerminalPrompter {
             let mut input = self.input.lock().unwrap_or_else(PoisonError::into_inner);
             let (decoder, queued) = &mut *input;
             if let Some(key) = queued.pop_front() {
+                if super::typeahead::continues_typing(key) {
+                    continue;
+                }
                 return Ok(key);
             }
             match wait_for_input(POLL)? {
@@ -377,7 +380,11 @@ impl TerminalPrompter {
     /// answer a question the user has not seen yet (approve a call whose
     /// arguments have not even arrived).
     fn discard_typed_ahead(&self) {
-        discard_pending_input();
+        // In `jp chat`, what is typed ahead is the next message's
+        // ([`super::TypeAhead`]): left for it, never taken as an answer.
+        if !super::typeahead::keep_pending() {
+            discard_pending_input();
+        }
         let mut input = self.input.lock().unwrap_or_else(PoisonError::into_inner);
         input.0.clear();
         input.1.clear();

@@ -10,10 +10,10 @@
 //! and the line stays on screen as `queued: TEXT`. Ctrl+C and Ctrl+Z keep
 //! raising their signals: the turn's menu and job control are unchanged.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::echo::Quiet;
 use super::keys::{Decoder, Key};
@@ -26,6 +26,79 @@ const POLL: Duration = Duration::from_millis(40);
 
 /// What the line shows while it is typed.
 const TYPING: &str = "next› ";
+
+/// A key that comes within this time of the last key typed ahead goes on
+/// with the message, even when a question showed meanwhile: someone typing
+/// does not stop the moment a question appears, and the next letter of
+/// their message must not answer it (found in review: `a` of "also"
+/// allowed a call for the session).
+const BURST: Duration = Duration::from_millis(600);
+
+/// Whether a [`TypeAhead`] lives.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// When the last key of the typed-ahead message came, in milliseconds
+/// since [`EPOCH`] plus one (0: none yet).
+static LAST_TYPED: AtomicU64 = AtomicU64::new(0);
+
+/// Keys a question read that go on with the message ([`continues_typing`]).
+static HANDED: Mutex<Vec<Key>> = Mutex::new(Vec::new());
+
+static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
+
+fn now_ms() -> u64 {
+    u64::try_from(EPOCH.elapsed().as_millis())
+        .unwrap_or(u64::MAX - 1)
+        .saturating_add(1)
+}
+
+/// Whether a question should leave `key` (which it read) to the message
+/// being typed ahead: a [`TypeAhead`] lives and its last key came less
+/// than [`BURST`] ago. The key is then handed to it. Ctrl+C and Ctrl+D
+/// are always the question's.
+pub(super) fn continues_typing(key: Key) -> bool {
+    if !ACTIVE.load(Ordering::SeqCst) || key == Key::Interrupt {
+        return false;
+    }
+    let last = LAST_TYPED.load(Ordering::SeqCst);
+    let now = now_ms();
+    if last == 0 || now.saturating_sub(last) > u64::try_from(BURST.as_millis()).unwrap_or(0) {
+        return false;
+    }
+    LAST_TYPED.store(now, Ordering::SeqCst);
+    HANDED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(key);
+    true
+}
+
+/// When a question shows while a [`TypeAhead`] lives, what was typed and
+/// not read yet is the message's: read now and handed to it, as the start
+/// of a burst ([`continues_typing`]). `false` when none lives (the caller
+/// then drops those keys, as `jp query` does).
+pub(super) fn keep_pending() -> bool {
+    if !ACTIVE.load(Ordering::SeqCst) {
+        return false;
+    }
+    let mut decoder = Decoder::default();
+    let mut keys = Vec::new();
+    while let Ok(Input::Keys) = wait_for_input(Duration::ZERO) {
+        match read_keys(&mut decoder) {
+            Ok(Some(read)) if !read.is_empty() => keys.extend(read),
+            _ => break,
+        }
+    }
+    keys.extend(decoder.settle());
+    if !keys.is_empty() {
+        LAST_TYPED.store(now_ms(), Ordering::SeqCst);
+        HANDED
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(keys.into_iter().filter(|key| *key != Key::Interrupt));
+    }
+    true
+}
 
 /// What was typed while a turn printed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -46,13 +119,22 @@ pub struct TypeAhead {
 }
 
 impl TypeAhead {
-    /// Starts reading what is typed, drawn through `printer`; `None` when
-    /// stdin is no terminal in the foreground (nothing is read then).
+    /// Starts reading what is typed, drawn through `printer`, going on
+    /// from `text` (typed during an earlier turn and not sent yet); `None`
+    /// when stdin is no terminal in the foreground (nothing is read then).
     #[must_use]
-    pub fn start(printer: &Printer) -> Option<Self> {
+    pub fn start(printer: &Printer, text: &str) -> Option<Self> {
         let quiet = Quiet::start_keys()?;
         let stop = Arc::new(AtomicBool::new(false));
-        let state = Arc::new(Mutex::new(Reader::new(printer.clone())));
+        let mut reader = Reader::new(printer.clone());
+        reader.text = text.to_owned();
+        let state = Arc::new(Mutex::new(reader));
+        LAST_TYPED.store(0, Ordering::SeqCst);
+        HANDED
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        ACTIVE.store(true, Ordering::SeqCst);
         let thread = {
             let stop = Arc::clone(&stop);
             let state = Arc::clone(&state);
@@ -78,9 +160,22 @@ impl TypeAhead {
             let _ = thread.join();
         }
         let mut reader = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(_terminal) = try_hold_terminal() {
+        // A question's thread may still be closing: wait a little for the
+        // terminal, so what is left on it is read, not dropped.
+        let mut terminal = None;
+        for _ in 0..25 {
+            terminal = try_hold_terminal();
+            if terminal.is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        reader.take_handed();
+        if terminal.is_some() {
             reader.drain();
         }
+        drop(terminal);
+        ACTIVE.store(false, Ordering::SeqCst);
         reader.hide();
         let typed = Typed {
             queued: std::mem::take(&mut reader.queued),
@@ -94,6 +189,7 @@ impl TypeAhead {
 
 impl Drop for TypeAhead {
     fn drop(&mut self) {
+        ACTIVE.store(false, Ordering::SeqCst);
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
@@ -111,6 +207,7 @@ fn read_until(stop: &AtomicBool, state: &Mutex<Reader>) {
             continue;
         };
         let mut reader = state.lock().unwrap_or_else(PoisonError::into_inner);
+        reader.take_handed();
         match input {
             Ok(Input::Keys) => {
                 if !reader.drain() {
@@ -166,8 +263,17 @@ impl Reader {
         true
     }
 
+    /// The keys questions left to the message.
+    fn take_handed(&mut self) {
+        let handed = std::mem::take(&mut *HANDED.lock().unwrap_or_else(PoisonError::into_inner));
+        for key in handed {
+            self.key(key);
+        }
+    }
+
     /// One key typed.
     fn key(&mut self, key: Key) {
+        LAST_TYPED.store(now_ms(), Ordering::SeqCst);
         match key {
             Key::Char(c) if !c.is_control() => self.text.push(c),
             Key::Backspace => {
