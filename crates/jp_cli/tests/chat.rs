@@ -39,6 +39,40 @@ fn slow_answer() -> Reply {
         .pace(Duration::from_millis(10))
 }
 
+/// A server whose first answer streams `n` words and then calls
+/// `fs_create_file` (for a.txt), then answers twice.
+fn question_after_words(n: usize) -> TestServer {
+    let words: String = (1..=n).map(|n| format!("word{n} ")).collect();
+    TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[
+                Item::Text(&words),
+                Item::Tool(
+                    "toolu_1",
+                    "fs_create_file",
+                    r#"{"path":"a.txt","content":"x"}"#,
+                ),
+            ],
+            "tool_use",
+            false,
+        ))
+        .split(Split::Every(48))
+        .pace(Duration::from_millis(10)),
+        text_reply("AFTER-THE-DECLINE"),
+        text_reply("ANSWER-TO-WHAT-WAS-TYPED"),
+    ])
+}
+
+/// [`chat_line`] with `fs_create_file` set to ask. (The flag goes before
+/// `chat`: a global flag given after the subcommand replaces the ones
+/// before it.)
+fn asking_chat_line(ws: &Workspace, server: &TestServer) -> String {
+    chat_line(ws, server, "").replace(
+        " chat ",
+        " --cfg conversation.tools.fs_create_file.policy.run=ask chat ",
+    )
+}
+
 /// Waits until the session reads a line: the last line on screen is the
 /// bare prompt.
 fn wait_for_prompt(tmux: &Tmux) -> String {
@@ -275,31 +309,8 @@ fn a_session_stopped_with_ctrl_z_and_continued_with_fg_still_works() {
 #[test]
 fn keys_typed_ahead_never_answer_a_question_and_wait_in_the_line() {
     let ws = initialized();
-    let words: String = (1..=200).map(|n| format!("word{n} ")).collect();
-    let server = TestServer::start(vec![
-        Reply::sse(anthropic(
-            &[
-                Item::Text(&words),
-                Item::Tool(
-                    "toolu_1",
-                    "fs_create_file",
-                    r#"{"path":"a.txt","content":"x"}"#,
-                ),
-            ],
-            "tool_use",
-            false,
-        ))
-        .split(Split::Every(48))
-        .pace(Duration::from_millis(10)),
-        text_reply("AFTER-THE-DECLINE"),
-        text_reply("ANSWER-TO-WHAT-WAS-TYPED"),
-    ]);
-    // (Before `chat`: a global flag given after the subcommand replaces
-    // the ones before it.)
-    let line = chat_line(&ws, &server, "").replace(
-        " chat ",
-        " --cfg conversation.tools.fs_create_file.policy.run=ask chat ",
-    );
+    let server = question_after_words(200);
+    let line = asking_chat_line(&ws, &server);
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
@@ -464,29 +475,8 @@ fn ctrl_c_in_a_later_turn_opens_the_menu_each_time() {
 #[test]
 fn typing_on_when_a_question_shows_goes_on_with_the_message() {
     let ws = initialized();
-    let words: String = (1..=120).map(|n| format!("word{n} ")).collect();
-    let server = TestServer::start(vec![
-        Reply::sse(anthropic(
-            &[
-                Item::Text(&words),
-                Item::Tool(
-                    "toolu_1",
-                    "fs_create_file",
-                    r#"{"path":"a.txt","content":"x"}"#,
-                ),
-            ],
-            "tool_use",
-            false,
-        ))
-        .split(Split::Every(48))
-        .pace(Duration::from_millis(10)),
-        text_reply("AFTER-THE-DECLINE"),
-        text_reply("ANSWER-TO-WHAT-WAS-TYPED"),
-    ]);
-    let line = chat_line(&ws, &server, "").replace(
-        " chat ",
-        " --cfg conversation.tools.fs_create_file.policy.run=ask chat ",
-    );
+    let server = question_after_words(120);
+    let line = asking_chat_line(&ws, &server);
     let Some(tmux) = Tmux::start(&ws, &line) else {
         return;
     };
@@ -549,4 +539,37 @@ fn queued_commands_run_on_their_own_and_a_partial_line_is_kept() {
     assert_eq!(last_user_text(&requests[2].body), "and the rest");
     let body: serde_json::Value = serde_json::from_slice(&requests[1].body).unwrap();
     assert_eq!(body["model"], "claude-sonnet-4-5");
+}
+
+#[test]
+fn a_turn_stopped_with_ctrl_z_and_continued_still_reads_what_is_typed_ahead() {
+    let ws = initialized();
+    let server = TestServer::start(vec![slow_answer(), text_reply("ANSWER-AFTER-FG")]);
+    let Some(tmux) = Tmux::start(
+        &ws,
+        "env -i PATH=/usr/bin:/bin TERM=xterm PS1='$ ' bash --norc --noprofile -i",
+    ) else {
+        return;
+    };
+    tmux.wait_for("$ ");
+    let line = chat_line(&ws, &server, "").replace("; sleep 60", "");
+    tmux.send(&["-l", &line]);
+    tmux.send(&["Enter"]);
+    wait_for_prompt(&tmux);
+    say(&tmux, "count");
+    tmux.wait_for("word3 ");
+    tmux.send(&["C-z"]);
+    tmux.wait_for("Stopped");
+    tmux.send(&["-l", "fg"]);
+    tmux.send(&["Enter"]);
+    std::thread::sleep(Duration::from_millis(300));
+    // Keys one by one and no echo again: the line shows as typed ahead.
+    tmux.send(&["-l", "after fg"]);
+    tmux.wait_for("next› after fg");
+    tmux.send(&["Enter"]);
+    tmux.wait_for("queued: after fg");
+    tmux.wait_for("ANSWER-AFTER-FG");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(last_user_text(&requests[1].body), "after fg");
 }
