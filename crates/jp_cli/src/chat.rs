@@ -102,10 +102,21 @@ impl Chat {
             // only the history.
             let _ = editor.load_history(path);
         }
-        let color = match ctx.load() {
-            Ok(loaded) => crate::ctx::color(loaded.config.style.color),
-            Err(_) => jp_term::printer::ColorMode::Auto,
-        };
+        let loaded = ctx.load().ok();
+        // A misspelled `--model` is said before the session starts, as
+        // `jp query` says it before anything is sent.
+        if let (Some(model), Some(loaded)) = (&self.model, &loaded)
+            && let Some(why) = jp_config::validate::unknown_model(&loaded.config, model)
+        {
+            jp_term::errln!(
+                "{}",
+                jp_term::printer::sanitize(&format!("error: --model {model}: {why}"))
+            );
+            return Ok(exit::USAGE.into());
+        }
+        let color = loaded.map_or(jp_term::printer::ColorMode::Auto, |loaded| {
+            crate::ctx::color(loaded.config.style.color)
+        });
         let mut session = Session {
             ctx,
             globals,

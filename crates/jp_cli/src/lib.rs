@@ -3,6 +3,9 @@
 //!
 //! - `cmd`: the command tree, one module a command; nothing below it
 //!   imports it;
+//! - `chat`: `jp chat`, the interactive session: each message a turn of
+//!   `query`, each of its commands a subcommand of `cmd` run in the
+//!   process (so it sits beside `cmd`, not below it);
 //! - `query`: the engine of `jp query`, pure machines (the turn, the
 //!   decision about each call) behind a thin shell that streams, prompts,
 //!   runs and records;

@@ -573,3 +573,24 @@ fn a_turn_stopped_with_ctrl_z_and_continued_still_reads_what_is_typed_ahead() {
     assert_eq!(requests.len(), 2);
     assert_eq!(last_user_text(&requests[1].body), "after fg");
 }
+
+#[test]
+fn a_misspelled_model_is_said_before_the_session_starts() {
+    let ws = initialized();
+    let server = TestServer::start(vec![]);
+    let line = chat_line(&ws, &server, "--model anthropic/claude-sonet-4-5");
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    let screen = tmux.wait_for("STTY");
+    assert_eq!(
+        shown(&screen)
+            .lines()
+            .take_while(|l| !l.starts_with("STTY"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        "error: --model anthropic/claude-sonet-4-5: `anthropic/claude-sonet-4-5` is not a model jp knows (did you mean anthropic/claude-sonnet-4-5?); a model jp does not list yet works once your config names it: `[providers.llm.anthropic.models.\"claude-sonet-4-5\"]`\nEXIT=2"
+    );
+    tmux.assert_restored(&screen);
+    assert!(server.requests().is_empty());
+}
