@@ -134,7 +134,6 @@ impl TypeAhead {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
-        ACTIVE.store(true, Ordering::SeqCst);
         let thread = {
             let stop = Arc::clone(&stop);
             let state = Arc::clone(&state);
@@ -143,6 +142,7 @@ impl TypeAhead {
                 .spawn(move || read_until(&stop, &state))
                 .ok()?
         };
+        ACTIVE.store(true, Ordering::SeqCst);
         Some(Self {
             stop,
             state,
