@@ -105,14 +105,11 @@ impl Chat {
         let loaded = ctx.load().ok();
         // A misspelled `--model` is said before the session starts, as
         // `jp query` says it before anything is sent.
-        if let (Some(model), Some(loaded)) = (&self.model, &loaded)
-            && let Some(why) = jp_config::validate::unknown_model(&loaded.config, model)
+        if let Some(loaded) = &loaded
+            && let Some(code) =
+                crate::query::refuse_unknown_model(&loaded.config, self.model.as_deref())
         {
-            jp_term::errln!(
-                "{}",
-                jp_term::printer::sanitize(&format!("error: --model {model}: {why}"))
-            );
-            return Ok(exit::USAGE.into());
+            return Ok(code);
         }
         let color = loaded.map_or(jp_term::printer::ColorMode::Auto, |loaded| {
             crate::ctx::color(loaded.config.style.color)

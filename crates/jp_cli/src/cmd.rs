@@ -50,14 +50,7 @@ impl Cli {
         }
         if let Some(when) = self.color {
             args.push("--color".to_owned());
-            args.push(
-                match when {
-                    ColorWhen::Auto => "auto",
-                    ColorWhen::Always => "always",
-                    ColorWhen::Never => "never",
-                }
-                .to_owned(),
-            );
+            args.push(when.name().to_owned());
         }
         args
     }
@@ -84,23 +77,29 @@ pub fn run_args(argv: &[String]) -> ExitCode {
     let parsed = examples::with_examples(Cli::command())
         .try_get_matches_from(argv)
         .and_then(|matches| Cli::from_arg_matches(&matches));
-    let cli = match parsed {
-        Ok(cli) => cli,
-        Err(error) => {
-            let text = error.render().to_string();
-            for line in text.trim_end().lines() {
-                jp_term::errln!("{line}");
-            }
-            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
-        }
-    };
-    match cli.run() {
-        Ok(code) => code,
-        Err(error) => {
-            jp_term::errln!("error: {error}");
-            ExitCode::FAILURE
-        }
+    match parsed {
+        Ok(cli) => said(cli.run()),
+        Err(error) => say_parse_error(&error),
     }
+}
+
+/// Says a parse error of the arguments; its exit code. The error quotes
+/// the arguments, which may hold anything: escaped, like every line jp
+/// writes (found in review).
+pub fn say_parse_error(error: &clap::Error) -> ExitCode {
+    let text = error.render().to_string();
+    for line in text.trim_end().lines() {
+        jp_term::errln!("{line}");
+    }
+    ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2))
+}
+
+/// The exit code of a command's `result`, its error said.
+pub fn said(result: Result<ExitCode, crate::error::Error>) -> ExitCode {
+    result.unwrap_or_else(|error| {
+        jp_term::errln!("error: {error}");
+        ExitCode::FAILURE
+    })
 }
 
 /// `--color` values.
@@ -109,6 +108,17 @@ enum ColorWhen {
     Auto,
     Always,
     Never,
+}
+
+impl ColorWhen {
+    /// The value as typed.
+    const fn name(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Always => "always",
+            Self::Never => "never",
+        }
+    }
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -181,11 +191,7 @@ impl Cli {
     pub fn run(self) -> Result<ExitCode, crate::error::Error> {
         let mut flags = Vec::new();
         if let Some(when) = self.color {
-            let when = match when {
-                ColorWhen::Auto => "auto",
-                ColorWhen::Always => "always",
-                ColorWhen::Never => "never",
-            };
+            let when = when.name();
             flags.push(jp_config::load::FlagAssignment {
                 flag: format!("--color {when}"),
                 assignment: format!("style.color={when}"),

@@ -59,15 +59,7 @@ pub fn main() -> ExitCode {
         {
             error.exit()
         }
-        // An error quotes the arguments, which may hold anything: escaped,
-        // like every line jp writes (found in review).
-        Err(error) => {
-            let text = error.render().to_string();
-            for line in text.trim_end().lines() {
-                errln!("{line}");
-            }
-            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
-        }
+        Err(error) => return cmd::say_parse_error(&error),
     };
     if let Err(problem) = jp_conversation::conversation::clock_override() {
         errln!("error: {problem}");
@@ -75,13 +67,7 @@ pub fn main() -> ExitCode {
     }
     init_logging(cli.verbose);
     jp_term::prompt::install_panic_restore();
-    match cli.run() {
-        Ok(code) => code,
-        Err(error) => {
-            errln!("error: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    cmd::said(cli.run())
 }
 
 /// Logs go to stderr, never stdout; `-v` raises the level, `RUST_LOG`

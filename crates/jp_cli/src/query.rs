@@ -197,14 +197,8 @@ impl Query {
         } = setup;
         let config = loaded.config.clone();
         // A misspelled model is said before anything is recorded or sent.
-        if let Some(model) = &self.model
-            && let Some(why) = jp_config::validate::unknown_model(&config, model)
-        {
-            jp_term::errln!(
-                "{}",
-                jp_term::printer::sanitize(&format!("error: --model {model}: {why}"))
-            );
-            return done(exit::USAGE.into());
+        if let Some(code) = refuse_unknown_model(&config, self.model.as_deref()) {
+            return done(code);
         }
         let system = system::system_prompt(&config.assistant, &system::Facts::here(&root))?;
         if self.print_system_prompt {
@@ -298,6 +292,18 @@ impl Turned {
             model: None,
         }
     }
+}
+
+/// Says that `--model MODEL` names no model jp knows, with the closest
+/// ones; the exit code then (`None`: no `--model`, or a known one).
+pub(crate) fn refuse_unknown_model(config: &AppConfig, model: Option<&str>) -> Option<ExitCode> {
+    let model = model?;
+    let why = jp_config::validate::unknown_model(config, model)?;
+    jp_term::errln!(
+        "{}",
+        jp_term::printer::sanitize(&format!("error: --model {model}: {why}"))
+    );
+    Some(exit::USAGE.into())
 }
 
 /// The runtime a query's turn runs on.

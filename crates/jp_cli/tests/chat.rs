@@ -269,16 +269,9 @@ fn a_kill_during_a_turn_ends_the_turn_then_the_session() {
 fn a_session_stopped_with_ctrl_z_and_continued_with_fg_still_works() {
     let ws = initialized();
     let server = TestServer::start(vec![text_reply("AFTER-FG")]);
-    let Some(tmux) = Tmux::start(
-        &ws,
-        "env -i PATH=/usr/bin:/bin TERM=xterm PS1='$ ' bash --norc --noprofile -i",
-    ) else {
+    let Some(tmux) = Tmux::in_shell(&ws, &chat_line(&ws, &server, "")) else {
         return;
     };
-    tmux.wait_for("$ ");
-    let line = chat_line(&ws, &server, "").replace("; sleep 60", "");
-    tmux.send(&["-l", &line]);
-    tmux.send(&["Enter"]);
     wait_for_prompt(&tmux);
     tmux.send(&["C-z"]);
     tmux.wait_for("Stopped");
@@ -545,16 +538,9 @@ fn queued_commands_run_on_their_own_and_a_partial_line_is_kept() {
 fn a_turn_stopped_with_ctrl_z_and_continued_still_reads_what_is_typed_ahead() {
     let ws = initialized();
     let server = TestServer::start(vec![slow_answer(), text_reply("ANSWER-AFTER-FG")]);
-    let Some(tmux) = Tmux::start(
-        &ws,
-        "env -i PATH=/usr/bin:/bin TERM=xterm PS1='$ ' bash --norc --noprofile -i",
-    ) else {
+    let Some(tmux) = Tmux::in_shell(&ws, &chat_line(&ws, &server, "")) else {
         return;
     };
-    tmux.wait_for("$ ");
-    let line = chat_line(&ws, &server, "").replace("; sleep 60", "");
-    tmux.send(&["-l", &line]);
-    tmux.send(&["Enter"]);
     wait_for_prompt(&tmux);
     say(&tmux, "count");
     tmux.wait_for("word3 ");

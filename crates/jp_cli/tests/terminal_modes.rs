@@ -79,16 +79,9 @@ fn a_turn_stopped_and_continued_turns_echo_off_again() {
     // An interactive shell: Ctrl+Z stops jp and the shell puts its own
     // modes back; `fg` continues it, with a background `stty` reading the
     // modes a second later, mid-turn.
-    let Some(tmux) = Tmux::start(
-        &ws,
-        "env -i PATH=/usr/bin:/bin TERM=xterm PS1='$ ' bash --norc --noprofile -i",
-    ) else {
+    let Some(tmux) = Tmux::in_shell(&ws, &query_line(&ws, &server, "talk")) else {
         return;
     };
-    tmux.wait_for("$ ");
-    let line = query_line(&ws, &server, "talk").replace("; sleep 60", "");
-    tmux.send(&["-l", &line]);
-    tmux.send(&["Enter"]);
     tmux.wait_for("word3 ");
     tmux.send(&["C-z"]);
     tmux.wait_for("Stopped");

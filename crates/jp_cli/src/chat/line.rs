@@ -97,11 +97,5 @@ pub fn editor() -> rustyline::Result<LineEditor> {
 /// Where the session's history is kept: `$XDG_DATA_HOME/jp/history`, else
 /// `~/.local/share/jp/history` (readable by the user alone).
 pub fn history_file(env: &[(String, String)]) -> Option<PathBuf> {
-    let value = |name: &str| {
-        env.iter()
-            .find(|(k, v)| k == name && !v.is_empty())
-            .map(|(_, v)| PathBuf::from(v))
-    };
-    let base = value("XDG_DATA_HOME").or_else(|| value("HOME").map(|h| h.join(".local/share")))?;
-    Some(base.join("jp").join("history"))
+    Some(crate::ctx::user_dir(env, "XDG_DATA_HOME", ".local/share")?.join("history"))
 }

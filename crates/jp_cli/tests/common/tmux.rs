@@ -103,6 +103,20 @@ impl Tmux {
         }
     }
 
+    /// An interactive shell with job control (so Ctrl+Z stops a job and
+    /// `fg` continues it) in which `line` (a [`query_line`] or the like,
+    /// without its closing `sleep`) was typed and entered.
+    pub fn in_shell(ws: &Workspace, line: &str) -> Option<Self> {
+        let tmux = Self::start(
+            ws,
+            "env -i PATH=/usr/bin:/bin TERM=xterm PS1='$ ' bash --norc --noprofile -i",
+        )?;
+        tmux.wait_for("$ ");
+        tmux.send(&["-l", &line.replace("; sleep 60", "")]);
+        tmux.send(&["Enter"]);
+        Some(tmux)
+    }
+
     /// Whether the cursor shows (`1`) or is hidden (`0`), as tmux sees it.
     pub fn cursor_flag(&self) -> String {
         let out = Command::new("tmux")
