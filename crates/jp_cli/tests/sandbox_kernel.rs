@@ -465,6 +465,48 @@ fn a_workspace_that_holds_a_secret_place_asks_for_every_call() {
     assert!(!ws.project().join("inside.txt").exists());
 }
 
+/// In a workspace that holds a secret place, an approved `fs_create_file`
+/// makes its file in a new directory: the kernel lets the tool write a
+/// file there that it cannot read (it made the directory after it
+/// started), so the file is written without being opened for reading, and
+/// no temporary file is left behind.
+#[test]
+fn an_approved_file_tool_creates_in_a_new_directory_of_a_workspace_holding_a_secret_place() {
+    use common::tmux::{Tmux, query_line};
+    let ws = initialized();
+    ws.write("project/.ssh/id_ed25519", "KEY");
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(
+            &[Item::Tool(
+                "toolu_1",
+                "fs_create_file",
+                r#"{"path": "src/new/lib.rs", "content": "pub fn a() {}\n"}"#,
+            )],
+            "tool_use",
+            false,
+        )),
+        text_reply("Done."),
+    ]);
+    let line = query_line(&ws, &server, "go").replace(
+        &format!("HOME='{}'", ws.root().display()),
+        &format!("HOME='{}'", ws.project().display()),
+    );
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    tmux.wait_for("without a sandbox (jp cannot undo its changes)");
+    tmux.send(&["y"]);
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(screen.contains("fs_create_file success"), "{screen}");
+    assert_eq!(ws.read("project/src/new/lib.rs"), "pub fn a() {}\n");
+    let names: Vec<_> = std::fs::read_dir(ws.project().join("src/new"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["lib.rs"]);
+}
+
 /// What jp cannot put back (a tool swapped `.git/hooks` for a link to a
 /// directory outside) is said, jp writes nothing through the link, and
 /// every later call of the session is asked (fail closed).

@@ -3,7 +3,7 @@
 //! so a crash or a full disk never leaves a half-written file behind. The
 //! file tools use it, and so does `jp config set`.
 
-use std::fs::{File, Permissions};
+use std::fs::{File, OpenOptions, Permissions};
 use std::io::{self, Write as _};
 use std::path::Path;
 
@@ -53,17 +53,27 @@ pub fn replace(path: &Path, content: &[u8], permissions: Permissions) -> io::Res
 /// persisted) and syncs it to disk. It is created with the permissions any
 /// new file gets (`0o666` less the umask), not `tempfile`'s private
 /// `0o600`, since it becomes the user's file.
+///
+/// It is opened for writing only: in a sandbox whose workspace lies on the
+/// way to a denied path (docs/sandbox.md), a file the tool makes in a new
+/// directory can be written but not read, and `tempfile`'s read-write open
+/// failed there after creating the file, leaving it behind.
 fn write_temp(target: &Path, content: &[u8]) -> io::Result<NamedTempFile> {
     let dir = target.parent().unwrap_or_else(|| Path::new("."));
     let name = target
         .file_name()
         .map_or_else(|| "file".into(), |n| n.to_string_lossy());
     let prefix = format!(".{name}.jp-");
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".tmp");
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let mut temp = builder.tempfile_in(dir)?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .make_in(dir, |path| {
+            let mut options = OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o666);
+            options.open(path)
+        })?;
     temp.write_all(content)?;
     temp.as_file().sync_all()?;
     Ok(temp)
