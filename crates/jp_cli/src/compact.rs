@@ -472,8 +472,10 @@ impl Compact {
         };
         let system = crate::query::system::system_prompt(
             &config.assistant,
-            &crate::query::system::Facts::here(root),
+            &crate::query::system::Facts::here(root, &config.assistant),
         )?;
+        system.warn();
+        let system = system.text;
         let max_tokens = config.conversation.compaction.max_tokens;
         let request = summary_request(
             ChatRequest {

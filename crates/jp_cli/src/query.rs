@@ -48,6 +48,7 @@ pub mod fit;
 pub mod input;
 pub mod pieces;
 pub mod render;
+pub mod repo;
 pub mod run;
 pub mod session;
 pub mod signals;
@@ -200,7 +201,12 @@ impl Query {
         if let Some(code) = refuse_unknown_model(&config, self.model.as_deref()) {
             return done(code);
         }
-        let system = system::system_prompt(&config.assistant, &system::Facts::here(&root))?;
+        let system = system::system_prompt(
+            &config.assistant,
+            &system::Facts::here(&root, &config.assistant),
+        )?;
+        system.warn();
+        let system = system.text;
         if self.print_system_prompt {
             jp_term::outln!("{}", system.as_deref().unwrap_or_default());
             return done(ExitCode::SUCCESS);

@@ -36,6 +36,8 @@ fn a_model_that_names_no_model_is_asked_again() {
     tmux.send(&["Enter"]);
     tmux.wait_for(SANDBOXED);
     tmux.send(&["Enter"]);
+    tmux.wait_for(AGENTS);
+    tmux.send(&["Enter"]);
     let screen = tmux.wait_for("EXIT=");
     assert_eq!(
         from_line(&screen, "Model for"),
@@ -44,6 +46,7 @@ fn a_model_that_names_no_model_is_asked_again() {
              \x20 `bogus` is neither `provider/name` nor an alias (aliases: haiku, sonnet, opus); try again\n\
              {QUESTION} haiku\n\
              {SANDBOXED} n\n\
+             {AGENTS} n\n\
              Initialized a jp workspace: .jp/config.toml\n\
              \x20 model: haiku (change it with `jp config set assistant.model.id=PROVIDER/NAME`)\n\
              \x20 tools: fs_read_file, fs_list_files, fs_create_file, fs_modify_file, fs_delete_file, run_command\n\
@@ -55,12 +58,17 @@ fn a_model_that_names_no_model_is_asked_again() {
         ws.read("project/.jp/config.toml")
             .contains("id = \"haiku\"")
     );
+    assert!(!ws.project().join("AGENTS.md").exists());
 }
+
+const AGENTS: &str =
+    "Create AGENTS.md for this project's instructions (jp reads it into every query)? [y,N,?]";
 
 const SANDBOXED: &str =
     "Run commands without asking, sandboxed (no network, writes only here)? [y,N,?]";
 
-/// `y` at the second question writes the sandboxed commands' policy.
+/// `y` at the second question writes the sandboxed commands' policy, and
+/// at the third an `AGENTS.md`.
 #[test]
 fn yes_to_sandboxed_commands_lets_run_command_run_unattended() {
     let ws = Workspace::new();
@@ -71,15 +79,19 @@ fn yes_to_sandboxed_commands_lets_run_command_run_unattended() {
     tmux.send(&["Enter"]);
     tmux.wait_for(SANDBOXED);
     tmux.send(&["y"]);
+    tmux.wait_for(AGENTS);
+    tmux.send(&["y"]);
     let screen = tmux.wait_for("EXIT=");
     assert_eq!(
         from_line(&screen, "Run commands"),
         format!(
             "{SANDBOXED} y\n\
+             {AGENTS} y\n\
              Initialized a jp workspace: .jp/config.toml\n\
              \x20 model: anthropic/claude-sonnet-4-5 (change it with `jp config set assistant.model.id=PROVIDER/NAME`)\n\
              \x20 tools: fs_read_file, fs_list_files, fs_create_file, fs_modify_file, fs_delete_file, run_command, run_command_online\n\
              \x20 commands: run_command runs them without asking, in its sandbox (no network, writes only here); run_command_online (with network) asks\n\
+             \x20 instructions: AGENTS.md created; say there how to build and test this project (jp reads it into every query)\n\
              Try it offline: jp query --model scripted/demo \"add a hello() to src/lib.rs\"\n\
              EXIT=0"
         )
@@ -87,6 +99,7 @@ fn yes_to_sandboxed_commands_lets_run_command_run_unattended() {
     let config = ws.read("project/.jp/config.toml");
     assert!(config.contains("[conversation.tools.run_command.policy]\nrun = \"unattended\"\n"));
     assert!(config.contains("[conversation.tools.run_command_online.sandbox]\nnetwork = true\n"));
+    assert!(ws.read("project/AGENTS.md").starts_with("# AGENTS.md\n"));
 }
 
 #[test]

@@ -135,3 +135,160 @@ fn an_instruction_file_that_leads_out_of_the_workspace_sends_nothing() {
     std::thread::sleep(Duration::from_millis(100));
     assert!(server.requests().is_empty(), "nothing was sent");
 }
+
+/// `AGENTS.md` at the root is read without being listed; a listed file
+/// that is missing is a warning, and the query goes on.
+#[test]
+fn agents_md_is_read_by_default_and_a_missing_listed_file_is_a_warning() {
+    let ws = initialized();
+    ws.write("project/AGENTS.md", "Use tabs.\n");
+    let server = answer();
+    let run = query(
+        &ws,
+        &server,
+        "ollama/qwen3",
+        &["--cfg", "assistant.instruction_files=[\"CLAUDE.md\"]"],
+        "hello",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        "warning: assistant.instruction_files[0] (CLAUDE.md): there is no such file; it is left out\n\
+         ── jp (ollama/qwen3) ──\n\
+         tokens: 10 in · 5 out\n"
+    );
+    let root = ws.project().canonicalize().unwrap();
+    assert_eq!(
+        sent_system(&server)["content"],
+        Value::from(format!("{}\n\nUse tabs.", default_prompt(&root)))
+    );
+    let off = ws.jp(&[
+        "query",
+        "--print-system-prompt",
+        "--cfg",
+        "assistant.agents_md=false",
+    ]);
+    assert_eq!(off.code, 0, "{off:?}");
+    assert!(!off.stdout.contains("Use tabs."), "{}", off.stdout);
+}
+
+/// Runs `git ARGS` in `dir` for a test's set-up.
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// In a git repository the default prompt says the branch, whether the
+/// tree has changes and the last commit's subject, as `--print-system-prompt`
+/// shows; `assistant.repository_state = false` leaves it out.
+#[test]
+fn the_repository_state_is_in_the_default_prompt() {
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+        || jp_llm::tool::enforceable().is_err()
+    {
+        eprintln!("git or the kernel sandbox is missing: skipping");
+        return;
+    }
+    let ws = initialized();
+    let project = ws.project();
+    git(&project, &["init", "-q", "-b", "work"]);
+    git(&project, &["add", "."]);
+    git(&project, &["commit", "-q", "-m", "Start \"here\"\n\nbody"]);
+    ws.write("project/new.txt", "n");
+    let printed = ws.jp(&["query", "--print-system-prompt"]);
+    assert_eq!(printed.code, 0, "{printed:?}");
+    let expected = format!(
+        "{}\n\nThe workspace is a git repository. When this session started:\n\
+         - Branch: \"work\"\n\
+         - Working tree: 1 path changed or untracked\n\
+         - Last commit: \"Start \\\"here\\\"\"\n",
+        default_prompt(&std::path::PathBuf::from("<tmp>/project"))
+    );
+    assert_eq!(printed.stdout, expected);
+    let off = ws.jp(&[
+        "query",
+        "--print-system-prompt",
+        "--cfg",
+        "assistant.repository_state=false",
+    ]);
+    assert_eq!(
+        off.stdout,
+        format!(
+            "{}\n",
+            default_prompt(&std::path::PathBuf::from("<tmp>/project"))
+        )
+    );
+}
+
+/// `jp init --agents-md` creates `AGENTS.md` (with the build commands of
+/// the build files it finds), which the next query sends; an existing one
+/// is never replaced, and `jp init` says it is read.
+#[test]
+fn jp_init_creates_agents_md_and_never_replaces_one() {
+    let ws = Workspace::new();
+    std::fs::remove_dir_all(ws.project().join(".jp")).unwrap();
+    ws.write("project/Cargo.toml", "[package]\nname = \"x\"\n");
+    let init = ws.jp(&["init", "--yes", "--agents-md"]);
+    assert_eq!(init.code, 0, "{init:?}");
+    assert!(
+        init.stdout.contains(
+            "  instructions: AGENTS.md created; say there how to build and test this project (jp reads it into every query)\n"
+        ),
+        "{}",
+        init.stdout
+    );
+    let written = ws.read("project/AGENTS.md");
+    assert_eq!(
+        written,
+        "# AGENTS.md\n\
+         \n\
+         Instructions for coding agents working in this project. jp sends this file\n\
+         with every query (`jp query --print-system-prompt` shows it); other agents\n\
+         read it too. Keep it short: what an agent cannot find out by itself.\n\
+         \n\
+         ## Build and test\n\
+         \n\
+         - Build with `cargo build`; test with `cargo test` (Cargo.toml).\n\
+         \n\
+         ## Conventions\n\
+         \n\
+         - (Code style, naming, what to keep out of commits.)\n"
+    );
+    let printed = ws.jp(&["query", "--print-system-prompt"]);
+    assert!(
+        printed
+            .stdout
+            .ends_with(&format!("\n\n{}\n", written.trim_end())),
+        "{}",
+        printed.stdout
+    );
+
+    let again = Workspace::new();
+    std::fs::remove_dir_all(again.project().join(".jp")).unwrap();
+    again.write("project/AGENTS.md", "Mine.\n");
+    let init = again.jp(&["init", "--yes", "--agents-md"]);
+    assert_eq!(init.code, 0, "{init:?}");
+    assert_eq!(again.read("project/AGENTS.md"), "Mine.\n");
+    assert!(
+        init.stdout
+            .contains("  instructions: AGENTS.md (jp reads it into every query)\n"),
+        "{}",
+        init.stdout
+    );
+}

@@ -459,11 +459,11 @@ fn a_rule_path_must_exist_and_wildcards_stand_only_for_map_keys() {
     }
     assert_eq!(
         check("assistant.*"),
-        Err("`*` stands for any key of a map, and `assistant` has fixed keys (instruction_files, instructions, model, system_prompt); name the one you mean".into())
+        Err("`*` stands for any key of a map, and `assistant` has fixed keys (agents_md, instruction_files, instructions, model, repository_state, system_prompt); name the one you mean".into())
     );
     assert_eq!(
         check("assistant.modle"),
-        Err("`assistant` has no key `modle` (its keys: instruction_files, instructions, model, system_prompt)".into())
+        Err("`assistant` has no key `modle` (its keys: agents_md, instruction_files, instructions, model, repository_state, system_prompt)".into())
     );
     assert_eq!(
         check("assistant.model.id.provider"),

@@ -23,8 +23,24 @@ pub struct AssistantConfig {
     /// each (`AGENTS.md`, a style guide): paths relative to the workspace
     /// root, which they may not leave (a link out of it is refused too).
     /// Lists from every config layer are concatenated.
+    /// A file listed that does not exist is a warning; one outside the
+    /// workspace, too large or not text is an error.
     #[setting(merge = schematic::merge::append_vec)]
     pub instruction_files: Vec<String>,
+
+    /// Whether `AGENTS.md` is read without being listed: the one at the
+    /// workspace root, then each in a directory between the root and the
+    /// current directory, when present (absent ones are skipped silently),
+    /// after `instructions` and before `instruction_files`.
+    #[setting(default = true)]
+    pub agents_md: bool,
+
+    /// Whether jp's default system prompt says the repository's state when
+    /// the workspace is a git repository: the branch, whether the working
+    /// tree has changes, and the last commit's subject (taken once, as the
+    /// session starts, by `git` run in the default sandbox).
+    #[setting(default = true)]
+    pub repository_state: bool,
 
     /// The model and its parameters.
     #[setting(nested)]

@@ -84,7 +84,7 @@ fn a_change_must_be_config() {
     assert_eq!(refused.fields, ["assistant.modle"]);
     assert_eq!(
         refused.detail,
-        "`unset` assistant.modle: `assistant` has no key `modle` (its keys: instruction_files, instructions, model, system_prompt)"
+        "`unset` assistant.modle: `assistant` has no key `modle` (its keys: agents_md, instruction_files, instructions, model, repository_state, system_prompt)"
     );
     let refused = check(json!({}), &[r#"style.color["auto"]"#]).unwrap_err();
     assert_eq!(

@@ -218,7 +218,7 @@ fn parse_errors_name_file_line_and_key() {
     assert_eq!(
         f.errors(&f.options()),
         [
-            "error: project/.jp/config.toml:2: assistant.modle: unknown field `modle`, expected one of `system_prompt`, `instructions`, `instruction_files`, `model`"
+            "error: project/.jp/config.toml:2: assistant.modle: unknown field `modle`, expected one of `system_prompt`, `instructions`, `instruction_files`, `agents_md`, `repository_state`, `model`"
         ]
     );
 
@@ -589,13 +589,13 @@ fn config_grant_mistakes_name_file_line_and_rule() {
         (
             "path = \"assistant.models\"\nread = true\n",
             &[
-                "error: project/.jp/config.toml:5: conversation.tools.tune.access.config[0].path: `assistant.models`: `assistant` has no key `models` (its keys: instruction_files, instructions, model, system_prompt)",
+                "error: project/.jp/config.toml:5: conversation.tools.tune.access.config[0].path: `assistant.models`: `assistant` has no key `models` (its keys: agents_md, instruction_files, instructions, model, repository_state, system_prompt)",
             ],
         ),
         (
             "path = \"assistant.*\"\nread = true\n",
             &[
-                "error: project/.jp/config.toml:5: conversation.tools.tune.access.config[0].path: `assistant.*`: `*` stands for any key of a map, and `assistant` has fixed keys (instruction_files, instructions, model, system_prompt); name the one you mean",
+                "error: project/.jp/config.toml:5: conversation.tools.tune.access.config[0].path: `assistant.*`: `*` stands for any key of a map, and `assistant` has fixed keys (agents_md, instruction_files, instructions, model, repository_state, system_prompt); name the one you mean",
             ],
         ),
         (

@@ -43,11 +43,17 @@ pub struct Init {
     /// default is that commands ask.
     #[arg(long)]
     sandboxed_commands: bool,
+
+    /// Create `AGENTS.md`, the project's instructions for coding agents
+    /// (jp reads it into every query), when there is none. Without it,
+    /// `jp init` asks on a terminal; an existing one is never replaced.
+    #[arg(long)]
+    agents_md: bool,
 }
 
 impl Init {
-    /// Writes `.jp/config.toml` (model and the default tools) and
-    /// `.jp/.gitignore`. Both are created new, and `.jp` is neither
+    /// Writes `.jp/config.toml` (model and the default tools),
+    /// `.jp/.gitignore`, and `AGENTS.md` when asked for. Both are created new, and `.jp` is neither
     /// followed nor written through when it is a link (a repository could
     /// commit one to the user's config directory): see [`jp_fs`].
     pub fn run(self, ctx: &crate::ctx::Ctx) -> Result<ExitCode, Error> {
@@ -87,6 +93,18 @@ impl Init {
         } else {
             self.sandboxed_commands
         };
+        let has_agents_md = !matches!(jp_fs::kind(cwd, Path::new(AGENTS_MD)), Ok(None));
+        let agents_md = if has_agents_md {
+            false
+        } else if asks && !self.agents_md {
+            let Some(create) = ask_agents_md() else {
+                errln!("interrupted; nothing was created");
+                return Ok(exit::INTERRUPTED.into());
+            };
+            create
+        } else {
+            self.agents_md
+        };
         jp_fs::create_dir_all(cwd, Path::new(".jp")).map_err(|source| Error::File {
             action: "create",
             path: dir.clone(),
@@ -96,6 +114,9 @@ impl Init {
         let ignore = Path::new(".jp/.gitignore");
         if matches!(jp_fs::kind(cwd, ignore), Ok(None)) {
             write_new(cwd, ".jp/.gitignore", GITIGNORE)?;
+        }
+        if agents_md {
+            write_new(cwd, AGENTS_MD, &agents_md_text(cwd))?;
         }
         trust_created(ctx)?;
         outln!("Initialized a jp workspace: .jp/config.toml");
@@ -112,6 +133,13 @@ impl Init {
             );
         } else {
             outln!("  tools: {}", jp_tools::NAMES.join(", "));
+        }
+        if agents_md {
+            outln!(
+                "  instructions: AGENTS.md created; say there how to build and test this project (jp reads it into every query)"
+            );
+        } else if has_agents_md {
+            outln!("  instructions: AGENTS.md (jp reads it into every query)");
         }
         outln!("Try it offline: jp query --model scripted/demo \"add a hello() to src/lib.rs\"");
         Ok(ExitCode::SUCCESS)
@@ -168,6 +196,60 @@ fn ask_sandboxed() -> Option<bool> {
         YesNo::No | YesNo::NoTerminal => Some(false),
         YesNo::Interrupted => None,
     }
+}
+
+/// The project's instructions file jp reads without being told.
+const AGENTS_MD: &str = "AGENTS.md";
+
+/// Asks whether to create `AGENTS.md`; `None` when the user interrupts.
+/// No terminal: no.
+fn ask_agents_md() -> Option<bool> {
+    use crate::ctx::YesNo;
+    match crate::ctx::ask_yes_no(
+        "agents_md",
+        "Create AGENTS.md for this project's instructions (jp reads it into every query)?",
+    ) {
+        YesNo::Yes => Some(true),
+        YesNo::No | YesNo::NoTerminal => Some(false),
+        YesNo::Interrupted => None,
+    }
+}
+
+/// The `AGENTS.md` `jp init` writes in `dir`: headings to fill in, with
+/// the build and test commands of the build files it finds there.
+fn agents_md_text(dir: &Path) -> String {
+    const KNOWN: [(&str, &str); 5] = [
+        ("Cargo.toml", "`cargo build`; test with `cargo test`"),
+        ("package.json", "`npm install`; test with `npm test`"),
+        ("go.mod", "`go build ./...`; test with `go test ./...`"),
+        ("pyproject.toml", "`pip install -e .`; test with `pytest`"),
+        ("Makefile", "`make`; test with `make test`"),
+    ];
+    let commands: Vec<String> = KNOWN
+        .iter()
+        .filter(|(file, _)| dir.join(file).is_file())
+        .map(|(file, how)| format!("- Build with {how} ({file})."))
+        .collect();
+    let commands = if commands.is_empty() {
+        "- (How to build the project, and how to run its tests.)".to_owned()
+    } else {
+        commands.join("\n")
+    };
+    format!(
+        "# AGENTS.md\n\
+         \n\
+         Instructions for coding agents working in this project. jp sends this file\n\
+         with every query (`jp query --print-system-prompt` shows it); other agents\n\
+         read it too. Keep it short: what an agent cannot find out by itself.\n\
+         \n\
+         ## Build and test\n\
+         \n\
+         {commands}\n\
+         \n\
+         ## Conventions\n\
+         \n\
+         - (Code style, naming, what to keep out of commits.)\n"
+    )
 }
 
 /// The workspace config `jp init` writes: the default tools, with the

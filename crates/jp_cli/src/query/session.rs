@@ -141,8 +141,11 @@ impl Session {
             }
         }
         let resolved = resolve(&loaded.config, env, root).map_err(|e| failed(e.to_string()))?;
-        let system = system_prompt(&loaded.config.assistant, &Facts::here(root))
-            .map_err(|e| failed(e.to_string()))?;
+        let assistant = &loaded.config.assistant;
+        // Its warnings were said as the query started.
+        let system = system_prompt(assistant, &Facts::here(root, assistant))
+            .map_err(|e| failed(e.to_string()))?
+            .text;
         self.header = format!("── jp ({}/{}) ──", resolved.provider_name, resolved.model);
         self.model = resolved.model;
         self.provider_name = resolved.provider_name;

@@ -7,10 +7,19 @@
 //! replaces it; `assistant.instructions` and the text of
 //! `assistant.instruction_files` follow, a paragraph each. Text from config
 //! is sent as written: nothing in it is run or expanded.
+//!
+//! `AGENTS.md` is read without being listed (`assistant.agents_md`): the
+//! one at the workspace root, then one in each directory from there to the
+//! current directory, where there is one; a listed file that is missing
+//! is a warning. In a git repository the default prompt also says the
+//! branch, whether the tree has changes and the last commit's subject
+//! ([`super::repo`], `assistant.repository_state`).
 
 use std::path::{Path, PathBuf};
 
 use jp_config::assistant::AssistantConfig;
+
+use super::repo::RepoState;
 
 /// The most text one instruction file may hold.
 pub const MAX_INSTRUCTION_FILE_BYTES: u64 = 256 * 1024;
@@ -24,28 +33,62 @@ pub struct Facts {
     pub os: String,
     /// Today's date, `YYYY-MM-DD` (UTC).
     pub date: String,
+    /// The directory jp runs in, absolute: `AGENTS.md` files between the
+    /// root and it are read.
+    pub cwd: PathBuf,
+    /// The repository's state, when the workspace is a git repository
+    /// and `assistant.repository_state` is on.
+    pub repo: Option<RepoState>,
 }
 
 impl Facts {
-    /// The facts of this process, in the workspace at `root`.
+    /// The facts of this process, in the workspace at `root`, with the
+    /// repository's state when `assistant` asks for it.
     #[must_use]
-    pub fn here(root: &Path) -> Self {
+    pub fn here(root: &Path, assistant: &AssistantConfig) -> Self {
         let now = jp_conversation::conversation::now_ms();
         let date = jp_conversation::conversation::format_utc(now);
         Self {
             root: root.to_path_buf(),
             os: format!("{} ({})", std::env::consts::OS, std::env::consts::ARCH),
             date: date.split(' ').next().unwrap_or_default().to_owned(),
+            cwd: std::env::current_dir().unwrap_or_else(|_| root.to_path_buf()),
+            repo: assistant
+                .repository_state
+                .then(|| super::repo::snapshot(root))
+                .flatten(),
+        }
+    }
+}
+
+/// The system prompt, and what the user should hear about how it was
+/// made (a listed instruction file that is missing).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SystemPrompt {
+    /// The text; `None` when empty.
+    pub text: Option<String>,
+    /// One line each, without `warning: `.
+    pub warnings: Vec<String>,
+}
+
+impl SystemPrompt {
+    /// Says each warning on stderr.
+    pub fn warn(&self) {
+        for warning in &self.warnings {
+            jp_term::errln!("warning: {warning}");
         }
     }
 }
 
 /// An instruction file jp will not send.
 #[derive(Debug, thiserror::Error)]
-#[error("assistant.instruction_files[{index}] ({path}): {problem}")]
+#[error("{}: {problem}", match index {
+    Some(index) => format!("assistant.instruction_files[{index}] ({path})"),
+    None => format!("{path} (read as the project's instructions; `assistant.agents_md = false` turns that off)"),
+})]
 pub struct InstructionFileError {
-    /// The entry's place in the list.
-    pub index: usize,
+    /// The entry's place in the list; `None` for a found `AGENTS.md`.
+    pub index: Option<usize>,
     /// The path as configured.
     pub path: String,
     /// Why.
@@ -81,7 +124,7 @@ pub enum FileProblem {
 /// jp's default system prompt for `facts`.
 #[must_use]
 pub fn default_prompt(facts: &Facts) -> String {
-    format!(
+    let prompt = format!(
         "You are jp, a coding assistant working in the user's workspace.\n\
          \n\
          - Workspace root: {root}\n\
@@ -95,48 +138,109 @@ pub fn default_prompt(facts: &Facts) -> String {
         root = facts.root.display(),
         os = facts.os,
         date = facts.date,
-    )
+    );
+    match &facts.repo {
+        Some(repo) => format!("{prompt}\n\n{}", repo.describe()),
+        None => prompt,
+    }
 }
 
 /// The system prompt `assistant` makes for `facts`: the default one or
-/// `system_prompt`, then each instruction and each instruction file's text,
-/// a paragraph each. `None` when that is empty (a `system_prompt` of `""`
-/// and no instructions).
+/// `system_prompt`, then each instruction, each `AGENTS.md` found, and
+/// each instruction file's text, a paragraph each (a file read once even
+/// when found and listed).
 ///
 /// # Errors
 ///
 /// An instruction file outside the workspace, too large, not text or
-/// unreadable: the query does not start rather than send without it.
+/// unreadable (other than missing): the query does not start rather than
+/// send without it. A found `AGENTS.md` with such a problem is an error
+/// too: it is the project's, and sending the prompt without it would
+/// hide that.
 pub fn system_prompt(
     assistant: &AssistantConfig,
     facts: &Facts,
-) -> Result<Option<String>, InstructionFileError> {
+) -> Result<SystemPrompt, InstructionFileError> {
     let mut paragraphs = vec![match &assistant.system_prompt {
         Some(prompt) => prompt.clone(),
         None => default_prompt(facts),
     }];
     paragraphs.extend(assistant.instructions.iter().cloned());
-    for (index, path) in assistant.instruction_files.iter().enumerate() {
-        let text =
-            read_instruction_file(&facts.root, path).map_err(|problem| InstructionFileError {
-                index,
-                path: path.clone(),
-                problem,
-            })?;
-        paragraphs.push(text.trim_end().to_owned());
+    let mut warnings = Vec::new();
+    let mut read = Vec::new();
+    let found = if assistant.agents_md {
+        found_agents_md(&facts.root, &facts.cwd)
+    } else {
+        Vec::new()
+    };
+    let listed = assistant.instruction_files.iter().enumerate();
+    let files = found
+        .into_iter()
+        .map(|path| (None, path))
+        .chain(listed.map(|(index, path)| (Some(index), path.clone())));
+    for (index, path) in files {
+        let file = match read_instruction_file(&facts.root, &path) {
+            Ok(file) => file,
+            Err(FileProblem::Unreadable(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                if let Some(index) = index {
+                    warnings.push(format!(
+                        "assistant.instruction_files[{index}] ({path}): there is no such file; it is left out"
+                    ));
+                }
+                continue;
+            }
+            Err(problem) => {
+                return Err(InstructionFileError {
+                    index,
+                    path,
+                    problem,
+                });
+            }
+        };
+        if !read.contains(&file.path) {
+            paragraphs.push(file.text.trim_end().to_owned());
+            read.push(file.path);
+        }
     }
     let prompt = paragraphs
         .into_iter()
         .filter(|p| !p.is_empty())
         .collect::<Vec<_>>()
         .join("\n\n");
-    Ok((!prompt.is_empty()).then_some(prompt))
+    Ok(SystemPrompt {
+        text: (!prompt.is_empty()).then_some(prompt),
+        warnings,
+    })
+}
+
+/// The `AGENTS.md` files to read for a workspace at `root` when jp runs in
+/// `cwd`: the root's, then one in each directory below it on the way to
+/// `cwd` (relative to the root), where there is one.
+fn found_agents_md(root: &Path, cwd: &Path) -> Vec<String> {
+    let below = cwd.strip_prefix(root).unwrap_or(Path::new(""));
+    let mut dir = PathBuf::new();
+    let mut dirs = vec![dir.clone()];
+    for part in below.components() {
+        dir.push(part);
+        dirs.push(dir.clone());
+    }
+    dirs.into_iter()
+        .map(|dir| dir.join("AGENTS.md"))
+        .filter(|path| root.join(path).is_file())
+        .filter_map(|path| path.to_str().map(str::to_owned))
+        .collect()
+}
+
+/// An instruction file's text, and where it really is.
+struct InstructionFile {
+    path: PathBuf,
+    text: String,
 }
 
 /// The text of the instruction file at `path` (relative to `root`), when
 /// it is a file inside the workspace (links resolved), not too large, and
 /// text.
-fn read_instruction_file(root: &Path, path: &str) -> Result<String, FileProblem> {
+fn read_instruction_file(root: &Path, path: &str) -> Result<InstructionFile, FileProblem> {
     let relative = Path::new(path);
     if relative.is_absolute() || relative.has_root() {
         return Err(FileProblem::Outside);
@@ -163,7 +267,8 @@ fn read_instruction_file(root: &Path, path: &str) -> Result<String, FileProblem>
             bytes: bytes.len() as u64,
         });
     }
-    String::from_utf8(bytes).map_err(|_| FileProblem::NotText)
+    let text = String::from_utf8(bytes).map_err(|_| FileProblem::NotText)?;
+    Ok(InstructionFile { path: file, text })
 }
 
 #[cfg(test)]

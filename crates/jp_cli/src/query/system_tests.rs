@@ -7,6 +7,8 @@ fn facts(root: &Path) -> Facts {
         root: root.to_path_buf(),
         os: "linux (x86_64)".into(),
         date: "2026-11-26".into(),
+        cwd: root.to_path_buf(),
+        repo: None,
     }
 }
 
@@ -15,6 +17,8 @@ fn assistant(system: Option<&str>, instructions: &[&str], files: &[&str]) -> Ass
         system_prompt: system.map(str::to_owned),
         instructions: instructions.iter().map(|s| (*s).to_owned()).collect(),
         instruction_files: files.iter().map(|s| (*s).to_owned()).collect(),
+        agents_md: true,
+        repository_state: true,
         model: jp_config::assistant::ModelConfig {
             id: "scripted/demo".into(),
             parameters: jp_config::assistant::ParametersConfig {
@@ -42,7 +46,9 @@ fn the_default_prompt_says_where_the_model_is() {
     let facts = facts(Path::new("/work/project"));
     assert_eq!(default_prompt(&facts), DEFAULT);
     assert_eq!(
-        system_prompt(&assistant(None, &[], &[]), &facts).unwrap(),
+        system_prompt(&assistant(None, &[], &[]), &facts)
+            .unwrap()
+            .text,
         Some(DEFAULT.to_owned())
     );
 }
@@ -51,7 +57,9 @@ fn the_default_prompt_says_where_the_model_is() {
 fn instructions_follow_the_default_or_the_replacement() {
     let facts = facts(Path::new("/work/project"));
     assert_eq!(
-        system_prompt(&assistant(None, &["Be brief."], &[]), &facts).unwrap(),
+        system_prompt(&assistant(None, &["Be brief."], &[]), &facts)
+            .unwrap()
+            .text,
         Some(format!("{DEFAULT}\n\nBe brief."))
     );
     assert_eq!(
@@ -59,17 +67,22 @@ fn instructions_follow_the_default_or_the_replacement() {
             &assistant(Some("Only {{date}} and $(whoami)."), &["Be brief."], &[]),
             &facts
         )
-        .unwrap(),
+        .unwrap()
+        .text,
         Some("Only {{date}} and $(whoami).\n\nBe brief.".to_owned()),
         "config text is sent as written"
     );
     assert_eq!(
-        system_prompt(&assistant(Some(""), &[], &[]), &facts).unwrap(),
+        system_prompt(&assistant(Some(""), &[], &[]), &facts)
+            .unwrap()
+            .text,
         None,
         "an empty system_prompt and nothing else sends none"
     );
     assert_eq!(
-        system_prompt(&assistant(Some(""), &["Be brief."], &[]), &facts).unwrap(),
+        system_prompt(&assistant(Some(""), &["Be brief."], &[]), &facts)
+            .unwrap()
+            .text,
         Some("Be brief.".to_owned())
     );
 }
@@ -90,7 +103,7 @@ fn instruction_files_are_read_from_the_workspace() {
     )
     .unwrap();
     assert_eq!(
-        prompt.as_deref(),
+        prompt.text.as_deref(),
         Some("Base.\n\nBe brief.\n\nRun cargo test.\n\nShort names.")
     );
 }
@@ -145,10 +158,103 @@ fn an_instruction_file_must_be_a_small_text_file() {
         problem(root, "big.md"),
         "assistant.instruction_files[0] (big.md): it is 262145 bytes; the most an instruction file may hold is 262144"
     );
-    assert!(
-        problem(root, "missing.md")
-            .starts_with("assistant.instruction_files[0] (missing.md): cannot read it: "),
-        "{}",
-        problem(root, "missing.md")
+}
+
+#[test]
+fn a_listed_file_that_is_missing_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompt = system_prompt(
+        &assistant(Some("Base."), &[], &["CLAUDE.md", "missing.md"]),
+        &facts(dir.path()),
+    )
+    .unwrap();
+    assert_eq!(
+        prompt,
+        SystemPrompt {
+            text: Some("Base.".into()),
+            warnings: vec![
+                "assistant.instruction_files[0] (CLAUDE.md): there is no such file; it is left out"
+                    .into(),
+                "assistant.instruction_files[1] (missing.md): there is no such file; it is left out"
+                    .into(),
+            ],
+        }
+    );
+}
+
+#[test]
+fn agents_md_is_read_from_the_root_down_to_the_current_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("crates/a/src")).unwrap();
+    std::fs::create_dir_all(root.join("docs")).unwrap();
+    std::fs::write(root.join("AGENTS.md"), "Root rules.\n").unwrap();
+    std::fs::write(root.join("crates/a/AGENTS.md"), "Crate rules.\n").unwrap();
+    std::fs::write(root.join("docs/AGENTS.md"), "Not on the way.\n").unwrap();
+    let mut facts = facts(&root);
+    facts.cwd = root.join("crates/a/src");
+    let prompt = system_prompt(
+        &assistant(Some("Base."), &["Brief."], &["AGENTS.md"]),
+        &facts,
+    );
+    assert_eq!(
+        prompt.unwrap(),
+        SystemPrompt {
+            text: Some("Base.\n\nBrief.\n\nRoot rules.\n\nCrate rules.".into()),
+            warnings: Vec::new(),
+        },
+        "root first, then deeper; AGENTS.md listed too is sent once"
+    );
+    let mut off = assistant(Some("Base."), &[], &[]);
+    off.agents_md = false;
+    assert_eq!(
+        system_prompt(&off, &facts).unwrap().text.as_deref(),
+        Some("Base.")
+    );
+    // Outside the workspace (a cwd jp was not started under), only the
+    // root's is read.
+    facts.cwd = std::path::PathBuf::from("/");
+    assert_eq!(
+        system_prompt(&assistant(Some("Base."), &[], &[]), &facts)
+            .unwrap()
+            .text
+            .as_deref(),
+        Some("Base.\n\nRoot rules.")
+    );
+    // A found one that is not text stops the query, naming the switch.
+    std::fs::write(root.join("AGENTS.md"), [0xff, 0xfe]).unwrap();
+    assert_eq!(
+        system_prompt(&assistant(None, &[], &[]), &facts)
+            .unwrap_err()
+            .to_string(),
+        "AGENTS.md (read as the project's instructions; `assistant.agents_md = false` turns that off): it is not UTF-8 text"
+    );
+}
+
+#[test]
+fn the_default_prompt_says_the_repository_state() {
+    let mut facts = facts(Path::new("/work/project"));
+    facts.repo = Some(super::super::repo::RepoState {
+        branch: Some("main".into()),
+        detached_at: None,
+        changed: 1,
+        subject: Some("Fix it".into()),
+    });
+    assert_eq!(
+        default_prompt(&facts),
+        format!(
+            "{DEFAULT}\n\nThe workspace is a git repository. When this session started:\n\
+             - Branch: \"main\"\n\
+             - Working tree: 1 path changed or untracked\n\
+             - Last commit: \"Fix it\""
+        )
+    );
+    assert_eq!(
+        system_prompt(&assistant(Some("Mine."), &[], &[]), &facts)
+            .unwrap()
+            .text
+            .as_deref(),
+        Some("Mine."),
+        "a system_prompt of the user's replaces it all"
     );
 }

@@ -41,7 +41,7 @@ fn errors_name_the_key() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "assistant.modle: unknown field `modle`, expected one of `system_prompt`, `instructions`, `instruction_files`, `model`"
+        "assistant.modle: unknown field `modle`, expected one of `system_prompt`, `instructions`, `instruction_files`, `agents_md`, `repository_state`, `model`"
     );
     assert_eq!(
         Assignment::parse("style.color").unwrap_err().to_string(),
