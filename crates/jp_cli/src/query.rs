@@ -38,6 +38,7 @@
 //! shows a call's arguments.
 
 pub mod arguments;
+pub mod attach;
 pub mod calls;
 pub mod changes;
 pub mod compose;
@@ -124,6 +125,13 @@ pub struct Query {
     #[arg(short, long, conflicts_with_all = ["non_interactive", "print_system_prompt"])]
     edit: bool,
 
+    /// Attach a file, a directory's files or a glob's (relative to the
+    /// current directory, inside the workspace), or `cmd:COMMAND`'s output
+    /// (run as `run_command` runs it, under its policy); repeatable. A word
+    /// `@PATH` in the message attaches that file too.
+    #[arg(short = 'a', long = "attach", value_name = "PATH|cmd:COMMAND")]
+    attach: Vec<String>,
+
     /// The message for the assistant. Without one, on a terminal, jp opens
     /// your editor to write it. Text piped to jp follows it in a fenced
     /// block (`cat src/main.rs | jp query "explain this"`), or is the whole
@@ -163,6 +171,7 @@ impl Query {
             print_system_prompt: false,
             edit: false,
             resume: None,
+            attach: Vec::new(),
             message: vec![message],
         }
     }
@@ -223,6 +232,11 @@ impl Query {
             Ok(message) => message,
             Err(code) => return done(code),
         };
+        let place = attach::Place::new(&root, &ctx.cwd, &config);
+        let (message, attached) = match self.attached(&place, &message, runtime) {
+            Ok(attached) => attached,
+            Err(code) => return done(code),
+        };
         let ledger = crate::ledger::Ledger::new(&root);
         let (conversation, lock) = match existing {
             Some(open) => open,
@@ -249,7 +263,7 @@ impl Query {
             system,
             compacted: false,
         };
-        session.start_turn(message, record)?;
+        session.start_turn(message, attached, record)?;
         let typing = type_ahead.and_then(|text| jp_term::prompt::TypeAhead::start(&printer, text));
         let end = drive(runtime, &mut session, &ctx, &env, &root, prompter, live);
         // Finished on every way out: its line off the screen, the modes
@@ -358,6 +372,34 @@ impl Query {
                 Err(exit::USAGE.into())
             }
         }
+    }
+}
+
+impl Query {
+    /// The message with what `-a` and `@path` attach to it, and what the
+    /// conversation records of each; `Err` holds the exit code of a refused
+    /// attachment, already reported.
+    fn attached(
+        &self,
+        place: &attach::Place<'_>,
+        message: &str,
+        runtime: &tokio::runtime::Runtime,
+    ) -> Result<(String, Vec<jp_conversation::Attached>), ExitCode> {
+        let can_ask = !self.non_interactive;
+        let gathered =
+            attach::gather(place, &self.attach, message, runtime, can_ask).map_err(|why| {
+                jp_term::errln!("error: {why}");
+                ExitCode::from(exit::USAGE)
+            })?;
+        for note in &gathered.notes {
+            jp_term::errln!("note: {note}");
+        }
+        let records = gathered
+            .attachments
+            .iter()
+            .map(attach::Attachment::record)
+            .collect();
+        Ok((attach::compose(&gathered.attachments, message), records))
     }
 }
 

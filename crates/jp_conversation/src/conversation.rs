@@ -33,6 +33,18 @@ impl ConversationEvent {
     }
 }
 
+/// One attachment of a message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attached {
+    /// A workspace-relative path (`src/lib.rs`), or `cmd:` and the command
+    /// whose output it is (`cmd:git diff`).
+    pub source: String,
+    /// The SHA-256 of the text sent, lowercase hex.
+    pub sha256: String,
+    /// Its length in bytes.
+    pub bytes: u64,
+}
+
 /// What happened in a conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -43,6 +55,14 @@ pub enum EventKind {
     ChatRequest {
         /// The message.
         content: String,
+    },
+    /// What the user attached to the message that follows (`jp query -a`,
+    /// `@path` in the message): each one's source and the hash of what was
+    /// sent. The content itself is in the message, once. Never sent to the
+    /// model on its own.
+    Attachments {
+        /// In the order they appear in the message.
+        items: Vec<Attached>,
     },
     /// Text the assistant wrote.
     AssistantMessage {

@@ -15,6 +15,7 @@
 //! decide a call while it streams.
 
 mod arguments;
+pub mod attachment;
 pub mod conversation;
 mod event;
 mod event_builder;
@@ -29,8 +30,9 @@ pub use arguments::{
     ToolCallArgumentProgress, TruncatedIn,
 };
 pub use conversation::{
-    ApprovalScope, ConfigDelta, ConversationEvent, EventKind, MAX_RECORDED_TOKENS, PolicyDenial,
-    RanWith, ResponseStatus, ResponseUsage, SessionApproval, ToolCallResponse, UsageTotals,
+    ApprovalScope, Attached, ConfigDelta, ConversationEvent, EventKind, MAX_RECORDED_TOKENS,
+    PolicyDenial, RanWith, ResponseStatus, ResponseUsage, SessionApproval, ToolCallResponse,
+    UsageTotals,
 };
 pub use event::{ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest};
 pub use event_builder::{CallView, EventBuilder, EventBuilderError};

@@ -88,11 +88,12 @@ pub struct Conversation {
 }
 
 impl Conversation {
-    /// The first user message, for titles.
+    /// The first user message as the user wrote it (without attachments),
+    /// for titles.
     #[must_use]
     pub fn first_message(&self) -> Option<&str> {
         self.events.iter().find_map(|e| match &e.kind {
-            EventKind::ChatRequest { content } => Some(content.as_str()),
+            EventKind::ChatRequest { content } => Some(crate::attachment::written(content)),
             _ => None,
         })
     }

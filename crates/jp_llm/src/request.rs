@@ -111,6 +111,7 @@ pub fn messages_of(sent: view::Sent<'_>, elision: Option<Elision>) -> Vec<Messag
             // call's response; usage is jp's own bookkeeping, and so is
             // recovery (its effect is what `view::sent` leaves out).
             EventKind::TurnStart
+            | EventKind::Attachments { .. }
             | EventKind::PolicyDenied(_)
             | EventKind::StreamStopped { .. }
             | EventKind::Usage(_)

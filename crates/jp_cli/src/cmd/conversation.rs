@@ -386,7 +386,21 @@ fn print_text(ledger: &Ledger, c: &Conversation) {
             | EventKind::ChangesNotKept(_)
             | EventKind::Rewind(_)
             | EventKind::Compaction(_) => recovery.show(index, event),
-            EventKind::ChatRequest { content } => showln!("you: {content}"),
+            EventKind::Attachments { items } => {
+                for item in items {
+                    showln!(
+                        "attached: {} ({} bytes, sha256 {})",
+                        item.source,
+                        item.bytes,
+                        item.sha256
+                    );
+                }
+            }
+            // The attachments' text is in the message; the lines above
+            // name each.
+            EventKind::ChatRequest { content } => {
+                showln!("you: {}", jp_conversation::attachment::written(content));
+            }
             EventKind::AssistantMessage { content } => showln!("assistant: {}", content.trim_end()),
             EventKind::AssistantReasoning { content } => {
                 showln!("reasoning: {}", cut(content.trim_end(), 200));

@@ -60,19 +60,26 @@ pub struct Session {
 }
 
 impl Session {
-    /// Starts the turn with the user's `message` (and the config change
+    /// Starts the turn with the user's `message` (what was `attached` to
+    /// it recorded before it, and the config change
     /// the command line asked to `record`), in one commit: a killed jp
     /// leaves all or none.
     pub fn start_turn(
         &mut self,
         message: String,
+        attached: Vec<jp_conversation::Attached>,
         record: Option<jp_conversation::ConfigDelta>,
     ) -> Result<(), jp_conversation::StoreError> {
         tracing::info!(conversation = %self.conversation.id, "turn starts");
-        let mut start = vec![
-            ConversationEvent::now(EventKind::TurnStart),
-            ConversationEvent::now(EventKind::ChatRequest { content: message }),
-        ];
+        let mut start = vec![ConversationEvent::now(EventKind::TurnStart)];
+        if !attached.is_empty() {
+            start.push(ConversationEvent::now(EventKind::Attachments {
+                items: attached,
+            }));
+        }
+        start.push(ConversationEvent::now(EventKind::ChatRequest {
+            content: message,
+        }));
         if let Some(record) = record {
             start.push(ConversationEvent::now(EventKind::ConfigDelta(record)));
         }
