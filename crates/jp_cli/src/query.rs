@@ -394,6 +394,14 @@ impl Query {
         for note in &gathered.notes {
             jp_term::errln!("note: {note}");
         }
+        if !gathered.attachments.is_empty() {
+            let said: Vec<String> = gathered
+                .attachments
+                .iter()
+                .map(|a| format!("{} ({} bytes)", a.source, a.text.len()))
+                .collect();
+            jp_term::errln!("attached: {}", said.join(", "));
+        }
         let records = gathered
             .attachments
             .iter()

@@ -66,6 +66,12 @@ fn files_mentions_and_a_command_s_output_are_sent_and_recorded() {
         "what changed? see @notes.md.",
     );
     assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stderr.lines().next(),
+        Some(
+            "attached: src/main.rs (21 bytes), cmd:git diff --stat (146 bytes), notes.md (8 bytes)"
+        )
+    );
     let requests = server.wait_for(1, Duration::from_secs(5));
     let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
     let diff = " src/main.rs | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)";
@@ -145,5 +151,39 @@ fn a_refused_attachment_sends_and_records_nothing() {
     assert!(
         !ws.project().join(".jp/conversations/active").exists(),
         "no conversation was made"
+    );
+}
+
+/// On a terminal, a command whose policy asks is asked about, and its
+/// output attached once the user says yes.
+#[test]
+fn a_command_whose_policy_asks_is_asked_on_the_terminal() {
+    use common::tmux::{Tmux, query_line};
+    let ws = initialized();
+    ws.write("project/src/a.txt", "a\n");
+    let server = TestServer::start(vec![Reply::sse(common::providers::anthropic(
+        &[Item::Text("Seen.")],
+        "end_turn",
+        false,
+    ))]);
+    let line = query_line(&ws, &server, "go").replace(" 'go';", " -a 'cmd:ls src' 'go';");
+    let Some(tmux) = Tmux::start(&ws, &line) else {
+        return;
+    };
+    let question = "Run `ls src` to attach its output? (run_command asks) [y,N,?]";
+    tmux.wait_for(question);
+    tmux.send(&["y"]);
+    let screen = tmux.wait_for("EXIT=");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(
+        screen.contains(&format!("{question} y\nattached: cmd:ls src (")),
+        "{screen}"
+    );
+    let requests = server.requests();
+    let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
+    assert_eq!(
+        body["messages"][0]["content"][0]["text"],
+        "<attachment source=\"cmd:ls src\">\n`ls src` exited with status 0\n\
+         output (stdout and stderr interleaved):\na.txt\n</attachment>\n\ngo"
     );
 }

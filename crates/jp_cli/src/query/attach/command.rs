@@ -61,7 +61,7 @@ pub(super) fn run(
         Decided::Now(Verdict::Run { arguments, .. }) => arguments,
         Decided::Now(Verdict::NotRun { note, .. }) => return Err(note),
         Decided::Ask(ask) => {
-            let question = format!("Run `{command}` to attach its output? ({})", ask.why);
+            let question = format!("Run `{command}` to attach its output? ({TOOL} asks)");
             match crate::ctx::ask_yes_no("attach_command", &question) {
                 crate::ctx::YesNo::Yes => ask.arguments,
                 crate::ctx::YesNo::No => return Err("declined; nothing was sent".to_owned()),
