@@ -204,6 +204,9 @@ fn attach_path(place: &Place<'_>, spec: &str, gathered: &mut Gathered) -> Result
         }
         return attach_found(place, &files, gathered);
     }
+    if !meta.is_file() {
+        return Err("it is neither a file nor a directory".to_owned());
+    }
     gathered.push(read_named(place, &path)?);
     Ok(())
 }

@@ -95,6 +95,16 @@ fn what_may_not_be_attached_is_refused_by_name() {
         refused("target"),
         "-a target: the directory holds no file to attach"
     );
+    // A pipe would block the read forever.
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("pipe"))
+        .status();
+    if fifo.is_ok_and(|s| s.success()) {
+        assert_eq!(
+            refused("pipe"),
+            "-a pipe: it is neither a file nor a directory"
+        );
+    }
 }
 
 #[test]
