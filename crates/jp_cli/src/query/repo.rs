@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use jp_config::sandbox::SandboxConfig;
 
 /// How long each git command may take before the state is left out.
-const DEADLINE: Duration = Duration::from_secs(2);
+const DEADLINE: Duration = Duration::from_secs(1);
 
 /// The most bytes of git's output read.
 const MAX_OUTPUT: u64 = 256 * 1024;
@@ -97,8 +97,23 @@ pub fn snapshot(root: &Path) -> Option<RepoState> {
         .clone()
 }
 
+/// Whether `root` is in a git repository jp should describe: a `.git` in
+/// it or in a directory above it, but not one in the user's home when the
+/// workspace is below it (a repository of dotfiles is not the project's,
+/// and `git status` there would walk the whole home).
+fn in_repository(root: &Path, home: Option<&Path>) -> bool {
+    root.ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .is_some_and(|repo| repo == root || home.is_none_or(|home| repo != home))
+}
+
 /// Asks git, now.
 fn take(root: &Path) -> Option<RepoState> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let home = home.and_then(|home| home.canonicalize().ok());
+    if !in_repository(root, home.as_deref()) {
+        return None;
+    }
     if jp_llm::tool::unbounded_in(&SandboxConfig::default(), root).is_some() {
         tracing::debug!("the repository's state is left out: git could not run sandboxed");
         return None;

@@ -137,3 +137,26 @@ fn a_real_repository_is_read_sandboxed() {
     assert!(!root.join(".git/index.lock").exists());
     assert_eq!(take(&dir.path().join("missing")), None);
 }
+
+#[test]
+fn a_repository_of_the_home_is_not_the_workspace_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(home.join(".git")).unwrap();
+    std::fs::create_dir_all(home.join("work/app/.git")).unwrap();
+    std::fs::create_dir_all(home.join("work/mono/.git")).unwrap();
+    std::fs::create_dir_all(home.join("work/mono/pkg")).unwrap();
+    std::fs::create_dir_all(home.join("work/plain")).unwrap();
+    let is = |rel: &str| in_repository(&home.join(rel), Some(&home));
+    assert!(is("work/app"));
+    assert!(is("work/mono/pkg"), "a package of a repository is in it");
+    assert!(
+        !is("work/plain"),
+        "the home's repository is not the project's"
+    );
+    assert!(
+        in_repository(&home, Some(&home)),
+        "jp run in the home itself"
+    );
+    assert!(!in_repository(&home.join("work/plain"), Some(&home)));
+}
