@@ -39,6 +39,7 @@
 
 pub mod arguments;
 pub mod attach;
+pub mod budget;
 pub mod calls;
 pub mod changes;
 pub mod compose;
@@ -125,6 +126,18 @@ pub struct Query {
     #[arg(short, long, conflicts_with_all = ["non_interactive", "print_system_prompt"])]
     edit: bool,
 
+    /// The most responses this query asks of the model (each time tool
+    /// results go back, another begins); past it the query ends with exit
+    /// code 4. Overrides `conversation.max_turns` (default 50).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_turns: Option<u32>,
+
+    /// The most this query may spend, in US dollars: a response is cut as
+    /// soon as the cost passes it, and the query ends with exit code 4.
+    /// Overrides `conversation.max_cost`.
+    #[arg(long, value_name = "USD")]
+    max_cost: Option<f64>,
+
     /// Attach a file, a directory's files or a glob's (relative to the
     /// current directory, inside the workspace), or `cmd:COMMAND`'s output
     /// (run as `run_command` runs it, under its policy); repeatable. A word
@@ -172,6 +185,8 @@ impl Query {
             edit: false,
             resume: None,
             attach: Vec::new(),
+            max_turns: None,
+            max_cost: None,
             message: vec![message],
         }
     }
@@ -205,7 +220,13 @@ impl Query {
             existing,
             record,
         } = setup;
-        let config = loaded.config.clone();
+        let mut config = loaded.config.clone();
+        if let Some(turns) = self.max_turns {
+            config.conversation.max_turns = turns;
+        }
+        if let Some(cost) = self.max_cost {
+            config.conversation.max_cost = Some(cost);
+        }
         // A misspelled model is said before anything is recorded or sent.
         if let Some(code) = refuse_unknown_model(&config, self.model.as_deref()) {
             return done(code);
@@ -226,6 +247,18 @@ impl Query {
             provider_name,
             model,
         } = resolve(&config, &env, &root)?;
+        // A budget that cannot be kept is said before anything is sent.
+        let budget = match config.conversation.max_cost.map(|limit| {
+            let price = config.providers.llm.model_info(&provider_name, &model).price;
+            budget::Budget::new(limit, price, &format!("{provider_name}/{model}"))
+        }) {
+            Some(Err(why)) => {
+                jp_term::errln!("error: --max-cost (conversation.max_cost): {why}");
+                return done(exit::USAGE.into());
+            }
+            Some(Ok(budget)) => Some(budget),
+            None => None,
+        };
         let printer = Printer::stdio(crate::ctx::color(config.style.color));
         let events = existing.as_ref().map_or(&[][..], |(c, _)| &c.events[..]);
         let message = match source.message(&printer, runtime, events) {
@@ -249,6 +282,7 @@ impl Query {
         let renderer = renderer(&printer, &config);
         let live = renderer.is_some();
         let mut session = Session {
+            budget,
             config: Arc::new(config),
             loaded,
             provider,
@@ -815,10 +849,20 @@ fn ending(printer: &Printer, end: TurnEnd, conversation: &str, taken_back: bool)
             printer.chrome_line(
                 Style::Bad,
                 &format!(
-                    "error: stopped after {n} responses in one turn; the model kept calling tools"
+                    "stopped: the model kept calling tools past {n} responses (--max-turns, conversation.max_turns); the calls' results are kept, and `jp query -c` goes on (conversation {conversation})"
                 ),
             );
-            ExitCode::FAILURE
+            ExitCode::from(exit::BUDGET)
+        }
+        TurnEnd::CostLimit(over) => {
+            printer.chrome_line(
+                Style::Bad,
+                &format!(
+                    "stopped: the query spent {} (--max-cost, conversation.max_cost); the conversation keeps what arrived, and `jp query -c` goes on (conversation {conversation})",
+                    over.describe()
+                ),
+            );
+            ExitCode::from(exit::BUDGET)
         }
     }
 }

@@ -47,6 +47,21 @@ pub struct ConversationConfig {
     /// files a turn's calls changed.
     #[setting(nested)]
     pub undo: UndoConfig,
+
+    /// The most responses one query asks of the model: each time tool
+    /// results go back, another response begins. Past it the query ends
+    /// (the calls' results kept, so `jp query -c` goes on), with exit code
+    /// 4. `jp query --max-turns N` sets it for one query.
+    #[setting(default = 50)]
+    pub max_turns: u32,
+
+    /// The most one query may spend, in US dollars, by the model's price:
+    /// a response is cut as soon as the query's cost passes it (estimated
+    /// while it streams), and the query ends with exit code 4. Unset: no
+    /// budget. `jp query --max-cost USD` sets it for one query. A model
+    /// whose price jp does not know cannot keep to one: the query is
+    /// refused.
+    pub max_cost: Option<f64>,
 }
 
 /// `conversation.undo`.

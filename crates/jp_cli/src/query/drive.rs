@@ -53,7 +53,8 @@ impl Session {
                         _ => None,
                     })
                     .collect();
-                let mut turn = TurnCoordinator::new(MAX_CYCLES, seen_ids);
+                let max = usize::try_from(self.config.conversation.max_turns).unwrap_or(MAX_CYCLES);
+                let mut turn = TurnCoordinator::new(max, seen_ids);
                 let queue: VecDeque<Action> = turn.start().into();
                 (turn, queue)
             }
@@ -63,6 +64,9 @@ impl Session {
         while let Some(action) = queue.pop_front() {
             match action {
                 Action::Request { cycle } => {
+                    if let Some(over) = self.budget.as_ref().and_then(super::budget::Budget::over) {
+                        return Ok(Step::End(TurnEnd::CostLimit(over)));
+                    }
                     tracing::debug!(cycle, "requesting a response");
                     // One header per response, not per query: after a
                     // tool's result or the user's reply, it says that the

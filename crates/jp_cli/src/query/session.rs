@@ -31,6 +31,9 @@ use jp_term::prompt::{PromptError, Prompts};
 /// One turn's conversation and terminal: what it records, and what it
 /// shows.
 pub struct Session {
+    /// What the query may still spend (`conversation.max_cost`), when it
+    /// has a budget.
+    pub(super) budget: Option<super::budget::Budget>,
     /// The config as of this cycle's start.
     pub(super) config: std::sync::Arc<AppConfig>,
     /// The config as loaded, with where each part of it is written: to say
@@ -186,6 +189,9 @@ impl Session {
         usage: jp_llm::Usage,
     ) -> Result<(), jp_conversation::StoreError> {
         let kind = usage_kind(&self.config, &self.provider_name, &self.model, &usage);
+        if let (Some(budget), EventKind::Usage(usage)) = (&mut self.budget, &kind) {
+            budget.end_response(usage.cost_usd);
+        }
         self.record(kind)
     }
 

@@ -153,6 +153,9 @@ impl<'t> Response<'t> {
             }
             Ok(request) => session.provider.stream(request),
         };
+        if let Some(budget) = &mut session.budget {
+            budget.start_response();
+        }
         let mut after = Vec::new();
         let mut menu: Option<LocalBoxFuture<'t, Result<char, PromptError>>> = None;
         loop {
@@ -201,7 +204,17 @@ impl<'t> Response<'t> {
                     None => Input::StreamEnded,
                 },
             };
-            let ends = self.take_input(session, turn, input, &mut after)?;
+            let over = match &input {
+                Input::Event(event) => session.budget.as_mut().and_then(|b| b.on_event(event)),
+                _ => None,
+            };
+            let mut ends = self.take_input(session, turn, input, &mut after)?;
+            if let Some(over) = over
+                && !ends
+            {
+                // Closing the stream stops generation and billing.
+                ends = self.take_input(session, turn, Input::BudgetReached(over), &mut after)?;
+            }
             if ends {
                 // Every call of the response is decided or answered now; a
                 // place still reserved would hold up the prompts to come

@@ -34,6 +34,10 @@ pub enum Input {
     Reply(Option<String>),
     /// Every call of the last response has its response recorded.
     ToolsDone,
+    /// The query passed its cost budget while the response streamed
+    /// ([`super::budget`]): end it as an interrupt would, keeping what
+    /// arrived.
+    BudgetReached(super::budget::Over),
     /// Call number `call` of this response was declined while its
     /// arguments streamed: end it with the arguments that completed and
     /// drop the rest of its chunks; when no other call is still streaming,
@@ -140,8 +144,11 @@ pub enum TurnEnd {
     Interrupted,
     /// The user stopped the turn and wrote no reply.
     Stopped,
-    /// The model kept calling tools past the cycle limit.
+    /// The model kept calling tools past the cycle limit
+    /// (`conversation.max_turns`).
     CycleLimit(usize),
+    /// The query reached its cost budget (`conversation.max_cost`).
+    CostLimit(super::budget::Over),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -359,6 +366,9 @@ impl TurnCoordinator {
             }
             (Phase::Streaming, Input::Interrupted) => self.on_end(Some(TurnEnd::Interrupted)),
             (Phase::Streaming, Input::Stopped) => self.on_end(Some(TurnEnd::Stopped)),
+            (Phase::Streaming, Input::BudgetReached(over)) => {
+                self.on_end(Some(TurnEnd::CostLimit(over)))
+            }
             (Phase::Streaming, Input::Abandon { call }) if self.grouped => {
                 // The rest of the group has arrived: it is read first.
                 self.deferred.push(call);
@@ -745,6 +755,9 @@ impl TurnCoordinator {
             let content = match failure {
                 TurnEnd::Interrupted => "The call was not run: the user interrupted the turn.",
                 TurnEnd::Stopped => "The call was not run: the user stopped the response.",
+                TurnEnd::CostLimit(_) => {
+                    "The call was not run: the query reached its cost budget."
+                }
                 _ => "The call was not run: the response failed before it ended.",
             };
             for (_, call) in self.calls.drain(..) {
