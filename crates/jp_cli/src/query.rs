@@ -220,13 +220,7 @@ impl Query {
             existing,
             record,
         } = setup;
-        let mut config = loaded.config.clone();
-        if let Some(turns) = self.max_turns {
-            config.conversation.max_turns = turns;
-        }
-        if let Some(cost) = self.max_cost {
-            config.conversation.max_cost = Some(cost);
-        }
+        let config = self.with_budgets(loaded.config.clone());
         // A misspelled model is said before anything is recorded or sent.
         if let Some(code) = refuse_unknown_model(&config, self.model.as_deref()) {
             return done(code);
@@ -248,16 +242,9 @@ impl Query {
             model,
         } = resolve(&config, &env, &root)?;
         // A budget that cannot be kept is said before anything is sent.
-        let budget = match config.conversation.max_cost.map(|limit| {
-            let price = config.providers.llm.model_info(&provider_name, &model).price;
-            budget::Budget::new(limit, price, &format!("{provider_name}/{model}"))
-        }) {
-            Some(Err(why)) => {
-                jp_term::errln!("error: --max-cost (conversation.max_cost): {why}");
-                return done(exit::USAGE.into());
-            }
-            Some(Ok(budget)) => Some(budget),
-            None => None,
+        let budget = match budget_of(&config, &provider_name, &model) {
+            Ok(budget) => budget,
+            Err(code) => return done(code),
         };
         let printer = Printer::stdio(crate::ctx::color(config.style.color));
         let events = existing.as_ref().map_or(&[][..], |(c, _)| &c.events[..]);
@@ -409,7 +396,37 @@ impl Query {
     }
 }
 
+/// The cost budget `config` sets for `model` of `provider`, if any; `Err`
+/// holds the exit code of one that cannot be kept, already reported.
+fn budget_of(
+    config: &AppConfig,
+    provider: &str,
+    model: &str,
+) -> Result<Option<budget::Budget>, ExitCode> {
+    let Some(limit) = config.conversation.max_cost else {
+        return Ok(None);
+    };
+    let price = config.providers.llm.model_info(provider, model).price;
+    budget::Budget::new(limit, price, &format!("{provider}/{model}"))
+        .map(Some)
+        .map_err(|why| {
+            jp_term::errln!("error: --max-cost (conversation.max_cost): {why}");
+            ExitCode::from(exit::USAGE)
+        })
+}
+
 impl Query {
+    /// `config` with this query's `--max-turns` and `--max-cost`.
+    fn with_budgets(&self, mut config: AppConfig) -> AppConfig {
+        if let Some(turns) = self.max_turns {
+            config.conversation.max_turns = turns;
+        }
+        if let Some(cost) = self.max_cost {
+            config.conversation.max_cost = Some(cost);
+        }
+        config
+    }
+
     /// The message with what `-a` and `@path` attach to it, and what the
     /// conversation records of each; `Err` holds the exit code of a refused
     /// attachment, already reported.

@@ -36,7 +36,10 @@ fn max_cost_cuts_the_response_that_passes_it() {
         "Please run the tool, providing whatever arguments you want.",
     );
     assert_eq!(run.code, 4, "{run:?}");
-    assert_eq!(run.stdout, "Done! The tool ran successfully with the arguments\n");
+    assert_eq!(
+        run.stdout,
+        "Done! The tool ran successfully with the arguments\n"
+    );
     let conversation = ws.read("project/.jp/conversations/active");
     assert!(
         run.stderr.ends_with(&format!(
@@ -60,7 +63,11 @@ fn max_turns_ends_the_query_with_the_calls_results_kept() {
             "tool_use",
             false,
         )),
-        Reply::sse(common::providers::anthropic(&[Item::Text("Never sent.")], "end_turn", false)),
+        Reply::sse(common::providers::anthropic(
+            &[Item::Text("Never sent.")],
+            "end_turn",
+            false,
+        )),
     ]);
     let run = query(
         &ws,
@@ -82,14 +89,24 @@ fn max_turns_ends_the_query_with_the_calls_results_kept() {
         run.stderr
     );
     std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(server.requests().len(), 1, "the second request is never sent");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "the second request is never sent"
+    );
 }
 
 #[test]
 fn a_cost_budget_without_a_price_is_refused_before_anything_is_sent() {
     let ws = initialized();
     let server = TestServer::start(vec![Reply::sse(ollama(&[Item::Text("Hi.")]))]);
-    let run = query(&ws, &server, "ollama/qwen3", &["--max-cost", "0.5"], "hello");
+    let run = query(
+        &ws,
+        &server,
+        "ollama/qwen3",
+        &["--max-cost", "0.5"],
+        "hello",
+    );
     assert_eq!(run.code, 2, "{run:?}");
     assert_eq!(
         run.stderr,

@@ -63,7 +63,11 @@ fn dollars(micros: u64) -> String {
     let trimmed = text.trim_end_matches('0');
     let decimals = trimmed.len() - trimmed.find('.').unwrap_or(trimmed.len()) - 1;
     if decimals < 2 {
-        format!("{}.{:02}", micros / 1_000_000, (micros % 1_000_000) / 10_000)
+        format!(
+            "{}.{:02}",
+            micros / 1_000_000,
+            (micros % 1_000_000) / 10_000
+        )
     } else {
         trimmed.to_owned()
     }
@@ -127,7 +131,7 @@ impl Budget {
     /// the query is now over its budget.
     pub fn on_event(&mut self, event: &StreamEvent) -> Option<Over> {
         match event {
-            StreamEvent::Usage(usage) => self.reported = Some(usage.clone()),
+            StreamEvent::Usage(usage) => self.reported = Some(*usage),
             StreamEvent::Part { part, .. } => self.streamed += part_bytes(part),
             _ => {}
         }

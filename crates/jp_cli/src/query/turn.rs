@@ -755,9 +755,7 @@ impl TurnCoordinator {
             let content = match failure {
                 TurnEnd::Interrupted => "The call was not run: the user interrupted the turn.",
                 TurnEnd::Stopped => "The call was not run: the user stopped the response.",
-                TurnEnd::CostLimit(_) => {
-                    "The call was not run: the query reached its cost budget."
-                }
+                TurnEnd::CostLimit(_) => "The call was not run: the query reached its cost budget.",
                 _ => "The call was not run: the response failed before it ended.",
             };
             for (_, call) in self.calls.drain(..) {
