@@ -437,8 +437,14 @@ impl Query {
         runtime: &tokio::runtime::Runtime,
     ) -> Result<(String, Vec<jp_conversation::Attached>), ExitCode> {
         let can_ask = !self.non_interactive;
+        // `@path` counts in what the user wrote, not in what was piped.
+        let typed = if input::stdin_is_piped() && !self.edit {
+            self.message.join(" ")
+        } else {
+            message.to_owned()
+        };
         let gathered =
-            attach::gather(place, &self.attach, message, runtime, can_ask).map_err(|why| {
+            attach::gather(place, &self.attach, &typed, runtime, can_ask).map_err(|why| {
                 jp_term::errln!("error: {why}");
                 ExitCode::from(exit::USAGE)
             })?;

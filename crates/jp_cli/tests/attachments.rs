@@ -75,16 +75,28 @@ fn files_mentions_and_a_command_s_output_are_sent_and_recorded() {
     let requests = server.wait_for(1, Duration::from_secs(5));
     let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
     let diff = " src/main.rs | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)";
+    // The hashes of the files' text, as `sha256sum` gives them; the
+    // command's, of its report. Each block is marked with the start of
+    // its text's hash.
+    let report = format!(
+        "`git diff --stat` exited with status 0\noutput (stdout and stderr interleaved):\n{diff}\n"
+    );
+    let report_hash: String = sha2::Sha256::digest(report.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let (main, notes) = ("ea05169315eab826", "365d0b84ae63c2af");
+    let cmd = &report_hash[..16];
     assert_eq!(
         body["messages"][1],
         serde_json::json!({
             "role": "user",
             "content": format!(
-                "<attachment source=\"src/main.rs\">\nfn main() {{ run(); }}\n</attachment>\n\n\
-                 <attachment source=\"cmd:git diff --stat\">\n`git diff --stat` exited with status 0\n\
-                 output (stdout and stderr interleaved):\n{diff}\n</attachment>\n\n\
-                 <attachment source=\"notes.md\">\n# Notes\n</attachment>\n\n\
-                 what changed? see @notes.md."
+                "<attachment-{main} source=\"src/main.rs\">\nfn main() {{ run(); }}\n</attachment-{main}>\n\n\
+                 <attachment-{cmd} source=\"cmd:git diff --stat\">\n{}\n</attachment-{cmd}>\n\n\
+                 <attachment-{notes} source=\"notes.md\">\n# Notes\n</attachment-{notes}>\n\n\
+                 what changed? see @notes.md.",
+                report.trim_end()
             ),
         })
     );
@@ -94,15 +106,6 @@ fn files_mentions_and_a_command_s_output_are_sent_and_recorded() {
         .iter()
         .copied()
         .filter(|l| l.starts_with("attached: ") || l.starts_with("you: "))
-        .collect();
-    // The hashes of the files' text, as `sha256sum` gives them; the
-    // command's, of its report.
-    let report = format!(
-        "`git diff --stat` exited with status 0\noutput (stdout and stderr interleaved):\n{diff}\n"
-    );
-    let report_hash: String = sha2::Sha256::digest(report.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
         .collect();
     assert_eq!(
         attached,
@@ -181,9 +184,17 @@ fn a_command_whose_policy_asks_is_asked_on_the_terminal() {
     );
     let requests = server.requests();
     let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
-    assert_eq!(
-        body["messages"][0]["content"][0]["text"],
-        "<attachment source=\"cmd:ls src\">\n`ls src` exited with status 0\n\
-         output (stdout and stderr interleaved):\na.txt\n</attachment>\n\ngo"
-    );
+    assert_eq!(body["messages"][0]["content"][0]["text"], {
+        let report =
+            "`ls src` exited with status 0\noutput (stdout and stderr interleaved):\na.txt\n";
+        let mark: String = sha2::Sha256::digest(report.as_bytes())
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        format!(
+            "<attachment-{mark} source=\"cmd:ls src\">\n{}\n</attachment-{mark}>\n\ngo",
+            report.trim_end()
+        )
+    });
 }

@@ -54,9 +54,10 @@ impl Attachment {
         }
     }
 
-    /// Its block in the message.
+    /// Its block in the message, marked with the start of its hash.
     fn block(&self) -> String {
-        jp_conversation::attachment::block(&self.source, &self.text)
+        let hash = hex(&sha2::Sha256::digest(self.text.as_bytes()));
+        jp_conversation::attachment::block(&self.source, &self.text, &hash[..16])
     }
 }
 
@@ -129,9 +130,11 @@ impl Gathered {
     }
 }
 
-/// Reads what the `-a` `specs` name, in order (a `cmd:` one runs its
-/// command, see [`command`]; `can_ask` says whether one whose policy asks
-/// may be asked about), then the files `@path` in `message` names.
+/// Reads what the `-a` `specs` name, then the files `@path` in `typed`
+/// (what the user wrote, not what was piped) names, and only then runs
+/// the `cmd:` ones (see [`command`]; `can_ask` says whether one whose
+/// policy asks may be asked about), so that no command runs for a message
+/// refused for a path; the attachments keep the order of `specs`.
 ///
 /// # Errors
 ///
@@ -139,34 +142,53 @@ impl Gathered {
 pub fn gather(
     place: &Place<'_>,
     specs: &[String],
-    message: &str,
+    typed: &str,
     runtime: &tokio::runtime::Runtime,
     can_ask: bool,
 ) -> Result<Gathered, String> {
-    let mut gathered = Gathered::default();
-    for (index, spec) in specs.iter().enumerate() {
-        if let Some(command) = spec.strip_prefix("cmd:") {
-            let command = command.trim();
-            let text = command::run(place, index, command, runtime, can_ask)
-                .map_err(|why| format!("-a cmd:{command}: {why}"))?;
-            gathered.push(Attachment {
-                source: format!("cmd:{command}"),
-                text,
-            });
-            continue;
+    let mut slots: Vec<Gathered> = specs.iter().map(|_| Gathered::default()).collect();
+    for (spec, slot) in specs.iter().zip(&mut slots) {
+        if !spec.starts_with("cmd:") {
+            attach_path(place, spec, slot).map_err(|why| format!("-a {spec}: {why}"))?;
         }
-        attach_path(place, spec, &mut gathered).map_err(|why| format!("-a {spec}: {why}"))?;
     }
-    for mention in mentions(message) {
+    let mut mentioned = Gathered::default();
+    for mention in mentions(typed) {
         let path = place.cwd.join(&mention);
         if !path.is_file() {
             continue;
         }
         let attachment = read_named(place, &path).map_err(|why| format!("@{mention}: {why}"))?;
-        gathered.push(attachment);
+        mentioned.push(attachment);
     }
+    merged(&slots, &mentioned).check_total()?;
+    for (index, spec) in specs.iter().enumerate() {
+        if let Some(command) = spec.strip_prefix("cmd:") {
+            let command = command.trim();
+            let text = command::run(place, index, command, runtime, can_ask)
+                .map_err(|why| format!("-a cmd:{command}: {why}"))?;
+            slots[index].push(Attachment {
+                source: format!("cmd:{command}"),
+                text,
+            });
+        }
+    }
+    let gathered = merged(&slots, &mentioned);
     gathered.check_total()?;
     Ok(gathered)
+}
+
+/// What each `-a` of `slots` attached, in order, then what was
+/// `mentioned`; each source once.
+fn merged(slots: &[Gathered], mentioned: &Gathered) -> Gathered {
+    let mut gathered = Gathered::default();
+    for slot in slots.iter().chain([mentioned]) {
+        for attachment in &slot.attachments {
+            gathered.push(attachment.clone());
+        }
+        gathered.notes.extend(slot.notes.iter().cloned());
+    }
+    gathered
 }
 
 /// The paths `@path` names in `message`: a word that starts with `@`,
@@ -218,6 +240,24 @@ fn attach_found(
     files: &[PathBuf],
     gathered: &mut Gathered,
 ) -> Result<(), String> {
+    let before = gathered.attachments.len();
+    let left_out = gathered.notes.len();
+    attach_each(place, files, gathered)?;
+    if gathered.attachments.len() == before {
+        return Err(format!(
+            "every file it names was left out ({})",
+            gathered.notes[left_out..].join("; ")
+        ));
+    }
+    Ok(())
+}
+
+/// [`attach_found`] for each of `files`.
+fn attach_each(
+    place: &Place<'_>,
+    files: &[PathBuf],
+    gathered: &mut Gathered,
+) -> Result<(), String> {
     if files.len() > MAX_FILES {
         return Err(format!(
             "it names {} files; at most {MAX_FILES} may be attached at once (narrow it)",
@@ -249,7 +289,7 @@ fn attach_found(
 fn read_named(place: &Place<'_>, path: &Path) -> Result<Attachment, String> {
     let rel = inside(place, path)?;
     let shown = shown(&rel);
-    if let Some(why) = secret(place, &shown) {
+    if let Some(why) = secret(place, &shown).or_else(|| internal(&rel).map(str::to_owned)) {
         return Err(format!("refused: {why}"));
     }
     match read_text(&place.root.join(&rel)) {
@@ -283,7 +323,7 @@ fn inside(place: &Place<'_>, path: &Path) -> Result<PathBuf, String> {
 /// because `fs_read_file`'s policy would not read it unattended.
 fn secret(place: &Place<'_>, rel: &str) -> Option<String> {
     if looks_secret(rel) {
-        return Some("it looks like it holds secrets (keys, credentials, .env)".to_owned());
+        return Some(SECRET.to_owned());
     }
     let (_, compiled) = jp_config::tool::effective::effective_policy(
         place.config,
@@ -301,9 +341,26 @@ fn secret(place: &Place<'_>, rel: &str) -> Option<String> {
     })
 }
 
-/// A relative path as `/`-separated text.
+/// Why a file that [`looks_secret`] is not attached.
+pub(crate) const SECRET: &str = "it looks like it holds secrets (keys, credentials, .env)";
+
+/// Why a path (relative to the root) inside git's or jp's own store is not
+/// attached: `.git` (its config can hold tokens in remote URLs) and jp's
+/// conversations.
+pub(crate) fn internal(rel: &Path) -> Option<&'static str> {
+    if rel.components().any(|c| c.as_os_str() == ".git") {
+        return Some(
+            "it is in a .git directory, which may hold credentials (remote URLs with tokens)",
+        );
+    }
+    rel.starts_with(".jp/conversations")
+        .then_some("it is in jp's conversations, which are not part of the project")
+}
+
+/// A relative path as `/`-separated text (`.` components left out).
 fn shown(rel: &Path) -> String {
     rel.components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
         .map(|c| c.as_os_str().to_string_lossy())
         .collect::<Vec<_>>()
         .join("/")
@@ -312,7 +369,7 @@ fn shown(rel: &Path) -> String {
 /// Whether a file at `rel` looks like it holds secrets: environment files,
 /// keys and certificates, credential files, and what is in a directory of
 /// secrets (the places `fs_read_file`'s default policy asks about).
-fn looks_secret(rel: &str) -> bool {
+pub(crate) fn looks_secret(rel: &str) -> bool {
     static SECRET: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(concat!(
             r"(?i)(^|/)\.env(rc|\.[^/]*)?$",
@@ -362,7 +419,15 @@ fn glob_files(place: &Place<'_>, spec: &str) -> Result<Vec<PathBuf>, String> {
         .cwd
         .strip_prefix(&place.root)
         .map_err(|_| "refused: jp runs outside the workspace".to_owned())?;
-    let pattern = shown(&below.join(spec));
+    let written = Path::new(spec);
+    let pattern = if written.is_absolute() {
+        let inside = written
+            .strip_prefix(&place.root)
+            .map_err(|_| "refused: it is outside the workspace".to_owned())?;
+        shown(inside)
+    } else {
+        shown(&below.join(spec))
+    };
     if pattern.split('/').any(|part| part == "..") {
         return Err("refused: a glob cannot climb with `..`; run jp where it starts".to_owned());
     }

@@ -51,9 +51,15 @@ fn a_file_a_directory_and_a_glob_attach_their_text_files() {
             "left out src/logo.png: it is not UTF-8 text",
         ]
     );
-    // From a directory below the root, paths and globs are relative to it.
+    // From a directory below the root, paths and globs are relative to it;
+    // `./` and an absolute glob inside the workspace are read as written.
     let below = Place::new(dir.path(), &dir.path().join("src"), &config);
     let gathered = paths(&below, &["deep/*.rs"], "").unwrap();
+    assert_eq!(sources(&gathered), ["src/deep/a.rs"]);
+    let gathered = paths(&below, &["./*.rs"], "").unwrap();
+    assert_eq!(sources(&gathered), ["src/main.rs"]);
+    let absolute = format!("{}/src/deep/*.rs", place.root.display());
+    let gathered = paths(&place, &[absolute.as_str()], "").unwrap();
     assert_eq!(sources(&gathered), ["src/deep/a.rs"]);
 }
 
@@ -85,6 +91,18 @@ fn what_may_not_be_attached_is_refused_by_name() {
     assert_eq!(
         refused("nope.rs"),
         "-a nope.rs: there is no such file or directory"
+    );
+    std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+    std::fs::write(dir.path().join(".git/config"), "url = https://u:t@h/r").unwrap();
+    assert_eq!(
+        refused(".git/config"),
+        "-a .git/config: refused: it is in a .git directory, which may hold credentials (remote URLs with tokens)"
+    );
+    std::fs::create_dir_all(dir.path().join("keys")).unwrap();
+    std::fs::write(dir.path().join("keys/.env"), "K=1").unwrap();
+    assert_eq!(
+        refused("keys"),
+        "-a keys: every file it names was left out (left out keys/.env: it looks like it holds secrets (keys, credentials, .env))"
     );
     assert_eq!(refused("*.py"), "-a *.py: no file matches");
     assert_eq!(
@@ -175,7 +193,7 @@ fn the_message_carries_each_block_and_the_record_its_hash() {
     };
     assert_eq!(
         compose(std::slice::from_ref(&attachment), "why?"),
-        "<attachment source=\"src/main.rs\">\nfn main() {}\n</attachment>\n\nwhy?"
+        "<attachment-536e506bb90914c2 source=\"src/main.rs\">\nfn main() {}\n</attachment-536e506bb90914c2>\n\nwhy?"
     );
     assert_eq!(
         attachment.record(),
@@ -197,4 +215,18 @@ fn a_command_splits_into_words_as_a_shell_would() {
         command::arguments("  ").unwrap_err(),
         "there is no command after `cmd:`"
     );
+}
+
+#[test]
+fn no_command_runs_for_a_message_refused_for_a_path() {
+    let (dir, config) = files();
+    let place = Place::new(dir.path(), dir.path(), &config);
+    let marker = dir.path().join("ran");
+    let command = format!("cmd:touch {}", marker.display());
+    let error = paths(&place, &[command.as_str(), "src/.env"], "").unwrap_err();
+    assert_eq!(
+        error,
+        "-a src/.env: refused: it looks like it holds secrets (keys, credentials, .env)"
+    );
+    assert!(!marker.exists());
 }

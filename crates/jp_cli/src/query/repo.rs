@@ -118,6 +118,10 @@ fn take(root: &Path) -> Option<RepoState> {
         tracing::debug!("the repository's state is left out: git could not run sandboxed");
         return None;
     }
+    // As around every call of a tool: what a repository's filter driver
+    // would leave in the workspace's guarded files (git's hooks, jp's
+    // config) is put back.
+    let kept = crate::query::tools::kept::Kept::take(root);
     let status = git(
         root,
         &[
@@ -125,12 +129,26 @@ fn take(root: &Path) -> Option<RepoState> {
             "--porcelain=v2",
             "--branch",
             "--untracked-files=normal",
+            "--ignore-submodules=all",
         ],
-    )?;
-    let mut state = parse_status(&status)?;
+    );
+    let subject = status
+        .as_deref()
+        .and_then(parse_status)
+        .filter(|state| state.subject.is_some())
+        .and_then(|_| git(root, &["log", "-1", "--format=%s"]));
+    let restored = kept.restore();
+    if !restored.put_back.is_empty() || !restored.failed.is_empty() {
+        tracing::warn!(
+            put_back = ?restored.put_back,
+            failed = ?restored.failed,
+            "git changed guarded files while jp read the repository's state"
+        );
+        return None;
+    }
+    let mut state = parse_status(&status?)?;
     if state.subject.is_some() {
-        state.subject = git(root, &["log", "-1", "--format=%s"])
-            .map(|out| out.trim_end_matches('\n').to_owned());
+        state.subject = subject.map(|out| out.trim_end_matches('\n').to_owned());
     }
     Some(state)
 }
@@ -180,34 +198,46 @@ fn git(root: &Path, args: &[&str]) -> Option<String> {
         .stderr(Stdio::null());
     let sandbox = jp_llm::tool::Sandbox::from_config(&SandboxConfig::default());
     let _confinement = sandbox.apply(&mut command, root).ok()?;
-    let mut child = command.into_std().spawn().ok()?;
+    let mut command = command.into_std();
+    // Its own process group, so that whatever it starts (a filter driver)
+    // ends with it.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command.spawn().ok()?;
+    let group = rustix::process::Pid::from_child(&child);
     let mut stdout = child.stdout.take()?;
-    let reader = std::thread::spawn(move || {
+    let (sender, read) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
         let mut out = Vec::new();
-        let read = (&mut stdout).take(MAX_OUTPUT).read_to_end(&mut out);
+        let result = (&mut stdout).take(MAX_OUTPUT).read_to_end(&mut out);
         // Whatever is beyond the bound is drained, so git is not blocked.
         let _ = std::io::copy(&mut stdout, &mut std::io::sink());
-        read.ok().map(|_| out)
+        let _ = sender.send(result.ok().map(|_| out));
     });
     let started = Instant::now();
     let status = loop {
         match child.try_wait() {
-            Ok(Some(status)) => break status,
+            Ok(Some(status)) => break Some(status),
             Ok(None) if started.elapsed() < DEADLINE => {
                 std::thread::sleep(Duration::from_millis(2));
             }
             _ => {
-                let _ = child.kill();
-                let _ = child.wait();
                 tracing::debug!(
                     ?args,
                     "git took too long; the repository's state is left out"
                 );
-                return None;
+                break None;
             }
         }
     };
-    let out = reader.join().ok()??;
+    // Nothing it started outlives it (the group's leader may be gone, and
+    // the group with it: then there is nothing to kill).
+    let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+    let _ = child.kill();
+    let _ = child.wait();
+    let status = status?;
+    // A process that left the group and holds the pipe open keeps the
+    // reader waiting: it is not waited for.
+    let out = read.recv_timeout(Duration::from_millis(200)).ok()??;
     status
         .success()
         .then(|| String::from_utf8_lossy(&out).into_owned())

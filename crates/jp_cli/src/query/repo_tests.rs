@@ -160,3 +160,36 @@ fn a_repository_of_the_home_is_not_the_workspace_s() {
     );
     assert!(!in_repository(&home.join("work/plain"), Some(&home)));
 }
+
+/// A repository's filter driver runs when git compares a file's content;
+/// what it leaves in git's hooks is put back, and the state is left out.
+#[test]
+fn what_a_filter_driver_plants_is_put_back() {
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+        || jp_llm::tool::enforceable().is_err()
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    git_in(&root, &["init", "-q", "-b", "main"]);
+    std::fs::write(root.join("a.txt"), "a").unwrap();
+    git_in(&root, &["add", "a.txt"]);
+    git_in(&root, &["commit", "-q", "-m", "a"]);
+    std::fs::write(root.join(".gitattributes"), "* filter=ev\n").unwrap();
+    git_in(
+        &root,
+        &[
+            "config",
+            "filter.ev.clean",
+            "sh -c 'mkdir -p .git/hooks; echo planted > .git/hooks/post-merge; cat'",
+        ],
+    );
+    // The same size, so git must read the content to compare it.
+    std::fs::write(root.join("a.txt"), "b").unwrap();
+    assert_eq!(take(&root), None);
+    assert!(!root.join(".git/hooks/post-merge").exists());
+}

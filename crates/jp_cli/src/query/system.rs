@@ -105,6 +105,10 @@ pub enum FileProblem {
     /// Not a regular file.
     #[error("it is not a file")]
     NotAFile,
+    /// It is (or leads to) a file that may hold secrets, or one in git's
+    /// or jp's own store: its text is not sent.
+    #[error("it leads to {0}: {1}; jp does not send it")]
+    Secret(String, &'static str),
     /// Too large to send as instructions.
     #[error(
         "it is {bytes} bytes; the most an instruction file may hold is {MAX_INSTRUCTION_FILE_BYTES}"
@@ -250,8 +254,17 @@ fn read_instruction_file(root: &Path, path: &str) -> Result<InstructionFile, Fil
         .join(relative)
         .canonicalize()
         .map_err(FileProblem::Unreadable)?;
-    if !file.starts_with(&root) {
+    let Ok(rel) = file.strip_prefix(&root) else {
         return Err(FileProblem::Outside);
+    };
+    // A file a repository commits can be a link to its own `.env` or
+    // `.git/config`: where it leads is checked as an attachment is.
+    let shown = rel.to_string_lossy();
+    if let Some(why) = super::attach::looks_secret(&shown)
+        .then_some(super::attach::SECRET)
+        .or_else(|| super::attach::internal(rel))
+    {
+        return Err(FileProblem::Secret(shown.into_owned(), why));
     }
     let meta = std::fs::metadata(&file).map_err(FileProblem::Unreadable)?;
     if !meta.is_file() {
@@ -266,6 +279,9 @@ fn read_instruction_file(root: &Path, path: &str) -> Result<InstructionFile, Fil
         return Err(FileProblem::TooLarge {
             bytes: bytes.len() as u64,
         });
+    }
+    if bytes.contains(&0) {
+        return Err(FileProblem::NotText);
     }
     let text = String::from_utf8(bytes).map_err(|_| FileProblem::NotText)?;
     Ok(InstructionFile { path: file, text })

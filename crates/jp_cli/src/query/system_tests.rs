@@ -258,3 +258,37 @@ fn the_default_prompt_says_the_repository_state() {
         "a system_prompt of the user's replaces it all"
     );
 }
+
+#[test]
+fn an_instruction_file_that_leads_to_a_secret_is_not_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join(".env"), "AWS_SECRET_ACCESS_KEY=x").unwrap();
+    std::fs::write(root.join(".git/config"), "url = https://u:t@h/r").unwrap();
+    std::os::unix::fs::symlink(".env", root.join("AGENTS.md")).unwrap();
+    std::os::unix::fs::symlink(".git/config", root.join("CLAUDE.md")).unwrap();
+    let facts = facts(&root);
+    assert_eq!(
+        system_prompt(&assistant(None, &[], &[]), &facts)
+            .unwrap_err()
+            .to_string(),
+        "AGENTS.md (read as the project's instructions; `assistant.agents_md = false` turns that off): \
+         it leads to .env: it looks like it holds secrets (keys, credentials, .env); jp does not send it"
+    );
+    let mut listed = assistant(None, &[], &["CLAUDE.md"]);
+    listed.agents_md = false;
+    assert_eq!(
+        system_prompt(&listed, &facts).unwrap_err().to_string(),
+        "assistant.instruction_files[0] (CLAUDE.md): it leads to .git/config: it is in a .git directory, \
+         which may hold credentials (remote URLs with tokens); jp does not send it"
+    );
+    std::fs::remove_file(root.join("AGENTS.md")).unwrap();
+    std::fs::write(root.join("AGENTS.md"), "a\0b").unwrap();
+    assert_eq!(
+        system_prompt(&assistant(None, &[], &[]), &facts)
+            .unwrap_err()
+            .to_string(),
+        "AGENTS.md (read as the project's instructions; `assistant.agents_md = false` turns that off): it is not UTF-8 text"
+    );
+}
