@@ -138,7 +138,9 @@ impl Init {
             outln!(
                 "  instructions: AGENTS.md created; say there how to build and test this project (jp reads it into every query)"
             );
-        } else if has_agents_md {
+        } else if cwd.join(AGENTS_MD).is_file() {
+            // One that is not a file (a dangling link) is left alone and
+            // not said to be read.
             outln!("  instructions: AGENTS.md (jp reads it into every query)");
         }
         outln!("Try it offline: jp query --model scripted/demo \"add a hello() to src/lib.rs\"");
