@@ -1,0 +1,482 @@
+//! `jp policy replay`: every tool call recorded in a conversation decided
+//! again, without running anything, under the config as it is ("now") and
+//! with the `--cfg` changes on top ("with the change"); the calls whose
+//! decision would change are listed, and the exit code says whether any
+//! would become less strict, so a policy change can be gated in CI.
+//!
+//! A call is decided as a query's [`Judge`] decides it once its arguments
+//! are complete (the policy, then what holds a call back: no kernel
+//! sandbox, no workspace), with no one to answer and no session approval,
+//! and then, as right before it would run, by the stateful policies
+//! (`conversation.policies`) told the conversation up to that point.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use jp_config::AppConfig;
+use jp_config::load::Loaded;
+use jp_conversation::{
+    Conversation, ConversationEvent, EventKind, ResponseStatus, ToolCallRequest,
+};
+use jp_policy::Mode;
+use serde_json::{Map, Value};
+
+use crate::cmd::format::Format;
+use crate::ctx::{Ctx, print_load_error};
+use crate::exit;
+use crate::ledger::Ledger;
+use crate::query::decision::{Decided, Verdict};
+use crate::query::tools::judge::Judge;
+use crate::stateful::StatefulPolicies;
+
+/// What a call comes to, in strictness order ([`Kind::rank`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// It runs without asking.
+    Unattended,
+    /// The user is asked first.
+    Ask,
+    /// The arguments open in an editor first.
+    Edit,
+    /// The policy skips it.
+    Skip,
+    /// A stateful policy denies it.
+    Declined,
+    /// It cannot run: no such tool, or arguments that do not fit it.
+    Refused,
+}
+
+impl Kind {
+    /// How strict: `unattended` < `ask` < `edit` (as the policy modes are
+    /// ordered, architecture decision 5) < not run (`skip`, `declined`,
+    /// `refused` alike: the call does not run).
+    #[must_use]
+    pub const fn rank(self) -> u8 {
+        match self {
+            Self::Unattended => 0,
+            Self::Ask => 1,
+            Self::Edit => 2,
+            Self::Skip | Self::Declined | Self::Refused => 3,
+        }
+    }
+
+    /// The word the output uses.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Unattended => "unattended",
+            Self::Ask => "ask",
+            Self::Edit => "edit",
+            Self::Skip => "skip",
+            Self::Declined => "declined",
+            Self::Refused => "refused",
+        }
+    }
+
+    const fn of(mode: Mode) -> Self {
+        match mode {
+            Mode::Unattended => Self::Unattended,
+            Mode::Ask => Self::Ask,
+            Mode::Edit => Self::Edit,
+            Mode::Skip => Self::Skip,
+        }
+    }
+}
+
+/// What a call comes to under one config, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub kind: Kind,
+    pub reason: String,
+}
+
+/// How a call's decision changes with the change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// The same decision.
+    Unchanged,
+    /// Stricter: runs less freely.
+    Stricter,
+    /// Less strict: runs more freely.
+    LessStrict,
+    /// Another decision that is as strict (`skip` and `declined`: it
+    /// still does not run).
+    AsStrict,
+}
+
+impl Change {
+    /// The change from `now` to `with`.
+    #[must_use]
+    pub fn of(now: Kind, with: Kind) -> Self {
+        use std::cmp::Ordering;
+        match with.rank().cmp(&now.rank()) {
+            Ordering::Greater => Self::Stricter,
+            Ordering::Less => Self::LessStrict,
+            Ordering::Equal if now == with => Self::Unchanged,
+            Ordering::Equal => Self::AsStrict,
+        }
+    }
+
+    const fn as_str(self) -> &'static str {
+        match self {
+            Self::Unchanged => "unchanged",
+            Self::Stricter => "stricter",
+            Self::LessStrict => "less_strict",
+            Self::AsStrict => "as_strict",
+        }
+    }
+}
+
+/// One recorded call decided again under both configs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replayed {
+    /// The turn it was made in, as `jp conversation show` numbers them.
+    pub turn: usize,
+    pub id: String,
+    pub tool: String,
+    /// The arguments decided on: those it ran with, when the user edited
+    /// them, else those the model sent.
+    pub arguments: Map<String, Value>,
+    pub now: Outcome,
+    pub with: Outcome,
+}
+
+impl Replayed {
+    #[must_use]
+    pub fn change(&self) -> Change {
+        Change::of(self.now.kind, self.with.kind)
+    }
+
+    /// The line for a call whose decision changes.
+    #[must_use]
+    pub fn line(&self) -> String {
+        let args = self
+            .arguments
+            .iter()
+            .map(|(key, value)| format!("{key}: {value}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        jp_term::printer::sanitize(&format!(
+            "turn {} · call {} {}({}) : {} → {} ({})",
+            self.turn,
+            self.id,
+            self.tool,
+            jp_term::printer::cut(&args, 80),
+            self.now.kind.as_str(),
+            self.with.kind.as_str(),
+            self.with.reason
+        ))
+        .into_owned()
+    }
+}
+
+/// How many calls changed which way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub calls: usize,
+    pub stricter: usize,
+    pub less_strict: usize,
+    pub as_strict: usize,
+    pub unchanged: usize,
+}
+
+impl Summary {
+    #[must_use]
+    pub fn of(calls: &[Replayed]) -> Self {
+        let mut out = Self {
+            calls: calls.len(),
+            ..Self::default()
+        };
+        for call in calls {
+            match call.change() {
+                Change::Unchanged => out.unchanged += 1,
+                Change::Stricter => out.stricter += 1,
+                Change::LessStrict => out.less_strict += 1,
+                Change::AsStrict => out.as_strict += 1,
+            }
+        }
+        out
+    }
+
+    /// `12 calls re-decided: 2 stricter, 1 less strict, 9 unchanged`.
+    #[must_use]
+    pub fn line(&self) -> String {
+        let as_strict = if self.as_strict == 0 {
+            String::new()
+        } else {
+            format!(", {} as strict for another reason", self.as_strict)
+        };
+        format!(
+            "{} {} re-decided: {} stricter, {} less strict{as_strict}, {} unchanged",
+            self.calls,
+            if self.calls == 1 { "call" } else { "calls" },
+            self.stricter,
+            self.less_strict,
+            self.unchanged
+        )
+    }
+
+    /// 1 when a call would become less strict, else 0.
+    #[must_use]
+    pub fn exit_code(&self) -> u8 {
+        u8::from(self.less_strict > 0)
+    }
+}
+
+/// A recorded call to decide again: where it is, the turn it is in, and
+/// the request with the arguments it ran with.
+struct Recorded {
+    turn: usize,
+    call: ToolCallRequest,
+    /// How many of the events before it count as its history: those
+    /// before its response (before it when it has none), as the stateful
+    /// policies knew them right before it would run.
+    before: usize,
+}
+
+/// The calls recorded in `events`, in order.
+fn recorded_calls(events: &[ConversationEvent]) -> Vec<Recorded> {
+    let mut out = Vec::new();
+    let mut turn = 0;
+    for (index, event) in events.iter().enumerate() {
+        match &event.kind {
+            EventKind::TurnStart => turn += 1,
+            EventKind::ToolCallRequest(call) => {
+                let response = events[index + 1..]
+                    .iter()
+                    .enumerate()
+                    .find_map(|(at, e)| match &e.kind {
+                        EventKind::ToolCallResponse(r) if r.id == call.id => Some((at, r)),
+                        _ => None,
+                    });
+                let edited = response
+                    .and_then(|(_, r)| r.ran.as_ref())
+                    .and_then(|ran| ran.arguments.clone());
+                let call = match edited {
+                    Some(arguments) => {
+                        ToolCallRequest::new(call.id.clone(), call.name.clone(), arguments)
+                    }
+                    None => call.clone(),
+                };
+                out.push(Recorded {
+                    turn: turn.max(1),
+                    call,
+                    before: response.map_or(index, |(at, _)| index + 1 + at),
+                });
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Decides `call` under `config` (whose judge is `judge`), the stateful
+/// policies told `history`.
+fn decide(
+    config: &AppConfig,
+    judge: &Judge<'_>,
+    call: &ToolCallRequest,
+    history: &[ConversationEvent],
+) -> Result<Outcome, crate::error::Error> {
+    let name = call.name.as_str();
+    let note = |note: String| {
+        note.strip_prefix(&format!("{name}: "))
+            .map_or_else(|| note.clone(), str::to_owned)
+    };
+    let outcome = match judge.decide_after(call, true, None) {
+        Decided::Ask(ask) => Outcome {
+            kind: Kind::of(ask.mode()),
+            reason: ask.why().to_owned(),
+        },
+        Decided::Now(Verdict::Run { mode, reason, .. }) => Outcome {
+            kind: Kind::of(mode),
+            reason,
+        },
+        Decided::Now(Verdict::NotRun { response, note: n }) => Outcome {
+            kind: if response.status == ResponseStatus::Skipped {
+                Kind::Skip
+            } else {
+                Kind::Refused
+            },
+            reason: note(n),
+        },
+    };
+    if matches!(outcome.kind, Kind::Skip | Kind::Refused) || config.conversation.policies.is_empty()
+    {
+        return Ok(outcome);
+    }
+    let stateful = StatefulPolicies::replayed(
+        config,
+        judge.workspace().clone(),
+        judge.stateful().resolved().clone(),
+        history,
+    )?;
+    let arguments = call.arguments().ok().cloned().unwrap_or_default();
+    Ok(match stateful.check(name, &arguments, false) {
+        Some(denial) => Outcome {
+            kind: Kind::Declined,
+            reason: format!("denied by {}: {}", denial.policy, denial.reason),
+        },
+        None => outcome,
+    })
+}
+
+/// Every call of `conversation` decided again under `now` and `with`.
+fn replay(
+    conversation: &Conversation,
+    ledger: &Ledger,
+    root: &Path,
+    now: &AppConfig,
+    with: &AppConfig,
+) -> Result<Vec<Replayed>, crate::error::Error> {
+    let events = &conversation.events;
+    // Only what this user's jp recorded here, outside turns taken back,
+    // is history (as for a query: `Ledger::our_events`).
+    let ours = ledger.ours(conversation);
+    let live = jp_conversation::view::live(events, Some(&ours));
+    let counted: Vec<usize> = (0..events.len())
+        .filter(|&i| ours.get(i).copied().unwrap_or(false) && live[i])
+        .collect();
+    let history: Vec<ConversationEvent> = counted.iter().map(|&i| events[i].clone()).collect();
+    let judge_now = Judge::new(now, root);
+    let judge_with = Judge::new(with, root);
+    recorded_calls(events)
+        .into_iter()
+        .map(|recorded| {
+            let known = &history[..counted.partition_point(|&i| i < recorded.before)];
+            let call = &recorded.call;
+            Ok(Replayed {
+                turn: recorded.turn,
+                id: call.id.clone(),
+                tool: call.name.clone(),
+                arguments: call.received_arguments().clone(),
+                now: decide(now, &judge_now, call, known)?,
+                with: decide(with, &judge_with, call, known)?,
+            })
+        })
+        .collect()
+}
+
+/// `jp policy replay [ID]`.
+pub fn run(ctx: &Ctx, id: Option<String>, format: Format) -> Result<ExitCode, crate::error::Error> {
+    if ctx.assignments.is_empty() {
+        jp_term::errln!(
+            "error: give the change to replay under with --cfg (`--cfg @new.toml` or `--cfg KEY=VALUE`)"
+        );
+        return Ok(exit::USAGE.into());
+    }
+    let place = match crate::place::Place::of(ctx) {
+        Ok(place) => crate::place::settle(place),
+        Err(why) => {
+            jp_term::errln!("error: {why}");
+            return Ok(exit::USAGE.into());
+        }
+    };
+    let root = place.root().to_path_buf();
+    let store = place.store()?;
+    let ledger = Ledger::new(&root);
+    let id = match id.map(|id| crate::conversation::resolve(&store, &id, true)) {
+        Some(Ok(id)) => Some(id),
+        Some(Err(code)) => return Ok(code),
+        None => crate::conversation::active_id(&store, &ledger),
+    };
+    let conversation = match id
+        .ok_or(jp_conversation::StoreError::NoActive)
+        .and_then(|id| store.load(&id))
+    {
+        Ok(conversation) => conversation,
+        Err(
+            error @ (jp_conversation::StoreError::NotFound(_)
+            | jp_conversation::StoreError::BadId(_)
+            | jp_conversation::StoreError::NoActive),
+        ) => {
+            jp_term::errln!("error: {error}");
+            return Ok(exit::USAGE.into());
+        }
+        Err(error) => return Err(error.into()),
+    };
+    crate::conversation::warn_torn(&conversation);
+    let Some((now, with)) = configs(ctx, &conversation, &ledger, &root) else {
+        return Ok(exit::USAGE.into());
+    };
+    let calls = replay(&conversation, &ledger, &root, &now.config, &with.config)?;
+    let summary = Summary::of(&calls);
+    match format {
+        Format::Text => {
+            for call in calls.iter().filter(|c| c.change() != Change::Unchanged) {
+                jp_term::outln!("{}", call.line());
+            }
+            jp_term::outln!("{}", summary.line());
+        }
+        Format::Json => print_json(&conversation.id, &calls, &summary)?,
+    }
+    Ok(summary.exit_code().into())
+}
+
+/// The config as a query continuing `conversation` would load it without
+/// the `--cfg` layers ("now"), and with them: each the files, the
+/// environment and the conversation's recorded config changes (authorized
+/// against it); `None` when either does not load (said on stderr).
+fn configs(
+    ctx: &Ctx,
+    conversation: &Conversation,
+    ledger: &Ledger,
+    root: &Path,
+) -> Option<(Loaded, Loaded)> {
+    let without = Ctx {
+        assignments: Vec::new(),
+        ..ctx.clone()
+    };
+    let log = crate::recorded::log_name(root, &conversation.id, &ctx.cwd);
+    let load = |ctx: &Ctx, base: Result<Loaded, _>| {
+        let loaded = base.and_then(|base: Loaded| {
+            let authorized =
+                crate::conversation::conversation_deltas(conversation, &base.config, ledger);
+            crate::recorded::warn(&log, &authorized.refused);
+            ctx.load_with(authorized.layers)
+        });
+        loaded.map_err(|error| print_load_error(&error)).ok()
+    };
+    // The flags' config first: its warnings (those of the files too) are
+    // said once.
+    let with = load(ctx, ctx.load())?;
+    let now = load(&without, jp_config::load::load(&without.load_options()))?;
+    Some((now, with))
+}
+
+/// The replay as one JSON document (docs/policies.md describes it).
+fn print_json(id: &str, calls: &[Replayed], summary: &Summary) -> Result<(), serde_json::Error> {
+    let outcome =
+        |o: &Outcome| serde_json::json!({ "decision": o.kind.as_str(), "reason": o.reason });
+    let calls: Vec<Value> = calls
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "turn": c.turn,
+                "id": c.id,
+                "tool": c.tool,
+                "arguments": c.arguments,
+                "now": outcome(&c.now),
+                "with_change": outcome(&c.with),
+                "change": c.change().as_str(),
+            })
+        })
+        .collect();
+    let out = serde_json::json!({
+        "conversation": id,
+        "calls": calls,
+        "summary": {
+            "calls": summary.calls,
+            "stricter": summary.stricter,
+            "less_strict": summary.less_strict,
+            "as_strict": summary.as_strict,
+            "unchanged": summary.unchanged,
+        },
+    });
+    jp_term::printer::stdout_json(&serde_json::to_string_pretty(&out)?);
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "replay_tests.rs"]
+mod tests;
