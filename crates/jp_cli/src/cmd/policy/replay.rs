@@ -15,10 +15,11 @@ use std::process::ExitCode;
 
 use jp_config::AppConfig;
 use jp_config::load::Loaded;
+use jp_config::tool::effective::effective_policy;
 use jp_conversation::{
     Conversation, ConversationEvent, EventKind, ResponseStatus, ToolCallRequest,
 };
-use jp_policy::Mode;
+use jp_policy::{Mode, PolicyField};
 use serde_json::{Map, Value};
 
 use crate::cmd::format::Format;
@@ -44,19 +45,23 @@ pub enum Kind {
     Declined,
     /// It cannot run: no such tool, or arguments that do not fit it.
     Refused,
+    /// Its arguments were cut short (jp stopped the stream) before they
+    /// decided it: what the rest would have decided cannot be told.
+    Undecided,
 }
 
 impl Kind {
     /// How strict: `unattended` < `ask` < `edit` (as the policy modes are
     /// ordered, architecture decision 5) < not run (`skip`, `declined`,
-    /// `refused` alike: the call does not run).
+    /// `refused` alike: the call does not run); `None` for `undecided`.
     #[must_use]
-    pub const fn rank(self) -> u8 {
+    pub const fn rank(self) -> Option<u8> {
         match self {
-            Self::Unattended => 0,
-            Self::Ask => 1,
-            Self::Edit => 2,
-            Self::Skip | Self::Declined | Self::Refused => 3,
+            Self::Unattended => Some(0),
+            Self::Ask => Some(1),
+            Self::Edit => Some(2),
+            Self::Skip | Self::Declined | Self::Refused => Some(3),
+            Self::Undecided => None,
         }
     }
 
@@ -70,6 +75,7 @@ impl Kind {
             Self::Skip => "skip",
             Self::Declined => "declined",
             Self::Refused => "refused",
+            Self::Undecided => "undecided",
         }
     }
 
@@ -102,6 +108,8 @@ pub enum Change {
     /// Another decision that is as strict (`skip` and `declined`: it
     /// still does not run).
     AsStrict,
+    /// One side is `undecided`, the other not: it may be either.
+    CannotTell,
 }
 
 impl Change {
@@ -109,10 +117,15 @@ impl Change {
     #[must_use]
     pub fn of(now: Kind, with: Kind) -> Self {
         use std::cmp::Ordering;
-        match with.rank().cmp(&now.rank()) {
+        if now == with {
+            return Self::Unchanged;
+        }
+        let (Some(now), Some(with)) = (now.rank(), with.rank()) else {
+            return Self::CannotTell;
+        };
+        match with.cmp(&now) {
             Ordering::Greater => Self::Stricter,
             Ordering::Less => Self::LessStrict,
-            Ordering::Equal if now == with => Self::Unchanged,
             Ordering::Equal => Self::AsStrict,
         }
     }
@@ -123,6 +136,7 @@ impl Change {
             Self::Stricter => "stricter",
             Self::LessStrict => "less_strict",
             Self::AsStrict => "as_strict",
+            Self::CannotTell => "cannot_tell",
         }
     }
 }
@@ -177,6 +191,7 @@ pub struct Summary {
     pub stricter: usize,
     pub less_strict: usize,
     pub as_strict: usize,
+    pub cannot_tell: usize,
     pub unchanged: usize,
 }
 
@@ -193,6 +208,7 @@ impl Summary {
                 Change::Stricter => out.stricter += 1,
                 Change::LessStrict => out.less_strict += 1,
                 Change::AsStrict => out.as_strict += 1,
+                Change::CannotTell => out.cannot_tell += 1,
             }
         }
         out
@@ -206,8 +222,16 @@ impl Summary {
         } else {
             format!(", {} as strict for another reason", self.as_strict)
         };
+        let cannot_tell = if self.cannot_tell == 0 {
+            String::new()
+        } else {
+            format!(
+                ", {} cannot be told (arguments cut short)",
+                self.cannot_tell
+            )
+        };
         format!(
-            "{} {} re-decided: {} stricter, {} less strict{as_strict}, {} unchanged",
+            "{} {} re-decided: {} stricter, {} less strict{as_strict}{cannot_tell}, {} unchanged",
             self.calls,
             if self.calls == 1 { "call" } else { "calls" },
             self.stricter,
@@ -216,10 +240,11 @@ impl Summary {
         )
     }
 
-    /// 1 when a call would become less strict, else 0.
+    /// 1 when a call would become less strict, or may (it cannot be told:
+    /// fail closed), else 0.
     #[must_use]
     pub fn exit_code(&self) -> u8 {
-        u8::from(self.less_strict > 0)
+        u8::from(self.less_strict + self.cannot_tell > 0)
     }
 }
 
@@ -232,6 +257,9 @@ struct Recorded {
     /// before its response (before it when it has none), as the stateful
     /// policies knew them right before it would run.
     before: usize,
+    /// Whether jp stopped the stream before its arguments were complete
+    /// (it was decided on those that had arrived).
+    cut: bool,
 }
 
 /// The calls recorded in `events`, in order.
@@ -258,10 +286,15 @@ fn recorded_calls(events: &[ConversationEvent]) -> Vec<Recorded> {
                     }
                     None => call.clone(),
                 };
+                let cut = call.error().is_some()
+                    && events.iter().any(|e| {
+                        matches!(&e.kind, EventKind::StreamStopped { call_id, .. } if *call_id == call.id)
+                    });
                 out.push(Recorded {
                     turn: turn.max(1),
                     call,
                     before: response.map_or(index, |(at, _)| index + 1 + at),
+                    cut,
                 });
             }
             _ => {}
@@ -270,8 +303,24 @@ fn recorded_calls(events: &[ConversationEvent]) -> Vec<Recorded> {
     out
 }
 
+/// What a verdict that does not run a call of `name` comes to.
+fn not_run(name: &str, response: &jp_conversation::ToolCallResponse, note: &str) -> Outcome {
+    Outcome {
+        kind: if response.status == ResponseStatus::Skipped {
+            Kind::Skip
+        } else {
+            Kind::Refused
+        },
+        reason: note
+            .strip_prefix(&format!("{name}: "))
+            .unwrap_or(note)
+            .to_owned(),
+    }
+}
+
 /// Decides `call` under `config` (whose judge is `judge`), the stateful
-/// policies told `history`.
+/// policies told `history`: as a query decides it once its arguments are
+/// complete, with no one to answer and no session approval.
 fn decide(
     config: &AppConfig,
     judge: &Judge<'_>,
@@ -279,10 +328,6 @@ fn decide(
     history: &[ConversationEvent],
 ) -> Result<Outcome, crate::error::Error> {
     let name = call.name.as_str();
-    let note = |note: String| {
-        note.strip_prefix(&format!("{name}: "))
-            .map_or_else(|| note.clone(), str::to_owned)
-    };
     let outcome = match judge.decide_after(call, true, None) {
         Decided::Ask(ask) => Outcome {
             kind: Kind::of(ask.mode()),
@@ -292,16 +337,82 @@ fn decide(
             kind: Kind::of(mode),
             reason,
         },
-        Decided::Now(Verdict::NotRun { response, note: n }) => Outcome {
-            kind: if response.status == ResponseStatus::Skipped {
-                Kind::Skip
-            } else {
-                Kind::Refused
+        Decided::Now(Verdict::NotRun { response, note }) => not_run(name, &response, &note),
+    };
+    let arguments = call.arguments().ok().cloned().unwrap_or_default();
+    stateful(config, judge, name, (&arguments, false), history, outcome)
+}
+
+/// Decides `call`, whose arguments were cut short when jp stopped the
+/// stream, on the top-level arguments that had arrived, as the streaming
+/// decision does ([`Judge::early`]); `undecided` when they do not decide
+/// it under `config`.
+fn decide_cut(
+    config: &AppConfig,
+    judge: &Judge<'_>,
+    call: &ToolCallRequest,
+    history: &[ConversationEvent],
+) -> Result<Outcome, crate::error::Error> {
+    let name = call.name.as_str();
+    if let Some(Verdict::NotRun { response, note }) = judge.not_offered(&call.id, name) {
+        return Ok(not_run(name, &response, &note));
+    }
+    let arrived = call.received_arguments();
+    let policy = effective_policy(config, name, PolicyField::Run).and_then(|(_, c)| c.policy);
+    let Some(decision) = policy.and_then(|p| streamed(p, arrived, judge.workspace())) else {
+        return Ok(Outcome {
+            kind: Kind::Undecided,
+            reason: "its arguments were cut short (jp stopped the stream) before they decided it"
+                .to_owned(),
+        });
+    };
+    let known = |key: &str| arrived.get(key).cloned();
+    let outcome = match judge.early(&call.id, name, decision, true, &known) {
+        Ok(decision) => Outcome {
+            kind: Kind::of(decision.mode),
+            reason: decision.reason,
+        },
+        Err(verdict) => match *verdict {
+            Verdict::NotRun { response, note } => not_run(name, &response, &note),
+            Verdict::Run { mode, reason, .. } => Outcome {
+                kind: Kind::of(mode),
+                reason,
             },
-            reason: note(n),
         },
     };
-    if matches!(outcome.kind, Kind::Skip | Kind::Refused) || config.conversation.policies.is_empty()
+    stateful(config, judge, name, (arrived, true), history, outcome)
+}
+
+/// What `policy` decides while a call streams once the top-level
+/// `arguments` (in their order) are complete, if it decides.
+fn streamed(
+    policy: jp_policy::Policy,
+    arguments: &Map<String, Value>,
+    workspace: &jp_policy::Workspace,
+) -> Option<jp_policy::Decision> {
+    let mut state = jp_policy::StreamingPolicyState::new(std::sync::Arc::new(policy));
+    if let Some(decision) = state.decision() {
+        return Some(decision.clone());
+    }
+    arguments
+        .iter()
+        .find_map(|(key, value)| state.parameter_done(key, value, workspace).cloned())
+}
+
+/// `outcome`, unless the stateful policies of `config`, told `history`,
+/// deny the call of `name` with `arguments` (`partial`: only those that
+/// arrived of a call cut short) as it would start: a call that runs or is
+/// put to the user is declined then.
+fn stateful(
+    config: &AppConfig,
+    judge: &Judge<'_>,
+    name: &str,
+    (arguments, partial): (&Map<String, Value>, bool),
+    history: &[ConversationEvent],
+    outcome: Outcome,
+) -> Result<Outcome, crate::error::Error> {
+    if matches!(outcome.kind, Kind::Skip | Kind::Refused | Kind::Undecided)
+        || config.conversation.policies.is_empty()
     {
         return Ok(outcome);
     }
@@ -311,8 +422,7 @@ fn decide(
         judge.stateful().resolved().clone(),
         history,
     )?;
-    let arguments = call.arguments().ok().cloned().unwrap_or_default();
-    Ok(match stateful.check(name, &arguments, false) {
+    Ok(match stateful.check(name, arguments, partial) {
         Some(denial) => Outcome {
             kind: Kind::Declined,
             reason: format!("denied by {}: {}", denial.policy, denial.reason),
@@ -345,6 +455,7 @@ fn replay(
         .map(|recorded| {
             let known = &history[..counted.partition_point(|&i| i < recorded.before)];
             let call = &recorded.call;
+            let decide = if recorded.cut { decide_cut } else { decide };
             Ok(Replayed {
                 turn: recorded.turn,
                 id: call.id.clone(),
@@ -470,6 +581,7 @@ fn print_json(id: &str, calls: &[Replayed], summary: &Summary) -> Result<(), ser
             "stricter": summary.stricter,
             "less_strict": summary.less_strict,
             "as_strict": summary.as_strict,
+            "cannot_tell": summary.cannot_tell,
             "unchanged": summary.unchanged,
         },
     });

@@ -31,7 +31,10 @@ fn strictness_runs_from_unattended_through_ask_and_edit_to_not_run() {
     use Kind::*;
     let order = [Unattended, Ask, Edit, Skip];
     for pair in order.windows(2) {
-        assert!(pair[0].rank() < pair[1].rank(), "{pair:?}");
+        assert!(
+            pair[0].rank().unwrap() < pair[1].rank().unwrap(),
+            "{pair:?}"
+        );
     }
     // Every way of not running is as strict as another.
     assert_eq!(Skip.rank(), Declined.rank());
@@ -48,6 +51,10 @@ fn a_change_is_stricter_less_strict_as_strict_or_none() {
     assert_eq!(Change::of(Skip, Edit), Change::LessStrict);
     assert_eq!(Change::of(Skip, Declined), Change::AsStrict);
     assert_eq!(Change::of(Ask, Ask), Change::Unchanged);
+    // Arguments cut short that do not decide a call under one config.
+    assert_eq!(Change::of(Ask, Undecided), Change::CannotTell);
+    assert_eq!(Change::of(Undecided, Skip), Change::CannotTell);
+    assert_eq!(Change::of(Undecided, Undecided), Change::Unchanged);
 }
 
 #[test]
@@ -79,6 +86,13 @@ fn the_summary_counts_each_way_and_exits_1_only_when_less_strict() {
     assert_eq!(
         summary.line(),
         "2 calls re-decided: 0 stricter, 1 less strict, 1 as strict for another reason, 0 unchanged"
+    );
+    assert_eq!(summary.exit_code(), 1);
+    // What cannot be told may be less strict: it fails the gate.
+    let summary = Summary::of(&[replayed(Kind::Ask, Kind::Undecided)]);
+    assert_eq!(
+        summary.line(),
+        "1 call re-decided: 0 stricter, 0 less strict, 1 cannot be told (arguments cut short), 0 unchanged"
     );
     assert_eq!(summary.exit_code(), 1);
     assert_eq!(
