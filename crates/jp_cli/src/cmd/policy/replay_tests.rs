@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used)]
+
 use jp_conversation::{
     ConversationEvent, EventKind, RanWith, ResponseStatus, ToolCallRequest, ToolCallResponse,
 };
