@@ -9,7 +9,8 @@
 mod common;
 
 use common::Workspace;
-use common::query::initialized;
+use common::providers::{text_reply, tool_reply};
+use common::query::{initialized, query_command};
 use serde_json::json;
 
 /// Turn 1 reads a file and creates one under `src/` (both unattended by
@@ -222,6 +223,40 @@ parts = [{ text = "Done." }]
         ),
         "{run:?}"
     );
+}
+
+/// A call of an MCP tool a wildcard entry offers: the server is started to
+/// learn its tools (none is called), so the entry's policy decides it.
+#[test]
+fn a_call_of_an_mcp_tool_is_decided_by_its_servers_entry() {
+    let ws = common::mcp::workspace(
+        "",
+        "[conversation.tools.'test.*']\nsource = \"mcp.test\"\npolicy.run = \"unattended\"\n",
+    );
+    let server = jp_test_server::TestServer::start(vec![
+        tool_reply("toolu_1", "echo", r#"{"text": "hi"}"#),
+        text_reply("Done."),
+    ]);
+    let output = query_command(&ws, &server, "anthropic/claude-haiku-4-5", &[], "echo")
+        .output()
+        .unwrap();
+    let run = ws.run_of(output);
+    assert_eq!(run.code, 0, "{run:?}");
+    ws.write(
+        "project/ask.toml",
+        "[conversation.tools.'test.*']\npolicy.run = \"ask\"\n",
+    );
+    let run = ws.jp(&["policy", "replay", "--cfg", "@ask.toml"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (
+            0,
+            "turn 1 · call toolu_1 echo(text: \"hi\") : unattended → ask (policy.run is \"ask\")\n\
+             1 call re-decided: 1 stricter, 0 less strict, 0 unchanged\n",
+        ),
+        "{run:?}"
+    );
+    common::mcp::assert_gone(&ws);
 }
 
 #[test]

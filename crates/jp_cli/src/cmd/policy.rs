@@ -79,7 +79,9 @@ pub enum Policy {
     /// with the arguments it ran with (the user's edit, if any), as a query
     /// decides it with no one to answer and no session approval, then by
     /// the stateful policies (`conversation.policies`) told the
-    /// conversation up to that call. No MCP server is started.
+    /// conversation up to that call. When a call is of an MCP tool, the
+    /// config's MCP servers are started to learn their tools, as for `jp
+    /// policy check`, and stopped; no tool is called.
     ///
     /// Strictness: unattended < ask < edit < not run (skip, declined by a
     /// stateful policy, refused). Exits 0 when no call would become less
@@ -151,12 +153,7 @@ fn with_mcp_schemas(
     loaded: &mut Loaded,
     tool: &str,
 ) -> Result<Result<(), ExitCode>, crate::error::Error> {
-    let tools = &loaded.config.conversation.tools;
-    let mcp = match tools.get(tool) {
-        Some(cfg) => cfg.source.mcp_server().is_some(),
-        None => offered(tools).any(|(name, _)| wildcard_server(name).is_some()),
-    };
-    if !mcp {
+    if !is_mcp(loaded, tool) {
         return Ok(Ok(()));
     }
     let attached = crate::mcp::attach_once(ctx, loaded)?;
@@ -164,6 +161,16 @@ fn with_mcp_schemas(
         jp_term::errln!("error: {message}");
         ExitCode::from(exit::INVALID_CONFIG)
     }))
+}
+
+/// Whether `tool` is an MCP tool in `loaded`'s config, or may be one a
+/// wildcard entry adds (one the config does not name, while it has one).
+fn is_mcp(loaded: &Loaded, tool: &str) -> bool {
+    let tools = &loaded.config.conversation.tools;
+    match tools.get(tool) {
+        Some(cfg) => cfg.source.mcp_server().is_some(),
+        None => offered(tools).any(|(name, _)| wildcard_server(name).is_some()),
+    }
 }
 
 fn usage_error(message: &str) -> ExitCode {

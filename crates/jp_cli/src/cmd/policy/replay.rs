@@ -507,9 +507,14 @@ pub fn run(ctx: &Ctx, id: Option<String>, format: Format) -> Result<ExitCode, cr
         Err(error) => return Err(error.into()),
     };
     crate::conversation::warn_torn(&conversation);
-    let Some((now, with)) = configs(ctx, &conversation, &ledger, &root) else {
+    let Some((mut now, mut with)) = configs(ctx, &conversation, &ledger, &root) else {
         return Ok(exit::USAGE.into());
     };
+    for loaded in [&mut now, &mut with] {
+        if !with_mcp_schemas(ctx, loaded, &conversation)? {
+            return Ok(exit::USAGE.into());
+        }
+    }
     let calls = replay(&conversation, &ledger, &root, &now.config, &with.config)?;
     let summary = Summary::of(&calls);
     match format {
@@ -553,6 +558,30 @@ fn configs(
     let with = load(ctx, ctx.load())?;
     let now = load(&without, jp_config::load::load(&without.load_options()))?;
     Some((now, with))
+}
+
+/// When a call of `conversation` is of an MCP tool in `loaded`'s config,
+/// starts the MCP servers the config names to put their tools' schemas in
+/// it, and stops them, as `jp policy check` does (no tool is called);
+/// `false` when the config does not fit the servers' tools (said).
+fn with_mcp_schemas(
+    ctx: &Ctx,
+    loaded: &mut Loaded,
+    conversation: &Conversation,
+) -> Result<bool, crate::error::Error> {
+    let mcp = conversation
+        .events
+        .iter()
+        .find_map(|event| match &event.kind {
+            EventKind::ToolCallRequest(call) if super::is_mcp(loaded, &call.name) => {
+                Some(call.name.clone())
+            }
+            _ => None,
+        });
+    match mcp {
+        Some(tool) => Ok(super::with_mcp_schemas(ctx, loaded, &tool)?.is_ok()),
+        None => Ok(true),
+    }
 }
 
 /// The replay as one JSON document (docs/policies.md describes it).
