@@ -75,7 +75,8 @@ pub enum Policy {
     ///
     /// "As it is" is the config a query continuing the conversation would
     /// use without the `--cfg` layers: the files, the environment, and
-    /// the config changes the conversation recorded. Each call is decided
+    /// the config changes the conversation recorded. Each call (but those
+    /// of turns taken back) is decided
     /// with the arguments it ran with (the user's edit, if any), as a query
     /// decides it with no one to answer and no session approval, then by
     /// the stateful policies (`conversation.policies`) told the

@@ -262,14 +262,16 @@ struct Recorded {
     cut: bool,
 }
 
-/// The calls recorded in `events`, in order.
-fn recorded_calls(events: &[ConversationEvent]) -> Vec<Recorded> {
+/// The calls recorded in `events`, in order, but those `live` (one flag
+/// per event) leaves out: a turn taken back is no part of the conversation
+/// any more.
+fn recorded_calls(events: &[ConversationEvent], live: &[bool]) -> Vec<Recorded> {
     let mut out = Vec::new();
     let mut turn = 0;
     for (index, event) in events.iter().enumerate() {
         match &event.kind {
             EventKind::TurnStart => turn += 1,
-            EventKind::ToolCallRequest(call) => {
+            EventKind::ToolCallRequest(call) if live.get(index).copied().unwrap_or(true) => {
                 let response = events[index + 1..]
                     .iter()
                     .enumerate()
@@ -450,7 +452,7 @@ fn replay(
     let history: Vec<ConversationEvent> = counted.iter().map(|&i| events[i].clone()).collect();
     let judge_now = Judge::new(now, root);
     let judge_with = Judge::new(with, root);
-    recorded_calls(events)
+    recorded_calls(events, &live)
         .into_iter()
         .map(|recorded| {
             let known = &history[..counted.partition_point(|&i| i < recorded.before)];

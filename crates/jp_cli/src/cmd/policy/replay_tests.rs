@@ -130,7 +130,7 @@ fn calls_are_found_with_their_turn_the_arguments_they_ran_with_and_their_history
         request("c", "src/c.rs"),
         ConversationEvent::now(EventKind::ToolCallResponse(edited)),
     ];
-    let calls = recorded_calls(&events);
+    let calls = recorded_calls(&events, &[true; 7]);
     let found: Vec<_> = calls
         .iter()
         .map(|r| {
@@ -150,5 +150,12 @@ fn calls_are_found_with_their_turn_the_arguments_they_ran_with_and_their_history
             // No response: what came before the request.
             (2, "c", json!({"path": "src/c.rs"}), 5),
         ]
-    );
+    ); // A call of a turn taken back is left out.
+    let mut live = [true; 7];
+    live[1] = false;
+    let ids: Vec<_> = recorded_calls(&events, &live)
+        .into_iter()
+        .map(|r| r.call.id)
+        .collect();
+    assert_eq!(ids, ["b", "c"]);
 }
