@@ -261,6 +261,16 @@ fn a_call_of_an_mcp_tool_is_decided_by_its_servers_entry() {
 
 #[test]
 fn usage_errors_exit_2_and_say_what() {
+    let fresh = initialized();
+    let run = fresh.jp(&["policy", "replay", "--cfg", "style.color=never"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str(), run.stderr.as_str()),
+        (
+            2,
+            "",
+            "error: no active conversation (`jp conversation use ID` picks one; `jp query` starts one)\n"
+        )
+    );
     let ws = conversation();
     let run = ws.jp(&["policy", "replay"]);
     assert_eq!(
