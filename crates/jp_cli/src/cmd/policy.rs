@@ -86,8 +86,9 @@ pub enum Policy {
     ///
     /// Strictness: unattended < ask < edit < not run (skip, declined by a
     /// stateful policy, refused). Exits 0 when no call would become less
-    /// strict, 1 when one would, 2 on a usage error (no such conversation,
-    /// no `--cfg`, a config that does not load).
+    /// strict, 1 when one would (or may: arguments cut short), 2 when the
+    /// replay cannot be made (no such conversation, no `--cfg`, a config
+    /// that does not load).
     Replay {
         /// The conversation: its id, a unique start of it, or `last` (the
         /// one with the latest activity); the active one by default.
@@ -104,7 +105,7 @@ impl Policy {
     pub fn run(self, ctx: &Ctx) -> Result<ExitCode, crate::error::Error> {
         match self {
             Self::Ls => ls::run(ctx),
-            Self::Replay { id, format } => replay::run(ctx, id, format),
+            Self::Replay { id, format } => Ok(replay::run(ctx, id, format)),
             Self::Check {
                 tool,
                 args,

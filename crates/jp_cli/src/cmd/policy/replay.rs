@@ -470,8 +470,21 @@ fn replay(
         .collect()
 }
 
-/// `jp policy replay [ID]`.
-pub fn run(ctx: &Ctx, id: Option<String>, format: Format) -> Result<ExitCode, crate::error::Error> {
+/// `jp policy replay [ID]`. Exit 1 says only that a call would become
+/// less strict: whatever keeps the replay from being made (an unreadable
+/// conversation too) is said and exits 2.
+pub fn run(ctx: &Ctx, id: Option<String>, format: Format) -> ExitCode {
+    replay_in(ctx, id, format).unwrap_or_else(|error| {
+        jp_term::errln!("error: {error}");
+        exit::USAGE.into()
+    })
+}
+
+fn replay_in(
+    ctx: &Ctx,
+    id: Option<String>,
+    format: Format,
+) -> Result<ExitCode, crate::error::Error> {
     if ctx.assignments.is_empty() {
         jp_term::errln!(
             "error: give the change to replay under with --cfg (`--cfg @new.toml` or `--cfg KEY=VALUE`)"
