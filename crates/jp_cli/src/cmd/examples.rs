@@ -45,6 +45,10 @@ pub const EXAMPLES: &[(&str, &str)] = &[
         "policy check",
         "jp policy check run_command --args '{\"program\": \"git\", \"args\": [\"push\"]}'",
     ),
+    (
+        "policy replay",
+        "jp policy replay last --cfg @stricter-policies.toml",
+    ),
     ("mcp", "jp mcp ls"),
     ("mcp ls", "jp mcp ls"),
     ("mcp tools", "jp mcp tools git"),

@@ -15,6 +15,7 @@ use crate::exit;
 use crate::query::arguments::parse_arguments;
 
 mod ls;
+mod replay;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Policy {
@@ -67,12 +68,44 @@ pub enum Policy {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Decide every tool call recorded in a conversation again, without
+    /// running anything, under the config as it is and with the `--cfg`
+    /// changes given (`--cfg @new.toml`, `--cfg KEY=VALUE`), and list the
+    /// calls whose decision would change, then how many changed which way.
+    ///
+    /// "As it is" is the config a query continuing the conversation would
+    /// use without the `--cfg` layers: the files, the environment, and
+    /// the config changes the conversation recorded. Each call (but those
+    /// of turns taken back) is decided
+    /// with the arguments it ran with (the user's edit, if any), as a query
+    /// decides it with no one to answer and no session approval, then by
+    /// the stateful policies (`conversation.policies`) told the
+    /// conversation up to that call. When a call is of an MCP tool, the
+    /// config's MCP servers are started to learn their tools, as for `jp
+    /// policy check`, and stopped; no tool is called.
+    ///
+    /// Strictness: unattended < ask < edit < not run (skip, declined by a
+    /// stateful policy, refused). Exits 0 when no call would become less
+    /// strict, 1 when one would (or may: arguments cut short), 2 when the
+    /// replay cannot be made (no such conversation, no `--cfg`, a config
+    /// that does not load).
+    Replay {
+        /// The conversation: its id, a unique start of it, or `last` (the
+        /// one with the latest activity); the active one by default.
+        #[arg(add = clap_complete::ArgValueCandidates::new(super::complete::conversations))]
+        id: Option<String>,
+        /// Output format (`json`: every call, decided both ways, and the
+        /// counts).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
 }
 
 impl Policy {
     pub fn run(self, ctx: &Ctx) -> Result<ExitCode, crate::error::Error> {
         match self {
             Self::Ls => ls::run(ctx),
+            Self::Replay { id, format } => Ok(replay::run(ctx, id, format)),
             Self::Check {
                 tool,
                 args,
@@ -122,12 +155,7 @@ fn with_mcp_schemas(
     loaded: &mut Loaded,
     tool: &str,
 ) -> Result<Result<(), ExitCode>, crate::error::Error> {
-    let tools = &loaded.config.conversation.tools;
-    let mcp = match tools.get(tool) {
-        Some(cfg) => cfg.source.mcp_server().is_some(),
-        None => offered(tools).any(|(name, _)| wildcard_server(name).is_some()),
-    };
-    if !mcp {
+    if !is_mcp(loaded, tool) {
         return Ok(Ok(()));
     }
     let attached = crate::mcp::attach_once(ctx, loaded)?;
@@ -135,6 +163,16 @@ fn with_mcp_schemas(
         jp_term::errln!("error: {message}");
         ExitCode::from(exit::INVALID_CONFIG)
     }))
+}
+
+/// Whether `tool` is an MCP tool in `loaded`'s config, or may be one a
+/// wildcard entry adds (one the config does not name, while it has one).
+fn is_mcp(loaded: &Loaded, tool: &str) -> bool {
+    let tools = &loaded.config.conversation.tools;
+    match tools.get(tool) {
+        Some(cfg) => cfg.source.mcp_server().is_some(),
+        None => offered(tools).any(|(name, _)| wildcard_server(name).is_some()),
+    }
 }
 
 fn usage_error(message: &str) -> ExitCode {

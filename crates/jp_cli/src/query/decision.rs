@@ -89,6 +89,20 @@ pub struct Ask {
     pub(super) session: bool,
 }
 
+impl Ask {
+    /// The mode that asks: `ask` or `edit` (for `jp policy replay`).
+    #[must_use]
+    pub const fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Why the policy asks.
+    #[must_use]
+    pub fn why(&self) -> &str {
+        &self.why
+    }
+}
+
 /// What was decided about a call before running it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
