@@ -47,6 +47,7 @@ pub mod decision;
 pub mod diff;
 pub mod drive;
 pub mod fit;
+pub mod hooks;
 pub mod input;
 pub mod pieces;
 pub mod render;

@@ -44,8 +44,9 @@ use crate::path::ConfigPath;
 /// changing them changes what is allowed to run; and so are a tool's
 /// `enable` and `style.hidden`, which turn a tool on or hide its calls
 /// from the screen, and the `style.tool_call` keys that hide or shorten
-/// what a call shows; and `assistant.instruction_files`, whose files' text
-/// is sent to the provider.
+/// what a call shows; `assistant.instruction_files`, whose files' text
+/// is sent to the provider; and `hooks`, which run programs around calls
+/// and decide whether calls run.
 pub const SENSITIVE: &[&str] = &[
     "conversation.tools.*.access",
     "conversation.tools.*.command",
@@ -70,6 +71,7 @@ pub const SENSITIVE: &[&str] = &[
     "providers.llm.custom.*.api_key_env",
     "providers.mcp",
     "assistant.instruction_files",
+    "hooks",
     "extends",
 ];
 

@@ -4,6 +4,7 @@ use schematic::Config;
 
 use crate::assistant::{AssistantConfig, PartialAssistantConfig};
 use crate::conversation::{ConversationConfig, PartialConversationConfig};
+use crate::hooks::{HooksConfig, PartialHooksConfig};
 use crate::providers::{PartialProvidersConfig, ProvidersConfig};
 use crate::style::{PartialStyleConfig, StyleConfig};
 
@@ -36,13 +37,19 @@ pub struct AppConfig {
     /// How jp's output looks.
     #[setting(nested)]
     pub style: StyleConfig,
+
+    /// Commands jp runs before and after tool calls.
+    #[setting(nested)]
+    pub hooks: HooksConfig,
 }
 
 /// Keys whose lists are concatenated across layers (their schematic merge
 /// is `append_vec`); every other key takes the last layer's value. `*`
 /// stands for any one key ([`is_append_key`]).
-pub const APPEND_KEYS: [&[&str]; 12] = [
+pub const APPEND_KEYS: [&[&str]; 14] = [
     &["assistant", "instructions"],
+    &["hooks", "before_tool"],
+    &["hooks", "after_tool"],
     &["assistant", "instruction_files"],
     &["conversation", "policies"],
     &["conversation", "sandbox", "env"],

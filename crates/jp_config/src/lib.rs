@@ -26,6 +26,7 @@ pub mod conversation;
 pub mod delta;
 pub mod diagnostic;
 pub mod edit;
+pub mod hooks;
 pub mod load;
 pub mod mcp;
 pub mod models;

@@ -224,8 +224,45 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
             self.keep(denial_event(call, denial), false)?;
             return Ok((response, false));
         }
+        let root = self.runner.judge().workspace().root().to_path_buf();
+        let config = std::sync::Arc::clone(&self.session.config);
+        let arguments = approval
+            .arguments
+            .as_value()
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        if let super::hooks::Before::Declined { reason, note } =
+            super::hooks::before(&config, &root, &call.id, &call.name, &arguments).await
+        {
+            self.session.printer.chrome_line(
+                Style::Warn,
+                &jp_term::printer::sanitize(&format!("  {note}")),
+            );
+            let response = ToolCallResponse::new(
+                call.id.clone(),
+                ResponseStatus::Declined,
+                format!("The call was not run: a hook declined it: {reason}"),
+            );
+            return Ok((response, false));
+        }
         let (mut ran, stop) = self.run_call(call, &mut approval, interrupts).await;
         self.stopped |= stop;
+        if !config.hooks.after_tool.is_empty() && !cancel.is_cancelled() {
+            let (notes, failed) =
+                super::hooks::after(&config, &root, &call.name, &arguments, &ran.response).await;
+            for failure in failed {
+                self.session.printer.chrome_line(
+                    Style::Warn,
+                    &jp_term::printer::sanitize(&format!("  note: {failure}")),
+                );
+            }
+            for note in notes {
+                ran.response
+                    .content
+                    .push_str(&format!("\n\nNote from a hook: {note}"));
+            }
+        }
         // What it changed is held with its response when the cycle holds
         // it (a config change): one commit, or none.
         let holds = ran.delta.is_some();
