@@ -205,6 +205,59 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
     /// before it did): shows its result, keeps its config change in the
     /// cycle, and teaches the stateful policies what it did. The response
     /// to record, and whether the call changed the config.
+    /// The response of a call a `before_tool` hook declined, said to the
+    /// user; `None` when the hooks let it run.
+    async fn before_hooks(
+        &self,
+        call: &ToolCallRequest,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<ToolCallResponse> {
+        let root = self.runner.judge().workspace().root();
+        let config = &self.session.config;
+        let super::hooks::Before::Declined { reason, note } =
+            super::hooks::before(config, root, &call.id, &call.name, arguments).await
+        else {
+            return None;
+        };
+        self.session.printer.chrome_line(
+            Style::Warn,
+            &jp_term::printer::sanitize(&format!("  {note}")),
+        );
+        Some(ToolCallResponse::new(
+            call.id.clone(),
+            ResponseStatus::Declined,
+            format!("The call was not run: a hook declined it: {reason}"),
+        ))
+    }
+
+    /// Adds what the `after_tool` hooks say to `response` as notes, and
+    /// reports those that failed.
+    async fn after_hooks(
+        &self,
+        call: &ToolCallRequest,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+        response: &mut ToolCallResponse,
+    ) {
+        let config = &self.session.config;
+        if config.hooks.after_tool.is_empty() {
+            return;
+        }
+        let root = self.runner.judge().workspace().root();
+        let (notes, failed) =
+            super::hooks::after(config, root, &call.name, arguments, response).await;
+        for failure in failed {
+            self.session.printer.chrome_line(
+                Style::Warn,
+                &jp_term::printer::sanitize(&format!("  note: {failure}")),
+            );
+        }
+        for note in notes {
+            response
+                .content
+                .push_str(&format!("\n\nNote from a hook: {note}"));
+        }
+    }
+
     async fn run_approved(
         &mut self,
         number: usize,
@@ -224,44 +277,19 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
             self.keep(denial_event(call, denial), false)?;
             return Ok((response, false));
         }
-        let root = self.runner.judge().workspace().root().to_path_buf();
-        let config = std::sync::Arc::clone(&self.session.config);
         let arguments = approval
             .arguments
             .as_value()
             .as_object()
             .cloned()
             .unwrap_or_default();
-        if let super::hooks::Before::Declined { reason, note } =
-            super::hooks::before(&config, &root, &call.id, &call.name, &arguments).await
-        {
-            self.session.printer.chrome_line(
-                Style::Warn,
-                &jp_term::printer::sanitize(&format!("  {note}")),
-            );
-            let response = ToolCallResponse::new(
-                call.id.clone(),
-                ResponseStatus::Declined,
-                format!("The call was not run: a hook declined it: {reason}"),
-            );
+        if let Some(response) = self.before_hooks(call, &arguments).await {
             return Ok((response, false));
         }
         let (mut ran, stop) = self.run_call(call, &mut approval, interrupts).await;
         self.stopped |= stop;
-        if !config.hooks.after_tool.is_empty() && !cancel.is_cancelled() {
-            let (notes, failed) =
-                super::hooks::after(&config, &root, &call.name, &arguments, &ran.response).await;
-            for failure in failed {
-                self.session.printer.chrome_line(
-                    Style::Warn,
-                    &jp_term::printer::sanitize(&format!("  note: {failure}")),
-                );
-            }
-            for note in notes {
-                ran.response
-                    .content
-                    .push_str(&format!("\n\nNote from a hook: {note}"));
-            }
+        if !cancel.is_cancelled() {
+            self.after_hooks(call, &arguments, &mut ran.response).await;
         }
         // What it changed is held with its response when the cycle holds
         // it (a config change): one commit, or none.
