@@ -253,7 +253,7 @@ pub fn for_query(
 /// change something: every tool but jp's own that only read.
 #[must_use]
 pub const fn may_change(tool: Option<DefaultTool>) -> bool {
-    !matches!(tool, Some(DefaultTool::ReadFile | DefaultTool::ListFiles))
+    !matches!(tool, Some(tool) if tool.reads_only())
 }
 
 /// Why a call of a tool that runs `tool` is asked whatever its policy says,

@@ -11,7 +11,7 @@ fn unknown_tools_are_errors() {
     assert_eq!(
         run("fs_move_file", f.request(json!({}))),
         Outcome::error(
-            "unknown tool `fs_move_file`; jp's default tools are fs_read_file, fs_list_files, fs_create_file, fs_modify_file, fs_delete_file, run_command"
+            "unknown tool `fs_move_file`; jp's default tools are fs_read_file, fs_list_files, fs_grep, fs_glob, fs_create_file, fs_modify_file, fs_delete_file, run_command"
         )
     );
 }

@@ -1,0 +1,90 @@
+use super::*;
+
+/// The `pattern = '...'` values of the rules of `[conversation.tools.TOOL.policy]`
+/// in the default tools, whose `arg` is `arg`.
+fn policy_patterns(tool: &str, arg: &str) -> Vec<String> {
+    let text = include_str!("default_tools.toml");
+    let header = format!("[conversation.tools.{tool}.policy]");
+    let start = text.find(&header).unwrap_or_else(|| panic!("{header}"));
+    let section = &text[start + header.len()..];
+    let section = &section[..section.find("\n[").unwrap_or(section.len())];
+    section
+        .lines()
+        .filter(|line| line.contains(&format!("arg = \"{arg}\"")))
+        .filter_map(|line| {
+            let (_, rest) = line.split_once("pattern = '")?;
+            Some(rest[..rest.find('\'')?].to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn the_patterns_are_fs_read_files_policys() {
+    assert_eq!(policy_patterns("fs_read_file", "/path"), PATTERNS);
+    // fs_grep's `paths` rules: the same, a directory also without its `/`.
+    let mut expected = PATTERNS.map(str::to_owned).to_vec();
+    expected[4] = expected[4].replace(")/", ")(/|$)");
+    assert_eq!(policy_patterns("fs_grep", "/paths"), expected);
+}
+
+#[test]
+fn secret_paths() {
+    for secret in [
+        ".env",
+        "config/.env.production",
+        ".envrc",
+        "certs/server.PEM",
+        "a.key",
+        "deploy/id_rsa",
+        "id_ed25519.pub",
+        ".npmrc",
+        "sub/credentials.json",
+        "secrets.yaml",
+        ".ssh/config",
+    ] {
+        assert!(is_secret(secret, false), "{secret}");
+    }
+    for plain in [
+        "src/env.rs",
+        "environment.md",
+        "src/keys.rs",
+        "key.rs",
+        "my.env.rs/x",
+        "ssh/config",
+    ] {
+        assert!(!is_secret(plain, false), "{plain}");
+    }
+    assert!(is_secret(".ssh", true));
+    assert!(is_secret("home/.aws/", true));
+    assert!(!is_secret(".ssh", false));
+    assert!(names_secret(".ssh"));
+    assert!(names_secret("config/.env"));
+    assert!(!names_secret("src"));
+}
+
+#[test]
+fn globs_that_name_secrets() {
+    for names in [
+        ".env",
+        "**/.env",
+        ".env.*",
+        "*.pem",
+        "./certs/*.key",
+        "id_rsa*",
+        "**/.ssh/**",
+        "**/credentials.json",
+    ] {
+        assert!(glob_names_secret(names), "{names}");
+    }
+    for not in [
+        "*",
+        "**/*",
+        "*.rs",
+        "*.{pem,key}",
+        ".env*",
+        "src/**",
+        "*.p[e]m",
+    ] {
+        assert!(!glob_names_secret(not), "{not}");
+    }
+}
