@@ -13,16 +13,18 @@
 //! (`jp_tool::serve` around `jp_tools::run`) in the bench profile. With
 //! `JP_BIN` set to a built `jp`, the real `jp tool fs_grep` is timed too
 //! (its process start includes jp's larger binary). The baseline is `rg
-//! --no-config -n --no-heading --with-filename --color never [-i]
-//! PATTERN`, started the same way and its output read whole; both honour
-//! the ignore files and skip hidden and binary files. `fs_grep` searches
-//! every file but keeps only its bounded result; `rg` writes every match.
+//! --no-config --no-require-git -n --no-heading --with-filename --color
+//! never [-i] -e PATTERN`, started the same way and its output read whole;
+//! both honour the ignore files (also outside a git repository) and skip
+//! hidden and binary files. `fs_grep` searches every file but keeps only
+//! its bounded result; `rg` writes every match.
 //!
 //! The trees: this repository (its sources; `target/` is ignored) and a
 //! generated one in a temporary directory (10,000 files of about 4 KiB in
 //! 200 directories, with an ignored `build/` of 2,000 more). Each figure
-//! is the median of N runs after one warm-up run. Without `rg`, it says
-//! so and exits.
+//! is the median of N runs after one warm-up run. Before timing, it checks
+//! that both find the same number of matching lines. Without `rg`, it
+//! says so and exits.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -37,7 +39,11 @@ const SERVE: &str = "--serve-fs-grep";
 fn main() {
     if std::env::args().any(|a| a == SERVE) {
         let code = jp_tool::serve(|request| jp_tools::run("fs_grep", request));
-        std::process::exit(if code == std::process::ExitCode::SUCCESS { 0 } else { 1 });
+        std::process::exit(if code == std::process::ExitCode::SUCCESS {
+            0
+        } else {
+            1
+        });
     }
     if Command::new("rg").arg("--version").output().is_err() {
         println!("grep bench: rg is not installed (apt-get install ripgrep); nothing measured");
@@ -58,13 +64,18 @@ fn main() {
 
     println!("fs_grep against rg, median of {runs} runs (one warm-up), process to process");
     println!(
-        "{:<11} {:<24} {:>10} {:>10} {:>7}{}",
+        "{:<11} {:<24} {:>8} {:>10} {:>10} {:>7}{}",
         "tree",
         "search",
+        "matches",
         "rg",
         "fs_grep",
         "ratio",
-        if jp.is_some() { "   jp tool fs_grep  ratio" } else { "" }
+        if jp.is_some() {
+            "   jp tool fs_grep  ratio"
+        } else {
+            ""
+        }
     );
     let searches: [(&str, &Path, &str, bool); 6] = [
         ("this repo", &repo, "fn main", false),
@@ -76,13 +87,27 @@ fn main() {
     ];
     let mut worst: f64 = 0.0;
     for (tree, root, pattern, insensitive) in searches {
-        let rg = median(runs, || rg(root, pattern, insensitive));
-        let ours = median(runs, || fs_grep(None, root, pattern, insensitive));
+        // Both find the same matching lines (fs_grep shows the first ones
+        // and counts the rest).
+        let matches = rg(root, pattern, insensitive);
+        assert_eq!(
+            fs_grep(None, root, pattern, insensitive),
+            matches,
+            "fs_grep and rg found different matches for {pattern}"
+        );
+        let rg = median(runs, || {
+            rg(root, pattern, insensitive);
+        });
+        let ours = median(runs, || {
+            fs_grep(None, root, pattern, insensitive);
+        });
         let ratio = ours.as_secs_f64() / rg.as_secs_f64();
         worst = worst.max(ratio);
         let label = format!("{pattern}{}", if insensitive { " (-i)" } else { "" });
         let real = jp.as_deref().map_or(String::new(), |jp| {
-            let time = median(runs, || fs_grep(Some(jp), root, pattern, insensitive));
+            let time = median(runs, || {
+                fs_grep(Some(jp), root, pattern, insensitive);
+            });
             format!(
                 "   {:>15} {:>6.2}",
                 ms(time),
@@ -90,7 +115,7 @@ fn main() {
             )
         });
         println!(
-            "{tree:<11} {label:<24} {:>10} {:>10} {ratio:>7.2}{real}",
+            "{tree:<11} {label:<24} {matches:>8} {:>10} {:>10} {ratio:>7.2}{real}",
             ms(rg),
             ms(ours)
         );
@@ -116,11 +141,13 @@ fn median(runs: usize, mut run: impl FnMut()) -> Duration {
     times[times.len() / 2]
 }
 
-/// `rg` over `root`, its output read whole.
-fn rg(root: &Path, pattern: &str, insensitive: bool) {
+/// `rg` over `root`, its output read whole: how many lines matched.
+fn rg(root: &Path, pattern: &str, insensitive: bool) -> usize {
     let mut command = Command::new("rg");
     command.args([
         "--no-config",
+        // fs_grep honours .gitignore outside a git repository too.
+        "--no-require-git",
         "-n",
         "--no-heading",
         "--with-filename",
@@ -138,11 +165,16 @@ fn rg(root: &Path, pattern: &str, insensitive: bool) {
         .output()
         .unwrap();
     assert!(out.status.code() == Some(0), "rg failed: {out:?}");
+    out.stdout
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count()
 }
 
 /// `fs_grep` over `root` in a process of its own: this executable, or
-/// `jp tool fs_grep` when `jp` is given.
-fn fs_grep(jp: Option<&Path>, root: &Path, pattern: &str, insensitive: bool) {
+/// `jp tool fs_grep` when `jp` is given. How many lines matched: those
+/// shown and those its last note counts.
+fn fs_grep(jp: Option<&Path>, root: &Path, pattern: &str, insensitive: bool) -> usize {
     let request = serde_json::json!({
         "tool": {
             "name": "fs_grep",
@@ -181,6 +213,24 @@ fn fs_grep(jp: Option<&Path>, root: &Path, pattern: &str, insensitive: bool) {
     let outcome: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("fs_grep wrote no outcome ({e}): {out:?}"));
     assert_eq!(outcome["type"], "success", "{outcome}");
+    let content = outcome["content"].as_str().unwrap();
+    let shown = content
+        .lines()
+        .filter(|l| !l.starts_with("... ") && !l.starts_with('(') && *l != "no matches")
+        .count();
+    let cut = content
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("... ")?
+                .split_once(" more match")?
+                .0
+                .parse::<usize>()
+                .ok()
+        })
+        .last()
+        .filter(|_| content.contains("; narrow with"))
+        .unwrap_or(0);
+    shown + cut
 }
 
 /// A tree of 10,000 files of about 4 KiB in 200 directories, with
