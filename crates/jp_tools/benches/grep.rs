@@ -218,17 +218,17 @@ fn fs_grep(jp: Option<&Path>, root: &Path, pattern: &str, insensitive: bool) -> 
         .lines()
         .filter(|l| !l.starts_with("... ") && !l.starts_with('(') && *l != "no matches")
         .count();
+    // The last note counts every matching line not shown.
     let cut = content
         .lines()
-        .filter_map(|l| {
+        .find(|l| l.ends_with("; narrow with `glob` or `paths`"))
+        .and_then(|l| {
             l.strip_prefix("... ")?
                 .split_once(" more match")?
                 .0
                 .parse::<usize>()
                 .ok()
         })
-        .last()
-        .filter(|_| content.contains("; narrow with"))
         .unwrap_or(0);
     shown + cut
 }
