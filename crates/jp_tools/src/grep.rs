@@ -121,6 +121,8 @@ struct FileHits {
     matches: usize,
     kept: usize,
     binary: bool,
+    /// It could not be read (it went away, or no permission).
+    unreadable: bool,
 }
 
 impl Sink for FileHits {
@@ -191,15 +193,23 @@ fn search(scope: &Scope, matcher: &RegexMatcher, context: u64) -> String {
             .build();
         move |path: &Path| {
             let mut hits = FileHits::default();
-            // A file that cannot be read is counted by nothing: it was
-            // listed, so it is most likely gone or unreadable by permission.
-            searcher.search_path(matcher, path, &mut hits).ok()?;
+            if searcher.search_path(matcher, path, &mut hits).is_err() {
+                return Some(FileHits {
+                    unreadable: true,
+                    ..FileHits::default()
+                });
+            }
             (hits.matches > 0 && !hits.binary).then_some(hits)
         }
     });
     let mut out = Output::new(context > 0);
+    let mut unreadable = walked.unreadable;
     for (path, hits) in &walked.found {
-        out.file(path, hits, context);
+        if hits.unreadable {
+            unreadable += 1;
+        } else {
+            out.file(path, hits, context);
+        }
     }
     let mut text = out.lines.join("\n");
     let mut notes = Vec::new();
@@ -220,10 +230,10 @@ fn search(scope: &Scope, matcher: &RegexMatcher, context: u64) -> String {
             "name one in `paths` to search it",
         ));
     }
-    if walked.unreadable > 0 {
+    if unreadable > 0 {
         notes.push(format!(
             "({} could not be read)",
-            crate::words::plural(walked.unreadable, "entry", "entries")
+            crate::words::plural(unreadable, "entry", "entries")
         ));
     }
     for note in notes {

@@ -409,6 +409,17 @@ fn symbolic_links_are_not_followed() {
         grep(&f, json!({ "pattern": "alpha" })),
         Outcome::success("src/lib.rs:1:alpha")
     );
+    // A link named in `paths` that stays inside is searched where it
+    // leads.
+    std::os::unix::fs::symlink("src", f.path("code")).unwrap();
+    std::os::unix::fs::symlink("src/lib.rs", f.path("lib-link.rs")).unwrap();
+    assert_eq!(
+        grep(
+            &f,
+            json!({ "pattern": "alpha", "paths": ["code", "lib-link.rs"] })
+        ),
+        Outcome::success("src/lib.rs:1:alpha")
+    );
     assert_eq!(
         grep(&f, json!({ "pattern": "alpha", "paths": ["out"] })),
         error(format!(

@@ -11,8 +11,9 @@
 //!   entered, even when named;
 //! - files that may hold secrets ([`crate::secrets`]) are left out unless a
 //!   `paths` entry or the glob names them; the ones left out are reported;
-//! - symbolic links are not followed (a `paths` entry is resolved and
-//!   confined by [`Workspace::resolve`] first).
+//! - symbolic links are not followed, except a `paths` entry that is one:
+//!   it is resolved and confined by [`Workspace::resolve`], and searched
+//!   under the path it leads to.
 //!
 //! A `paths` entry is searched even when an ignore file excludes it, as
 //! `rg` searches a path given on its command line.
@@ -78,14 +79,29 @@ impl Scope {
                     "refused `{raw}`: git's directory (.git) and jp's conversations (.jp/conversations) are not searched"
                 ));
             }
-            if !target.abs.exists() {
-                return Err(format!("`{}` does not exist", target.shown));
+            // Every link resolved: the walk follows none.
+            let real = match target.abs.canonicalize() {
+                Ok(real) => real,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(format!("`{}` does not exist", target.shown));
+                }
+                Err(e) => return Err(format!("cannot open `{}`: {e}", target.shown)),
+            };
+            let Ok(rel) = real.strip_prefix(workspace.root()) else {
+                return Err(format!(
+                    "refused `{raw}`: it leads to `{}`, outside the workspace",
+                    real.display()
+                ));
+            };
+            if never_entered(rel) {
+                return Err(format!(
+                    "refused `{raw}`: git's directory (.git) and jp's conversations (.jp/conversations) are not searched"
+                ));
             }
-            let shown = show(&target.rel);
-            if secrets::names_secret(&shown) {
-                named_secrets.push(target.rel.clone());
+            if secrets::names_secret(&show(&target.rel)) || secrets::names_secret(&show(rel)) {
+                named_secrets.push(rel.to_path_buf());
             }
-            starts.push(target.rel);
+            starts.push(rel.to_path_buf());
         }
         if starts.is_empty() {
             starts.push(PathBuf::new());
