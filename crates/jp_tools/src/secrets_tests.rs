@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use super::*;
 
 /// The `pattern = '...'` values of the rules of `[conversation.tools.TOOL.policy]`
@@ -86,5 +88,55 @@ fn globs_that_name_secrets() {
         "*.p[e]m",
     ] {
         assert!(!glob_names_secret(not), "{not}");
+    }
+}
+
+proptest::proptest! {
+    /// Fail closed: a glob that lets `fs_grep` or `fs_glob` see files that
+    /// may hold secrets is one their policies ask about.
+    #[test]
+    fn a_glob_that_names_secrets_is_asked_about(
+        parts in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "*", "**/", "?", "/", ".", "x", "[a]", "{a,b}", "\\", ".env", "rc", "id_",
+                "rsa", "ed25519", ".pem", ".key", "npmrc", "_netrc", ".ssh/", ".aws",
+                "credentials", "secret", "s", ".json", ".yml", "git-credentials",
+            ]),
+            1..8,
+        )
+    ) {
+        let glob: String = parts.concat();
+        let asks = |tool: &str, arg: &str| {
+            policy_patterns(tool, arg)
+                .iter()
+                .any(|p| regex::Regex::new(p).unwrap().is_match(&glob))
+        };
+        if glob_names_secret(&glob) {
+            proptest::prop_assert!(asks("fs_grep", "/glob"), "fs_grep: {glob}");
+            proptest::prop_assert!(asks("fs_glob", "/pattern"), "fs_glob: {glob}");
+        }
+    }
+}
+
+proptest::proptest! {
+    /// Fail closed: a `paths` entry under which `fs_grep` searches files
+    /// that may hold secrets is one its policy asks about.
+    #[test]
+    fn a_path_that_names_secrets_is_asked_about(
+        parts in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "src", "/", ".", "x", ".env", "rc", ".local", "id_rsa", ".pub", ".pem", ".key",
+                ".npmrc", "credentials", ".json", "secrets", ".toml", ".ssh", ".kube", "config",
+            ]),
+            1..6,
+        )
+    ) {
+        let path: String = parts.concat();
+        if names_secret(&path) {
+            let asks = policy_patterns("fs_grep", "/paths")
+                .iter()
+                .any(|p| regex::Regex::new(p).unwrap().is_match(&path));
+            proptest::prop_assert!(asks, "{path}");
+        }
     }
 }
