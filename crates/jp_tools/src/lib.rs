@@ -45,6 +45,7 @@ pub use glob::MAX_GLOB_ENTRIES;
 pub use grep::{MAX_CONTEXT, MAX_FILE_MATCHES, MAX_LINE_CHARS, MAX_LINES, MAX_MATCHES};
 pub use list::MAX_LIST_ENTRIES;
 pub use modify::{Change, preview as preview_modify, preview_over as preview_modify_over};
+pub use secrets::PATTERNS as SECRET_PATTERNS;
 pub use text::MAX_FILE_BYTES;
 
 /// jp's default tools: what each is, once, so that a name is read in one
@@ -152,6 +153,17 @@ pub fn changed_path(
         | DefaultTool::Glob
         | DefaultTool::RunCommand => None,
     }
+}
+
+/// Whether the file at `rel`, a path relative to the workspace root with
+/// `/` between its components, may hold secrets: it matches one of
+/// [`SECRET_PATTERNS`], the patterns `fs_read_file`'s default policy asks
+/// about (environment files, keys and certificates, credential files, what
+/// is in a directory of secrets). `fs_grep` and `fs_glob` leave such files
+/// out unless a call names them; one list, for whatever else needs it.
+#[must_use]
+pub fn looks_secret(rel: &str) -> bool {
+    secrets::is_secret(rel, false)
 }
 
 /// The names of the default tools, as `jp tool NAME` takes them.

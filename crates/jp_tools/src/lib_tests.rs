@@ -90,3 +90,20 @@ fn every_tool_refuses_paths_outside_the_workspace() {
         )
     );
 }
+
+#[test]
+fn secret_paths_are_fs_read_files_patterns() {
+    for secret in [
+        ".env",
+        "config/.env.production",
+        "a/b.pem",
+        "id_rsa.pub",
+        ".ssh/config",
+    ] {
+        assert!(looks_secret(secret), "{secret}");
+    }
+    for plain in ["src/env.rs", ".envoy/x.yaml", "keys.rs", "ssh/config"] {
+        assert!(!looks_secret(plain), "{plain}");
+    }
+    assert_eq!(SECRET_PATTERNS.len(), 5);
+}

@@ -11,8 +11,10 @@ use std::sync::LazyLock;
 
 use regex::RegexSet;
 
-/// The patterns of paths that may hold secrets.
-pub(crate) const PATTERNS: [&str; 5] = [
+/// The patterns of paths that may hold secrets (regular expressions,
+/// matched against a path relative to the workspace root with `/` between
+/// its components; a directory with a `/` after its name).
+pub const PATTERNS: [&str; 5] = [
     // Environment files: .env, .env.local, config/.env.production, .envrc.
     r"(?i)(^|/)\.env(rc|\.[^/]*)?$",
     // Keys and certificates, Terraform variables.
