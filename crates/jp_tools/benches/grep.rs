@@ -104,23 +104,22 @@ fn main() {
         let ratio = ours.as_secs_f64() / rg.as_secs_f64();
         worst = worst.max(ratio);
         let label = format!("{pattern}{}", if insensitive { " (-i)" } else { "" });
-        let real = jp.as_deref().map_or(String::new(), |jp| {
+        let mut real = String::new();
+        if let Some(jp) = jp.as_deref() {
             let time = median(runs, || {
                 fs_grep(Some(jp), root, pattern, insensitive);
             });
-            format!(
-                "   {:>15} {:>6.2}",
-                ms(time),
-                time.as_secs_f64() / rg.as_secs_f64()
-            )
-        });
+            let ratio = time.as_secs_f64() / rg.as_secs_f64();
+            worst = worst.max(ratio);
+            real = format!("   {:>15} {ratio:>6.2}", ms(time));
+        }
         println!(
             "{tree:<11} {label:<24} {matches:>8} {:>10} {:>10} {ratio:>7.2}{real}",
             ms(rg),
             ms(ours)
         );
     }
-    println!("worst ratio fs_grep / rg: {worst:.2} (target: at most 2)");
+    println!("worst ratio to rg: {worst:.2} (target: at most 2)");
 }
 
 fn ms(d: Duration) -> String {
