@@ -20,6 +20,10 @@ bench-query-memory:
 bench-markdown:
     cargo bench -p jp_cli --bench markdown
 
+# fs_grep against rg on this repository and a generated tree (needs rg).
+bench-grep:
+    cargo bench -p jp_tools --bench grep
+
 # Fuzz the argument parser against serde_json (needs nightly and cargo-fuzz).
 fuzz seconds="60":
     cd fuzz && cargo +nightly fuzz run arg_parser -- -max_total_time={{seconds}}

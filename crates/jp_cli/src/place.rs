@@ -30,8 +30,8 @@
 //! - Every tool call that may change something is asked, whatever the
 //!   user's config says ([`asked`]): no unattended write without a
 //!   workspace the user chose. Only jp's own tools that only read
-//!   (`fs_read_file`, `fs_list_files`, known by the command they run, not
-//!   by their name) follow their policy as in a workspace; a tool jp knows
+//!   (`fs_read_file`, `fs_list_files`, `fs_grep`, `fs_glob`, known by the
+//!   command they run, not by their name) follow their policy as in a workspace; a tool jp knows
 //!   nothing of (a command of the user's, an MCP server's) may change
 //!   anything, so it is asked (fail closed), and no "allow for this
 //!   session" answer covers it. Without a terminal such a call is
@@ -253,7 +253,7 @@ pub fn for_query(
 /// change something: every tool but jp's own that only read.
 #[must_use]
 pub const fn may_change(tool: Option<DefaultTool>) -> bool {
-    !matches!(tool, Some(DefaultTool::ReadFile | DefaultTool::ListFiles))
+    !matches!(tool, Some(tool) if tool.reads_only())
 }
 
 /// Why a call of a tool that runs `tool` is asked whatever its policy says,

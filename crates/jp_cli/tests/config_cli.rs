@@ -780,7 +780,7 @@ fn dynamic_completion_offers_conversation_ids_and_tool_names() {
     );
     assert_eq!(
         complete("jp policy check fs_", 3),
-        "fs_read_file\nfs_list_files\nfs_create_file\nfs_modify_file\nfs_delete_file\n"
+        "fs_read_file\nfs_list_files\nfs_grep\nfs_glob\nfs_create_file\nfs_modify_file\nfs_delete_file\n"
     );
     // Issue 39: `query` itself (not only its alias), and the models jp
     // knows for `--model`: aliases, the built-in table, the config's.

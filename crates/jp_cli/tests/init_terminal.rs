@@ -49,7 +49,7 @@ fn a_model_that_names_no_model_is_asked_again() {
              {AGENTS} n\n\
              Initialized a jp workspace: .jp/config.toml\n\
              \x20 model: haiku (change it with `jp config set assistant.model.id=PROVIDER/NAME`)\n\
-             \x20 tools: fs_read_file, fs_list_files, fs_create_file, fs_modify_file, fs_delete_file, run_command\n\
+             \x20 tools: fs_read_file, fs_list_files, fs_grep, fs_glob, fs_create_file, fs_modify_file, fs_delete_file, run_command\n\
              Try it offline: jp query --model scripted/demo \"add a hello() to src/lib.rs\"\n\
              EXIT=0"
         )
@@ -89,7 +89,7 @@ fn yes_to_sandboxed_commands_lets_run_command_run_unattended() {
              {AGENTS} y\n\
              Initialized a jp workspace: .jp/config.toml\n\
              \x20 model: anthropic/claude-sonnet-4-5 (change it with `jp config set assistant.model.id=PROVIDER/NAME`)\n\
-             \x20 tools: fs_read_file, fs_list_files, fs_create_file, fs_modify_file, fs_delete_file, run_command, run_command_online\n\
+             \x20 tools: fs_read_file, fs_list_files, fs_grep, fs_glob, fs_create_file, fs_modify_file, fs_delete_file, run_command, run_command_online\n\
              \x20 commands: run_command runs them without asking, in its sandbox (no network, writes only here); run_command_online (with network) asks\n\
              \x20 instructions: AGENTS.md created; say there how to build and test this project (jp reads it into every query)\n\
              Try it offline: jp query --model scripted/demo \"add a hello() to src/lib.rs\"\n\

@@ -218,8 +218,8 @@ fn policy_check_on_a_wildcard_tool_names_the_wildcard_entry() {
     assert_eq!(run.code, 2, "{run:?}");
     assert_eq!(
         run.stderr,
-        "error: unknown tool `echo` (configured tools: fs_read_file, fs_list_files, fs_create_file, \
-         fs_modify_file, fs_delete_file, run_command, say, save, read, fail, crash, hang, garbage, huge, picture)\n"
+        "error: unknown tool `echo` (configured tools: fs_read_file, fs_list_files, fs_grep, fs_glob, \
+         fs_create_file, fs_modify_file, fs_delete_file, run_command, say, save, read, fail, crash, hang, garbage, huge, picture)\n"
     );
 }
 

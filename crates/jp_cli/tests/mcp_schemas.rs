@@ -379,7 +379,7 @@ fn a_rule_on_a_parameter_of_several_types_compares_it_whole() {
     assert_eq!(
         run.stderr,
         "error: the config does not fit the MCP servers' tools:\n\
-         error: .jp/config.toml:220: conversation.tools.either.policy.run[0]: \"prefix\" does not apply \
+         error: .jp/config.toml:300: conversation.tools.either.policy.run[0]: \"prefix\" does not apply \
          to /flag, a value of several possible types (a parameter of several types takes \"const\" or \"enum\")\n"
     );
 }

@@ -74,13 +74,15 @@ fn anthropic_tool_call_creates_a_file() {
         [
             "fs_read_file",
             "fs_list_files",
+            "fs_grep",
+            "fs_glob",
             "fs_create_file",
             "fs_modify_file",
             "fs_delete_file",
             "run_command"
         ]
     );
-    let create_schema = &first["tools"][2]["input_schema"];
+    let create_schema = &first["tools"][4]["input_schema"];
     assert_eq!(create_schema["additionalProperties"], false);
     assert_eq!(
         create_schema["properties"]

@@ -1670,16 +1670,22 @@ fn the_trust_question_shows_what_each_tool_runs_and_v_shows_it_all() {
   .jp/config.toml:39: conversation.tools.fs_list_files
       runs: jp tool fs_list_files
       unattended: rule 1 of 2: any call no rule before it matches
-  .jp/config.toml:67: conversation.tools.fs_create_file
+  .jp/config.toml:67: conversation.tools.fs_grep
+      runs: jp tool fs_grep
+      unattended: rule 6 of 7: any call no rule before it matches
+  .jp/config.toml:118: conversation.tools.fs_glob
+      runs: jp tool fs_glob
+      unattended: rule 1 of 2: any call no rule before it matches
+  .jp/config.toml:147: conversation.tools.fs_create_file
       runs: jp tool fs_create_file
       unattended: rule 2 of 4: /path prefix "src/"
-  .jp/config.toml:95: conversation.tools.fs_modify_file
+  .jp/config.toml:175: conversation.tools.fs_modify_file
       runs: jp tool fs_modify_file
       unattended: no call (every call: ask)
-  .jp/config.toml:132: conversation.tools.fs_delete_file
+  .jp/config.toml:212: conversation.tools.fs_delete_file
       runs: jp tool fs_delete_file
       unattended: no call (every call: ask)
-  .jp/config.toml:146: conversation.tools.run_command
+  .jp/config.toml:226: conversation.tools.run_command
       runs: jp tool run_command
       unattended: rule 2 of 4: /args pattern "^(status|diff|log|--version|-s|--short|-b|--branch|--porcela…" (253 characters)
 {prompt}"#
@@ -1723,7 +1729,8 @@ conversation.tools.run_command
         .lines()
         .filter(|line| line.starts_with("conversation."))
         .collect();
-    assert_eq!(keys.len(), 6, "{page}");
+    // The six tools jp init wrote before issue 40, and fs_grep, fs_glob.
+    assert_eq!(keys.len(), 8, "{page}");
     tmux.send(&["n"]);
     let screen = tmux.wait_for("STTY");
     assert!(screen.contains("EXIT=0"), "{screen}");

@@ -93,7 +93,7 @@ fn a_call_to_a_tool_that_is_not_configured_is_refused_as_it_starts() {
     let server = one_call("nope", &args);
     let run = query(&ws, &server, MODEL, &["--cfg", "@.jp/tools.toml"], "do it");
     assert_eq!(run.code, 0, "{run:?}");
-    let tools = "fs_read_file, fs_list_files, fs_create_file, fs_modify_file, fs_delete_file, run_command, save";
+    let tools = "fs_read_file, fs_list_files, fs_grep, fs_glob, fs_create_file, fs_modify_file, fs_delete_file, run_command, save";
     assert_eq!(
         run.stderr,
         "── jp (anthropic/claude-haiku-4-5) ──\n\

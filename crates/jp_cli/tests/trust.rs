@@ -525,17 +525,23 @@ fn trust_status_shows_what_each_held_tool_runs_and_what_differs_from_jp_init() {
   .jp/config.toml:44: conversation.tools.fs_list_files
       runs: jp tool fs_list_files
       unattended: rule 1 of 2: any call no rule before it matches
-  .jp/config.toml:72: conversation.tools.fs_create_file
+  .jp/config.toml:72: conversation.tools.fs_grep
+      runs: jp tool fs_grep
+      unattended: rule 6 of 7: any call no rule before it matches
+  .jp/config.toml:123: conversation.tools.fs_glob
+      runs: jp tool fs_glob
+      unattended: rule 1 of 2: any call no rule before it matches
+  .jp/config.toml:152: conversation.tools.fs_create_file
       runs: jp tool fs_create_file
       unattended: rule 2 of 4: /path prefix "src/"
-  .jp/config.toml:100: conversation.tools.fs_modify_file
+  .jp/config.toml:180: conversation.tools.fs_modify_file
       runs: jp tool fs_modify_file
       unattended: every call   [differs from jp init]
-  .jp/config.toml:137: conversation.tools.fs_delete_file
+  .jp/config.toml:217: conversation.tools.fs_delete_file
       runs: jp tool fs_delete_file
       unattended: no call (every call: ask)
       also differs from jp init: access
-  .jp/config.toml:151: conversation.tools.run_command
+  .jp/config.toml:231: conversation.tools.run_command
       runs: jp tool run_command
       unattended: rule 2 of 4: /args pattern "^(status|diff|log|--version|-s|--short|-b|--branch|--porcelain|--stat|--shortstat|--numstat|--name-only|--name-status|--cached|--staged|--oneline|--graph|--decorate|--all|-p|--patch|--no-color|--no-ext-diff|-[1-9][0-9]{0,3}|--max-count=[1-9][0-9]{0,3})$"
 `jp trust` applies them

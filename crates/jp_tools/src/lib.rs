@@ -1,5 +1,6 @@
-//! The default tools jp ships: reading, listing, creating, modifying and
-//! deleting files in the workspace, and running a program in it.
+//! The default tools jp ships: reading, listing, searching, creating,
+//! modifying and deleting files in the workspace, and running a program in
+//! it.
 //!
 //! They are ordinary local tools. `jp tool NAME` runs one of them behind
 //! [`jp_tool::serve`], so jp starts them as processes and talks to them over
@@ -26,18 +27,25 @@ pub mod atomic;
 mod command;
 mod create;
 mod delete;
+mod glob;
+mod grep;
 mod list;
 mod modify;
 mod read;
+mod secrets;
 mod text;
+mod walk;
 mod words;
 mod workspace;
 
 use jp_tool::{Action, Outcome, Request};
 
 pub use command::{DEFAULT_TIMEOUT_SECS, MAX_OUTPUT_BYTES, MAX_TIMEOUT_SECS};
+pub use glob::MAX_GLOB_ENTRIES;
+pub use grep::{MAX_CONTEXT, MAX_FILE_MATCHES, MAX_LINE_CHARS, MAX_LINES, MAX_MATCHES};
 pub use list::MAX_LIST_ENTRIES;
 pub use modify::{Change, preview as preview_modify, preview_over as preview_modify_over};
+pub use secrets::PATTERNS as SECRET_PATTERNS;
 pub use text::MAX_FILE_BYTES;
 
 /// jp's default tools: what each is, once, so that a name is read in one
@@ -48,6 +56,10 @@ pub enum DefaultTool {
     ReadFile,
     /// `fs_list_files`: lists a directory.
     ListFiles,
+    /// `fs_grep`: searches the files' contents.
+    Grep,
+    /// `fs_glob`: lists the files matching a glob.
+    Glob,
     /// `fs_create_file`: creates a file.
     CreateFile,
     /// `fs_modify_file`: replaces text in a file.
@@ -60,9 +72,11 @@ pub enum DefaultTool {
 
 impl DefaultTool {
     /// Every default tool, in the order `jp init` writes them.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 8] = [
         Self::ReadFile,
         Self::ListFiles,
+        Self::Grep,
+        Self::Glob,
         Self::CreateFile,
         Self::ModifyFile,
         Self::DeleteFile,
@@ -75,6 +89,8 @@ impl DefaultTool {
         match self {
             Self::ReadFile => "fs_read_file",
             Self::ListFiles => "fs_list_files",
+            Self::Grep => "fs_grep",
+            Self::Glob => "fs_glob",
             Self::CreateFile => "fs_create_file",
             Self::ModifyFile => "fs_modify_file",
             Self::DeleteFile => "fs_delete_file",
@@ -88,10 +104,21 @@ impl DefaultTool {
         Self::ALL.into_iter().find(|tool| tool.name() == name)
     }
 
-    /// Whether it works on one file or directory named by its `path`.
+    /// Whether it works on one file or directory named by its `path`
+    /// (or, for `fs_list_files`, the directories of its `prefixes`).
     #[must_use]
     pub const fn is_file_tool(self) -> bool {
-        !matches!(self, Self::RunCommand)
+        !matches!(self, Self::RunCommand | Self::Grep | Self::Glob)
+    }
+
+    /// Whether it only reads: it changes nothing, so there is nothing to
+    /// undo, and it may run unattended outside a workspace.
+    #[must_use]
+    pub const fn reads_only(self) -> bool {
+        matches!(
+            self,
+            Self::ReadFile | Self::ListFiles | Self::Grep | Self::Glob
+        )
     }
 }
 
@@ -120,13 +147,28 @@ pub fn changed_path(
             let real = target.abs.canonicalize().ok()?;
             real.strip_prefix(workspace.root()).ok().map(Into::into)
         }
-        DefaultTool::ReadFile | DefaultTool::ListFiles | DefaultTool::RunCommand => None,
+        DefaultTool::ReadFile
+        | DefaultTool::ListFiles
+        | DefaultTool::Grep
+        | DefaultTool::Glob
+        | DefaultTool::RunCommand => None,
     }
 }
 
+/// Whether the file at `rel`, a path relative to the workspace root with
+/// `/` between its components, may hold secrets: it matches one of
+/// [`SECRET_PATTERNS`], the patterns `fs_read_file`'s default policy asks
+/// about (environment files, keys and certificates, credential files, what
+/// is in a directory of secrets). `fs_grep` and `fs_glob` leave such files
+/// out unless a call names them; one list, for whatever else needs it.
+#[must_use]
+pub fn looks_secret(rel: &str) -> bool {
+    secrets::is_secret(rel, false)
+}
+
 /// The names of the default tools, as `jp tool NAME` takes them.
-pub const NAMES: [&str; 6] = {
-    let mut names = [""; 6];
+pub const NAMES: [&str; 8] = {
+    let mut names = [""; 8];
     let mut i = 0;
     while i < names.len() {
         names[i] = DefaultTool::ALL[i].name();
@@ -171,6 +213,8 @@ pub fn run(name: &str, request: Request) -> Outcome {
     let result = match DefaultTool::named(name) {
         Some(DefaultTool::ReadFile) => read::run(&request),
         Some(DefaultTool::ListFiles) => list::run(&request),
+        Some(DefaultTool::Grep) => grep::run(&request),
+        Some(DefaultTool::Glob) => glob::run(&request),
         Some(DefaultTool::CreateFile) => create::run(&request),
         Some(DefaultTool::ModifyFile) => modify::run(&request),
         Some(DefaultTool::DeleteFile) => delete::run(&request),

@@ -11,7 +11,7 @@ fn unknown_tools_are_errors() {
     assert_eq!(
         run("fs_move_file", f.request(json!({}))),
         Outcome::error(
-            "unknown tool `fs_move_file`; jp's default tools are fs_read_file, fs_list_files, fs_create_file, fs_modify_file, fs_delete_file, run_command"
+            "unknown tool `fs_move_file`; jp's default tools are fs_read_file, fs_list_files, fs_grep, fs_glob, fs_create_file, fs_modify_file, fs_delete_file, run_command"
         )
     );
 }
@@ -89,4 +89,21 @@ fn every_tool_refuses_paths_outside_the_workspace() {
             "refused `../other`: it leads outside the workspace (`..` goes above the workspace root)"
         )
     );
+}
+
+#[test]
+fn secret_paths_are_fs_read_files_patterns() {
+    for secret in [
+        ".env",
+        "config/.env.production",
+        "a/b.pem",
+        "id_rsa.pub",
+        ".ssh/config",
+    ] {
+        assert!(looks_secret(secret), "{secret}");
+    }
+    for plain in ["src/env.rs", ".envoy/x.yaml", "keys.rs", "ssh/config"] {
+        assert!(!looks_secret(plain), "{plain}");
+    }
+    assert_eq!(SECRET_PATTERNS.len(), 5);
 }

@@ -85,6 +85,11 @@ fn parameters_are_in_the_intended_order_and_types() {
 
     assert_eq!(names(params("fs_read_file")), ["path"]);
     assert_eq!(names(params("fs_list_files")), ["prefixes", "extensions"]);
+    assert_eq!(
+        names(params("fs_grep")),
+        ["pattern", "paths", "glob", "case_insensitive", "context"]
+    );
+    assert_eq!(names(params("fs_glob")), ["pattern", "sort"]);
     assert_eq!(names(params("fs_create_file")), ["path", "content"]);
     assert_eq!(names(params("fs_modify_file")), ["path", "patterns"]);
     assert_eq!(names(params("fs_delete_file")), ["path"]);
@@ -107,6 +112,20 @@ fn parameters_are_in_the_intended_order_and_types() {
     assert_eq!(prefixes.kind, ParamType::Array);
     assert!(!prefixes.required);
     assert_eq!(prefixes.items.as_ref().unwrap().kind, ParamType::Path);
+
+    let grep = params("fs_grep");
+    assert!(grep["pattern"].required && grep["pattern"].kind == ParamType::String);
+    assert_eq!(grep["paths"].items.as_ref().unwrap().kind, ParamType::Path);
+    assert_eq!(grep["glob"].kind, ParamType::String);
+    assert_eq!(grep["case_insensitive"].kind, ParamType::Boolean);
+    assert_eq!(grep["context"].kind, ParamType::Integer);
+    assert!(
+        ["paths", "glob", "case_insensitive", "context"]
+            .iter()
+            .all(|name| !grep[*name].required)
+    );
+    assert!(params("fs_glob")["pattern"].required);
+    assert!(!params("fs_glob")["sort"].required);
 
     let patterns = &params("fs_modify_file")["patterns"];
     assert!(patterns.required);
@@ -188,6 +207,56 @@ fn run_policies_decide_as_intended() {
     assert_eq!(decide("fs_create_file", path("../src/x.rs")), Mode::Ask);
     assert_eq!(decide("fs_modify_file", path("src/lib.rs")), Mode::Ask);
     assert_eq!(decide("fs_delete_file", path("src/lib.rs")), Mode::Ask);
+}
+
+/// Searching runs unattended, except where a `paths` entry or the glob
+/// names files that may hold secrets (which are otherwise not searched).
+#[test]
+fn search_policies_ask_only_for_secrets_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let loaded = load_defaults(dir.path());
+    let decide = |tool: &str, args: serde_json::Value| {
+        let (_, compiled) = effective_policy(&loaded.config, tool, PolicyField::Run).unwrap();
+        compiled.policy.unwrap().evaluate(&args, dir.path()).mode
+    };
+    let grep = |args: serde_json::Value| decide("fs_grep", args);
+    let glob = |pattern: &str| decide("fs_glob", serde_json::json!({ "pattern": pattern }));
+
+    for unattended in [
+        serde_json::json!({ "pattern": "fn main" }),
+        serde_json::json!({ "pattern": "password", "case_insensitive": true, "context": 3 }),
+        serde_json::json!({ "pattern": "x", "paths": ["src", "docs/env.md"], "glob": "*.rs" }),
+        serde_json::json!({ "pattern": "x", "paths": ["src/keys.rs", "ssh"] }),
+    ] {
+        assert_eq!(grep(unattended.clone()), Mode::Unattended, "{unattended}");
+    }
+    for asks in [
+        serde_json::json!({ "pattern": "x", "paths": [".env"] }),
+        serde_json::json!({ "pattern": "x", "paths": ["src", "config/.env.production"] }),
+        serde_json::json!({ "pattern": "x", "paths": ["src/../certs/server.pem"] }),
+        serde_json::json!({ "pattern": "x", "paths": [".ssh"] }),
+        serde_json::json!({ "pattern": "x", "paths": ["home/.aws/config"] }),
+        serde_json::json!({ "pattern": "x", "paths": ["deploy/id_ed25519"] }),
+        serde_json::json!({ "pattern": "x", "glob": "**/.env*" }),
+        serde_json::json!({ "pattern": "x", "glob": "*.PEM" }),
+        serde_json::json!({ "pattern": "x", "glob": "**/credentials.json" }),
+        serde_json::json!({ "pattern": "x", "glob": ".ssh/*" }),
+    ] {
+        assert_eq!(grep(asks.clone()), Mode::Ask, "{asks}");
+    }
+    for unattended in ["*.rs", "src/**/*.toml", "**/*", ".github/**"] {
+        assert_eq!(glob(unattended), Mode::Unattended, "{unattended}");
+    }
+    for asks in [
+        "**/.env",
+        ".env.*",
+        "*.key",
+        "id_rsa*",
+        "**/.ssh/**",
+        "secrets.yaml",
+    ] {
+        assert_eq!(glob(asks), Mode::Ask, "{asks}");
+    }
 }
 
 #[test]

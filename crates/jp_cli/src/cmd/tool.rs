@@ -14,8 +14,8 @@ use std::process::ExitCode;
 /// `jp tool`.
 #[derive(Debug, clap::Args)]
 pub struct Tool {
-    /// The tool (fs_read_file, fs_list_files, fs_create_file,
-    /// fs_modify_file, fs_delete_file, run_command).
+    /// The tool (fs_read_file, fs_list_files, fs_grep, fs_glob,
+    /// fs_create_file, fs_modify_file, fs_delete_file, run_command).
     name: String,
 }
 

@@ -396,7 +396,8 @@ impl<'a> Judge<'a> {
     /// Whether jp keeps what a call of local tool `name` changes, so that
     /// `jp conversation rewind` can put it back: `Err` says why not (no
     /// sandbox, or one that lets it write outside the workspace). jp's
-    /// own file tools keep what they change whatever their sandbox.
+    /// own file tools keep what they change whatever their sandbox, and
+    /// those that only read change nothing.
     ///
     /// # Errors
     ///
@@ -407,7 +408,7 @@ impl<'a> Judge<'a> {
         }
         if self
             .default_tool(name)
-            .is_some_and(DefaultTool::is_file_tool)
+            .is_some_and(|tool| tool.is_file_tool() || tool.reads_only())
         {
             return Ok(());
         }

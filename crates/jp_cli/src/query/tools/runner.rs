@@ -250,10 +250,10 @@ impl<'j> Runner<'j> {
         if !matches!(target, ToolTarget::Local { .. }) {
             return Keeping::Nothing;
         }
-        let reads_only = matches!(
-            self.judge.default_tool(name),
-            Some(DefaultTool::ReadFile | DefaultTool::ListFiles)
-        );
+        let reads_only = self
+            .judge
+            .default_tool(name)
+            .is_some_and(DefaultTool::reads_only);
         if !undo.enable {
             return if reads_only {
                 Keeping::Nothing
@@ -266,7 +266,12 @@ impl<'j> Runner<'j> {
                 tool
                 @ (DefaultTool::CreateFile | DefaultTool::ModifyFile | DefaultTool::DeleteFile),
             ) => Keeping::Files(tool, Capture::new(&self.judge.root, undo.max_file_bytes)),
-            Some(DefaultTool::ReadFile | DefaultTool::ListFiles) => Keeping::Nothing,
+            Some(
+                DefaultTool::ReadFile
+                | DefaultTool::ListFiles
+                | DefaultTool::Grep
+                | DefaultTool::Glob,
+            ) => Keeping::Nothing,
             Some(DefaultTool::RunCommand) | None => match self.judge.undo(name) {
                 Err(why) => Keeping::NotKept(why),
                 Ok(()) => Keeping::Workspace(super::snapshot::Budget {
