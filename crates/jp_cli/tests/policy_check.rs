@@ -583,6 +583,10 @@ fn the_default_tools_ask_before_reading_secrets() {
         "gcp/credentials.json",
         ".aws/config",
         "home/.ssh/known_hosts",
+        ".env-prod",
+        "deploy/prod.env",
+        ".pgpass",
+        "kubeconfig",
     ] {
         assert_eq!(read(secret), asked, "{secret}");
     }
@@ -609,7 +613,7 @@ fn the_default_tools_ask_before_reading_secrets() {
     assert_eq!(
         run.stdout,
         "fs_read_file policy.run: ask\n  \
-         policy.run[0] pattern \"(?i)(^|/)\\\\.env(rc|\\\\.[^/]*)?$\" on /path: matches: \".env\" matches pattern \"(?i)(^|/)\\\\.env(rc|\\\\.[^/]*)?$\"\n  \
+         policy.run[0] pattern \"(?i)(^|/)(\\\\.env(rc|[._-][^/]*)?|[^/]+\\\\.env)$\" on /path: matches: \".env\" matches pattern \"(?i)(^|/)(\\\\.env(rc|[._-][^/]*)?|[^/]+\\\\.env)$\"\n  \
          while streaming: decided once `path` is complete\n  \
          policy: conversation.tools.fs_read_file.policy.run (.jp/config.toml)\n"
     );

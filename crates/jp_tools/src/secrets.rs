@@ -15,14 +15,16 @@ use regex::RegexSet;
 /// matched against a path relative to the workspace root with `/` between
 /// its components; a directory with a `/` after its name).
 pub const PATTERNS: [&str; 5] = [
-    // Environment files: .env, .env.local, config/.env.production, .envrc.
-    r"(?i)(^|/)\.env(rc|\.[^/]*)?$",
+    // Environment files: .env, .env.local, .env-prod, config/.env.production,
+    // .envrc, prod.env.
+    r"(?i)(^|/)(\.env(rc|[._-][^/]*)?|[^/]+\.env)$",
     // Keys and certificates, Terraform variables.
-    r"(?i)\.(pem|key|p12|pfx|jks|keystore|tfvars|tfstate)$",
+    r"(?i)\.(pem|key|p12|pfx|jks|keystore|tfvars|tfstate|tfstate\.backup)$",
     // SSH keys, public ones included.
     r"(?i)(^|/)id_(rsa|dsa|ecdsa|ed25519)[^/]*$",
-    // Credential files of package managers, git, cloud tools and web servers.
-    r"(?i)(^|/)(\.npmrc|\.pypirc|\.netrc|_netrc|\.git-credentials|\.htpasswd|credentials(\.json)?|secrets?\.(json|ya?ml|toml))$",
+    // Credential files of package managers, git, databases, cloud tools and
+    // web servers.
+    r"(?i)(^|/)(\.npmrc|\.pypirc|\.netrc|_netrc|\.git-credentials|\.htpasswd|\.pgpass|\.vault-token|kubeconfig|service-account[^/]*\.json|credentials(\.json)?|secrets?\.(json|ya?ml|toml))$",
     // Directories of secrets.
     r"(?i)(^|/)(\.ssh|\.gnupg|\.aws|\.docker|\.kube)/",
 ];

@@ -32,6 +32,15 @@ fn the_patterns_are_fs_read_files_policys() {
 #[test]
 fn secret_paths() {
     for secret in [
+        ".env-prod",
+        ".env_local",
+        "prod.env",
+        "config/secrets.env",
+        ".pgpass",
+        ".vault-token",
+        "kubeconfig",
+        "deploy/service-account-prod.json",
+        "infra/terraform.tfstate.backup",
         ".env",
         "config/.env.production",
         ".envrc",

@@ -366,21 +366,11 @@ fn shown(rel: &Path) -> String {
         .join("/")
 }
 
-/// Whether a file at `rel` looks like it holds secrets: environment files,
-/// keys and certificates, credential files, and what is in a directory of
-/// secrets (the places `fs_read_file`'s default policy asks about).
+/// Whether a file at `rel` looks like it holds secrets: jp's one list
+/// ([`jp_tools::SECRET_PATTERNS`], the places `fs_read_file`'s default
+/// policy asks about).
 pub(crate) fn looks_secret(rel: &str) -> bool {
-    static SECRET: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(concat!(
-            r"(?i)(^|/)\.env(rc|\.[^/]*)?$",
-            r"|(?i)\.(pem|key|p12|pfx|jks|keystore|tfvars|tfstate)$",
-            r"|(?i)(^|/)id_(rsa|dsa|ecdsa|ed25519)[^/]*$",
-            r"|(?i)(^|/)(\.npmrc|\.pypirc|\.netrc|_netrc|\.git-credentials|\.htpasswd|credentials(\.json)?|secrets?\.(json|ya?ml|toml))$",
-            r"|(?i)(^|/)(\.ssh|\.gnupg|\.aws|\.docker|\.kube)/",
-        ))
-        .unwrap_or_else(|e| unreachable!("the secret patterns compile: {e}"))
-    });
-    SECRET.is_match(rel)
+    jp_tools::looks_secret(rel)
 }
 
 /// Why a file was not read.
