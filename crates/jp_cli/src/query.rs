@@ -873,7 +873,8 @@ fn ending(printer: &Printer, end: TurnEnd, conversation: &str, taken_back: bool)
             printer.chrome_line(
                 Style::Bad,
                 &format!(
-                    "stopped: the model kept calling tools past {n} responses (--max-turns, conversation.max_turns); the calls' results are kept, and `jp query -c` goes on (conversation {conversation})"
+                    "stopped: the model kept calling tools past {n} {} (--max-turns, conversation.max_turns); the calls' results are kept, and `jp query -c` goes on (conversation {conversation})",
+                    if n == 1 { "response" } else { "responses" }
                 ),
             );
             ExitCode::from(exit::BUDGET)

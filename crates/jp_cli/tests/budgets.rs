@@ -81,7 +81,7 @@ fn max_turns_ends_the_query_with_the_calls_results_kept() {
     assert!(
         run.stderr.contains("list_items success: listed")
             && run.stderr.ends_with(&format!(
-                "stopped: the model kept calling tools past 1 responses (--max-turns, conversation.max_turns); \
+                "stopped: the model kept calling tools past 1 response (--max-turns, conversation.max_turns); \
                  the calls' results are kept, and `jp query -c` goes on (conversation {})\n",
                 conversation.trim()
             )),

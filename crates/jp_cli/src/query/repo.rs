@@ -122,21 +122,22 @@ fn take(root: &Path) -> Option<RepoState> {
     // would leave in the workspace's guarded files (git's hooks, jp's
     // config) is put back.
     let kept = crate::query::tools::kept::Kept::take(root);
-    let status = git(
-        root,
-        &[
-            "status",
-            "--porcelain=v2",
-            "--branch",
-            "--untracked-files=normal",
-            "--ignore-submodules=all",
-        ],
-    );
-    let subject = status
-        .as_deref()
-        .and_then(parse_status)
-        .filter(|state| state.subject.is_some())
-        .and_then(|_| git(root, &["log", "-1", "--format=%s"]));
+    // The two run side by side: the last commit's subject is asked for
+    // whether or not there is one (before the first, git says no).
+    let (status, subject) = std::thread::scope(|scope| {
+        let subject = scope.spawn(|| git(root, &["log", "-1", "--format=%s"]));
+        let status = git(
+            root,
+            &[
+                "status",
+                "--porcelain=v2",
+                "--branch",
+                "--untracked-files=normal",
+                "--ignore-submodules=all",
+            ],
+        );
+        (status, subject.join().ok().flatten())
+    });
     let restored = kept.restore();
     if !restored.put_back.is_empty() || !restored.failed.is_empty() {
         tracing::warn!(
