@@ -78,7 +78,7 @@ parts = [{ text = "In src/lib.rs." }]
          \x20   src/main.rs-1-fn main() {\n\
          \x20   src/main.rs:2:    println!(\"{}\", lib::alpha());\n\
          \x20   src/main.rs-3-}\n\
-         \x20   … 1 more lines\n\
+         \x20   … 1 more line\n\
          ── jp (scripted/.jp/script.toml) ──\n\
          Calling tool fs_glob(pattern: \"*.rs\", sort: \"name\")\n\
          \x20 unattended (policy.run[1] (catch-all) matched)\n\

@@ -508,10 +508,9 @@ pub fn result_lines(
                 ));
             }
             if lines.len() > max_lines {
-                out.push(line(
-                    Style::Dim,
-                    format!("    … {} more lines", lines.len() - max_lines),
-                ));
+                let more = lines.len() - max_lines;
+                let word = if more == 1 { "line" } else { "lines" };
+                out.push(line(Style::Dim, format!("    … {more} more {word}")));
             }
         }
     }
