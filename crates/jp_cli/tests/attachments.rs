@@ -20,25 +20,6 @@ fn answer() -> TestServer {
     ])
 }
 
-/// Runs `git ARGS` in `dir` for a test's set-up.
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let status = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
-}
-
 #[test]
 fn files_mentions_and_a_command_s_output_are_sent_and_recorded() {
     if std::process::Command::new("git")
@@ -53,9 +34,9 @@ fn files_mentions_and_a_command_s_output_are_sent_and_recorded() {
     let project = ws.project();
     ws.write("project/src/main.rs", "fn main() {}\n");
     ws.write("project/notes.md", "# Notes\n");
-    git(&project, &["init", "-q"]);
-    git(&project, &["add", "src/main.rs"]);
-    git(&project, &["commit", "-q", "-m", "start"]);
+    common::git(&project, &["init", "-q"]).unwrap();
+    common::git(&project, &["add", "src/main.rs"]).unwrap();
+    common::git(&project, &["commit", "-q", "-m", "start"]).unwrap();
     ws.write("project/src/main.rs", "fn main() { run(); }\n");
     let server = answer();
     let run = query(

@@ -172,25 +172,6 @@ fn agents_md_is_read_by_default_and_a_missing_listed_file_is_a_warning() {
     assert!(!off.stdout.contains("Use tabs."), "{}", off.stdout);
 }
 
-/// Runs `git ARGS` in `dir` for a test's set-up.
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let status = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
-}
-
 /// In a git repository the default prompt says the branch, whether the
 /// tree has changes and the last commit's subject, as `--print-system-prompt`
 /// shows; `assistant.repository_state = false` leaves it out.
@@ -207,9 +188,9 @@ fn the_repository_state_is_in_the_default_prompt() {
     }
     let ws = initialized();
     let project = ws.project();
-    git(&project, &["init", "-q", "-b", "work"]);
-    git(&project, &["add", "."]);
-    git(&project, &["commit", "-q", "-m", "Start \"here\"\n\nbody"]);
+    common::git(&project, &["init", "-q", "-b", "work"]).unwrap();
+    common::git(&project, &["add", "."]).unwrap();
+    common::git(&project, &["commit", "-q", "-m", "Start \"here\"\n\nbody"]).unwrap();
     ws.write("project/new.txt", "n");
     let printed = ws.jp(&["query", "--print-system-prompt"]);
     assert_eq!(printed.code, 0, "{printed:?}");

@@ -131,3 +131,25 @@ patterns = { type = "array", items = { type = "object", properties = { old = { t
 replace_using_regex = { type = "boolean" }
 start_line = { type = "integer" }
 "#;
+
+/// Runs `git ARGS` in `dir` for a test's set-up (as a committer named `t`,
+/// unsigned); it must succeed. `None` when git is not installed.
+#[allow(dead_code)]
+pub fn git(dir: &std::path::Path, args: &[&str]) -> Option<()> {
+    let status = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .ok()?;
+    assert!(status.success(), "git {args:?}");
+    Some(())
+}
