@@ -12,6 +12,7 @@ mod policy;
 mod sandbox;
 mod tool;
 mod trust;
+mod usage;
 
 use std::process::ExitCode;
 
@@ -138,6 +139,9 @@ enum Command {
     /// List, show, switch and remove conversations, and see what one cost.
     #[command(subcommand)]
     Conversation(conversation::ConversationCmd),
+    /// What the conversations here used and cost, what caching saved,
+    /// and the responses stopped early at a declined call.
+    Usage(usage::Usage),
     /// Show, read, change, check and describe jp's config.
     #[command(subcommand)]
     Config(config::Config),
@@ -213,6 +217,7 @@ impl Cli {
             Command::Policy(policy) => policy.run(&ctx()?),
             Command::Mcp(mcp) => mcp.run(&ctx()?),
             Command::Trust(trust) => trust.run(&ctx()?),
+            Command::Usage(usage) => usage.run(&ctx()?),
             Command::Sandbox(sandbox) => sandbox.run(ctx),
             Command::Completions { shell } => {
                 use std::io::Write as _;

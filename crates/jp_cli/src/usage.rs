@@ -164,13 +164,15 @@ fn counted(count: usize, noun: &str) -> String {
 
 /// Usage summed, with the models of the responses that had no price.
 #[derive(Debug, Default)]
-struct Tally {
-    totals: UsageTotals,
+pub struct Tally {
+    /// The sums.
+    pub totals: UsageTotals,
     unpriced: Vec<String>,
 }
 
 impl Tally {
-    fn add(&mut self, usage: &jp_conversation::ResponseUsage) {
+    /// Adds one response's usage.
+    pub fn add(&mut self, usage: &jp_conversation::ResponseUsage) {
         let before = self.totals.unpriced;
         self.totals.add(usage);
         if self.totals.unpriced > before && !self.unpriced.contains(&usage.model) {
@@ -180,7 +182,7 @@ impl Tally {
 
     /// `3 requests · 6,127 in (…) · 60 out · $0.0135`: counted, and
     /// priced as far as it can be.
-    fn line(&self) -> String {
+    pub fn line(&self) -> String {
         let totals = &self.totals;
         let mut parts = vec![counted(totals.responses, "request")];
         parts.extend(tokens(totals));
@@ -292,7 +294,7 @@ pub fn cost_lines(events: &[ConversationEvent], ours: Honoured<'_>) -> Vec<Strin
 }
 
 /// `$0.0042`, `$1.23`: four decimals below a dollar, where turns cost.
-fn dollars(amount: f64) -> String {
+pub fn dollars(amount: f64) -> String {
     if amount == 0.0 {
         "$0".into()
     } else if amount < 0.0001 {

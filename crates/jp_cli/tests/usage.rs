@@ -281,3 +281,62 @@ fn conversation_cost_without_usage_or_conversation() {
         )
     );
 }
+
+/// `jp usage` sums every conversation here, each on a line; `--since`
+/// counts only what came after it; a bad `--since` is a usage error.
+#[test]
+fn jp_usage_sums_the_conversations_here() {
+    let ws = initialized();
+    let run = ws.jp(&["usage"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "no conversations yet; `jp query MESSAGE` starts one\n")
+    );
+    let server = TestServer::start(vec![
+        Reply::sse(anthropic(&[Item::Text("A.")], "end_turn", false)),
+        Reply::sse(anthropic(&[Item::Text("B.")], "end_turn", false)),
+    ]);
+    let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "one");
+    assert_eq!(run.code, 0, "{run:?}");
+    let first = stored(&ws)["id"].as_str().unwrap().to_owned();
+    let run = query(
+        &ws,
+        &server,
+        "anthropic/claude-haiku-4-5",
+        &["--new"],
+        "two",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let second = stored(&ws)["id"].as_str().unwrap().to_owned();
+    let run = ws.jp(&["usage"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    // Listed in the store's order (its ids, sorted).
+    let mut listed = [(first, "one"), (second, "two")];
+    listed.sort();
+    let lines: Vec<String> = listed
+        .iter()
+        .map(|(id, title)| format!("{id} · {title}: 1 request · 10 in · 42 out · $0.0002\n"))
+        .collect();
+    let report = format!(
+        "{}total: 2 conversations · 2 requests · 20 in · 84 out · $0.0004\n",
+        lines.concat()
+    );
+    assert_eq!(run.stdout, report);
+    // The test clock stands at 2026-11-30: an hour back counts all of it,
+    // the next day none.
+    let run = ws.jp(&["usage", "--since", "1h"]);
+    assert_eq!(run.stdout, report);
+    let run = ws.jp(&["usage", "--since", "2026-12-01"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "nothing used in that time\n")
+    );
+    let run = ws.jp(&["usage", "--since", "yesterday"]);
+    assert_eq!(
+        (run.code, run.stderr.as_str()),
+        (
+            2,
+            "error: --since yesterday: give a day (2026-12-01) or a span back from now (7d, 24h, 90m)\n"
+        )
+    );
+}

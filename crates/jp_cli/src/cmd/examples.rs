@@ -24,6 +24,7 @@ pub const EXAMPLES: &[(&str, &str)] = &[
         "jp conversation compact --keep 3 --model anthropic/claude-haiku-4-5",
     ),
     ("conversation rm", "jp conversation rm 17"),
+    ("usage", "jp usage --since 7d"),
     ("config", "jp config get assistant.model.id"),
     ("config show", "jp config show"),
     (
