@@ -110,3 +110,27 @@ fn an_after_hook_adds_a_note_to_the_result_and_a_passing_before_hook_changes_not
         "three items\n\nNote from a hook: lint: 0 problems"
     );
 }
+
+/// A workspace's hooks are held until the user trusts them: they would run
+/// programs and decide calls. (The tests' runs set JP_TRUST_WORKSPACE=1,
+/// which `--status` says it overrides.)
+#[test]
+fn a_workspace_s_hooks_are_held_by_trust() {
+    let ws = initialized();
+    ws.write(
+        "project/.jp/config.toml",
+        &format!(
+            "{}\n[[hooks.before_tool]]\ncommand = [\"sh\", \"-c\", \"exit 2\"]\n",
+            ws.read("project/.jp/config.toml")
+        ),
+    );
+    let run = ws.jp(&["trust", "--status"]);
+    assert_eq!(
+        run.stdout,
+        "this workspace's config changed since you trusted it; until you trust it again, jp leaves out what it would run or decide:\n  \
+         added    .jp/config.toml: hooks.before_tool\n\
+         `jp trust` applies them\n\
+         JP_TRUST_WORKSPACE=1: trusted in full for this run\n",
+        "{run:?}"
+    );
+}
