@@ -211,6 +211,15 @@ async fn run(config: &AppConfig, root: &Path, hook: &HookConfig, input: &Value) 
     ended
 }
 
+/// What `pipe` carries, up to [`MAX_OUTPUT`] bytes, as text.
+async fn bounded(pipe: Option<impl tokio::io::AsyncRead + Unpin>) -> String {
+    let mut out = Vec::new();
+    if let Some(pipe) = pipe {
+        let _ = pipe.take(MAX_OUTPUT).read_to_end(&mut out).await;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// Starts `command`, writes `input`, and waits at most `timeout`.
 async fn run_confined(
     mut command: tokio::process::Command,
@@ -236,23 +245,9 @@ async fn run_confined(
             let _ = stdin.write_all(&bytes).await;
         }
     };
-    let read = |pipe: Option<tokio::process::ChildStdout>| async move {
-        let mut out = Vec::new();
-        if let Some(pipe) = pipe {
-            let _ = pipe.take(MAX_OUTPUT).read_to_end(&mut out).await;
-        }
-        String::from_utf8_lossy(&out).into_owned()
-    };
-    let read_err = |pipe: Option<tokio::process::ChildStderr>| async move {
-        let mut out = Vec::new();
-        if let Some(pipe) = pipe {
-            let _ = pipe.take(MAX_OUTPUT).read_to_end(&mut out).await;
-        }
-        String::from_utf8_lossy(&out).into_owned()
-    };
     let waited = tokio::time::timeout(timeout, async {
         let ((), out, err, status) =
-            tokio::join!(write, read(stdout), read_err(stderr), child.wait());
+            tokio::join!(write, bounded(stdout), bounded(stderr), child.wait());
         (out, err, status)
     })
     .await;
