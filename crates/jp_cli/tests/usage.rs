@@ -322,6 +322,29 @@ fn jp_usage_sums_the_conversations_here() {
         lines.concat()
     );
     assert_eq!(run.stdout, report);
+    let json = ws.jp(&["usage", "--format", "json"]);
+    assert_eq!(json.code, 0, "{json:?}");
+    let json: Value = serde_json::from_str(&json.stdout).unwrap();
+    let ids: Vec<&str> = json["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [listed[0].0.as_str(), listed[1].0.as_str()]);
+    assert_eq!(
+        (
+            &json["total"]["responses"],
+            &json["total"]["input_tokens"],
+            &json["total"]["output_tokens"]
+        ),
+        (&json!(2), &json!(20), &json!(84))
+    );
+    assert_eq!(
+        json["early_declines"],
+        json!({"responses": 0, "argument_bytes": 0})
+    );
+    assert_eq!(json["cache_saved_usd"], Value::Null);
     // The test clock stands at 2026-11-30: an hour back counts all of it,
     // the next day none.
     let run = ws.jp(&["usage", "--since", "1h"]);

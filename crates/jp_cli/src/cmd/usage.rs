@@ -11,6 +11,7 @@ use jp_conversation::{ConversationEvent, EventKind};
 use jp_term::printer::sanitize;
 use jp_term::{errln, outln};
 
+use crate::cmd::format::Format;
 use crate::error::Error;
 use crate::exit;
 use crate::usage::Tally;
@@ -22,6 +23,10 @@ pub struct Usage {
     /// from now (`7d`, `24h`, `90m`).
     #[arg(long, value_name = "DATE|SPAN")]
     since: Option<String>,
+
+    /// `text` for people, `json` for scripts.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
 }
 
 impl Usage {
@@ -62,10 +67,16 @@ impl Usage {
             conversations.push((id, title, conversation.events));
         }
         let price = |model: &str| price_of(config.as_ref(), model);
-        // Titles come from messages: their control characters are made
-        // visible.
-        for line in report(&conversations, since, &price) {
-            outln!("{}", sanitize(&line));
+        let report = Report::of(&conversations, since, &price);
+        match self.format {
+            Format::Json => outln!("{}", report.json(since)),
+            // Titles come from messages: their control characters are
+            // made visible.
+            Format::Text => {
+                for line in report.lines(since) {
+                    outln!("{}", sanitize(&line));
+                }
+            }
         }
         Ok(ExitCode::SUCCESS)
     }
@@ -77,91 +88,141 @@ fn price_of(config: Option<&AppConfig>, model: &str) -> Option<Price> {
     config?.providers.llm.model_info(provider, name).price
 }
 
-/// The report's lines: one per conversation that used something since
-/// `since` (ms), then the totals, the cache and the early stops.
-#[must_use]
-pub fn report(
-    conversations: &[(String, String, Vec<ConversationEvent>)],
-    since: u64,
-    price: &dyn Fn(&str) -> Option<Price>,
-) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut all = Tally::default();
-    let (mut used, mut saved, mut unpriced_cache) = (0, 0.0, false);
-    let (mut stopped, mut stopped_bytes) = (0usize, 0usize);
-    for (id, title, events) in conversations {
-        let mut tally = Tally::default();
-        for event in events.iter().filter(|e| e.at_ms >= since) {
-            match &event.kind {
-                EventKind::Usage(usage) => {
-                    tally.add(usage);
-                    all.add(usage);
-                    let cached = usage.cache_read_tokens.unwrap_or(0);
-                    if cached > 0 {
-                        match price(&usage.model) {
-                            Some(price) => {
-                                saved += cached as f64 * (price.input - price.cache_read) / 1e6;
-                            }
-                            None => unpriced_cache = true,
+/// What the conversations used since a time.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Each conversation that used something: its id, title and sums.
+    pub conversations: Vec<(String, String, Tally)>,
+    /// All of them.
+    pub total: Tally,
+    /// What reading from the cache saved, in US dollars; `None` when a
+    /// model that read from it has no known price.
+    pub saved: Option<f64>,
+    /// Responses stopped early at a declined call.
+    pub stopped: usize,
+    /// The bytes of the declined calls' arguments that had arrived.
+    pub stopped_bytes: usize,
+}
+
+impl Report {
+    /// The report of `conversations` (id, title, events) since `since`
+    /// (ms), with `price` for what caching saved.
+    #[must_use]
+    pub fn of(
+        conversations: &[(String, String, Vec<ConversationEvent>)],
+        since: u64,
+        price: &dyn Fn(&str) -> Option<Price>,
+    ) -> Self {
+        let mut report = Self {
+            saved: Some(0.0),
+            ..Self::default()
+        };
+        for (id, title, events) in conversations {
+            let mut tally = Tally::default();
+            for event in events.iter().filter(|e| e.at_ms >= since) {
+                match &event.kind {
+                    EventKind::Usage(usage) => {
+                        tally.add(usage);
+                        report.total.add(usage);
+                        let cached = usage.cache_read_tokens.unwrap_or(0);
+                        if cached > 0 {
+                            report.saved =
+                                report.saved.zip(price(&usage.model)).map(|(saved, price)| {
+                                    saved + cached as f64 * (price.input - price.cache_read) / 1e6
+                                });
                         }
                     }
+                    EventKind::StreamStopped { bytes, .. } => {
+                        report.stopped += 1;
+                        report.stopped_bytes += bytes;
+                    }
+                    _ => {}
                 }
-                EventKind::StreamStopped { bytes, .. } => {
-                    stopped += 1;
-                    stopped_bytes += bytes;
-                }
-                _ => {}
+            }
+            if tally.totals.responses > 0 {
+                let title = title.lines().next().unwrap_or_default().to_owned();
+                report.conversations.push((id.clone(), title, tally));
             }
         }
-        if tally.totals.responses > 0 {
-            used += 1;
-            let title: String = title
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .chars()
-                .take(40)
-                .collect();
-            lines.push(format!("{id} · {title}: {}", tally.line()));
+        report
+    }
+
+    /// The report for people: one line per conversation, then the totals,
+    /// the cache and the early stops.
+    #[must_use]
+    pub fn lines(&self, since: u64) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .conversations
+            .iter()
+            .map(|(id, title, tally)| {
+                let title: String = title.chars().take(40).collect();
+                format!("{id} · {title}: {}", tally.line())
+            })
+            .collect();
+        let used = self.conversations.len();
+        if used == 0 {
+            lines.push(if since > 0 {
+                "nothing used in that time".to_owned()
+            } else {
+                "nothing used yet".to_owned()
+            });
+            return lines;
         }
-    }
-    if used == 0 {
-        lines.push(if since > 0 {
-            "nothing used in that time".to_owned()
+        let conversations = if used == 1 {
+            "conversation"
         } else {
-            "nothing used yet".to_owned()
-        });
-        return lines;
-    }
-    let conversations = if used == 1 {
-        "conversation"
-    } else {
-        "conversations"
-    };
-    lines.push(format!("total: {used} {conversations} · {}", all.line()));
-    let totals = &all.totals;
-    if totals.cache_read_tokens > 0 && totals.input_tokens > 0 {
-        let share = totals.cache_read_tokens * 100 / totals.input_tokens;
-        let saving = if unpriced_cache {
-            "what that saved is unknown for a model without a price".to_owned()
-        } else {
-            format!("saving about {}", crate::usage::dollars(saved))
+            "conversations"
         };
         lines.push(format!(
-            "cache: {share}% of the input tokens were read from the provider's cache, {saving}"
+            "total: {used} {conversations} · {}",
+            self.total.line()
         ));
+        let totals = &self.total.totals;
+        if totals.cache_read_tokens > 0 && totals.input_tokens > 0 {
+            let share = totals.cache_read_tokens * 100 / totals.input_tokens;
+            let saving = match self.saved {
+                Some(saved) => format!("saving about {}", crate::usage::dollars(saved)),
+                None => "what that saved is unknown for a model without a price".to_owned(),
+            };
+            lines.push(format!(
+                "cache: {share}% of the input tokens were read from the provider's cache, {saving}"
+            ));
+        }
+        if self.stopped > 0 {
+            let responses = if self.stopped == 1 {
+                "response"
+            } else {
+                "responses"
+            };
+            lines.push(format!(
+                "early declines: jp stopped {} {responses} at a declined call, after {} bytes of its arguments; nothing after them was generated or billed",
+                self.stopped, self.stopped_bytes
+            ));
+        }
+        lines
     }
-    if stopped > 0 {
-        let responses = if stopped == 1 {
-            "response"
-        } else {
-            "responses"
-        };
-        lines.push(format!(
-            "early declines: jp stopped {stopped} {responses} at a declined call, after {stopped_bytes} bytes of its arguments; nothing after them was generated or billed"
-        ));
+
+    /// The report for scripts: `{"since_ms", "conversations": [{"id",
+    /// "title", "usage"}], "total", "cache_saved_usd", "early_declines":
+    /// {"responses", "argument_bytes"}}`, each usage as `jp conversation
+    /// show --format json` gives it.
+    #[must_use]
+    pub fn json(&self, since: u64) -> serde_json::Value {
+        let conversations: Vec<serde_json::Value> = self
+            .conversations
+            .iter()
+            .map(|(id, title, tally)| {
+                serde_json::json!({"id": id, "title": title, "usage": tally.totals})
+            })
+            .collect();
+        serde_json::json!({
+            "since_ms": (since > 0).then_some(since),
+            "conversations": conversations,
+            "total": self.total.totals,
+            "cache_saved_usd": self.saved.filter(|_| self.total.totals.cache_read_tokens > 0),
+            "early_declines": {"responses": self.stopped, "argument_bytes": self.stopped_bytes},
+        })
     }
-    lines
 }
 
 /// The time `text` names, in ms since the epoch: a day (`YYYY-MM-DD`,

@@ -53,7 +53,7 @@ fn each_conversation_the_total_what_caching_saved_and_the_early_stops() {
         ("18".to_owned(), "(untitled)".to_owned(), Vec::new()),
     ];
     assert_eq!(
-        report(&conversations, 0, &price),
+        Report::of(&conversations, 0, &price).lines(0),
         [
             "17 · fix the parser: 2 requests · 11,000 in (8,000 cached) · 300 out · $0.0159",
             "total: 1 conversation · 2 requests · 11,000 in (8,000 cached) · 300 out · $0.0159",
@@ -61,13 +61,45 @@ fn each_conversation_the_total_what_caching_saved_and_the_early_stops() {
             "early declines: jp stopped 1 response at a declined call, after 412 bytes of its arguments; nothing after them was generated or billed",
         ]
     );
+    let json = Report::of(&conversations, 0, &price).json(0);
+    let usage = |requests: u64, input: u64, output: u64| {
+        serde_json::json!({"responses": requests, "input_tokens": input,
+            "cache_read_tokens": 8000, "cache_write_tokens": 0, "output_tokens": output,
+            "cost_usd": 0.0159, "unpriced": 0})
+    };
+    let mut checked = json.clone();
+    // Floats as they add: compared near.
+    for at in [
+        "/total/cost_usd",
+        "/conversations/0/usage/cost_usd",
+        "/cache_saved_usd",
+    ] {
+        let value = checked.pointer(at).unwrap().as_f64().unwrap();
+        let expected = if at == "/cache_saved_usd" {
+            0.0216
+        } else {
+            0.0159
+        };
+        assert!((value - expected).abs() < 1e-9, "{at}: {value}");
+        *checked.pointer_mut(at).unwrap() = serde_json::json!(expected);
+    }
+    assert_eq!(
+        checked,
+        serde_json::json!({
+            "since_ms": null,
+            "conversations": [{"id": "17", "title": "fix the parser", "usage": usage(2, 11_000, 300)}],
+            "total": usage(2, 11_000, 300),
+            "cache_saved_usd": 0.0216,
+            "early_declines": {"responses": 1, "argument_bytes": 412},
+        })
+    );
     // Since a time after the first response: only the second counts.
     assert_eq!(
-        report(&conversations, 15, &price)[0],
+        Report::of(&conversations, 15, &price).lines(15)[0],
         "17 · fix the parser: 1 request · 10,000 in (8,000 cached) · 200 out · $0.0114"
     );
     assert_eq!(
-        report(&conversations, 31, &price),
+        Report::of(&conversations, 31, &price).lines(31),
         ["nothing used in that time"]
     );
 }
