@@ -62,6 +62,18 @@ struct Ended {
     trouble: Option<String>,
 }
 
+impl Ended {
+    /// A run that did not end by itself, for `trouble`.
+    fn trouble(trouble: String) -> Self {
+        Self {
+            code: None,
+            stdout: String::new(),
+            stderr: String::new(),
+            trouble: Some(trouble),
+        }
+    }
+}
+
 /// The hooks of `hooks` that cover `tool`.
 fn covering<'a>(hooks: &'a [HookConfig], tool: &str) -> impl Iterator<Item = &'a HookConfig> {
     hooks.iter().filter(move |hook| hook.covers(tool))
@@ -171,15 +183,9 @@ fn cut(text: &str) -> String {
 /// Runs `hook` with `input` on stdin, sandboxed, the guarded files put
 /// back after it.
 async fn run(config: &AppConfig, root: &Path, hook: &HookConfig, input: &Value) -> Ended {
-    let fail = |trouble: String| Ended {
-        code: None,
-        stdout: String::new(),
-        stderr: String::new(),
-        trouble: Some(trouble),
-    };
     let mut argv = hook.command.argv();
     if argv.is_empty() {
-        return fail("its command is empty".to_owned());
+        return Ended::trouble("its command is empty".to_owned());
     }
     if argv[0] == "jp"
         && let Ok(exe) = std::env::current_exe()
@@ -197,7 +203,7 @@ async fn run(config: &AppConfig, root: &Path, hook: &HookConfig, input: &Value) 
     let sandbox = jp_llm::tool::Sandbox::from_config(&config.conversation.sandbox);
     let confinement = match sandbox.apply(&mut command, root) {
         Ok(confinement) => confinement,
-        Err(e) => return fail(e.to_string()),
+        Err(e) => return Ended::trouble(e.to_string()),
     };
     let kept = Kept::take(root);
     let ended = run_confined(command, input, Duration::from_secs(hook.timeout_secs)).await;
@@ -206,7 +212,7 @@ async fn run(config: &AppConfig, root: &Path, hook: &HookConfig, input: &Value) 
     if !restored.put_back.is_empty() || !restored.failed.is_empty() {
         let mut what = restored.put_back;
         what.extend(restored.failed);
-        return fail(format!("it changed {}, which jp put back", what.join(", ")));
+        return Ended::trouble(format!("it changed {}, which jp put back", what.join(", ")));
     }
     ended
 }
@@ -228,14 +234,7 @@ async fn run_confined(
 ) -> Ended {
     let mut child = match command.spawn() {
         Ok(child) => child,
-        Err(e) => {
-            return Ended {
-                code: None,
-                stdout: String::new(),
-                stderr: String::new(),
-                trouble: Some(format!("it cannot start: {}", jp_fs::io_reason(&e))),
-            };
-        }
+        Err(e) => return Ended::trouble(format!("it cannot start: {}", jp_fs::io_reason(&e))),
     };
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let bytes = input.to_string().into_bytes();
@@ -264,11 +263,6 @@ async fn run_confined(
             stderr,
             trouble: Some(format!("waiting for it failed: {e}")),
         },
-        Err(_) => Ended {
-            code: None,
-            stdout: String::new(),
-            stderr: String::new(),
-            trouble: Some(format!("it did not finish within {} s", timeout.as_secs())),
-        },
+        Err(_) => Ended::trouble(format!("it did not finish within {} s", timeout.as_secs())),
     }
 }
