@@ -4,6 +4,7 @@ pub(crate) mod complete;
 mod config;
 mod conversation;
 mod debug;
+mod decisions;
 mod examples;
 mod format;
 mod init;

@@ -59,6 +59,7 @@ pub mod stream;
 pub mod system;
 pub mod tickets;
 pub mod tools;
+pub mod trail;
 pub mod trusting;
 pub mod turn;
 pub mod window;

@@ -326,13 +326,14 @@ fn a_tool_switches_the_model_of_a_query_started_with_model_and_the_next_query_ke
     // The flag's change is recorded when the turn begins, the tool's after.
     let conversation = stored(&ws);
     assert_eq!(
-        event_types(&conversation)[..9],
+        event_types(&conversation)[..10],
         [
             "turn_start",
             "chat_request",
             "config_delta",
             "tool_call_request",
             "usage",
+            "call_decision",
             "tool_call_response",
             "config_delta",
             "assistant_message",

@@ -125,13 +125,14 @@ fn a_granted_model_switch_applies_to_the_next_request_and_stays_with_the_convers
             // The request file the tool wrote (for `jp conversation
             // rewind`), committed with its response and change.
             "file_change",
+            "call_decision",
             "tool_call_response",
             "config_delta",
             "assistant_message",
             "usage"
         ]
     );
-    let delta = &conversation["events"][6];
+    let delta = &conversation["events"][7];
     assert_eq!(
         delta["delta"],
         json!({"assistant": {"model": {"id": "anthropic/claude-opus-5"}}})
@@ -430,7 +431,7 @@ fn the_shipped_change_model_tool_switches_the_model_for_the_next_request() {
         )]
     );
     assert_eq!(
-        conversation["events"][5]["delta"],
+        conversation["events"][6]["delta"],
         json!({"assistant": {"model": {"id": "anthropic/claude-opus-5"}}})
     );
 }

@@ -109,6 +109,7 @@ fn anthropic_tool_call_creates_a_file() {
             "usage",
             // What it created, for `jp conversation rewind` (issue 38).
             "file_change",
+            "call_decision",
             "tool_call_response",
             "assistant_message",
             "usage"

@@ -102,11 +102,12 @@ fn a_file_must_be_read_before_it_is_changed_and_the_conversation_remembers() {
     );
     let conversation = stored(&ws);
     assert_eq!(
-        event_types(&conversation)[2..7],
+        event_types(&conversation)[2..8],
         [
             "tool_call_request",
             "usage",
             "policy_denied",
+            "call_decision",
             "tool_call_response",
             "tool_call_request"
         ]

@@ -182,10 +182,12 @@ fn an_interrupt_that_drops_a_config_change_tells_the_model_it_was_not_applied() 
             "tool_call_request",
             "tool_call_request",
             "usage",
+            "call_decision",
             "tool_call_response",
             // The file the slow tool made before it was stopped (for `jp
             // conversation rewind`).
             "file_change",
+            "call_decision",
             "tool_call_response"
         ],
         "no config change is recorded"

@@ -130,6 +130,10 @@ pub enum EventKind {
     /// A summary of the turns before `upto`, sent from then on in their
     /// place; the log keeps them. See [`crate::view`].
     Compaction(crate::recovery::Compaction),
+    /// How jp decided a tool call: the rule, the byte, who answered.
+    /// Recorded just before the call's response. Never sent to the model;
+    /// logs written before it existed have none.
+    CallDecision(crate::decision::CallDecision),
 }
 
 /// An "allow for this session" answer (see [`EventKind::SessionApproval`]).

@@ -17,6 +17,7 @@
 mod arguments;
 pub mod attachment;
 pub mod conversation;
+pub mod decision;
 mod event;
 mod event_builder;
 pub mod recovery;
@@ -34,6 +35,7 @@ pub use conversation::{
     PolicyDenial, RanWith, ResponseStatus, ResponseUsage, SessionApproval, ToolCallResponse,
     UsageTotals,
 };
+pub use decision::{CallDecision, DecidedBy, RuleSource};
 pub use event::{ArgumentsError, EventPart, FlushedEvent, ToolCallPart, ToolCallRequest};
 pub use event_builder::{CallView, EventBuilder, EventBuilderError};
 pub use recovery::{ChangesNotKept, Compaction, FileChange, FileState, Rewind, RewindReason};

@@ -331,7 +331,7 @@ fn bad_logs_are_named_with_the_line() {
             &c,
             format!("{header}{good}{{\"at_ms\":7,\"type\":\"hologram\"}}\n").as_bytes()
         ),
-        "<log> is not a readable conversation: line 3 is not an event this jp knows: unknown variant `hologram`, expected one of `turn_start`, `chat_request`, `attachments`, `assistant_message`, `assistant_reasoning`, `tool_call_request`, `tool_call_response`, `config_delta`, `policy_denied`, `stream_stopped`, `usage`, `session_approval`, `approvals_forgotten`, `file_change`, `changes_not_kept`, `rewind`, `compaction` (column 29)"
+        "<log> is not a readable conversation: line 3 is not an event this jp knows: unknown variant `hologram`, expected one of `turn_start`, `chat_request`, `attachments`, `assistant_message`, `assistant_reasoning`, `tool_call_request`, `tool_call_response`, `config_delta`, `policy_denied`, `stream_stopped`, `usage`, `session_approval`, `approvals_forgotten`, `file_change`, `changes_not_kept`, `rewind`, `compaction`, `call_decision` (column 29)"
     );
     // A long bad value is quoted short.
     let long = format!(

@@ -121,7 +121,8 @@ pub fn messages_of(sent: view::Sent<'_>, elision: Option<Elision>) -> Vec<Messag
             | EventKind::FileChange(_)
             | EventKind::ChangesNotKept(_)
             | EventKind::Rewind(_)
-            | EventKind::Compaction(_) => {}
+            | EventKind::Compaction(_)
+            | EventKind::CallDecision(_) => {}
             EventKind::ChatRequest { content } => {
                 builder.close_assistant();
                 let content = match summary.take() {

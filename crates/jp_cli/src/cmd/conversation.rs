@@ -47,6 +47,19 @@ pub enum ConversationCmd {
         #[arg(add = ArgValueCandidates::new(super::complete::conversations))]
         id: Option<String>,
     },
+    /// How each tool call of a conversation (the active one by default)
+    /// was decided: the rule (key, file, line) and mode, how much of its
+    /// arguments had arrived then, who settled it and how, what became of
+    /// it, and whether jp stopped the stream at it.
+    Decisions {
+        /// The conversation: its id, a unique start of it, or `last` (the
+        /// one with the latest activity).
+        #[arg(add = ArgValueCandidates::new(super::complete::conversations))]
+        id: Option<String>,
+        /// Output format (`json`: one array of the calls).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
     /// Make a conversation the active one, which `jp query` continues.
     Use {
         /// The conversation: its id, a unique start of it, or `last` (the
@@ -124,6 +137,12 @@ impl ConversationCmd {
                 Ok(id) => cost(&store, &ledger, id),
                 Err(code) => return Ok(code),
             },
+            Self::Decisions { id, format } => {
+                match id.map(|id| resolve(&store, &id, true)).transpose() {
+                    Ok(id) => decisions(&store, &ledger, id, format),
+                    Err(code) => return Ok(code),
+                }
+            }
             Self::Use { id } => match resolve(&store, &id, true) {
                 Ok(id) => use_conversation(&store, &ledger, &id),
                 Err(code) => return Ok(code),
@@ -323,6 +342,37 @@ fn cost(store: &Store, ledger: &Ledger, id: Option<String>) -> Result<(), StoreE
     Ok(())
 }
 
+/// `jp conversation decisions`: how each call of conversation `id` (the
+/// active one by default) was decided.
+fn decisions(
+    store: &Store,
+    ledger: &Ledger,
+    id: Option<String>,
+    format: Format,
+) -> Result<(), StoreError> {
+    let id = match id.or_else(|| crate::conversation::active_id(store, ledger)) {
+        Some(id) => id,
+        None => return Err(StoreError::NoActive),
+    };
+    let conversation = store.load(&id)?;
+    warn_torn(&conversation);
+    let rows = super::decisions::Row::all(&conversation.events);
+    if format == Format::Json {
+        let rows: Vec<_> = rows.iter().map(super::decisions::Row::json).collect();
+        outln!("{}", serde_json::Value::Array(rows));
+        return Ok(());
+    }
+    if rows.is_empty() {
+        showln!(
+            "conversation {id}: no decisions recorded (it made no tool calls, or they were made before jp recorded how it decided them)"
+        );
+    }
+    for line in rows.iter().flat_map(super::decisions::Row::lines) {
+        showln!("{line}");
+    }
+    Ok(())
+}
+
 fn show(
     store: &Store,
     ledger: &Ledger,
@@ -426,6 +476,8 @@ fn print_text(ledger: &Ledger, c: &Conversation) {
             }
             // Summed below.
             EventKind::Usage(_) => {}
+            // Listed by `jp conversation decisions`.
+            EventKind::CallDecision(_) => {}
             EventKind::SessionApproval(approval) => {
                 showln!("{}", approval_line(ledger, &c.id, approval));
             }

@@ -13,6 +13,7 @@ pub const EXAMPLES: &[(&str, &str)] = &[
     ("conversation ls", "jp conversation ls"),
     ("conversation show", "jp conversation show last"),
     ("conversation cost", "jp conversation cost"),
+    ("conversation decisions", "jp conversation decisions last"),
     ("conversation use", "jp conversation use 17"),
     (
         "conversation forget-approvals",

@@ -30,6 +30,8 @@ use serde_json::Value;
 
 use super::decision::{Answer, Ask, Decided, Early, Verdict, denied};
 use super::tools::Judge;
+use super::trail::Trail;
+use jp_conversation::DecidedBy;
 
 /// A streaming call as it is after a piece of its arguments: what the turn
 /// knows of it, read without the turn (which is busy parsing while the
@@ -80,6 +82,8 @@ pub enum CallInput<'a> {
         call: usize,
         /// The call.
         request: ToolCallRequest,
+        /// The bytes of its arguments that arrived.
+        bytes: usize,
     },
     /// The question put while call number `call` streamed was answered.
     Answered {
@@ -163,6 +167,8 @@ pub struct Calls<'t> {
     /// Calls a stateful policy denied before they were put to the user,
     /// recorded (as `policy_denied`) with their response.
     denials: HashMap<usize, Denial>,
+    /// How each call is being decided, for its record.
+    trails: HashMap<usize, Trail>,
 }
 
 impl<'t> Calls<'t> {
@@ -180,6 +186,7 @@ impl<'t> Calls<'t> {
             asking: HashSet::new(),
             withdrawn: false,
             denials: HashMap::new(),
+            trails: HashMap::new(),
         }
     }
 
@@ -205,11 +212,24 @@ impl<'t> Calls<'t> {
                     .map(|(id, _)| id.clone())
                     .unwrap_or_default();
                 let verdict = self.judge.too_large(&id, &tool, limit);
+                self.trail(call).refused(limit, "arguments over the limit");
                 // The call is ended next (the turn does it), and its
                 // completion takes this answer.
                 self.refuse(call, verdict, &mut steps);
             }
-            CallInput::Complete { call, request } => {
+            CallInput::Complete {
+                call,
+                request,
+                bytes,
+            } => {
+                self.trail(call).bytes = bytes;
+                // What the complete arguments decide, for the record (the
+                // judge decides again below; a stricter decision wins).
+                if !self.ended_early(call)
+                    && let Some(decision) = self.judge.run_decision(&request)
+                {
+                    self.trail(call).decided(&decision, None);
+                }
                 let early = match self.early.remove(&call) {
                     Some(Early::Asking) => {
                         // The answer decides, when it comes.
@@ -227,6 +247,7 @@ impl<'t> Calls<'t> {
             }
             CallInput::Answered { call, answer } => {
                 self.asking.remove(&call);
+                self.trail(call).answered(&answer);
                 if let Some(request) = self.complete.remove(&call) {
                     let decided = self
                         .judge
@@ -240,7 +261,10 @@ impl<'t> Calls<'t> {
                 }
                 self.early.insert(call, Early::Answered(answer));
             }
-            CallInput::Confirmed { call, verdict } => self.settle(call, verdict, &mut steps),
+            CallInput::Confirmed { call, verdict } => {
+                self.trail(call).confirmed(&verdict);
+                self.settle(call, verdict, &mut steps);
+            }
             // Its verdict is kept already.
             CallInput::Withdrawn => self.withdrawn = true,
         }
@@ -273,6 +297,17 @@ impl<'t> Calls<'t> {
     /// Takes call number `call`'s verdict, to act on it.
     pub fn take_verdict(&mut self, call: usize) -> Option<Verdict> {
         self.verdicts.remove(&call)
+    }
+
+    /// Takes how call number `call` was decided, to record it with its
+    /// response.
+    pub fn take_trail(&mut self, call: usize) -> Trail {
+        self.trails.remove(&call).unwrap_or_default()
+    }
+
+    /// How call number `call` is being decided.
+    fn trail(&mut self, call: usize) -> &mut Trail {
+        self.trails.entry(call).or_default()
     }
 
     /// Takes the stateful denial to record with call number `call`'s
@@ -309,6 +344,7 @@ impl<'t> Calls<'t> {
         self.started.insert(call, (id, name.clone()));
         steps.push(CallStep::Reserve(call));
         if let Some(verdict) = not_offered {
+            self.trail(call).refused(0, "not offered");
             // It can never run: refused now, and the stream closed as for
             // a decline when nothing else streams.
             self.refuse(call, verdict, steps);
@@ -329,7 +365,7 @@ impl<'t> Calls<'t> {
                     "decided while streaming"
                 );
                 let known = |key: &str| (state.argument)(key).cloned();
-                self.act_early(call, decision, &known, steps);
+                self.act_early(call, decision, 0, &known, steps);
             }
             Some(Err(watch)) => {
                 self.early.insert(call, Early::Watching(watch));
@@ -359,6 +395,8 @@ impl<'t> Calls<'t> {
                 progress.fragment.leaf(),
             )
         {
+            self.trail(call)
+                .refused(state.bytes, "a value that can never run");
             self.refuse(call, verdict, steps);
             steps.push(CallStep::Abandon(call));
             return;
@@ -381,7 +419,7 @@ impl<'t> Calls<'t> {
                 others_bytes,
                 "decided while streaming"
             );
-            self.act_early(call, decision, &known, steps);
+            self.act_early(call, decision, state.bytes, &known, steps);
         }
         // A question held for a stateful policy's argument: asked (or
         // denied) once it is in. Only at the end of one it waits for: the
@@ -393,25 +431,31 @@ impl<'t> Calls<'t> {
             && !self.judge.stateful().waits(progress.tool_name, &known)
             && let Some(Early::Held(decision)) = self.early.remove(&call)
         {
-            self.act_early(call, decision, &known, steps);
+            self.act_early(call, decision, state.bytes, &known, steps);
         }
     }
 
-    /// Acts on a decision made while call number `call` streams. `known`
-    /// gives each top-level argument that has arrived.
+    /// Acts on a decision made while call number `call` streams, after
+    /// `at` bytes of its arguments. `known` gives each top-level argument
+    /// that has arrived.
     fn act_early(
         &mut self,
         call: usize,
         decision: Decision,
+        at: usize,
         known: &dyn Fn(&str) -> Option<Value>,
         steps: &mut Vec<CallStep>,
     ) {
         let Some((id, name)) = self.started.get(&call).cloned() else {
             return;
         };
+        // As it stands: a call that would run without its sandbox asks.
+        let decision = self.judge.bounded(&name, decision);
+        self.trail(call).decided(&decision, Some(at));
         let decision = match self.judge.early(&id, &name, decision, self.can_ask, known) {
             Ok(decision) => decision,
             Err(verdict) => {
+                self.trail(call).unasked(&verdict);
                 steps.push(CallStep::Release(call));
                 self.early
                     .insert(call, Early::Answered(Answer::NotRun(*verdict)));
@@ -450,6 +494,8 @@ impl<'t> Calls<'t> {
         {
             let verdict = denied(&id, &name, &denial);
             steps.push(CallStep::Release(call));
+            self.trail(call)
+                .settle(DecidedBy::Stateful, Some(&denial.policy));
             self.denials.insert(call, denial);
             self.early
                 .insert(call, Early::Answered(Answer::NotRun(verdict)));
@@ -472,12 +518,17 @@ impl<'t> Calls<'t> {
     /// or put the question to the user.
     fn decided(&mut self, call: usize, decided: Decided, steps: &mut Vec<CallStep>) {
         match decided {
-            Decided::Now(verdict) => self.settle(call, verdict, steps),
+            Decided::Now(verdict) => {
+                self.trail(call).unasked(&verdict);
+                self.settle(call, verdict, steps);
+            }
             Decided::Ask(ask)
                 if self.nothing_runs_before(call)
                     && let Some((verdict, denial)) = self.judge.deny_instead_of_asking(&ask) =>
             {
                 // A stateful policy will deny it: not put to the user.
+                self.trail(call)
+                    .settle(DecidedBy::Stateful, Some(&denial.policy));
                 self.denials.insert(call, denial);
                 self.settle(call, verdict, steps);
             }

@@ -118,11 +118,13 @@ impl<'c, 't> Stream<'c, 't> {
 
     /// Call 0 is complete.
     fn complete(&mut self) -> &mut Self {
+        let bytes = self.builder.argument_bytes(0);
         let Some(FlushedEvent::ToolCallRequest(request)) = self.builder.handle_flush(0) else {
             panic!("no call")
         };
         let steps = self.calls.handle(CallInput::Complete {
             call: 0,
+            bytes,
             request: if self.calls.ended_early(0) {
                 request.as_received()
             } else {

@@ -13,6 +13,8 @@ use super::calls::Calls;
 use super::decision::{Ran, Verdict, denied};
 use super::session::Session;
 use super::signals::{Interrupts, TOOL_MENU, ToolMenu, answer, ctrl_c};
+use super::trail::Trail;
+use jp_conversation::DecidedBy;
 use jp_llm::tool::ToolExecutor;
 use jp_term::printer::Style;
 use jp_term::prompt::Answer as _;
@@ -137,6 +139,7 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
             .collect();
         for (number, call) in list {
             let mut changed_config = false;
+            let mut trail = calls.take_trail(number);
             let not_run = |content: &str| ToolCallResponse {
                 id: call.id.clone(),
                 status: ResponseStatus::Interrupted,
@@ -146,9 +149,11 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
             let response = match calls.take_verdict(number) {
                 // Interrupted: the calls not yet run never run.
                 Some(Verdict::Run { .. }) if cancel.is_cancelled() => {
+                    trail.overrule(DecidedBy::Interrupted, None);
                     not_run("The call was not run: the user interrupted the turn.")
                 }
                 Some(Verdict::Run { .. }) if self.stopped => {
+                    trail.overrule(DecidedBy::Interrupted, Some("stopped to reply"));
                     not_run("The call was not run: the user stopped the tools to reply.")
                 }
                 Some(Verdict::Run {
@@ -166,7 +171,7 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
                         seen: seen.remove(&number),
                     };
                     let (response, changed) = self
-                        .run_approved(number, &call, approval, interrupts)
+                        .run_approved(number, &call, approval, &mut trail, interrupts)
                         .await?;
                     changed_config = changed;
                     response
@@ -186,6 +191,11 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
                 },
             };
             let response = as_recorded(response, &cancel);
+            let loaded = &self.session.loaded;
+            let decision = trail.record(&call.id, &call.name, &|index| {
+                super::trail::rule_source(loaded, &call.name, index)
+            });
+            self.keep(EventKind::CallDecision(decision), changed_config)?;
             self.keep(EventKind::ToolCallResponse(response), changed_config)?;
         }
         let interrupted = cancel.is_cancelled();
@@ -263,11 +273,13 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
         number: usize,
         call: &ToolCallRequest,
         mut approval: Approval,
+        trail: &mut Trail,
         interrupts: &mut Interrupts,
     ) -> Result<(ToolCallResponse, bool), jp_conversation::StoreError> {
         let cancel = interrupts.cancel.clone();
         let stateful = self.runner.judge().stateful();
         if let Some(denial) = stateful.check(&call.name, &approval.arguments, false) {
+            trail.overrule(DecidedBy::Stateful, Some(&denial.policy));
             let Verdict::NotRun { response, note } = denied(&call.id, &call.name, &denial) else {
                 unreachable!("denied() is a NotRun verdict")
             };
@@ -284,10 +296,12 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
             .cloned()
             .unwrap_or_default();
         if let Some(response) = self.before_hooks(call, &arguments).await {
+            trail.overrule(DecidedBy::Hook, None);
             return Ok((response, false));
         }
         let (mut ran, stop) = self.run_call(call, &mut approval, interrupts).await;
         self.stopped |= stop;
+        trail.at_start(&ran, self.prompts.available());
         if !cancel.is_cancelled() {
             self.after_hooks(call, &arguments, &mut ran.response).await;
         }

@@ -394,7 +394,12 @@ impl<'t> Response<'t> {
                 {
                     question.send_replace(self.asker.settled_question(&request.name, arguments));
                 }
-                let steps = self.calls.handle(CallInput::Complete { call, request });
+                let bytes = turn.received_bytes(call);
+                let steps = self.calls.handle(CallInput::Complete {
+                    call,
+                    request,
+                    bytes,
+                });
                 self.apply(session, steps);
             }
             Action::Request { .. }

@@ -255,6 +255,9 @@ pub struct TurnCoordinator {
     /// The bytes of argument text of each call that was complete, by call
     /// number: what a call declined once whole had sent.
     whole_bytes: HashMap<usize, usize>,
+    /// The bytes of argument text each call that ended (complete, ended
+    /// early, cut off) had received, by call number.
+    received: HashMap<usize, usize>,
     /// Whether the events arriving are one group of the provider's (see
     /// [`StreamEvent::GroupStart`]).
     grouped: bool,
@@ -286,6 +289,7 @@ impl TurnCoordinator {
             argument_limits: HashMap::new(),
             next_call: 0,
             whole_bytes: HashMap::new(),
+            received: HashMap::new(),
             grouped: false,
             deferred: Vec::new(),
             deferred_stop: None,
@@ -316,6 +320,7 @@ impl TurnCoordinator {
         self.argument_limits.clear();
         self.next_call = 0;
         self.whole_bytes.clear();
+        self.received.clear();
         self.grouped = false;
         self.deferred.clear();
         self.deferred_stop = None;
@@ -479,8 +484,9 @@ impl TurnCoordinator {
                 }
                 let call = self.open.remove(&index);
                 if let Some(call) = call {
-                    self.whole_bytes
-                        .insert(call, self.builder.argument_bytes(index));
+                    let bytes = self.builder.argument_bytes(index);
+                    self.whole_bytes.insert(call, bytes);
+                    self.received.insert(call, bytes);
                 }
                 self.builder
                     .handle_flush(index)
@@ -550,6 +556,16 @@ impl TurnCoordinator {
             .map_or(0, |index| self.builder.argument_bytes(index))
     }
 
+    /// How many bytes of argument text call number `call` received in all,
+    /// once it has ended (or so far, while it streams).
+    #[must_use]
+    pub fn received_bytes(&self, call: usize) -> usize {
+        self.received
+            .get(&call)
+            .copied()
+            .unwrap_or_else(|| self.argument_bytes(call))
+    }
+
     /// The calls other than `call` still streaming: how many, and how many
     /// bytes of arguments they have received together.
     #[must_use]
@@ -600,6 +616,7 @@ impl TurnCoordinator {
             return self.stop_after_whole(call);
         };
         let bytes = arrived.unwrap_or_else(|| self.builder.argument_bytes(index));
+        self.received.insert(call, bytes);
         self.open.remove(&index);
         self.abandoned.insert(index);
         let mut actions = Vec::new();
@@ -742,6 +759,10 @@ impl TurnCoordinator {
         // Whatever the provider left open: text is kept; calls come back
         // marked truncated, so they are refused, never run.
         let mut actions = Vec::new();
+        for (&index, &call) in &self.open {
+            self.received
+                .insert(call, self.builder.argument_bytes(index));
+        }
         for (index, flushed) in self.builder.interrupt_each() {
             let call = self.open.remove(&index);
             actions.extend(self.flushed(call, flushed));

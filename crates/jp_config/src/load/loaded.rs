@@ -110,6 +110,19 @@ impl Loaded {
         problem.diagnostic
     }
 
+    /// Where `path` is written: the label of the last layer that sets it
+    /// (or the deepest part of it some layer sets) and, for a file, the
+    /// line. `None` for a built-in default.
+    #[must_use]
+    pub fn written_at(&self, path: &ConfigPath) -> Option<(String, Option<usize>)> {
+        let (layer, path) = self.setter_of(path)?;
+        let line = layer
+            .text
+            .as_deref()
+            .and_then(|text| locate_key(text, path.segments()));
+        Some((layer.label.clone(), line))
+    }
+
     /// Where `path` was written: the deepest part of it that some layer
     /// sets, and the last layer that sets it.
     fn setter_of(&self, path: &ConfigPath) -> Option<(&Layer, ConfigPath)> {

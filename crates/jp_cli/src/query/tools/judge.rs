@@ -370,11 +370,20 @@ impl<'a> Judge<'a> {
         }
     }
 
+    /// What `policy.run` says of complete `call` (bounded as
+    /// [`Self::decide_after`] bounds it), for the record of how it was
+    /// decided; `None` for arguments jp refuses.
+    pub fn run_decision(&self, call: &ToolCallRequest) -> Option<Decision> {
+        let value = self.admissible(call).ok()?;
+        let decision = self.evaluate(&call.name, PolicyField::Run, value).ok()?;
+        Some(self.bounded(&call.name, decision))
+    }
+
     /// `decision` for a call of `name`, asking instead of running
     /// unattended when the call is held ([`Self::held`]: no kernel sandbox,
     /// or a change where there is no workspace): fail closed, the one place
     /// where either turns a run into a question.
-    fn bounded(&self, name: &str, mut decision: Decision) -> Decision {
+    pub(in crate::query) fn bounded(&self, name: &str, mut decision: Decision) -> Decision {
         if decision.mode == Mode::Unattended
             && let Some(why) = self.held(name)
         {

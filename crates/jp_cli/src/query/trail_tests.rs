@@ -1,0 +1,147 @@
+//! [`Trail`] on its own: what each step says of who decided a call.
+
+#![allow(clippy::unwrap_used)]
+
+use jp_conversation::{ToolCallRequest, ToolCallResponse};
+
+use super::*;
+use crate::query::arguments::Arguments;
+
+fn decision(mode: Mode, rule: Option<usize>) -> Decision {
+    Decision {
+        mode,
+        rule,
+        reason: String::new(),
+        trace: Vec::new(),
+    }
+}
+
+fn not_run(status: ResponseStatus) -> Verdict {
+    Verdict::NotRun {
+        response: ToolCallResponse::new("c1", status, "no"),
+        note: String::new(),
+    }
+}
+
+fn run(approved: bool, edited: bool) -> Verdict {
+    let call = ToolCallRequest::new("c1", "save", serde_json::Map::new());
+    Verdict::Run {
+        tool: "save".into(),
+        arguments: Arguments::of(&call),
+        edited,
+        mode: Mode::Ask,
+        reason: String::new(),
+        approved,
+    }
+}
+
+fn located(index: usize) -> RuleSource {
+    RuleSource {
+        index,
+        key: Some("conversation.tools.save.policy.run".into()),
+        file: Some(".jp/config.toml".into()),
+        line: Some(10 + index),
+    }
+}
+
+#[test]
+fn the_first_decision_stands_unless_a_later_one_is_stricter() {
+    let mut trail = Trail::default();
+    trail.decided(&decision(Mode::Unattended, Some(1)), Some(14));
+    // The complete arguments say the same: decided at byte 14 still.
+    trail.decided(&decision(Mode::Unattended, Some(1)), None);
+    assert_eq!(
+        (trail.policy, trail.at),
+        (Some((Mode::Unattended, Some(1))), Some(14))
+    );
+    // They say ask (decision 7): that rule decided, once complete.
+    trail.decided(&decision(Mode::Ask, None), None);
+    assert_eq!((trail.policy, trail.at), (Some((Mode::Ask, None)), None));
+}
+
+#[test]
+fn who_settled_a_call_no_one_was_asked_about() {
+    let cases = [
+        (run(false, false), DecidedBy::Policy),
+        (run(true, false), DecidedBy::Session),
+        (not_run(ResponseStatus::Skipped), DecidedBy::Policy),
+        (not_run(ResponseStatus::Declined), DecidedBy::NoTerminal),
+        (not_run(ResponseStatus::Denied), DecidedBy::Stateful),
+        (not_run(ResponseStatus::Refused), DecidedBy::Jp),
+        (not_run(ResponseStatus::Interrupted), DecidedBy::Interrupted),
+    ];
+    for (verdict, by) in cases {
+        let mut trail = Trail::default();
+        trail.unasked(&verdict);
+        assert_eq!(trail.by, Some(by), "{verdict:?}");
+    }
+}
+
+#[test]
+fn an_answer_is_the_users_and_stays_so() {
+    let mut trail = Trail::default();
+    trail.answered(&Answer::Run {
+        decision: decision(Mode::Ask, Some(0)),
+    });
+    // The complete call then runs, approved: still the user's answer.
+    trail.unasked(&run(true, false));
+    assert_eq!(
+        (trail.by, trail.how.as_deref()),
+        (Some(DecidedBy::User), Some("run"))
+    );
+
+    let mut trail = Trail::default();
+    trail.confirmed(&run(true, true));
+    assert_eq!(trail.how.as_deref(), Some("edit"));
+    let mut trail = Trail::default();
+    trail.confirmed(&not_run(ResponseStatus::Declined));
+    assert_eq!(
+        (trail.by, trail.how.as_deref()),
+        (Some(DecidedBy::User), Some("decline"))
+    );
+    let mut trail = Trail::default();
+    trail.answered(&Answer::NotRun(not_run(ResponseStatus::Interrupted)));
+    assert_eq!(trail.by, Some(DecidedBy::Interrupted));
+}
+
+#[test]
+fn a_hook_or_a_stateful_policy_at_the_start_overrules_the_policy() {
+    let mut trail = Trail::default();
+    trail.decided(&decision(Mode::Unattended, Some(2)), Some(0));
+    trail.unasked(&run(false, false));
+    trail.overrule(DecidedBy::Hook, None);
+    let record = trail.record("c1", "save", &located);
+    assert_eq!(
+        serde_json::to_value(&record).unwrap(),
+        serde_json::json!({
+            "call_id": "c1",
+            "tool": "save",
+            "mode": "unattended",
+            "rule": {"index": 2, "key": "conversation.tools.save.policy.run", "file": ".jp/config.toml", "line": 12},
+            "at_byte": 0,
+            "bytes": 0,
+            "by": "hook",
+        })
+    );
+}
+
+#[test]
+fn a_refusal_before_any_policy_names_jp_and_the_byte() {
+    let mut trail = Trail::default();
+    trail.refused(37, "a value that can never run");
+    trail.bytes = 37;
+    // What the user would have said no longer matters.
+    trail.settle(DecidedBy::User, Some("run"));
+    let record = trail.record("c1", "save", &located);
+    assert_eq!(
+        serde_json::to_value(&record).unwrap(),
+        serde_json::json!({
+            "call_id": "c1",
+            "tool": "save",
+            "at_byte": 37,
+            "bytes": 37,
+            "by": "jp",
+            "how": "a value that can never run",
+        })
+    );
+}
