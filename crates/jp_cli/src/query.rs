@@ -46,6 +46,8 @@ pub mod compose;
 pub mod decision;
 pub mod diff;
 pub mod drive;
+pub mod ending;
+pub mod events;
 pub mod fit;
 pub mod hooks;
 pub mod input;
@@ -147,6 +149,13 @@ pub struct Query {
     #[arg(short = 'a', long = "attach", value_name = "PATH|cmd:COMMAND")]
     attach: Vec<String>,
 
+    /// How the turn is written to stdout: `text`, the assistant's answer;
+    /// `jsonl`, one JSON object per line as the turn happens (text, calls,
+    /// decisions, results, usage, the end; docs/events.md), with what a
+    /// person reads on stderr.
+    #[arg(long, value_enum, default_value_t = QueryFormat::Text)]
+    format: QueryFormat,
+
     /// The message for the assistant. Without one, on a terminal, jp opens
     /// your editor to write it. Text piped to jp follows it in a fenced
     /// block (`cat src/main.rs | jp query "explain this"`), or is the whole
@@ -189,6 +198,7 @@ impl Query {
             attach: Vec::new(),
             max_turns: None,
             max_cost: None,
+            format: QueryFormat::Text,
             message: vec![message],
         }
     }
@@ -248,7 +258,12 @@ impl Query {
             Ok(budget) => budget,
             Err(code) => return done(code),
         };
-        let printer = Printer::stdio(crate::ctx::color(config.style.color));
+        let color = crate::ctx::color(config.style.color);
+        let printer = match self.format {
+            QueryFormat::Text => Printer::stdio(color),
+            // The answer is in the events.
+            QueryFormat::Jsonl => Printer::chrome_only(color),
+        };
         let events = existing.as_ref().map_or(&[][..], |(c, _)| &c.events[..]);
         let message = match source.message(&printer, runtime, events) {
             Ok(message) => message,
@@ -285,6 +300,7 @@ impl Query {
             ledger,
             system,
             compacted: false,
+            events: (self.format == QueryFormat::Jsonl).then(events::EventStream::stdout),
         };
         session.start_turn(message, attached, record)?;
         let typing = type_ahead.and_then(|text| jp_term::prompt::TypeAhead::start(&printer, text));
@@ -292,26 +308,23 @@ impl Query {
         // Finished on every way out: its line off the screen, the modes
         // back.
         let typed = typing.map(jp_term::prompt::TypeAhead::finish);
-        let end = end?;
-        printer.stop_spinner();
-        printer.finish_content();
-        let turn = crate::usage::last_turn(&session.conversation.events);
-        if let Some(mut line) = crate::usage::turn_line(turn) {
-            // How much of the window the next request takes.
-            if let (_, Some(window)) = session.window() {
-                let next = jp_llm::request::estimate_tokens(&session.request());
-                line.push_str(&format!(" · {}", crate::usage::context(next, window)));
-            }
-            printer.chrome_line(Style::Dim, &line);
-        }
-        let taken_back = fit::taken_back(&session.conversation.events);
+        let code = ending::finish(&session, end?);
         Ok(Turned {
-            code: ending(&printer, end, &session.conversation.id, taken_back),
+            code: ExitCode::from(code),
             typed: typed.unwrap_or_default(),
             conversation: Some(session.conversation.id.clone()),
             model: Some(format!("{}/{}", session.provider_name, session.model)),
         })
     }
+}
+
+/// How `jp query` writes the turn to stdout (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum QueryFormat {
+    /// The assistant's answer, as text.
+    Text,
+    /// One JSON object per line as the turn happens (docs/events.md).
+    Jsonl,
 }
 
 /// How a turn went: its exit code, and what was typed meanwhile (in an
@@ -758,7 +771,7 @@ fn drive(
         })
         .await;
         let end = if let Err(message) = end {
-            Ok(TurnEnd::Failed(message))
+            Ok(TurnEnd::ConfigFailed(message))
         } else {
             loop {
                 let config = Arc::clone(&session.config);
@@ -789,7 +802,7 @@ fn drive(
                         // Tools changed the config: the next request of this
                         // turn uses it (RFD 078 phase 3).
                         if let Err(message) = session.reload(ctx, env, root) {
-                            break Ok(TurnEnd::Failed(message));
+                            break Ok(TurnEnd::ConfigFailed(message));
                         }
                         if let Err(message) = crate::mcp::attach_shared(
                             &mut session.config,
@@ -799,7 +812,7 @@ fn drive(
                         )
                         .await
                         {
-                            break Ok(TurnEnd::Failed(message));
+                            break Ok(TurnEnd::ConfigFailed(message));
                         }
                         resume = Some(*state);
                     }
@@ -817,78 +830,5 @@ struct AbortOnDrop(tokio::task::AbortHandle);
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
-    }
-}
-
-/// Says how the turn ended, after what it printed; the exit code for it.
-/// `taken_back`: the turn's first request was refused as too large, and
-/// the turn taken back.
-fn ending(printer: &Printer, end: TurnEnd, conversation: &str, taken_back: bool) -> ExitCode {
-    printer.stop_spinner();
-    printer.finish_content();
-    match end {
-        TurnEnd::Completed => ExitCode::SUCCESS,
-        TurnEnd::MaxTokens => {
-            printer.chrome_line(
-                Style::Warn,
-                "note: the response was cut off at assistant.model.parameters.max_tokens",
-            );
-            ExitCode::SUCCESS
-        }
-        TurnEnd::Interrupted => {
-            printer.chrome_line(
-                Style::Warn,
-                "interrupted; the conversation keeps what arrived",
-            );
-            ExitCode::from(exit::INTERRUPTED)
-        }
-        TurnEnd::Stopped => {
-            printer.chrome_line(
-                Style::Warn,
-                "stopped; the conversation keeps what arrived, and `jp query` continues it",
-            );
-            ExitCode::SUCCESS
-        }
-        TurnEnd::Failed(message) if taken_back => {
-            printer.chrome_line(Style::Bad, &format!("error: {message}"));
-            printer.chrome_line(
-                Style::Dim,
-                &format!(
-                    "your message was not sent, and is not sent again; the conversation keeps it (`jp conversation show`, conversation {conversation})"
-                ),
-            );
-            ExitCode::FAILURE
-        }
-        TurnEnd::Failed(message) => {
-            printer.chrome_line(Style::Bad, &format!("error: {message}"));
-            printer.chrome_line(
-                Style::Dim,
-                &format!(
-                    "the conversation keeps what arrived; `jp query` continues it (conversation {})",
-                    conversation
-                ),
-            );
-            ExitCode::FAILURE
-        }
-        TurnEnd::CycleLimit(n) => {
-            printer.chrome_line(
-                Style::Bad,
-                &format!(
-                    "stopped: the model kept calling tools past {n} {} (--max-turns, conversation.max_turns); the calls' results are kept, and `jp query -c` goes on (conversation {conversation})",
-                    if n == 1 { "response" } else { "responses" }
-                ),
-            );
-            ExitCode::from(exit::BUDGET)
-        }
-        TurnEnd::CostLimit(over) => {
-            printer.chrome_line(
-                Style::Bad,
-                &format!(
-                    "stopped: the query spent {} (--max-cost, conversation.max_cost); the conversation keeps what arrived, and `jp query -c` goes on (conversation {conversation})",
-                    over.describe()
-                ),
-            );
-            ExitCode::from(exit::BUDGET)
-        }
     }
 }

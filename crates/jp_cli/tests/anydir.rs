@@ -186,7 +186,7 @@ fn outside_a_workspace_a_change_is_asked_whatever_the_config_says_and_a_read_run
         text("Done."),
     ]);
     let run = query(&ws, &server, MODEL, &[], "read, then write");
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     let (_, digest) = kept(&ws);
     assert_eq!(
         run.stderr,
@@ -262,7 +262,7 @@ fn outside_a_workspace_a_command_tool_is_asked_and_an_asking_policy_points_to_jp
         text("Done."),
     ]);
     let run = query(&ws, &server, MODEL, &[], "stamp, then write");
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     let notes: Vec<&str> = run
         .stderr
         .lines()

@@ -237,7 +237,7 @@ fn a_summary_too_large_itself_is_made_once_and_the_request_refused() {
         0
     );
     let run = query(&ws, &server, MODEL, &[], &message("GAMMA", 3000));
-    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.code, 6, "{run:?}");
     assert_eq!(
         numbers(&run.stderr),
         "── jp (anthropic/claude-haiku-4-5) ──\n\
@@ -377,7 +377,7 @@ fn a_refusal_names_the_ways_out_that_fit_and_compacting_is_one() {
     }
     let last = message("DELTA", 1500);
     let run = query(&ws, &server, MODEL, &[], &last);
-    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.code, 6, "{run:?}");
     assert_eq!(
         numbers(&run.stderr),
         "── jp (anthropic/claude-haiku-4-5) ──\n\
@@ -453,7 +453,7 @@ fn a_refusal_later_in_a_turn_names_rewinding_that_turn() {
         );
     }
     let run = query(&ws, &server, MODEL, &[], "read big.txt");
-    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.code, 6, "{run:?}");
     let said = numbers(&run.stderr);
     assert!(
         said.contains(

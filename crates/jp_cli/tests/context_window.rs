@@ -39,7 +39,7 @@ fn a_conversation_larger_than_the_window_is_not_sent() {
         false,
     ))]);
     let run = query(&ws, &server, MODEL, &[], &"word ".repeat(4000));
-    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.code, 6, "{run:?}");
     let estimate = regex::Regex::new(r"about [\d,]+ tokens").unwrap();
     // Only a shorter message or a larger window gets this turn through.
     assert_eq!(
@@ -86,7 +86,7 @@ fn a_providers_too_long_answer_reads_the_same() {
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 215000 tokens > 200000 maximum"}}"#,
     )]);
     let run = query(&ws, &server, MODEL, &[], "hello");
-    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.code, 6, "{run:?}");
     assert_eq!(
         hide_ids(&run.stderr),
         format!(

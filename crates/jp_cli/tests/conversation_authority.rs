@@ -138,7 +138,7 @@ fn a_hand_added_change_that_unsets_the_policies_is_not_applied() {
         text("Ok."),
     ]);
     let run = ask(&ws, &server, &["--cfg", UNATTENDED], "finalize the notes");
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(
         run.stderr,
         format!(

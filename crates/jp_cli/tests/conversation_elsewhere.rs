@@ -86,7 +86,7 @@ fn a_committed_active_conversation_is_not_continued_and_its_history_gives_no_aut
         &["--cfg", UNATTENDED],
         "finalize the notes",
     );
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(
         run.stderr,
         format!(
@@ -142,7 +142,7 @@ fn a_committed_active_conversation_is_not_continued_and_its_history_gives_no_aut
         &["--cfg", UNATTENDED],
         "finalize them now",
     );
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert!(!run.stderr.contains("warning:"), "{run:?}");
     assert_eq!(ws.read("project/notes.txt"), "draft\n", "{run:?}");
     assert_eq!(ws.read("project/.jp/conversations/active").trim(), id);
@@ -201,7 +201,7 @@ fn a_read_added_to_the_users_own_log_by_hand_does_not_count() {
         &["--cfg", UNATTENDED],
         "finalize the notes",
     );
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(ws.read("project/notes.txt"), "draft\n", "{run:?}");
     assert_eq!(
         responses(&stored(&ws)).last().unwrap(),

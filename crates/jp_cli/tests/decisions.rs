@@ -52,7 +52,7 @@ fn run() -> common::Workspace {
         text_reply("Done."),
     ]);
     let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "list them");
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     ws
 }
 

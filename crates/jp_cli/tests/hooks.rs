@@ -59,7 +59,7 @@ fn a_before_hook_that_exits_2_declines_the_call_with_its_reason() {
          command = [\"sh\", \"-c\", \"cat > hook-input.json; echo 'listing is frozen today' >&2; exit 2\"]\n\
          tools = [\"list_*\"]\n",
     );
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert!(
         run.stderr
             .contains("  list_items: declined by the hook `sh -c cat > hook-input.json; echo 'listing is frozen today' >&2; exit 2`: listing is frozen today\n"),
@@ -82,7 +82,7 @@ fn a_before_hook_that_exits_2_declines_the_call_with_its_reason() {
 fn a_before_hook_that_fails_declines_the_call_and_is_reported() {
     let (_ws, server, run) =
         run_with("[[hooks.before_tool]]\ncommand = [\"sh\", \"-c\", \"echo oops >&2; exit 1\"]\n");
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert!(
         run.stderr.contains(
             "  list_items: declined: the hook `sh -c echo oops >&2; exit 1` failed (it exited with 1): oops; only exit 0 lets a call run, and exit 2 declines it\n"

@@ -107,7 +107,7 @@ fn a_path_rule_on_an_mcp_argument_runs_inside_and_declines_outside_the_workspace
         text("Done."),
     ]);
     let run = run(&ws, &server);
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(ws.read("project/notes/a.txt"), "A");
     assert!(!ws.root().join("outside.txt").exists());
     assert_eq!(
@@ -142,7 +142,7 @@ fn a_declined_mcp_call_stops_the_stream_before_its_content_is_paid_for() {
         .pace(Duration::from_millis(2));
     let server = TestServer::start(vec![reply, text("Understood.")]);
     let run = run(&ws, &server);
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     let requests = server.wait_for(2, Duration::from_secs(10));
     assert!(requests[0].client_disconnected, "the stream was not closed");
     assert!(

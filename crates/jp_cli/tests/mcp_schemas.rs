@@ -169,7 +169,7 @@ fn a_path_annotation_over_an_optional_parameter_fails_closed_on_null() {
         text("Done."),
     ]);
     let run = run(&ws, &server);
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     let said = responses(&stored(&ws));
     assert_eq!(
         said[0],

@@ -47,7 +47,7 @@ fn a_wildcard_offers_every_tool_under_its_server_name_with_its_policy() {
         text("Done."),
     ]);
     let run = query(&ws, &server);
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(
         run.stderr,
         format!(
@@ -93,7 +93,7 @@ fn a_wildcard_tool_declined_names_the_wildcard_entry_to_change() {
         text("Ok."),
     ]);
     let run = query(&ws, &server);
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(
         run.stderr,
         format!(
@@ -246,7 +246,7 @@ fn read_before_write_governs_mcp_tools_across_calls() {
         text("Done."),
     ]);
     let run = query(&ws, &server);
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     let denied = "`notes.txt` already exists and has not been read in this conversation; \
                   read it with `read_file` first, then call `save_file` again.";
     assert_eq!(

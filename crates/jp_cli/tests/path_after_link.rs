@@ -74,7 +74,7 @@ fn a_dotdot_after_a_link_is_not_unattended_when_removing_it_first_leads_out() {
     let call = serde_json::json!({ "path": "src/b/../a/f.txt", "content": "pwned" }).to_string();
     let server = TestServer::start(vec![tool_reply("toolu_1", "save", &call), text_reply("ok")]);
     let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "save it");
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(responses(&stored(&ws))[0].0, "declined", "{run:?}");
     assert!(
         !ws.root().join("outside/f.txt").exists(),

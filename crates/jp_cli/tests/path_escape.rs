@@ -107,7 +107,7 @@ fn a_chain_longer_than_forty_links_asks_and_nothing_is_written_outside() {
 
     let server = save_call("src/ch45/pwned.txt");
     let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "save it");
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(
         responses(&stored(&ws)),
         [(
@@ -152,7 +152,7 @@ fn a_symlink_loop_asks_and_nothing_is_written() {
     );
     let server = save_call("src/a/pwned.txt");
     let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "save it");
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(responses(&stored(&ws))[0].0, "declined");
 }
 
@@ -198,7 +198,7 @@ fn a_link_through_proc_self_cwd_is_never_unattended() {
             .output()
             .unwrap();
     let run = ws.run_of(output);
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(responses(&stored(&ws))[0].0, "declined", "{run:?}");
     assert!(
         run.stderr.contains(

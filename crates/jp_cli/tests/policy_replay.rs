@@ -43,10 +43,12 @@ fn model(script: &str) -> [(&'static str, String); 1] {
     [("JP_CFG_ASSISTANT__MODEL__ID", format!("scripted/{script}"))]
 }
 
-fn query(ws: &Workspace, script: &str, message: &str) {
+/// `jp query MESSAGE` with `script`; it exits with `code` (5: a policy
+/// declined a call with no terminal to ask on).
+fn query(ws: &Workspace, script: &str, message: &str, code: u8) {
     let [(key, value)] = model(script);
     let run = ws.jp_with_env(&["query", message], &[(key, value.as_str())]);
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, i32::from(code), "{run:?}");
 }
 
 /// A workspace from `jp init` with one conversation of two turns.
@@ -55,8 +57,8 @@ fn conversation() -> Workspace {
     ws.write("project/notes.txt", "draft\n");
     ws.write("project/turn1.toml", TURN_1);
     ws.write("project/turn2.toml", TURN_2);
-    query(&ws, "turn1.toml", "start");
-    query(&ws, "turn2.toml", "go on");
+    query(&ws, "turn1.toml", "start", 0);
+    query(&ws, "turn2.toml", "go on", 5);
     ws
 }
 
@@ -205,7 +207,7 @@ parts = [{ text = "Done." }]
         "project/.jp/config.toml",
         &config.replace(asks, &asks.replace("ask", "unattended")),
     );
-    query(&ws, "work.toml", "edit the notes");
+    query(&ws, "work.toml", "edit the notes", 0);
     assert_eq!(ws.read("project/notes.txt"), "final\n");
     ws.write(
         "project/read-first.toml",

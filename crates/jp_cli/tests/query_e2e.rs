@@ -317,7 +317,7 @@ fn a_call_whose_policy_asks_is_declined_without_a_terminal() {
         &[],
         "rename main",
     );
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(
         run.stderr,
         // `run = "ask"` decides before any argument arrives: declined at
@@ -366,7 +366,7 @@ fn skip_answers_skipped_and_never_runs() {
         &["--cfg", "conversation.tools.fs_delete_file.policy.run=skip"],
         "delete old.rs",
     );
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(ws.read("project/src/old.rs"), "x\n");
     assert_eq!(
         responses(&stored(&ws)),
@@ -433,7 +433,7 @@ fn a_provider_error_mid_stream_keeps_the_conversation_readable() {
             .fault(Fault::DisconnectAfter(cut)),
     ]);
     let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "go");
-    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.code, 6, "{run:?}");
     assert_eq!(run.stdout, "Part one, then the line drops.\n");
     // The cause comes from the HTTP stack; jp's own words are exact.
     let stderr = hide_ids(&run.stderr);
@@ -559,7 +559,7 @@ fn an_http_error_is_reported_clearly() {
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large"}}"#,
     )]);
     let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "hi");
-    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.code, 6, "{run:?}");
     assert_eq!(
         hide_ids(&run.stderr),
         "── jp (anthropic/claude-haiku-4-5) ──\n\
@@ -737,7 +737,7 @@ fn a_repeated_call_id_never_borrows_another_calls_verdict() {
         Reply::sse(anthropic(&[Item::Text("Fine.")], "end_turn", false)),
     ]);
     let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "go");
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(ws.read("project/precious.txt"), "keep me\n");
     // The second call is declined as it starts (its policy asks and there
     // is no terminal), under an id of its own.
@@ -796,7 +796,7 @@ fn a_dropped_connection_ends_the_turn_in_every_format() {
                 .fault(Fault::DisconnectAfter(cut)),
         ]);
         let run = query(&ws, &server, model, &[], "go");
-        assert_eq!(run.code, 1, "{model}: {run:?}");
+        assert_eq!(run.code, 6, "{model}: {run:?}");
         assert_eq!(run.stdout, format!("{text}\n"), "{model}");
         let provider = model.split('/').next().unwrap();
         let stderr = hide_ids(&run.stderr);
@@ -827,7 +827,7 @@ fn a_server_error_is_reported_and_not_retried() {
         r#"{"error":{"message":"internal failure","type":"server_error"}}"#,
     )]);
     let run = query(&ws, &server, "openrouter/some/model", &[], "hi");
-    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.code, 6, "{run:?}");
     assert_eq!(
         hide_ids(&run.stderr),
         "── jp (openrouter/some/model) ──\n\
@@ -1069,7 +1069,7 @@ fn a_local_provider_that_is_not_running_says_how_to_start_it() {
         let run = ws.jp(&[
             "query", "--new", "--model", &model, "--cfg", &base_cfg, "hi",
         ]);
-        assert_eq!(run.code, 1, "{run:?}");
+        assert_eq!(run.code, 6, "{run:?}");
         assert_eq!(
             hide_ids(&run.stderr),
             format!(

@@ -104,7 +104,7 @@ fn a_declined_gemini_call_closes_the_stream() {
         command.env(key, value);
     }
     let run = ws.run_of(command.output().unwrap());
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(ws.read("project/src/lib.rs"), "pub fn main() {}\n");
     assert!(
         run.stderr
@@ -188,7 +188,7 @@ fn a_call_declined_with_the_end_of_its_response_stops_nothing_and_counts() {
         Reply::sse(gemini(&[Item::Text("Understood.")])),
     ]);
     let run = query(&ws, &server, "google/gemini-2.5-flash", &[], "write it");
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert!(!ws.project().join("notes/big.txt").exists());
     let told = "The call was not run: the user's policy requires confirmation and no one could \
                 confirm it (jp is running without a terminal).";

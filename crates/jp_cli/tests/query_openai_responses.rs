@@ -128,7 +128,7 @@ fn a_call_declined_while_it_streams_closes_the_stream() {
         command.env(key, value);
     }
     let run = ws.run_of(command.output().unwrap());
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(run.stdout, "Writing it.\nUnderstood.\n");
 
     // Decided (ask, declined: no terminal) as soon as `path` arrived.

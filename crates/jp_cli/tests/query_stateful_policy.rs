@@ -66,7 +66,7 @@ fn a_file_must_be_read_before_it_is_changed_and_the_conversation_remembers() {
         &["--cfg", UNATTENDED],
         "finalize the notes",
     );
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(
         run.stderr,
         format!(
@@ -229,7 +229,7 @@ fn a_read_that_failed_does_not_count() {
         text("I cannot read it."),
     ]);
     let run = query(&ws, &server, MODEL, &["--cfg", UNATTENDED], "fix the notes");
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(
         run.stderr,
         format!(
@@ -278,7 +278,7 @@ fn a_read_that_failed_does_not_count() {
         text("Still not."),
     ]);
     let run = query(&ws, &server, MODEL, &["--cfg", UNATTENDED], "try again");
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(
         std::fs::read(ws.project().join("notes.txt")).unwrap(),
         NOT_UTF8
@@ -320,7 +320,7 @@ fn a_write_before_the_read_of_the_same_file_in_one_response_is_denied_and_the_re
         &["--cfg", UNATTENDED],
         "finalize the notes",
     );
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(
         run.stderr,
         format!(
@@ -380,7 +380,7 @@ fn a_denial_is_logged_as_a_warning() {
     );
     command.env("RUST_LOG", "warn");
     let run = ws.run_of(command.output().unwrap());
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     // The timestamp varies.
     let timestamp = regex::Regex::new(r"(?m)^\d{4}-\d\d-\d\dT[0-9:.]+Z +").unwrap();
     assert_eq!(

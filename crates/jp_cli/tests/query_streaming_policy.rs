@@ -124,7 +124,7 @@ fn an_asking_call_without_a_terminal_is_declined_early_and_the_stream_stops() {
     let server = TestServer::start(vec![reply, follow_up()]);
 
     let run = run(&ws, &server, &[]);
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
 
     // Decided (ask, declined: no terminal) as soon as `path` arrived.
     let decided = decided_at(&run.stderr);
@@ -245,7 +245,7 @@ fn stopped_at_env(mode: &str) -> (Workspace, common::Run, usize, serde_json::Val
     let server = TestServer::start(vec![reply, follow_up()]);
 
     let run = run(&ws, &server, &["--cfg", &env_rule(mode)]);
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     let decided = decided_at(&run.stderr);
     assert_eq!(decided.len(), 1, "{}", run.stderr);
     assert_eq!(decided[0].0, mode);
@@ -380,7 +380,7 @@ fn content_before_path_waits_for_the_path_and_decides_right() {
     let server = TestServer::start(vec![reply, follow_up()]);
 
     let run = run(&ws, &server, &[]);
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     let decided = decided_at(&run.stderr);
     assert_eq!(decided.len(), 1, "{}", run.stderr);
     assert_eq!(decided[0].0, "ask");
@@ -422,7 +422,7 @@ fn declining_one_of_two_parallel_calls_keeps_the_stream_for_the_other() {
         command.env(key, value);
     }
     let run = ws.run_of(command.output().unwrap());
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
 
     // The first call was decided (ask: declined, no terminal) as soon as
     // its `path` arrived, while the second had received under 1% of its

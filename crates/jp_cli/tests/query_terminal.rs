@@ -208,7 +208,7 @@ fn an_edit_policy_runs_the_call_with_the_users_edit() {
 }
 
 #[test]
-fn a_stream_that_breaks_while_a_prompt_waits_exits_1_and_restores_the_terminal() {
+fn a_stream_that_breaks_while_a_prompt_waits_exits_6_and_restores_the_terminal() {
     // The prompt opens as the call starts (`policy.run = "ask"`); the
     // connection drops a second later, inside the call's arguments, with
     // the prompt still waiting for a key.
@@ -240,13 +240,13 @@ fn a_stream_that_breaks_while_a_prompt_waits_exits_1_and_restores_the_terminal()
     let screen = tmux.wait_for("Run fs_create_file(<streaming>)? [y,a,n,e,v,?]");
     assert!(!screen.contains("EXIT="), "the prompt waited: {screen}");
     let screen = tmux.wait_for("STTY");
-    assert!(screen.contains("EXIT=1"), "{screen}");
+    assert!(screen.contains("EXIT=6"), "{screen}");
     // The prompt closed before jp said why the turn ended: the error is
     // the last thing on screen, not an unanswered prompt below it.
     let shown = shown(&screen);
     let end: Vec<&str> = shown.lines().rev().take(6).collect();
     assert_eq!(end[0], "STTY icanon echo", "{shown}");
-    assert_eq!(end[1], "EXIT=1", "{shown}");
+    assert_eq!(end[1], "EXIT=6", "{shown}");
     assert!(
         end[2].starts_with("the conversation keeps what arrived; `jp query` continues it"),
         "{shown}"
@@ -1254,7 +1254,8 @@ fn a_call_a_stateful_policy_will_deny_is_not_asked_about() {
     );
     tmux.send(&["y"]);
     let screen = tmux.wait_for("STTY");
-    assert!(screen.contains("EXIT=0"), "{screen}");
+    // A stateful policy denied the first call: exit 5.
+    assert!(screen.contains("EXIT=5"), "{screen}");
     tmux.assert_restored(&screen);
     assert_eq!(ws.read("project/notes.txt"), "final\n");
     let stored = responses(&stored(&ws));

@@ -120,7 +120,7 @@ fn an_asking_git_push_is_declined_without_a_terminal() {
     assert_eq!(
         run,
         Run {
-            code: 0,
+            code: 5,
             stdout: "I could not push.\n".into(),
             stderr: "── jp (anthropic/claude-sonnet-4-5) ──\n\
                      Calling tool run_command(program: \"git\", args: [\"push\",\"--force\"])\n  \

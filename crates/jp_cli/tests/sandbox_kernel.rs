@@ -32,17 +32,19 @@ printf '{"type":"success","content":"%s"}' "$r""#;
 }
 
 /// `jp query go` against `server` with `extra` arguments and `env`: it
-/// must exit 0.
+/// must exit 0, or 5 when `declined` (a policy declined a call no one
+/// could answer).
 fn run(
     ws: &common::Workspace,
     server: &TestServer,
     extra: &[&str],
     env: &[(&str, &str)],
+    declined: bool,
 ) -> common::Run {
     let mut command = query_command(ws, server, MODEL, extra, "go");
     command.envs(env.iter().copied());
     let run = ws.run_of(command.output().unwrap());
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, if declined { 5 } else { 0 }, "{run:?}");
     run
 }
 
@@ -77,7 +79,7 @@ fn a_local_tool_writes_inside_the_workspace_and_nowhere_else() {
     );
     let server = calls(&["inside", "absolute", "dotdot", "symlink"]);
     std::fs::create_dir(ws.project().join("sub")).unwrap();
-    run(&ws, &server, &["--cfg", "@.jp/tools.toml"], &[]);
+    run(&ws, &server, &["--cfg", "@.jp/tools.toml"], &[], false);
     let answers: Vec<String> = responses(&stored(&ws)).into_iter().map(|r| r.1).collect();
     assert_eq!(answers, ["wrote", "EACCES", "EACCES", "EACCES"]);
     assert_eq!(ws.read("project/inside.txt"), "x\n");
@@ -107,6 +109,7 @@ fn a_program_run_command_starts_cannot_write_outside() {
             "conversation.tools.run_command.policy.run=unattended",
         ],
         &[],
+        false,
     );
     let written = outside.exists();
     let _ = std::fs::remove_file(&outside);
@@ -126,7 +129,13 @@ fn a_tool_writes_its_private_tmpdir_which_is_gone_after_the_run() {
             serde_json::Value::String(script.to_owned())
         ),
     );
-    run(&ws, &calls(&["tmp"]), &["--cfg", "@.jp/tools.toml"], &[]);
+    run(
+        &ws,
+        &calls(&["tmp"]),
+        &["--cfg", "@.jp/tools.toml"],
+        &[],
+        false,
+    );
     let (status, tmpdir) = responses(&stored(&ws)).remove(0);
     assert_eq!(status, "success", "{tmpdir}");
     assert!(tmpdir.contains("jp-tool-"), "{tmpdir}");
@@ -144,7 +153,13 @@ fn sandbox_write_adds_a_path() {
             write_tool("cache", "../cache/file")
         ),
     );
-    run(&ws, &calls(&["cache"]), &["--cfg", "@.jp/tools.toml"], &[]);
+    run(
+        &ws,
+        &calls(&["cache"]),
+        &["--cfg", "@.jp/tools.toml"],
+        &[],
+        false,
+    );
     assert_eq!(responses(&stored(&ws))[0].1, "wrote");
 }
 
@@ -206,7 +221,7 @@ fn a_tool_reads_no_secret_place_but_everything_else() {
         Reply::sse(anthropic(&items, "tool_use", false)),
         text_reply("Done."),
     ]);
-    run(&ws, &server, &["--cfg", "@.jp/tools.toml"], &[]);
+    run(&ws, &server, &["--cfg", "@.jp/tools.toml"], &[], false);
     let answers: Vec<String> = responses(&stored(&ws)).into_iter().map(|r| r.1).collect();
     assert_eq!(
         answers,
@@ -236,6 +251,7 @@ fn without_landlock_an_unattended_call_is_asked_and_without_a_terminal_declined(
         &server,
         &["--cfg", "@.jp/tools.toml"],
         &[("JP_TEST_SANDBOX", "without")],
+        true,
     );
     let (status, _) = responses(&stored(&ws)).remove(0);
     assert_eq!(status, "declined");
@@ -270,7 +286,7 @@ fn a_tool_whose_sandbox_is_none_is_always_asked() {
             .output()
             .unwrap(),
     );
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(responses(&stored(&ws))[0].0, "declined");
     assert!(
         run.stderr
@@ -314,6 +330,7 @@ fn a_tool_has_no_network_unless_its_sandbox_says_so() {
         &calls(&["offline", "online"]),
         &["--cfg", "@.jp/tools.toml"],
         &[],
+        false,
     );
     let answers: Vec<String> = responses(&stored(&ws)).into_iter().map(|r| r.1).collect();
     assert_eq!(answers, ["refused", "connected"]);
@@ -343,7 +360,13 @@ printf '{"type":"success","content":"done"}'"#;
     );
     let config = ws.read("project/.jp/config.toml");
     let tools = ws.read("project/.jp/tools.toml");
-    run(&ws, &calls(&["meddle"]), &["--cfg", "@.jp/tools.toml"], &[]);
+    run(
+        &ws,
+        &calls(&["meddle"]),
+        &["--cfg", "@.jp/tools.toml"],
+        &[],
+        false,
+    );
     assert_eq!(ws.read("project/.jp/config.toml"), config);
     assert_eq!(ws.read("project/.jp/tools.toml"), tools);
     assert_eq!(ws.read("project/.jp/extra.toml"), "# extended\n");
@@ -450,6 +473,7 @@ fn a_workspace_that_holds_a_secret_place_asks_for_every_call() {
         &server,
         &["--cfg", "@.jp/tools.toml"],
         &[("HOME", &project)],
+        true,
     );
     assert_eq!(responses(&stored(&ws))[0].0, "declined");
     assert!(
@@ -533,7 +557,7 @@ fn what_jp_cannot_put_back_is_said_and_every_later_call_asks() {
         tool_reply("t2", "inside", "{}"),
         text_reply("Done."),
     ]);
-    run(&ws, &server, &["--cfg", "@.jp/tools.toml"], &[]);
+    run(&ws, &server, &["--cfg", "@.jp/tools.toml"], &[], true);
     let got = responses(&stored(&ws));
     assert_eq!(got[0].0, "error");
     assert!(
@@ -601,7 +625,7 @@ fn a_workspace_that_is_the_home_asks_even_before_a_secret_place_exists() {
         .env("HOME", &project)
         .env("XDG_CONFIG_HOME", ws.root().join("xdg"));
     let run = ws.run_of(command.output().unwrap());
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(responses(&stored(&ws))[0].0, "declined", "{run:?}");
     assert!(!ws.project().join("inside.txt").exists());
 }

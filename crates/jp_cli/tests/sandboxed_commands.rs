@@ -121,7 +121,7 @@ fn session(ws: &Workspace, tool_of: impl Fn(usize) -> &'static str) -> Vec<Strin
         .output()
         .unwrap(),
     );
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     responses(&stored(ws))
         .into_iter()
         .map(|(status, _)| status)

@@ -125,7 +125,7 @@ parts = [{ tool = "fs_grep", arguments = { pattern = "TOKEN", paths = [".env"] }
 parts = [{ text = "I could not look." }]
 "#,
     );
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(run.stdout, "I could not look.\n");
     // Asked (policy.run's rule for `.env`), and with no terminal to ask
     // on, declined: the file is never read.

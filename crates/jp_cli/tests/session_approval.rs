@@ -225,7 +225,7 @@ fn an_approval_written_into_the_log_by_hand_approves_nothing() {
         "seal": "00".repeat(32)});
     ws.write(&log, &format!("{}{forged}\n", ws.read(&log)));
     let run = common::query::query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "write");
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert!(!ws.project().join("notes/a.txt").exists(), "{run:?}");
     assert_eq!(responses(&stored(&ws))[0].0, "declined", "{run:?}");
     // `show` does not present it as an approval either.
@@ -351,7 +351,7 @@ fn an_approval_covers_the_program_and_first_argument_it_was_given_at_not_the_rul
 
     // Without a terminal: what it covers runs, nothing else does.
     let run = common::query::query(&ws, &server, MODEL, &[], "again");
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 5, "{run:?}");
     assert!(ws.project().join("victim/keep.txt").exists(), "{run:?}");
     assert!(!ws.project().join("pwned.txt").exists(), "{run:?}");
     let last: Vec<String> = responses(&stored(&ws))
@@ -392,7 +392,6 @@ fn echo_hello_world(ws: &common::Workspace, cwd: &str) -> String {
         .output()
         .unwrap();
     let run = ws.run_of(output);
-    assert_eq!(run.code, 0, "{run:?}");
     let id = ws.read(&format!("{cwd}/.jp/conversations/active"));
     let show = ws
         .command(
@@ -403,7 +402,11 @@ fn echo_hello_world(ws: &common::Workspace, cwd: &str) -> String {
         .output()
         .unwrap();
     let conversation: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
-    responses(&conversation).last().unwrap().0.clone()
+    let status = responses(&conversation).last().unwrap().0.clone();
+    // Declined with no terminal to ask on: exit 5; run: 0.
+    let code = if status == "declined" { 5 } else { 0 };
+    assert_eq!(run.code, code, "{run:?}");
+    status
 }
 
 /// A conversation copied into another workspace (another clone, with

@@ -364,6 +364,21 @@ impl Printer {
         printer
     }
 
+    /// Chrome on stderr, coloured per `color`, and content nowhere (for
+    /// output whose content is written some other way).
+    #[must_use]
+    pub fn chrome_only(color: ColorMode) -> Self {
+        let err_tty = io::stderr().is_terminal();
+        let printer = Self::new(
+            Box::new(io::sink()),
+            false,
+            Box::new(io::stderr()),
+            color_allowed(color, err_tty),
+        );
+        printer.set_terminals(false, err_tty);
+        printer
+    }
+
     /// Says which streams are terminals (layout, not colour, depends on
     /// it).
     pub fn set_terminals(&self, content: bool, chrome: bool) {

@@ -127,11 +127,8 @@ impl<E: ToolExecutor> Cycle<'_, E> {
         if events.is_empty() {
             return Ok(());
         }
-        let events = events.into_iter().map(ConversationEvent::now);
-        let session = &mut *self.session;
-        session
-            .ledger
-            .append(&mut session.lock, &mut session.conversation, events)
+        self.session
+            .append(events.into_iter().map(ConversationEvent::now))
     }
 
     /// Records what was held for one cycle's config changes (`events`)
@@ -168,9 +165,6 @@ impl<E: ToolExecutor> Cycle<'_, E> {
             .chain([change])
             .map(ConversationEvent::now)
             .collect::<Vec<_>>();
-        let session = &mut *self.session;
-        session
-            .ledger
-            .append(&mut session.lock, &mut session.conversation, events)
+        self.session.append(events)
     }
 }

@@ -139,9 +139,7 @@ async fn compact(
         compact::summarised_tokens(&session.conversation.events, Some(&ours), candidate.upto);
     let line = compact::done_line(candidate, summarised, &compaction);
     let events = compact::events(&config, &by, &written, compaction);
-    session
-        .ledger
-        .append(&mut session.lock, &mut session.conversation, events)?;
+    session.append(events)?;
     session.printer.chrome_line(Style::Dim, &line);
     Ok(true)
 }

@@ -60,6 +60,8 @@ pub struct Session {
     /// Whether this query compacted the conversation already (or tried):
     /// it does so at most once ([`super::fit`]).
     pub(super) compacted: bool,
+    /// Where the turn's events go, for `--format jsonl`.
+    pub(super) events: Option<super::events::EventStream>,
 }
 
 impl Session {
@@ -74,6 +76,12 @@ impl Session {
         record: Option<jp_conversation::ConfigDelta>,
     ) -> Result<(), jp_conversation::StoreError> {
         tracing::info!(conversation = %self.conversation.id, "turn starts");
+        if let Some(stream) = &self.events {
+            stream.start(
+                &self.conversation.id,
+                &format!("{}/{}", self.provider_name, self.model),
+            );
+        }
         let mut start = vec![ConversationEvent::now(EventKind::TurnStart)];
         if !attached.is_empty() {
             start.push(ConversationEvent::now(EventKind::Attachments {
@@ -86,8 +94,24 @@ impl Session {
         if let Some(record) = record {
             start.push(ConversationEvent::now(EventKind::ConfigDelta(record)));
         }
+        self.append(start)
+    }
+
+    /// Appends `events` to the conversation's log in one commit, and
+    /// writes them to the event stream once they are in it.
+    pub fn append(
+        &mut self,
+        events: impl IntoIterator<Item = ConversationEvent>,
+    ) -> Result<(), jp_conversation::StoreError> {
+        let first = self.conversation.events.len();
         self.ledger
-            .append(&mut self.lock, &mut self.conversation, start)
+            .append(&mut self.lock, &mut self.conversation, events)?;
+        if let Some(stream) = &self.events {
+            for event in &self.conversation.events[first..] {
+                stream.recorded(event);
+            }
+        }
+        Ok(())
     }
 
     /// Resolves the config again, with the conversation's config changes,
@@ -175,11 +199,7 @@ impl Session {
             ),
             kind => kind,
         };
-        self.ledger.append(
-            &mut self.lock,
-            &mut self.conversation,
-            [ConversationEvent::now(kind)],
-        )
+        self.append([ConversationEvent::now(kind)])
     }
 
     /// Records what one response used, with its cost where the model's

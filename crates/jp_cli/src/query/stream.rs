@@ -208,7 +208,14 @@ impl<'t> Response<'t> {
                 Input::Event(event) => session.budget.as_mut().and_then(|b| b.on_event(event)),
                 _ => None,
             };
+            let event = matches!(input, Input::Event(_));
             let mut ends = self.take_input(session, turn, input, &mut after)?;
+            if event && let Some(stream) = &session.events {
+                let now = std::time::Instant::now();
+                for (call, bytes) in turn.streaming() {
+                    stream.progress(call, bytes, now);
+                }
+            }
             if let Some(over) = over
                 && !ends
             {
@@ -325,8 +332,16 @@ impl<'t> Response<'t> {
         turn: &TurnCoordinator,
     ) -> Result<(), crate::error::Error> {
         match action {
-            Action::Text(text) => session.printer.write(Channel::Content, &text),
+            Action::Text(text) => {
+                if let Some(stream) = &session.events {
+                    stream.text(&text);
+                }
+                session.printer.write(Channel::Content, &text);
+            }
             Action::Reasoning(text) => {
+                if let Some(stream) = &session.events {
+                    stream.reasoning(&text);
+                }
                 if session.config.style.show_reasoning {
                     session.printer.chrome_text(Style::Dim, &text);
                 }
@@ -334,6 +349,9 @@ impl<'t> Response<'t> {
             Action::Notice(text) => session.printer.chrome_line(Style::Warn, &text),
             Action::ToolCallStarted { call, id, name } => {
                 tracing::debug!(%id, %name, "tool call started");
+                if let Some(stream) = &session.events {
+                    stream.call_started(call, &id, &name);
+                }
                 if !session.hidden(&name)
                     && let Some(renderer) = &mut session.renderer
                 {
@@ -361,6 +379,7 @@ impl<'t> Response<'t> {
                     bytes: turn.argument_bytes(call),
                     others: turn.others_streaming(call),
                 };
+
                 let mut reader = PieceReader::new(&mut self.calls, session);
                 reader.take(call, progress.view(), &state);
                 let read = reader.read;

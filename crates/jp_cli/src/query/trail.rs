@@ -166,6 +166,24 @@ impl Trail {
     }
 }
 
+/// How many calls among `events` (a turn's) a policy declined without
+/// anyone answering: asked with no terminal, skipped, denied by a
+/// stateful policy or declined by a hook.
+#[must_use]
+pub fn declined_by_policy(events: &[jp_conversation::ConversationEvent]) -> usize {
+    events
+        .iter()
+        .filter(|event| match &event.kind {
+            jp_conversation::EventKind::CallDecision(d) => match d.by {
+                DecidedBy::NoTerminal | DecidedBy::Stateful | DecidedBy::Hook => true,
+                DecidedBy::Policy => d.mode.as_deref() == Some("skip"),
+                _ => false,
+            },
+            _ => false,
+        })
+        .count()
+}
+
 /// Where rule number `index` of `tool`'s `policy.run` is written in
 /// `loaded`: its key, file and line.
 #[must_use]

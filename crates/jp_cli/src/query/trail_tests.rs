@@ -145,3 +145,28 @@ fn a_refusal_before_any_policy_names_jp_and_the_byte() {
         })
     );
 }
+
+#[test]
+fn a_turn_counts_the_calls_a_policy_declined_with_no_one_to_answer() {
+    use jp_conversation::{ConversationEvent, EventKind};
+    let with = |by, mode: &str| {
+        let trail = Trail {
+            policy: Some((Mode::from_name(mode).unwrap(), None)),
+            by: Some(by),
+            ..Trail::default()
+        };
+        ConversationEvent::now(EventKind::CallDecision(trail.record("c", "t", &located)))
+    };
+    let events = [
+        with(DecidedBy::NoTerminal, "ask"),
+        with(DecidedBy::Stateful, "unattended"),
+        with(DecidedBy::Hook, "unattended"),
+        with(DecidedBy::Policy, "skip"),
+        // Not counted: run by policy, declined by a person, refused by jp.
+        with(DecidedBy::Policy, "unattended"),
+        with(DecidedBy::User, "ask"),
+        with(DecidedBy::Jp, "ask"),
+        with(DecidedBy::Session, "ask"),
+    ];
+    assert_eq!(declined_by_policy(&events), 4);
+}

@@ -140,6 +140,9 @@ pub enum TurnEnd {
     MaxTokens,
     /// The provider failed; the conversation keeps what arrived.
     Failed(String),
+    /// The config a tool changed does not resolve, or an MCP server it
+    /// names could not be used; the conversation keeps what arrived.
+    ConfigFailed(String),
     /// The user interrupted the turn; the conversation keeps what arrived.
     Interrupted,
     /// The user stopped the turn and wrote no reply.
@@ -554,6 +557,14 @@ impl TurnCoordinator {
     pub fn argument_bytes(&self, call: usize) -> usize {
         self.index_of(call)
             .map_or(0, |index| self.builder.argument_bytes(index))
+    }
+
+    /// The calls still streaming, each with the bytes of argument text it
+    /// has received.
+    pub fn streaming(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.open
+            .iter()
+            .map(|(&index, &call)| (call, self.builder.argument_bytes(index)))
     }
 
     /// How many bytes of argument text call number `call` received in all,

@@ -1,0 +1,146 @@
+//! How a turn ends: the tokens line, what is said of how it ended, the
+//! exit code (docs/query.md, "Exit codes"), and the event stream's `end`.
+
+use jp_term::printer::{Printer, Style};
+
+use super::fit;
+use super::session::Session;
+use super::trail;
+use super::turn::TurnEnd;
+use crate::exit;
+
+/// Ends the turn that ended as `end`: the tokens line, how it ended (said,
+/// and written as the event stream's last event); the exit code.
+pub(super) fn finish(session: &Session, end: TurnEnd) -> u8 {
+    let printer = &session.printer;
+    printer.stop_spinner();
+    printer.finish_content();
+    let turn = crate::usage::last_turn(&session.conversation.events);
+    if let Some(mut line) = crate::usage::turn_line(turn) {
+        // How much of the window the next request takes.
+        if let (_, Some(window)) = session.window() {
+            let next = jp_llm::request::estimate_tokens(&session.request());
+            line.push_str(&format!(" · {}", crate::usage::context(next, window)));
+        }
+        printer.chrome_line(Style::Dim, &line);
+    }
+    let taken_back = fit::taken_back(&session.conversation.events);
+    let mut ended = ending(printer, end, &session.conversation.id, taken_back);
+    let declined = trail::declined_by_policy(turn);
+    if ended.code == 0 && declined > 0 {
+        // Completed, but a policy declined a call (each said as it was):
+        // a script can tell.
+        ended.code = exit::DECLINED;
+    }
+    if let Some(stream) = &session.events {
+        stream.end(ended.reason, ended.code, ended.message.as_deref());
+    }
+    ended.code
+}
+
+/// How a turn ended, for its exit code and the event stream's `end`.
+struct Ended {
+    /// The exit code.
+    code: u8,
+    /// How it ended, as docs/events.md names it.
+    reason: &'static str,
+    /// What failed, for a turn that failed.
+    message: Option<String>,
+}
+
+impl Ended {
+    fn new(code: u8, reason: &'static str) -> Self {
+        Self {
+            code,
+            reason,
+            message: None,
+        }
+    }
+}
+
+/// A turn that failed: at the provider (`provider`), or because the config
+/// a tool changed (or an MCP server it names) could not be used.
+fn failed(printer: &Printer, conversation: &str, message: String, provider: bool) -> Ended {
+    printer.chrome_line(Style::Bad, &format!("error: {message}"));
+    printer.chrome_line(
+        Style::Dim,
+        &format!(
+            "the conversation keeps what arrived; `jp query` continues it (conversation {conversation})"
+        ),
+    );
+    let (code, reason) = if provider {
+        (exit::PROVIDER, "provider_error")
+    } else {
+        (exit::INVALID_CONFIG, "config_error")
+    };
+    Ended {
+        message: Some(message),
+        ..Ended::new(code, reason)
+    }
+}
+
+/// Says how the turn ended, after what it printed. `taken_back`: the
+/// turn's first request was refused as too large, and the turn taken back.
+fn ending(printer: &Printer, end: TurnEnd, conversation: &str, taken_back: bool) -> Ended {
+    printer.stop_spinner();
+    printer.finish_content();
+    match end {
+        TurnEnd::Completed => Ended::new(0, "completed"),
+        TurnEnd::MaxTokens => {
+            printer.chrome_line(
+                Style::Warn,
+                "note: the response was cut off at assistant.model.parameters.max_tokens",
+            );
+            Ended::new(0, "max_tokens")
+        }
+        TurnEnd::Interrupted => {
+            printer.chrome_line(
+                Style::Warn,
+                "interrupted; the conversation keeps what arrived",
+            );
+            Ended::new(exit::INTERRUPTED, "interrupted")
+        }
+        TurnEnd::Stopped => {
+            printer.chrome_line(
+                Style::Warn,
+                "stopped; the conversation keeps what arrived, and `jp query` continues it",
+            );
+            Ended::new(0, "stopped")
+        }
+        TurnEnd::Failed(message) if taken_back => {
+            printer.chrome_line(Style::Bad, &format!("error: {message}"));
+            printer.chrome_line(
+                Style::Dim,
+                &format!(
+                    "your message was not sent, and is not sent again; the conversation keeps it (`jp conversation show`, conversation {conversation})"
+                ),
+            );
+            Ended {
+                message: Some(message),
+                ..Ended::new(exit::PROVIDER, "provider_error")
+            }
+        }
+        TurnEnd::Failed(message) => failed(printer, conversation, message, true),
+        TurnEnd::ConfigFailed(message) => failed(printer, conversation, message, false),
+        TurnEnd::CycleLimit(n) => {
+            printer.chrome_line(
+                Style::Bad,
+                &format!(
+                    "stopped: the model kept calling tools past {n} {} (--max-turns, conversation.max_turns); the calls' results are kept, and `jp query -c` goes on (conversation {conversation})",
+                    if n == 1 { "response" } else { "responses" }
+                ),
+            );
+            Ended::new(exit::BUDGET, "max_turns")
+        }
+        TurnEnd::CostLimit(over) => {
+            printer.chrome_line(
+                Style::Bad,
+                &format!(
+                    "stopped: the query spent {} (--max-cost, conversation.max_cost); the conversation keeps what arrived, and `jp query -c` goes on (conversation {conversation})",
+                    over.describe()
+                ),
+            );
+            Ended::new(exit::BUDGET, "max_cost")
+        }
+    }
+}
