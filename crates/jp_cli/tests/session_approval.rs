@@ -565,3 +565,48 @@ fn a_before_the_call_is_complete_allows_only_that_call() {
         [serde_json::json!({"kind": "call", "arguments": {"program": "echo", "args": ["hello"]}})]
     );
 }
+
+/// How each call was decided names who answered: `a` at the question,
+/// then the approval it gave answering a later call without one.
+#[test]
+fn the_decisions_name_the_answer_and_then_the_session_approval() {
+    let ws = initialized();
+    if !approve_echo_hello(&ws) {
+        return;
+    }
+    assert_eq!(echo_hello_world(&ws, "project"), "success");
+    let out = ws.jp(&["conversation", "decisions", "--format", "json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let rows: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let by: Vec<(String, serde_json::Value, serde_json::Value)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            (
+                format!(
+                    "{} {}",
+                    row["call_id"].as_str().unwrap(),
+                    row["by"].as_str().unwrap()
+                ),
+                row["how"].clone(),
+                row["outcome"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        by,
+        [
+            (
+                "toolu_1 user".to_owned(),
+                "allow for this session".into(),
+                "success".into()
+            ),
+            (
+                "toolu_9 session".to_owned(),
+                serde_json::Value::Null,
+                "success".into()
+            ),
+        ]
+    );
+}

@@ -313,15 +313,22 @@ fn forget_approvals(store: &Store, ledger: &Ledger, id: Option<String>) -> Resul
     Ok(())
 }
 
+/// Conversation `id` (the active one by default), read (a torn last line
+/// said).
+fn load(store: &Store, ledger: &Ledger, id: Option<String>) -> Result<Conversation, StoreError> {
+    let id = id
+        .or_else(|| crate::conversation::active_id(store, ledger))
+        .ok_or(StoreError::NoActive)?;
+    let conversation = store.load(&id)?;
+    warn_torn(&conversation);
+    Ok(conversation)
+}
+
 /// `jp conversation cost`: what conversation `id` (the active one by
 /// default) has used and cost so far.
 fn cost(store: &Store, ledger: &Ledger, id: Option<String>) -> Result<(), StoreError> {
-    let id = match id.or_else(|| crate::conversation::active_id(store, ledger)) {
-        Some(id) => id,
-        None => return Err(StoreError::NoActive),
-    };
-    let conversation = store.load(&id)?;
-    warn_torn(&conversation);
+    let conversation = load(store, ledger, id)?;
+    let id = conversation.id.clone();
     showln!(
         "conversation {id} · {}",
         cut(
@@ -350,12 +357,8 @@ fn decisions(
     id: Option<String>,
     format: Format,
 ) -> Result<(), StoreError> {
-    let id = match id.or_else(|| crate::conversation::active_id(store, ledger)) {
-        Some(id) => id,
-        None => return Err(StoreError::NoActive),
-    };
-    let conversation = store.load(&id)?;
-    warn_torn(&conversation);
+    let conversation = load(store, ledger, id)?;
+    let id = conversation.id.clone();
     let rows = super::decisions::Row::all(&conversation.events);
     if format == Format::Json {
         let rows: Vec<_> = rows.iter().map(super::decisions::Row::json).collect();
@@ -379,12 +382,7 @@ fn show(
     id: Option<String>,
     format: Format,
 ) -> Result<(), StoreError> {
-    let id = match id.or_else(|| crate::conversation::active_id(store, ledger)) {
-        Some(id) => id,
-        None => return Err(StoreError::NoActive),
-    };
-    let conversation = store.load(&id)?;
-    warn_torn(&conversation);
+    let conversation = load(store, ledger, id)?;
     match format {
         Format::Json => {
             let usage = jp_conversation::UsageTotals::of(&conversation.events);

@@ -54,6 +54,12 @@ pub enum Answer {
         /// The decision that asked.
         decision: Decision,
     },
+    /// Run it, and calls like it for the rest of the session (`a`), once
+    /// the arguments are complete (if they still pass).
+    Allow {
+        /// The decision that asked.
+        decision: Decision,
+    },
     /// Open the editor once the arguments are complete.
     Edit {
         /// The decision that asked.
@@ -120,6 +126,10 @@ pub enum Verdict {
         reason: String,
         /// Whether the user approved it at a prompt.
         approved: bool,
+        /// The key the user answered with at the question about the
+        /// complete call (`y`, `a`); `None` when no one answered there (a
+        /// policy, a session approval, an answer given while it streamed).
+        key: Option<char>,
     },
     /// Not run; `response` answers the model, `note` tells the user.
     NotRun {

@@ -210,11 +210,8 @@ impl<'t> Response<'t> {
             };
             let event = matches!(input, Input::Event(_));
             let mut ends = self.take_input(session, turn, input, &mut after)?;
-            if event && let Some(stream) = &session.events {
-                let now = std::time::Instant::now();
-                for (call, bytes) in turn.streaming() {
-                    stream.progress(call, bytes, now);
-                }
+            if event {
+                progress(session, turn);
             }
             if let Some(over) = over
                 && !ends
@@ -527,6 +524,17 @@ impl<'t> Response<'t> {
                     }));
                 }
             }
+        }
+    }
+}
+
+/// Writes how far the calls still streaming have come to the event
+/// stream, if there is one (at most every `PROGRESS_EVERY` a call).
+fn progress(session: &Session, turn: &TurnCoordinator) {
+    if let Some(stream) = &session.events {
+        let now = std::time::Instant::now();
+        for (call, bytes) in turn.streaming() {
+            stream.progress(call, bytes, now);
         }
     }
 }

@@ -663,6 +663,7 @@ async fn three_prompts_show_in_call_order() {
         mode: Mode::Ask,
         reason: "policy.run is \"ask\"".into(),
         approved: true,
+        key: Some('y'),
     };
     assert_eq!(first, run("a.txt"));
     assert_eq!(

@@ -103,6 +103,7 @@ impl Trail {
     pub fn answered(&mut self, answer: &Answer) {
         match answer {
             Answer::Run { .. } => self.settle(DecidedBy::User, Some("run")),
+            Answer::Allow { .. } => self.settle(DecidedBy::User, Some("allow for this session")),
             Answer::Edit { .. } => self.settle(DecidedBy::User, Some("edit")),
             Answer::NotRun(Verdict::NotRun { response, .. })
                 if response.status == ResponseStatus::Interrupted =>
@@ -114,10 +115,15 @@ impl Trail {
         }
     }
 
-    /// The user answered the question put once the call was complete.
+    /// The question put once the call was complete was answered (or,
+    /// while it waited its turn, a session approval answered it).
     pub fn confirmed(&mut self, verdict: &Verdict) {
         match verdict {
+            Verdict::Run { key: None, .. } => self.settle(DecidedBy::Session, None),
             Verdict::Run { edited: true, .. } => self.settle(DecidedBy::User, Some("edit")),
+            Verdict::Run { key: Some('a'), .. } => {
+                self.settle(DecidedBy::User, Some("allow for this session"));
+            }
             Verdict::Run { .. } => self.settle(DecidedBy::User, Some("run")),
             Verdict::NotRun { response, .. } if response.status == ResponseStatus::Interrupted => {
                 self.settle(DecidedBy::Interrupted, None);

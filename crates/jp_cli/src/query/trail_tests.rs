@@ -24,6 +24,10 @@ fn not_run(status: ResponseStatus) -> Verdict {
 }
 
 fn run(approved: bool, edited: bool) -> Verdict {
+    run_with(approved, edited, None)
+}
+
+fn run_with(approved: bool, edited: bool, key: Option<char>) -> Verdict {
     let call = ToolCallRequest::new("c1", "save", serde_json::Map::new());
     Verdict::Run {
         tool: "save".into(),
@@ -32,6 +36,7 @@ fn run(approved: bool, edited: bool) -> Verdict {
         mode: Mode::Ask,
         reason: String::new(),
         approved,
+        key,
     }
 }
 
@@ -91,8 +96,18 @@ fn an_answer_is_the_users_and_stays_so() {
     );
 
     let mut trail = Trail::default();
-    trail.confirmed(&run(true, true));
+    trail.confirmed(&run_with(true, true, Some('y')));
     assert_eq!(trail.how.as_deref(), Some("edit"));
+    let mut trail = Trail::default();
+    trail.confirmed(&run_with(true, false, Some('a')));
+    assert_eq!(
+        (trail.by, trail.how.as_deref()),
+        (Some(DecidedBy::User), Some("allow for this session"))
+    );
+    // Allowed for the session while it waited: no one answered it.
+    let mut trail = Trail::default();
+    trail.confirmed(&run(true, false));
+    assert_eq!((trail.by, trail.how), (Some(DecidedBy::Session), None));
     let mut trail = Trail::default();
     trail.confirmed(&not_run(ResponseStatus::Declined));
     assert_eq!(

@@ -312,10 +312,11 @@ fn a_at_an_early_prompt_covers_what_the_prompt_showed() {
             prompts.ticket(),
             || async { None },
         ));
-        // It runs as decided; the approval is recorded once complete.
+        // It runs as decided, allowed for the session; the approval is
+        // recorded once complete.
         assert_eq!(
             answer,
-            crate::query::decision::Answer::Run {
+            crate::query::decision::Answer::Allow {
                 decision: decision.clone()
             }
         );

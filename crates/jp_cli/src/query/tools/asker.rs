@@ -169,7 +169,7 @@ impl<'j> Asker<'j> {
                 // before, only the identical call (`settle_early_allow`).
                 self.judge
                     .allow_once_complete(id, name, decision.rule, &decision.reason, !settled);
-                Answer::Run { decision }
+                Answer::Allow { decision }
             }
             Ok((RunAnswer::Edit, _)) => Answer::Edit { decision },
             // `View` pages and asks again above.
@@ -267,6 +267,7 @@ impl<'j> Asker<'j> {
                 mode,
                 reason,
                 approved: true,
+                key: None,
             };
         }
         let mut edited = false;
@@ -316,6 +317,7 @@ impl<'j> Asker<'j> {
                         mode,
                         reason,
                         approved: true,
+                        key: Some(if answer == RunAnswer::Allow { 'a' } else { 'y' }),
                     };
                 }
                 Ok(RunAnswer::Edit) => edit_now = true,

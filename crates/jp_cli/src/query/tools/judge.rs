@@ -70,8 +70,10 @@ fn with_early(early: Option<Answer>, now: Decision) -> Result<(Decision, bool), 
         Some(Answer::NotRun(verdict)) => return Err(Box::new(verdict)),
         Some(Answer::Policy(decision)) if decision.mode > now.mode => (decision, false),
         Some(Answer::Policy(_)) => (now, false),
-        Some(Answer::Run { decision }) if now.mode <= Mode::Ask => (decision, true),
-        Some(Answer::Run { .. }) => (now, false),
+        Some(Answer::Run { decision } | Answer::Allow { decision }) if now.mode <= Mode::Ask => {
+            (decision, true)
+        }
+        Some(Answer::Run { .. } | Answer::Allow { .. }) => (now, false),
         Some(Answer::Edit { .. }) if now.mode == Mode::Skip => (now, false),
         Some(Answer::Edit { decision }) => (
             Decision {
@@ -343,6 +345,7 @@ impl<'a> Judge<'a> {
                 mode,
                 reason,
                 approved,
+                key: None,
             })
         };
         match decision.mode {

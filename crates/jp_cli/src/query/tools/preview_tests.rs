@@ -117,6 +117,7 @@ fn an_edited_call_counts_as_edited() {
             mode: Mode::Ask,
             reason: String::new(),
             approved: true,
+            key: Some('y'),
         },
     );
     let second = shown(asker.file_change("c2", "fs_modify_file", &modify("begin", "end")));
