@@ -53,6 +53,64 @@ fn max_cost_cuts_the_response_that_passes_it() {
     assert_eq!(server.wait_for(2, Duration::from_secs(5)).len(), 2);
 }
 
+/// The same cut with `--format jsonl`: the events end with the reason
+/// and the exit code, after the text that arrived and each response's
+/// usage with its cost.
+#[test]
+fn max_cost_ends_the_event_stream_with_its_reason() {
+    let ws = initialized();
+    ws.write("project/.jp/tools.toml", RUN_ME);
+    let server = replay(
+        "anthropic_test_tool_call_stream.yml",
+        &Split::Random { seed: 5, max: 9 },
+    );
+    let run = query(
+        &ws,
+        &server,
+        "anthropic/claude-haiku-4-5",
+        &[
+            "--cfg",
+            "@.jp/tools.toml",
+            "--max-cost",
+            "0.0011",
+            "--format",
+            "jsonl",
+        ],
+        "Please run the tool, providing whatever arguments you want.",
+    );
+    assert_eq!(run.code, 4, "{run:?}");
+    let events: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(
+        events.last().unwrap(),
+        &serde_json::json!({"type": "end", "reason": "max_cost", "exit_code": 4})
+    );
+    let text: String = events
+        .iter()
+        .filter(|e| e["type"] == "text_delta")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "Done! The tool ran successfully with the arguments");
+    let costs: Vec<f64> = events
+        .iter()
+        .filter(|e| e["type"] == "usage")
+        .map(|e| e["cost_usd"].as_f64().unwrap())
+        .collect();
+    // The cut response records what the provider had reported when it
+    // was cut (its input, and the first output token); the budget went by
+    // the estimate of what had arrived.
+    assert_eq!(costs, [0.000954, 0.000107]);
+    assert!(
+        run.stderr
+            .contains("stopped: the query spent about $0.001136"),
+        "{}",
+        run.stderr
+    );
+}
+
 #[test]
 fn max_turns_ends_the_query_with_the_calls_results_kept() {
     let ws = initialized();
