@@ -280,7 +280,9 @@ impl Session {
                     self.used = turned.model;
                 }
                 Typed {
-                    ok: turned.code == ExitCode::SUCCESS,
+                    // A call a policy declined (exit 5) ends a turn well.
+                    ok: turned.code == ExitCode::SUCCESS
+                        || turned.code == ExitCode::from(crate::exit::DECLINED),
                     queued: turned.typed.queued,
                     partial: turned.typed.partial,
                 }
@@ -381,7 +383,8 @@ enum Read {
 
 /// What a turn left for the session.
 struct Typed {
-    /// The turn ended well (its exit code 0).
+    /// The turn ended well (its exit code 0, or 5: a call a policy
+    /// declined).
     ok: bool,
     queued: Vec<String>,
     partial: String,
