@@ -142,8 +142,10 @@ fn a_declined_call_stops_the_stream_and_the_query_exits_5() {
             "assistant_message",
             "tool_call_start",
             "tool_call_request",
+            "tool_call_decided",
             "tool_call_start",
             "tool_call_request",
+            "tool_call_decided",
             "stream_stopped",
             "usage",
             "call_decision",
@@ -156,11 +158,19 @@ fn a_declined_call_stops_the_stream_and_the_query_exits_5() {
             "end",
         ]
     );
-    let declined = &events[14];
-    assert_eq!(declined["by"], "no_terminal");
-    assert_eq!(declined["rule"]["index"], 1);
-    assert_eq!(events[10]["bytes"], declined["at_byte"]);
-    assert!(events[11]["cost_usd"].is_number(), "{}", events[11]);
+    // Decided as it streamed, said at once (before the stream stopped),
+    // and recorded the same before its result.
+    let (live, stopped, usage, recorded) = (&events[11], &events[12], &events[13], &events[16]);
+    assert_eq!(live["runs"], false);
+    assert_eq!(recorded["by"], "no_terminal");
+    assert_eq!(recorded["rule"]["index"], 1);
+    for field in ["call_id", "mode", "rule", "at_byte", "bytes", "by"] {
+        assert_eq!(live[field], recorded[field], "{field}");
+    }
+    assert_eq!(stopped["bytes"], recorded["at_byte"]);
+    assert!(usage["cost_usd"].is_number(), "{usage}");
+    assert_eq!(events[8]["runs"], true);
+    assert_eq!(events[8]["by"], "policy");
     assert_eq!(
         events.last().unwrap(),
         &serde_json::json!({"type": "end", "reason": "completed", "exit_code": 5})

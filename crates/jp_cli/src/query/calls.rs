@@ -169,6 +169,8 @@ pub struct Calls<'t> {
     denials: HashMap<usize, Denial>,
     /// How each call is being decided, for its record.
     trails: HashMap<usize, Trail>,
+    /// Each complete call's id and tool, as recorded.
+    recorded: HashMap<usize, (String, String)>,
 }
 
 impl<'t> Calls<'t> {
@@ -187,6 +189,7 @@ impl<'t> Calls<'t> {
             withdrawn: false,
             denials: HashMap::new(),
             trails: HashMap::new(),
+            recorded: HashMap::new(),
         }
     }
 
@@ -223,6 +226,8 @@ impl<'t> Calls<'t> {
                 bytes,
             } => {
                 self.trail(call).bytes = bytes;
+                self.recorded
+                    .insert(call, (request.id.clone(), request.name.clone()));
                 // What the complete arguments decide, for the record (the
                 // judge decides again below; a stricter decision wins).
                 if !self.ended_early(call)
@@ -303,6 +308,22 @@ impl<'t> Calls<'t> {
     /// response.
     pub fn take_trail(&mut self, call: usize) -> Trail {
         self.trails.remove(&call).unwrap_or_default()
+    }
+
+    /// Call number `call` as recorded once complete: its id (which may
+    /// differ from the one it started with, when that one was taken) and
+    /// tool.
+    #[must_use]
+    pub fn recorded(&self, call: usize) -> Option<(&str, &str)> {
+        self.recorded
+            .get(&call)
+            .map(|(id, tool)| (id.as_str(), tool.as_str()))
+    }
+
+    /// How call number `call` has been decided so far.
+    #[must_use]
+    pub fn trail_so_far(&self, call: usize) -> Trail {
+        self.trails.get(&call).cloned().unwrap_or_default()
     }
 
     /// How call number `call` is being decided.

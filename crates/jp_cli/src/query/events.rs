@@ -163,6 +163,24 @@ impl EventStream {
         Self::emit_to(&mut out, &value);
     }
 
+    /// A call's verdict is known, before it runs (`runs`: it will, if
+    /// the checks at its start let it): how it was decided so far. The
+    /// recorded `call_decision`, just before its result, is the final word
+    /// (a hook or the check at its start can still change it).
+    pub fn decided(&self, decision: &jp_conversation::CallDecision, runs: bool) {
+        let Ok(mut value) = serde_json::to_value(decision) else {
+            return;
+        };
+        if let Value::Object(map) = &mut value {
+            let mut event = serde_json::Map::new();
+            event.insert("type".into(), json!("tool_call_decided"));
+            event.extend(std::mem::take(map));
+            event.insert("runs".into(), json!(runs));
+            *map = event;
+        }
+        self.emit(&value);
+    }
+
     /// The turn ended: `reason` (docs/events.md lists them), the exit code
     /// jp ends with, and for a failure what failed.
     pub fn end(&self, reason: &str, code: u8, message: Option<&str>) {

@@ -470,6 +470,14 @@ impl<'t> Response<'t> {
                         if let Some(id) = id {
                             self.asker.settled(id, verdict);
                         }
+                        if let Some(stream) = &session.events
+                            && let Some((id, tool)) = self.calls.recorded(call)
+                        {
+                            let record = self.calls.trail_so_far(call).record(id, tool, &|i| {
+                                super::trail::rule_source(&session.loaded, tool, i)
+                            });
+                            stream.decided(&record, matches!(verdict, Verdict::Run { .. }));
+                        }
                     }
                 }
                 CallStep::Ask { call, ask } => {
