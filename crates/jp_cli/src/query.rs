@@ -308,7 +308,7 @@ impl Query {
         // Finished on every way out: its line off the screen, the modes
         // back.
         let typed = typing.map(jp_term::prompt::TypeAhead::finish);
-        let code = ending::finish(&session, end?);
+        let code = ending::finish_or_fail(&session, end)?;
         Ok(Turned {
             code: ExitCode::from(code),
             typed: typed.unwrap_or_default(),

@@ -125,3 +125,48 @@ fn scripts_get_the_same_as_json() {
     );
     assert_eq!(rows.as_array().unwrap().len(), 2);
 }
+
+/// A response that breaks after a complete call: the call never runs, and
+/// its record says it was decided by its rule, then ended by jp because
+/// the response failed (exit 6, the provider's failure).
+#[test]
+fn a_call_of_a_response_that_failed_is_recorded_as_ended_by_jp() {
+    let ws = initialized();
+    let tool = echo_tool("list_items", "three items").replace("policy.run = \"unattended\"\n", "");
+    let config = ws.read("project/.jp/config.toml");
+    ws.write(
+        "project/.jp/config.toml",
+        &format!("{config}\n{tool}{POLICY}"),
+    );
+    let whole = anthropic(
+        &[Item::Tool("toolu_1", "list_items", r#"{"filter": "all"}"#)],
+        "tool_use",
+        false,
+    );
+    // The connection drops before the response's end.
+    let broken = whole[..whole.find("event: message_delta").unwrap()].to_owned();
+    let server = TestServer::start(vec![Reply::sse(broken)]);
+    let run = query(&ws, &server, "anthropic/claude-haiku-4-5", &[], "list them");
+    assert_eq!(run.code, 6, "{run:?}");
+    let out = ws.jp(&["conversation", "decisions", "--format", "json"]);
+    let rows: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let row = &rows[0];
+    assert_eq!(
+        (
+            &row["mode"],
+            &row["rule"]["index"],
+            &row["by"],
+            &row["how"],
+            &row["outcome"]
+        ),
+        (
+            &"unattended".into(),
+            &0.into(),
+            &"jp".into(),
+            &"the response failed".into(),
+            &"interrupted".into()
+        ),
+        "{rows}"
+    );
+    assert_eq!(rows.as_array().unwrap().len(), 1);
+}

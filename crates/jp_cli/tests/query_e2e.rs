@@ -465,6 +465,9 @@ fn a_provider_error_mid_stream_keeps_the_conversation_readable() {
             "assistant_message",
             "tool_call_request",
             "usage",
+            // Never run: the response failed (how it was decided, then its
+            // answer).
+            "call_decision",
             "tool_call_response"
         ]
     );

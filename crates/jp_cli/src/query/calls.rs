@@ -75,6 +75,8 @@ pub enum CallInput<'a> {
         tool: String,
         /// The limit, in bytes.
         limit: usize,
+        /// The bytes that had arrived, past the limit.
+        bytes: usize,
     },
     /// Call number `call` is complete: decide it.
     Complete {
@@ -208,14 +210,19 @@ impl<'t> Calls<'t> {
                 progress,
                 state,
             } => self.piece(call, progress, state, &mut steps),
-            CallInput::TooLarge { call, tool, limit } => {
+            CallInput::TooLarge {
+                call,
+                tool,
+                limit,
+                bytes,
+            } => {
                 let id = self
                     .started
                     .get(&call)
                     .map(|(id, _)| id.clone())
                     .unwrap_or_default();
                 let verdict = self.judge.too_large(&id, &tool, limit);
-                self.trail(call).refused(limit, "arguments over the limit");
+                self.trail(call).refused(bytes, "arguments over the limit");
                 // The call is ended next (the turn does it), and its
                 // completion takes this answer.
                 self.refuse(call, verdict, &mut steps);
@@ -318,6 +325,12 @@ impl<'t> Calls<'t> {
         self.recorded
             .get(&call)
             .map(|(id, tool)| (id.as_str(), tool.as_str()))
+    }
+
+    /// The tool of call number `call`, once it started.
+    #[must_use]
+    pub fn tool_of(&self, call: usize) -> Option<&str> {
+        self.started.get(&call).map(|(_, tool)| tool.as_str())
     }
 
     /// How call number `call` has been decided so far.

@@ -321,6 +321,7 @@ fn a_call_over_its_limit_withdraws_its_open_question() {
         call: 0,
         tool: "save".into(),
         limit: 10,
+        bytes: 12,
     });
     assert_eq!(s.took(), ["withdraw 0", "release 0"]);
     // The closed question reports back.

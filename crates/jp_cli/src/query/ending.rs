@@ -27,7 +27,7 @@ pub(super) fn finish(session: &Session, end: TurnEnd) -> u8 {
     let taken_back = fit::taken_back(&session.conversation.events);
     let mut ended = ending(printer, end, &session.conversation.id, taken_back);
     let declined = trail::declined_by_policy(turn);
-    if ended.code == 0 && declined > 0 {
+    if matches!(ended.reason, "completed" | "max_tokens") && declined > 0 {
         // Completed, but a policy declined a call (each said as it was):
         // a script can tell.
         ended.code = exit::DECLINED;
@@ -36,6 +36,19 @@ pub(super) fn finish(session: &Session, end: TurnEnd) -> u8 {
         stream.end(ended.reason, ended.code, ended.message.as_deref());
     }
     ended.code
+}
+
+/// [`finish`] for a turn that ended, or, for one jp itself failed (said
+/// by the caller, exit 1), the event stream's `end` and the error.
+pub(super) fn finish_or_fail(
+    session: &Session,
+    end: Result<TurnEnd, crate::error::Error>,
+) -> Result<u8, crate::error::Error> {
+    end.map(|end| finish(session, end)).inspect_err(|error| {
+        if let Some(stream) = &session.events {
+            stream.end("error", exit::INVALID_CONFIG, Some(&error.to_string()));
+        }
+    })
 }
 
 /// How a turn ended, for its exit code and the event stream's `end`.

@@ -10,7 +10,7 @@ use futures_util::StreamExt as _;
 use futures_util::future::LocalBoxFuture;
 use futures_util::stream::FuturesUnordered;
 use jp_config::tool::limits::argument_limit;
-use jp_conversation::ToolCallRequest;
+use jp_conversation::{ConversationEvent, EventKind, ToolCallRequest};
 use tokio_util::sync::CancellationToken;
 
 use super::arguments::arguments_page;
@@ -389,10 +389,21 @@ impl<'t> Response<'t> {
                 bytes,
             } => {
                 tracing::debug!(call, %tool, limit, bytes, "arguments over the limit");
-                let steps = self.calls.handle(CallInput::TooLarge { call, tool, limit });
+                let steps = self.calls.handle(CallInput::TooLarge {
+                    call,
+                    tool,
+                    limit,
+                    bytes,
+                });
                 self.apply(session, steps);
             }
             Action::Record(kind) => session.record(kind)?,
+            Action::Unrun {
+                call,
+                response,
+                by,
+                how,
+            } => self.unrun(session, turn, call, response, (by, how))?,
             Action::Usage(usage) => session.record_usage(usage)?,
             Action::Decide { call, request } => {
                 if self.calls.ended_early(call) {
@@ -425,6 +436,30 @@ impl<'t> Response<'t> {
             | Action::CancelStream { .. } => {}
         }
         Ok(())
+    }
+
+    /// Records that call number `call` of a response that did not end well
+    /// never runs: how it was decided, ended `ended` (who, how), then its
+    /// `response`.
+    fn unrun(
+        &mut self,
+        session: &mut Session,
+        turn: &TurnCoordinator,
+        call: usize,
+        response: jp_conversation::ToolCallResponse,
+        ended: (jp_conversation::DecidedBy, &str),
+    ) -> Result<(), jp_conversation::StoreError> {
+        let mut trail = self.calls.take_trail(call);
+        trail.bytes = trail.bytes.max(turn.received_bytes(call));
+        trail.overrule(ended.0, Some(ended.1));
+        let tool = self.calls.tool_of(call).unwrap_or_default();
+        let decision = trail.record(&response.id, tool, &|i| {
+            super::trail::rule_source(&session.loaded, tool, i)
+        });
+        session.append([
+            ConversationEvent::now(EventKind::CallDecision(decision)),
+            ConversationEvent::now(EventKind::ToolCallResponse(response)),
+        ])
     }
 
     /// Carries out what a [`PieceReader`] read, in order.

@@ -22,6 +22,10 @@ pub struct Trail {
     pub by: Option<DecidedBy>,
     /// How, in a word or two.
     pub how: Option<String>,
+    /// `by` is the user's answer given while the call streamed (run,
+    /// allow, edit): it stands if the call runs as answered, and gives way
+    /// to whatever refuses or skips it once complete.
+    pub provisional: bool,
     /// The argument bytes that arrived in all.
     pub bytes: usize,
 }
@@ -58,16 +62,19 @@ impl Trail {
     /// jp refused the call (`how`) after `at` bytes, before or whatever
     /// any policy said.
     pub fn refused(&mut self, at: usize, how: &str) {
-        if self.by.is_none() {
+        if self.by.is_none() || self.provisional {
+            self.provisional = false;
             self.at = Some(at);
             self.by = Some(DecidedBy::Jp);
             self.how = Some(how.to_owned());
         }
     }
 
-    /// Settled by `by`, `how`; a call already settled keeps who settled it.
+    /// Settled by `by`, `how`; a call already settled keeps who settled it
+    /// (but for an answer given while it streamed, see `provisional`).
     pub fn settle(&mut self, by: DecidedBy, how: Option<&str>) {
-        if self.by.is_none() {
+        if self.by.is_none() || self.provisional {
+            self.provisional = false;
             self.by = Some(by);
             self.how = how.map(ToOwned::to_owned);
         }
@@ -76,6 +83,7 @@ impl Trail {
     /// Settled again at the call's start (a stateful policy, a hook, an
     /// interrupt): what was said before no longer decides.
     pub fn overrule(&mut self, by: DecidedBy, how: Option<&str>) {
+        self.provisional = false;
         self.by = Some(by);
         self.how = how.map(ToOwned::to_owned);
     }
@@ -101,17 +109,22 @@ impl Trail {
 
     /// The user answered the question put while the call streamed.
     pub fn answered(&mut self, answer: &Answer) {
-        match answer {
-            Answer::Run { .. } => self.settle(DecidedBy::User, Some("run")),
-            Answer::Allow { .. } => self.settle(DecidedBy::User, Some("allow for this session")),
-            Answer::Edit { .. } => self.settle(DecidedBy::User, Some("edit")),
+        let (by, how, provisional) = match answer {
+            Answer::Run { .. } => (DecidedBy::User, Some("run"), true),
+            Answer::Allow { .. } => (DecidedBy::User, Some("allow for this session"), true),
+            Answer::Edit { .. } => (DecidedBy::User, Some("edit"), true),
             Answer::NotRun(Verdict::NotRun { response, .. })
                 if response.status == ResponseStatus::Interrupted =>
             {
-                self.settle(DecidedBy::Interrupted, None);
+                (DecidedBy::Interrupted, None, false)
             }
-            Answer::NotRun(_) => self.settle(DecidedBy::User, Some("decline")),
-            Answer::Policy(_) => {}
+            Answer::NotRun(_) => (DecidedBy::User, Some("decline"), false),
+            Answer::Policy(_) => return,
+        };
+        if self.by.is_none() || self.provisional {
+            self.by = Some(by);
+            self.how = how.map(ToOwned::to_owned);
+            self.provisional = provisional;
         }
     }
 
@@ -137,12 +150,21 @@ impl Trail {
     /// already had.
     pub fn unasked(&mut self, verdict: &Verdict) {
         match verdict {
+            // As the user answered while it streamed.
+            Verdict::Run { approved: true, .. } if self.provisional => self.provisional = false,
             Verdict::Run {
                 approved: false, ..
             } => self.settle(DecidedBy::Policy, None),
             // Approved at no question of this call's: a session approval.
             Verdict::Run { .. } => self.settle(DecidedBy::Session, None),
-            Verdict::NotRun { response, .. } => self.settle(unasked(response.status), None),
+            Verdict::NotRun { response, note } => {
+                // What jp refused, in the words the user was told.
+                let how = (response.status == ResponseStatus::Refused).then(|| {
+                    note.split_once("refused: ")
+                        .map_or(note.as_str(), |(_, why)| why)
+                });
+                self.settle(unasked(response.status), how);
+            }
         }
     }
 
@@ -173,16 +195,26 @@ impl Trail {
 }
 
 /// How many calls among `events` (a turn's) a policy declined without
-/// anyone answering: asked with no terminal, skipped, denied by a
-/// stateful policy or declined by a hook.
+/// anyone answering: asked with no terminal, skipped (when it was decided,
+/// or at its start), denied by a stateful policy or declined by a hook.
 #[must_use]
 pub fn declined_by_policy(events: &[jp_conversation::ConversationEvent]) -> usize {
+    use jp_conversation::EventKind;
+    let skipped: std::collections::HashSet<&str> = events
+        .iter()
+        .filter_map(|event| match &event.kind {
+            EventKind::ToolCallResponse(r) if r.status == ResponseStatus::Skipped => {
+                Some(r.id.as_str())
+            }
+            _ => None,
+        })
+        .collect();
     events
         .iter()
         .filter(|event| match &event.kind {
-            jp_conversation::EventKind::CallDecision(d) => match d.by {
+            EventKind::CallDecision(d) => match d.by {
                 DecidedBy::NoTerminal | DecidedBy::Stateful | DecidedBy::Hook => true,
-                DecidedBy::Policy => d.mode.as_deref() == Some("skip"),
+                DecidedBy::Policy => skipped.contains(d.call_id.as_str()),
                 _ => false,
             },
             _ => false,

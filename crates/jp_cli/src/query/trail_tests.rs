@@ -120,6 +120,65 @@ fn an_answer_is_the_users_and_stays_so() {
 }
 
 #[test]
+fn an_answer_given_while_it_streamed_gives_way_to_what_refuses_or_skips_it() {
+    let early = || {
+        let mut trail = Trail::default();
+        trail.decided(&decision(Mode::Ask, Some(1)), Some(9));
+        trail.answered(&Answer::Run {
+            decision: decision(Mode::Ask, Some(1)),
+        });
+        trail
+    };
+    // Its arguments then grew past the limit.
+    let mut trail = early();
+    trail.refused(2048, "arguments over the limit");
+    assert_eq!(
+        (trail.by, trail.how.as_deref(), trail.at),
+        (
+            Some(DecidedBy::Jp),
+            Some("arguments over the limit"),
+            Some(2048)
+        )
+    );
+    // The complete arguments are skipped (decision 7).
+    let mut trail = early();
+    trail.decided(&decision(Mode::Skip, Some(0)), None);
+    trail.unasked(&not_run(ResponseStatus::Skipped));
+    assert_eq!(
+        (trail.policy, trail.at, trail.by),
+        (Some((Mode::Skip, Some(0))), None, Some(DecidedBy::Policy))
+    );
+    // They run as answered: the user's answer stands.
+    let mut trail = early();
+    trail.unasked(&run(true, false));
+    assert_eq!(
+        (trail.by, trail.how.as_deref()),
+        (Some(DecidedBy::User), Some("run"))
+    );
+    // An answer that declined is final.
+    let mut trail = Trail::default();
+    trail.answered(&Answer::NotRun(not_run(ResponseStatus::Declined)));
+    trail.unasked(&not_run(ResponseStatus::Declined));
+    assert_eq!(
+        (trail.by, trail.how.as_deref()),
+        (Some(DecidedBy::User), Some("decline"))
+    );
+}
+
+#[test]
+fn what_jp_refused_once_complete_is_said() {
+    let mut trail = Trail::default();
+    trail.unasked(&Verdict::NotRun {
+        response: ToolCallResponse::new("c1", ResponseStatus::Refused, "no"),
+        note: "save: refused: the arguments are not an object".into(),
+    });
+    assert_eq!(
+        (trail.by, trail.how.as_deref()),
+        (Some(DecidedBy::Jp), Some("the arguments are not an object"))
+    );
+}
+
+#[test]
 fn a_hook_or_a_stateful_policy_at_the_start_overrules_the_policy() {
     let mut trail = Trail::default();
     trail.decided(&decision(Mode::Unattended, Some(2)), Some(0));
@@ -164,24 +223,49 @@ fn a_refusal_before_any_policy_names_jp_and_the_byte() {
 #[test]
 fn a_turn_counts_the_calls_a_policy_declined_with_no_one_to_answer() {
     use jp_conversation::{ConversationEvent, EventKind};
-    let with = |by, mode: &str| {
+    let with = |id: &str, by, mode: &str, status| {
         let trail = Trail {
             policy: Some((Mode::from_name(mode).unwrap(), None)),
             by: Some(by),
             ..Trail::default()
         };
-        ConversationEvent::now(EventKind::CallDecision(trail.record("c", "t", &located)))
+        [
+            ConversationEvent::now(EventKind::CallDecision(trail.record(id, "t", &located))),
+            ConversationEvent::now(EventKind::ToolCallResponse(ToolCallResponse::new(
+                id, status, "",
+            ))),
+        ]
     };
-    let events = [
-        with(DecidedBy::NoTerminal, "ask"),
-        with(DecidedBy::Stateful, "unattended"),
-        with(DecidedBy::Hook, "unattended"),
-        with(DecidedBy::Policy, "skip"),
+    let events: Vec<ConversationEvent> = [
+        with("1", DecidedBy::NoTerminal, "ask", ResponseStatus::Declined),
+        with(
+            "2",
+            DecidedBy::Stateful,
+            "unattended",
+            ResponseStatus::Denied,
+        ),
+        with("3", DecidedBy::Hook, "unattended", ResponseStatus::Declined),
+        with("4", DecidedBy::Policy, "skip", ResponseStatus::Skipped),
+        // Skipped by the check at its start, decided unattended before.
+        with(
+            "5",
+            DecidedBy::Policy,
+            "unattended",
+            ResponseStatus::Skipped,
+        ),
         // Not counted: run by policy, declined by a person, refused by jp.
-        with(DecidedBy::Policy, "unattended"),
-        with(DecidedBy::User, "ask"),
-        with(DecidedBy::Jp, "ask"),
-        with(DecidedBy::Session, "ask"),
-    ];
-    assert_eq!(declined_by_policy(&events), 4);
+        with(
+            "6",
+            DecidedBy::Policy,
+            "unattended",
+            ResponseStatus::Success,
+        ),
+        with("7", DecidedBy::User, "ask", ResponseStatus::Declined),
+        with("8", DecidedBy::Jp, "ask", ResponseStatus::Refused),
+        with("9", DecidedBy::Session, "ask", ResponseStatus::Success),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    assert_eq!(declined_by_policy(&events), 5);
 }

@@ -51,6 +51,19 @@ pub enum Input {
 /// What the coordinator asks the shell to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
+    /// Call number `call` of a response that did not end well never runs:
+    /// record how it was decided (`by`, `how`), then `response`.
+    Unrun {
+        /// The call's number in this response.
+        call: usize,
+        /// Its answer, for the model.
+        response: ToolCallResponse,
+        /// Who ended it: the user (interrupted, stopped) or jp (the
+        /// response failed, the budget was reached).
+        by: jp_conversation::DecidedBy,
+        /// How.
+        how: &'static str,
+    },
     /// Send the next request (the conversation holds everything to send).
     Request {
         /// The response's number in this turn, from 1.
@@ -784,21 +797,41 @@ impl TurnCoordinator {
             // A failed response never runs its calls; each gets an
             // "interrupted" response so the conversation stays valid.
             actions.retain(|a| !matches!(a, Action::Decide { .. }));
-            let content = match failure {
-                TurnEnd::Interrupted => "The call was not run: the user interrupted the turn.",
-                TurnEnd::Stopped => "The call was not run: the user stopped the response.",
-                TurnEnd::CostLimit(_) => "The call was not run: the query reached its cost budget.",
-                _ => "The call was not run: the response failed before it ended.",
+            use jp_conversation::DecidedBy;
+            let (content, by, how) = match failure {
+                TurnEnd::Interrupted => (
+                    "The call was not run: the user interrupted the turn.",
+                    DecidedBy::Interrupted,
+                    "the turn was interrupted",
+                ),
+                TurnEnd::Stopped => (
+                    "The call was not run: the user stopped the response.",
+                    DecidedBy::Interrupted,
+                    "the response was stopped",
+                ),
+                TurnEnd::CostLimit(_) => (
+                    "The call was not run: the query reached its cost budget.",
+                    DecidedBy::Jp,
+                    "the query reached its cost budget",
+                ),
+                _ => (
+                    "The call was not run: the response failed before it ended.",
+                    DecidedBy::Jp,
+                    "the response failed",
+                ),
             };
-            for (_, call) in self.calls.drain(..) {
-                actions.push(Action::Record(EventKind::ToolCallResponse(
-                    ToolCallResponse {
-                        id: call.id,
+            for (call, request) in self.calls.drain(..) {
+                actions.push(Action::Unrun {
+                    call,
+                    response: ToolCallResponse {
+                        id: request.id,
                         status: ResponseStatus::Interrupted,
                         content: content.into(),
                         ran: None,
                     },
-                )));
+                    by,
+                    how,
+                });
             }
             if failure == TurnEnd::Stopped {
                 self.phase = Phase::AwaitingReply;

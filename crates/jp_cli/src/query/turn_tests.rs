@@ -39,7 +39,10 @@ fn kinds(actions: &[Action]) -> Vec<&'static str> {
             Action::ArgumentProgress { .. } => "progress",
             Action::Record(EventKind::AssistantMessage { .. }) => "record message",
             Action::Record(EventKind::ToolCallRequest(_)) => "record call",
-            Action::Record(EventKind::ToolCallResponse(_)) => "record response",
+            // The response, after how the call was decided.
+            Action::Record(EventKind::ToolCallResponse(_)) | Action::Unrun { .. } => {
+                "record response"
+            }
             Action::Record(_) => "record",
             Action::Decide { .. } => "decide",
             Action::RunTools(_) => "run tools",
