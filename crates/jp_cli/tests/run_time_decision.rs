@@ -121,6 +121,27 @@ fn run_case(ws: &Workspace, at: &str, to: &str, path: &str, outside: &Path, show
     // Declined at its start, with no terminal to ask on.
     assert_eq!(run.code, 5, "{run:?}");
     assert_eq!(run.stdout, "ok\n");
+    // The record says so: the mode and rule of the check at its start.
+    let decisions = ws.jp(&["conversation", "decisions", "--format", "json"]);
+    let rows: serde_json::Value = serde_json::from_str(&decisions.stdout).unwrap();
+    let save = rows.as_array().unwrap().last().unwrap();
+    assert_eq!(
+        (
+            &save["tool"],
+            &save["mode"],
+            &save["at_byte"],
+            &save["by"],
+            &save["how"]
+        ),
+        (
+            &"save".into(),
+            &"ask".into(),
+            &serde_json::Value::Null,
+            &"no_terminal".into(),
+            &"at its start".into()
+        ),
+        "{rows}"
+    );
     let file = Path::new(path).file_name().unwrap().to_str().unwrap();
     let outside_text = outside.to_str().unwrap();
     assert_eq!(

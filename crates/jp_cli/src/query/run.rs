@@ -169,6 +169,7 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
                         mode,
                         runs: 0,
                         seen: seen.remove(&number),
+                        at_start: None,
                     };
                     let (response, changed) = self
                         .run_approved(number, &call, approval, &mut trail, interrupts)
@@ -301,7 +302,7 @@ impl<'c, E: ToolExecutor> Cycle<'c, E> {
         }
         let (mut ran, stop) = self.run_call(call, &mut approval, interrupts).await;
         self.stopped |= stop;
-        trail.at_start(&ran, self.prompts.available());
+        trail.at_start(&ran, self.prompts.available(), approval.at_start);
         if !cancel.is_cancelled() {
             self.after_hooks(call, &arguments, &mut ran.response).await;
         }

@@ -43,7 +43,7 @@ pub mod undo;
 
 pub use asker::Asker;
 pub use judge::Judge;
-pub use runner::{Approval, Runner};
+pub use runner::{Approval, AtStart, Runner};
 
 #[cfg(test)]
 #[path = "tools_tests.rs"]

@@ -236,6 +236,7 @@ fn approved(arguments: Map<String, Value>, edited: bool, mode: Mode) -> Approval
         mode,
         runs: 0,
         seen: None,
+        at_start: None,
     }
 }
 

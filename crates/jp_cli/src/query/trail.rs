@@ -88,11 +88,30 @@ impl Trail {
         self.how = how.map(ToOwned::to_owned);
     }
 
-    /// What happened at the call's start, when it did not run then: a
-    /// stateful policy denied it, or its policy, checked again with the
-    /// files as they were then, asked (`can_ask`: the user declined) or
-    /// refused.
-    pub fn at_start(&mut self, ran: &super::decision::Ran, can_ask: bool) {
+    /// What happened at the call's start: its policy, checked again with
+    /// the files as they were then (`start`, when that changed the
+    /// answer), decided anew or asked again (`can_ask`: a user could
+    /// answer); a stateful policy denied it; or it was not run.
+    pub fn at_start(
+        &mut self,
+        ran: &super::decision::Ran,
+        can_ask: bool,
+        start: Option<super::tools::AtStart>,
+    ) {
+        if let Some(start) = start {
+            if let Some(policy) = start.policy {
+                self.policy = Some(policy);
+                self.at = None;
+            }
+            if let Some(key) = start.key {
+                let how = if key == 'a' {
+                    "allow for this session, at its start"
+                } else {
+                    "run, at its start"
+                };
+                self.overrule(DecidedBy::User, Some(how));
+            }
+        }
         if let Some(denial) = &ran.denial {
             self.overrule(DecidedBy::Stateful, Some(&denial.policy));
             return;

@@ -269,3 +269,61 @@ fn a_turn_counts_the_calls_a_policy_declined_with_no_one_to_answer() {
     .collect();
     assert_eq!(declined_by_policy(&events), 5);
 }
+
+fn ran(status: ResponseStatus) -> super::super::decision::Ran {
+    super::super::decision::Ran {
+        response: ToolCallResponse::new("c1", status, ""),
+        delta: None,
+        stderr: String::new(),
+        note: None,
+        shown: false,
+        denial: None,
+        changes: super::super::tools::undo::Changes::default(),
+    }
+}
+
+#[test]
+fn the_check_at_the_start_says_what_decided_then() {
+    use super::super::tools::AtStart;
+    let unattended = || {
+        let mut trail = Trail::default();
+        trail.decided(&decision(Mode::Unattended, Some(0)), Some(5));
+        trail.unasked(&run(false, false));
+        trail
+    };
+    // A link made by an earlier call puts it under a skip rule.
+    let mut trail = unattended();
+    let start = AtStart {
+        policy: Some((Mode::Skip, Some(2))),
+        key: None,
+    };
+    trail.at_start(&ran(ResponseStatus::Skipped), false, Some(start));
+    assert_eq!(
+        (trail.policy, trail.at, trail.by, trail.how.as_deref()),
+        (
+            Some((Mode::Skip, Some(2))),
+            None,
+            Some(DecidedBy::Policy),
+            Some("at its start")
+        )
+    );
+    // It asks then, and the user runs it.
+    let mut trail = unattended();
+    let start = AtStart {
+        policy: Some((Mode::Ask, Some(1))),
+        key: Some('y'),
+    };
+    trail.at_start(&ran(ResponseStatus::Success), true, Some(start));
+    assert_eq!(
+        (trail.policy, trail.by, trail.how.as_deref()),
+        (
+            Some((Mode::Ask, Some(1))),
+            Some(DecidedBy::User),
+            Some("run, at its start")
+        )
+    );
+    // Nothing changed at its start: the record stands.
+    let mut trail = unattended();
+    trail.at_start(&ran(ResponseStatus::Success), true, None);
+    assert_eq!(trail, unattended());
+}

@@ -65,6 +65,19 @@ pub struct Approval {
     /// response ran); `None` for a call no one approved. A path that leads
     /// elsewhere by its start is put to the user again.
     pub seen: Option<Vec<(String, String)>>,
+    /// What the check at its start said, when it changed the answer (for
+    /// the record of how the call was decided).
+    pub at_start: Option<AtStart>,
+}
+
+/// What the check at a call's start said, when it changed the answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AtStart {
+    /// The `policy.run` decision then, its mode and rule; `None` when the
+    /// policy said the same and a path that leads elsewhere now asked.
+    pub policy: Option<(Mode, Option<usize>)>,
+    /// The key the user answered with when asked again (`y`, `a`).
+    pub key: Option<char>,
 }
 
 /// Runs the calls the [`Judge`] and the user let run.
@@ -568,9 +581,14 @@ impl<'j> Runner<'j> {
                 edited |= self
                     .ask_again(call, approval, asking(moved), &changed, prompts)
                     .await?;
+                approval.at_start.get_or_insert_default();
                 continue;
             }
             let changed = decision_changed(approval.mode, &now);
+            approval.at_start = Some(AtStart {
+                policy: Some((now.mode, now.rule)),
+                key: None,
+            });
             match now.mode {
                 Mode::Skip => {
                     return Err(refuse(not_run(
@@ -652,8 +670,10 @@ impl<'j> Runner<'j> {
                 arguments,
                 edited,
                 mode,
+                key,
                 ..
             } => {
+                approval.at_start.get_or_insert_default().key = key;
                 if edited && let Some(denial) = self.judge.stateful().check(name, &arguments, false)
                 {
                     let verdict = denied(&call.id, name, &denial);
