@@ -24,7 +24,8 @@ run = [
 ]
 ";
 
-fn run() -> common::Workspace {
+/// A workspace from `jp init` with `list_items` and its [`POLICY`].
+fn with_policy() -> common::Workspace {
     let ws = initialized();
     let tool = echo_tool("list_items", "three items").replace("policy.run = \"unattended\"\n", "");
     let config = ws.read("project/.jp/config.toml");
@@ -32,6 +33,11 @@ fn run() -> common::Workspace {
         "project/.jp/config.toml",
         &format!("{config}\n{tool}{POLICY}"),
     );
+    ws
+}
+
+fn run() -> common::Workspace {
+    let ws = with_policy();
     let server = TestServer::start(vec![
         Reply::sse(anthropic(
             &[
@@ -131,13 +137,7 @@ fn scripts_get_the_same_as_json() {
 /// the response failed (exit 6, the provider's failure).
 #[test]
 fn a_call_of_a_response_that_failed_is_recorded_as_ended_by_jp() {
-    let ws = initialized();
-    let tool = echo_tool("list_items", "three items").replace("policy.run = \"unattended\"\n", "");
-    let config = ws.read("project/.jp/config.toml");
-    ws.write(
-        "project/.jp/config.toml",
-        &format!("{config}\n{tool}{POLICY}"),
-    );
+    let ws = with_policy();
     let whole = anthropic(
         &[Item::Tool("toolu_1", "list_items", r#"{"filter": "all"}"#)],
         "tool_use",

@@ -235,13 +235,6 @@ impl<'t> Calls<'t> {
                 self.trail(call).bytes = bytes;
                 self.recorded
                     .insert(call, (request.id.clone(), request.name.clone()));
-                // What the complete arguments decide, for the record (the
-                // judge decides again below; a stricter decision wins).
-                if !self.ended_early(call)
-                    && let Some(decision) = self.judge.run_decision(&request)
-                {
-                    self.trail(call).decided(&decision, None);
-                }
                 let early = match self.early.remove(&call) {
                     Some(Early::Asking) => {
                         // The answer decides, when it comes.
@@ -254,16 +247,14 @@ impl<'t> Calls<'t> {
                     }
                     Some(Early::Watching(_)) | None => None,
                 };
-                let decided = self.judge.decide_after(&request, self.can_ask, early);
+                let decided = self.decide(call, &request, early);
                 self.decided(call, decided, &mut steps);
             }
             CallInput::Answered { call, answer } => {
                 self.asking.remove(&call);
                 self.trail(call).answered(&answer);
                 if let Some(request) = self.complete.remove(&call) {
-                    let decided = self
-                        .judge
-                        .decide_after(&request, self.can_ask, Some(answer));
+                    let decided = self.decide(call, &request, Some(answer));
                     self.decided(call, decided, &mut steps);
                     return steps;
                 }
@@ -309,6 +300,20 @@ impl<'t> Calls<'t> {
     /// Takes call number `call`'s verdict, to act on it.
     pub fn take_verdict(&mut self, call: usize) -> Option<Verdict> {
         self.verdicts.remove(&call)
+    }
+
+    /// Decides complete call number `call` (`request`), after what was
+    /// `early` decided; what the complete arguments' policy said goes to
+    /// its record (a stricter decision wins there).
+    fn decide(&mut self, call: usize, request: &ToolCallRequest, early: Option<Answer>) -> Decided {
+        let mut policy = None;
+        let decided = self
+            .judge
+            .decide_noting(request, self.can_ask, early, &mut policy);
+        if let Some(policy) = policy {
+            self.trail(call).decided(&policy, None);
+        }
+        decided
     }
 
     /// Takes how call number `call` was decided, to record it with its

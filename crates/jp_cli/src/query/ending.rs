@@ -71,25 +71,28 @@ impl Ended {
     }
 }
 
-/// A turn that failed: at the provider (`provider`), or because the config
-/// a tool changed (or an MCP server it names) could not be used.
-fn failed(printer: &Printer, conversation: &str, message: String, provider: bool) -> Ended {
+/// A turn that failed (`message`, then what became of it, `after`): exit
+/// `code`, for `reason`.
+fn failed(
+    printer: &Printer,
+    message: String,
+    after: &str,
+    code: u8,
+    reason: &'static str,
+) -> Ended {
     printer.chrome_line(Style::Bad, &format!("error: {message}"));
-    printer.chrome_line(
-        Style::Dim,
-        &format!(
-            "the conversation keeps what arrived; `jp query` continues it (conversation {conversation})"
-        ),
-    );
-    let (code, reason) = if provider {
-        (exit::PROVIDER, "provider_error")
-    } else {
-        (exit::INVALID_CONFIG, "config_error")
-    };
+    printer.chrome_line(Style::Dim, after);
     Ended {
         message: Some(message),
         ..Ended::new(code, reason)
     }
+}
+
+/// What becomes of a failed turn's conversation `conversation`.
+fn kept(conversation: &str) -> String {
+    format!(
+        "the conversation keeps what arrived; `jp query` continues it (conversation {conversation})"
+    )
 }
 
 /// Says how the turn ended, after what it printed. `taken_back`: the
@@ -120,21 +123,29 @@ fn ending(printer: &Printer, end: TurnEnd, conversation: &str, taken_back: bool)
             );
             Ended::new(0, "stopped")
         }
-        TurnEnd::Failed(message) if taken_back => {
-            printer.chrome_line(Style::Bad, &format!("error: {message}"));
-            printer.chrome_line(
-                Style::Dim,
-                &format!(
-                    "your message was not sent, and is not sent again; the conversation keeps it (`jp conversation show`, conversation {conversation})"
-                ),
-            );
-            Ended {
-                message: Some(message),
-                ..Ended::new(exit::PROVIDER, "provider_error")
-            }
-        }
-        TurnEnd::Failed(message) => failed(printer, conversation, message, true),
-        TurnEnd::ConfigFailed(message) => failed(printer, conversation, message, false),
+        TurnEnd::Failed(message) if taken_back => failed(
+            printer,
+            message,
+            &format!(
+                "your message was not sent, and is not sent again; the conversation keeps it (`jp conversation show`, conversation {conversation})"
+            ),
+            exit::PROVIDER,
+            "provider_error",
+        ),
+        TurnEnd::Failed(message) => failed(
+            printer,
+            message,
+            &kept(conversation),
+            exit::PROVIDER,
+            "provider_error",
+        ),
+        TurnEnd::ConfigFailed(message) => failed(
+            printer,
+            message,
+            &kept(conversation),
+            exit::INVALID_CONFIG,
+            "config_error",
+        ),
         TurnEnd::CycleLimit(n) => {
             printer.chrome_line(
                 Style::Bad,

@@ -168,17 +168,23 @@ impl EventStream {
     /// recorded `call_decision`, just before its result, is the final word
     /// (a hook or the check at its start can still change it).
     pub fn decided(&self, decision: &jp_conversation::CallDecision, runs: bool) {
-        let Ok(mut value) = serde_json::to_value(decision) else {
-            return;
-        };
-        if let Value::Object(map) = &mut value {
-            let mut event = serde_json::Map::new();
-            event.insert("type".into(), json!("tool_call_decided"));
-            event.extend(std::mem::take(map));
-            event.insert("runs".into(), json!(runs));
-            *map = event;
+        /// The event: the record's fields between its type and `runs`.
+        #[derive(serde::Serialize)]
+        struct Decided<'a> {
+            r#type: &'static str,
+            #[serde(flatten)]
+            decision: &'a jp_conversation::CallDecision,
+            runs: bool,
         }
-        self.emit(&value);
+        let event = Decided {
+            r#type: "tool_call_decided",
+            decision,
+            runs,
+        };
+        match serde_json::to_value(event) {
+            Ok(value) => self.emit(&value),
+            Err(error) => tracing::warn!(%error, "an event could not be written as JSON"),
+        }
     }
 
     /// The turn ended: `reason` (docs/events.md lists them), the exit code

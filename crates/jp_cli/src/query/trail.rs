@@ -46,6 +46,16 @@ fn unasked(status: ResponseStatus) -> DecidedBy {
     }
 }
 
+/// Who ended a call at its question with `response`: the user, who
+/// declined it or interrupted the turn.
+fn declined(response: &jp_conversation::ToolCallResponse) -> (DecidedBy, Option<&'static str>) {
+    if response.status == ResponseStatus::Interrupted {
+        (DecidedBy::Interrupted, None)
+    } else {
+        (DecidedBy::User, Some("decline"))
+    }
+}
+
 impl Trail {
     /// A policy decided the call after `at` bytes of its arguments (`None`:
     /// once complete). The first decision stands, unless a later one is
@@ -62,18 +72,22 @@ impl Trail {
     /// jp refused the call (`how`) after `at` bytes, before or whatever
     /// any policy said.
     pub fn refused(&mut self, at: usize, how: &str) {
-        if self.by.is_none() || self.provisional {
-            self.provisional = false;
+        if self.open() {
             self.at = Some(at);
-            self.by = Some(DecidedBy::Jp);
-            self.how = Some(how.to_owned());
         }
+        self.settle(DecidedBy::Jp, Some(how));
+    }
+
+    /// Whether who settled it can still be said: no one has, or only the
+    /// user's answer while it streamed (`provisional`).
+    fn open(&self) -> bool {
+        self.by.is_none() || self.provisional
     }
 
     /// Settled by `by`, `how`; a call already settled keeps who settled it
     /// (but for an answer given while it streamed, see `provisional`).
     pub fn settle(&mut self, by: DecidedBy, how: Option<&str>) {
-        if self.by.is_none() || self.provisional {
+        if self.open() {
             self.provisional = false;
             self.by = Some(by);
             self.how = how.map(ToOwned::to_owned);
@@ -128,40 +142,31 @@ impl Trail {
 
     /// The user answered the question put while the call streamed.
     pub fn answered(&mut self, answer: &Answer) {
-        let (by, how, provisional) = match answer {
-            Answer::Run { .. } => (DecidedBy::User, Some("run"), true),
-            Answer::Allow { .. } => (DecidedBy::User, Some("allow for this session"), true),
-            Answer::Edit { .. } => (DecidedBy::User, Some("edit"), true),
-            Answer::NotRun(Verdict::NotRun { response, .. })
-                if response.status == ResponseStatus::Interrupted =>
-            {
-                (DecidedBy::Interrupted, None, false)
-            }
-            Answer::NotRun(_) => (DecidedBy::User, Some("decline"), false),
-            Answer::Policy(_) => return,
+        let ((by, how), provisional) = match answer {
+            Answer::Run { .. } => ((DecidedBy::User, Some("run")), true),
+            Answer::Allow { .. } => ((DecidedBy::User, Some("allow for this session")), true),
+            Answer::Edit { .. } => ((DecidedBy::User, Some("edit")), true),
+            Answer::NotRun(Verdict::NotRun { response, .. }) => (declined(response), false),
+            Answer::NotRun(Verdict::Run { .. }) | Answer::Policy(_) => return,
         };
-        if self.by.is_none() || self.provisional {
-            self.by = Some(by);
-            self.how = how.map(ToOwned::to_owned);
-            self.provisional = provisional;
-        }
+        let open = self.open();
+        self.settle(by, how);
+        self.provisional = open && provisional;
     }
 
     /// The question put once the call was complete was answered (or,
     /// while it waited its turn, a session approval answered it).
     pub fn confirmed(&mut self, verdict: &Verdict) {
-        match verdict {
-            Verdict::Run { key: None, .. } => self.settle(DecidedBy::Session, None),
-            Verdict::Run { edited: true, .. } => self.settle(DecidedBy::User, Some("edit")),
+        let (by, how) = match verdict {
+            Verdict::Run { key: None, .. } => (DecidedBy::Session, None),
+            Verdict::Run { edited: true, .. } => (DecidedBy::User, Some("edit")),
             Verdict::Run { key: Some('a'), .. } => {
-                self.settle(DecidedBy::User, Some("allow for this session"));
+                (DecidedBy::User, Some("allow for this session"))
             }
-            Verdict::Run { .. } => self.settle(DecidedBy::User, Some("run")),
-            Verdict::NotRun { response, .. } if response.status == ResponseStatus::Interrupted => {
-                self.settle(DecidedBy::Interrupted, None);
-            }
-            Verdict::NotRun { .. } => self.settle(DecidedBy::User, Some("decline")),
-        }
+            Verdict::Run { .. } => (DecidedBy::User, Some("run")),
+            Verdict::NotRun { response, .. } => declined(response),
+        };
+        self.settle(by, how);
     }
 
     /// The verdict made without asking, once the call was complete (or

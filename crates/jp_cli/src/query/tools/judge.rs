@@ -284,6 +284,19 @@ impl<'a> Judge<'a> {
         can_ask: bool,
         early: Option<Answer>,
     ) -> Decided {
+        self.decide_noting(call, can_ask, early, &mut None)
+    }
+
+    /// [`decide_after`](Self::decide_after), noting in `policy` what
+    /// `policy.run` said of the complete arguments (bounded), when it was
+    /// asked: for the record of how the call was decided.
+    pub fn decide_noting(
+        &self,
+        call: &ToolCallRequest,
+        can_ask: bool,
+        early: Option<Answer>,
+        policy: &mut Option<Decision>,
+    ) -> Decided {
         let name = call.name.as_str();
         // Declined, skipped or interrupted while it streamed: it ended then,
         // with only part of its arguments.
@@ -317,6 +330,7 @@ impl<'a> Judge<'a> {
             }
         };
         let batch = self.bounded(name, batch);
+        *policy = Some(batch.clone());
         let (decision, approved) = match with_early(early, batch) {
             Ok(settled) => settled,
             Err(verdict) => return Decided::Now(*verdict),
@@ -371,15 +385,6 @@ impl<'a> Judge<'a> {
                 session: self.rule_asks(name, rule) && self.held(name).is_none(),
             }),
         }
-    }
-
-    /// What `policy.run` says of complete `call` (bounded as
-    /// [`Self::decide_after`] bounds it), for the record of how it was
-    /// decided; `None` for arguments jp refuses.
-    pub fn run_decision(&self, call: &ToolCallRequest) -> Option<Decision> {
-        let value = self.admissible(call).ok()?;
-        let decision = self.evaluate(&call.name, PolicyField::Run, value).ok()?;
-        Some(self.bounded(&call.name, decision))
     }
 
     /// `decision` for a call of `name`, asking instead of running
